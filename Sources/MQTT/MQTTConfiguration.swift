@@ -1,0 +1,136 @@
+/// Everything the client needs to reach a broker. Defaults suit a broker on the same hub.
+public struct MQTTConfiguration: Sendable {
+    public enum ProtocolVersion: Sendable, Hashable {
+        case v311
+        case v5
+    }
+
+    /// A message the broker publishes for us when our connection dies without a DISCONNECT.
+    public struct Will: Sendable, Hashable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var qos: MQTTQoS
+        public var retain: Bool
+        public var properties: MQTTProperties
+
+        public init(
+            topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = true,
+            properties: MQTTProperties = MQTTProperties()
+        ) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.retain = retain
+            self.properties = properties
+        }
+    }
+
+    /// TLS to the broker. The server's certificate and host name are verified unless
+    /// `verifyServer` is turned off explicitly.
+    public struct TLS: Sendable, Hashable {
+        /// PEM file of the certificate authorities to trust. With neither this nor `caDirectory`,
+        /// the system's trust store is used.
+        public var caFile: String?
+        public var caDirectory: String?
+        /// Client certificate and key (PEM), for brokers that require them.
+        public var certificateFile: String?
+        public var keyFile: String?
+        /// Verify the broker's certificate chain and host name. Turn off only for testing.
+        public var verifyServer: Bool
+
+        public init(
+            caFile: String? = nil, caDirectory: String? = nil, certificateFile: String? = nil,
+            keyFile: String? = nil, verifyServer: Bool = true
+        ) {
+            self.caFile = caFile
+            self.caDirectory = caDirectory
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.verifyServer = verifyServer
+        }
+    }
+
+    public var host: String
+    public var port: Int
+    /// The client identifier; a persistent session needs a stable one.
+    public var clientID: String
+    public var keepAlive: Duration
+    /// True for a new session on every connect; false to keep subscriptions and queued QoS 1/2
+    /// messages across disconnects.
+    public var cleanSession: Bool
+    public var username: String?
+    public var password: String?
+    public var tls: TLS?
+    public var protocolVersion: ProtocolVersion
+    public var will: Will?
+    public var reconnect: ReconnectBackoff
+    /// When false (the default) `connect()` fails on the first failed attempt; when true it keeps
+    /// trying with the reconnect backoff until the broker is there (for a service that may start
+    /// before its broker).
+    public var retryInitialConnection: Bool
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 1883,
+        clientID: String,
+        keepAlive: Duration = .seconds(30),
+        cleanSession: Bool = true,
+        username: String? = nil,
+        password: String? = nil,
+        tls: TLS? = nil,
+        protocolVersion: ProtocolVersion = .v5,
+        will: Will? = nil,
+        reconnect: ReconnectBackoff = ReconnectBackoff(),
+        retryInitialConnection: Bool = false
+    ) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.keepAlive = keepAlive
+        self.cleanSession = cleanSession
+        self.username = username
+        self.password = password
+        self.tls = tls
+        self.protocolVersion = protocolVersion
+        self.will = will
+        self.reconnect = reconnect
+        self.retryInitialConnection = retryInitialConnection
+    }
+}
+
+/// How long to wait before the next connection attempt: exponential growth from `initial` up to
+/// `maximum`, each delay drawn at random from its upper half so that many clients that lost the
+/// same broker do not all come back in the same instant.
+public struct ReconnectBackoff: Sendable, Hashable {
+    public var initial: Duration
+    public var maximum: Duration
+
+    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(30)) {
+        precondition(initial > .zero && maximum >= initial, "backoff needs 0 < initial <= maximum")
+        self.initial = initial
+        self.maximum = maximum
+    }
+
+    /// The delay before attempt number `attempt` (0 for the first retry).
+    public func delay(forAttempt attempt: Int, using generator: inout some RandomNumberGenerator) -> Duration {
+        let doublings = min(max(attempt, 0), 30)
+        let ceiling = min(initial * (1 << doublings), maximum)
+        let nanoseconds = ceiling.nanoseconds
+        let drawn = Int64.random(in: (nanoseconds / 2)...nanoseconds, using: &generator)
+        return .nanoseconds(drawn)
+    }
+
+    public func delay(forAttempt attempt: Int) -> Duration {
+        var generator = SystemRandomNumberGenerator()
+        return delay(forAttempt: attempt, using: &generator)
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    var milliseconds: Int { Int(nanoseconds / 1_000_000) }
+}
