@@ -224,24 +224,38 @@ public final class MQTTClient: Service, Sendable {
         }
     }
 
-    /// Waits until the broker acknowledged message `mid`, whether the acknowledgement is already in.
+    /// Waits until the broker acknowledged message `mid`, whether the acknowledgement is already in
+    /// or not. Cancelling the task stops the wait with `CancellationError` (a QoS 1/2 publish may
+    /// still be delivered by the library afterwards).
     private func completion(of mid: Int32, kind: Pending.Kind) async throws -> Completion {
-        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Completion, any Error>) in
-            enum Outcome { case arrived(Completion), wait, closed }
-            let outcome: Outcome = state.withLock { state in
-                if case .arrived(let completion) = state.pending[mid] {
-                    state.pending.removeValue(forKey: mid)
-                    return .arrived(completion)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Completion, any Error>) in
+                enum Outcome { case arrived(Completion), wait, closed, cancelled }
+                let outcome: Outcome = state.withLock { state in
+                    if case .arrived(let completion) = state.pending[mid] {
+                        state.pending.removeValue(forKey: mid)
+                        return .arrived(completion)
+                    }
+                    if state.phase == .closed { return .closed }
+                    if Task.isCancelled { return .cancelled }
+                    state.pending[mid] = .waiting(kind, waiter)
+                    return .wait
                 }
-                if state.phase == .closed { return .closed }
-                state.pending[mid] = .waiting(kind, waiter)
-                return .wait
+                switch outcome {
+                case .arrived(let completion): waiter.resume(returning: completion)
+                case .wait: break
+                case .closed:
+                    waiter.resume(throwing: MQTTError(.clientClosed, "the client was shut down before the broker acknowledged"))
+                case .cancelled: waiter.resume(throwing: CancellationError())
+                }
             }
-            switch outcome {
-            case .arrived(let completion): waiter.resume(returning: completion)
-            case .wait: break
-            case .closed: waiter.resume(throwing: MQTTError(.clientClosed, "the client was shut down before the broker acknowledged"))
+        } onCancel: {
+            let waiter: CheckedContinuation<Completion, any Error>? = state.withLock { state in
+                guard case .waiting(_, let waiter) = state.pending[mid] else { return nil }
+                state.pending[mid] = .ignored
+                return waiter
             }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 

@@ -1,0 +1,229 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A private mosquitto on loopback, for tests and `homegate demo`: its config is written for the run
+/// into its own folder, it listens on free 127.0.0.1 ports (or the ones asked for), `start` returns
+/// once every listener accepts connections, and `stop` ends it. It can be stopped, killed and started
+/// again on the same ports and folder, so persistence and reconnects can be exercised.
+public final class MosquittoBroker: Sendable {
+    /// What the broker should enforce. The defaults: anonymous clients allowed, no TLS, no persistence.
+    public struct Configuration: Sendable {
+        /// The plain MQTT port; nil picks a free one.
+        public var port: Int?
+        /// Allow clients without username (when neither passwords nor dynamic security say otherwise).
+        public var allowAnonymous: Bool
+        /// username → password; written to a mosquitto password file (hashed with mosquitto_passwd).
+        public var passwords: [String: String]?
+        /// The text of a mosquitto `acl_file`.
+        public var accessRules: String?
+        /// A TLS listener with these files, on a port of its own.
+        public var tls: TLSListener?
+        /// Load mosquitto's dynamic-security plugin with an admin account of this name and password.
+        public var dynamicSecurity: DynamicSecurity?
+        /// Keep retained messages and sessions on disk across restarts.
+        public var persistence: Bool
+        /// Extra mosquitto.conf lines, appended as they are.
+        public var extraLines: [String]
+
+        public struct TLSListener: Sendable {
+            public var port: Int?
+            public var certificateFile: String
+            public var keyFile: String
+            public init(port: Int? = nil, certificateFile: String, keyFile: String) {
+                self.port = port
+                self.certificateFile = certificateFile
+                self.keyFile = keyFile
+            }
+        }
+
+        public struct DynamicSecurity: Sendable {
+            public var adminUsername: String
+            public var adminPassword: String
+            public init(adminUsername: String = "admin", adminPassword: String) {
+                self.adminUsername = adminUsername
+                self.adminPassword = adminPassword
+            }
+        }
+
+        public init(
+            port: Int? = nil, allowAnonymous: Bool = true, passwords: [String: String]? = nil,
+            accessRules: String? = nil, tls: TLSListener? = nil, dynamicSecurity: DynamicSecurity? = nil,
+            persistence: Bool = false, extraLines: [String] = []
+        ) {
+            self.port = port
+            self.allowAnonymous = allowAnonymous
+            self.passwords = passwords
+            self.accessRules = accessRules
+            self.tls = tls
+            self.dynamicSecurity = dynamicSecurity
+            self.persistence = persistence
+            self.extraLines = extraLines
+        }
+    }
+
+    public let configuration: Configuration
+    /// The folder holding the config, password and ACL files, the log and the persistence file.
+    public let directory: String
+    public let port: Int
+    public let tlsPort: Int?
+    private let ownsDirectory: Bool
+    private let process = Mutex<ChildProcess?>(nil)
+
+    /// Prepares the folder and files and starts the broker; returns once it accepts connections.
+    /// Without `directory` a temporary folder is made, and removed again by `stop(removingFiles:)`.
+    public static func start(_ configuration: Configuration = Configuration(), directory: String? = nil) async throws
+        -> MosquittoBroker
+    {
+        let broker = try MosquittoBroker(configuration: configuration, directory: directory)
+        try await broker.start()
+        return broker
+    }
+
+    private init(configuration: Configuration, directory: String?) throws {
+        self.configuration = configuration
+        if let directory {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            self.directory = directory
+            ownsDirectory = false
+        } else {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("homegate-broker-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            self.directory = folder.path
+            ownsDirectory = true
+        }
+        port = try configuration.port ?? LoopbackPort.free()
+        tlsPort = try configuration.tls.map { try $0.port ?? LoopbackPort.free() }
+        try writeFiles()
+    }
+
+    public var configFile: String { "\(directory)/mosquitto.conf" }
+    public var logFile: String { "\(directory)/mosquitto.log" }
+
+    /// What the broker logged so far.
+    public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+
+    /// True while the broker process runs.
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    // MARK: Lifecycle
+
+    /// Starts the broker process (again) and waits until every listener accepts connections.
+    public func start() async throws {
+        guard !isRunning else { return }
+        let running = try ChildProcess("mosquitto", ["-c", configFile], outputFile: logFile)
+        process.withLock { $0 = running }
+        let ports = [port] + (tlsPort.map { [$0] } ?? [])
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !ports.allSatisfy(LoopbackPort.isListening) {
+            guard running.isRunning else {
+                throw BrokerError("mosquitto exited at start (wait status \(running.exitStatus ?? 0)):\n\(log)")
+            }
+            guard ContinuousClock.now < deadline else {
+                await stop()
+                throw BrokerError("mosquitto did not listen on \(ports) within 15 s:\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the broker with SIGTERM (it saves its persistence file) and waits until it has exited.
+    public func stop() async {
+        await end(with: SIGTERM)
+    }
+
+    /// Kills the broker with SIGKILL, as a crash would, and waits until it has exited.
+    public func kill() async {
+        await end(with: SIGKILL)
+    }
+
+    /// Stops the broker and removes its folder if this object made it.
+    public func stop(removingFiles: Bool) async {
+        await stop()
+        if removingFiles && ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    private func end(with signal: Int32) async {
+        guard let running = process.withLock({ $0 }) else { return }
+        running.send(signal)
+        await running.waitForExit()
+        process.withLock { $0 = nil }
+    }
+
+    // MARK: Dynamic security
+
+    /// Runs `mosquitto_ctrl dynsec ARGUMENTS` against this broker as its dynamic-security admin, e.g.
+    /// `["createClient", "alice", "-p", "secret"]`, and returns what it printed.
+    @discardableResult
+    public func dynamicSecurity(_ arguments: [String]) throws -> String {
+        guard let admin = configuration.dynamicSecurity else {
+            throw BrokerError("this broker runs without the dynamic-security plugin")
+        }
+        return try Command.run(
+            "mosquitto_ctrl",
+            ["-h", "127.0.0.1", "-p", "\(port)", "-u", admin.adminUsername, "-P", admin.adminPassword, "dynsec"]
+                + arguments)
+    }
+
+    // MARK: Files
+
+    private func writeFiles() throws {
+        var lines = [
+            "# Written by homegate for a private broker on loopback.",
+            "per_listener_settings false",
+            "set_tcp_nodelay true",
+            "log_dest stderr",
+            "log_type error",
+            "log_type warning",
+            "log_type notice",
+            "log_type information",
+            "connection_messages true",
+            // As root mosquitto would drop to the mosquitto user, which cannot read this folder.
+            "user root",
+            "allow_anonymous \(configuration.allowAnonymous)",
+        ]
+        if configuration.persistence {
+            lines += ["persistence true", "persistence_location \(directory)/", "autosave_interval 1"]
+        }
+        if let passwords = configuration.passwords {
+            let file = "\(directory)/passwords"
+            let plain = passwords.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: "\n")
+            try (plain + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            try Command.run("mosquitto_passwd", ["-U", file])
+            lines.append("password_file \(file)")
+        }
+        if let rules = configuration.accessRules {
+            let file = "\(directory)/acl"
+            try rules.write(toFile: file, atomically: true, encoding: .utf8)
+            lines.append("acl_file \(file)")
+        }
+        if let security = configuration.dynamicSecurity {
+            let file = "\(directory)/dynamic-security.json"
+            if !FileManager.default.fileExists(atPath: file) {
+                try Command.run("mosquitto_ctrl", ["dynsec", "init", file, security.adminUsername, security.adminPassword])
+            }
+            lines += ["plugin \(try Self.dynamicSecurityPlugin())", "plugin_opt_config_file \(file)"]
+        }
+        lines += configuration.extraLines
+        lines.append("listener \(port) 127.0.0.1")
+        if let tls = configuration.tls, let tlsPort {
+            lines += ["listener \(tlsPort) 127.0.0.1", "certfile \(tls.certificateFile)", "keyfile \(tls.keyFile)"]
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Where Debian (any architecture) or a local build keeps mosquitto's dynamic-security plugin.
+    static func dynamicSecurityPlugin() throws -> String {
+        let name = "mosquitto_dynamic_security.so"
+        var candidates = ["/usr/lib/\(name)", "/usr/local/lib/\(name)"]
+        if let folders = try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib") {
+            candidates += folders.map { "/usr/lib/\($0)/\(name)" }
+        }
+        guard let found = candidates.first(where: FileManager.default.fileExists) else {
+            throw BrokerError("mosquitto's dynamic-security plugin (\(name)) is not installed (apt-get install -y mosquitto)")
+        }
+        return found
+    }
+}

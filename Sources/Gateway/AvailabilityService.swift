@@ -1,0 +1,56 @@
+import Logging
+import MQTT
+import ServiceLifecycle
+
+/// Keeps `B/$status` true: publishes `online` (retained, QoS 1) every time the broker accepts the
+/// connection, and `offline` when the gateway shuts down gracefully. For a crash, `will(for:)` is the
+/// client's will, so the broker publishes the same `offline` when the connection dies unannounced.
+public struct AvailabilityService: Service {
+    public static let online = "online"
+    public static let offline = "offline"
+
+    private let client: MQTTClient
+    private let topics: Topics
+    private let logger: Logger
+
+    public init(client: MQTTClient, topics: Topics, logger: Logger) {
+        self.client = client
+        self.topics = topics
+        self.logger = logger
+    }
+
+    /// The will to configure on the gateway's MQTT client.
+    public static func will(for topics: Topics) -> MQTTConfiguration.Will {
+        .init(topic: topics.status, payload: Array(offline.utf8), qos: .atLeastOnce, retain: true)
+    }
+
+    public func run() async throws {
+        for await event in client.connectionEvents.cancelOnGracefulShutdown() {
+            guard case .connected = event else { continue }
+            do {
+                try await client.publish(topics.status, Self.online, qos: .atLeastOnce, retain: true)
+            } catch {
+                logger.error("could not publish availability", metadata: ["topic": "\(topics.status)", "error": "\(error)"])
+            }
+        }
+        await announceOffline()
+    }
+
+    /// Publishes `offline`, waiting at most a few seconds for the broker's acknowledgement so that
+    /// shutdown never hangs on a broker that is gone.
+    private func announceOffline() async {
+        guard client.isConnected else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await client.publish(topics.status, Self.offline, qos: .atLeastOnce, retain: true)
+                } catch {
+                    logger.warning("could not publish offline status", metadata: ["error": "\(error)"])
+                }
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(3)) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

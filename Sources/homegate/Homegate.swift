@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Homegate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "homegate",
+        abstract: "A HomeKit-style home on MQTT, with permissions checked per user.",
+        subcommands: [Run.self, Demo.self]
+    )
+}
