@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A private mosquitto on loopback, for tests and `homegate demo`: its config is written for the run
 /// into its own folder, it listens on free 127.0.0.1 ports (or the ones asked for), `start` returns
@@ -89,7 +90,8 @@ public final class MosquittoBroker: Sendable {
             self.directory = directory
             ownsDirectory = false
         } else {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("homegate-broker-\(UUID().uuidString)")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "homegate-broker-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             self.directory = folder.path
             ownsDirectory = true
@@ -202,7 +204,8 @@ public final class MosquittoBroker: Sendable {
         if let security = configuration.dynamicSecurity {
             let file = "\(directory)/dynamic-security.json"
             if !FileManager.default.fileExists(atPath: file) {
-                try Command.run("mosquitto_ctrl", ["dynsec", "init", file, security.adminUsername, security.adminPassword])
+                try Command.run(
+                    "mosquitto_ctrl", ["dynsec", "init", file, security.adminUsername, security.adminPassword])
             }
             lines += ["plugin \(try Self.dynamicSecurityPlugin())", "plugin_opt_config_file \(file)"]
         }
@@ -222,7 +225,8 @@ public final class MosquittoBroker: Sendable {
             candidates += folders.map { "/usr/lib/\($0)/\(name)" }
         }
         guard let found = candidates.first(where: FileManager.default.fileExists) else {
-            throw BrokerError("mosquitto's dynamic-security plugin (\(name)) is not installed (apt-get install -y mosquitto)")
+            throw BrokerError(
+                "mosquitto's dynamic-security plugin (\(name)) is not installed (apt-get install -y mosquitto)")
         }
         return found
     }

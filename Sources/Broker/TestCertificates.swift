@@ -9,7 +9,8 @@ public struct TestCertificates: Sendable {
     public let serverKeyFile: String
 
     /// Makes a new CA (its name in `authorityName`) and a server certificate in `directory`.
-    public static func make(in directory: String, authorityName: String = "homegate test CA") throws -> TestCertificates {
+    public static func make(in directory: String, authorityName: String = "homegate test CA") throws -> TestCertificates
+    {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let certificates = TestCertificates(
             caFile: "\(directory)/ca.crt",
@@ -21,17 +22,19 @@ public struct TestCertificates: Sendable {
         let ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try Command.run(
             "openssl",
-            ["req", "-x509"] + ecKey + ["-keyout", caKey, "-out", certificates.caFile, "-days", "3", "-subj", "/CN=\(authorityName)"])
+            ["req", "-x509"] + ecKey + [
+                "-keyout", caKey, "-out", certificates.caFile, "-days", "3", "-subj", "/CN=\(authorityName)",
+            ])
         try Command.run(
             "openssl",
             ["req"] + ecKey + ["-keyout", certificates.serverKeyFile, "-out", request, "-subj", "/CN=localhost"])
         try """
-            basicConstraints=CA:FALSE
-            keyUsage=digitalSignature,keyEncipherment
-            extendedKeyUsage=serverAuth
-            subjectAltName=IP:127.0.0.1,DNS:localhost
+        basicConstraints=CA:FALSE
+        keyUsage=digitalSignature,keyEncipherment
+        extendedKeyUsage=serverAuth
+        subjectAltName=IP:127.0.0.1,DNS:localhost
 
-            """.write(toFile: extensions, atomically: true, encoding: .utf8)
+        """.write(toFile: extensions, atomically: true, encoding: .utf8)
         try Command.run(
             "openssl",
             [

@@ -30,7 +30,8 @@ public struct AvailabilityService: Service {
             do {
                 try await client.publish(topics.status, Self.online, qos: .atLeastOnce, retain: true)
             } catch {
-                logger.error("could not publish availability", metadata: ["topic": "\(topics.status)", "error": "\(error)"])
+                logger.error(
+                    "could not publish availability", metadata: ["topic": "\(topics.status)", "error": "\(error)"])
             }
         }
         await announceOffline()

@@ -23,7 +23,8 @@ public enum BaseTopic {
             throw GatewayConfigurationError("the base topic '\(base)' contains an MQTT wildcard (+ or #) or NUL")
         }
         guard !base.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            throw GatewayConfigurationError("the base topic '\(base)' has an empty level (leading, trailing or double '/')")
+            throw GatewayConfigurationError(
+                "the base topic '\(base)' has an empty level (leading, trailing or double '/')")
         }
         guard !base.hasPrefix("$") else {
             throw GatewayConfigurationError("the base topic '\(base)' starts with '$', which brokers reserve")

@@ -138,7 +138,8 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) async throws {
         try ensureOpen()
-        let mid = try mosquitto.publish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        let mid = try mosquitto.publish(
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         guard qos != .atMostOnce else {
             state.withLock { state in
                 if state.pending.removeValue(forKey: mid) == nil { state.pending[mid] = .ignored }
@@ -245,7 +246,8 @@ public final class MQTTClient: Service, Sendable {
                 case .arrived(let completion): waiter.resume(returning: completion)
                 case .wait: break
                 case .closed:
-                    waiter.resume(throwing: MQTTError(.clientClosed, "the client was shut down before the broker acknowledged"))
+                    waiter.resume(
+                        throwing: MQTTError(.clientClosed, "the client was shut down before the broker acknowledged"))
                 case .cancelled: waiter.resume(throwing: CancellationError())
                 }
             }
@@ -277,7 +279,10 @@ public final class MQTTClient: Service, Sendable {
             state.withLock { $0.beginAttempt() }
             var rc =
                 isFirstAttempt
-                ? mosquitto.connect(host: configuration.host, port: configuration.port, keepAlive: configuration.keepAlive)
+                ? mosquitto.connect(
+                    host: configuration.host, port: configuration.port, keepAlive: configuration.keepAlive,
+                    sessionExpiry: configuration.cleanSession
+                        ? nil : UInt32(clamping: configuration.sessionExpiry.components.seconds))
                 : mosquitto.reconnect()
             isFirstAttempt = false
             if rc == Mosquitto.success {

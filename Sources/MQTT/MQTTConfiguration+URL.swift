@@ -8,6 +8,10 @@ extension MQTTConfiguration {
         }
         var rest = Substring(brokerURL.dropFirst(scheme.prefix.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard !rest.contains("@") else {
+            throw MQTTError(
+                .invalidArgument, "broker '\(brokerURL)': credentials go in the config or the environment, not the URL")
+        }
         var host = rest
         var port = scheme.port
         if rest.hasPrefix("[") {
@@ -29,8 +33,8 @@ extension MQTTConfiguration {
             }
             port = value
         }
-        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else {
-            throw MQTTError(.invalidArgument, "broker '\(brokerURL)': expected mqtt[s]://host[:port] (credentials go in the config, not the URL)")
+        guard !host.isEmpty, !host.contains("/") else {
+            throw MQTTError(.invalidArgument, "broker '\(brokerURL)': expected mqtt[s]://host[:port]")
         }
         guard (1...65535).contains(port) else {
             throw MQTTError(.invalidArgument, "broker '\(brokerURL)': port \(port) is outside 1...65535")

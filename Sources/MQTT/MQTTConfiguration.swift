@@ -58,6 +58,9 @@ public struct MQTTConfiguration: Sendable {
     /// True for a new session on every connect; false to keep subscriptions and queued QoS 1/2
     /// messages across disconnects.
     public var cleanSession: Bool
+    /// How long the broker keeps a persistent session after a disconnect (MQTT v5; ignored with a
+    /// clean session, and 3.1.1 brokers keep it until the client returns).
+    public var sessionExpiry: Duration
     public var username: String?
     public var password: String?
     public var tls: TLS?
@@ -75,6 +78,7 @@ public struct MQTTConfiguration: Sendable {
         clientID: String,
         keepAlive: Duration = .seconds(30),
         cleanSession: Bool = true,
+        sessionExpiry: Duration = .seconds(7 * 24 * 3600),
         username: String? = nil,
         password: String? = nil,
         tls: TLS? = nil,
@@ -88,6 +92,7 @@ public struct MQTTConfiguration: Sendable {
         self.clientID = clientID
         self.keepAlive = keepAlive
         self.cleanSession = cleanSession
+        self.sessionExpiry = sessionExpiry
         self.username = username
         self.password = password
         self.tls = tls

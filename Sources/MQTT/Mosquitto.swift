@@ -1,9 +1,9 @@
 import CMosquitto
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// libmosquitto's process-wide initialisation, done once before the first instance is created.
@@ -126,8 +126,19 @@ struct Mosquitto: @unchecked Sendable {
 
     // MARK: Network thread only
 
-    func connect(host: String, port: Int, keepAlive: Duration) -> Int32 {
-        mosquitto_connect_bind_v5(handle, host, Int32(port), Int32(max(5, keepAlive.milliseconds / 1000)), nil, nil)
+    /// Opens the connection and sends CONNECT. With MQTT v5 and a persistent session, CONNECT carries
+    /// the session expiry interval (v5 ends a session at disconnect unless told otherwise);
+    /// libmosquitto keeps the properties for every reconnect.
+    func connect(host: String, port: Int, keepAlive: Duration, sessionExpiry: UInt32?) -> Int32 {
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        if protocolVersion == .v5, let sessionExpiry {
+            let rc = mosquitto_property_add_int32(
+                &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
+            guard rc == Self.success else { return rc }
+        }
+        return mosquitto_connect_bind_v5(
+            handle, host, Int32(port), Int32(max(5, keepAlive.milliseconds / 1000)), nil, properties)
     }
 
     func reconnect() -> Int32 { mosquitto_reconnect(handle) }
@@ -150,6 +161,9 @@ struct Mosquitto: @unchecked Sendable {
             mosquitto_publish_v5(
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos.rawValue), retain, list)
         }
+        // A QoS 1/2 message stays queued in libmosquitto while the connection is down and is sent
+        // after the reconnect, so that is not a failure: the caller waits for its acknowledgement.
+        if rc == Int32(MOSQ_ERR_NO_CONN.rawValue) && qos != .atMostOnce && mid != 0 { return mid }
         try check(rc, context: "publish to '\(topic)'")
         return mid
     }
@@ -296,13 +310,16 @@ struct Mosquitto: @unchecked Sendable {
 
         var data: UnsafeMutableRawPointer? = nil
         var length: UInt16 = 0
-        if mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false) != nil {
+        if mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false)
+            != nil
+        {
             result.correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
             free(data)
         }
 
         var expiry: UInt32 = 0
-        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false) != nil {
+        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false) != nil
+        {
             result.messageExpiryInterval = expiry
         }
 

@@ -1,0 +1,121 @@
+import Broker
+import Foundation
+import MQTT
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `homegate` executable built next to this test bundle.
+func homegateExecutable() throws -> String {
+    let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [buildFolder, buildFolder.deletingLastPathComponent()].map {
+        $0.appendingPathComponent("homegate").path
+    }
+    guard let found = candidates.first(where: FileManager.default.isExecutableFile) else {
+        throw TimedOut("homegate is not built next to the tests (looked at \(candidates)); run `swift build` first")
+    }
+    return found
+}
+
+@Suite("The homegate process and its availability", .timeLimit(.minutes(2)))
+struct GatewayProcessTests {
+    /// Starts `homegate run` against `broker` and waits until it announced itself online.
+    private func startGateway(
+        _ broker: MosquittoBroker, watcher: Inbox<MQTTMessage>, logFile: String
+    ) async throws -> ChildProcess {
+        let gateway = try ChildProcess(
+            try homegateExecutable(),
+            ["run", "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", "gateway-under-test"],
+            outputFile: logFile)
+        _ = try await watcher.next("online status") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
+        return gateway
+    }
+
+    @Test("the will publishes offline when the gateway dies without DISCONNECT")
+    func willOnKill() async throws {
+        try await withBroker { broker in
+            let watcher = try makeClient(broker, name: "watcher")
+            try await withConnected(watcher) { inbox in
+                try await watcher.subscribe(to: ["homegate/$status"])
+                // Given a running gateway that announced itself online
+                let gateway = try await startGateway(
+                    broker, watcher: inbox, logFile: "\(broker.directory)/homegate.log")
+
+                // When it is killed, so it cannot send DISCONNECT
+                gateway.send(SIGKILL)
+                await gateway.waitForExit()
+
+                // Then the broker publishes its will: offline, retained
+                let will = try await inbox.next("will") { $0.topic == "homegate/$status" }
+                #expect(will.payloadString == "offline")
+                let late = try makeClient(broker, name: "late")
+                try await withConnected(late) { lateInbox in
+                    try await late.subscribe(to: ["homegate/$status"])
+                    let retained = try await lateInbox.next { $0.topic == "homegate/$status" }
+                    #expect(retained.payloadString == "offline")
+                    #expect(retained.retain)
+                }
+            }
+        }
+    }
+
+    @Test("SIGTERM shuts the gateway down gracefully: offline published, clean exit")
+    func gracefulShutdown() async throws {
+        try await withBroker { broker in
+            let watcher = try makeClient(broker, name: "watcher")
+            try await withConnected(watcher) { inbox in
+                try await watcher.subscribe(to: ["homegate/$status"])
+                let logFile = "\(broker.directory)/homegate.log"
+                let gateway = try await startGateway(broker, watcher: inbox, logFile: logFile)
+
+                gateway.send(SIGTERM)
+                let status = await gateway.waitForExit()
+
+                let offline = try await inbox.next("offline") { $0.topic == "homegate/$status" }
+                #expect(offline.payloadString == "offline")
+                #expect(
+                    status == 0,
+                    "homegate exited with wait status \(status):\n\((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "")"
+                )
+                // A clean DISCONNECT: the broker did not have to publish the will.
+                #expect(broker.log.contains("Client gateway-under-test disconnected."))
+            }
+        }
+    }
+
+    @Test("the gateway waits for a broker that starts after it, then comes online")
+    func brokerStartsLater() async throws {
+        let port = try LoopbackPort.free()
+        try await withTemporaryDirectory { directory in
+            let gateway = try ChildProcess(
+                try homegateExecutable(),
+                ["run", "--broker", "mqtt://127.0.0.1:\(port)", "--client-id", "early-gateway"],
+                outputFile: "\(directory)/homegate.log")
+            defer { gateway.send(SIGKILL) }
+            try await withBroker(.init(port: port)) { broker in
+                let watcher = try makeClient(broker, name: "watcher")
+                try await withConnected(watcher) { inbox in
+                    try await watcher.subscribe(to: ["homegate/$status"])
+                    _ = try await inbox.next("online status") {
+                        $0.topic == "homegate/$status" && $0.payloadString == "online"
+                    }
+                    #expect(gateway.isRunning)
+                }
+            }
+        }
+    }
+
+    @Test("a bad --broker is refused with a clear message and a non-zero exit")
+    func badBrokerURL() async throws {
+        try await withTemporaryDirectory { directory in
+            let log = "\(directory)/out.log"
+            let gateway = try ChildProcess(try homegateExecutable(), ["run", "--broker", "http://x"], outputFile: log)
+            let status = await gateway.waitForExit()
+            #expect(status != 0)
+            let output = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(output.contains("must start with mqtt:// or mqtts://"))
+        }
+    }
+}

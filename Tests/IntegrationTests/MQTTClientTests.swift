@@ -1,0 +1,319 @@
+import Broker
+import Foundation
+import MQTT
+import Testing
+
+@Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(2)))
+struct MQTTClientTests {
+    @Test("publish and subscribe at every QoS", arguments: MQTTQoS.allCases)
+    func publishSubscribe(qos: MQTTQoS) async throws {
+        try await withBroker { broker in
+            let subscriber = try makeClient(broker, name: "sub")
+            let publisher = try makeClient(broker, name: "pub")
+            try await withConnected(subscriber) { inbox in
+                // Given a subscription at the QoS under test
+                let granted = try await subscriber.subscribe(to: ["qos/\(qos.rawValue)/#"], qos: qos)
+                #expect(granted == [qos])
+
+                // When another client publishes three messages at that QoS
+                try await withConnected(publisher) { _ in
+                    for index in 1...3 {
+                        try await publisher.publish(
+                            "qos/\(qos.rawValue)/m", payload: bytes("message \(index)"), qos: qos)
+                    }
+                }
+
+                // Then they arrive in order, at that QoS, not flagged retained
+                for index in 1...3 {
+                    let message = try await inbox.next { $0.topic == "qos/\(qos.rawValue)/m" }
+                    #expect(message.payloadString == "message \(index)")
+                    #expect(message.qos == qos)
+                    #expect(message.retain == false)
+                }
+            }
+        }
+    }
+
+    @Test("a retained message reaches a late subscriber; an empty retained message clears it")
+    func retainedMessages() async throws {
+        try await withBroker { broker in
+            let publisher = try makeClient(broker, name: "pub")
+            try await withConnected(publisher) { _ in
+                // Given two retained topics
+                try await publisher.publish("home/kept", "21.5", qos: .atLeastOnce, retain: true)
+                try await publisher.publish("home/cleared", "on", qos: .atLeastOnce, retain: true)
+
+                // When one is cleared with an empty retained message
+                try await publisher.publish("home/cleared", payload: [], qos: .atLeastOnce, retain: true)
+            }
+
+            // Then a subscriber that comes later gets the kept one, flagged retained
+            let late = try makeClient(broker, name: "late")
+            try await withConnected(late) { inbox in
+                try await late.subscribe(to: ["home/kept"])
+                let kept = try await inbox.next { $0.topic == "home/kept" }
+                #expect(kept.payloadString == "21.5")
+                #expect(kept.retain)
+
+                // and nothing for the cleared one: retained messages come before the SUBACK's
+                // followers, so a marker published after subscribing proves nothing was held back.
+                try await late.subscribe(to: ["home/cleared", "marker"])
+                try await late.publish("marker", "done", qos: .atLeastOnce)
+                _ = try await inbox.next { $0.topic == "marker" }
+                #expect(await inbox.all.filter { $0.topic == "home/cleared" }.isEmpty)
+            }
+        }
+    }
+
+    @Test("a wrong password fails with the broker's reason", arguments: [MQTTConfiguration.ProtocolVersion.v5, .v311])
+    func wrongPassword(version: MQTTConfiguration.ProtocolVersion) async throws {
+        let configuration = MosquittoBroker.Configuration(allowAnonymous: false, passwords: ["alice": "right"])
+        try await withBroker(configuration) { broker in
+            // Given a client with the wrong password
+            let client = try makeClient(broker, name: "alice") {
+                $0.username = "alice"
+                $0.password = "wrong"
+                $0.protocolVersion = version
+            }
+
+            // When it connects, then the connection is refused with mosquitto's reason
+            let error = try await #require(throws: MQTTError.self) { try await client.connect() }
+            #expect(error.code == .notAuthorized || error.code == .badCredentials)
+            #expect(!error.message.isEmpty)
+            #expect(error.reasonCode != nil)
+            #expect(!client.isConnected)
+
+            // And the right password works
+            let good = try makeClient(broker, name: "alice") {
+                $0.username = "alice"
+                $0.password = "right"
+                $0.protocolVersion = version
+            }
+            try await withConnected(good) { _ in #expect(good.isConnected) }
+            await client.disconnect()
+        }
+    }
+
+    @Test("nothing listening: the connection fails with the system's reason")
+    func nothingListening() async throws {
+        let port = try LoopbackPort.free()
+        let client = try MQTTClient(MQTTConfiguration(port: port, clientID: "nobody"))
+        let error = try await #require(throws: MQTTError.self) { try await client.connect() }
+        #expect(error.code == .connectionFailed)
+        #expect(error.message.localizedCaseInsensitiveContains("refused"))
+        await client.disconnect()
+    }
+
+    @Test("a subscription that dynamic security refuses is reported")
+    func refusedSubscription() async throws {
+        let configuration = MosquittoBroker.Configuration(
+            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-secret"))
+        try await withBroker(configuration) { broker in
+            // Given an account with no role: dynamic security denies it every subscription
+            try broker.dynamicSecurity(["createClient", "limited", "-p", "limited-secret"])
+            let client = try makeClient(broker, name: "limited") {
+                $0.username = "limited"
+                $0.password = "limited-secret"
+            }
+            try await withConnected(client) { _ in
+                // When it subscribes
+                let error = try await #require(throws: MQTTError.self) {
+                    try await client.subscribe(to: ["secret/#"])
+                }
+                // Then the refusal names the filter and the broker's reason
+                #expect(error.code == .subscriptionRefused)
+                #expect(error.message.contains("secret/#"))
+                #expect(error.message.localizedCaseInsensitiveContains("not authorized"))
+                #expect(error.reasonCode == 0x87)
+            }
+        }
+    }
+
+    @Test("MQTT v5 response topic, correlation data and user properties survive a round trip")
+    func v5Properties() async throws {
+        try await withBroker { broker in
+            let responder = try makeClient(broker, name: "responder")
+            let requester = try makeClient(broker, name: "requester")
+            try await withConnected(responder) { requests in
+                try await responder.subscribe(to: ["req/#"])
+                try await withConnected(requester) { responses in
+                    try await requester.subscribe(to: ["resp/requester"])
+
+                    // Given a request with v5 properties
+                    let properties = MQTTProperties(
+                        responseTopic: "resp/requester",
+                        correlationData: [0, 1, 2, 0xFF],
+                        userProperties: [.init("trace", "42"), .init("trace", "43"), .init("lang", "de")],
+                        messageExpiryInterval: 60,
+                        contentType: "application/json")
+                    try await requester.publish("req/op", "{}", qos: .atLeastOnce, properties: properties)
+
+                    // When the responder answers where the request asked, with its correlation data
+                    let request = try await requests.next { $0.topic == "req/op" }
+                    #expect(request.properties.responseTopic == "resp/requester")
+                    #expect(request.properties.correlationData == [0, 1, 2, 0xFF])
+                    #expect(request.properties.userProperties == properties.userProperties)
+                    #expect(request.properties.contentType == "application/json")
+                    #expect((1...60).contains(request.properties.messageExpiryInterval ?? 0))
+                    let responseTopic = try #require(request.properties.responseTopic)
+                    try await responder.publish(
+                        responseTopic, "ok", qos: .atLeastOnce,
+                        properties: MQTTProperties(correlationData: request.properties.correlationData))
+
+                    // Then the requester gets it with the same correlation data
+                    let response = try await responses.next { $0.topic == "resp/requester" }
+                    #expect(response.payloadString == "ok")
+                    #expect(response.properties.correlationData == [0, 1, 2, 0xFF])
+                }
+            }
+        }
+    }
+
+    @Test("an MQTT 3.1.1 client works, and refuses v5 properties with a clear error")
+    func v311() async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker, name: "v311") { $0.protocolVersion = .v311 }
+            try await withConnected(client) { inbox in
+                try await client.subscribe(to: ["v3/#"])
+                try await client.publish("v3/a", "hello", qos: .exactlyOnce)
+                #expect(try await inbox.next { $0.topic == "v3/a" }.payloadString == "hello")
+
+                let error = try await #require(throws: MQTTError.self) {
+                    try await client.publish("v3/b", "x", properties: MQTTProperties(responseTopic: "r"))
+                }
+                #expect(error.code == .notSupported)
+            }
+        }
+    }
+
+    @Test(
+        "after a broker restart the client reconnects, subscribes again and receives; QoS 1 publishes made meanwhile arrive"
+    )
+    func reconnectAfterBrokerRestart() async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker, name: "survivor")
+            let events = await Inbox.draining(client.connectionEvents)
+            try await withConnected(client) { inbox in
+                // Given a connected client with a subscription (clean session)
+                try await client.subscribe(to: ["restart/#"])
+                _ = try await events.next { $0 == .connected(sessionPresent: false) }
+
+                // When the broker stops
+                await broker.stop()
+                _ = try await events.next("disconnect event") {
+                    if case .disconnected = $0 { true } else { false }
+                }
+                #expect(!client.isConnected)
+
+                // and a QoS 1 message is published while it is away
+                let sentWhileDown = Task { try await client.publish("restart/queued", "kept", qos: .atLeastOnce) }
+
+                // and the broker comes back on the same port
+                try await broker.start()
+
+                // Then the client reconnects by itself, the queued publish is delivered and acknowledged,
+                // and the subscription was made again (it receives its own publish)
+                _ = try await events.next("reconnect") { $0 == .connected(sessionPresent: false) }
+                try await sentWhileDown.value
+                #expect(try await inbox.next { $0.topic == "restart/queued" }.payloadString == "kept")
+
+                let other = try makeClient(broker, name: "other")
+                try await withConnected(other) { _ in
+                    try await other.publish("restart/after", "again", qos: .atLeastOnce)
+                }
+                #expect(try await inbox.next { $0.topic == "restart/after" }.payloadString == "again")
+            }
+        }
+    }
+
+    @Test("a persistent session gets the QoS 1 messages published while it was away")
+    func persistentSession() async throws {
+        try await withBroker(.init(persistence: true)) { broker in
+            // Given a client with a persistent session and a QoS 1 subscription, that reconnects slowly
+            let client = try makeClient(broker, name: "persistent") {
+                $0.cleanSession = false
+                $0.reconnect = ReconnectBackoff(initial: .seconds(3), maximum: .seconds(3))
+            }
+            let events = await Inbox.draining(client.connectionEvents)
+            try await withConnected(client) { inbox in
+                try await client.subscribe(to: ["away/#"], qos: .atLeastOnce)
+
+                // When the broker restarts (keeping sessions on disk) and a message for it is
+                // published before it is back
+                await broker.stop()
+                _ = try await events.next("disconnect event") {
+                    if case .disconnected = $0 { true } else { false }
+                }
+                try await broker.start()
+                let publisher = try makeClient(broker, name: "publisher")
+                try await withConnected(publisher) { _ in
+                    try await publisher.publish("away/news", "while you were out", qos: .atLeastOnce)
+                }
+                #expect(!client.isConnected, "the message must be published before the client is back")
+
+                // Then the broker kept the session and the message arrives after the reconnect
+                _ = try await events.next("reconnect", where: { $0 == .connected(sessionPresent: true) })
+                let message = try await inbox.next { $0.topic == "away/news" }
+                #expect(message.payloadString == "while you were out")
+                #expect(message.qos == .atLeastOnce)
+            }
+        }
+    }
+
+    @Test("TLS: a trusted certificate connects; an untrusted one is refused")
+    func tls() async throws {
+        try await withTemporaryDirectory { directory in
+            let trusted = try TestCertificates.make(in: "\(directory)/trusted")
+            let stranger = try TestCertificates.make(in: "\(directory)/stranger", authorityName: "someone else")
+            let listener = MosquittoBroker.Configuration.TLSListener(
+                certificateFile: trusted.serverCertificateFile, keyFile: trusted.serverKeyFile)
+            try await withBroker(.init(tls: listener)) { broker in
+                let tlsPort = try #require(broker.tlsPort)
+
+                // A client that trusts the broker's CA connects and works over TLS
+                let good = try makeClient(broker, name: "tls") {
+                    $0.port = tlsPort
+                    $0.tls = .init(caFile: trusted.caFile)
+                }
+                try await withConnected(good) { inbox in
+                    try await good.subscribe(to: ["tls/#"])
+                    try await good.publish("tls/x", "secret", qos: .atLeastOnce)
+                    #expect(try await inbox.next { $0.topic == "tls/x" }.payloadString == "secret")
+                }
+
+                // A client that trusts another CA is refused, with the TLS reason
+                let wary = try makeClient(broker, name: "wary") {
+                    $0.port = tlsPort
+                    $0.tls = .init(caFile: stranger.caFile)
+                }
+                let error = try await #require(throws: MQTTError.self) { try await wary.connect() }
+                #expect(error.code == .tls)
+                #expect(error.message.localizedCaseInsensitiveContains("certificate verify failed"))
+
+                // And so is one that relies on the system's trust store
+                let system = try makeClient(broker, name: "system") {
+                    $0.port = tlsPort
+                    $0.tls = .init()
+                }
+                await #expect(throws: MQTTError.self) { try await system.connect() }
+                await wary.disconnect()
+                await system.disconnect()
+            }
+        }
+    }
+
+    @Test("after disconnect the client refuses work and its streams end")
+    func disconnectEnds() async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker)
+            let events = await Inbox.draining(client.connectionEvents)
+            try await client.connect()
+            await client.disconnect()
+            _ = try await events.next { $0 == .closed }
+            let error = try await #require(throws: MQTTError.self) { try await client.publish("x", "y") }
+            #expect(error.code == .clientClosed)
+            var iterator = client.messages.makeAsyncIterator()
+            #expect(await iterator.next() == nil)
+        }
+    }
+}
