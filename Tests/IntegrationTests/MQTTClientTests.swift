@@ -302,6 +302,62 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("after unsubscribing, messages on that filter stop arriving")
+    func unsubscribe() async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker)
+            try await withConnected(client) { inbox in
+                // Given a subscription that works
+                try await client.subscribe(to: ["unsub/#", "marker"])
+                try await client.publish("unsub/a", "before", qos: .atLeastOnce)
+                _ = try await inbox.next { $0.topic == "unsub/a" }
+
+                // When it is removed
+                try await client.unsubscribe(from: ["unsub/#"])
+                try await client.publish("unsub/a", "after", qos: .atLeastOnce)
+                try await client.publish("marker", "done", qos: .atLeastOnce)
+
+                // Then the message published after it does not arrive (the marker, sent later, did)
+                _ = try await inbox.next { $0.topic == "marker" }
+                #expect(await inbox.all.filter { $0.topic == "unsub/a" }.isEmpty)
+            }
+        }
+    }
+
+    @Test("an acl_file filters what an account may read and write")
+    func accessRules() async throws {
+        let rules = """
+            user reader
+            topic read public/#
+
+            user writer
+            topic write public/#
+            topic write private/#
+            """
+        let configuration = MosquittoBroker.Configuration(
+            allowAnonymous: false, passwords: ["reader": "r", "writer": "w"], accessRules: rules)
+        try await withBroker(configuration) { broker in
+            let reader = try makeClient(broker, name: "reader") {
+                $0.username = "reader"
+                $0.password = "r"
+            }
+            let writer = try makeClient(broker, name: "writer") {
+                $0.username = "writer"
+                $0.password = "w"
+            }
+            try await withConnected(reader) { inbox in
+                // mosquitto's acl_file grants every subscription and filters delivery instead
+                try await reader.subscribe(to: ["private/#", "public/#"])
+                try await withConnected(writer) { _ in
+                    try await writer.publish("private/diary", "secret", qos: .atLeastOnce)
+                    try await writer.publish("public/news", "hello", qos: .atLeastOnce)
+                }
+                #expect(try await inbox.next { $0.topic == "public/news" }.payloadString == "hello")
+                #expect(await inbox.all.filter { $0.topic.hasPrefix("private/") }.isEmpty)
+            }
+        }
+    }
+
     @Test("after disconnect the client refuses work and its streams end")
     func disconnectEnds() async throws {
         try await withBroker { broker in
