@@ -39,6 +39,7 @@ struct Demo: AsyncParsableCommand {
             Press Ctrl-C to stop the gateway and the broker.
 
             """)
+        fflush(nil)  // all C streams: the instructions must show at once, also when piped
         let mqtt = MQTTConfiguration(port: chosenPort, clientID: options.clientID)
         try await GatewayApplication(
             mqtt: mqtt, topics: topics, logger: logger, foundation: [BrokerService(broker: broker)]
