@@ -73,7 +73,7 @@ public struct Accessory: Sendable, Hashable, Identifiable {
     public var services: [Service]
     /// Whether the accessory can be reached now. Not persisted: after a restart it is false until its
     /// driver reports it.
-    public internal(set) var isReachable: Bool
+    public var isReachable: Bool
     /// The room it is in; `nil` only while it belongs to no home.
     public internal(set) var room: RoomID?
 
@@ -115,7 +115,10 @@ public struct Accessory: Sendable, Hashable, Identifiable {
         self.service(service)?.characteristics.first { $0.type == type }
     }
 
-    mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
+    /// Sets one characteristic's value; returns whether it changed (false also when there is no such
+    /// characteristic). For drivers keeping their own copy; the model's copy changes only through the manager.
+    @discardableResult
+    public mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
         guard let s = services.firstIndex(where: { $0.id == service }),
             let c = services[s].characteristics.firstIndex(where: { $0.type == type }),
             services[s].characteristics[c].value != value
