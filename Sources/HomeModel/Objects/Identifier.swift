@@ -3,11 +3,12 @@ import Foundation
 /// A stable identifier of a model object, typed by what it identifies so a room id cannot be passed
 /// where a home id is wanted. Names change; identifiers never do.
 public struct Identifier<Tag>: RawRepresentable, Hashable, Sendable, Codable, Comparable,
-    CustomStringConvertible
+    CustomStringConvertible, ExpressibleByStringLiteral
 {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
     public var description: String { rawValue }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 

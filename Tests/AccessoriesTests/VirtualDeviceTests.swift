@@ -1,0 +1,2 @@
+import Accessories
+import Testing
