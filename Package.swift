@@ -99,5 +99,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "HomeModelTests",
+            dependencies: ["HomeModel", "Accessories", "crash-writer"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AccessoriesTests",
+            dependencies: ["Accessories", "HomeModel"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "crash-writer",
+            dependencies: ["HomeModel"],
+            path: "Tests/CrashWriter",
+            swiftSettings: swiftSettings
+        ),
     ]
 )

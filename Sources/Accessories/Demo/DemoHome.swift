@@ -1,0 +1,145 @@
+import Foundation
+import Yams
+
+/// The demo home as `Config/demo-home.yml` declares it: the virtual devices, and the homes to build
+/// from them (rooms, zones, where each accessory goes, action sets, users).
+///
+/// ``seed(_:)`` builds the homes through the manager's ordinary operations, acting as each home's
+/// administrator, so every rule applies to the demo too. It only runs on an empty database, so a
+/// restarted demo keeps what users changed.
+public struct DemoHome: Sendable, Decodable {
+    public var devices: [VirtualDeviceConfiguration]
+    public var homes: [HomeSeed]
+
+    /// A home to build.
+    public struct HomeSeed: Sendable, Decodable {
+        public var name: String
+        public var primary: Bool?
+        public var administrator: UserSeed
+        public var guests: [UserSeed]?
+        public var rooms: [String]?
+        public var zones: [ZoneSeed]?
+        public var accessories: [AccessorySeed]?
+        public var actionSets: [ActionSetSeed]?
+    }
+
+    public struct UserSeed: Sendable, Decodable {
+        public var account: String
+        public var name: String
+    }
+
+    public struct ZoneSeed: Sendable, Decodable {
+        public var name: String
+        public var rooms: [String]
+    }
+
+    /// An accessory from the browser (by device id) and where it goes.
+    public struct AccessorySeed: Sendable, Decodable {
+        public var id: String
+        public var room: String?
+        public var name: String?
+    }
+
+    public struct ActionSetSeed: Sendable, Decodable {
+        public var name: String
+        public var actions: [ActionSeed]
+    }
+
+    public struct ActionSeed: Sendable, Decodable {
+        public var accessory: String
+        public var service: String
+        public var characteristic: String
+        public var value: ScalarValue
+    }
+
+    /// A YAML scalar read as the characteristic value it spells: `true`, `42`, `21.5` or a string.
+    public struct ScalarValue: Sendable, Decodable {
+        public var value: CharacteristicValue
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let bool = try? container.decode(Bool.self) {
+                value = .bool(bool)
+            } else if let int = try? container.decode(Int.self) {
+                value = .int(int)
+            } else if let double = try? container.decode(Double.self) {
+                value = .float(double)
+            } else {
+                value = .string(try container.decode(String.self))
+            }
+        }
+    }
+
+    /// Reads a demo home file.
+    public static func load(contentsOf url: URL) throws -> DemoHome {
+        try parse(String(contentsOf: url, encoding: .utf8))
+    }
+
+    /// Reads a demo home from YAML text; errors name the line (Yams).
+    public static func parse(_ yaml: String) throws -> DemoHome {
+        try YAMLDecoder().decode(DemoHome.self, from: yaml)
+    }
+
+    /// A virtual driver for the declared devices.
+    public func makeDriver(clock: any Clock<Duration> = ContinuousClock(), tick: Duration = .seconds(1))
+        -> VirtualDriver
+    {
+        VirtualDriver(devices: devices, clock: clock, tick: tick)
+    }
+
+    /// Builds the declared homes in `manager` if it has none yet; returns whether it did. The driver
+    /// must be attached first so the accessories are in the browser.
+    @discardableResult
+    public func seed(_ manager: HomeManager) async throws -> Bool {
+        guard await manager.allHomes().isEmpty else { return false }
+        for home in homes {
+            let admin = home.administrator.account
+            try await manager.addHome(named: home.name, account: admin, userName: home.administrator.name)
+            for guest in home.guests ?? [] {
+                try await manager.addUser(account: guest.account, name: guest.name, home: home.name, account: admin)
+            }
+            for room in home.rooms ?? [] {
+                try await manager.addRoom(named: room, home: home.name, account: admin)
+            }
+            for zone in home.zones ?? [] {
+                try await manager.addZone(named: zone.name, home: home.name, account: admin)
+                for room in zone.rooms {
+                    try await manager.addRoom(room, toZone: zone.name, home: home.name, account: admin)
+                }
+            }
+            for accessory in home.accessories ?? [] {
+                try await place(accessory, home: home.name, account: admin, manager)
+            }
+            for actionSet in home.actionSets ?? [] {
+                let actions = actionSet.actions.map {
+                    ActionRequest(
+                        CharacteristicReference(
+                            accessory: $0.accessory, service: $0.service,
+                            characteristic: CharacteristicType($0.characteristic)),
+                        $0.value.value)
+                }
+                try await manager.addActionSet(named: actionSet.name, actions: actions, home: home.name, account: admin)
+            }
+            if home.primary == true {
+                try await manager.setPrimaryHome(home.name, account: admin)
+            }
+        }
+        return true
+    }
+
+    /// Adds an accessory, or, for a bridged one its bridge already brought in, moves and renames it.
+    private func place(_ seed: AccessorySeed, home: String, account: String, _ manager: HomeManager) async throws {
+        let id = AccessoryID(seed.id)
+        let existing = try await manager.home(home, account: account).accessory(id)
+        guard let existing else {
+            try await manager.addAccessory(id, home: home, room: seed.room, name: seed.name, account: account)
+            return
+        }
+        if let room = seed.room {
+            try await manager.assignAccessory(existing.name, toRoom: room, home: home, account: account)
+        }
+        if let name = seed.name {
+            try await manager.renameAccessory(existing.name, to: name, home: home, account: account)
+        }
+    }
+}

@@ -1,0 +1,277 @@
+/// One simulated device: its accessory (services, characteristics, values) and the state that makes it
+/// behave like a real one over time. Pure value logic; ``VirtualDriver`` drives it with a clock.
+struct VirtualDevice: Sendable {
+    var configuration: VirtualDeviceConfiguration
+    var accessory: Accessory
+    /// The device's own reachability switch (a bridged device is also unreachable when its bridge is).
+    var isSwitchedOn: Bool
+    var isJammed: Bool
+    var isObstructed: Bool
+    var writeDelay: Duration
+    var failureRate: Double
+    private(set) var identifyCount = 0
+    /// Seconds left until a lock or garage door finishes its transition.
+    private var transitionRemaining: Double?
+    private var readingElapsed: Double = 0
+    private var batteryElapsed: Double = 0
+    /// Value changes not yet reported, in order.
+    private(set) var changes: [DriverUpdate] = []
+
+    static let mainService = ServiceID("main")
+    static let batteryService = ServiceID("battery")
+    /// Where a thermostat's room settles when it neither heats nor cools.
+    static let ambientTemperature = 18.0
+    /// How fast a thermostat moves the temperature, in °C per second.
+    static let temperatureRate = 0.05
+    /// How fast a window covering moves, in percent per second.
+    static let coveringSpeed = 10.0
+    static let readingInterval = 5.0
+    static let batteryDrainInterval = 60.0
+
+    init(_ configuration: VirtualDeviceConfiguration, bridge: AccessoryID?) {
+        self.configuration = configuration
+        isSwitchedOn = configuration.isReachable
+        isJammed = configuration.isJammed
+        isObstructed = configuration.isObstructed
+        writeDelay = configuration.writeDelay
+        failureRate = configuration.failureRate
+        var services: [Service] = []
+        if let main = Self.mainService(for: configuration) { services.append(main) }
+        if let level = configuration.battery {
+            services.append(Service(id: Self.batteryService, type: .battery, name: "Battery", characteristics: [
+                .standard(.batteryLevel, .int(level)),
+                .standard(.chargingState, .int(0)),
+                .standard(.statusLowBattery, .int(level < 20 ? 1 : 0)),
+            ]))
+        }
+        accessory = Accessory(
+            id: AccessoryID(configuration.id), name: configuration.name, category: Self.category(configuration.kind),
+            manufacturer: configuration.manufacturer, model: configuration.model, bridge: bridge,
+            bridgedAccessories: configuration.bridged.map { AccessoryID($0.id) }, services: services,
+            isReachable: configuration.isReachable)
+    }
+
+    private static func category(_ kind: VirtualDeviceKind) -> AccessoryCategory {
+        switch kind {
+        case .lightbulb: .lightbulb
+        case .switch: .switch
+        case .outlet: .outlet
+        case .thermostat: .thermostat
+        case .lock: .doorLock
+        case .garageDoor: .garageDoorOpener
+        case .windowCovering: .windowCovering
+        case .fan: .fan
+        case .temperatureSensor, .humiditySensor, .motionSensor, .contactSensor: .sensor
+        case .bridge: .bridge
+        }
+    }
+
+    private static func mainService(for configuration: VirtualDeviceConfiguration) -> Service? {
+        func service(_ type: ServiceType, _ characteristics: [Characteristic]) -> Service {
+            Service(id: mainService, type: type, name: type.rawValue, characteristics: characteristics)
+        }
+        switch configuration.kind {
+        case .lightbulb:
+            return service(.lightbulb, [
+                .standard(.on, .bool(false)), .standard(.brightness, .int(100)), .standard(.hue, .float(0)),
+                .standard(.saturation, .float(0)), .standard(.colorTemperature, .int(300)),
+            ])
+        case .switch:
+            return service(.switch, [.standard(.on, .bool(false))])
+        case .outlet:
+            return service(.outlet, [.standard(.on, .bool(false)), .standard(.outletInUse, .bool(false))])
+        case .thermostat:
+            return service(.thermostat, [
+                .standard(.currentTemperature, .float(20)), .standard(.targetTemperature, .float(21)),
+                .standard(.currentHeatingCoolingState, .int(0)), .standard(.targetHeatingCoolingState, .int(0)),
+                .standard(.temperatureDisplayUnits, .int(0)),
+            ])
+        case .lock:
+            return service(.lockMechanism, [
+                .standard(.lockCurrentState, .int(1)), .standard(.lockTargetState, .int(1)),
+            ])
+        case .garageDoor:
+            return service(.garageDoorOpener, [
+                .standard(.currentDoorState, .int(1)), .standard(.targetDoorState, .int(1)),
+                .standard(.obstructionDetected, .bool(configuration.isObstructed)),
+            ])
+        case .windowCovering:
+            return service(.windowCovering, [
+                .standard(.currentPosition, .int(0)), .standard(.targetPosition, .int(0)),
+                .standard(.positionState, .int(2)),
+            ])
+        case .fan:
+            return service(.fan, [
+                .standard(.on, .bool(false)), .standard(.rotationSpeed, .float(50)),
+                .standard(.rotationDirection, .int(0)),
+            ])
+        case .temperatureSensor:
+            return service(.temperatureSensor, [.standard(.currentTemperature, .float(21))])
+        case .humiditySensor:
+            return service(.humiditySensor, [.standard(.currentRelativeHumidity, .float(45))])
+        case .motionSensor:
+            return service(.motionSensor, [.standard(.motionDetected, .bool(false))])
+        case .contactSensor:
+            return service(.contactSensor, [.standard(.contactSensorState, .int(0))])
+        case .bridge:
+            return nil
+        }
+    }
+
+    // MARK: Values
+
+    func value(_ type: CharacteristicType, service: ServiceID = mainService) -> CharacteristicValue? {
+        accessory.characteristic(service, type)?.value
+    }
+
+    private func number(_ type: CharacteristicType, service: ServiceID = mainService) -> Double {
+        value(type, service: service)?.doubleValue ?? 0
+    }
+
+    /// Sets a value and remembers the change for the driver to report.
+    mutating func set(_ type: CharacteristicType, _ value: CharacteristicValue, service: ServiceID = mainService) {
+        if accessory.setValue(value, service: service, type: type) {
+            changes.append(.value(accessory.id, service: service, characteristic: type, value))
+        }
+    }
+
+    mutating func takeChanges() -> [DriverUpdate] {
+        defer { changes.removeAll() }
+        return changes
+    }
+
+    mutating func identify() { identifyCount += 1 }
+
+    // MARK: Behaviour
+
+    /// Applies a confirmed write. The written values themselves are not reported back (the manager
+    /// records them); what follows from them (an outlet in use, a door starting to open) is.
+    mutating func write(_ writes: [CharacteristicWrite]) {
+        for write in writes {
+            _ = accessory.setValue(write.value, service: write.service, type: write.characteristic)
+        }
+        for write in writes where write.service == Self.mainService {
+            react(to: write.characteristic)
+        }
+    }
+
+    private mutating func react(to type: CharacteristicType) {
+        switch (configuration.kind, type) {
+        case (.outlet, .on):
+            set(.outletInUse, value(.on) ?? .bool(false))
+        case (.lock, .lockTargetState):
+            transitionRemaining = seconds(configuration.transitionTime)
+        case (.garageDoor, .targetDoorState):
+            let closing = number(.targetDoorState) == 1
+            set(.currentDoorState, .int(closing ? 3 : 2))
+            transitionRemaining = seconds(configuration.transitionTime)
+        default:
+            break
+        }
+    }
+
+    /// Lets `elapsed` seconds of simulated time pass.
+    mutating func advance(by elapsed: Double, using random: inout SplitMix64) {
+        switch configuration.kind {
+        case .thermostat: advanceThermostat(elapsed)
+        case .lock:
+            if finishTransition(elapsed) {
+                set(.lockCurrentState, .int(isJammed ? 2 : Int(number(.lockTargetState))))
+            }
+        case .garageDoor: advanceGarageDoor(elapsed)
+        case .windowCovering: advanceCovering(elapsed)
+        case .temperatureSensor, .humiditySensor, .motionSensor, .contactSensor:
+            readingElapsed += elapsed
+            while readingElapsed >= Self.readingInterval {
+                readingElapsed -= Self.readingInterval
+                takeReading(using: &random)
+            }
+        default: break
+        }
+        if let level = value(.batteryLevel, service: Self.batteryService)?.intValue {
+            batteryElapsed += elapsed
+            var level = level
+            while batteryElapsed >= Self.batteryDrainInterval && level > 0 {
+                batteryElapsed -= Self.batteryDrainInterval
+                level -= 1
+            }
+            set(.batteryLevel, .int(level), service: Self.batteryService)
+            set(.statusLowBattery, .int(level < 20 ? 1 : 0), service: Self.batteryService)
+        }
+    }
+
+    private mutating func finishTransition(_ elapsed: Double) -> Bool {
+        guard let remaining = transitionRemaining else { return false }
+        if remaining - elapsed > 1e-9 {
+            transitionRemaining = remaining - elapsed
+            return false
+        }
+        transitionRemaining = nil
+        return true
+    }
+
+    private mutating func advanceThermostat(_ elapsed: Double) {
+        let current = number(.currentTemperature)
+        let target = number(.targetTemperature)
+        let mode = Int(number(.targetHeatingCoolingState))
+        let heat = (mode == 1 || mode == 3) && current < target - 0.05
+        let cool = (mode == 2 || mode == 3) && current > target + 0.05
+        let goal = heat || cool ? target : (mode == 0 ? Self.ambientTemperature : current)
+        let step = Self.temperatureRate * elapsed
+        let next = current < goal ? min(goal, current + step) : max(goal, current - step)
+        set(.currentTemperature, .float((next * 10).rounded() / 10))
+        let nowHeating = heat && next < target - 0.05
+        let nowCooling = cool && next > target + 0.05
+        set(.currentHeatingCoolingState, .int(nowHeating ? 1 : nowCooling ? 2 : 0))
+    }
+
+    private mutating func advanceGarageDoor(_ elapsed: Double) {
+        let state = Int(number(.currentDoorState))
+        if state == 3 && isObstructed {
+            transitionRemaining = nil
+            set(.obstructionDetected, .bool(true))
+            set(.currentDoorState, .int(4))
+            return
+        }
+        set(.obstructionDetected, .bool(isObstructed))
+        if finishTransition(elapsed) {
+            set(.currentDoorState, .int(number(.targetDoorState) == 1 ? 1 : 0))
+        }
+    }
+
+    private mutating func advanceCovering(_ elapsed: Double) {
+        let current = number(.currentPosition)
+        let target = number(.targetPosition)
+        guard current != target else {
+            set(.positionState, .int(2))
+            return
+        }
+        let step = Self.coveringSpeed * elapsed
+        let next = current < target ? min(target, current + step) : max(target, current - step)
+        set(.currentPosition, .int(Int(next.rounded())))
+        set(.positionState, .int(next == target ? 2 : (target > current ? 1 : 0)))
+    }
+
+    private mutating func takeReading(using random: inout SplitMix64) {
+        switch configuration.kind {
+        case .temperatureSensor:
+            let next = number(.currentTemperature) + Double(Int.random(in: -1...1, using: &random)) / 10
+            set(.currentTemperature, .float((min(30, max(15, next)) * 10).rounded() / 10))
+        case .humiditySensor:
+            let next = number(.currentRelativeHumidity) + Double(Int.random(in: -1...1, using: &random))
+            set(.currentRelativeHumidity, .float(min(70, max(30, next))))
+        case .motionSensor:
+            set(.motionDetected, .bool(Double.random(in: 0..<1, using: &random) < 0.2))
+        case .contactSensor:
+            if Double.random(in: 0..<1, using: &random) < 0.1 {
+                set(.contactSensorState, .int(number(.contactSensorState) == 0 ? 1 : 0))
+            }
+        default: break
+        }
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        let (s, attoseconds) = duration.components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

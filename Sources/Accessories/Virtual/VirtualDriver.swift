@@ -1,0 +1,175 @@
+/// A driver of simulated devices that behave like real ones: a thermostat heats toward its target, a
+/// lock takes a moment (and can jam), a garage door opens and closes and stops on an obstruction,
+/// sensors drift. For the demo and for tests.
+///
+/// Time comes from an injected clock: ``start()`` runs a loop that sleeps `tick` on it and then
+/// advances the simulation, and tests call ``advance(by:)`` directly instead of waiting.
+public actor VirtualDriver: AccessoryDriver {
+    public nonisolated let name = "virtual"
+    public nonisolated let updates: AsyncStream<DriverUpdate>
+    private let continuation: AsyncStream<DriverUpdate>.Continuation
+    private var devices: [AccessoryID: VirtualDevice] = [:]
+    private var order: [AccessoryID] = []
+    private let clock: any Clock<Duration>
+    private let tick: Duration
+    private var random: SplitMix64
+    private var loop: Task<Void, Never>?
+
+    /// - Parameters:
+    ///   - devices: the devices, bridges with their bridged devices inside.
+    ///   - clock: the clock the simulation and write delays run on.
+    ///   - tick: how much simulated time passes per step of the running loop.
+    ///   - seed: the seed of the random readings and failures.
+    public init(
+        devices: [VirtualDeviceConfiguration], clock: any Clock<Duration> = ContinuousClock(),
+        tick: Duration = .seconds(1), seed: UInt64 = 0x686F_6D65
+    ) {
+        (updates, continuation) = AsyncStream.makeStream(of: DriverUpdate.self, bufferingPolicy: .unbounded)
+        self.clock = clock
+        self.tick = tick
+        random = SplitMix64(seed: seed)
+        for configuration in devices {
+            for device in Self.flatten(configuration, bridge: nil) {
+                self.devices[device.accessory.id] = device
+                order.append(device.accessory.id)
+            }
+        }
+    }
+
+    private static func flatten(_ configuration: VirtualDeviceConfiguration, bridge: AccessoryID?) -> [VirtualDevice] {
+        let device = VirtualDevice(configuration, bridge: bridge)
+        return [device] + configuration.bridged.flatMap { flatten($0, bridge: device.accessory.id) }
+    }
+
+    // MARK: AccessoryDriver
+
+    public func start() async throws {
+        guard loop == nil else { return }
+        let clock = clock
+        let tick = tick
+        loop = Task {
+            while !Task.isCancelled {
+                do {
+                    try await clock.sleep(for: tick)
+                } catch {
+                    return
+                }
+                self.advance(by: tick)
+            }
+        }
+    }
+
+    public func stop() async {
+        loop?.cancel()
+        loop = nil
+        continuation.finish()
+    }
+
+    public func accessories() async -> [Accessory] {
+        order.compactMap { id in
+            devices[id].map { device in
+                var accessory = device.accessory
+                accessory.isReachable = isReachable(id)
+                return accessory
+            }
+        }
+    }
+
+    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    {
+        let device = try usableDevice(accessory)
+        try failRandomly(device)
+        guard let value = device.accessory.characteristic(service, characteristic)?.value else {
+            throw HomeError(.notFound, "'\(device.accessory.name)' has no \(characteristic) in service \(service).")
+        }
+        return value
+    }
+
+    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+        let delay = try usableDevice(accessory).writeDelay
+        if delay > .zero { try await clock.sleep(for: delay) }
+        let device = try usableDevice(accessory)
+        try failRandomly(device)
+        for write in values where device.accessory.characteristic(write.service, write.characteristic) == nil {
+            throw HomeError(.notFound, "'\(device.accessory.name)' has no \(write.characteristic).")
+        }
+        devices[accessory]?.write(values)
+        report(accessory)
+    }
+
+    public func identify(_ accessory: AccessoryID) async throws {
+        _ = try usableDevice(accessory)
+        devices[accessory]?.identify()
+    }
+
+    // MARK: Control, for the demo and tests
+
+    /// Lets simulated time pass for every device and reports what changed.
+    public func advance(by duration: Duration) {
+        let (s, attoseconds) = duration.components
+        let seconds = Double(s) + Double(attoseconds) / 1e18
+        for id in order {
+            devices[id]?.advance(by: seconds, using: &random)
+            report(id)
+        }
+    }
+
+    /// Switches a device's reachability; a bridge takes its bridged devices with it.
+    public func setReachable(_ isReachable: Bool, _ accessory: AccessoryID) {
+        let affected = [accessory] + (devices[accessory]?.accessory.bridgedAccessories ?? [])
+        let before = affected.map(self.isReachable)
+        devices[accessory]?.isSwitchedOn = isReachable
+        for (id, was) in zip(affected, before) where self.isReachable(id) != was {
+            continuation.yield(.reachability(id, isReachable: !was))
+        }
+    }
+
+    public func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) { devices[accessory]?.isJammed = isJammed }
+
+    public func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
+        devices[accessory]?.isObstructed = isObstructed
+    }
+
+    public func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) { devices[accessory]?.writeDelay = delay }
+
+    /// Sets the share (0...1) of reads and writes that fail.
+    public func setFailureRate(_ rate: Double, _ accessory: AccessoryID) {
+        devices[accessory]?.failureRate = min(1, max(0, rate))
+    }
+
+    /// The device's current value, as the device holds it.
+    public func value(_ accessory: AccessoryID, _ characteristic: CharacteristicType, service: ServiceID = ServiceID("main"))
+        -> CharacteristicValue?
+    {
+        devices[accessory]?.value(characteristic, service: service)
+    }
+
+    /// How many times the device was asked to identify itself.
+    public func identifyCount(_ accessory: AccessoryID) -> Int { devices[accessory]?.identifyCount ?? 0 }
+
+    // MARK: Helpers
+
+    private func isReachable(_ id: AccessoryID) -> Bool {
+        guard let device = devices[id], device.isSwitchedOn else { return false }
+        return device.accessory.bridge.map(isReachable) ?? true
+    }
+
+    private func usableDevice(_ id: AccessoryID) throws(HomeError) -> VirtualDevice {
+        guard let device = devices[id] else { throw HomeError(.notFound, "No virtual device '\(id)'.") }
+        guard isReachable(id) else {
+            throw HomeError(.accessoryNotReachable, "The accessory '\(device.accessory.name)' is not reachable.")
+        }
+        return device
+    }
+
+    private func failRandomly(_ device: VirtualDevice) throws(HomeError) {
+        guard device.failureRate > 0, Double.random(in: 0..<1, using: &random) < device.failureRate else { return }
+        throw HomeError(.communicationFailure, "The accessory '\(device.accessory.name)' did not confirm (simulated failure).")
+    }
+
+    private func report(_ id: AccessoryID) {
+        guard let changes = devices[id]?.takeChanges() else { return }
+        for change in changes { continuation.yield(change) }
+    }
+}

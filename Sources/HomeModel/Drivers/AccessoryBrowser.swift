@@ -1,0 +1,74 @@
+/// What every driver found, merged: HomeKit's accessory browser plus the routing of requests to the
+/// driver that owns each accessory. Accessories in a home are kept here too (for routing and
+/// reachability); ``unowned(by:)`` is what the browser shows.
+struct AccessoryBrowser: Sendable {
+    private(set) var drivers: [any AccessoryDriver] = []
+    private var found: [AccessoryID: Accessory] = [:]
+    private var order: [AccessoryID] = []
+    private var owner: [AccessoryID: Int] = [:]
+
+    mutating func add(_ driver: any AccessoryDriver) -> Int {
+        drivers.append(driver)
+        return drivers.count - 1
+    }
+
+    /// Records an accessory a driver reports; returns whether it is new to the browser.
+    mutating func found(_ accessory: Accessory, driver: Int) -> Bool {
+        let isNew = found[accessory.id] == nil
+        if isNew { order.append(accessory.id) }
+        found[accessory.id] = accessory
+        owner[accessory.id] = driver
+        return isNew
+    }
+
+    mutating func lost(_ id: AccessoryID) {
+        found[id] = nil
+        owner[id] = nil
+        order.removeAll { $0 == id }
+    }
+
+    func knows(_ id: AccessoryID) -> Bool { found[id] != nil }
+
+    func driver(for id: AccessoryID) -> (any AccessoryDriver)? {
+        owner[id].map { drivers[$0] }
+    }
+
+    func isReachable(_ id: AccessoryID) -> Bool { found[id]?.isReachable ?? false }
+
+    mutating func setReachable(_ isReachable: Bool, _ id: AccessoryID) {
+        found[id]?.isReachable = isReachable
+    }
+
+    mutating func setValue(_ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
+        _ type: CharacteristicType)
+    {
+        _ = found[id]?.setValue(value, service: service, type: type)
+    }
+
+    func accessory(_ id: AccessoryID) -> Accessory? { found[id] }
+
+    /// Found accessories that belong to no home, in the order they were found.
+    func unowned(by graph: HomeGraph) -> [Accessory] {
+        order.compactMap { found[$0] }.filter { graph.locate($0.id) == nil }
+    }
+
+    /// An accessory that belongs to no home, followed by its bridged accessories if it is a bridge.
+    func accessoryWithBridged(_ id: AccessoryID, unownedIn graph: HomeGraph) throws(HomeError) -> [Accessory] {
+        if let owner = graph.locate(id) {
+            throw HomeError(
+                .objectAlreadyAssociatedToHome,
+                "The accessory '\(id)' already belongs to the home '\(graph.homes[owner.home].name)'.")
+        }
+        guard let accessory = found[id] else {
+            throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
+        }
+        if let bridge = accessory.bridge {
+            throw HomeError(
+                .invalidParameter,
+                "'\(accessory.name)' sits behind the bridge '\(found[bridge]?.name ?? bridge.rawValue)'; add the bridge.")
+        }
+        let bridged = accessory.bridgedAccessories.compactMap { found[$0] }
+            .filter { graph.locate($0.id) == nil }
+        return [accessory] + bridged
+    }
+}

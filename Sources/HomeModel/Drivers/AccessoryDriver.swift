@@ -1,0 +1,59 @@
+/// A source of accessories: the virtual driver, and later MQTT-bound devices or a HAP controller.
+///
+/// The ``HomeManager`` is the only caller. It starts the driver, takes the accessories it found into
+/// the browser, sends reads, writes and identify requests, and records what ``updates`` reports.
+/// Drivers never talk to MQTT, and never change the model themselves.
+public protocol AccessoryDriver: Sendable {
+    /// A short stable name for logs, e.g. `virtual`.
+    var name: String { get }
+
+    /// What the driver reports on its own: values that changed, reachability, accessories found or
+    /// lost. One stream per driver, read by one consumer (the manager).
+    var updates: AsyncStream<DriverUpdate> { get }
+
+    /// Starts talking to devices. Called once, before any other request.
+    func start() async throws
+
+    /// Stops all background work and finishes ``updates``.
+    func stop() async
+
+    /// Every accessory the driver knows now, bridges and bridged accessories alike, with current values.
+    func accessories() async -> [Accessory]
+
+    /// Reads one value fresh from the device. Throws ``HomeError`` (`accessoryNotReachable`,
+    /// `communicationFailure`, ...) when it cannot.
+    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+
+    /// Writes values to one accessory, all or none. The values are already validated against the
+    /// metadata. Returns only once the device confirmed.
+    func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws
+
+    /// Asks the device to show itself (blink, beep).
+    func identify(_ accessory: AccessoryID) async throws
+}
+
+/// One value to write, addressed within an accessory.
+public struct CharacteristicWrite: Sendable, Hashable {
+    public let service: ServiceID
+    public let characteristic: CharacteristicType
+    public let value: CharacteristicValue
+
+    public init(service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue) {
+        self.service = service
+        self.characteristic = characteristic
+        self.value = value
+    }
+}
+
+/// Something a driver reports without being asked.
+public enum DriverUpdate: Sendable, Hashable {
+    /// A value changed on the device (a sensor reading, a door that finished closing).
+    case value(AccessoryID, service: ServiceID, characteristic: CharacteristicType, CharacteristicValue)
+    /// The accessory became reachable or unreachable.
+    case reachability(AccessoryID, isReachable: Bool)
+    /// A new accessory appeared (or an old one changed its services).
+    case found(Accessory)
+    /// The accessory is gone from the driver.
+    case lost(AccessoryID)
+}

@@ -1,0 +1,508 @@
+/// The whole home database as one value, and every rule of the model as a mutation of it.
+///
+/// Each mutation checks the acting account's role first, then the naming, default-room, bridge and
+/// zone rules, and either throws (leaving the value untouched, because the caller mutates a copy) or
+/// changes the value and appends the HomeKit delegate messages the change causes. ``HomeManager``
+/// persists the result and only then publishes it.
+struct HomeGraph: Sendable, Hashable {
+    var homes: [Home] = []
+    var primaryHome: HomeID?
+
+    /// What an operation needs the account to be.
+    enum Privilege {
+        /// Administrator or guest: identify, read, write, observe, execute action sets.
+        case member
+        /// Administrator only: the layout and the users.
+        case administrator
+    }
+
+    // MARK: Lookup
+
+    /// The index of the home named `name`, after checking that `account` holds `privilege` in it.
+    func homeIndex(_ name: String, account: String, _ privilege: Privilege) throws(HomeError) -> Int {
+        guard let index = homes.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "There is no home named '\(name)'.")
+        }
+        try Self.check(account, privilege, in: homes[index])
+        return index
+    }
+
+    static func check(_ account: String, _ privilege: Privilege, in home: Home) throws(HomeError) {
+        guard let user = home.users.first(where: { $0.account == account }) else {
+            throw HomeError(.insufficientPrivileges, "'\(account)' is not a member of the home '\(home.name)'.")
+        }
+        if privilege == .administrator && !user.role.mayChangeLayout {
+            throw HomeError(
+                .insufficientPrivileges,
+                "'\(account)' is a guest of the home '\(home.name)'; only its administrator may change it."
+            )
+        }
+    }
+
+    func role(of account: String, in home: Home) -> Role? {
+        home.users.first { $0.account == account }?.role
+    }
+
+    /// Where an accessory is, in whichever home holds it.
+    func locate(_ accessory: AccessoryID) -> (home: Int, accessory: Int)? {
+        for (h, home) in homes.enumerated() {
+            if let a = home.accessories.firstIndex(where: { $0.id == accessory }) { return (h, a) }
+        }
+        return nil
+    }
+
+    // MARK: Homes
+
+    mutating func addHome(named name: String, account: String, userName: String?, events: inout [HomeEvent])
+        throws(HomeError) -> Home
+    {
+        guard !account.isEmpty else { throw HomeError(.missingParameter, "An account is required.") }
+        try HomeName.validate(name)
+        if let other = homes.first(where: { HomeName.matches($0.name, name) }) {
+            throw HomeError(.homeWithSimilarNameExists, "A home named '\(other.name)' already exists.")
+        }
+        let home = Home(
+            id: .random(),
+            name: name,
+            isPrimary: homes.isEmpty,
+            defaultRoom: Room(id: .random(), name: HomeName.defaultRoom, isDefault: true),
+            rooms: [],
+            zones: [],
+            accessories: [],
+            actionSets: [],
+            users: [User(id: .random(), name: userName ?? account, role: .administrator, account: account)]
+        )
+        homes.append(home)
+        events.append(.didAddHome(home: home.id, name: name))
+        if home.isPrimary {
+            primaryHome = home.id
+            events.append(.didUpdatePrimaryHome(home: home.id))
+        }
+        return home
+    }
+
+    /// Removes a home; returns its accessories, which go back to the browser.
+    mutating func removeHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError) -> [Accessory] {
+        let index = try homeIndex(name, account: account, .administrator)
+        let home = homes.remove(at: index)
+        events.append(.didRemoveHome(home: home.id, name: home.name))
+        if primaryHome == home.id {
+            primaryHome = homes.first?.id
+            if !homes.isEmpty { homes[0].isPrimary = true }
+            events.append(.didUpdatePrimaryHome(home: primaryHome))
+        }
+        return home.accessories
+    }
+
+    mutating func renameHome(_ name: String, to newName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let index = try homeIndex(name, account: account, .administrator)
+        try HomeName.validate(newName)
+        if let other = homes.first(where: { $0.id != homes[index].id && HomeName.matches($0.name, newName) }) {
+            throw HomeError(.homeWithSimilarNameExists, "A home named '\(other.name)' already exists.")
+        }
+        let oldName = homes[index].name
+        guard oldName != newName else { return }
+        homes[index].name = newName
+        events.append(.didUpdateNameForHome(home: homes[index].id, oldName: oldName, name: newName))
+    }
+
+    mutating func setPrimaryHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError) {
+        let index = try homeIndex(name, account: account, .administrator)
+        guard primaryHome != homes[index].id else { return }
+        for i in homes.indices { homes[i].isPrimary = i == index }
+        primaryHome = homes[index].id
+        events.append(.didUpdatePrimaryHome(home: primaryHome))
+    }
+
+    // MARK: The home's namespace
+
+    /// Refuses `name` if it breaks a character rule or if a room, zone, accessory or action set of the
+    /// home other than `except` already has a similar name.
+    static func checkName(_ name: String, in home: Home, except: String? = nil) throws(HomeError) {
+        try HomeName.validate(name)
+        let taken: [(id: String, kind: String, name: String)] =
+            home.rooms.map { ($0.id.rawValue, "room", $0.name) }
+            + home.zones.map { ($0.id.rawValue, "zone", $0.name) }
+            + home.accessories.map { ($0.id.rawValue, "accessory", $0.name) }
+            + home.actionSets.map { ($0.id.rawValue, "action set", $0.name) }
+        if let clash = taken.first(where: { $0.id != except && HomeName.matches($0.name, name) }) {
+            throw HomeError(
+                .objectWithSimilarNameExistsInHome,
+                "The home '\(home.name)' already has a \(clash.kind) named '\(clash.name)'."
+            )
+        }
+    }
+
+    static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
+        if HomeName.matches(name, HomeName.defaultRoom) { return nil }
+        guard let index = home.rooms.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no room named '\(name)'.")
+        }
+        return index
+    }
+
+    static func roomID(_ name: String, in home: Home) throws(HomeError) -> RoomID {
+        try roomIndex(name, in: home).map { home.rooms[$0].id } ?? home.defaultRoom.id
+    }
+
+    static func zoneIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
+        guard let index = home.zones.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no zone named '\(name)'.")
+        }
+        return index
+    }
+
+    static func accessoryIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
+        guard let index = home.accessories.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no accessory named '\(name)'.")
+        }
+        return index
+    }
+
+    static func actionSetIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
+        guard let index = home.actionSets.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no action set named '\(name)'.")
+        }
+        return index
+    }
+
+    // MARK: Rooms
+
+    mutating func addRoom(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError) -> Room
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        try Self.checkName(name, in: homes[h])
+        let room = Room(id: .random(), name: name, isDefault: false)
+        homes[h].rooms.append(room)
+        events.append(.didAddRoom(home: homes[h].id, room: room.id, name: name))
+        return room
+    }
+
+    /// Removes a room; its accessories move to the default room and it leaves every zone.
+    mutating func removeRoom(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        guard let r = try Self.roomIndex(name, in: homes[h]) else {
+            throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be removed.")
+        }
+        let home = homes[h]
+        let room = homes[h].rooms.remove(at: r)
+        for a in home.accessories.indices where home.accessories[a].room == room.id {
+            homes[h].accessories[a].room = home.defaultRoom.id
+            events.append(.didUpdateRoomForAccessory(
+                home: home.id, accessory: home.accessories[a].id, oldRoom: room.id, room: home.defaultRoom.id))
+        }
+        for z in home.zones.indices where home.zones[z].rooms.contains(room.id) {
+            homes[h].zones[z].rooms.removeAll { $0 == room.id }
+            events.append(.didRemoveRoomFromZone(home: home.id, room: room.id, zone: home.zones[z].id))
+        }
+        events.append(.didRemoveRoom(home: home.id, room: room.id, name: room.name))
+    }
+
+    mutating func renameRoom(_ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        guard let r = try Self.roomIndex(name, in: homes[h]) else {
+            throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be renamed.")
+        }
+        let room = homes[h].rooms[r]
+        try Self.checkName(newName, in: homes[h], except: room.id.rawValue)
+        guard room.name != newName else { return }
+        homes[h].rooms[r].name = newName
+        events.append(.didUpdateNameForRoom(home: homes[h].id, room: room.id, oldName: room.name, name: newName))
+    }
+
+    // MARK: Zones
+
+    mutating func addZone(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError) -> Zone
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        try Self.checkName(name, in: homes[h])
+        let zone = Zone(id: .random(), name: name, rooms: [])
+        homes[h].zones.append(zone)
+        events.append(.didAddZone(home: homes[h].id, zone: zone.id, name: name))
+        return zone
+    }
+
+    mutating func removeZone(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let z = try Self.zoneIndex(name, in: homes[h])
+        let zone = homes[h].zones.remove(at: z)
+        events.append(.didRemoveZone(home: homes[h].id, zone: zone.id, name: zone.name))
+    }
+
+    mutating func renameZone(_ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let z = try Self.zoneIndex(name, in: homes[h])
+        let zone = homes[h].zones[z]
+        try Self.checkName(newName, in: homes[h], except: zone.id.rawValue)
+        guard zone.name != newName else { return }
+        homes[h].zones[z].name = newName
+        events.append(.didUpdateNameForZone(home: homes[h].id, zone: zone.id, oldName: zone.name, name: newName))
+    }
+
+    mutating func addRoom(_ roomName: String, toZone zoneName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let z = try Self.zoneIndex(zoneName, in: homes[h])
+        guard let r = try Self.roomIndex(roomName, in: homes[h]) else {
+            throw HomeError(.roomForHomeCannotBeInZone, "The default room of a home cannot be put in a zone.")
+        }
+        let room = homes[h].rooms[r]
+        guard !homes[h].zones[z].rooms.contains(room.id) else {
+            throw HomeError(.alreadyExists, "The room '\(room.name)' is already in the zone '\(homes[h].zones[z].name)'.")
+        }
+        homes[h].zones[z].rooms.append(room.id)
+        events.append(.didAddRoomToZone(home: homes[h].id, room: room.id, zone: homes[h].zones[z].id))
+    }
+
+    mutating func removeRoom(_ roomName: String, fromZone zoneName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let z = try Self.zoneIndex(zoneName, in: homes[h])
+        let roomID = try Self.roomID(roomName, in: homes[h])
+        guard homes[h].zones[z].rooms.contains(roomID) else {
+            throw HomeError(.notFound, "The room '\(roomName)' is not in the zone '\(homes[h].zones[z].name)'.")
+        }
+        homes[h].zones[z].rooms.removeAll { $0 == roomID }
+        events.append(.didRemoveRoomFromZone(home: homes[h].id, room: roomID, zone: homes[h].zones[z].id))
+    }
+
+    // MARK: Accessories
+
+    /// Adds an accessory from the browser: `found` is the accessory followed, for a bridge, by its
+    /// bridged accessories. All land in `roomName` (the default room when `nil`).
+    mutating func addAccessory(_ found: [Accessory], home homeName: String, room roomName: String?, name: String?,
+        account: String, events: inout [HomeEvent]) throws(HomeError) -> Accessory
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        guard var accessories = Optional(found), let first = accessories.first else {
+            throw HomeError(.notFound, "No accessory to add.")
+        }
+        if let owner = locate(first.id) {
+            throw HomeError(
+                .objectAlreadyAssociatedToHome,
+                "The accessory '\(first.name)' already belongs to the home '\(homes[owner.home].name)'.")
+        }
+        let roomID = try roomName.map { name throws(HomeError) in try Self.roomID(name, in: homes[h]) }
+            ?? homes[h].defaultRoom.id
+        if let name { accessories[0].name = name }
+        var home = homes[h]
+        for var accessory in accessories {
+            try Self.checkName(accessory.name, in: home)
+            accessory.room = roomID
+            home.accessories.append(accessory)
+        }
+        homes[h] = home
+        for accessory in accessories where !accessory.isBridge {
+            events.append(.didAddAccessory(home: home.id, accessory: accessory.id, name: accessory.name, room: roomID))
+        }
+        return home.accessories[home.accessories.count - accessories.count]
+    }
+
+    /// Removes an accessory (a bridge with all its bridged accessories) and drops actions that wrote to
+    /// it; returns what was removed, for the browser.
+    mutating func removeAccessory(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError) -> [Accessory]
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let a = try Self.accessoryIndex(name, in: homes[h])
+        let accessory = homes[h].accessories[a]
+        if let bridgeID = accessory.bridge {
+            let bridge = homes[h].accessory(bridgeID)?.name ?? bridgeID.rawValue
+            throw HomeError(
+                .cannotRemoveNonBridgeAccessory,
+                "'\(accessory.name)' sits behind the bridge '\(bridge)'; remove the bridge instead.")
+        }
+        let removedIDs = Set([accessory.id] + accessory.bridgedAccessories)
+        let removed = homes[h].accessories.filter { removedIDs.contains($0.id) }
+        homes[h].accessories.removeAll { removedIDs.contains($0.id) }
+        for s in homes[h].actionSets.indices {
+            homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
+        }
+        for accessory in removed where !accessory.isBridge {
+            events.append(.didRemoveAccessory(
+                home: homes[h].id, accessory: accessory.id, name: accessory.name,
+                room: accessory.room ?? homes[h].defaultRoom.id))
+        }
+        return removed
+    }
+
+    mutating func renameAccessory(_ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let a = try Self.accessoryIndex(name, in: homes[h])
+        let accessory = homes[h].accessories[a]
+        try Self.checkName(newName, in: homes[h], except: accessory.id.rawValue)
+        guard accessory.name != newName else { return }
+        homes[h].accessories[a].name = newName
+        events.append(.didUpdateNameForAccessory(
+            home: homes[h].id, accessory: accessory.id, oldName: accessory.name, name: newName))
+    }
+
+    /// Moves one accessory to a room. A bridge moves alone: its bridged accessories stay where they are.
+    mutating func assignAccessory(_ name: String, toRoom roomName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let a = try Self.accessoryIndex(name, in: homes[h])
+        let roomID = try Self.roomID(roomName, in: homes[h])
+        let accessory = homes[h].accessories[a]
+        let oldRoom = accessory.room ?? homes[h].defaultRoom.id
+        guard oldRoom != roomID else { return }
+        homes[h].accessories[a].room = roomID
+        events.append(.didUpdateRoomForAccessory(home: homes[h].id, accessory: accessory.id, oldRoom: oldRoom, room: roomID))
+    }
+
+    // MARK: Action sets
+
+    /// Resolves a characteristic named by a request, for an action or a write.
+    static func resolve(_ reference: CharacteristicReference, in home: Home) throws(HomeError)
+        -> (accessory: Accessory, service: Service, characteristic: Characteristic)
+    {
+        let accessory = home.accessories[try accessoryIndex(reference.accessory, in: home)]
+        guard let service = accessory.service(named: reference.service) else {
+            throw HomeError(.notFound, "The accessory '\(accessory.name)' has no service named '\(reference.service)'.")
+        }
+        guard let characteristic = service.characteristic(reference.characteristic) else {
+            throw HomeError(
+                .notFound,
+                "The service '\(service.name)' of '\(accessory.name)' has no characteristic \(reference.characteristic).")
+        }
+        return (accessory, service, characteristic)
+    }
+
+    /// Checks that a value may be written to a characteristic and returns it in the characteristic's format.
+    static func writable(_ value: CharacteristicValue, to characteristic: Characteristic, of accessory: Accessory)
+        throws(HomeError) -> CharacteristicValue
+    {
+        guard characteristic.metadata.permissions.contains(.write) else {
+            throw HomeError(
+                .readOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is read-only.")
+        }
+        do {
+            return try characteristic.metadata.validate(value)
+        } catch {
+            throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
+        }
+    }
+
+    mutating func addActionSet(named name: String, actions requests: [ActionRequest], home homeName: String,
+        account: String, events: inout [HomeEvent]) throws(HomeError) -> ActionSet
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        try Self.checkName(name, in: homes[h])
+        var actions: [Action] = []
+        for request in requests {
+            let (accessory, service, characteristic) = try Self.resolve(request.target, in: homes[h])
+            let value = try Self.writable(request.value, to: characteristic, of: accessory)
+            if actions.contains(where: {
+                $0.accessory == accessory.id && $0.service == service.id && $0.characteristic == characteristic.type
+            }) {
+                throw HomeError(
+                    .invalidParameter,
+                    "The action set writes \(characteristic.type) of '\(accessory.name)' more than once.")
+            }
+            actions.append(Action(accessory: accessory.id, service: service.id, characteristic: characteristic.type, value: value))
+        }
+        let actionSet = ActionSet(id: .random(), name: name, actions: actions)
+        homes[h].actionSets.append(actionSet)
+        events.append(.didAddActionSet(home: homes[h].id, actionSet: actionSet.id, name: name))
+        return actionSet
+    }
+
+    mutating func removeActionSet(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let s = try Self.actionSetIndex(name, in: homes[h])
+        let actionSet = homes[h].actionSets.remove(at: s)
+        events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
+    }
+
+    mutating func renameActionSet(_ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        let s = try Self.actionSetIndex(name, in: homes[h])
+        let actionSet = homes[h].actionSets[s]
+        try Self.checkName(newName, in: homes[h], except: actionSet.id.rawValue)
+        guard actionSet.name != newName else { return }
+        homes[h].actionSets[s].name = newName
+        events.append(.didUpdateNameForActionSet(
+            home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
+    }
+
+    // MARK: Users
+
+    mutating func addUser(account newAccount: String, name: String, home homeName: String, account: String,
+        events: inout [HomeEvent]) throws(HomeError) -> User
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        guard !newAccount.isEmpty else { throw HomeError(.missingParameter, "The new user's account is required.") }
+        guard !name.trimmingSpaces.isEmpty else { throw HomeError(.missingParameter, "The new user's name is required.") }
+        if homes[h].users.contains(where: { $0.account == newAccount }) {
+            throw HomeError(.alreadyExists, "That account is already a member of the home '\(homes[h].name)'.")
+        }
+        if let other = homes[h].users.first(where: { HomeName.matches($0.name, name) }) {
+            throw HomeError(.alreadyExists, "The home '\(homes[h].name)' already has a user named '\(other.name)'.")
+        }
+        let user = User(id: .random(), name: name, role: .guest, account: newAccount)
+        homes[h].users.append(user)
+        events.append(.didAddUser(home: homes[h].id, user: user.id, name: name))
+        return user
+    }
+
+    mutating func removeUser(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let h = try homeIndex(homeName, account: account, .administrator)
+        guard let u = homes[h].users.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(homes[h].name)' has no user named '\(name)'.")
+        }
+        guard homes[h].users[u].role != .administrator else {
+            throw HomeError(.invalidParameter, "The administrator cannot leave the home; remove the home instead.")
+        }
+        let user = homes[h].users.remove(at: u)
+        events.append(.didRemoveUser(home: homes[h].id, user: user.id, name: user.name))
+    }
+
+    // MARK: What drivers report
+
+    /// Records a value the device confirmed or reported; no event when it did not change.
+    mutating func recordValue(_ value: CharacteristicValue, accessory: AccessoryID, service: ServiceID,
+        characteristic: CharacteristicType, events: inout [HomeEvent])
+    {
+        guard let (h, a) = locate(accessory),
+            let current = homes[h].accessories[a].characteristic(service, characteristic)
+        else { return }
+        let stored = (try? current.metadata.validate(value)) ?? value
+        if homes[h].accessories[a].setValue(stored, service: service, type: characteristic) {
+            events.append(.didUpdateValueForCharacteristic(
+                home: homes[h].id, accessory: accessory, service: service, characteristic: characteristic, value: stored))
+        }
+    }
+
+    mutating func recordReachability(_ isReachable: Bool, accessory: AccessoryID, events: inout [HomeEvent]) {
+        guard let (h, a) = locate(accessory), homes[h].accessories[a].isReachable != isReachable else { return }
+        homes[h].accessories[a].isReachable = isReachable
+        events.append(.accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String { String(drop { $0.isWhitespace }) }
+}

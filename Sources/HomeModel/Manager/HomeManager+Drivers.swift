@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+
+extension HomeManager {
+    // MARK: Drivers
+
+    /// Starts a driver and takes what it finds into the browser; from then on its updates (values,
+    /// reachability, accessories found and lost) flow into the model.
+    public func attach(_ driver: any AccessoryDriver) async throws {
+        let index = browserAdd(driver)
+        let updates = driver.updates
+        addDriverTask(Task {
+            for await update in updates {
+                self.apply(update, driver: index)
+            }
+        })
+        try await driver.start()
+        for accessory in await driver.accessories() {
+            apply(.found(accessory), driver: index)
+        }
+    }
+
+    /// Records one thing a driver reported. Values and reachability of accessories in a home are
+    /// persisted and announced; those of accessories in the browser only update the browser.
+    func apply(_ update: DriverUpdate, driver: Int) {
+        switch update {
+        case .found(let accessory):
+            let isNew = browserFound(accessory, driver: driver)
+            if isInHome(accessory.id) {
+                commitReported { graph, events in
+                    graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
+                    for service in accessory.services {
+                        for characteristic in service.characteristics {
+                            guard let value = characteristic.value else { continue }
+                            graph.recordValue(
+                                value, accessory: accessory.id, service: service.id,
+                                characteristic: characteristic.type, events: &events)
+                        }
+                    }
+                }
+            } else if isNew {
+                publishEvents([.didFindNewAccessory(accessory: accessory.id)])
+            }
+        case .lost(let id):
+            browserLost(id)
+            if isInHome(id) {
+                commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+            } else {
+                publishEvents([.didRemoveNewAccessory(accessory: id)])
+            }
+        case .value(let id, let service, let characteristic, let value):
+            browserSetValue(value, id, service, characteristic)
+            commitReported { graph, events in
+                graph.recordValue(value, accessory: id, service: service, characteristic: characteristic, events: &events)
+            }
+        case .reachability(let id, let isReachable):
+            browserSetReachable(isReachable, id)
+            commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events) }
+        }
+    }
+
+    // MARK: Characteristics
+
+    /// Writes one value (admin or guest). Validated against the metadata, sent through the driver, and
+    /// recorded only once the driver confirmed.
+    public func writeValue(_ value: CharacteristicValue, to target: CharacteristicReference, home: String,
+        account: String) async throws(HomeError)
+    {
+        try await writeValues([ActionRequest(target, value)], home: home, account: account)
+    }
+
+    /// Writes several values of one accessory together (admin or guest): all are validated first, then
+    /// sent in one driver write; either all are recorded or none.
+    public func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {
+        guard !requests.isEmpty else { throw HomeError(.missingParameter, "No values to write.") }
+        let snapshot = try self.home(home, account: account)
+        var target: Accessory?
+        var writes: [CharacteristicWrite] = []
+        for request in requests {
+            let (accessory, service, characteristic) = try HomeGraph.resolve(request.target, in: snapshot)
+            if let target, target.id != accessory.id {
+                throw HomeError(.invalidParameter, "Values written together must belong to one accessory.")
+            }
+            target = accessory
+            let value = try HomeGraph.writable(request.value, to: characteristic, of: accessory)
+            if writes.contains(where: { $0.service == service.id && $0.characteristic == characteristic.type }) {
+                throw HomeError(.invalidParameter, "\(characteristic.type) of '\(accessory.name)' is written twice.")
+            }
+            writes.append(CharacteristicWrite(service: service.id, characteristic: characteristic.type, value: value))
+        }
+        guard let accessory = target else { throw HomeError(.missingParameter, "No values to write.") }
+        try await write(writes, to: accessory)
+    }
+
+    private func write(_ writes: [CharacteristicWrite], to accessory: Accessory) async throws(HomeError) {
+        let driver = try reachableDriver(for: accessory)
+        let id = accessory.id
+        try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
+        try commitChange { graph, events in
+            for write in writes {
+                graph.recordValue(
+                    write.value, accessory: id, service: write.service, characteristic: write.characteristic,
+                    events: &events)
+            }
+        }
+    }
+
+    /// Reads values fresh from the accessory (admin or guest): one characteristic, one service's, or all
+    /// readable ones. Naming a write-only characteristic fails with `writeOnlyCharacteristic`.
+    public func readValues(accessory name: String, service serviceName: String? = nil,
+        characteristic type: CharacteristicType? = nil, home: String, account: String)
+        async throws(HomeError) -> [CharacteristicRead]
+    {
+        let snapshot = try self.home(home, account: account)
+        let accessory = snapshot.accessories[try HomeGraph.accessoryIndex(name, in: snapshot)]
+        var services = accessory.services
+        if let serviceName {
+            guard let service = accessory.service(named: serviceName) else {
+                throw HomeError(.notFound, "The accessory '\(accessory.name)' has no service named '\(serviceName)'.")
+            }
+            services = [service]
+        }
+        var targets: [(Service, Characteristic)] = []
+        for service in services {
+            for characteristic in service.characteristics where type == nil || characteristic.type == type {
+                if characteristic.metadata.permissions.contains(.read) {
+                    targets.append((service, characteristic))
+                } else if type != nil {
+                    throw HomeError(
+                        .writeOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is write-only.")
+                }
+            }
+        }
+        if let type, targets.isEmpty {
+            throw HomeError(.notFound, "The accessory '\(accessory.name)' has no characteristic \(type) there.")
+        }
+        let driver = try reachableDriver(for: accessory)
+        var reads: [CharacteristicRead] = []
+        for (service, characteristic) in targets {
+            let id = accessory.id
+            let value = try await callDriver(accessory, "read") {
+                try await driver.read(id, service: service.id, characteristic: characteristic.type)
+            }
+            reads.append(CharacteristicRead(
+                accessory: id, service: service.id, serviceName: service.name,
+                characteristic: characteristic.type, value: value))
+        }
+        try commitChange { graph, events in
+            for read in reads {
+                graph.recordValue(
+                    read.value, accessory: read.accessory, service: read.service,
+                    characteristic: read.characteristic, events: &events)
+            }
+        }
+        return reads
+    }
+
+    /// Asks an accessory to identify itself (admin or guest).
+    public func identify(accessory name: String, home: String, account: String) async throws(HomeError) {
+        let snapshot = try self.home(home, account: account)
+        let accessory = snapshot.accessories[try HomeGraph.accessoryIndex(name, in: snapshot)]
+        let driver = try reachableDriver(for: accessory)
+        let id = accessory.id
+        try await callDriver(accessory, "identify") { try await driver.identify(id) }
+    }
+
+    /// Runs an action set (admin or guest): every action is attempted, and the result says for each
+    /// whether it succeeded and why not. Throws only when the action set cannot be run at all.
+    public func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
+        -> [ActionResult]
+    {
+        let snapshot = try self.home(home, account: account)
+        let actionSet = snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)]
+        var results: [ActionResult] = []
+        for action in actionSet.actions {
+            do throws(HomeError) {
+                guard let accessory = currentAccessory(action.accessory),
+                    let characteristic = accessory.characteristic(action.service, action.characteristic)
+                else {
+                    throw HomeError(.notFound, "The action's characteristic \(action.characteristic) no longer exists.")
+                }
+                let value = try HomeGraph.writable(action.value, to: characteristic, of: accessory)
+                try await write(
+                    [CharacteristicWrite(service: action.service, characteristic: action.characteristic, value: value)],
+                    to: accessory)
+                results.append(ActionResult(action: action, error: nil))
+            } catch {
+                results.append(ActionResult(action: action, error: error))
+            }
+        }
+        publishEvents([
+            .didExecuteActionSet(
+                home: snapshot.id, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
+        ])
+        return results
+    }
+
+    // MARK: Helpers
+
+    private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
+        guard let current = currentAccessory(accessory.id), current.isReachable,
+            let driver = driverFor(accessory.id)
+        else {
+            throw HomeError(.accessoryNotReachable, "The accessory '\(accessory.name)' is not reachable.")
+        }
+        return driver
+    }
+
+    /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
+    private func callDriver<Value: Sendable>(_ accessory: Accessory, _ what: String,
+        _ body: @escaping @Sendable () async throws -> Value) async throws(HomeError) -> Value
+    {
+        let timeout = driverTimeout
+        do {
+            return try await withThrowingTaskGroup(of: Value?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw HomeError(
+                        .operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
+                }
+                return value
+            }
+        } catch let error as HomeError {
+            throw error
+        } catch {
+            throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
+        }
+    }
+}

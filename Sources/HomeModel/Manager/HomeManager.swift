@@ -1,0 +1,342 @@
+import Foundation
+import Logging
+
+/// The home database: HomeKit's `HMHomeManager` and everything under it, as one actor.
+///
+/// The only writer. Every operation names the acting `account` and is checked against the role table
+/// before anything else; every mutation is validated on a copy of the model, written to SQLite, and only
+/// then made visible and announced on ``events()``. A failed operation changes nothing. Snapshots
+/// handed out (``Home``, ``Accessory``, ...) are values.
+public actor HomeManager {
+    private var graph: HomeGraph
+    private let database: HomeDatabase
+    private var browser = AccessoryBrowser()
+    private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
+    private var driverTasks: [Task<Void, Never>] = []
+    private let logger: Logger
+    /// How long a driver may take to read, write or identify before the request fails with
+    /// `operationTimedOut`.
+    public let driverTimeout: Duration
+
+    /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
+    public init(database: HomeDatabase, driverTimeout: Duration = .seconds(10), logger: Logger? = nil) throws {
+        self.database = database
+        self.graph = try database.load()
+        self.driverTimeout = driverTimeout
+        self.logger = logger ?? Logger(label: "homegate.home-model")
+    }
+
+    // MARK: Events
+
+    /// A new stream of every change from now on, in commit order. It starts with
+    /// ``HomeEvent/homeManagerDidUpdateHomes`` so a listener loads the snapshot first.
+    public func events() -> AsyncStream<HomeEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: HomeEvent.self, bufferingPolicy: .unbounded)
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in
+            Task { await self.unsubscribe(id) }
+        }
+        continuation.yield(.homeManagerDidUpdateHomes)
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) {
+        subscribers[id] = nil
+    }
+
+    private func publish(_ events: [HomeEvent]) {
+        for event in events {
+            for continuation in subscribers.values { continuation.yield(event) }
+        }
+    }
+
+    /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
+    public func reload() throws {
+        var reloaded = try database.load()
+        for h in reloaded.homes.indices {
+            for a in reloaded.homes[h].accessories.indices {
+                let id = reloaded.homes[h].accessories[a].id
+                reloaded.homes[h].accessories[a].isReachable = browser.isReachable(id)
+            }
+        }
+        graph = reloaded
+        publish([.homeManagerDidUpdateHomes])
+    }
+
+    /// Stops the drivers and finishes every event stream.
+    public func shutdown() async {
+        for task in driverTasks { task.cancel() }
+        driverTasks.removeAll()
+        for driver in browser.drivers { await driver.stop() }
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers.removeAll()
+    }
+
+    // MARK: Committing
+
+    /// Applies a change to a copy of the model, saves it, then makes it current and announces it.
+    private func commit<Result>(
+        _ change: (inout HomeGraph, inout [HomeEvent]) throws(HomeError) -> Result
+    ) throws(HomeError) -> Result {
+        var next = graph
+        var events: [HomeEvent] = []
+        let result = try change(&next, &events)
+        do {
+            try database.save(from: graph, to: next)
+        } catch {
+            logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+            throw HomeError(.unexpectedError, "The change could not be saved: \(error)")
+        }
+        graph = next
+        publish(events)
+        return result
+    }
+
+    // MARK: Snapshots
+
+    /// The homes `account` may see (HomeKit's `homes` for that user), each with the account's role.
+    public func homes(for account: String) -> [HomeSummary] {
+        graph.homes.compactMap { home in
+            graph.role(of: account, in: home).map {
+                HomeSummary(id: home.id, name: home.name, isPrimary: home.isPrimary, role: $0)
+            }
+        }
+    }
+
+    /// One home as `account` may see it. Throws `notFound`, or `insufficientPrivileges` for a non-member.
+    public func home(_ name: String, account: String) throws(HomeError) -> Home {
+        graph.homes[try graph.homeIndex(name, account: account, .member)]
+    }
+
+    /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
+    public func allHomes() -> [Home] { graph.homes }
+
+    /// The primary home; `nil` while there is no home.
+    public var primaryHome: HomeID? { graph.primaryHome }
+
+    /// Who is a member of which home, with accounts: for generating broker access rules only.
+    public func memberships() -> [Membership] {
+        graph.homes.flatMap { home in
+            home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
+        }
+    }
+
+    // MARK: Homes
+
+    /// Adds a home; `account` becomes its administrator (display name `userName`, else the account).
+    /// The first home becomes the primary home.
+    @discardableResult
+    public func addHome(named name: String, account: String, userName: String? = nil) throws(HomeError) -> Home {
+        try commit { graph, events throws(HomeError) in
+            try graph.addHome(named: name, account: account, userName: userName, events: &events)
+        }
+    }
+
+    /// Removes a home (administrator only). Its accessories return to the browser.
+    public func removeHome(_ home: String, account: String) throws(HomeError) {
+        let removed = try commit { graph, events throws(HomeError) in
+            try graph.removeHome(home, account: account, events: &events)
+        }
+        returnToBrowser(removed)
+    }
+
+    public func renameHome(_ home: String, to name: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.renameHome(home, to: name, account: account, events: &events)
+        }
+    }
+
+    public func setPrimaryHome(_ home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.setPrimaryHome(home, account: account, events: &events)
+        }
+    }
+
+    // MARK: Rooms
+
+    @discardableResult
+    public func addRoom(named name: String, home: String, account: String) throws(HomeError) -> Room {
+        try commit { graph, events throws(HomeError) in
+            try graph.addRoom(named: name, home: home, account: account, events: &events)
+        }
+    }
+
+    /// Removes a room; its accessories move to the default room. The default room cannot be removed.
+    public func removeRoom(_ room: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.removeRoom(room, home: home, account: account, events: &events)
+        }
+    }
+
+    public func renameRoom(_ room: String, to name: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.renameRoom(room, to: name, home: home, account: account, events: &events)
+        }
+    }
+
+    // MARK: Zones
+
+    @discardableResult
+    public func addZone(named name: String, home: String, account: String) throws(HomeError) -> Zone {
+        try commit { graph, events throws(HomeError) in
+            try graph.addZone(named: name, home: home, account: account, events: &events)
+        }
+    }
+
+    public func removeZone(_ zone: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.removeZone(zone, home: home, account: account, events: &events)
+        }
+    }
+
+    public func renameZone(_ zone: String, to name: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.renameZone(zone, to: name, home: home, account: account, events: &events)
+        }
+    }
+
+    public func addRoom(_ room: String, toZone zone: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.addRoom(room, toZone: zone, home: home, account: account, events: &events)
+        }
+    }
+
+    public func removeRoom(_ room: String, fromZone zone: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.removeRoom(room, fromZone: zone, home: home, account: account, events: &events)
+        }
+    }
+
+    // MARK: Accessories
+
+    /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
+    /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
+    public func discoveredAccessories() -> [Accessory] {
+        browser.unowned(by: graph)
+    }
+
+    /// Takes an accessory from the browser into a home (administrator only); a bridge brings its bridged
+    /// accessories. It lands in `room`, or the default room; `name` overrides the name its driver gave.
+    @discardableResult
+    public func addAccessory(_ id: AccessoryID, home: String, room: String? = nil, name: String? = nil,
+        account: String) throws(HomeError) -> Accessory
+    {
+        _ = try graph.homeIndex(home, account: account, .administrator)
+        let found = try browser.accessoryWithBridged(id, unownedIn: graph)
+        let added = try commit { graph, events throws(HomeError) in
+            try graph.addAccessory(found, home: home, room: room, name: name, account: account, events: &events)
+        }
+        publish(found.map { .didRemoveNewAccessory(accessory: $0.id) })
+        return added
+    }
+
+    /// Removes an accessory (administrator only). A bridged accessory cannot be removed alone; removing
+    /// its bridge removes it too. Actions that wrote to a removed accessory are dropped.
+    public func removeAccessory(_ accessory: String, home: String, account: String) throws(HomeError) {
+        let removed = try commit { graph, events throws(HomeError) in
+            try graph.removeAccessory(accessory, home: home, account: account, events: &events)
+        }
+        returnToBrowser(removed)
+    }
+
+    public func renameAccessory(_ accessory: String, to name: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.renameAccessory(accessory, to: name, home: home, account: account, events: &events)
+        }
+    }
+
+    /// Moves an accessory to a room (``HomeName/defaultRoom`` for the default room). Moving a bridge does
+    /// not move its bridged accessories.
+    public func assignAccessory(_ accessory: String, toRoom room: String, home: String, account: String)
+        throws(HomeError)
+    {
+        try commit { graph, events throws(HomeError) in
+            try graph.assignAccessory(accessory, toRoom: room, home: home, account: account, events: &events)
+        }
+    }
+
+    private func returnToBrowser(_ accessories: [Accessory]) {
+        publish(accessories.filter { browser.knows($0.id) }.map { .didFindNewAccessory(accessory: $0.id) })
+    }
+
+    // MARK: Action sets
+
+    /// Adds an action set (administrator only). Every action must name a writable characteristic and a
+    /// value its metadata accepts.
+    @discardableResult
+    public func addActionSet(named name: String, actions: [ActionRequest], home: String, account: String)
+        throws(HomeError) -> ActionSet
+    {
+        try commit { graph, events throws(HomeError) in
+            try graph.addActionSet(named: name, actions: actions, home: home, account: account, events: &events)
+        }
+    }
+
+    public func removeActionSet(_ actionSet: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.removeActionSet(actionSet, home: home, account: account, events: &events)
+        }
+    }
+
+    public func renameActionSet(_ actionSet: String, to name: String, home: String, account: String)
+        throws(HomeError)
+    {
+        try commit { graph, events throws(HomeError) in
+            try graph.renameActionSet(actionSet, to: name, home: home, account: account, events: &events)
+        }
+    }
+
+    // MARK: Users
+
+    /// Adds `newAccount` to the home as a guest shown as `name` (administrator only).
+    @discardableResult
+    public func addUser(account newAccount: String, name: String, home: String, account: String)
+        throws(HomeError) -> User
+    {
+        try commit { graph, events throws(HomeError) in
+            try graph.addUser(account: newAccount, name: name, home: home, account: account, events: &events)
+        }
+    }
+
+    /// Removes the user shown as `name` (administrator only; the administrator cannot be removed).
+    public func removeUser(named name: String, home: String, account: String) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in
+            try graph.removeUser(named: name, home: home, account: account, events: &events)
+        }
+    }
+
+    // MARK: For the driver extension
+
+    func browserAdd(_ driver: any AccessoryDriver) -> Int { browser.add(driver) }
+    func addDriverTask(_ task: Task<Void, Never>) { driverTasks.append(task) }
+    func browserFound(_ accessory: Accessory, driver: Int) -> Bool { browser.found(accessory, driver: driver) }
+    func browserLost(_ id: AccessoryID) { browser.lost(id) }
+    func browserSetValue(_ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
+        _ type: CharacteristicType)
+    {
+        browser.setValue(value, id, service, type)
+    }
+    func browserSetReachable(_ isReachable: Bool, _ id: AccessoryID) { browser.setReachable(isReachable, id) }
+    func driverFor(_ id: AccessoryID) -> (any AccessoryDriver)? { browser.driver(for: id) }
+    func isInHome(_ id: AccessoryID) -> Bool { graph.locate(id) != nil }
+    func publishEvents(_ events: [HomeEvent]) { publish(events) }
+
+    /// The accessory as the model knows it now, in whichever home holds it.
+    func currentAccessory(_ id: AccessoryID) -> Accessory? {
+        graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
+    }
+
+    func commitChange(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) throws(HomeError) {
+        try commit { graph, events throws(HomeError) in change(&graph, &events) }
+    }
+
+    /// Commits what a driver reported; a storage failure is logged, as there is no caller to tell.
+    func commitReported(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+        do throws(HomeError) {
+            try commitChange(change)
+        } catch {
+            logger.error("Recording a driver update failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// HomeKit's naming rules, in one place.
+///
+/// A name may contain only letters, digits, spaces and apostrophes and must start with a letter or a
+/// digit. Two names are the same name when they are equal ignoring case, spaces and apostrophes, so
+/// "Home1" and "home 1" collide. The Gateway matches incoming topic names with ``matches(_:_:)`` so a
+/// command for `living room` finds `Living Room`.
+public enum HomeName {
+    /// The topic-facing name of every home's default room (HomeKit's `roomForEntireHome`).
+    ///
+    /// It starts with `$`, which no valid name can, so it never collides with a room a user creates.
+    public static let defaultRoom = "$default"
+
+    /// The key two names compare by: lowercased, without spaces and apostrophes.
+    public static func key(_ name: String) -> String {
+        String(name.lowercased().filter { !isSpace($0) && !isApostrophe($0) })
+    }
+
+    /// Whether two names are the same name under HomeKit's comparison.
+    public static func matches(_ lhs: String, _ rhs: String) -> Bool {
+        key(lhs) == key(rhs)
+    }
+
+    /// Checks a new name against the character rules; uniqueness is checked where the namespace is known.
+    public static func validate(_ name: String) throws(HomeError) {
+        guard !name.isEmpty else {
+            throw HomeError(.missingParameter, "A name is required.")
+        }
+        if let bad = name.first(where: { !isAllowed($0) }) {
+            throw HomeError(
+                .nameContainsProhibitedCharacters,
+                "The name '\(name)' contains '\(bad)'; only letters, digits, spaces and apostrophes are allowed."
+            )
+        }
+        if let first = name.first, !(first.isLetter || first.isNumber) {
+            throw HomeError(
+                .nameDoesNotStartWithValidCharacters,
+                "The name '\(name)' must start with a letter or a digit."
+            )
+        }
+        guard !key(name).isEmpty else {
+            throw HomeError(.missingParameter, "A name is required.")
+        }
+    }
+
+    private static func isAllowed(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber || isSpace(character) || isApostrophe(character)
+    }
+
+    private static func isSpace(_ character: Character) -> Bool { character == " " }
+
+    private static func isApostrophe(_ character: Character) -> Bool {
+        character == "'" || character == "\u{2019}"
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import GRDB
+
+/// The durable store of the home database: one SQLite file in WAL mode with `synchronous = FULL`, so a
+/// change is on disk when ``HomeManager`` acknowledges it and survives the process being killed.
+///
+/// Owned by one ``HomeManager``, which is its only writer.
+public final class HomeDatabase: Sendable {
+    let writer: any DatabaseWriter
+
+    private init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Opens (creating if needed) the database file at `path` and migrates it.
+    public static func open(atPath path: String) throws -> HomeDatabase {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return try HomeDatabase(writer: DatabasePool(path: path, configuration: configuration))
+    }
+
+    /// A private in-memory database, for tests.
+    public static func inMemory() throws -> HomeDatabase {
+        try HomeDatabase(writer: DatabaseQueue())
+    }
+
+    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound file.
+    public func integrityCheck() throws -> [String] {
+        try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
+    /// The journal mode in use (`wal` for a file database).
+    public func journalMode() throws -> String {
+        try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "home") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isPrimary", .boolean).notNull()
+            }
+            try db.create(table: "room") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("isDefault", .boolean).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "zone") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "zoneRoom") { t in
+                t.column("zoneID", .text).notNull().references("zone", onDelete: .cascade)
+                t.column("roomID", .text).notNull().references("room", onDelete: .cascade).indexed()
+                t.column("position", .integer).notNull()
+                t.primaryKey(["zoneID", "roomID"])
+            }
+            try db.create(table: "user") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("account", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("role", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.uniqueKey(["homeID", "account"])
+            }
+            try db.create(table: "accessory") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("roomID", .text).notNull().references("room", onDelete: .cascade)
+                t.column("name", .text).notNull()
+                t.column("category", .text).notNull()
+                t.column("manufacturer", .text).notNull()
+                t.column("model", .text).notNull()
+                t.column("bridgeID", .text)
+                t.column("bridgedIDs", .jsonText).notNull()
+                t.column("services", .jsonText).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "actionSet") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "action") { t in
+                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade)
+                t.column("position", .integer).notNull()
+                t.column("accessoryID", .text).notNull()
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("value", .jsonText).notNull()
+                t.primaryKey(["actionSetID", "position"])
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Loading
+
+    /// Everything that was acknowledged. Accessories load as unreachable until their driver reports.
+    func load() throws -> HomeGraph {
+        try writer.read { db in
+            let rows = try Rows(db)
+            var graph = HomeGraph()
+            for record in try HomeRecord.order(Column("position")).fetchAll(db) {
+                let home = try rows.home(record)
+                graph.homes.append(home)
+                if record.isPrimary { graph.primaryHome = home.id }
+            }
+            return graph
+        }
+    }
+
+    /// Every row below the home table, grouped by owner, for assembling homes.
+    private struct Rows {
+        let rooms: [String: [RoomRecord]]
+        let zones: [String: [ZoneRecord]]
+        let zoneRooms: [String: [ZoneRoomRecord]]
+        let users: [String: [UserRecord]]
+        let accessories: [String: [AccessoryRecord]]
+        let actionSets: [String: [ActionSetRecord]]
+        let actions: [String: [ActionRecord]]
+
+        init(_ db: Database) throws {
+            let position = Column("position")
+            rooms = Dictionary(grouping: try RoomRecord.order(position).fetchAll(db), by: \.homeID)
+            zones = Dictionary(grouping: try ZoneRecord.order(position).fetchAll(db), by: \.homeID)
+            zoneRooms = Dictionary(grouping: try ZoneRoomRecord.order(position).fetchAll(db), by: \.zoneID)
+            users = Dictionary(grouping: try UserRecord.order(position).fetchAll(db), by: \.homeID)
+            accessories = Dictionary(grouping: try AccessoryRecord.order(position).fetchAll(db), by: \.homeID)
+            actionSets = Dictionary(grouping: try ActionSetRecord.order(position).fetchAll(db), by: \.homeID)
+            actions = Dictionary(grouping: try ActionRecord.order(position).fetchAll(db), by: \.actionSetID)
+        }
+
+        func home(_ record: HomeRecord) throws -> Home {
+            let homeRooms = rooms[record.id] ?? []
+            guard let defaultRoom = homeRooms.first(where: \.isDefault) else {
+                throw HomeError(.unexpectedError, "The home '\(record.name)' has no default room in the database.")
+            }
+            return Home(
+                id: HomeID(record.id),
+                name: record.name,
+                isPrimary: record.isPrimary,
+                defaultRoom: Room(id: RoomID(defaultRoom.id), name: HomeName.defaultRoom, isDefault: true),
+                rooms: homeRooms.filter { !$0.isDefault }.map { Room(id: RoomID($0.id), name: $0.name, isDefault: false) },
+                zones: (zones[record.id] ?? []).map(zone),
+                accessories: (accessories[record.id] ?? []).map(Self.accessory),
+                actionSets: (actionSets[record.id] ?? []).map(actionSet),
+                users: (users[record.id] ?? []).map {
+                    User(id: UserID($0.id), name: $0.name, role: $0.role, account: $0.account)
+                }
+            )
+        }
+
+        private func zone(_ record: ZoneRecord) -> Zone {
+            Zone(id: ZoneID(record.id), name: record.name, rooms: (zoneRooms[record.id] ?? []).map { RoomID($0.roomID) })
+        }
+
+        private func actionSet(_ record: ActionSetRecord) -> ActionSet {
+            let actions: [Action] = (self.actions[record.id] ?? []).map { row in
+                Action(
+                    accessory: AccessoryID(row.accessoryID), service: ServiceID(row.serviceID),
+                    characteristic: CharacteristicType(row.characteristicType), value: row.value)
+            }
+            return ActionSet(id: ActionSetID(record.id), name: record.name, actions: actions)
+        }
+
+        private static func accessory(_ row: AccessoryRecord) -> Accessory {
+            var accessory = Accessory(
+                id: AccessoryID(row.id), name: row.name, category: AccessoryCategory(rawValue: row.category),
+                manufacturer: row.manufacturer, model: row.model, bridge: row.bridgeID.map { AccessoryID($0) },
+                bridgedAccessories: row.bridgedIDs.map { AccessoryID($0) }, services: row.services, isReachable: false)
+            accessory.room = RoomID(row.roomID)
+            return accessory
+        }
+    }
+
+    // MARK: Saving
+
+    /// Makes the database hold `new`, given that it holds `old`, in one transaction.
+    ///
+    /// A home whose layout is unchanged only has its changed accessories' values rewritten; any other
+    /// changed home is rewritten whole, which keeps the mapping obviously right.
+    func save(from old: HomeGraph, to new: HomeGraph) throws {
+        guard old != new else { return }
+        try writer.write { db in
+            let kept = Set(new.homes.map(\.id))
+            for home in old.homes where !kept.contains(home.id) {
+                try HomeRecord.deleteOne(db, key: home.id.rawValue)
+            }
+            let before = Dictionary(uniqueKeysWithValues: old.homes.enumerated().map { ($1.id, ($0, $1)) })
+            for (position, home) in new.homes.enumerated() {
+                if let (oldPosition, oldHome) = before[home.id] {
+                    if oldHome == home && oldPosition == position { continue }
+                    if oldPosition == position && oldHome.withoutValues == home.withoutValues {
+                        for accessory in home.accessories
+                        where oldHome.accessory(accessory.id)?.services != accessory.services {
+                            try AccessoryRecord
+                                .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
+                                .updateAll(db, AccessoryRecord.Columns.services.set(to: Self.json(accessory.services)))
+                        }
+                        continue
+                    }
+                    try HomeRecord.deleteOne(db, key: home.id.rawValue)
+                }
+                try Self.insert(home, position: position, db)
+            }
+        }
+    }
+
+    private static func json(_ services: [Service]) throws -> String {
+        String(decoding: try JSONEncoder().encode(services), as: UTF8.self)
+    }
+
+    private static func insert(_ home: Home, position: Int, _ db: Database) throws {
+        let homeID = home.id.rawValue
+        try HomeRecord(id: homeID, name: home.name, position: position, isPrimary: home.isPrimary).insert(db)
+        for (index, room) in home.allRooms.enumerated() {
+            try RoomRecord(id: room.id.rawValue, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index)
+                .insert(db)
+        }
+        for (index, zone) in home.zones.enumerated() {
+            try ZoneRecord(id: zone.id.rawValue, homeID: homeID, name: zone.name, position: index).insert(db)
+            for (roomIndex, room) in zone.rooms.enumerated() {
+                try ZoneRoomRecord(zoneID: zone.id.rawValue, roomID: room.rawValue, position: roomIndex).insert(db)
+            }
+        }
+        for (index, user) in home.users.enumerated() {
+            try UserRecord(
+                id: user.id.rawValue, homeID: homeID, account: user.account, name: user.name, role: user.role,
+                position: index
+            ).insert(db)
+        }
+        for (index, accessory) in home.accessories.enumerated() {
+            try AccessoryRecord(
+                id: accessory.id.rawValue, homeID: homeID,
+                roomID: (accessory.room ?? home.defaultRoom.id).rawValue, name: accessory.name,
+                category: accessory.category.rawValue, manufacturer: accessory.manufacturer, model: accessory.model,
+                bridgeID: accessory.bridge?.rawValue, bridgedIDs: accessory.bridgedAccessories.map(\.rawValue),
+                services: accessory.services, position: index
+            ).insert(db)
+        }
+        for (index, actionSet) in home.actionSets.enumerated() {
+            try ActionSetRecord(id: actionSet.id.rawValue, homeID: homeID, name: actionSet.name, position: index)
+                .insert(db)
+            for (actionIndex, action) in actionSet.actions.enumerated() {
+                try ActionRecord(
+                    actionSetID: actionSet.id.rawValue, position: actionIndex, accessoryID: action.accessory.rawValue,
+                    serviceID: action.service.rawValue, characteristicType: action.characteristic.rawValue,
+                    value: action.value
+                ).insert(db)
+            }
+        }
+    }
+}
+
+extension Home {
+    /// The home with characteristic values and reachability blanked: what "the layout" means when
+    /// deciding whether a save must rewrite the home.
+    var withoutValues: Home {
+        var home = self
+        for a in home.accessories.indices {
+            home.accessories[a].isReachable = false
+            for s in home.accessories[a].services.indices {
+                for c in home.accessories[a].services[s].characteristics.indices {
+                    home.accessories[a].services[s].characteristics[c].value = nil
+                }
+            }
+        }
+        return home
+    }
+}

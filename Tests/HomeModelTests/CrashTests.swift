@@ -1,0 +1,103 @@
+import Foundation
+import HomeModel
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Crash safety")
+struct CrashTests {
+    /// The crash-writer executable, built next to the test bundle.
+    static func crashWriter() -> URL? {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+        ] + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        for directory in candidates.compactMap({ $0 }) {
+            for up in [directory, directory.deletingLastPathComponent(), directory.deletingLastPathComponent().deletingLastPathComponent()] {
+                let url = up.appendingPathComponent("crash-writer")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+            }
+        }
+        return nil
+    }
+
+    /// What the writer acknowledged, parsed from its output lines.
+    struct Acknowledged {
+        var rooms: Set<Int> = []
+        var renamed: Set<Int> = []
+        var lastValue = 0
+
+        mutating func read(_ line: Substring) {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let n = Int(parts[1]) else { return }
+            switch parts[0] {
+            case "room": rooms.insert(n)
+            case "rename": renamed.insert(n)
+            case "value": lastValue = max(lastValue, n)
+            default: break
+            }
+        }
+    }
+
+    @Test("The database survives SIGKILL at any moment with every acknowledged change", .timeLimit(.minutes(5)))
+    func sigkill() async throws {
+        let writer = try #require(Self.crashWriter(), "crash-writer was not built next to the tests")
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            var acknowledged = Acknowledged()
+            var generator = SystemRandomNumberGenerator()
+            for round in 0..<20 {
+                // Given a writer changing the database as fast as it can
+                let process = Process()
+                process.executableURL = writer
+                process.arguments = [path]
+                let output = Pipe()
+                process.standardOutput = output
+                try process.run()
+
+                // When it is killed after a random number of acknowledged changes
+                let killAfter = Int.random(in: 1...60, using: &generator)
+                var seen = 0
+                var pending = ""
+                var killed = false
+                while true {
+                    let data = output.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    pending += String(decoding: data, as: UTF8.self)
+                    while let newline = pending.firstIndex(of: "\n") {
+                        acknowledged.read(pending[..<newline])
+                        pending.removeSubrange(...newline)
+                        seen += 1
+                    }
+                    if !killed && seen >= killAfter {
+                        kill(process.processIdentifier, SIGKILL)
+                        killed = true
+                    }
+                }
+                process.waitUntilExit()
+                #expect(killed, "round \(round): the writer stopped before it was killed")
+                #expect(process.terminationReason == .uncaughtSignal)
+
+                // Then the file is sound and holds every change acknowledged before the kill
+                let database = try HomeDatabase.open(atPath: path)
+                #expect(try database.integrityCheck() == ["ok"], "round \(round)")
+                let manager = try HomeManager(database: database)
+                let home = try await manager.home("Crash Home", account: "writer")
+                let names = Set(home.rooms.map(\.name))
+                for n in acknowledged.rooms {
+                    let expected = acknowledged.renamed.contains(n) ? ["Renamed \(n)"] : ["Room \(n)", "Renamed \(n)"]
+                    #expect(expected.contains { names.contains($0) }, "round \(round): room \(n) is missing")
+                }
+                let counter = home.accessory("counter")?.services.first?.characteristic("Counter")?.value?.intValue
+                #expect((counter ?? 0) >= acknowledged.lastValue, "round \(round): counter \(counter ?? 0)")
+            }
+            #expect(acknowledged.rooms.count >= 20)
+        }
+    }
+}

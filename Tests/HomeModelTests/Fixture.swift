@@ -1,0 +1,91 @@
+import Accessories
+import Foundation
+import HomeModel
+import Testing
+
+/// A home with virtual devices: "Home", administered by alice, with bob as a guest; eve is no member.
+/// The lamp and thermostat are added to the home; the bridge (Bridge with Stairs and Desk behind it)
+/// and the lock stay in the browser unless a test adds them.
+struct Fixture {
+    let manager: HomeManager
+    let driver: VirtualDriver
+
+    static let home = "Home"
+    static let admin = "alice"
+    static let guest = "bob"
+    static let stranger = "eve"
+
+    static let devices: [VirtualDeviceConfiguration] = [
+        .init(id: "lamp", name: "Lamp", kind: .lightbulb),
+        .init(id: "thermostat", name: "Thermostat", kind: .thermostat),
+        .init(id: "lock", name: "Lock", kind: .lock),
+        .init(id: "bridge", name: "Bridge", kind: .bridge, bridged: [
+            .init(id: "stairs", name: "Stairs", kind: .lightbulb),
+            .init(id: "desk", name: "Desk", kind: .lightbulb),
+        ]),
+    ]
+
+    static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
+    static let lampBrightness = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .brightness)
+
+    /// A manager over `database` (in memory by default) with the devices attached and the home built.
+    static func make(database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10)) async throws -> Fixture {
+        let manager = try HomeManager(database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout)
+        let driver = VirtualDriver(devices: devices)
+        try await manager.attach(driver)
+        try await manager.addHome(named: home, account: admin, userName: "Alice")
+        try await manager.addUser(account: guest, name: "Bob", home: home, account: admin)
+        try await manager.addAccessory("lamp", home: home, account: admin)
+        try await manager.addAccessory("thermostat", home: home, account: admin)
+        return Fixture(manager: manager, driver: driver)
+    }
+
+    func home(_ account: String = admin) async throws -> Home {
+        try await manager.home(Self.home, account: account)
+    }
+
+    func value(_ accessory: AccessoryID, _ type: CharacteristicType) async throws -> CharacteristicValue? {
+        try await home().accessory(accessory)?.services.first?.characteristic(type)?.value
+    }
+}
+
+/// Runs `body` and returns the code of the `HomeError` it threw, or `nil` if it did not throw.
+func errorCode(_ body: () async throws -> Void) async -> HomeError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch let error as HomeError {
+        return error.code
+    } catch {
+        Issue.record("unexpected error \(error)")
+        return nil
+    }
+}
+
+/// Takes the next `count` events from an iterator.
+func take(_ count: Int, from iterator: inout AsyncStream<HomeEvent>.Iterator) async -> [HomeEvent] {
+    var events: [HomeEvent] = []
+    while events.count < count, let event = await iterator.next() { events.append(event) }
+    return events
+}
+
+/// A fresh temporary directory, removed by `body`'s end.
+func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("homegate-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+/// The code of the `HomeError` a synchronous body threw, or `nil` if it did not throw.
+func thrownCode(_ body: () throws -> Void) -> HomeError.Code? {
+    do {
+        try body()
+        return nil
+    } catch let error as HomeError {
+        return error.code
+    } catch {
+        Issue.record("unexpected error \(error)")
+        return nil
+    }
+}

@@ -1,0 +1,168 @@
+import Accessories
+import HomeModel
+import Testing
+
+@Suite("Homes, the default room, zones and bridges")
+struct LayoutTests {
+    let home = Fixture.home
+    let admin = Fixture.admin
+
+    @Test("The first home becomes primary; removing it makes the next one primary")
+    func primaryHome() async throws {
+        // Given a manager with no homes
+        let m = try HomeManager(database: .inMemory())
+        #expect(await m.primaryHome == nil)
+        // When two homes are added
+        let first = try await m.addHome(named: "First", account: admin)
+        let second = try await m.addHome(named: "Second", account: admin)
+        // Then the first is primary
+        #expect(await m.primaryHome == first.id)
+        try await m.setPrimaryHome("second", account: admin)
+        #expect(await m.homes(for: admin).map(\.isPrimary) == [false, true])
+        // And removing the primary one hands primacy to what is left
+        try await m.removeHome("Second", account: admin)
+        #expect(await m.primaryHome == first.id)
+        #expect(await m.homes(for: admin).map(\.isPrimary) == [true])
+        try await m.removeHome("First", account: admin)
+        #expect(await m.primaryHome == nil)
+        _ = second
+    }
+
+    @Test("New accessories land in the default room")
+    func accessoriesLandInTheDefaultRoom() async throws {
+        let f = try await Fixture.make()
+        let snapshot = try await f.home()
+        #expect(snapshot.defaultRoom.name == HomeName.defaultRoom)
+        #expect(snapshot.defaultRoom.isDefault)
+        #expect(snapshot.accessories.allSatisfy { $0.room == snapshot.defaultRoom.id })
+    }
+
+    @Test("The default room cannot be renamed, removed or put in a zone")
+    func defaultRoomIsFixed() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        try await m.addZone(named: "Upstairs", home: home, account: admin)
+        #expect(await errorCode { try await m.renameRoom(HomeName.defaultRoom, to: "Hall", home: home, account: admin) } == .roomForHomeCannotBeUpdated)
+        #expect(await errorCode { try await m.removeRoom(HomeName.defaultRoom, home: home, account: admin) } == .roomForHomeCannotBeUpdated)
+        #expect(await errorCode { try await m.addRoom(HomeName.defaultRoom, toZone: "Upstairs", home: home, account: admin) } == .roomForHomeCannotBeInZone)
+        #expect(try await f.home().zones.first?.rooms == [])
+    }
+
+    @Test("Removing a room moves its accessories to the default room and takes it out of its zones")
+    func removingARoom() async throws {
+        // Given the lamp in the Den, which is in two zones
+        let f = try await Fixture.make()
+        let m = f.manager
+        try await m.addRoom(named: "Den", home: home, account: admin)
+        try await m.addZone(named: "Upstairs", home: home, account: admin)
+        try await m.addZone(named: "Quiet", home: home, account: admin)
+        try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
+        try await m.addRoom("Den", toZone: "Quiet", home: home, account: admin)
+        try await m.assignAccessory("Lamp", toRoom: "Den", home: home, account: admin)
+        // When the Den is removed
+        try await m.removeRoom("Den", home: home, account: admin)
+        // Then the lamp is in the default room and no zone lists the Den
+        let snapshot = try await f.home()
+        #expect(snapshot.accessory("lamp")?.room == snapshot.defaultRoom.id)
+        #expect(snapshot.zones.allSatisfy { $0.rooms.isEmpty })
+        // And the accessory can be moved back to the default room by its reserved name
+        try await m.addRoom(named: "Study", home: home, account: admin)
+        try await m.assignAccessory("Lamp", toRoom: "Study", home: home, account: admin)
+        try await m.assignAccessory("Lamp", toRoom: "$default", home: home, account: admin)
+        #expect(try await f.home().accessory("lamp")?.room == snapshot.defaultRoom.id)
+    }
+
+    @Test("A room may be in several zones, once each")
+    func zones() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        let den = try await m.addRoom(named: "Den", home: home, account: admin)
+        try await m.addZone(named: "Upstairs", home: home, account: admin)
+        try await m.addZone(named: "Quiet", home: home, account: admin)
+        try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
+        try await m.addRoom("den", toZone: "quiet", home: home, account: admin)
+        #expect(try await f.home().zones.map(\.rooms) == [[den.id], [den.id]])
+        #expect(await errorCode { try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin) } == .alreadyExists)
+        try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin)
+        #expect(await errorCode { try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin) } == .notFound)
+        #expect(await errorCode { try await m.addRoom("Nowhere", toZone: "Quiet", home: home, account: admin) } == .notFound)
+        try await m.renameZone("Quiet", to: "Calm", home: home, account: admin)
+        try await m.removeZone("Upstairs", home: home, account: admin)
+        let snapshot = try await f.home()
+        #expect(snapshot.zones.map(\.name) == ["Calm"])
+        #expect(snapshot.zones.map(\.rooms) == [[den.id]])
+    }
+
+    @Test("Adding a bridge adds its bridged accessories and announces only them")
+    func addingABridge() async throws {
+        // Given the bridge in the browser
+        let f = try await Fixture.make()
+        let m = f.manager
+        #expect(await m.discoveredAccessories().map(\.id) == ["lock", "bridge", "stairs", "desk"])
+        try await m.addRoom(named: "Office", home: home, account: admin)
+        var events = await m.events().makeAsyncIterator()
+        _ = await events.next()
+        // When the administrator adds the bridge to the Office
+        try await m.addAccessory("bridge", home: home, room: "Office", account: admin)
+        // Then the bridge and both bridged accessories are in the home, all in the Office
+        let snapshot = try await f.home()
+        let office = snapshot.rooms[0].id
+        #expect(snapshot.accessories.map(\.id) == ["lamp", "thermostat", "bridge", "stairs", "desk"])
+        #expect(snapshot.accessories(in: office).map(\.id) == ["bridge", "stairs", "desk"])
+        #expect(snapshot.accessory("stairs")?.bridge == "bridge")
+        // And the home announced each bridged accessory, never the bridge
+        let added = await take(2, from: &events)
+        #expect(added == [
+            .didAddAccessory(home: snapshot.id, accessory: "stairs", name: "Stairs", room: office),
+            .didAddAccessory(home: snapshot.id, accessory: "desk", name: "Desk", room: office),
+        ])
+        // And the browser no longer lists them
+        #expect(await m.discoveredAccessories().map(\.id) == ["lock"])
+    }
+
+    @Test("A bridged accessory cannot be added or removed on its own")
+    func bridgedAccessoriesGoWithTheirBridge() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        #expect(await errorCode { try await m.addAccessory("stairs", home: home, account: admin) } == .invalidParameter)
+        try await m.addAccessory("bridge", home: home, account: admin)
+        #expect(await errorCode { try await m.addAccessory("bridge", home: home, account: admin) } == .objectAlreadyAssociatedToHome)
+        #expect(await errorCode { try await m.removeAccessory("Stairs", home: home, account: admin) } == .cannotRemoveNonBridgeAccessory)
+        #expect(try await f.home().accessory("stairs") != nil)
+        // When the bridge is removed, its bridged accessories go with it and return to the browser
+        try await m.removeAccessory("Bridge", home: home, account: admin)
+        #expect(try await f.home().accessories.map(\.id) == ["lamp", "thermostat"])
+        #expect(Set(await m.discoveredAccessories().map(\.id)) == ["lock", "bridge", "stairs", "desk"])
+    }
+
+    @Test("Assigning a bridge to a room does not move its bridged accessories")
+    func bridgeRoomDoesNotMoveBridged() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        try await m.addRoom(named: "Office", home: home, account: admin)
+        try await m.addRoom(named: "Hall", home: home, account: admin)
+        try await m.addAccessory("bridge", home: home, account: admin)
+        try await m.assignAccessory("Stairs", toRoom: "Hall", home: home, account: admin)
+        // When the bridge moves to the Office
+        try await m.assignAccessory("Bridge", toRoom: "Office", home: home, account: admin)
+        // Then the bridged accessories stay where they were
+        let snapshot = try await f.home()
+        let (office, hall) = (snapshot.rooms[0].id, snapshot.rooms[1].id)
+        #expect(snapshot.accessory("bridge")?.room == office)
+        #expect(snapshot.accessory("stairs")?.room == hall)
+        #expect(snapshot.accessory("desk")?.room == snapshot.defaultRoom.id)
+    }
+
+    @Test("Removing an accessory drops the actions that wrote to it")
+    func removingAnAccessoryCleansActionSets() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        let thermostatMode = CharacteristicReference(
+            accessory: "Thermostat", service: "Thermostat", characteristic: .targetHeatingCoolingState)
+        try await m.addActionSet(
+            named: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false)), ActionRequest(thermostatMode, .int(0))],
+            home: home, account: admin)
+        try await m.removeAccessory("Lamp", home: home, account: admin)
+        #expect(try await f.home().actionSets.first?.actions.map(\.accessory) == ["thermostat"])
+    }
+}

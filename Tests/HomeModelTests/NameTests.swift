@@ -1,0 +1,116 @@
+import Accessories
+import HomeModel
+import Testing
+
+@Suite("Naming rules")
+struct NameTests {
+    @Test("Letters, digits, spaces and apostrophes are allowed", arguments: [
+        "Kitchen", "Living Room", "Bob's Room", "Room 2", "2nd Floor", "Küche", "Salle à manger", "Bob\u{2019}s",
+    ])
+    func allowedNames(name: String) throws {
+        try HomeName.validate(name)
+    }
+
+    @Test("Any other character is refused", arguments: ["Living-Room", "Kitchen!", "Attic/Loft", "Den_1", "Hall.", "a$b"])
+    func prohibitedCharacters(name: String) {
+        #expect(thrownCode { try HomeName.validate(name) } == .nameContainsProhibitedCharacters)
+    }
+
+    @Test("A name must start with a letter or a digit", arguments: [" Kitchen", "'Kitchen", "  2nd"])
+    func firstCharacter(name: String) {
+        #expect(thrownCode { try HomeName.validate(name) } == .nameDoesNotStartWithValidCharacters)
+    }
+
+    @Test("An empty name is missing")
+    func emptyName() {
+        #expect(thrownCode { try HomeName.validate("") } == .missingParameter)
+    }
+
+    @Test("The default room's reserved name is not a valid user name")
+    func defaultRoomNameIsReserved() {
+        #expect(thrownCode { try HomeName.validate(HomeName.defaultRoom) } == .nameContainsProhibitedCharacters)
+    }
+
+    @Test("Comparison ignores case, spaces and apostrophes", arguments: [
+        ("Home1", "home 1"), ("Bob's Room", "bobs room"), ("LIVING ROOM", "living room"), ("Bob\u{2019}s", "bobs"),
+    ])
+    func matching(lhs: String, rhs: String) {
+        #expect(HomeName.matches(lhs, rhs))
+        #expect(HomeName.key(lhs) == HomeName.key(rhs))
+    }
+
+    @Test("Different names do not match")
+    func notMatching() {
+        #expect(!HomeName.matches("Kitchen", "Kitchen 2"))
+        #expect(!HomeName.matches("Den", "Dens"))
+    }
+
+    @Test("Home names are unique across the manager, compared the HomeKit way")
+    func homeNamespace() async throws {
+        // Given a home named Home1
+        let manager = try HomeManager(database: .inMemory())
+        try await manager.addHome(named: "Home1", account: "alice")
+        // When another account adds "home 1"
+        let code = await errorCode { try await manager.addHome(named: "home 1", account: "carol") }
+        // Then it is refused and there is still one home
+        #expect(code == .homeWithSimilarNameExists)
+        #expect(await manager.allHomes().count == 1)
+    }
+
+    @Test("Rooms, zones, accessories and action sets share the home's namespace")
+    func homeContentsShareANamespace() async throws {
+        // Given a home with a room, a zone, the lamp and an action set
+        let f = try await Fixture.make()
+        let m = f.manager
+        let (home, admin) = (Fixture.home, Fixture.admin)
+        try await m.addRoom(named: "Kitchen", home: home, account: admin)
+        try await m.addZone(named: "Upstairs", home: home, account: admin)
+        try await m.addActionSet(named: "Night", actions: [], home: home, account: admin)
+
+        // When names similar to any of them are used for another kind of object
+        // Then each is refused with objectWithSimilarNameExistsInHome
+        #expect(await errorCode { try await m.addZone(named: "kitchen", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.addRoom(named: "Up stairs", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.addActionSet(named: "LAMP", actions: [], home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.renameAccessory("Lamp", to: "Night", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.renameRoom("Kitchen", to: "Thermostat", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.renameZone("Upstairs", to: "Kitchen", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.renameActionSet("Night", to: "Upstairs", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(await errorCode { try await m.addAccessory("lock", home: home, name: "Kitchen", account: admin) } == .objectWithSimilarNameExistsInHome)
+        // And nothing was added or renamed
+        let snapshot = try await f.home()
+        #expect(snapshot.rooms.map(\.name) == ["Kitchen"])
+        #expect(snapshot.zones.map(\.name) == ["Upstairs"])
+        #expect(snapshot.actionSets.map(\.name) == ["Night"])
+        #expect(snapshot.accessories.map(\.name) == ["Lamp", "Thermostat"])
+    }
+
+    @Test("The same name may be used in two homes")
+    func namesArePerHome() async throws {
+        let f = try await Fixture.make()
+        try await f.manager.addHome(named: "Cabin", account: Fixture.admin)
+        try await f.manager.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.addRoom(named: "Kitchen", home: "Cabin", account: Fixture.admin)
+        #expect(try await f.manager.home("Cabin", account: Fixture.admin).rooms.map(\.name) == ["Kitchen"])
+    }
+
+    @Test("Renaming checks the character rules and may change only the case of its own name")
+    func renaming() async throws {
+        let f = try await Fixture.make()
+        let m = f.manager
+        try await m.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
+        #expect(await errorCode { try await m.renameRoom("Kitchen", to: "Kitchen!", home: Fixture.home, account: Fixture.admin) } == .nameContainsProhibitedCharacters)
+        #expect(await errorCode { try await m.renameRoom("Kitchen", to: " Kitchen", home: Fixture.home, account: Fixture.admin) } == .nameDoesNotStartWithValidCharacters)
+        try await m.renameRoom("kitchen", to: "KITCHEN", home: Fixture.home, account: Fixture.admin)
+        #expect(try await f.home().rooms.map(\.name) == ["KITCHEN"])
+    }
+
+    @Test("Objects are found by names compared the HomeKit way")
+    func lookupByMatchingName() async throws {
+        let f = try await Fixture.make()
+        try await f.manager.addRoom(named: "Living Room", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.assignAccessory("lamp", toRoom: "living room", home: "home", account: Fixture.admin)
+        let home = try await f.home()
+        #expect(home.accessory("lamp")?.room == home.rooms.first?.id)
+    }
+}

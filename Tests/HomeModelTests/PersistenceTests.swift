@@ -1,0 +1,98 @@
+import Foundation
+import Accessories
+import HomeModel
+import Testing
+
+@Suite("Persistence")
+struct PersistenceTests {
+    @Test("After a restart the manager loads exactly what was acknowledged")
+    func reloadFromDisk() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            // Given a home built on a file database, with values written
+            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)
+            try await m.addRoom(named: "Den", home: home, account: admin)
+            try await m.addRoom(named: "Hall", home: home, account: admin)
+            try await m.addZone(named: "Upstairs", home: home, account: admin)
+            try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
+            try await m.addAccessory("bridge", home: home, room: "Hall", account: admin)
+            try await m.assignAccessory("Lamp", toRoom: "Den", home: home, account: admin)
+            try await m.addActionSet(
+                named: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))], home: home, account: admin)
+            try await m.addHome(named: "Cabin", account: "carol")
+            try await m.setPrimaryHome("Cabin", account: "carol")
+            try await m.writeValue(.int(42), to: Fixture.lampBrightness, home: home, account: Fixture.guest)
+            _ = await errorCode { try await m.addRoom(named: "den", home: home, account: admin) }
+            let before = await m.allHomes()
+            await m.shutdown()
+
+            // When a new manager opens the same file
+            let database = try HomeDatabase.open(atPath: path)
+            let reloaded = try HomeManager(database: database)
+
+            // Then it holds the same homes, layout, users, action sets and last values (all unreachable
+            // until a driver reports), and the same primary home
+            let after = await reloaded.allHomes()
+            #expect(after.map(Self.layout) == before.map(Self.layout))
+            #expect(after.map(\.accessories).joined().allSatisfy { !$0.isReachable })
+            #expect(await reloaded.primaryHome == before[1].id)
+            #expect(after[0].accessory("lamp")?.service(named: "Lightbulb")?.characteristic(.brightness)?.value == .int(42))
+            #expect(await reloaded.memberships().map(\.account) == ["alice", "bob", "carol"])
+            #expect(try database.journalMode() == "wal")
+            #expect(try database.integrityCheck() == ["ok"])
+        }
+    }
+
+    @Test("Reachability returns when the driver is attached again")
+    func reattach() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            await f.manager.shutdown()
+            let again = try await Fixture.reopen(path: path)
+            #expect(try await again.home().accessories.allSatisfy { $0.isReachable })
+        }
+    }
+
+    @Test("reload() re-reads the database and tells listeners to reload")
+    func reload() async throws {
+        let f = try await Fixture.make()
+        var events = await f.manager.events().makeAsyncIterator()
+        _ = await events.next()
+        try await f.manager.reload()
+        #expect(await events.next() == .homeManagerDidUpdateHomes)
+        #expect(try await f.home().accessory("lamp")?.isReachable == true)
+    }
+
+    /// Everything in a home but reachability, which is not persisted.
+    struct Layout: Equatable {
+        let home: [String]
+        let rooms: [Room]
+        let zones: [Zone]
+        let users: [User]
+        let actionSets: [ActionSet]
+        let accessories: [[String]]
+        let services: [[Service]]
+    }
+
+    static func layout(_ home: Home) -> Layout {
+        Layout(
+            home: [home.id.rawValue, home.name, "\(home.isPrimary)"], rooms: home.allRooms, zones: home.zones,
+            users: home.users, actionSets: home.actionSets,
+            accessories: home.accessories.map {
+                [$0.id.rawValue, $0.name, $0.room?.rawValue ?? "", $0.bridge?.rawValue ?? "", $0.category.rawValue]
+            },
+            services: home.accessories.map(\.services))
+    }
+}
+
+extension Fixture {
+    /// A manager over an existing file with the devices attached again, nothing added.
+    static func reopen(path: String) async throws -> Fixture {
+        let manager = try HomeManager(database: HomeDatabase.open(atPath: path))
+        let driver = VirtualDriver(devices: devices)
+        try await manager.attach(driver)
+        return Fixture(manager: manager, driver: driver)
+    }
+}
