@@ -66,7 +66,9 @@ struct DemoHomeTests {
 
     @Test("Malformed YAML is refused")
     func malformed() {
-        #expect(throws: (any Error).self) { try DemoHome.parse("devices: [{ id: x, kind: toaster, name: X }]\nhomes: []") }
+        #expect(throws: (any Error).self) {
+            try DemoHome.parse("devices: [{ id: x, kind: toaster, name: X }]\nhomes: []")
+        }
         #expect(throws: (any Error).self) {
             try DemoHome.parse("devices: [{ id: x, kind: switch, name: X, failureRate: 2 }]\nhomes: []")
         }

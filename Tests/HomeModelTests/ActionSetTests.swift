@@ -54,24 +54,41 @@ struct ActionSetTests {
         let snapshot = try await f.home()
         let actionSet = try #require(snapshot.actionSets.first)
         let after = await take(2, from: &events)
-        #expect(after == [
-            .didUpdateValueForCharacteristic(
-                home: snapshot.id, accessory: "thermostat", service: "main", characteristic: .targetHeatingCoolingState,
-                value: .int(2)),
-            .didExecuteActionSet(home: snapshot.id, actionSet: actionSet.id, failedActions: 1),
-        ])
+        #expect(
+            after == [
+                .didUpdateValueForCharacteristic(
+                    home: snapshot.id, accessory: "thermostat", service: "main",
+                    characteristic: .targetHeatingCoolingState,
+                    value: .int(2)),
+                .didExecuteActionSet(home: snapshot.id, actionSet: actionSet.id, failedActions: 1),
+            ])
     }
 
     @Test("Actions must name writable characteristics and valid values")
     func validation() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        let current = CharacteristicReference(accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
-        #expect(await errorCode { try await m.addActionSet(named: "A", actions: [ActionRequest(current, .float(20))], home: home, account: admin) } == .readOnlyCharacteristic)
-        #expect(await errorCode { try await m.addActionSet(named: "A", actions: [ActionRequest(thermostatMode, .int(7))], home: home, account: admin) } == .valueHigherThanMaximum)
-        #expect(await errorCode { try await m.addActionSet(named: "A", actions: [ActionRequest(Fixture.lampOn, .string("on"))], home: home, account: admin) } == .invalidValueType)
+        let current = CharacteristicReference(
+            accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
+        #expect(
+            await errorCode {
+                try await m.addActionSet(
+                    named: "A", actions: [ActionRequest(current, .float(20))], home: home, account: admin)
+            } == .readOnlyCharacteristic)
+        #expect(
+            await errorCode {
+                try await m.addActionSet(
+                    named: "A", actions: [ActionRequest(thermostatMode, .int(7))], home: home, account: admin)
+            } == .valueHigherThanMaximum)
+        #expect(
+            await errorCode {
+                try await m.addActionSet(
+                    named: "A", actions: [ActionRequest(Fixture.lampOn, .string("on"))], home: home, account: admin)
+            } == .invalidValueType)
         let twice = [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampOn, .bool(false))]
-        #expect(await errorCode { try await m.addActionSet(named: "A", actions: twice, home: home, account: admin) } == .invalidParameter)
+        #expect(
+            await errorCode { try await m.addActionSet(named: "A", actions: twice, home: home, account: admin) }
+                == .invalidParameter)
         #expect(try await f.home().actionSets.isEmpty)
     }
 

@@ -3,23 +3,27 @@ import HomeModel
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite("Crash safety")
 struct CrashTests {
     /// The crash-writer executable, built next to the test bundle.
     static func crashWriter() -> URL? {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
-            Bundle.main.bundleURL,
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            Bundle.main.executableURL?.deletingLastPathComponent(),
-        ] + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        let candidates =
+            [
+                URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+                Bundle.main.bundleURL,
+                Bundle.main.bundleURL.deletingLastPathComponent(),
+                Bundle.main.executableURL?.deletingLastPathComponent(),
+            ] + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
         for directory in candidates.compactMap({ $0 }) {
-            for up in [directory, directory.deletingLastPathComponent(), directory.deletingLastPathComponent().deletingLastPathComponent()] {
+            for up in [
+                directory, directory.deletingLastPathComponent(),
+                directory.deletingLastPathComponent().deletingLastPathComponent(),
+            ] {
                 let url = up.appendingPathComponent("crash-writer")
                 if FileManager.default.isExecutableFile(atPath: url.path) { return url }
             }

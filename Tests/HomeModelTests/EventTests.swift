@@ -63,7 +63,8 @@ struct EventTests {
         try await m.renameAccessory("Lamp", to: "Reading Lamp", home: Fixture.home, account: Fixture.admin)
         try await m.assignAccessory("Reading Lamp", toRoom: "Den", home: Fixture.home, account: Fixture.admin)
         try await m.writeValue(
-            .bool(true), to: CharacteristicReference(accessory: "Reading Lamp", service: "Lightbulb", characteristic: .on),
+            .bool(true),
+            to: CharacteristicReference(accessory: "Reading Lamp", service: "Lightbulb", characteristic: .on),
             home: Fixture.home, account: Fixture.guest)
         try await m.addAccessory("lock", home: Fixture.home, account: Fixture.admin)
         try await m.removeAccessory("Lock", home: Fixture.home, account: Fixture.admin)
@@ -71,7 +72,8 @@ struct EventTests {
         let expected: [HomeEvent] = [
             .didUpdateNameForAccessory(home: home.id, accessory: "lamp", oldName: "Lamp", name: "Reading Lamp"),
             .didUpdateRoomForAccessory(home: home.id, accessory: "lamp", oldRoom: home.defaultRoom.id, room: den),
-            .didUpdateValueForCharacteristic(home: home.id, accessory: "lamp", service: "main", characteristic: .on, value: .bool(true)),
+            .didUpdateValueForCharacteristic(
+                home: home.id, accessory: "lamp", service: "main", characteristic: .on, value: .bool(true)),
             .didAddAccessory(home: home.id, accessory: "lock", name: "Lock", room: home.defaultRoom.id),
             .didRemoveNewAccessory(accessory: "lock"),
             .didRemoveAccessory(home: home.id, accessory: "lock", name: "Lock", room: home.defaultRoom.id),
@@ -90,13 +92,16 @@ struct EventTests {
         _ = await events.next()
         // When the lock is told to unlock and its transition time passes
         try await f.manager.writeValue(
-            .int(0), to: CharacteristicReference(accessory: "Lock", service: "LockMechanism", characteristic: .lockTargetState),
+            .int(0),
+            to: CharacteristicReference(accessory: "Lock", service: "LockMechanism", characteristic: .lockTargetState),
             home: Fixture.home, account: Fixture.guest)
         await f.driver.advance(by: .seconds(2))
         // Then the model announces the target, then the current state the lock reported
         let expected: [HomeEvent] = [
-            .didUpdateValueForCharacteristic(home: home.id, accessory: "lock", service: "main", characteristic: .lockTargetState, value: .int(0)),
-            .didUpdateValueForCharacteristic(home: home.id, accessory: "lock", service: "main", characteristic: .lockCurrentState, value: .int(0)),
+            .didUpdateValueForCharacteristic(
+                home: home.id, accessory: "lock", service: "main", characteristic: .lockTargetState, value: .int(0)),
+            .didUpdateValueForCharacteristic(
+                home: home.id, accessory: "lock", service: "main", characteristic: .lockCurrentState, value: .int(0)),
         ]
         var lockEvents: [HomeEvent] = []
         while lockEvents.count < 2, let event = await events.next() {

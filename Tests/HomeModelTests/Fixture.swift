@@ -19,14 +19,17 @@ struct Fixture {
         .init(id: "lamp", name: "Lamp", kind: .lightbulb),
         .init(id: "thermostat", name: "Thermostat", kind: .thermostat),
         .init(id: "lock", name: "Lock", kind: .lock),
-        .init(id: "bridge", name: "Bridge", kind: .bridge, bridged: [
-            .init(id: "stairs", name: "Stairs", kind: .lightbulb),
-            .init(id: "desk", name: "Desk", kind: .lightbulb),
-        ]),
+        .init(
+            id: "bridge", name: "Bridge", kind: .bridge,
+            bridged: [
+                .init(id: "stairs", name: "Stairs", kind: .lightbulb),
+                .init(id: "desk", name: "Desk", kind: .lightbulb),
+            ]),
     ]
 
     static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
-    static let lampBrightness = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .brightness)
+    static let lampBrightness = CharacteristicReference(
+        accessory: "Lamp", service: "Lightbulb", characteristic: .brightness)
 
     /// A manager over `database` (in memory by default) with the devices attached and the home built.
     static func make(database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10)) async throws -> Fixture {

@@ -42,9 +42,16 @@ struct LayoutTests {
         let f = try await Fixture.make()
         let m = f.manager
         try await m.addZone(named: "Upstairs", home: home, account: admin)
-        #expect(await errorCode { try await m.renameRoom(HomeName.defaultRoom, to: "Hall", home: home, account: admin) } == .roomForHomeCannotBeUpdated)
-        #expect(await errorCode { try await m.removeRoom(HomeName.defaultRoom, home: home, account: admin) } == .roomForHomeCannotBeUpdated)
-        #expect(await errorCode { try await m.addRoom(HomeName.defaultRoom, toZone: "Upstairs", home: home, account: admin) } == .roomForHomeCannotBeInZone)
+        #expect(
+            await errorCode { try await m.renameRoom(HomeName.defaultRoom, to: "Hall", home: home, account: admin) }
+                == .roomForHomeCannotBeUpdated)
+        #expect(
+            await errorCode { try await m.removeRoom(HomeName.defaultRoom, home: home, account: admin) }
+                == .roomForHomeCannotBeUpdated)
+        #expect(
+            await errorCode {
+                try await m.addRoom(HomeName.defaultRoom, toZone: "Upstairs", home: home, account: admin)
+            } == .roomForHomeCannotBeInZone)
         #expect(try await f.home().zones.first?.rooms == [])
     }
 
@@ -82,10 +89,16 @@ struct LayoutTests {
         try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
         try await m.addRoom("den", toZone: "quiet", home: home, account: admin)
         #expect(try await f.home().zones.map(\.rooms) == [[den.id], [den.id]])
-        #expect(await errorCode { try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin) } == .alreadyExists)
+        #expect(
+            await errorCode { try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin) }
+                == .alreadyExists)
         try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin)
-        #expect(await errorCode { try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin) } == .notFound)
-        #expect(await errorCode { try await m.addRoom("Nowhere", toZone: "Quiet", home: home, account: admin) } == .notFound)
+        #expect(
+            await errorCode { try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin) }
+                == .notFound)
+        #expect(
+            await errorCode { try await m.addRoom("Nowhere", toZone: "Quiet", home: home, account: admin) } == .notFound
+        )
         try await m.renameZone("Quiet", to: "Calm", home: home, account: admin)
         try await m.removeZone("Upstairs", home: home, account: admin)
         let snapshot = try await f.home()
@@ -112,10 +125,11 @@ struct LayoutTests {
         #expect(snapshot.accessory("stairs")?.bridge == "bridge")
         // And the home announced each bridged accessory, never the bridge
         let added = await take(2, from: &events)
-        #expect(added == [
-            .didAddAccessory(home: snapshot.id, accessory: "stairs", name: "Stairs", room: office),
-            .didAddAccessory(home: snapshot.id, accessory: "desk", name: "Desk", room: office),
-        ])
+        #expect(
+            added == [
+                .didAddAccessory(home: snapshot.id, accessory: "stairs", name: "Stairs", room: office),
+                .didAddAccessory(home: snapshot.id, accessory: "desk", name: "Desk", room: office),
+            ])
         // And the browser no longer lists them
         #expect(await m.discoveredAccessories().map(\.id) == ["lock"])
     }
@@ -126,8 +140,12 @@ struct LayoutTests {
         let m = f.manager
         #expect(await errorCode { try await m.addAccessory("stairs", home: home, account: admin) } == .invalidParameter)
         try await m.addAccessory("bridge", home: home, account: admin)
-        #expect(await errorCode { try await m.addAccessory("bridge", home: home, account: admin) } == .objectAlreadyAssociatedToHome)
-        #expect(await errorCode { try await m.removeAccessory("Stairs", home: home, account: admin) } == .cannotRemoveNonBridgeAccessory)
+        #expect(
+            await errorCode { try await m.addAccessory("bridge", home: home, account: admin) }
+                == .objectAlreadyAssociatedToHome)
+        #expect(
+            await errorCode { try await m.removeAccessory("Stairs", home: home, account: admin) }
+                == .cannotRemoveNonBridgeAccessory)
         #expect(try await f.home().accessory("stairs") != nil)
         // When the bridge is removed, its bridged accessories go with it and return to the browser
         try await m.removeAccessory("Bridge", home: home, account: admin)
@@ -160,7 +178,8 @@ struct LayoutTests {
         let thermostatMode = CharacteristicReference(
             accessory: "Thermostat", service: "Thermostat", characteristic: .targetHeatingCoolingState)
         try await m.addActionSet(
-            named: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false)), ActionRequest(thermostatMode, .int(0))],
+            named: "Night",
+            actions: [ActionRequest(Fixture.lampOn, .bool(false)), ActionRequest(thermostatMode, .int(0))],
             home: home, account: admin)
         try await m.removeAccessory("Lamp", home: home, account: admin)
         #expect(try await f.home().actionSets.first?.actions.map(\.accessory) == ["thermostat"])

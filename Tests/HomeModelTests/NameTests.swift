@@ -4,14 +4,17 @@ import Testing
 
 @Suite("Naming rules")
 struct NameTests {
-    @Test("Letters, digits, spaces and apostrophes are allowed", arguments: [
-        "Kitchen", "Living Room", "Bob's Room", "Room 2", "2nd Floor", "Küche", "Salle à manger", "Bob\u{2019}s",
-    ])
+    @Test(
+        "Letters, digits, spaces and apostrophes are allowed",
+        arguments: [
+            "Kitchen", "Living Room", "Bob's Room", "Room 2", "2nd Floor", "Küche", "Salle à manger", "Bob\u{2019}s",
+        ])
     func allowedNames(name: String) throws {
         try HomeName.validate(name)
     }
 
-    @Test("Any other character is refused", arguments: ["Living-Room", "Kitchen!", "Attic/Loft", "Den_1", "Hall.", "a$b"])
+    @Test(
+        "Any other character is refused", arguments: ["Living-Room", "Kitchen!", "Attic/Loft", "Den_1", "Hall.", "a$b"])
     func prohibitedCharacters(name: String) {
         #expect(thrownCode { try HomeName.validate(name) } == .nameContainsProhibitedCharacters)
     }
@@ -31,9 +34,11 @@ struct NameTests {
         #expect(thrownCode { try HomeName.validate(HomeName.defaultRoom) } == .nameContainsProhibitedCharacters)
     }
 
-    @Test("Comparison ignores case, spaces and apostrophes", arguments: [
-        ("Home1", "home 1"), ("Bob's Room", "bobs room"), ("LIVING ROOM", "living room"), ("Bob\u{2019}s", "bobs"),
-    ])
+    @Test(
+        "Comparison ignores case, spaces and apostrophes",
+        arguments: [
+            ("Home1", "home 1"), ("Bob's Room", "bobs room"), ("LIVING ROOM", "living room"), ("Bob\u{2019}s", "bobs"),
+        ])
     func matching(lhs: String, rhs: String) {
         #expect(HomeName.matches(lhs, rhs))
         #expect(HomeName.key(lhs) == HomeName.key(rhs))
@@ -69,14 +74,30 @@ struct NameTests {
 
         // When names similar to any of them are used for another kind of object
         // Then each is refused with objectWithSimilarNameExistsInHome
-        #expect(await errorCode { try await m.addZone(named: "kitchen", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.addRoom(named: "Up stairs", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.addActionSet(named: "LAMP", actions: [], home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.renameAccessory("Lamp", to: "Night", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.renameRoom("Kitchen", to: "Thermostat", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.renameZone("Upstairs", to: "Kitchen", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.renameActionSet("Night", to: "Upstairs", home: home, account: admin) } == .objectWithSimilarNameExistsInHome)
-        #expect(await errorCode { try await m.addAccessory("lock", home: home, name: "Kitchen", account: admin) } == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.addZone(named: "kitchen", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.addRoom(named: "Up stairs", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.addActionSet(named: "LAMP", actions: [], home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.renameAccessory("Lamp", to: "Night", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.renameRoom("Kitchen", to: "Thermostat", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.renameZone("Upstairs", to: "Kitchen", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.renameActionSet("Night", to: "Upstairs", home: home, account: admin) }
+                == .objectWithSimilarNameExistsInHome)
+        #expect(
+            await errorCode { try await m.addAccessory("lock", home: home, name: "Kitchen", account: admin) }
+                == .objectWithSimilarNameExistsInHome)
         // And nothing was added or renamed
         let snapshot = try await f.home()
         #expect(snapshot.rooms.map(\.name) == ["Kitchen"])
@@ -99,8 +120,14 @@ struct NameTests {
         let f = try await Fixture.make()
         let m = f.manager
         try await m.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
-        #expect(await errorCode { try await m.renameRoom("Kitchen", to: "Kitchen!", home: Fixture.home, account: Fixture.admin) } == .nameContainsProhibitedCharacters)
-        #expect(await errorCode { try await m.renameRoom("Kitchen", to: " Kitchen", home: Fixture.home, account: Fixture.admin) } == .nameDoesNotStartWithValidCharacters)
+        #expect(
+            await errorCode {
+                try await m.renameRoom("Kitchen", to: "Kitchen!", home: Fixture.home, account: Fixture.admin)
+            } == .nameContainsProhibitedCharacters)
+        #expect(
+            await errorCode {
+                try await m.renameRoom("Kitchen", to: " Kitchen", home: Fixture.home, account: Fixture.admin)
+            } == .nameDoesNotStartWithValidCharacters)
         try await m.renameRoom("kitchen", to: "KITCHEN", home: Fixture.home, account: Fixture.admin)
         #expect(try await f.home().rooms.map(\.name) == ["KITCHEN"])
     }

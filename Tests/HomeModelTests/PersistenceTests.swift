@@ -1,5 +1,5 @@
-import Foundation
 import Accessories
+import Foundation
 import HomeModel
 import Testing
 
@@ -37,7 +37,8 @@ struct PersistenceTests {
             #expect(after.map(Self.layout) == before.map(Self.layout))
             #expect(after.map(\.accessories).joined().allSatisfy { !$0.isReachable })
             #expect(await reloaded.primaryHome == before[1].id)
-            #expect(after[0].accessory("lamp")?.service(named: "Lightbulb")?.characteristic(.brightness)?.value == .int(42))
+            #expect(
+                after[0].accessory("lamp")?.service(named: "Lightbulb")?.characteristic(.brightness)?.value == .int(42))
             #expect(await reloaded.memberships().map(\.account) == ["alice", "bob", "carol"])
             #expect(try database.journalMode() == "wal")
             #expect(try database.integrityCheck() == ["ok"])

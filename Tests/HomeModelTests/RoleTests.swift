@@ -30,21 +30,33 @@ struct RoleTests {
         Operation("addZone", .layout) { try await $0.addZone(named: "Downstairs", home: home, account: $1) },
         Operation("removeZone", .layout) { try await $0.removeZone("Upstairs", home: home, account: $1) },
         Operation("renameZone", .layout) { try await $0.renameZone("Upstairs", to: "Top", home: home, account: $1) },
-        Operation("addRoomToZone", .layout) { try await $0.addRoom("Den", toZone: "Upstairs", home: home, account: $1) },
+        Operation("addRoomToZone", .layout) {
+            try await $0.addRoom("Den", toZone: "Upstairs", home: home, account: $1)
+        },
         Operation("removeRoomFromZone", .layout) {
             try await $0.removeRoom("Attic", fromZone: "Upstairs", home: home, account: $1)
         },
         Operation("addAccessory", .layout) { try await $0.addAccessory("lock", home: home, account: $1) },
         Operation("removeAccessory", .layout) { try await $0.removeAccessory("Lamp", home: home, account: $1) },
-        Operation("renameAccessory", .layout) { try await $0.renameAccessory("Lamp", to: "Light", home: home, account: $1) },
-        Operation("assignAccessory", .layout) { try await $0.assignAccessory("Lamp", toRoom: "Den", home: home, account: $1) },
-        Operation("addActionSet", .layout) { try await $0.addActionSet(named: "Away", actions: [], home: home, account: $1) },
+        Operation("renameAccessory", .layout) {
+            try await $0.renameAccessory("Lamp", to: "Light", home: home, account: $1)
+        },
+        Operation("assignAccessory", .layout) {
+            try await $0.assignAccessory("Lamp", toRoom: "Den", home: home, account: $1)
+        },
+        Operation("addActionSet", .layout) {
+            try await $0.addActionSet(named: "Away", actions: [], home: home, account: $1)
+        },
         Operation("removeActionSet", .layout) { try await $0.removeActionSet("Night", home: home, account: $1) },
-        Operation("renameActionSet", .layout) { try await $0.renameActionSet("Night", to: "Late", home: home, account: $1) },
+        Operation("renameActionSet", .layout) {
+            try await $0.renameActionSet("Night", to: "Late", home: home, account: $1)
+        },
         Operation("addUser", .layout) { try await $0.addUser(account: "dave", name: "Dave", home: home, account: $1) },
         Operation("removeUser", .layout) { try await $0.removeUser(named: "Carol", home: home, account: $1) },
         Operation("see the home", .use) { _ = try await $0.home(home, account: $1) },
-        Operation("writeValue", .use) { try await $0.writeValue(.bool(true), to: Fixture.lampOn, home: home, account: $1) },
+        Operation("writeValue", .use) {
+            try await $0.writeValue(.bool(true), to: Fixture.lampOn, home: home, account: $1)
+        },
         Operation("writeValues", .use) {
             try await $0.writeValues(
                 [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampBrightness, .int(40))],
@@ -132,9 +144,17 @@ struct RoleTests {
     func userRules() async throws {
         let f = try await Self.prepare()
         let m = f.manager
-        #expect(await errorCode { try await m.removeUser(named: "Alice", home: Self.home, account: Fixture.admin) } == .invalidParameter)
-        #expect(await errorCode { try await m.addUser(account: "bob", name: "Robert", home: Self.home, account: Fixture.admin) } == .alreadyExists)
-        #expect(await errorCode { try await m.addUser(account: "zed", name: "bob", home: Self.home, account: Fixture.admin) } == .alreadyExists)
+        #expect(
+            await errorCode { try await m.removeUser(named: "Alice", home: Self.home, account: Fixture.admin) }
+                == .invalidParameter)
+        #expect(
+            await errorCode {
+                try await m.addUser(account: "bob", name: "Robert", home: Self.home, account: Fixture.admin)
+            } == .alreadyExists)
+        #expect(
+            await errorCode {
+                try await m.addUser(account: "zed", name: "bob", home: Self.home, account: Fixture.admin)
+            } == .alreadyExists)
         try await m.removeUser(named: "Bob", home: Self.home, account: Fixture.admin)
         #expect(await m.homes(for: Fixture.guest).isEmpty)
     }

@@ -1,5 +1,5 @@
-import Foundation
 import Accessories
+import Foundation
 import HomeModel
 import Testing
 
@@ -47,7 +47,9 @@ struct ValueTests {
         #expect(thrownCode { _ = try name.validate(.string("123456789")) } == .stringLongerThanMaximum)
         #expect(thrownCode { _ = try name.validate(.string("ééééé")) } == .stringLongerThanMaximum)
         let unlimited = CharacteristicMetadata(format: .string, permissions: [.read])
-        #expect(thrownCode { _ = try unlimited.validate(.string(String(repeating: "a", count: 65))) } == .stringLongerThanMaximum)
+        #expect(
+            thrownCode { _ = try unlimited.validate(.string(String(repeating: "a", count: 65))) }
+                == .stringLongerThanMaximum)
         let blob = CharacteristicMetadata(format: .data, maxLength: 2, permissions: [.write])
         #expect(thrownCode { _ = try blob.validate(.data(Data([1, 2, 3]))) } == .stringLongerThanMaximum)
     }
@@ -65,9 +67,14 @@ struct ValueTests {
     func managerValidates() async throws {
         let f = try await Fixture.make()
         let (m, home, bob) = (f.manager, Fixture.home, Fixture.guest)
-        #expect(await errorCode { try await m.writeValue(.int(101), to: Fixture.lampBrightness, home: home, account: bob) } == .valueHigherThanMaximum)
-        let current = CharacteristicReference(accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
-        #expect(await errorCode { try await m.writeValue(.float(25), to: current, home: home, account: bob) } == .readOnlyCharacteristic)
+        #expect(
+            await errorCode { try await m.writeValue(.int(101), to: Fixture.lampBrightness, home: home, account: bob) }
+                == .valueHigherThanMaximum)
+        let current = CharacteristicReference(
+            accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
+        #expect(
+            await errorCode { try await m.writeValue(.float(25), to: current, home: home, account: bob) }
+                == .readOnlyCharacteristic)
         let missing = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .targetPosition)
         #expect(await errorCode { try await m.writeValue(.int(1), to: missing, home: home, account: bob) } == .notFound)
         #expect(try await f.value("lamp", .brightness) == .int(100))
@@ -87,7 +94,9 @@ struct ValueTests {
         let f = try await Fixture.make()
         let m = f.manager
         let bad = [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampBrightness, .int(-5))]
-        #expect(await errorCode { try await m.writeValues(bad, home: Fixture.home, account: Fixture.admin) } == .valueLowerThanMinimum)
+        #expect(
+            await errorCode { try await m.writeValues(bad, home: Fixture.home, account: Fixture.admin) }
+                == .valueLowerThanMinimum)
         #expect(await f.driver.value("lamp", .on) == .bool(false))
         let good = [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampBrightness, .int(30))]
         try await m.writeValues(good, home: Fixture.home, account: Fixture.admin)
@@ -103,18 +112,29 @@ struct ValueTests {
         _ = await events.next()
         await f.driver.setReachable(false, "lamp")
         let home = try await f.home()
-        #expect(await events.next() == .accessoryDidUpdateReachability(home: home.id, accessory: "lamp", isReachable: false))
+        #expect(
+            await events.next() == .accessoryDidUpdateReachability(home: home.id, accessory: "lamp", isReachable: false)
+        )
         #expect(try await f.home().accessory("lamp")?.isReachable == false)
         // When a value is written, read or the lamp identified
         let m = f.manager
-        #expect(await errorCode { try await m.writeValue(.bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin) } == .accessoryNotReachable)
-        #expect(await errorCode { _ = try await m.readValues(accessory: "Lamp", home: Fixture.home, account: Fixture.admin) } == .accessoryNotReachable)
-        #expect(await errorCode { try await m.identify(accessory: "Lamp", home: Fixture.home, account: Fixture.admin) } == .accessoryNotReachable)
+        #expect(
+            await errorCode {
+                try await m.writeValue(.bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
+            } == .accessoryNotReachable)
+        #expect(
+            await errorCode {
+                _ = try await m.readValues(accessory: "Lamp", home: Fixture.home, account: Fixture.admin)
+            } == .accessoryNotReachable)
+        #expect(
+            await errorCode { try await m.identify(accessory: "Lamp", home: Fixture.home, account: Fixture.admin) }
+                == .accessoryNotReachable)
         // Then nothing changed
         #expect(try await f.value("lamp", .on) == .bool(false))
         // And once it is back, the write goes through
         await f.driver.setReachable(true, "lamp")
-        #expect(await events.next() == .accessoryDidUpdateReachability(home: home.id, accessory: "lamp", isReachable: true))
+        #expect(
+            await events.next() == .accessoryDidUpdateReachability(home: home.id, accessory: "lamp", isReachable: true))
         try await m.writeValue(.bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
         #expect(try await f.value("lamp", .on) == .bool(true))
     }
@@ -148,9 +168,11 @@ struct ValueTests {
     func readAndIdentify() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        let reads = try await m.readValues(accessory: "Lamp", service: "Lightbulb", home: Fixture.home, account: Fixture.guest)
+        let reads = try await m.readValues(
+            accessory: "Lamp", service: "Lightbulb", home: Fixture.home, account: Fixture.guest)
         #expect(reads.map(\.characteristic) == [.on, .brightness, .hue, .saturation, .colorTemperature])
-        let one = try await m.readValues(accessory: "lamp", characteristic: .brightness, home: Fixture.home, account: Fixture.guest)
+        let one = try await m.readValues(
+            accessory: "lamp", characteristic: .brightness, home: Fixture.home, account: Fixture.guest)
         #expect(one.map(\.value) == [.int(100)])
         try await m.identify(accessory: "Lamp", home: Fixture.home, account: Fixture.guest)
         #expect(await f.driver.identifyCount("lamp") == 1)

@@ -12,9 +12,11 @@ struct DoorbellDriver: AccessoryDriver {
             Accessory(
                 id: "bell", name: "Doorbell", category: .other,
                 services: [
-                    Service(id: "info", type: "AccessoryInformation", name: "Information", characteristics: [
-                        .standard(.identify, nil), .standard(.name, .string("Doorbell")),
-                    ])
+                    Service(
+                        id: "info", type: "AccessoryInformation", name: "Information",
+                        characteristics: [
+                            .standard(.identify, nil), .standard(.name, .string("Doorbell")),
+                        ])
                 ])
         ]
     }

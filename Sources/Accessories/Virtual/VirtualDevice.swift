@@ -38,11 +38,14 @@ struct VirtualDevice: Sendable {
         var services: [Service] = []
         if let main = Self.mainService(for: configuration) { services.append(main) }
         if let level = configuration.battery {
-            services.append(Service(id: Self.batteryService, type: .battery, name: "Battery", characteristics: [
-                .standard(.batteryLevel, .int(level)),
-                .standard(.chargingState, .int(0)),
-                .standard(.statusLowBattery, .int(level < 20 ? 1 : 0)),
-            ]))
+            services.append(
+                Service(
+                    id: Self.batteryService, type: .battery, name: "Battery",
+                    characteristics: [
+                        .standard(.batteryLevel, .int(level)),
+                        .standard(.chargingState, .int(0)),
+                        .standard(.statusLowBattery, .int(level < 20 ? 1 : 0)),
+                    ]))
         }
         accessory = Accessory(
             id: AccessoryID(configuration.id), name: configuration.name, category: Self.category(configuration.kind),
@@ -72,39 +75,51 @@ struct VirtualDevice: Sendable {
         }
         switch configuration.kind {
         case .lightbulb:
-            return service(.lightbulb, [
-                .standard(.on, .bool(false)), .standard(.brightness, .int(100)), .standard(.hue, .float(0)),
-                .standard(.saturation, .float(0)), .standard(.colorTemperature, .int(300)),
-            ])
+            return service(
+                .lightbulb,
+                [
+                    .standard(.on, .bool(false)), .standard(.brightness, .int(100)), .standard(.hue, .float(0)),
+                    .standard(.saturation, .float(0)), .standard(.colorTemperature, .int(300)),
+                ])
         case .switch:
             return service(.switch, [.standard(.on, .bool(false))])
         case .outlet:
             return service(.outlet, [.standard(.on, .bool(false)), .standard(.outletInUse, .bool(false))])
         case .thermostat:
-            return service(.thermostat, [
-                .standard(.currentTemperature, .float(20)), .standard(.targetTemperature, .float(21)),
-                .standard(.currentHeatingCoolingState, .int(0)), .standard(.targetHeatingCoolingState, .int(0)),
-                .standard(.temperatureDisplayUnits, .int(0)),
-            ])
+            return service(
+                .thermostat,
+                [
+                    .standard(.currentTemperature, .float(20)), .standard(.targetTemperature, .float(21)),
+                    .standard(.currentHeatingCoolingState, .int(0)), .standard(.targetHeatingCoolingState, .int(0)),
+                    .standard(.temperatureDisplayUnits, .int(0)),
+                ])
         case .lock:
-            return service(.lockMechanism, [
-                .standard(.lockCurrentState, .int(1)), .standard(.lockTargetState, .int(1)),
-            ])
+            return service(
+                .lockMechanism,
+                [
+                    .standard(.lockCurrentState, .int(1)), .standard(.lockTargetState, .int(1)),
+                ])
         case .garageDoor:
-            return service(.garageDoorOpener, [
-                .standard(.currentDoorState, .int(1)), .standard(.targetDoorState, .int(1)),
-                .standard(.obstructionDetected, .bool(configuration.isObstructed)),
-            ])
+            return service(
+                .garageDoorOpener,
+                [
+                    .standard(.currentDoorState, .int(1)), .standard(.targetDoorState, .int(1)),
+                    .standard(.obstructionDetected, .bool(configuration.isObstructed)),
+                ])
         case .windowCovering:
-            return service(.windowCovering, [
-                .standard(.currentPosition, .int(0)), .standard(.targetPosition, .int(0)),
-                .standard(.positionState, .int(2)),
-            ])
+            return service(
+                .windowCovering,
+                [
+                    .standard(.currentPosition, .int(0)), .standard(.targetPosition, .int(0)),
+                    .standard(.positionState, .int(2)),
+                ])
         case .fan:
-            return service(.fan, [
-                .standard(.on, .bool(false)), .standard(.rotationSpeed, .float(50)),
-                .standard(.rotationDirection, .int(0)),
-            ])
+            return service(
+                .fan,
+                [
+                    .standard(.on, .bool(false)), .standard(.rotationSpeed, .float(50)),
+                    .standard(.rotationDirection, .int(0)),
+                ])
         case .temperatureSensor:
             return service(.temperatureSensor, [.standard(.currentTemperature, .float(21))])
         case .humiditySensor:

@@ -139,7 +139,9 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     /// The device's current value, as the device holds it.
-    public func value(_ accessory: AccessoryID, _ characteristic: CharacteristicType, service: ServiceID = ServiceID("main"))
+    public func value(
+        _ accessory: AccessoryID, _ characteristic: CharacteristicType, service: ServiceID = ServiceID("main")
+    )
         -> CharacteristicValue?
     {
         devices[accessory]?.value(characteristic, service: service)
@@ -165,7 +167,8 @@ public actor VirtualDriver: AccessoryDriver {
 
     private func failRandomly(_ device: VirtualDevice) throws(HomeError) {
         guard device.failureRate > 0, Double.random(in: 0..<1, using: &random) < device.failureRate else { return }
-        throw HomeError(.communicationFailure, "The accessory '\(device.accessory.name)' did not confirm (simulated failure).")
+        throw HomeError(
+            .communicationFailure, "The accessory '\(device.accessory.name)' did not confirm (simulated failure).")
     }
 
     private func report(_ id: AccessoryID) {

@@ -39,9 +39,10 @@ struct AccessoryBrowser: Sendable {
         found[id]?.isReachable = isReachable
     }
 
-    mutating func setValue(_ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
-        _ type: CharacteristicType)
-    {
+    mutating func setValue(
+        _ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
+        _ type: CharacteristicType
+    ) {
         _ = found[id]?.setValue(value, service: service, type: type)
     }
 
@@ -65,7 +66,8 @@ struct AccessoryBrowser: Sendable {
         if let bridge = accessory.bridge {
             throw HomeError(
                 .invalidParameter,
-                "'\(accessory.name)' sits behind the bridge '\(found[bridge]?.name ?? bridge.rawValue)'; add the bridge.")
+                "'\(accessory.name)' sits behind the bridge '\(found[bridge]?.name ?? bridge.rawValue)'; add the bridge."
+            )
         }
         let bridged = accessory.bridgedAccessories.compactMap { found[$0] }
             .filter { graph.locate($0.id) == nil }

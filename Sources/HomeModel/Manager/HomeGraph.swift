@@ -82,7 +82,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     /// Removes a home; returns its accessories, which go back to the browser.
-    mutating func removeHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError) -> [Accessory] {
+    mutating func removeHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError)
+        -> [Accessory]
+    {
         let index = try homeIndex(name, account: account, .administrator)
         let home = homes.remove(at: index)
         events.append(.didRemoveHome(home: home.id, name: home.name))
@@ -193,8 +195,9 @@ struct HomeGraph: Sendable, Hashable {
         let room = homes[h].rooms.remove(at: r)
         for a in home.accessories.indices where home.accessories[a].room == room.id {
             homes[h].accessories[a].room = home.defaultRoom.id
-            events.append(.didUpdateRoomForAccessory(
-                home: home.id, accessory: home.accessories[a].id, oldRoom: room.id, room: home.defaultRoom.id))
+            events.append(
+                .didUpdateRoomForAccessory(
+                    home: home.id, accessory: home.accessories[a].id, oldRoom: room.id, room: home.defaultRoom.id))
         }
         for z in home.zones.indices where home.zones[z].rooms.contains(room.id) {
             homes[h].zones[z].rooms.removeAll { $0 == room.id }
@@ -203,9 +206,10 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didRemoveRoom(home: home.id, room: room.id, name: room.name))
     }
 
-    mutating func renameRoom(_ name: String, to newName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func renameRoom(
+        _ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         guard let r = try Self.roomIndex(name, in: homes[h]) else {
             throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be renamed.")
@@ -239,9 +243,10 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didRemoveZone(home: homes[h].id, zone: zone.id, name: zone.name))
     }
 
-    mutating func renameZone(_ name: String, to newName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func renameZone(
+        _ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(name, in: homes[h])
         let zone = homes[h].zones[z]
@@ -251,9 +256,10 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didUpdateNameForZone(home: homes[h].id, zone: zone.id, oldName: zone.name, name: newName))
     }
 
-    mutating func addRoom(_ roomName: String, toZone zoneName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func addRoom(
+        _ roomName: String, toZone zoneName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(zoneName, in: homes[h])
         guard let r = try Self.roomIndex(roomName, in: homes[h]) else {
@@ -261,15 +267,17 @@ struct HomeGraph: Sendable, Hashable {
         }
         let room = homes[h].rooms[r]
         guard !homes[h].zones[z].rooms.contains(room.id) else {
-            throw HomeError(.alreadyExists, "The room '\(room.name)' is already in the zone '\(homes[h].zones[z].name)'.")
+            throw HomeError(
+                .alreadyExists, "The room '\(room.name)' is already in the zone '\(homes[h].zones[z].name)'.")
         }
         homes[h].zones[z].rooms.append(room.id)
         events.append(.didAddRoomToZone(home: homes[h].id, room: room.id, zone: homes[h].zones[z].id))
     }
 
-    mutating func removeRoom(_ roomName: String, fromZone zoneName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func removeRoom(
+        _ roomName: String, fromZone zoneName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(zoneName, in: homes[h])
         let roomID = try Self.roomID(roomName, in: homes[h])
@@ -284,9 +292,10 @@ struct HomeGraph: Sendable, Hashable {
 
     /// Adds an accessory from the browser: `found` is the accessory followed, for a bridge, by its
     /// bridged accessories. All land in `roomName` (the default room when `nil`).
-    mutating func addAccessory(_ found: [Accessory], home homeName: String, room roomName: String?, name: String?,
-        account: String, events: inout [HomeEvent]) throws(HomeError) -> Accessory
-    {
+    mutating func addAccessory(
+        _ found: [Accessory], home homeName: String, room roomName: String?, name: String?,
+        account: String, events: inout [HomeEvent]
+    ) throws(HomeError) -> Accessory {
         let h = try homeIndex(homeName, account: account, .administrator)
         guard var accessories = Optional(found), let first = accessories.first else {
             throw HomeError(.notFound, "No accessory to add.")
@@ -296,7 +305,8 @@ struct HomeGraph: Sendable, Hashable {
                 .objectAlreadyAssociatedToHome,
                 "The accessory '\(first.name)' already belongs to the home '\(homes[owner.home].name)'.")
         }
-        let roomID = try roomName.map { name throws(HomeError) in try Self.roomID(name, in: homes[h]) }
+        let roomID =
+            try roomName.map { name throws(HomeError) in try Self.roomID(name, in: homes[h]) }
             ?? homes[h].defaultRoom.id
         if let name { accessories[0].name = name }
         var home = homes[h]
@@ -333,30 +343,34 @@ struct HomeGraph: Sendable, Hashable {
             homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
         }
         for accessory in removed where !accessory.isBridge {
-            events.append(.didRemoveAccessory(
-                home: homes[h].id, accessory: accessory.id, name: accessory.name,
-                room: accessory.room ?? homes[h].defaultRoom.id))
+            events.append(
+                .didRemoveAccessory(
+                    home: homes[h].id, accessory: accessory.id, name: accessory.name,
+                    room: accessory.room ?? homes[h].defaultRoom.id))
         }
         return removed
     }
 
-    mutating func renameAccessory(_ name: String, to newName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func renameAccessory(
+        _ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let a = try Self.accessoryIndex(name, in: homes[h])
         let accessory = homes[h].accessories[a]
         try Self.checkName(newName, in: homes[h], except: accessory.id.rawValue)
         guard accessory.name != newName else { return }
         homes[h].accessories[a].name = newName
-        events.append(.didUpdateNameForAccessory(
-            home: homes[h].id, accessory: accessory.id, oldName: accessory.name, name: newName))
+        events.append(
+            .didUpdateNameForAccessory(
+                home: homes[h].id, accessory: accessory.id, oldName: accessory.name, name: newName))
     }
 
     /// Moves one accessory to a room. A bridge moves alone: its bridged accessories stay where they are.
-    mutating func assignAccessory(_ name: String, toRoom roomName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func assignAccessory(
+        _ name: String, toRoom roomName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let a = try Self.accessoryIndex(name, in: homes[h])
         let roomID = try Self.roomID(roomName, in: homes[h])
@@ -364,7 +378,8 @@ struct HomeGraph: Sendable, Hashable {
         let oldRoom = accessory.room ?? homes[h].defaultRoom.id
         guard oldRoom != roomID else { return }
         homes[h].accessories[a].room = roomID
-        events.append(.didUpdateRoomForAccessory(home: homes[h].id, accessory: accessory.id, oldRoom: oldRoom, room: roomID))
+        events.append(
+            .didUpdateRoomForAccessory(home: homes[h].id, accessory: accessory.id, oldRoom: oldRoom, room: roomID))
     }
 
     // MARK: Action sets
@@ -380,7 +395,8 @@ struct HomeGraph: Sendable, Hashable {
         guard let characteristic = service.characteristic(reference.characteristic) else {
             throw HomeError(
                 .notFound,
-                "The service '\(service.name)' of '\(accessory.name)' has no characteristic \(reference.characteristic).")
+                "The service '\(service.name)' of '\(accessory.name)' has no characteristic \(reference.characteristic)."
+            )
         }
         return (accessory, service, characteristic)
     }
@@ -400,9 +416,10 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
-    mutating func addActionSet(named name: String, actions requests: [ActionRequest], home homeName: String,
-        account: String, events: inout [HomeEvent]) throws(HomeError) -> ActionSet
-    {
+    mutating func addActionSet(
+        named name: String, actions requests: [ActionRequest], home homeName: String,
+        account: String, events: inout [HomeEvent]
+    ) throws(HomeError) -> ActionSet {
         let h = try homeIndex(homeName, account: account, .administrator)
         try Self.checkName(name, in: homes[h])
         var actions: [Action] = []
@@ -416,7 +433,8 @@ struct HomeGraph: Sendable, Hashable {
                     .invalidParameter,
                     "The action set writes \(characteristic.type) of '\(accessory.name)' more than once.")
             }
-            actions.append(Action(accessory: accessory.id, service: service.id, characteristic: characteristic.type, value: value))
+            actions.append(
+                Action(accessory: accessory.id, service: service.id, characteristic: characteristic.type, value: value))
         }
         let actionSet = ActionSet(id: .random(), name: name, actions: actions)
         homes[h].actionSets.append(actionSet)
@@ -433,27 +451,32 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
     }
 
-    mutating func renameActionSet(_ name: String, to newName: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError)
-    {
+    mutating func renameActionSet(
+        _ name: String, to newName: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
         let h = try homeIndex(homeName, account: account, .administrator)
         let s = try Self.actionSetIndex(name, in: homes[h])
         let actionSet = homes[h].actionSets[s]
         try Self.checkName(newName, in: homes[h], except: actionSet.id.rawValue)
         guard actionSet.name != newName else { return }
         homes[h].actionSets[s].name = newName
-        events.append(.didUpdateNameForActionSet(
-            home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
+        events.append(
+            .didUpdateNameForActionSet(
+                home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
     }
 
     // MARK: Users
 
-    mutating func addUser(account newAccount: String, name: String, home homeName: String, account: String,
-        events: inout [HomeEvent]) throws(HomeError) -> User
-    {
+    mutating func addUser(
+        account newAccount: String, name: String, home homeName: String, account: String,
+        events: inout [HomeEvent]
+    ) throws(HomeError) -> User {
         let h = try homeIndex(homeName, account: account, .administrator)
         guard !newAccount.isEmpty else { throw HomeError(.missingParameter, "The new user's account is required.") }
-        guard !name.trimmingSpaces.isEmpty else { throw HomeError(.missingParameter, "The new user's name is required.") }
+        guard !name.trimmingSpaces.isEmpty else {
+            throw HomeError(.missingParameter, "The new user's name is required.")
+        }
         if homes[h].users.contains(where: { $0.account == newAccount }) {
             throw HomeError(.alreadyExists, "That account is already a member of the home '\(homes[h].name)'.")
         }
@@ -483,23 +506,27 @@ struct HomeGraph: Sendable, Hashable {
     // MARK: What drivers report
 
     /// Records a value the device confirmed or reported; no event when it did not change.
-    mutating func recordValue(_ value: CharacteristicValue, accessory: AccessoryID, service: ServiceID,
-        characteristic: CharacteristicType, events: inout [HomeEvent])
-    {
+    mutating func recordValue(
+        _ value: CharacteristicValue, accessory: AccessoryID, service: ServiceID,
+        characteristic: CharacteristicType, events: inout [HomeEvent]
+    ) {
         guard let (h, a) = locate(accessory),
             let current = homes[h].accessories[a].characteristic(service, characteristic)
         else { return }
         let stored = (try? current.metadata.validate(value)) ?? value
         if homes[h].accessories[a].setValue(stored, service: service, type: characteristic) {
-            events.append(.didUpdateValueForCharacteristic(
-                home: homes[h].id, accessory: accessory, service: service, characteristic: characteristic, value: stored))
+            events.append(
+                .didUpdateValueForCharacteristic(
+                    home: homes[h].id, accessory: accessory, service: service, characteristic: characteristic,
+                    value: stored))
         }
     }
 
     mutating func recordReachability(_ isReachable: Bool, accessory: AccessoryID, events: inout [HomeEvent]) {
         guard let (h, a) = locate(accessory), homes[h].accessories[a].isReachable != isReachable else { return }
         homes[h].accessories[a].isReachable = isReachable
-        events.append(.accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
+        events.append(
+            .accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
     }
 }
 

@@ -9,11 +9,12 @@ extension HomeManager {
     public func attach(_ driver: any AccessoryDriver) async throws {
         let index = browserAdd(driver)
         let updates = driver.updates
-        addDriverTask(Task {
-            for await update in updates {
-                self.apply(update, driver: index)
-            }
-        })
+        addDriverTask(
+            Task {
+                for await update in updates {
+                    self.apply(update, driver: index)
+                }
+            })
         try await driver.start()
         for accessory in await driver.accessories() {
             apply(.found(accessory), driver: index)
@@ -51,7 +52,8 @@ extension HomeManager {
         case .value(let id, let service, let characteristic, let value):
             browserSetValue(value, id, service, characteristic)
             commitReported { graph, events in
-                graph.recordValue(value, accessory: id, service: service, characteristic: characteristic, events: &events)
+                graph.recordValue(
+                    value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             browserSetReachable(isReachable, id)
@@ -63,9 +65,10 @@ extension HomeManager {
 
     /// Writes one value (admin or guest). Validated against the metadata, sent through the driver, and
     /// recorded only once the driver confirmed.
-    public func writeValue(_ value: CharacteristicValue, to target: CharacteristicReference, home: String,
-        account: String) async throws(HomeError)
-    {
+    public func writeValue(
+        _ value: CharacteristicValue, to target: CharacteristicReference, home: String,
+        account: String
+    ) async throws(HomeError) {
         try await writeValues([ActionRequest(target, value)], home: home, account: account)
     }
 
@@ -107,8 +110,10 @@ extension HomeManager {
 
     /// Reads values fresh from the accessory (admin or guest): one characteristic, one service's, or all
     /// readable ones. Naming a write-only characteristic fails with `writeOnlyCharacteristic`.
-    public func readValues(accessory name: String, service serviceName: String? = nil,
-        characteristic type: CharacteristicType? = nil, home: String, account: String)
+    public func readValues(
+        accessory name: String, service serviceName: String? = nil,
+        characteristic type: CharacteristicType? = nil, home: String, account: String
+    )
         async throws(HomeError) -> [CharacteristicRead]
     {
         let snapshot = try self.home(home, account: account)
@@ -141,9 +146,10 @@ extension HomeManager {
             let value = try await callDriver(accessory, "read") {
                 try await driver.read(id, service: service.id, characteristic: characteristic.type)
             }
-            reads.append(CharacteristicRead(
-                accessory: id, service: service.id, serviceName: service.name,
-                characteristic: characteristic.type, value: value))
+            reads.append(
+                CharacteristicRead(
+                    accessory: id, service: service.id, serviceName: service.name,
+                    characteristic: characteristic.type, value: value))
         }
         try commitChange { graph, events in
             for read in reads {
@@ -207,9 +213,10 @@ extension HomeManager {
     }
 
     /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
-    private func callDriver<Value: Sendable>(_ accessory: Accessory, _ what: String,
-        _ body: @escaping @Sendable () async throws -> Value) async throws(HomeError) -> Value
-    {
+    private func callDriver<Value: Sendable>(
+        _ accessory: Accessory, _ what: String,
+        _ body: @escaping @Sendable () async throws -> Value
+    ) async throws(HomeError) -> Value {
         let timeout = driverTimeout
         do {
             return try await withThrowingTaskGroup(of: Value?.self) { group in

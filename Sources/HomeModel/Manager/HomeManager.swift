@@ -219,9 +219,10 @@ public actor HomeManager {
     /// Takes an accessory from the browser into a home (administrator only); a bridge brings its bridged
     /// accessories. It lands in `room`, or the default room; `name` overrides the name its driver gave.
     @discardableResult
-    public func addAccessory(_ id: AccessoryID, home: String, room: String? = nil, name: String? = nil,
-        account: String) throws(HomeError) -> Accessory
-    {
+    public func addAccessory(
+        _ id: AccessoryID, home: String, room: String? = nil, name: String? = nil,
+        account: String
+    ) throws(HomeError) -> Accessory {
         _ = try graph.homeIndex(home, account: account, .administrator)
         let found = try browser.accessoryWithBridged(id, unownedIn: graph)
         let added = try commit { graph, events throws(HomeError) in
@@ -312,9 +313,10 @@ public actor HomeManager {
     func addDriverTask(_ task: Task<Void, Never>) { driverTasks.append(task) }
     func browserFound(_ accessory: Accessory, driver: Int) -> Bool { browser.found(accessory, driver: driver) }
     func browserLost(_ id: AccessoryID) { browser.lost(id) }
-    func browserSetValue(_ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
-        _ type: CharacteristicType)
-    {
+    func browserSetValue(
+        _ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
+        _ type: CharacteristicType
+    ) {
         browser.setValue(value, id, service, type)
     }
     func browserSetReachable(_ isReachable: Bool, _ id: AccessoryID) { browser.setReachable(isReachable, id) }

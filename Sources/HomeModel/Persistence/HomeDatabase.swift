@@ -153,7 +153,9 @@ public final class HomeDatabase: Sendable {
                 name: record.name,
                 isPrimary: record.isPrimary,
                 defaultRoom: Room(id: RoomID(defaultRoom.id), name: HomeName.defaultRoom, isDefault: true),
-                rooms: homeRooms.filter { !$0.isDefault }.map { Room(id: RoomID($0.id), name: $0.name, isDefault: false) },
+                rooms: homeRooms.filter { !$0.isDefault }.map {
+                    Room(id: RoomID($0.id), name: $0.name, isDefault: false)
+                },
                 zones: (zones[record.id] ?? []).map(zone),
                 accessories: (accessories[record.id] ?? []).map(Self.accessory),
                 actionSets: (actionSets[record.id] ?? []).map(actionSet),
@@ -164,7 +166,8 @@ public final class HomeDatabase: Sendable {
         }
 
         private func zone(_ record: ZoneRecord) -> Zone {
-            Zone(id: ZoneID(record.id), name: record.name, rooms: (zoneRooms[record.id] ?? []).map { RoomID($0.roomID) })
+            Zone(
+                id: ZoneID(record.id), name: record.name, rooms: (zoneRooms[record.id] ?? []).map { RoomID($0.roomID) })
         }
 
         private func actionSet(_ record: ActionSetRecord) -> ActionSet {
@@ -227,8 +230,10 @@ public final class HomeDatabase: Sendable {
         let homeID = home.id.rawValue
         try HomeRecord(id: homeID, name: home.name, position: position, isPrimary: home.isPrimary).insert(db)
         for (index, room) in home.allRooms.enumerated() {
-            try RoomRecord(id: room.id.rawValue, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index)
-                .insert(db)
+            try RoomRecord(
+                id: room.id.rawValue, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index
+            )
+            .insert(db)
         }
         for (index, zone) in home.zones.enumerated() {
             try ZoneRecord(id: zone.id.rawValue, homeID: homeID, name: zone.name, position: index).insert(db)
