@@ -1,15 +1,178 @@
-/// The topic names of CONTRACT.md under one base topic. Every level the gateway adds itself starts
-/// with `$`, which no object name can start with, so the gateway's topics never collide with names.
+/// The topic names of CONTRACT.md under one base topic, in both directions: the topics the gateway
+/// publishes, and the parsing of the command and request topics it receives.
+///
+/// Every level the gateway adds itself starts with `$`, which no object name can start with, so the
+/// gateway's topics never collide with names. Pure code: no broker needed to test it.
 public struct Topics: Sendable, Hashable {
-    /// The base topic (config `mqtt.baseTopic`), without a trailing slash.
+    /// The base topic (config `mqtt.baseTopic`), without a trailing slash; may have several levels.
     public let base: String
+
+    /// The topic level of a home's default room (HomeKit's roomForEntireHome).
+    public static let defaultRoomLevel = "$default"
 
     public init(base: String = "homegate") {
         self.base = base
     }
 
+    // MARK: Published by the gateway
+
     /// `B/$status`: `online` while the gateway is connected, `offline` as its will and on shutdown.
     public var status: String { "\(base)/$status" }
+    /// `B/$homes`: the homes, which one is primary.
+    public var homes: String { "\(base)/$homes" }
+    /// `B/$discovered`: accessories the drivers found that belong to no home.
+    public var discovered: String { "\(base)/$discovered" }
+    /// `B/$health`: version, uptime, memory, counters.
+    public var health: String { "\(base)/$health" }
+    /// `B/$events`: manager-level events (homes added, removed, primary home).
+    public var managerEvents: String { "\(base)/$events" }
+
+    /// `B/<home>`: everything of one home lives below it.
+    public func home(_ home: String) -> String { "\(base)/\(home)" }
+    /// `B/<home>/$layout`.
+    public func layout(home: String) -> String { "\(base)/\(home)/$layout" }
+    /// `B/<home>/$events`.
+    public func events(home: String) -> String { "\(base)/\(home)/$events" }
+
+    /// `B/<home>/<room>/<accessory>`: the accessory's own topics live below it.
+    public func accessory(home: String, room: String, accessory: String) -> String {
+        "\(base)/\(home)/\(room)/\(accessory)"
+    }
+    /// `B/<home>/<room>/<accessory>/<service>/<characteristic>`: the value as plain text.
+    public func value(home: String, room: String, accessory: String, service: String, characteristic: String) -> String
+    {
+        "\(base)/\(home)/\(room)/\(accessory)/\(service)/\(characteristic)"
+    }
+    /// `B/<home>/<room>/<accessory>/$reachable`.
+    public func reachable(home: String, room: String, accessory: String) -> String {
+        "\(base)/\(home)/\(room)/\(accessory)/$reachable"
+    }
+    /// `B/<home>/<room>/<accessory>/$state`.
+    public func state(home: String, room: String, accessory: String) -> String {
+        "\(base)/\(home)/\(room)/\(accessory)/$state"
+    }
+
+    /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
+    public func response(account: String) -> String { "\(base)/$response/\(account)" }
+
+    // MARK: Received by the gateway
+
+    /// The filters the gateway subscribes to for commands and requests, with and without the account.
+    public var commandFilters: [String] {
+        [
+            "\(base)/+/+/+/+/+/set/+", "\(base)/+/+/+/+/+/set",
+            "\(base)/+/+/+/$set/+", "\(base)/+/+/+/$set",
+            "\(base)/+/+/+/$identify/+", "\(base)/+/+/+/$identify",
+            "\(base)/+/$actionsets/+/$run/+", "\(base)/+/$actionsets/+/$run",
+            "\(base)/$request/+/+",
+        ]
+    }
+
+    /// Reads a topic the gateway received. Returns nil for topics that are not under the base topic
+    /// or are not commands at all (the gateway's own publications); throws for a command topic that
+    /// is malformed, with a message that says what is wrong.
+    public func parse(_ topic: String) throws(TopicError) -> Command? {
+        guard topic.hasPrefix(base + "/") else { return nil }
+        let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+            .map(String.init)
+        if levels.first == "$request" {
+            guard levels.count == 3 else {
+                throw TopicError("a request topic is \(base)/$request/<account>/<operation>")
+            }
+            try Self.checkLevel(levels[1], "account")
+            try Self.checkLevel(levels[2], "operation")
+            return .request(account: levels[1], operation: levels[2])
+        }
+        guard let home = levels.first, !home.hasPrefix("$") else { return nil }
+
+        if levels.count >= 4, levels[1] == "$actionsets", levels[3] == "$run" {
+            let account = try Self.account(levels, after: 4, topic: topic)
+            try Self.checkLevel(home, "home")
+            try Self.checkLevel(levels[2], "action set")
+            return .runActionSet(home: home, actionSet: levels[2], account: account)
+        }
+        if levels.count >= 4, levels[3] == "$set" || levels[3] == "$identify" {
+            let account = try Self.account(levels, after: 4, topic: topic)
+            let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
+            try path.check()
+            return levels[3] == "$set" ? .setAccessory(path, account: account) : .identify(path, account: account)
+        }
+        if levels.count >= 6, levels[5] == "set" {
+            let account = try Self.account(levels, after: 6, topic: topic)
+            let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
+            try path.check()
+            try Self.checkLevel(levels[3], "service")
+            try Self.checkLevel(levels[4], "characteristic")
+            return .setCharacteristic(path, service: levels[3], characteristic: levels[4], account: account)
+        }
+        return nil
+    }
+
+    /// The account level after a command's keyword: absent (the default account applies) or one level.
+    private static func account(_ levels: [String], after index: Int, topic: String) throws(TopicError) -> String? {
+        switch levels.count - index {
+        case 0: return nil
+        case 1:
+            try checkLevel(levels[index], "account")
+            return levels[index]
+        default: throw TopicError("'\(topic)' has \(levels.count - index - 1) level(s) too many after the account")
+        }
+    }
+
+    fileprivate static func checkLevel(_ level: String, _ what: String) throws(TopicError) {
+        guard !level.isEmpty else { throw TopicError("the \(what) level is empty") }
+        guard !level.contains(where: { $0 == "+" || $0 == "#" }) else {
+            throw TopicError("the \(what) level '\(level)' contains an MQTT wildcard")
+        }
+        guard !level.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw TopicError("the \(what) level contains a control character")
+        }
+    }
+}
+
+/// Where an accessory sits in the topic tree, as the client spelled it (matched to the model later).
+public struct AccessoryPath: Sendable, Hashable {
+    public var home: String
+    public var room: String
+    public var accessory: String
+
+    public init(home: String, room: String, accessory: String) {
+        self.home = home
+        self.room = room
+        self.accessory = accessory
+    }
+
+    fileprivate func check() throws(TopicError) {
+        try Topics.checkLevel(home, "home")
+        try Topics.checkLevel(room, "room")
+        try Topics.checkLevel(accessory, "accessory")
+    }
+}
+
+/// A command or request read from its topic. `account` is nil when the topic had none (the
+/// configured default account applies).
+public enum Command: Sendable, Hashable {
+    case setCharacteristic(AccessoryPath, service: String, characteristic: String, account: String?)
+    case setAccessory(AccessoryPath, account: String?)
+    case identify(AccessoryPath, account: String?)
+    case runActionSet(home: String, actionSet: String, account: String?)
+    case request(account: String, operation: String)
+
+    /// The account the topic names, if any.
+    public var account: String? {
+        switch self {
+        case .setCharacteristic(_, _, _, let account), .setAccessory(_, let account), .identify(_, let account),
+            .runActionSet(_, _, let account):
+            account
+        case .request(let account, _): account
+        }
+    }
+}
+
+/// A command topic that cannot be read, and why.
+public struct TopicError: Error, CustomStringConvertible, Sendable, Hashable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Checks a base topic from config or the command line: it becomes the first levels of every topic,

@@ -1,0 +1,92 @@
+import Gateway
+import Testing
+
+@Suite("Topic mapping")
+struct TopicsTests {
+    let topics = Topics(base: "homegate")
+
+    @Test("published topics follow CONTRACT.md")
+    func published() {
+        #expect(topics.status == "homegate/$status")
+        #expect(topics.layout(home: "Main House") == "homegate/Main House/$layout")
+        #expect(
+            topics.value(home: "Main House", room: "Kitchen", accessory: "Lamp", service: "Light", characteristic: "On")
+                == "homegate/Main House/Kitchen/Lamp/Light/On")
+        #expect(topics.reachable(home: "H", room: "$default", accessory: "A") == "homegate/H/$default/A/$reachable")
+        #expect(topics.response(account: "guest") == "homegate/$response/guest")
+    }
+
+    @Test(
+        "command topics are read with and without the account",
+        arguments: [
+            (
+                "homegate/Main House/Kitchen/Lamp/Light/On/set/guest",
+                Command.setCharacteristic(
+                    AccessoryPath(home: "Main House", room: "Kitchen", accessory: "Lamp"), service: "Light",
+                    characteristic: "On", account: "guest")
+            ),
+            (
+                "homegate/H/R/A/S/C/set",
+                Command.setCharacteristic(
+                    AccessoryPath(home: "H", room: "R", accessory: "A"), service: "S", characteristic: "C", account: nil
+                )
+            ),
+            (
+                "homegate/H/R/A/$set/owner",
+                .setAccessory(AccessoryPath(home: "H", room: "R", accessory: "A"), account: "owner")
+            ),
+            (
+                "homegate/H/$default/A/$identify",
+                .identify(AccessoryPath(home: "H", room: "$default", accessory: "A"), account: nil)
+            ),
+            (
+                "homegate/H/$actionsets/Good Night/$run/guest",
+                .runActionSet(home: "H", actionSet: "Good Night", account: "guest")
+            ),
+            ("homegate/$request/owner/addRoom", .request(account: "owner", operation: "addRoom")),
+        ])
+    func commands(topic: String, expected: Command) throws {
+        #expect(try topics.parse(topic) == expected)
+    }
+
+    @Test(
+        "the gateway's own topics and foreign topics are not commands",
+        arguments: [
+            "homegate/$status", "homegate/H/$layout", "homegate/H/R/A/S/C", "homegate/H/R/A/$state",
+            "other/H/R/A/S/C/set", "homegate", "homegateX/H/R/A/S/C/set",
+        ])
+    func notCommands(topic: String) throws {
+        #expect(try topics.parse(topic) == nil)
+    }
+
+    @Test(
+        "malformed command topics are refused with a reason",
+        arguments: [
+            ("homegate/$request/owner", "request topic"),
+            ("homegate/$request/owner/addRoom/extra", "request topic"),
+            ("homegate/H/R/A/S/C/set/guest/extra", "too many"),
+            ("homegate/H//A/S/C/set", "room level is empty"),
+            ("homegate/H/R/A/$set/gu\u{1}est", "control character"),
+        ])
+    func malformed(topic: String, reason: String) {
+        #expect {
+            try topics.parse(topic)
+        } throws: { error in
+            (error as? TopicError)?.description.contains(reason) ?? false
+        }
+    }
+
+    @Test("a base topic of several levels works")
+    func multiLevelBase() throws {
+        let site = Topics(base: "site/hub1")
+        #expect(try site.parse("site/hub1/$request/a/homes") == .request(account: "a", operation: "homes"))
+        #expect(try site.parse("site/hub2/$request/a/homes") == nil)
+    }
+
+    @Test(
+        "base topics with wildcards or empty levels are refused",
+        arguments: ["", "a/+", "a/#", "/a", "a//b", "a/", "$SYS"])
+    func badBase(base: String) {
+        #expect(throws: GatewayConfigurationError.self) { try BaseTopic.validate(base) }
+    }
+}
