@@ -25,7 +25,7 @@ public struct AvailabilityService: Service {
     }
 
     public func run() async throws {
-        for await event in client.connectionEvents.cancelOnGracefulShutdown() {
+        for await event in client.connectionEvents().cancelOnGracefulShutdown() {
             guard case .connected = event else { continue }
             do {
                 try await client.publish(topics.status, Self.online, qos: .atLeastOnce, retain: true)

@@ -15,11 +15,8 @@ public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// Every message from the broker, in the order it arrived. One consumer; it finishes on shutdown.
     public let messages: AsyncStream<MQTTMessage>
-    /// Connection state changes, in order; keeps the newest 64 if nobody reads them.
-    public let connectionEvents: AsyncStream<MQTTConnectionEvent>
 
     private let messageSink: AsyncStream<MQTTMessage>.Continuation
-    private let eventSink: AsyncStream<MQTTConnectionEvent>.Continuation
     private let mosquitto: Mosquitto
     private let state = Mutex(State())
     private let logger: Logger
@@ -31,7 +28,6 @@ public final class MQTTClient: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream()
-        (connectionEvents, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         mosquitto = try Mosquitto(configuration: configuration)
         // Unretained is enough: callbacks run only on the network thread, whose closure holds `self`.
         mosquitto.installCallbacks(context: Unmanaged.passUnretained(self).toOpaque())
@@ -39,6 +35,30 @@ public final class MQTTClient: Service, Sendable {
 
     deinit {
         mosquitto.destroy()
+    }
+
+    /// Connection state changes, in order, for one consumer each call: the stream starts with
+    /// `.connected` when the client is connected already, and with `.closed` when it was shut down.
+    /// Keeps the newest 64 events if the consumer falls behind.
+    public func connectionEvents() -> AsyncStream<MQTTConnectionEvent> {
+        let (stream, sink) = AsyncStream.makeStream(of: MQTTConnectionEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let (id, current): (Int, MQTTConnectionEvent?) = state.withLock { state in
+            state.nextSinkID += 1
+            if state.streamsFinished { return (state.nextSinkID, .closed) }
+            state.eventSinks.append((state.nextSinkID, sink))
+            return (state.nextSinkID, state.isConnected ? .connected(sessionPresent: state.sessionPresent) : nil)
+        }
+        if let current { sink.yield(current) }
+        if current == .closed { sink.finish() }
+        sink.onTermination = { [weak self] _ in
+            self?.state.withLock { $0.eventSinks.removeAll { $0.id == id } }
+        }
+        return stream
+    }
+
+    private func emit(_ event: MQTTConnectionEvent) {
+        let sinks = state.withLock { $0.eventSinks.map(\.sink) }
+        for sink in sinks { sink.yield(event) }
     }
 
     /// True while the broker has accepted the connection.
@@ -141,15 +161,35 @@ public final class MQTTClient: Service, Sendable {
         let mid = try mosquitto.publish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         guard qos != .atMostOnce else {
-            state.withLock { state in
-                if state.pending.removeValue(forKey: mid) == nil { state.pending[mid] = .ignored }
-            }
+            discardCompletion(of: mid, qos: qos)
             return
         }
         if case .published(let reasonCode) = try await completion(of: mid, kind: .publish), reasonCode >= 0x80 {
             throw MQTTError(
                 .publishRefused, "broker refused publish to '\(topic)': \(Mosquitto.reasonString(reasonCode))",
                 reasonCode: Int(reasonCode))
+        }
+    }
+
+    /// Queues one message and returns at once, without waiting for the broker's acknowledgement:
+    /// for bulk publishing (the retained view of a home). libmosquitto still delivers QoS 1/2 with
+    /// retries, across reconnects; a QoS 0 message is dropped when there is no connection.
+    public func send(
+        _ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
+        properties: MQTTProperties = MQTTProperties()
+    ) throws {
+        try ensureOpen()
+        let mid = try mosquitto.publish(
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        discardCompletion(of: mid, qos: qos)
+    }
+
+    /// Nobody waits for `mid`: drop its completion, whether it came already or comes later.
+    private func discardCompletion(of mid: Int32, qos: MQTTQoS) {
+        state.withLock { state in
+            if state.pending.removeValue(forKey: mid) == nil {
+                state.pending[mid] = .discard(untilReconnect: qos == .atMostOnce)
+            }
         }
     }
 
@@ -254,7 +294,7 @@ public final class MQTTClient: Service, Sendable {
         } onCancel: {
             let waiter: CheckedContinuation<Completion, any Error>? = state.withLock { state in
                 guard case .waiting(_, let waiter) = state.pending[mid] else { return nil }
-                state.pending[mid] = .ignored
+                state.pending[mid] = .discard(untilReconnect: false)
                 return waiter
             }
             waiter?.resume(throwing: CancellationError())
@@ -304,7 +344,7 @@ public final class MQTTClient: Service, Sendable {
             logger.warning(
                 "MQTT connection to \(configuration.host):\(configuration.port) down, retrying",
                 metadata: ["error": "\(failure.error)", "retryIn": "\(delay)"])
-            eventSink.yield(.disconnected(failure.error, retryIn: delay))
+            emit(.disconnected(failure.error, retryIn: delay))
             _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(delay.nanoseconds)))
         }
         failConnectWaiters(with: MQTTError(.clientClosed, "the client was shut down before it connected"))
@@ -325,8 +365,14 @@ public final class MQTTClient: Service, Sendable {
         }
         guard !alreadyFinished else { return }
         messageSink.finish()
-        eventSink.yield(.closed)
-        eventSink.finish()
+        let sinks = state.withLock { state in
+            defer { state.eventSinks.removeAll() }
+            return state.eventSinks.map(\.sink)
+        }
+        for sink in sinks {
+            sink.yield(.closed)
+            sink.finish()
+        }
     }
 
     private func failConnectWaiters(with error: MQTTError) {
@@ -347,7 +393,8 @@ public final class MQTTClient: Service, Sendable {
                 case .waiting(let kind, let waiter) where kind != .publish:
                     waiters.append(waiter)
                     state.pending.removeValue(forKey: mid)
-                case .ignored:
+                case .discard(untilReconnect: true):
+                    // A QoS 0 message not written before the connection broke is never completed.
                     state.pending.removeValue(forKey: mid)
                 default:
                     break
@@ -381,7 +428,7 @@ public final class MQTTClient: Service, Sendable {
         logger.info(
             "MQTT connected to \(configuration.host):\(configuration.port)",
             metadata: ["sessionPresent": "\(sessionPresent)"])
-        eventSink.yield(.connected(sessionPresent: sessionPresent))
+        emit(.connected(sessionPresent: sessionPresent))
         for (record, filters) in resubscriptions {
             do {
                 let mid = try mosquitto.subscribe(filters, qos: record.qos, options: record.options)
@@ -417,7 +464,7 @@ public final class MQTTClient: Service, Sendable {
                         metadata: ["filter": "\(filter)", "reason": "\(Mosquitto.reasonString(code))"])
                 }
             }
-        case .ignored, .arrived, nil:
+        case .discard, .arrived, nil:
             break
         }
     }
@@ -443,12 +490,14 @@ extension MQTTClient {
     }
 
     /// What is known about a message id: someone waits for it, its acknowledgement came before the
-    /// caller registered, nobody will wait (QoS 0), or it is a subscription made again after a reconnect.
+    /// caller registered, nobody will wait (QoS 0, `send`, a cancelled wait: a QoS 0 id is dropped at
+    /// a disconnect since it will never complete, a QoS 1/2 one when its acknowledgement comes), or it
+    /// is a subscription made again after a reconnect.
     enum Pending {
         enum Kind { case publish, subscribe, unsubscribe }
         case waiting(Kind, CheckedContinuation<Completion, any Error>)
         case arrived(Completion)
-        case ignored
+        case discard(untilReconnect: Bool)
         case resubscription([String])
     }
 
@@ -480,6 +529,8 @@ extension MQTTClient {
         var lastLoggedError: String?
         var stopRequestedAt: ContinuousClock.Instant?
         var streamsFinished = false
+        var eventSinks: [(id: Int, sink: AsyncStream<MQTTConnectionEvent>.Continuation)] = []
+        var nextSinkID = 0
 
         var subscriptionsByOptions: [Subscription: [String]] {
             Dictionary(grouping: subscriptions.keys.sorted()) { subscriptions[$0]! }

@@ -33,7 +33,7 @@ struct DemoHomeTests {
         let main = homes[0]
         #expect(main.rooms.count == 7)
         #expect(main.zones.map(\.name) == ["Downstairs", "Upstairs"])
-        #expect(main.users.map(\.role) == [.administrator, .guest])
+        #expect(main.users.map(\.role) == [.administrator, .guest, .guest])
         #expect(main.actionSets.map(\.name) == ["Good Night", "Good Morning"])
         #expect(main.actionSets[0].actions.count == 5)
         // And the bridge is in the Office while one bridged light was moved to the Hallway
@@ -43,9 +43,14 @@ struct DemoHomeTests {
         #expect(main.accessory("hue-desk")?.room == office.id)
         #expect(main.accessory("hue-stairs")?.room == hallway.id)
         #expect(main.accessory("porch-motion")?.room == main.defaultRoom.id)
-        // And the guest sees the home, the carol guest only the cabin
-        #expect(await manager.homes(for: "bob").map(\.name) == ["Main House"])
-        #expect(await manager.homes(for: "carol").map(\.name) == ["Lake Cabin"])
+        // And the demo accounts see what the README says: owner and homeassistant both homes,
+        // guest only the main house, stranger nothing
+        #expect(await manager.homes(for: "owner").map(\.name) == ["Main House", "Lake Cabin"])
+        #expect(await manager.homes(for: "owner").map(\.role) == [.administrator, .administrator])
+        #expect(await manager.homes(for: "homeassistant").map(\.name) == ["Main House", "Lake Cabin"])
+        #expect(await manager.homes(for: "homeassistant").map(\.role) == [.guest, .guest])
+        #expect(await manager.homes(for: "guest").map(\.name) == ["Main House"])
+        #expect(await manager.homes(for: "stranger").isEmpty)
         #expect(await manager.discoveredAccessories().isEmpty)
         // And seeding again does nothing
         #expect(try await demo.seed(manager) == false)
@@ -58,7 +63,7 @@ struct DemoHomeTests {
         let driver = demo.makeDriver()
         try await manager.attach(driver)
         try await demo.seed(manager)
-        let results = try await manager.executeActionSet("Good Morning", home: "Main House", account: "bob")
+        let results = try await manager.executeActionSet("Good Morning", home: "Main House", account: "guest")
         #expect(results.allSatisfy { $0.succeeded })
         #expect(await driver.value("living-lamp", .brightness) == .int(70))
         #expect(await driver.value("hall-thermostat", .targetTemperature) == .float(21.5))

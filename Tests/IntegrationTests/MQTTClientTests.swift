@@ -192,7 +192,7 @@ struct MQTTClientTests {
     func reconnectAfterBrokerRestart() async throws {
         try await withBroker { broker in
             let client = try makeClient(broker, name: "survivor")
-            let events = await Inbox.draining(client.connectionEvents)
+            let events = await Inbox.draining(client.connectionEvents())
             try await withConnected(client) { inbox in
                 // Given a connected client with a subscription (clean session)
                 try await client.subscribe(to: ["restart/#"])
@@ -234,7 +234,7 @@ struct MQTTClientTests {
                 $0.cleanSession = false
                 $0.reconnect = ReconnectBackoff(initial: .seconds(3), maximum: .seconds(3))
             }
-            let events = await Inbox.draining(client.connectionEvents)
+            let events = await Inbox.draining(client.connectionEvents())
             try await withConnected(client) { inbox in
                 try await client.subscribe(to: ["away/#"], qos: .atLeastOnce)
 
@@ -362,7 +362,7 @@ struct MQTTClientTests {
     func disconnectEnds() async throws {
         try await withBroker { broker in
             let client = try makeClient(broker)
-            let events = await Inbox.draining(client.connectionEvents)
+            let events = await Inbox.draining(client.connectionEvents())
             try await client.connect()
             await client.disconnect()
             _ = try await events.next { $0 == .closed }

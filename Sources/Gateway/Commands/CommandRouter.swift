@@ -1,0 +1,237 @@
+import Foundation
+import HomeModel
+import MQTT
+
+/// An answer to a command or request: JSON `{"id","ok","code","message","topic","data"}` and where
+/// it goes.
+public struct Answer: Sendable, Equatable {
+    public var topic: String
+    public var payload: JSON
+    /// Correlation data to echo (MQTT v5).
+    public var correlationData: [UInt8]?
+}
+
+/// Turns command and request messages into permission-checked operations on the home model, and
+/// says what to answer. The account comes from the topic (or the configured default account); the
+/// model checks it against the home's users and roles.
+///
+/// Who gets an answer: every failure is answered, every request is answered, and a successful
+/// command is answered when the client asked for it with an MQTT v5 response topic.
+public struct CommandRouter: Sendable {
+    public let manager: HomeManager
+    public let topics: Topics
+    public let defaultAccount: String?
+    /// The largest payload accepted; bigger ones are refused unread.
+    public let maximumPayloadSize: Int
+
+    public init(manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536) {
+        self.manager = manager
+        self.topics = topics
+        self.defaultAccount = defaultAccount
+        self.maximumPayloadSize = maximumPayloadSize
+    }
+
+    /// Handles one message from the broker; returns what to answer, or nil. Messages that are not
+    /// commands (other topics, retained copies that a new subscription brought) are ignored.
+    public func handle(_ message: MQTTMessage) async -> Answer? {
+        // A retained command is old: replaying it on every reconnect would repeat it.
+        guard !message.retain else { return nil }
+        let command: Command
+        do {
+            guard let parsed = try topics.parse(message.topic) else { return nil }
+            command = parsed
+        } catch {
+            return answer(
+                to: message, account: nil, id: .null,
+                result: .failure(HomeError(.invalidParameter, "Malformed command topic: \(error).")))
+        }
+        let account = command.account ?? defaultAccount
+        var id = JSON.null
+        let result: Result<JSON?, HomeError>
+        if let account {
+            do throws(HomeError) {
+                guard message.payload.count <= maximumPayloadSize else {
+                    throw HomeError(
+                        .invalidParameter,
+                        "The payload is \(message.payload.count) bytes; at most \(maximumPayloadSize) are accepted.")
+                }
+                if case .request(_, let operation) = command {
+                    let body = try Self.requestBody(message.payload)
+                    id = body["id"] ?? .null
+                    result = .success(try await request(operation, body: body, account: account))
+                } else {
+                    result = .success(try await perform(command, payload: message.payload, account: account))
+                }
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = .failure(
+                HomeError(
+                    .insufficientPrivileges,
+                    "The topic names no account and no default account is configured; add /<account> to the topic."))
+        }
+        if case .success = result, !command.isRequest, message.properties.responseTopic == nil { return nil }
+        return answer(to: message, account: account, id: id, result: result)
+    }
+
+    // MARK: Answers
+
+    private func answer(to message: MQTTMessage, account: String?, id: JSON, result: Result<JSON?, HomeError>)
+        -> Answer?
+    {
+        var members: [(key: String, value: JSON)] = [("id", id)]
+        switch result {
+        case .success(let data):
+            members += [("ok", .bool(true))]
+            if let data { members.append(("data", data)) }
+            members.insert(("topic", .string(message.topic)), at: 2)
+        case .failure(let error):
+            members += [
+                ("ok", .bool(false)), ("code", .string(error.code.name)), ("message", .string(error.message)),
+                ("topic", .string(message.topic)),
+            ]
+        }
+        let payload = JSON.object(members)
+        if let responseTopic = message.properties.responseTopic, isAllowedResponseTopic(responseTopic, account: account)
+        {
+            return Answer(topic: responseTopic, payload: payload, correlationData: message.properties.correlationData)
+        }
+        guard let account else { return nil }
+        return Answer(topic: topics.response(account: account), payload: payload, correlationData: nil)
+    }
+
+    /// A client may not steer the gateway's answer into the gateway's own tree (value topics, other
+    /// accounts' answers): a response topic under the base topic must be the account's own.
+    private func isAllowedResponseTopic(_ topic: String, account: String?) -> Bool {
+        guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else { return false }
+        guard topic == topics.base || topic.hasPrefix(topics.base + "/") else { return true }
+        guard let account else { return false }
+        let own = topics.response(account: account)
+        return topic == own || topic.hasPrefix(own + "/")
+    }
+
+    // MARK: Commands
+
+    private func perform(_ command: Command, payload: [UInt8], account: String) async throws(HomeError) -> JSON? {
+        switch command {
+        case .setCharacteristic(let path, let serviceName, let characteristicName, _):
+            let (home, accessory) = try await locate(path, account: account)
+            let (service, characteristic) = try Self.characteristic(characteristicName, of: serviceName, in: accessory)
+            let value = try ValueDecoding.value(fromPayload: payload, for: characteristic.metadata)
+            try await manager.writeValue(
+                value,
+                to: CharacteristicReference(
+                    accessory: accessory.name, service: service.name, characteristic: characteristic.type),
+                home: home.name, account: account)
+            return nil
+        case .setAccessory(let path, _):
+            let (home, accessory) = try await locate(path, account: account)
+            guard case .object(let services) = try Self.json(payload) else {
+                throw HomeError(
+                    .invalidParameter, "$set takes a JSON object {\"<service>\":{\"<characteristic>\":value}}.")
+            }
+            var requests: [ActionRequest] = []
+            for (serviceName, values) in services {
+                guard case .object(let characteristics) = values else {
+                    throw HomeError(
+                        .invalidParameter, "The value of \"\(serviceName)\" must be an object of characteristics.")
+                }
+                for (characteristicName, json) in characteristics {
+                    let (service, characteristic) = try Self.characteristic(
+                        characteristicName, of: serviceName, in: accessory)
+                    requests.append(
+                        ActionRequest(
+                            CharacteristicReference(
+                                accessory: accessory.name, service: service.name, characteristic: characteristic.type),
+                            try ValueDecoding.value(fromJSON: json, for: characteristic.metadata)))
+                }
+            }
+            try await manager.writeValues(requests, home: home.name, account: account)
+            return nil
+        case .identify(let path, _):
+            let (home, accessory) = try await locate(path, account: account)
+            try await manager.identify(accessory: accessory.name, home: home.name, account: account)
+            return nil
+        case .runActionSet(let homeName, let actionSet, _):
+            let home = try await manager.home(homeName, account: account)
+            let results = try await manager.executeActionSet(actionSet, home: home.name, account: account)
+            let data = JSON.array(results.map { Self.actionResult($0, in: home) })
+            let failures = results.filter { !$0.succeeded }
+            if let first = failures.first?.error {
+                throw HomeError(
+                    first.code,
+                    "\(failures.count) of \(results.count) actions failed; first: \(first.message) Results: \(data.serialized)"
+                )
+            }
+            return data
+        case .request:
+            return nil
+        }
+    }
+
+    /// Finds the accessory a command path names, and checks that it is in the room the path says.
+    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (Home, Accessory) {
+        let home = try await manager.home(path.home, account: account)
+        guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, path.accessory) }) else {
+            throw HomeError(.notFound, "No accessory '\(path.accessory)' in home '\(home.name)'.")
+        }
+        let room = Rendering.roomName(accessory.room, in: home)
+        guard HomeName.matches(room, path.room) else {
+            throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
+        }
+        return (home, accessory)
+    }
+
+    private static func characteristic(_ name: String, of serviceName: String, in accessory: Accessory)
+        throws(HomeError) -> (Service, Characteristic)
+    {
+        guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
+            throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
+        }
+        guard let characteristic = service.characteristics.first(where: { HomeName.matches($0.type.rawValue, name) })
+        else {
+            throw HomeError(
+                .notFound, "Service '\(service.name)' of '\(accessory.name)' has no characteristic '\(name)'.")
+        }
+        return (service, characteristic)
+    }
+
+    private static func actionResult(_ result: ActionResult, in home: Home) -> JSON {
+        let accessory = home.accessory(result.action.accessory)
+        var members: [(key: String, value: JSON)] = [
+            ("accessory", .string(accessory?.name ?? result.action.accessory.rawValue)),
+            ("service", .string(accessory?.service(result.action.service)?.name ?? result.action.service.rawValue)),
+            ("characteristic", .string(result.action.characteristic.rawValue)),
+            ("ok", .bool(result.succeeded)),
+        ]
+        if let error = result.error {
+            members += [("code", .string(error.code.name)), ("message", .string(error.message))]
+        }
+        return .object(members)
+    }
+
+    // MARK: JSON bodies
+
+    static func json(_ payload: [UInt8]) throws(HomeError) -> JSON {
+        do {
+            return try JSON.parse(payload)
+        } catch {
+            throw HomeError(.invalidParameter, "The payload is not valid JSON: \(error).")
+        }
+    }
+
+    private static func requestBody(_ payload: [UInt8]) throws(HomeError) -> JSON {
+        if payload.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .object([]) }
+        let body = try json(payload)
+        guard case .object = body else { throw HomeError(.invalidParameter, "A request body is a JSON object.") }
+        return body
+    }
+}
+
+extension Command {
+    var isRequest: Bool {
+        if case .request = self { return true }
+        return false
+    }
+}

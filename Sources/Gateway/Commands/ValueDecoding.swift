@@ -1,0 +1,78 @@
+import Foundation
+import HomeModel
+
+/// Turns what a client sent into a characteristic value, guided by the characteristic's format. The
+/// model then checks range, step, length and valid values; this only decides what the text means.
+enum ValueDecoding {
+    /// A `/set` payload: plain text (`true`, `on`, `42`, `21.5`, a string as is) or a JSON scalar.
+    static func value(fromPayload payload: [UInt8], for metadata: CharacteristicMetadata) throws(HomeError)
+        -> CharacteristicValue
+    {
+        guard let text = String(validating: payload, as: UTF8.self) else {
+            throw HomeError(.invalidValueType, "The payload is not valid UTF-8.")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty || metadata.format == .string else {
+            throw HomeError(.missingParameter, "The payload is empty; send the value to set.")
+        }
+        if trimmed.first == "\"" || trimmed.first == "{" || trimmed.first == "[" {
+            let json: JSON
+            do {
+                json = try JSON.parse(trimmed)
+            } catch {
+                throw HomeError(.invalidValueType, "The payload is not valid JSON: \(error).")
+            }
+            return try value(fromJSON: json, for: metadata)
+        }
+        switch metadata.format {
+        case .bool:
+            switch trimmed.lowercased() {
+            case "true", "on", "1": return .bool(true)
+            case "false", "off", "0": return .bool(false)
+            default: throw HomeError(.invalidValueType, "'\(trimmed)' is not a bool; send true or false.")
+            }
+        case .string:
+            return .string(text)
+        case .data, .tlv8:
+            guard let data = Data(base64Encoded: trimmed) else {
+                throw HomeError(.invalidValueType, "Data is sent as base64 text.")
+            }
+            return .data(data)
+        default:
+            return try number(trimmed, for: metadata)
+        }
+    }
+
+    /// A value inside a JSON body (`$set`, `addActionSet`).
+    static func value(fromJSON json: JSON, for metadata: CharacteristicMetadata) throws(HomeError)
+        -> CharacteristicValue
+    {
+        switch (json, metadata.format) {
+        case (.bool(let bool), _): return .bool(bool)
+        case (.integer(let integer), _): return .int(integer)
+        case (.number(let number), _): return .float(number)
+        case (.string(let string), .data), (.string(let string), .tlv8):
+            guard let data = Data(base64Encoded: string) else {
+                throw HomeError(.invalidValueType, "Data is sent as base64 text.")
+            }
+            return .data(data)
+        case (.string(let string), _): return .string(string)
+        case (.null, _): throw HomeError(.missingParameter, "The value is null.")
+        case (.array, _), (.object, _):
+            throw HomeError(.invalidValueType, "A characteristic value is a single value, not a list or an object.")
+        }
+    }
+
+    private static func number(_ text: String, for metadata: CharacteristicMetadata) throws(HomeError)
+        -> CharacteristicValue
+    {
+        if let integer = Int(text) { return .int(integer) }
+        guard let number = Double(text), text.allSatisfy({ $0.isNumber || "+-.eE".contains($0) }) else {
+            throw HomeError(.invalidValueType, "'\(text)' is not a number (format \(metadata.format.rawValue)).")
+        }
+        guard number.isFinite else {
+            throw HomeError(.invalidValueType, "'\(text)' is not a finite number.")
+        }
+        return .float(number)
+    }
+}

@@ -1,0 +1,112 @@
+import HomeModel
+import Logging
+import MQTT
+import ServiceLifecycle
+
+/// The home on MQTT: keeps the retained view in step with the model, publishes its events, and
+/// answers commands and requests. One way in, one way out: the model never sees MQTT.
+public struct GatewayService: ServiceLifecycle.Service, Sendable {
+    private let manager: HomeManager
+    private let client: MQTTClient
+    private let topics: Topics
+    private let router: CommandRouter
+    private let publisher: RetainedPublisher
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
+    ///   - readBack: lists the topics the broker holds retained under the base topic (see
+    ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
+    public init(
+        manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?, logger: Logger,
+        readBack: @escaping @Sendable () async throws -> Set<String>
+    ) {
+        self.manager = manager
+        self.client = client
+        self.topics = topics
+        self.logger = logger
+        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount)
+        publisher = RetainedPublisher(client: client, topics: topics, logger: logger, readBack: readBack)
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await followConnection() }
+                group.addTask { await followModel() }
+                group.addTask { await serveCommands() }
+            }
+        }
+    }
+
+    /// On the first connection subscribes to the command topics (the client renews them after a
+    /// reconnect), and after every connection republishes the whole home.
+    private func followConnection() async {
+        var subscribed = false
+        for await event in client.connectionEvents() {
+            guard case .connected = event else { continue }
+            if !subscribed {
+                do {
+                    try await client.subscribe(to: topics.commandFilters, qos: .atLeastOnce)
+                    subscribed = true
+                } catch {
+                    logger.error("could not subscribe to the command topics", metadata: ["error": "\(error)"])
+                }
+            }
+            await publisher.synchronize { [manager] in await HomeSnapshot(of: manager) }
+        }
+    }
+
+    /// Publishes what the model reports: changed values and reachability per accessory, layout
+    /// changes as a diff of the whole view, and every event on its `$events` topic.
+    private func followModel() async {
+        for await event in await manager.events() {
+            let homes = await manager.allHomes()
+            switch event {
+            case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _),
+                .accessoryDidUpdateReachability(let homeID, let accessory, _):
+                if let home = homes.first(where: { $0.id == homeID }) {
+                    await publisher.update(accessory: accessory, in: home)
+                }
+                if case .accessoryDidUpdateReachability = event {
+                    await publisher.update(
+                        HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
+                }
+            default:
+                await publisher.update(HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
+            }
+            if let message = EventMessage(event, homes: homes, topics: topics) {
+                send(message.topic, message.payload, retain: false)
+            }
+        }
+    }
+
+    /// Handles commands side by side, so one slow device does not hold up the others.
+    private func serveCommands() async {
+        await withDiscardingTaskGroup { group in
+            for await message in client.messages {
+                group.addTask {
+                    guard let answer = await router.handle(message) else { return }
+                    let properties =
+                        client.configuration.protocolVersion == .v5
+                        ? MQTTProperties(correlationData: answer.correlationData, contentType: "application/json")
+                        : MQTTProperties()
+                    do {
+                        try client.send(
+                            answer.topic, payload: answer.payload.bytes, qos: .atLeastOnce, properties: properties)
+                    } catch {
+                        logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+
+    private func send(_ topic: String, _ payload: JSON, retain: Bool) {
+        do {
+            try client.send(topic, payload: payload.bytes, qos: .atLeastOnce, retain: retain)
+        } catch {
+            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,339 @@
+/// A JSON value as the gateway reads and writes it: objects keep their key order (so what the
+/// gateway publishes is byte-for-byte deterministic and can be compared with what it published
+/// before), and numbers keep whether they were written as integers.
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int)
+    case number(Double)
+    case string(String)
+    case array([JSON])
+    case object([(key: String, value: JSON)])
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a.map(\.key) == b.map(\.key) && a.map(\.value) == b.map(\.value)
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serialized)
+    }
+
+    /// The value of `key` in an object; nil for a missing key or a value that is not an object.
+    public subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+}
+
+// MARK: - Writing
+
+extension JSON {
+    /// Compact JSON text.
+    public var serialized: String {
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    /// Compact JSON as UTF-8 bytes, the way it goes into a payload.
+    public var bytes: [UInt8] { Array(serialized.utf8) }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .integer(let value): output += String(value)
+        case .number(let value):
+            if !value.isFinite {
+                output += "null"
+            } else if value == value.rounded(), abs(value) < 1e15 {
+                output += String(Int(value))
+            } else {
+                output += String(value)
+            }
+        case .string(let value): Self.writeString(value, to: &output)
+        case .array(let elements):
+            output += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output += "," }
+                element.write(to: &output)
+            }
+            output += "]"
+        case .object(let members):
+            output += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { output += "," }
+                Self.writeString(member.key, to: &output)
+                output += ":"
+                member.value.write(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func writeString(_ value: String, to output: inout String) {
+        output += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}
+
+// MARK: - Reading
+
+/// Why a payload is not acceptable JSON, with the byte offset where reading stopped.
+public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public let offset: Int
+    public var description: String { "\(message) (at byte \(offset))" }
+}
+
+extension JSON {
+    /// The deepest nesting of arrays and objects a payload may have.
+    public static let maximumDepth = 32
+
+    /// Parses UTF-8 JSON strictly: one value, no trailing text, no duplicate keys in an object, no
+    /// NaN or Infinity, at most `maximumDepth` levels deep, and valid UTF-8 only.
+    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
+        var reader = Reader(bytes: bytes)
+        reader.skipWhitespace()
+        let value = try reader.readValue(depth: 0)
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else { throw reader.error("unexpected text after the JSON value") }
+        return value
+    }
+
+    public static func parse(_ text: String) throws(JSONError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var position = 0
+
+        func error(_ message: String) -> JSONError { JSONError(message: message, offset: position) }
+
+        var current: UInt8? { position < bytes.count ? bytes[position] : nil }
+
+        mutating func skipWhitespace() {
+            while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+        }
+
+        mutating func expect(_ literal: String, _ value: JSON) throws(JSONError) -> JSON {
+            let expected = Array(literal.utf8)
+            guard bytes.count - position >= expected.count,
+                Array(bytes[position..<position + expected.count]) == expected
+            else { throw error("invalid literal") }
+            position += expected.count
+            return value
+        }
+
+        mutating func readValue(depth: Int) throws(JSONError) -> JSON {
+            guard let byte = current else { throw error("unexpected end of JSON") }
+            switch byte {
+            case UInt8(ascii: "{"): return try readObject(depth: depth + 1)
+            case UInt8(ascii: "["): return try readArray(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try readString())
+            case UInt8(ascii: "t"): return try expect("true", .bool(true))
+            case UInt8(ascii: "f"): return try expect("false", .bool(false))
+            case UInt8(ascii: "n"): return try expect("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
+            case UInt8(ascii: "N"), UInt8(ascii: "I"): throw error("NaN and Infinity are not JSON numbers")
+            default: throw error("unexpected character '\(Character(Unicode.Scalar(byte)))'")
+            }
+        }
+
+        mutating func readObject(depth: Int) throws(JSONError) -> JSON {
+            guard depth <= JSON.maximumDepth else { throw error("JSON nested deeper than \(JSON.maximumDepth) levels") }
+            position += 1
+            var members: [(key: String, value: JSON)] = []
+            var keys: Set<String> = []
+            skipWhitespace()
+            if current == UInt8(ascii: "}") {
+                position += 1
+                return .object(members)
+            }
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
+                let keyStart = position
+                let key = try readString()
+                guard keys.insert(key).inserted else {
+                    throw JSONError(message: "duplicate key \"\(key)\"", offset: keyStart)
+                }
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+                position += 1
+                skipWhitespace()
+                members.append((key, try readValue(depth: depth)))
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "}"):
+                    position += 1
+                    return .object(members)
+                default: throw error("expected ',' or '}' in an object")
+                }
+            }
+        }
+
+        mutating func readArray(depth: Int) throws(JSONError) -> JSON {
+            guard depth <= JSON.maximumDepth else { throw error("JSON nested deeper than \(JSON.maximumDepth) levels") }
+            position += 1
+            var elements: [JSON] = []
+            skipWhitespace()
+            if current == UInt8(ascii: "]") {
+                position += 1
+                return .array(elements)
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try readValue(depth: depth))
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "]"):
+                    position += 1
+                    return .array(elements)
+                default: throw error("expected ',' or ']' in an array")
+                }
+            }
+        }
+
+        mutating func readNumber() throws(JSONError) -> JSON {
+            let start = position
+            while let byte = current, Self.isNumberByte(byte) { position += 1 }
+            let text = String(decoding: bytes[start..<position], as: UTF8.self)
+            let isInteger = !text.contains { $0 == "." || $0 == "e" || $0 == "E" }
+            guard Self.isJSONNumber(text) else {
+                throw JSONError(message: "'\(text)' is not a number JSON can carry", offset: start)
+            }
+            if isInteger, let integer = Int(text) { return .integer(integer) }
+            guard let number = Double(text), number.isFinite else {
+                throw JSONError(message: "'\(text)' is not a number JSON can carry", offset: start)
+            }
+            return .number(number)
+        }
+
+        /// JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+        static func isJSONNumber(_ text: String) -> Bool {
+            var rest = Substring(text)
+            if rest.first == "-" { rest = rest.dropFirst() }
+            let integer = rest.prefix { $0.isASCII && $0.isNumber }
+            guard !integer.isEmpty, integer == "0" || integer.first != "0" else { return false }
+            rest = rest.dropFirst(integer.count)
+            if rest.first == "." {
+                let fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
+                guard !fraction.isEmpty else { return false }
+                rest = rest.dropFirst(1 + fraction.count)
+            }
+            if rest.first == "e" || rest.first == "E" {
+                rest = rest.dropFirst()
+                if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+                let exponent = rest.prefix { $0.isASCII && $0.isNumber }
+                guard !exponent.isEmpty else { return false }
+                rest = rest.dropFirst(exponent.count)
+            }
+            return rest.isEmpty
+        }
+
+        static func isNumberByte(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-")
+        }
+
+        mutating func readString() throws(JSONError) -> String {
+            position += 1
+            var scalars = String.UnicodeScalarView()
+            var runStart = position
+            func flushRun(_ reader: Reader, into scalars: inout String.UnicodeScalarView) throws(JSONError) {
+                guard runStart < reader.position else { return }
+                guard let text = String(validating: reader.bytes[runStart..<reader.position], as: UTF8.self) else {
+                    throw JSONError(message: "invalid UTF-8 in a string", offset: runStart)
+                }
+                scalars.append(contentsOf: text.unicodeScalars)
+            }
+            while true {
+                guard let byte = current else { throw error("unterminated string") }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    try flushRun(self, into: &scalars)
+                    position += 1
+                    return String(scalars)
+                case UInt8(ascii: "\\"):
+                    try flushRun(self, into: &scalars)
+                    position += 1
+                    scalars.append(try readEscape())
+                    runStart = position
+                case 0..<0x20:
+                    throw error("control character in a string")
+                default:
+                    position += 1
+                }
+            }
+        }
+
+        mutating func readEscape() throws(JSONError) -> Unicode.Scalar {
+            guard let byte = current else { throw error("unterminated escape") }
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""): return "\""
+            case UInt8(ascii: "\\"): return "\\"
+            case UInt8(ascii: "/"): return "/"
+            case UInt8(ascii: "b"): return "\u{08}"
+            case UInt8(ascii: "f"): return "\u{0C}"
+            case UInt8(ascii: "n"): return "\n"
+            case UInt8(ascii: "r"): return "\r"
+            case UInt8(ascii: "t"): return "\t"
+            case UInt8(ascii: "u"):
+                let high = try readHex4()
+                if (0xD800...0xDBFF).contains(high) {
+                    guard current == UInt8(ascii: "\\"), position + 1 < bytes.count,
+                        bytes[position + 1] == UInt8(ascii: "u")
+                    else { throw error("unpaired surrogate in \\u escape") }
+                    position += 2
+                    let low = try readHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate in \\u escape") }
+                    return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
+                }
+                guard let scalar = Unicode.Scalar(high) else { throw error("unpaired surrogate in \\u escape") }
+                return scalar
+            default: throw error("unknown escape")
+            }
+        }
+
+        mutating func readHex4() throws(JSONError) -> UInt32 {
+            guard bytes.count - position >= 4,
+                let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+            else { throw error("\\u needs four hex digits") }
+            position += 4
+            return value
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import HomeModel
+
+/// The JSON payloads of CONTRACT.md, from model snapshots. Key order is fixed, so the same home always
+/// renders to the same bytes. Accounts never appear: users are shown by display name and role only.
+enum Rendering {
+    /// `B/$homes`: the homes, in order, and which one is primary.
+    static func homes(_ homes: [Home]) -> JSON {
+        .array(homes.map { .object([("name", .string($0.name)), ("primary", .bool($0.isPrimary))]) })
+    }
+
+    /// `B/$discovered`: accessories that drivers found and that belong to no home yet.
+    static func discovered(_ accessories: [Accessory]) -> JSON {
+        .array(
+            accessories.map { accessory in
+                .object([
+                    ("id", .string(accessory.id.rawValue)),
+                    ("name", .string(accessory.name)),
+                    ("category", .string(accessory.category.rawValue)),
+                    ("manufacturer", .string(accessory.manufacturer)),
+                    ("model", .string(accessory.model)),
+                    ("bridged", .array(accessory.bridgedAccessories.map { .string($0.rawValue) })),
+                ])
+            })
+    }
+
+    /// `B/<home>/$layout`: the whole home as clients may see it.
+    static func layout(_ home: Home) -> JSON {
+        .object([
+            ("name", .string(home.name)),
+            ("primary", .bool(home.isPrimary)),
+            ("defaultRoom", .string(home.defaultRoom.name)),
+            (
+                "rooms",
+                .array(home.allRooms.map { .object([("name", .string($0.name)), ("default", .bool($0.isDefault))]) })
+            ),
+            (
+                "zones",
+                .array(
+                    home.zones.map { zone in
+                        .object([
+                            ("name", .string(zone.name)),
+                            ("rooms", .array(zone.rooms.compactMap { home.room($0).map { .string($0.name) } })),
+                        ])
+                    })
+            ),
+            ("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) })),
+            (
+                "actionSets",
+                .array(
+                    home.actionSets.map { actionSet in
+                        .object([
+                            ("name", .string(actionSet.name)),
+                            ("actions", .array(actionSet.actions.map { action($0, in: home) })),
+                        ])
+                    })
+            ),
+            (
+                "users",
+                .array(home.users.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) })
+            ),
+        ])
+    }
+
+    private static func accessoryLayout(_ accessory: Accessory, in home: Home) -> JSON {
+        .object([
+            ("name", .string(accessory.name)),
+            ("room", .string(roomName(accessory.room, in: home))),
+            ("category", .string(accessory.category.rawValue)),
+            ("manufacturer", .string(accessory.manufacturer)),
+            ("model", .string(accessory.model)),
+            ("reachable", .bool(accessory.isReachable)),
+            ("bridge", accessory.bridge.flatMap { home.accessory($0) }.map { .string($0.name) } ?? .null),
+            (
+                "bridged",
+                .array(accessory.bridgedAccessories.compactMap { home.accessory($0).map { .string($0.name) } })
+            ),
+            (
+                "services",
+                .array(
+                    accessory.services.map { service in
+                        .object([
+                            ("name", .string(service.name)),
+                            ("type", .string(service.type.rawValue)),
+                            ("characteristics", .array(service.characteristics.map(characteristicLayout))),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    private static func characteristicLayout(_ characteristic: Characteristic) -> JSON {
+        let metadata = characteristic.metadata
+        var members: [(key: String, value: JSON)] = [
+            ("type", .string(characteristic.type.rawValue)),
+            ("format", .string(metadata.format.rawValue)),
+        ]
+        if let unit = metadata.unit { members.append(("unit", .string(unit.rawValue))) }
+        if let minimum = metadata.minimumValue { members.append(("min", .number(minimum))) }
+        if let maximum = metadata.maximumValue { members.append(("max", .number(maximum))) }
+        if let step = metadata.stepValue { members.append(("step", .number(step))) }
+        if let maxLength = metadata.maxLength { members.append(("maxLength", .integer(maxLength))) }
+        if let validValues = metadata.validValues {
+            members.append(("validValues", .array(validValues.map { .integer($0) })))
+        }
+        members.append(("permissions", .array(metadata.permissions.names.map { .string($0) })))
+        return .object(members)
+    }
+
+    private static func action(_ action: Action, in home: Home) -> JSON {
+        let accessory = home.accessory(action.accessory)
+        return .object([
+            ("accessory", .string(accessory?.name ?? action.accessory.rawValue)),
+            ("service", .string(accessory?.service(action.service)?.name ?? action.service.rawValue)),
+            ("characteristic", .string(action.characteristic.rawValue)),
+            ("value", value(action.value)),
+        ])
+    }
+
+    /// `B/<home>/<room>/<accessory>/$state`: every published value, `{"<service>":{"<characteristic>":value}}`.
+    static func state(_ accessory: Accessory) -> JSON {
+        .object(
+            accessory.services.compactMap { service in
+                let values = service.characteristics.filter(\.isPublished).compactMap { characteristic in
+                    characteristic.value.map { (key: characteristic.type.rawValue, value: value($0)) }
+                }
+                return values.isEmpty ? nil : (key: service.name, value: JSON.object(values))
+            })
+    }
+
+    /// A characteristic value as JSON (data as base64 text).
+    static func value(_ value: CharacteristicValue) -> JSON {
+        switch value {
+        case .bool(let bool): .bool(bool)
+        case .int(let int): .integer(int)
+        case .float(let double): .number(double)
+        case .string(let string): .string(string)
+        case .data(let data): .string(data.base64EncodedString())
+        }
+    }
+
+    /// The topic level of a room: its name (the default room's name is its reserved `$default`).
+    static func roomName(_ room: RoomID?, in home: Home) -> String {
+        room.flatMap { home.room($0)?.name } ?? home.defaultRoom.name
+    }
+}

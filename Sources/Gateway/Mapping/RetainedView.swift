@@ -1,0 +1,68 @@
+import HomeModel
+
+/// The retained topics of CONTRACT.md and their payloads, computed from the home model: what the
+/// broker must hold under the base topic for a client that subscribes to `B/#` to see exactly the
+/// home. Pure: the publisher compares two of these to know what to send and what to clear.
+public struct RetainedView: Sendable, Equatable {
+    /// Topic → payload (never empty: an empty retained payload clears a topic).
+    public private(set) var payloads: [String: [UInt8]] = [:]
+
+    public init() {}
+
+    /// Everything: `$homes`, `$discovered`, and per home its `$layout` and every accessory's values,
+    /// `$reachable` and `$state`.
+    public init(homes: [Home], discovered: [Accessory], topics: Topics) {
+        payloads[topics.homes] = Rendering.homes(homes).bytes
+        payloads[topics.discovered] = Rendering.discovered(discovered).bytes
+        for home in homes {
+            payloads[topics.layout(home: home.name)] = Rendering.layout(home).bytes
+            for accessory in home.accessories {
+                payloads.merge(Self.accessoryPayloads(accessory, in: home, topics: topics)) { _, new in new }
+            }
+        }
+    }
+
+    /// One accessory's topics: each readable value, `$reachable` and `$state`.
+    public static func accessoryPayloads(_ accessory: Accessory, in home: Home, topics: Topics) -> [String: [UInt8]] {
+        let room = Rendering.roomName(accessory.room, in: home)
+        var payloads: [String: [UInt8]] = [:]
+        for service in accessory.services {
+            for characteristic in service.characteristics where characteristic.isPublished {
+                guard let value = characteristic.value else { continue }
+                let topic = topics.value(
+                    home: home.name, room: room, accessory: accessory.name, service: service.name,
+                    characteristic: characteristic.type.rawValue)
+                let text = Array(value.plainText.utf8)
+                // An empty string cannot be retained (it would clear the topic); JSON's "" stands in.
+                payloads[topic] = text.isEmpty ? Array("\"\"".utf8) : text
+            }
+        }
+        payloads[topics.reachable(home: home.name, room: room, accessory: accessory.name)] =
+            Array((accessory.isReachable ? "true" : "false").utf8)
+        payloads[topics.state(home: home.name, room: room, accessory: accessory.name)] =
+            Rendering.state(accessory).bytes
+        return payloads
+    }
+
+    /// What to publish and what to clear to go from `old` to `self`.
+    public func changes(from old: RetainedView) -> (publish: [(topic: String, payload: [UInt8])], clear: [String]) {
+        let publish = payloads.filter { old.payloads[$0.key] != $0.value }.sorted { $0.key < $1.key }
+            .map { (topic: $0.key, payload: $0.value) }
+        let clear = old.payloads.keys.filter { payloads[$0] == nil }.sorted()
+        return (publish, clear)
+    }
+
+    public subscript(topic: String) -> [UInt8]? {
+        get { payloads[topic] }
+        set { payloads[topic] = newValue }
+    }
+
+    public var topics: Set<String> { Set(payloads.keys) }
+}
+
+extension Characteristic {
+    /// Readable and not hidden: such a value gets a topic and a place in `$state`.
+    var isPublished: Bool {
+        metadata.permissions.contains(.read) && !metadata.permissions.contains(.hidden)
+    }
+}

@@ -1,0 +1,151 @@
+import HomeModel
+import Logging
+import MQTT
+
+/// What the publisher renders from: all homes and the accessories no home has yet.
+public struct HomeSnapshot: Sendable {
+    public var homes: [Home]
+    public var discovered: [Accessory]
+
+    public init(homes: [Home], discovered: [Accessory]) {
+        self.homes = homes
+        self.discovered = discovered
+    }
+
+    public init(of manager: HomeManager) async {
+        homes = await manager.allHomes()
+        discovered = await manager.discoveredAccessories()
+    }
+}
+
+/// Keeps the broker's retained topics under the base topic equal to the home model.
+///
+/// After every (re)connect it reads back what the broker holds, publishes everything (QoS 1,
+/// retained) and clears what no longer belongs to the home; afterwards it publishes only what
+/// changed, and clears every topic of a renamed, moved or removed object. It never publishes a value
+/// that did not change, so a failed write moves no value topic.
+public actor RetainedPublisher {
+    private let client: MQTTClient
+    private let topics: Topics
+    private let readBack: @Sendable () async throws -> Set<String>
+    private let logger: Logger
+    /// What this gateway has told the broker to retain.
+    private var published = RetainedView()
+
+    /// - Parameter readBack: lists the topics the broker holds retained under the base topic.
+    public init(
+        client: MQTTClient, topics: Topics, logger: Logger,
+        readBack: @escaping @Sendable () async throws -> Set<String>
+    ) {
+        self.client = client
+        self.topics = topics
+        self.logger = logger
+        self.readBack = readBack
+    }
+
+    /// Topics under the base topic that other parts of the gateway own and resync must leave alone.
+    private var foreignTopics: Set<String> { [topics.status, topics.health] }
+
+    /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
+    /// and clear the stale ones. `snapshot` is taken after the broker's state was read.
+    public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
+        var held: Set<String>
+        do {
+            held = try await readBack()
+        } catch {
+            logger.warning(
+                "could not read back the broker's retained topics; clearing only what this gateway published",
+                metadata: ["error": "\(error)"])
+            held = published.topics
+        }
+        let current = await snapshot()
+        let desired = RetainedView(homes: current.homes, discovered: current.discovered, topics: topics)
+        var sent = 0
+        for (topic, payload) in desired.payloads.sorted(by: { $0.key < $1.key }) {
+            sent += send(topic, payload) ? 1 : 0
+        }
+        let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
+        for topic in stale.sorted() { _ = send(topic, []) }
+        published = desired
+        logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
+    }
+
+    /// Brings the broker in step with `snapshot` after a layout change: publishes what changed,
+    /// clears what went away.
+    public func update(_ snapshot: HomeSnapshot) {
+        apply(RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics))
+    }
+
+    /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
+    public func update(accessory: AccessoryID, in home: Home) {
+        guard let snapshot = home.accessory(accessory) else { return }
+        for (topic, payload) in RetainedView.accessoryPayloads(snapshot, in: home, topics: topics)
+        where published[topic] != payload {
+            if send(topic, payload) { published[topic] = payload }
+        }
+    }
+
+    private func apply(_ desired: RetainedView) {
+        let (publish, clear) = desired.changes(from: published)
+        for (topic, payload) in publish { _ = send(topic, payload) }
+        for topic in clear { _ = send(topic, []) }
+        published = desired
+    }
+
+    /// Queues one retained QoS 1 message; libmosquitto delivers it, across reconnects too.
+    private func send(_ topic: String, _ payload: [UInt8]) -> Bool {
+        do {
+            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: true)
+            return true
+        } catch {
+            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            return false
+        }
+    }
+}
+
+/// Lists the topics a broker holds retained under a filter, over a short-lived connection of its
+/// own (so the gateway's command subscriptions never overlap it): subscribe, then publish a marker
+/// and collect every retained message until the marker comes back, then disconnect.
+public enum RetainedTopics {
+    public static func read(
+        under filter: String, markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
+        timeout: Duration = .seconds(30)
+    ) async throws -> Set<String> {
+        var configuration = configuration
+        configuration.clientID += "-readback"
+        configuration.will = nil
+        configuration.cleanSession = true
+        configuration.retryInitialConnection = false
+        let client = try MQTTClient(configuration, logger: logger)
+        let marker = "readback-\(UInt64.random(in: 0...UInt64.max))"
+        do {
+            try await client.connect()
+            try await client.subscribe(to: [filter, markerTopic], qos: .atMostOnce)
+            try await client.publish(markerTopic, marker, qos: .atLeastOnce)
+            let held = try await withThrowingTaskGroup(of: Set<String>?.self) { group in
+                group.addTask {
+                    var held: Set<String> = []
+                    for await message in client.messages {
+                        if message.topic == markerTopic && message.payloadString == marker { return held }
+                        if message.retain && !message.payload.isEmpty { held.insert(message.topic) }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            await client.disconnect()
+            guard let held else { throw MQTTError(.connectionLost, "no answer while reading the retained topics back") }
+            return held
+        } catch {
+            await client.disconnect()
+            throw error
+        }
+    }
+}
