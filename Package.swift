@@ -76,7 +76,9 @@ let package = Package(
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "Accessories",
                 "Broker",
+                "HomeModel",
                 "Gateway",
                 "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -100,6 +102,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Broker",
+                "Gateway",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
             ],

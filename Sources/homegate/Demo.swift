@@ -6,17 +6,29 @@ import Logging
 import MQTT
 import ServiceLifecycle
 
-/// `homegate demo`: a private mosquitto on loopback and the gateway connected to it.
+/// `homegate demo`: a private mosquitto on loopback with the demo accounts, and the gateway with the
+/// virtual devices and the demo home connected to it.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start a private mosquitto on loopback and the gateway connected to it (Ctrl-C stops both)."
+        abstract: "Start a private mosquitto on loopback and the gateway with the demo home (Ctrl-C stops both).",
+        discussion: """
+            The demo accounts are owner (administrator of both homes), guest (guest in Main House), \
+            stranger (member of none), homeassistant (guest in both) and homegate (the gateway itself). \
+            Each password is the account's name: for the demo only.
+            """
     )
+
+    /// Demo accounts; each password is the account name (for the demo only).
+    static let accounts = ["owner", "guest", "stranger", "homeassistant", "homegate"]
 
     @Option(help: "The broker's port on 127.0.0.1; when taken, a free port is used instead.")
     var port = 1883
 
-    @Option(help: "The folder for the demo broker's config, log and persistence.")
+    @Option(help: "The folder for the demo's broker files and home database.")
     var data = ".homegate-demo"
+
+    @Option(help: "The demo home: virtual devices and the homes built from them.")
+    var home = "Config/demo-home.yml"
 
     @OptionGroup var options: GatewayOptions
 
@@ -26,24 +38,42 @@ struct Demo: AsyncParsableCommand {
         if chosenPort != port {
             logger.notice("port \(port) is taken; the demo broker uses \(chosenPort) instead")
         }
+        let folder = URL(fileURLWithPath: data).standardizedFileURL.path
         let broker = try await MosquittoBroker.start(
-            .init(port: chosenPort, persistence: true), directory: URL(fileURLWithPath: data).standardizedFileURL.path)
+            .init(
+                port: chosenPort, allowAnonymous: false,
+                passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }), persistence: true),
+            directory: "\(folder)/broker")
         let topics = Topics(base: options.baseTopic)
-        print(
-            """
+        print(Self.instructions(port: chosenPort, topics: topics, folder: folder))
+        fflush(nil)  // all C streams: the instructions must show at once, also when piped
+        var mqtt = MQTTConfiguration(port: chosenPort, clientID: options.clientID)
+        mqtt.username = "homegate"
+        mqtt.password = "homegate"
+        try await GatewayApplication(
+            mqtt: mqtt, topics: topics, dataDirectory: "\(folder)/home", devicesFile: home, defaultAccount: nil,
+            logger: logger, foundation: [BrokerService(broker: broker)]
+        ).run()
+    }
 
-            homegate demo: mosquitto listens on 127.0.0.1:\(chosenPort) (config and log in \(broker.directory)).
-            Watch everything the gateway publishes:
-              mosquitto_sub -h 127.0.0.1 -p \(chosenPort) -t '\(topics.base)/#' -v
-            The gateway's availability is retained on \(topics.status) (online now; offline after Ctrl-C).
+    static func instructions(port: Int, topics: Topics, folder: String) -> String {
+        let b = topics.base
+        let connect = "-h 127.0.0.1 -p \(port)"
+        return """
+
+            homegate demo: mosquitto listens on 127.0.0.1:\(port); broker files and the home database are in \(folder).
+            Accounts: owner, guest, stranger, homeassistant (each password is the account's name: demo only).
+
+            Watch the whole home as its owner:
+              mosquitto_sub \(connect) -u owner -P owner -t '\(b)/#' -v
+            Switch the floor lamp on as guest:
+              mosquitto_pub \(connect) -u guest -P guest -t '\(b)/Main House/Living Room/Floor Lamp/Lightbulb/On/set/guest' -m true
+            See answers to guest's commands (a refused one, for instance):
+              mosquitto_sub \(connect) -u guest -P guest -t '\(b)/$response/guest' -v
+              mosquitto_pub \(connect) -u guest -P guest -t '\(b)/$request/guest/addRoom' -m '{"home":"Main House","name":"Attic"}'
             Press Ctrl-C to stop the gateway and the broker.
 
-            """)
-        fflush(nil)  // all C streams: the instructions must show at once, also when piped
-        let mqtt = MQTTConfiguration(port: chosenPort, clientID: options.clientID)
-        try await GatewayApplication(
-            mqtt: mqtt, topics: topics, logger: logger, foundation: [BrokerService(broker: broker)]
-        ).run()
+            """
     }
 }
 

@@ -21,6 +21,15 @@ struct Run: AsyncParsableCommand {
     @Option(help: "CA certificates (PEM) to trust for mqtts:// instead of the system's.")
     var caFile: String?
 
+    @Option(help: "The folder of the home database.")
+    var data = "/var/lib/homegate"
+
+    @Option(help: "Virtual devices (YAML, the format of Config/demo-home.yml); its homes are built while the database is empty.")
+    var devices: String?
+
+    @Option(help: "The account for command topics without a trailing /<account>.")
+    var defaultAccount: String?
+
     @OptionGroup var options: GatewayOptions
 
     func run() async throws {
@@ -34,6 +43,9 @@ struct Run: AsyncParsableCommand {
         mqtt.username = username
         mqtt.password = ProcessInfo.processInfo.environment["HOMEGATE_MQTT_PASSWORD"]
         if let caFile { mqtt.tls?.caFile = caFile }
-        try await GatewayApplication(mqtt: mqtt, topics: Topics(base: options.baseTopic), logger: logger).run()
+        try await GatewayApplication(
+            mqtt: mqtt, topics: Topics(base: options.baseTopic), dataDirectory: data, devicesFile: devices,
+            defaultAccount: defaultAccount, logger: logger
+        ).run()
     }
 }
