@@ -101,10 +101,13 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "Accessories",
                 "Broker",
                 "Gateway",
+                "HomeModel",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,64 @@
+import Broker
+import Foundation
+import Gateway
+import MQTT
+
+/// A client connected as one account, with an inbox, that sends commands and waits for answers on
+/// an MQTT v5 response topic of its own (so successful commands are answered too).
+struct Account {
+    let name: String
+    let client: MQTTClient
+    let inbox: Inbox<MQTTMessage>
+    let answers: String
+
+    static func connect(
+        _ name: String, to broker: MosquittoBroker, version: MQTTConfiguration.ProtocolVersion = .v5
+    ) async throws -> Account {
+        let client = try makeClient(broker, name: name) {
+            $0.username = name
+            $0.password = name
+            $0.protocolVersion = version
+        }
+        let inbox = await Inbox.draining(client.messages)
+        try await client.connect()
+        let answers = "answers/\(name)-\(UUID().uuidString.prefix(6))"
+        if version == .v5 { try await client.subscribe(to: [answers]) }
+        return Account(name: name, client: client, inbox: inbox, answers: answers)
+    }
+
+    /// Publishes `payload` on `topic` asking for the answer, and returns the answer.
+    func command(_ topic: String, _ payload: String = "") async throws -> JSON {
+        let correlation = Array(UUID().uuidString.utf8)
+        try await client.publish(
+            topic, payload, qos: .atLeastOnce,
+            properties: MQTTProperties(responseTopic: answers, correlationData: correlation))
+        let answer = try await inbox.next("answer to \(topic)") {
+            $0.topic == answers && $0.properties.correlationData == correlation
+        }
+        return try JSON.parse(answer.payload)
+    }
+
+    /// Sends request `operation` with `body` as this account and returns the answer.
+    func request(_ operation: String, _ body: String = "{}") async throws -> JSON {
+        try await command("homegate/$request/\(name)/\(operation)", body)
+    }
+
+    /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none).
+    func retained(_ topic: String) async throws -> String? {
+        let marker = "marker/\(UUID().uuidString)"
+        try await client.subscribe(to: [topic, marker])
+        try await client.publish(marker, "m", qos: .atLeastOnce)
+        _ = try await inbox.next("marker") { $0.topic == marker }
+        let held = await inbox.all.last { $0.topic == topic && $0.retain }
+        try await client.unsubscribe(from: [topic, marker])
+        _ = try? await inbox.next(within: .zero) { $0.topic == topic }
+        return held?.payloadString
+    }
+
+    func disconnect() async { await client.disconnect() }
+}
+
+extension JSON {
+    var isOK: Bool { self["ok"] == .bool(true) }
+    var code: String? { self["code"]?.stringValue }
+}

@@ -1,0 +1,106 @@
+import Accessories
+import Broker
+import Foundation
+import Gateway
+import HomeModel
+import Logging
+import MQTT
+import ServiceLifecycle
+
+/// The repository's `Config/demo-home.yml`.
+let demoHomeFile = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Config/demo-home.yml")
+
+/// A gateway running in this process against a real broker, with the demo home on virtual devices.
+struct RunningGateway {
+    let broker: MosquittoBroker
+    let manager: HomeManager
+    let driver: VirtualDriver
+    let topics: Topics
+    let logger: Logger
+
+    /// What the broker must hold under the base topic now, computed from the model.
+    func expectedRetainedTopics() async -> Set<String> {
+        let snapshot = await HomeSnapshot(of: manager)
+        return RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics).topics
+            .union([topics.status])
+    }
+
+    /// What the broker holds retained under the base topic now.
+    func retainedTopics(as account: String? = nil) async throws -> Set<String> {
+        var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector-\(UUID().uuidString.prefix(6))")
+        configuration.username = account
+        configuration.password = account
+        return try await RetainedTopics.read(
+            under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync-inspector", using: configuration,
+            logger: logger)
+    }
+
+    /// Waits until the broker's retained topics are exactly the model's (the publisher is done).
+    func waitUntilPublished(within timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let expected = await expectedRetainedTopics()
+            let held = try await retainedTopics()
+            if held == expected { return }
+            guard ContinuousClock.now < deadline else {
+                throw TimedOut(
+                    "retained view differs: missing \(expected.subtracting(held).sorted()), stale \(held.subtracting(expected).sorted())"
+                )
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+/// Starts a broker (with `configuration`), the demo home in an in-memory database and the gateway,
+/// waits until the home is on the broker, runs `body`, and shuts everything down.
+func withGateway<T>(
+    _ configuration: MosquittoBroker.Configuration = .init(),
+    gatewayAccount: String? = nil,
+    _ body: (RunningGateway) async throws -> T
+) async throws -> T {
+    try await withBroker(configuration) { broker in
+        var logger = Logger(label: "test.gateway")
+        logger.logLevel = .critical
+        let topics = Topics()
+        let demo = try DemoHome.load(contentsOf: demoHomeFile)
+        let manager = try HomeManager(database: .inMemory(), driverTimeout: .seconds(2))
+        let driver = demo.makeDriver()
+        try await manager.attach(driver)
+        _ = try await demo.seed(manager)
+
+        var mqtt = MQTTConfiguration(port: broker.port, clientID: "gateway-\(UUID().uuidString.prefix(6))")
+        mqtt.username = gatewayAccount
+        mqtt.password = gatewayAccount
+        mqtt.will = AvailabilityService.will(for: topics)
+        mqtt.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        let client = try MQTTClient(mqtt, logger: logger)
+        let readBack = mqtt
+        let gateway = GatewayService(
+            manager: manager, client: client, topics: topics, defaultAccount: nil, logger: logger
+        ) { [logger] in
+            try await RetainedTopics.read(
+                under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
+        }
+        let group = ServiceGroup(
+            services: [client, AvailabilityService(client: client, topics: topics, logger: logger), gateway],
+            logger: logger)
+        let running = Task { try await group.run() }
+        let fixture = RunningGateway(broker: broker, manager: manager, driver: driver, topics: topics, logger: logger)
+        do {
+            try await fixture.waitUntilPublished()
+            let result = try await body(fixture)
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await manager.shutdown()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            await manager.shutdown()
+            throw error
+        }
+    }
+}
