@@ -24,7 +24,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The folder of the home database.")
     var data = "/var/lib/homegate"
 
-    @Option(help: "Virtual devices (YAML, the format of Config/demo-home.yml); its homes are built while the database is empty.")
+    @Option(
+        help:
+            "Virtual devices (YAML, the format of Config/demo-home.yml); its homes are built while the database is empty."
+    )
     var devices: String?
 
     @Option(help: "The account for command topics without a trailing /<account>.")

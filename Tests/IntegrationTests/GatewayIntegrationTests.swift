@@ -84,7 +84,9 @@ struct GatewayIntegrationTests {
             #expect(answer["ok"] == .bool(false))
             #expect(answer.code == "insufficientPrivileges")
             #expect(answer["id"] == .string("r1"))
-            #expect(try await gateway.manager.home("Main House", account: "owner").rooms.contains { $0.name == "Attic" } == false)
+            #expect(
+                try await gateway.manager.home("Main House", account: "owner").rooms.contains { $0.name == "Attic" }
+                    == false)
             #expect(try await gateway.retainedTopics() == before)
             await guest.disconnect()
         }
@@ -125,11 +127,14 @@ struct GatewayIntegrationTests {
             let readOnly = try await guest.command("\(thermostat)/CurrentTemperature/set/guest", "30")
             #expect(readOnly.code == "readOnlyCharacteristic", "\(readOnly.serialized)")
 
-            let unknown = try await guest.command("homegate/Main House/Living Room/Ghost Lamp/Lightbulb/On/set/guest", "true")
+            let unknown = try await guest.command(
+                "homegate/Main House/Living Room/Ghost Lamp/Lightbulb/On/set/guest", "true")
             #expect(unknown.code == "notFound")
-            let wrongRoom = try await guest.command("homegate/Main House/Kitchen/Floor Lamp/Lightbulb/On/set/guest", "true")
+            let wrongRoom = try await guest.command(
+                "homegate/Main House/Kitchen/Floor Lamp/Lightbulb/On/set/guest", "true")
             #expect(wrongRoom.code == "notFound")
-            let otherHome = try await guest.command("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/Switch/On/set/guest", "true")
+            let otherHome = try await guest.command(
+                "homegate/Lake Cabin/Cabin Living Room/Cabin Heater/Switch/On/set/guest", "true")
             #expect(otherHome.code == "insufficientPrivileges")
 
             // An accessory that goes out of reach: its $reachable topic says so, and writes are refused
@@ -162,7 +167,8 @@ struct GatewayIntegrationTests {
             // The broker holds exactly the new layout: no topic under an old name survives
             try await gateway.waitUntilPublished()
             let held = try await gateway.retainedTopics()
-            #expect(!held.contains { $0.contains("Floor Lamp") || $0.contains("/Kitchen/") || $0.contains("Lake Cabin") })
+            #expect(
+                !held.contains { $0.contains("Floor Lamp") || $0.contains("/Kitchen/") || $0.contains("Lake Cabin") })
             #expect(!held.contains { $0.contains("Back Door") })
             #expect(held.contains("homegate/Main House/Bedroom/Reading Lamp/Lightbulb/On"))
             #expect(held.contains("homegate/Main House/Cookhouse/Counter Lights/$state"))
@@ -182,8 +188,14 @@ struct GatewayIntegrationTests {
             #expect(
                 homes["data"]
                     == .array([
-                        .object([("name", .string("Main House")), ("primary", .bool(true)), ("role", .string("administrator"))]),
-                        .object([("name", .string("Lake Cabin")), ("primary", .bool(false)), ("role", .string("administrator"))]),
+                        .object([
+                            ("name", .string("Main House")), ("primary", .bool(true)),
+                            ("role", .string("administrator")),
+                        ]),
+                        .object([
+                            ("name", .string("Lake Cabin")), ("primary", .bool(false)),
+                            ("role", .string("administrator")),
+                        ]),
                     ]))
 
             let added = try await owner.request("addRoom", #"{"id":42,"home":"main house","name":"Attic"}"#)
@@ -193,18 +205,29 @@ struct GatewayIntegrationTests {
 
             let similar = try await owner.request("addRoom", #"{"home":"Main House","name":"at tic"}"#)
             #expect(similar.code == "objectWithSimilarNameExistsInHome")
-            #expect(try await owner.request("addRoom", #"{"home":"Main House","name":"'Attic"}"#).code
-                == "nameDoesNotStartWithValidCharacters")
-            #expect(try await owner.request("addRoom", #"{"home":"Main House","name":"At#tic"}"#).code
-                == "nameContainsProhibitedCharacters")
+            #expect(
+                try await owner.request("addRoom", #"{"home":"Main House","name":"'Attic"}"#).code
+                    == "nameDoesNotStartWithValidCharacters")
+            #expect(
+                try await owner.request("addRoom", #"{"home":"Main House","name":"At#tic"}"#).code
+                    == "nameContainsProhibitedCharacters")
             #expect(try await owner.request("addRoom", #"{"home":"Main House"}"#).code == "missingParameter")
             #expect(try await owner.request("addRoom", #"{"home":"Main House","name":7}"#).code == "invalidParameter")
             #expect(try await owner.request("addRoom", #"{"home":"Main House","#).code == "invalidParameter")
-            #expect(try await owner.request("addRoom", #"{"home":"A","home":"B","name":"X"}"#).code == "invalidParameter")
+            #expect(
+                try await owner.request("addRoom", #"{"home":"A","home":"B","name":"X"}"#).code == "invalidParameter")
             #expect(try await owner.request("teleport").code == "invalidParameter")
 
-            let read = try await owner.request("read", #"{"home":"Main House","accessory":"Floor Lamp","characteristic":"Brightness"}"#)
-            #expect(read["data"] == .array([.object([("service", .string("Lightbulb")), ("characteristic", .string("Brightness")), ("value", .integer(100))])]))
+            let read = try await owner.request(
+                "read", #"{"home":"Main House","accessory":"Floor Lamp","characteristic":"Brightness"}"#)
+            #expect(
+                read["data"]
+                    == .array([
+                        .object([
+                            ("service", .string("Lightbulb")), ("characteristic", .string("Brightness")),
+                            ("value", .integer(100)),
+                        ])
+                    ]))
             await owner.disconnect()
         }
     }
@@ -235,7 +258,10 @@ struct GatewayIntegrationTests {
                 properties: MQTTProperties(responseTopic: "\(Self.lamp)/Lightbulb/Brightness"))
             let redirected = try JSON.parse(try await old.inbox.next { $0.topic == "homegate/$response/guest" }.payload)
             #expect(redirected.code == "valueHigherThanMaximum")
-            #expect(await new.inbox.all.filter { $0.topic == "\(Self.lamp)/Lightbulb/Brightness" && $0.payloadString?.contains("ok") == true }.isEmpty)
+            #expect(
+                await new.inbox.all.filter {
+                    $0.topic == "\(Self.lamp)/Lightbulb/Brightness" && $0.payloadString?.contains("ok") == true
+                }.isEmpty)
             await old.disconnect()
             await new.disconnect()
         }

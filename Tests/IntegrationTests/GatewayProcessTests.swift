@@ -1,5 +1,8 @@
 import Broker
 import Foundation
+import Gateway
+import HomeModel
+import Logging
 import MQTT
 import Testing
 
@@ -116,6 +119,64 @@ struct GatewayProcessTests {
             #expect(status != 0)
             let output = try String(contentsOfFile: log, encoding: .utf8)
             #expect(output.contains("must start with mqtt:// or mqtts://"))
+        }
+    }
+
+    @Test("killed with SIGKILL and started again, the gateway leaves the broker holding exactly the database")
+    func sigkillAndRestart() async throws {
+        try await withBroker { broker in
+            try await withTemporaryDirectory { directory in
+                let arguments = [
+                    "run", "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", "gateway-under-test",
+                    "--data", directory, "--devices", demoHomeFile.path, "--log-level", "warning",
+                ]
+                let log = "\(directory)/homegate.log"
+                let watcher = try makeClient(broker, name: "watcher")
+                try await withConnected(watcher) { inbox in
+                    try await watcher.subscribe(to: ["homegate/$status"])
+                    let first = try ChildProcess(try homegateExecutable(), arguments, outputFile: log)
+                    _ = try await inbox.next("online") { $0.payloadString == "online" }
+
+                    // Given an acknowledged layout change
+                    let owner = try await Account.connect("owner", to: broker)
+                    let renamed = try await owner.request(
+                        "renameRoom", #"{"home":"Main House","room":"Kitchen","name":"Cookhouse"}"#)
+                    #expect(renamed.isOK, "\(renamed.serialized)")
+
+                    // When the gateway is killed at once and started again
+                    first.send(SIGKILL)
+                    await first.waitForExit()
+                    _ = try await inbox.next("will") { $0.payloadString == "offline" }
+                    let second = try ChildProcess(try homegateExecutable(), arguments, outputFile: log)
+                    defer { second.send(SIGKILL) }
+                    _ = try await inbox.next("online again") { $0.payloadString == "online" }
+
+                    // Then the broker's retained view equals the database's
+                    let manager = try HomeManager(database: try HomeDatabase.open(atPath: "\(directory)/home.sqlite"))
+                    let homes = await manager.allHomes()
+                    #expect(homes.first?.rooms.contains { $0.name == "Cookhouse" } == true)
+                    let topics = Topics()
+                    let expected = RetainedView(homes: homes, discovered: [], topics: topics).topics.union([
+                        topics.status
+                    ])
+                    var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector")
+                    configuration.username = "owner"
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    var held: Set<String> = []
+                    while ContinuousClock.now < deadline {
+                        held = try await RetainedTopics.read(
+                            under: "homegate/#", markerTopic: "homegate/$sync-inspector", using: configuration,
+                            logger: Logger(label: "inspector"))
+                        if held == expected { break }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    #expect(
+                        held == expected,
+                        "missing \(expected.subtracting(held).sorted()), stale \(held.subtracting(expected).sorted())")
+                    #expect(!held.contains { $0.contains("/Kitchen/") })
+                    await owner.disconnect()
+                }
+            }
         }
     }
 }
