@@ -11,6 +11,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let topics: Topics
     private let router: CommandRouter
     private let publisher: RetainedPublisher
+    private let statistics: GatewayStatistics
     private let logger: Logger
 
     /// - Parameters:
@@ -18,15 +19,18 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
-        manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?, logger: Logger,
+        manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
+        statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.manager = manager
+        self.statistics = statistics
         self.client = client
         self.topics = topics
         self.logger = logger
         router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount)
-        publisher = RetainedPublisher(client: client, topics: topics, logger: logger, readBack: readBack)
+        publisher = RetainedPublisher(
+            client: client, topics: topics, statistics: statistics, logger: logger, readBack: readBack)
     }
 
     public func run() async throws {
@@ -85,8 +89,11 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private func serveCommands() async {
         await withDiscardingTaskGroup { group in
             for await message in client.messages {
+                statistics.receivedMessage()
                 group.addTask {
-                    guard let answer = await router.handle(message) else { return }
+                    let handling = await router.handle(message)
+                    statistics.handled(handling.outcome)
+                    guard let answer = handling.answer else { return }
                     let properties =
                         client.configuration.protocolVersion == .v5
                         ? MQTTProperties(correlationData: answer.correlationData, contentType: "application/json")
@@ -105,6 +112,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private func send(_ topic: String, _ payload: JSON, retain: Bool) {
         do {
             try client.send(topic, payload: payload.bytes, qos: .atLeastOnce, retain: retain)
+            statistics.sentMessage()
         } catch {
             logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }

@@ -41,8 +41,10 @@ struct GatewayApplication {
         mqtt.retryInitialConnection = true
         let client = try MQTTClient(mqtt, logger: logger)
         let readBackConfiguration = mqtt
+        let statistics = GatewayStatistics()
         let gateway = GatewayService(
-            manager: manager, client: client, topics: topics, defaultAccount: defaultAccount, logger: logger
+            manager: manager, client: client, topics: topics, defaultAccount: defaultAccount,
+            statistics: statistics, logger: logger
         ) { [topics, logger] in
             try await RetainedTopics.read(
                 under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBackConfiguration,
@@ -51,7 +53,8 @@ struct GatewayApplication {
         let services: [any ServiceLifecycle.Service] =
             foundation + [
                 HomeService(manager: manager), client,
-                AvailabilityService(client: client, topics: topics, logger: logger), gateway,
+                AvailabilityService(client: client, topics: topics, logger: logger),
+                HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
             ]
         let group = ServiceGroup(
             configuration: .init(

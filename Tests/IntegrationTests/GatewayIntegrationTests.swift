@@ -267,6 +267,30 @@ struct GatewayIntegrationTests {
         }
     }
 
+    @Test("$health reports the version, memory and commands answered by code")
+    func health() async throws {
+        try await withGateway { gateway in
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            #expect(
+                try await guest.command("\(Self.lamp)/Lightbulb/Brightness/set/guest", "150").code
+                    == "valueHigherThanMaximum")
+            #expect(try await guest.command("\(Self.lamp)/Lightbulb/Brightness/set/guest", "60").isOK)
+            try await guest.client.subscribe(to: ["homegate/$health"])
+            let report = try await guest.inbox.next("health with the failure counted") { message in
+                guard let health = try? JSON.parse(message.payload) else { return false }
+                return health["commands"]?["failed"]?["valueHigherThanMaximum"] == .integer(1)
+            }
+            let health = try JSON.parse(report.payload)
+            #expect(health["version"] == .string(HealthService.version))
+            #expect(health["commands"]?["ok"] == .integer(1))
+            guard case .integer(let resident) = health["memory"]?["residentBytes"] else {
+                throw TimedOut("no resident memory in \(health.serialized)")
+            }
+            #expect(resident > 1_000_000)
+            await guest.disconnect()
+        }
+    }
+
     @Test("after a broker restart without persistence the gateway republishes everything and commands work")
     func brokerRestart() async throws {
         try await withGateway { gateway in

@@ -157,7 +157,7 @@ struct GatewayProcessTests {
                     #expect(homes.first?.rooms.contains { $0.name == "Cookhouse" } == true)
                     let topics = Topics()
                     let expected = RetainedView(homes: homes, discovered: [], topics: topics).topics.union([
-                        topics.status
+                        topics.status, topics.health,
                     ])
                     var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector")
                     configuration.username = "owner"

@@ -2,6 +2,21 @@ import Foundation
 import HomeModel
 import MQTT
 
+/// What became of one message: not a command at all, or a command that succeeded or failed (with
+/// its error code), and the answer to send, if any.
+public struct Handling: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        case ignored
+        case succeeded
+        case failed(code: String)
+    }
+
+    public var outcome: Outcome
+    public var answer: Answer?
+
+    static let ignored = Handling(outcome: .ignored, answer: nil)
+}
+
 /// An answer to a command or request: JSON `{"id","ok","code","message","topic","data"}` and where
 /// it goes.
 public struct Answer: Sendable, Equatable {
@@ -31,19 +46,21 @@ public struct CommandRouter: Sendable {
         self.maximumPayloadSize = maximumPayloadSize
     }
 
-    /// Handles one message from the broker; returns what to answer, or nil. Messages that are not
-    /// commands (other topics, retained copies that a new subscription brought) are ignored.
-    public func handle(_ message: MQTTMessage) async -> Answer? {
+    /// Handles one message from the broker: runs the command it carries and says what to answer.
+    /// Messages that are not commands (other topics, retained copies that a new subscription
+    /// brought) are ignored.
+    public func handle(_ message: MQTTMessage) async -> Handling {
         // A retained command is old: replaying it on every reconnect would repeat it.
-        guard !message.retain else { return nil }
+        guard !message.retain else { return .ignored }
         let command: Command
         do {
-            guard let parsed = try topics.parse(message.topic) else { return nil }
+            guard let parsed = try topics.parse(message.topic) else { return .ignored }
             command = parsed
         } catch {
-            return answer(
-                to: message, account: nil, id: .null,
-                result: .failure(HomeError(.invalidParameter, "Malformed command topic: \(error).")))
+            let failure = HomeError(.invalidParameter, "Malformed command topic: \(error).")
+            return Handling(
+                outcome: .failed(code: failure.code.name),
+                answer: answer(to: message, account: nil, id: .null, result: .failure(failure)))
         }
         let account = command.account ?? defaultAccount
         var id = JSON.null
@@ -71,8 +88,17 @@ public struct CommandRouter: Sendable {
                     .insufficientPrivileges,
                     "The topic names no account and no default account is configured; add /<account> to the topic."))
         }
-        if case .success = result, !command.isRequest, message.properties.responseTopic == nil { return nil }
-        return answer(to: message, account: account, id: id, result: result)
+        let outcome: Handling.Outcome
+        switch result {
+        case .success:
+            outcome = .succeeded
+            if !command.isRequest && message.properties.responseTopic == nil {
+                return Handling(outcome: outcome, answer: nil)
+            }
+        case .failure(let error):
+            outcome = .failed(code: error.code.name)
+        }
+        return Handling(outcome: outcome, answer: answer(to: message, account: account, id: id, result: result))
     }
 
     // MARK: Answers

@@ -28,15 +28,17 @@ public actor RetainedPublisher {
     private let client: MQTTClient
     private let topics: Topics
     private let readBack: @Sendable () async throws -> Set<String>
+    private let statistics: GatewayStatistics
     private let logger: Logger
     /// What this gateway has told the broker to retain.
     private var published = RetainedView()
 
     /// - Parameter readBack: lists the topics the broker holds retained under the base topic.
     public init(
-        client: MQTTClient, topics: Topics, logger: Logger,
+        client: MQTTClient, topics: Topics, statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        self.statistics = statistics
         self.client = client
         self.topics = topics
         self.logger = logger
@@ -96,6 +98,7 @@ public actor RetainedPublisher {
     private func send(_ topic: String, _ payload: [UInt8]) -> Bool {
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: true)
+            statistics.sentMessage()
             return true
         } catch {
             logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])

@@ -24,7 +24,7 @@ struct RunningGateway {
     func expectedRetainedTopics() async -> Set<String> {
         let snapshot = await HomeSnapshot(of: manager)
         return RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics).topics
-            .union([topics.status])
+            .union([topics.status, topics.health])
     }
 
     /// What the broker holds retained under the base topic now.
@@ -78,14 +78,22 @@ func withGateway<T>(
         mqtt.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
         let client = try MQTTClient(mqtt, logger: logger)
         let readBack = mqtt
+        let statistics = GatewayStatistics()
         let gateway = GatewayService(
-            manager: manager, client: client, topics: topics, defaultAccount: nil, logger: logger
+            manager: manager, client: client, topics: topics, defaultAccount: nil, statistics: statistics,
+            logger: logger
         ) { [logger] in
             try await RetainedTopics.read(
                 under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
         }
         let group = ServiceGroup(
-            services: [client, AvailabilityService(client: client, topics: topics, logger: logger), gateway],
+            services: [
+                client, AvailabilityService(client: client, topics: topics, logger: logger),
+                HealthService(
+                    client: client, topics: topics, statistics: statistics, interval: .milliseconds(200), logger: logger
+                ),
+                gateway,
+            ],
             logger: logger)
         let running = Task { try await group.run() }
         let fixture = RunningGateway(broker: broker, manager: manager, driver: driver, topics: topics, logger: logger)
