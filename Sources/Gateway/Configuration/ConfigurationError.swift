@@ -73,7 +73,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     }
 }
 
-/// Every problem found in one configuration, in the order of the file. Loading reports them all at
+/// Every problem found in one configuration, in the order of the file (environment variables last). Loading reports them all at
 /// once, so a user fixes a config in one round rather than one error per run.
 public struct ConfigurationErrors: Error, Sendable, Hashable, CustomStringConvertible {
     public let errors: [ConfigurationError]

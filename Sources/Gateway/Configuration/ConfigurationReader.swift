@@ -42,7 +42,9 @@ struct ConfigurationReader {
         var values: [String: (key: Node, value: Node)] = [:]
         for (key, value) in mapping {
             guard let name = key.scalar?.string else {
-                report(.wrongType, at: key, "a key in '\(path)' is not text", fix: "use one of: \(keys.joined(separator: ", "))")
+                report(
+                    .wrongType, at: key, "a key in '\(path)' is not text",
+                    fix: "use one of: \(keys.joined(separator: ", "))")
                 continue
             }
             guard keys.contains(name) else {
@@ -119,15 +121,21 @@ struct ConfigurationReader {
     // MARK: Suggestions
 
     /// The known key a misspelt one most likely meant: the same key in another case or with `_`/`-`
-    /// (`client_id` for `clientId`), or one within a small edit distance.
+    /// (`client_id` for `clientId`), one it abbreviates (`warn` for `warning`), or one within a small
+    /// edit distance (`levle` for `level`).
     static func nearest(to key: String, in keys: [String]) -> String? {
         func normalized(_ text: String) -> String {
             text.lowercased().filter { $0 != "_" && $0 != "-" }
         }
-        if let exact = keys.first(where: { normalized($0) == normalized(key) }) { return exact }
-        let scored = keys.map { ($0, editDistance(normalized($0), normalized(key))) }
+        let typed = normalized(key)
+        if let exact = keys.first(where: { normalized($0) == typed }) { return exact }
+        if typed.count >= 3, let abbreviated = keys.first(where: { normalized($0).hasPrefix(typed) }) {
+            return abbreviated
+        }
+        let scored = keys.map { ($0, editDistance(normalized($0), typed)) }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(1, min(3, key.count / 3)) ? best.0 : nil
+        let tolerance = typed.count >= 9 ? 3 : typed.count >= 5 ? 2 : 1
+        return best.1 <= tolerance ? best.0 : nil
     }
 
     /// Levenshtein distance between two strings, by characters.

@@ -54,12 +54,18 @@ extension GatewayConfiguration {
         }
         var loader = Loader(reader: ConfigurationReader(file: file), environment: environment)
         let configuration = loader.read(root)
-        guard loader.reader.errors.isEmpty else { throw ConfigurationErrors(loader.reader.errors) }
+        guard loader.reader.errors.isEmpty else {
+            let byLine = loader.reader.errors.enumerated().sorted {
+                ($0.element.location.line ?? .max, $0.offset) < ($1.element.location.line ?? .max, $1.offset)
+            }
+            throw ConfigurationErrors(byLine.map(\.element))
+        }
         return configuration
     }
 
     private static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
-        let fix = "check the indentation and quoting at that place (quote values that contain ': ' or start with '{', '[', '*', '&' or '#')"
+        let fix =
+            "check the indentation and quoting at that place (quote values that contain ': ' or start with '{', '[', '*', '&' or '#')"
         guard let error = error as? YamlError else {
             return ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: fix)
         }
@@ -75,7 +81,8 @@ extension GatewayConfiguration {
                 "the key(s) \(duplicates.map { "'\($0)'" }.joined(separator: ", ")) appear more than once in one section",
                 fix: "keep one of each; the gateway would not know which one you meant")
         case .reader(let problem, _, _, _):
-            return ConfigurationError(.syntax, at: .wholeFile(file), "invalid YAML: \(problem)", fix: "save it as UTF-8 text")
+            return ConfigurationError(
+                .syntax, at: .wholeFile(file), "invalid YAML: \(problem)", fix: "save it as UTF-8 text")
         default:
             return ConfigurationError(.syntax, at: .wholeFile(file), "invalid YAML: \(error)", fix: fix)
         }
@@ -249,7 +256,10 @@ private struct Loader {
             entry.value, path: "mqtt.tls", keys: ["caFile", "certificateFile", "keyFile", "verifyServer"])
         guard entry.value.kind != .null else { return }
         var tls = GatewayConfiguration.TLSSettings()
-        for (key, path) in [("caFile", \GatewayConfiguration.TLSSettings.caFile), ("certificateFile", \.certificateFile), ("keyFile", \.keyFile)] {
+        for (key, path) in [
+            ("caFile", \GatewayConfiguration.TLSSettings.caFile), ("certificateFile", \.certificateFile),
+            ("keyFile", \.keyFile),
+        ] {
             guard let node = section[key]?.value, let file = reader.string(node, "mqtt.tls.\(key)") else { continue }
             checkReadable(file, "mqtt.tls.\(key)", at: node)
             tls[keyPath: path] = file
@@ -313,7 +323,8 @@ private struct Loader {
 
     private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {
         let section = reader.section(node, path: "access", keys: ["dynamicSecurity"])
-        let dynamic = reader.section(section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
+        let dynamic = reader.section(
+            section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
         if let enabled = reader.bool(dynamic["enabled"]?.value, "access.dynamicSecurity.enabled") {
             access.dynamicSecurity = enabled
         }
@@ -334,7 +345,8 @@ private struct Loader {
                 try BaseTopic.validate(prefix)
                 homeAssistant.discoveryPrefix = prefix
             } catch {
-                reader.report(.invalidValue, at: node, "homeAssistant.discoveryPrefix: \(error)", fix: "use homeassistant")
+                reader.report(
+                    .invalidValue, at: node, "homeAssistant.discoveryPrefix: \(error)", fix: "use homeassistant")
             }
         }
         if let node = section["account"]?.value, let account = reader.string(node, "homeAssistant.account") {
@@ -361,7 +373,9 @@ private struct Loader {
 
     private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {
         let section = reader.section(node, path: "logging", keys: ["level"])
-        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else { return }
+        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else {
+            return
+        }
         if let value = Logger.Level(rawValue: level.value.lowercased()) {
             logging.level = value
         } else {

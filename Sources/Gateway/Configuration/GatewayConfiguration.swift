@@ -70,7 +70,9 @@ public struct GatewayConfiguration: Sendable, Hashable {
         }
 
         /// The SQLite file of the home database.
-        public var databaseFile: String { directory.hasSuffix("/") ? directory + "home.sqlite" : directory + "/home.sqlite" }
+        public var databaseFile: String {
+            directory.hasSuffix("/") ? directory + "home.sqlite" : directory + "/home.sqlite"
+        }
     }
 
     /// `accessories`: the drivers that find accessories.
