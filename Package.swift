@@ -100,6 +100,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Broker",
+                "Gateway",
+                "HomeModel",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
             ],

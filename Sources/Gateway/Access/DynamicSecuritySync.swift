@@ -44,7 +44,11 @@ public final class DynamicSecuritySync: Sendable {
     @discardableResult
     public func sync(_ rules: AccessRules) async throws(DynamicSecurityError) -> DynamicSecurityPlan {
         let plan = DynamicSecurityPlan(rules: rules, broker: try await brokerState())
-        if !plan.commands.isEmpty { try await apply(plan.commands) }
+        let own = client.configuration.username
+        let others = plan.commands.filter { $0.username == nil || $0.username != own }
+        let mine = plan.commands.filter { $0.username != nil && $0.username == own }
+        if !others.isEmpty { try await apply(others) }
+        if !mine.isEmpty { try await applyToOwnClient(mine) }
         return plan
     }
 
@@ -67,22 +71,64 @@ public final class DynamicSecuritySync: Sendable {
         return broker
     }
 
+    /// Changes the roles of the client the sync runs on. The plugin disconnects a client whose roles
+    /// change, before it answers, so the answer to this request never comes when the change took:
+    /// a `listClients` at the end tells a request that was answered (nothing changed) from one that
+    /// got the client disconnected, and the sync returns once the client is connected again.
+    private func applyToOwnClient(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
+        let batch = UUID().uuidString
+        let payload = try encode(commands + [.listClients], batch: batch)
+        state.withLock { $0.waiters[batch] = .registered }
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
+        try await publish(payload)
+        let deadline = ContinuousClock.now + timeout
+        var disconnected = false
+        while ContinuousClock.now < deadline {
+            if case .finished(let result) = state.withLock({ $0.waiters[batch] }) {
+                let responses = (try? result.get()) ?? []
+                try check(commands, Array(responses.prefix(commands.count)))
+                return
+            }
+            if !client.isConnected {
+                disconnected = true
+            } else if disconnected {
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        throw DynamicSecurityError(
+            .timedOut,
+            "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
+    }
+
     /// Sends `commands` in one request and returns the answers. Throws, naming every refused
     /// command with the broker's reason, when any was refused.
     @discardableResult
     func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
         let batch = UUID().uuidString
+        let responses = try await exchange(try encode(commands, batch: batch), batch: batch)
+        try check(commands, responses)
+        return responses
+    }
+
+    private func encode(_ commands: [DynamicSecurityPlan.Command], batch: String) throws(DynamicSecurityError)
+        -> [UInt8]
+    {
         let request = WireRequest(
             commands: commands.enumerated().map { $1.wire(correlationData: "\(batch).\($0)") })
-        let payload: [UInt8]
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            payload = Array(try encoder.encode(request))
+            return Array(try encoder.encode(request))
         } catch {
             throw DynamicSecurityError(.invalidResponse, "cannot encode the request: \(error)")
         }
-        let responses = try await exchange(payload, batch: batch)
+    }
+
+    /// Throws, naming each refused command with the broker's reason, unless all succeeded.
+    private func check(
+        _ commands: [DynamicSecurityPlan.Command], _ responses: [WireResponse]
+    ) throws(DynamicSecurityError) {
         guard responses.count == commands.count else {
             throw DynamicSecurityError(
                 .invalidResponse, "the broker answered \(responses.count) of \(commands.count) commands")
@@ -97,7 +143,6 @@ public final class DynamicSecuritySync: Sendable {
                     + failures.map(\.description).joined(separator: "; "),
                 failures: failures)
         }
-        return responses
     }
 
     // MARK: Messages
@@ -144,10 +189,10 @@ public final class DynamicSecuritySync: Sendable {
         }
         defer { timer.cancel() }
         do {
-            try await client.publish(Self.requestTopic, payload: payload, qos: .atLeastOnce)
+            try await publish(payload)
         } catch {
             _ = state.withLock { $0.waiters.removeValue(forKey: batch) }
-            throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
+            throw error
         }
         do {
             return try await withCheckedThrowingContinuation { continuation in
@@ -165,6 +210,23 @@ public final class DynamicSecuritySync: Sendable {
             throw error
         } catch {
             throw DynamicSecurityError(.transport, "\(error)")
+        }
+    }
+
+    /// Publishes a request at most once: the commands are not idempotent (a second `createRole`
+    /// fails), so a request lost with the connection is left to the timeout and the next sync rather
+    /// than sent again after a reconnect. Waits for a connection until the timeout.
+    private func publish(_ payload: [UInt8]) async throws(DynamicSecurityError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                try await client.publish(Self.requestTopic, payload: payload, qos: .atMostOnce)
+                return
+            } catch let error as MQTTError where error.code == .notConnected && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
+            }
         }
     }
 
@@ -234,6 +296,15 @@ public struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
 }
 
 extension DynamicSecurityPlan.Command {
+    /// The client the command changes, if any.
+    var username: String? {
+        switch self {
+        case .createClient(let username), .addClientRole(let username, _), .removeClientRole(let username, _):
+            username
+        default: nil
+        }
+    }
+
     /// What the command is about, for messages: the role and/or client.
     var subject: String {
         switch self {
