@@ -70,6 +70,9 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
         case removeClientRole(String, role: String)
         case listClients
         case listRoles
+        /// What the broker does where no role says: `publishClientReceive` denied is recommended, so
+        /// that only the roles' explicit grants are delivered.
+        case setDefaultACLAccess(String, allow: Bool)
 
         /// The name of the command in the API.
         public var name: String {
@@ -83,6 +86,7 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             case .removeClientRole: "removeClientRole"
             case .listClients: "listClients"
             case .listRoles: "listRoles"
+            case .setDefaultACLAccess: "setDefaultACLAccess"
             }
         }
 
@@ -113,6 +117,8 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
                 wire.rolename = role
             case .listClients, .listRoles:
                 wire.verbose = true
+            case .setDefaultACLAccess(let type, let allow):
+                wire.acls = [WireCommand.WireACL(acltype: type, allow: allow)]
             }
             return wire
         }
@@ -204,9 +210,14 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
 struct WireCommand: Encodable {
     struct WireACL: Codable {
         var acltype: String
-        var topic: String
+        var topic: String?
         var allow: Bool?
         var priority: Int?
+
+        init(acltype: String, allow: Bool) {
+            self.acltype = acltype
+            self.allow = allow
+        }
 
         init(_ acl: DynamicSecurityPlan.ACL) {
             acltype = acl.type

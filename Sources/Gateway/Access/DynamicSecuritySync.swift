@@ -101,6 +101,13 @@ public final class DynamicSecuritySync: Sendable {
             "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
     }
 
+    /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
+    /// (`setDefaultACLAccess`). Throws, naming every refused command with the broker's reason, when
+    /// any was refused.
+    public func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
+        try await apply(commands)
+    }
+
     /// Sends `commands` in one request and returns the answers. Throws, naming every refused
     /// command with the broker's reason, when any was refused.
     @discardableResult
@@ -314,6 +321,7 @@ extension DynamicSecurityPlan.Command {
         case .addClientRole(let username, let role), .removeClientRole(let username, let role):
             "'\(username)' '\(role)'"
         case .listClients, .listRoles: ""
+        case .setDefaultACLAccess(let type, _): type
         }
     }
 }
