@@ -1,0 +1,207 @@
+import HomeModel
+
+/// Who may publish and read what on the broker, derived from the homes' users (CONTRACT.md
+/// "Identity"). MQTT does not tell the gateway who published a command, so every command topic ends
+/// with the account, and these rules make the broker refuse a command whose last level is not the
+/// publisher's own username. They also keep each account to the homes it is a member of.
+///
+/// Pure: the same inputs give the same rules, byte for byte. `aclFile()` renders them for
+/// mosquitto's `acl_file`; `DynamicSecurityPlan` turns them into roles for the dynamic-security plugin.
+public struct AccessRules: Sendable, Hashable {
+    /// One account's membership of one home, by the home's name.
+    public struct Member: Sendable, Hashable, Comparable {
+        public var home: String
+        public var account: String
+        public var role: Role
+
+        public init(home: String, account: String, role: Role) {
+            self.home = home
+            self.account = account
+            self.role = role
+        }
+
+        public init(_ membership: Membership) {
+            self.init(home: membership.homeName, account: membership.account, role: membership.role)
+        }
+
+        public static func < (lhs: Member, rhs: Member) -> Bool {
+            (lhs.account, lhs.home, lhs.role.rawValue) < (rhs.account, rhs.home, rhs.role.rawValue)
+        }
+    }
+
+    /// Home Assistant's account and discovery prefix, when its discovery is enabled.
+    public struct HomeAssistant: Sendable, Hashable {
+        public var account: String
+        public var discoveryPrefix: String
+
+        public init(account: String, discoveryPrefix: String) {
+            self.account = account
+            self.discoveryPrefix = discoveryPrefix
+        }
+    }
+
+    /// A name the rules cannot be written for, and why. It is left out, so that account gets no
+    /// access (fail closed) rather than the rules getting corrupted.
+    public struct Rejected: Sendable, Hashable, CustomStringConvertible {
+        public var name: String
+        public var reason: String
+
+        public var description: String { "'\(name)': \(reason)" }
+    }
+
+    public let topics: Topics
+    /// The gateway's own MQTT username: it reads and writes everything under the base topic.
+    public let gatewayAccount: String
+    public let homeAssistant: HomeAssistant?
+    /// The account that command topics without an account act as (config `commands.defaultAccount`):
+    /// only that account may publish them.
+    public let defaultAccount: String?
+    /// The memberships the rules are made of, sorted, without the rejected ones.
+    public let members: [Member]
+    /// Accounts and homes left out because mosquitto cannot match them safely.
+    public let rejected: [Rejected]
+
+    public init(
+        topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
+        members: [Member]
+    ) {
+        var rejected: [Rejected] = []
+        func accepted(_ name: String, as what: String) -> Bool {
+            guard let reason = Self.problem(with: name, as: what) else { return true }
+            if !rejected.contains(where: { $0.name == name }) { rejected.append(Rejected(name: name, reason: reason)) }
+            return false
+        }
+        self.topics = topics
+        self.gatewayAccount = gatewayAccount
+        self.homeAssistant = homeAssistant
+        self.defaultAccount = defaultAccount.flatMap { accepted($0, as: "account") ? $0 : nil }
+        self.members = Set(members).sorted().filter {
+            accepted($0.account, as: "account") && accepted($0.home, as: "home")
+        }
+        self.rejected = rejected.sorted { $0.name < $1.name }
+    }
+
+    public init(
+        topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
+        memberships: [Membership]
+    ) {
+        self.init(
+            topics: topics, gatewayAccount: gatewayAccount, homeAssistant: homeAssistant,
+            defaultAccount: defaultAccount, members: memberships.map(Member.init))
+    }
+
+    /// Why `name` cannot stand in a rule, or nil. A name becomes one topic level and, in the acl
+    /// file, the rest of a line: no wildcards or slashes (mosquitto also refuses `%u` for such
+    /// usernames), no control characters (a newline would start a rule of its own), no blanks at the
+    /// ends (mosquitto trims them).
+    static func problem(with name: String, as what: String) -> String? {
+        if name.isEmpty { return "the \(what) is empty" }
+        if name.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" }) {
+            return "the \(what) contains '+', '#' or '/', which cannot be part of a topic level"
+        }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" }) {
+            return "the \(what) contains a control character"
+        }
+        if name.first!.isWhitespace || name.last!.isWhitespace {
+            return "the \(what) starts or ends with a blank, which mosquitto trims"
+        }
+        return nil
+    }
+
+    // MARK: The rules
+
+    /// The command topics an account may publish, with `account` as the last level (`%u` for the
+    /// acl file's patterns).
+    public func commandTopics(account: String) -> [String] {
+        let base = topics.base
+        return [
+            "\(base)/+/+/+/+/+/set/\(account)",
+            "\(base)/+/+/+/$set/\(account)",
+            "\(base)/+/+/+/$identify/\(account)",
+            "\(base)/+/$actionsets/+/$run/\(account)",
+            "\(base)/$request/\(account)/+",
+        ]
+    }
+
+    /// The command topics without an account, which only the default account may publish.
+    public var commandTopicsWithoutAccount: [String] {
+        let base = topics.base
+        return [
+            "\(base)/+/+/+/+/+/set", "\(base)/+/+/+/$set", "\(base)/+/+/+/$identify", "\(base)/+/$actionsets/+/$run",
+        ]
+    }
+
+    /// What every account reads: its own responses and whether the gateway is online.
+    public func ownTopics(account: String) -> [String] {
+        [topics.response(account: account), topics.status]
+    }
+
+    /// Everything of one home.
+    public func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
+
+    /// What administrators of any home read besides their homes: the homes and the accessories found
+    /// by the drivers (to add them).
+    public var administratorTopics: [String] { [topics.discovered, topics.homes] }
+
+    /// Everything the gateway reads and writes.
+    public var gatewayFilters: [String] {
+        ["\(topics.base)/#"] + (homeAssistant.map { ["\($0.discoveryPrefix)/#"] } ?? [])
+    }
+
+    /// The homes each account is a member of, and whether it administers any, by account.
+    var accounts: [String: (homes: [String], administrator: Bool)] {
+        var accounts: [String: (homes: [String], administrator: Bool)] = [:]
+        for member in members {
+            accounts[member.account, default: ([], false)].homes.append(member.home)
+            if member.role == .administrator { accounts[member.account]!.administrator = true }
+        }
+        for (account, entry) in accounts { accounts[account]!.homes = Array(Set(entry.homes)).sorted() }
+        return accounts
+    }
+
+    // MARK: acl_file
+
+    /// The rules as the text of a mosquitto `acl_file` (mosquitto 2.0): a generated-by header, the
+    /// patterns every account shares, then one `user` block per account, accounts and topics sorted.
+    /// Topics are written as they are: mosquitto 2.0 takes the rest of the line as the topic, so
+    /// levels with spaces (`Main House`) and `$` levels need no quoting.
+    public func aclFile(generatedBy generator: String = "homegate acl") -> String {
+        var lines = [
+            "# Generated by \(generator) from the homes' users. Do not edit: changes are lost when it is",
+            "# generated again. Base topic: \(topics.base). See docs/access-rules.md.",
+        ]
+        for item in rejected {
+            lines.append("# Left out (no access): \(Self.comment(item.description))")
+        }
+        lines += ["", "# Every account: commands only in its own name, its own responses, the gateway's status."]
+        lines += commandTopics(account: "%u").map { "pattern write \($0)" }
+        lines += ownTopics(account: "%u").map { "pattern read \($0)" }
+
+        lines += ["", "# The gateway.", "user \(gatewayAccount)"]
+        lines += gatewayFilters.map { "topic readwrite \($0)" }
+
+        let accounts = self.accounts
+        var blocks: [String: [String]] = [:]
+        for (account, entry) in accounts where account != gatewayAccount {
+            blocks[account, default: []] += entry.homes.map { "topic read \(homeFilter($0))" }
+            if entry.administrator { blocks[account]! += administratorTopics.map { "topic read \($0)" } }
+        }
+        if let homeAssistant, homeAssistant.account != gatewayAccount {
+            blocks[homeAssistant.account, default: []] += [
+                "topic read \(homeAssistant.discoveryPrefix)/#",
+                "topic write \(homeAssistant.discoveryPrefix)/status",
+            ]
+        }
+        if let defaultAccount, defaultAccount != gatewayAccount {
+            blocks[defaultAccount, default: []] += commandTopicsWithoutAccount.map { "topic write \($0)" }
+        }
+        for account in blocks.keys.sorted() {
+            lines += ["", "user \(account)"] + blocks[account]!.sorted()
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func comment(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+    }
+}

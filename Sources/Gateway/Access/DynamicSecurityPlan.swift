@@ -1,0 +1,245 @@
+/// The `$CONTROL/dynamic-security/v1` commands that bring mosquitto's dynamic-security plugin in step
+/// with `AccessRules`, given what the broker has now. Pure, so it is tested without a broker;
+/// `DynamicSecuritySync` fetches the broker's state and sends the commands.
+///
+/// The plugin of mosquitto 2.0 does not substitute `%u` in its ACL topics (verified against 2.0.11:
+/// a `publishClientSend` ACL on `.../set/%u` only matches a literal `%u`), so every account gets a
+/// role of its own with its name written into its command topics. The gateway owns every role whose
+/// name starts with `rolePrefix`, and touches no other role; clients it did not create keep their
+/// other roles.
+///
+/// Roles: `<prefix>home:<home>` (read one home), `<prefix>administrator` (read the homes list and the
+/// discovered accessories), `<prefix>account:<account>` (commands in its own name, its responses,
+/// the status), `<prefix>gateway`, and `<prefix>homeassistant` when Home Assistant is enabled.
+public struct DynamicSecurityPlan: Sendable, Hashable {
+    /// One access control entry of a role, as the plugin stores it.
+    public struct ACL: Sendable, Hashable, Comparable {
+        /// `publishClientSend`, `publishClientReceive`, `subscribeLiteral`, `subscribePattern`,
+        /// `unsubscribeLiteral` or `unsubscribePattern`.
+        public var type: String
+        public var topic: String
+        public var allow: Bool
+        public var priority: Int
+
+        public init(_ type: String, _ topic: String, allow: Bool = true, priority: Int = 0) {
+            self.type = type
+            self.topic = topic
+            self.allow = allow
+            self.priority = priority
+        }
+
+        public static func < (lhs: ACL, rhs: ACL) -> Bool {
+            (lhs.type, lhs.topic, lhs.priority, lhs.allow ? 1 : 0) < (
+                rhs.type, rhs.topic, rhs.priority, rhs.allow ? 1 : 0
+            )
+        }
+
+        /// Publish and subscribe access to `filter`.
+        static func readWrite(_ filter: String) -> [ACL] {
+            [ACL("publishClientSend", filter)] + read(filter)
+        }
+
+        /// Subscribing to `filter` (or any narrower filter) and receiving what it matches.
+        static func read(_ filter: String) -> [ACL] {
+            [ACL("subscribePattern", filter), ACL("publishClientReceive", filter)]
+        }
+    }
+
+    /// What the broker has: every client with its roles, and the roles with their ACLs (at least
+    /// those whose name starts with the prefix).
+    public struct BrokerState: Sendable, Hashable {
+        public var clients: [String: Set<String>]
+        public var roles: [String: Set<ACL>]
+
+        public init(clients: [String: Set<String>] = [:], roles: [String: Set<ACL>] = [:]) {
+            self.clients = clients
+            self.roles = roles
+        }
+    }
+
+    /// One command of the plugin's API.
+    public enum Command: Sendable, Hashable {
+        case createRole(String, acls: [ACL])
+        case addRoleACL(String, ACL)
+        case removeRoleACL(String, ACL)
+        case deleteRole(String)
+        /// A client without a password: it cannot log in until an administrator sets one with
+        /// `mosquitto_ctrl dynsec setClientPassword`.
+        case createClient(String)
+        case addClientRole(String, role: String)
+        case removeClientRole(String, role: String)
+        case listClients
+        case listRoles
+        /// What the broker does where no role says: `publishClientReceive` denied is recommended, so
+        /// that only the roles' explicit grants are delivered.
+        case setDefaultACLAccess(String, allow: Bool)
+
+        /// The name of the command in the API.
+        public var name: String {
+            switch self {
+            case .createRole: "createRole"
+            case .addRoleACL: "addRoleACL"
+            case .removeRoleACL: "removeRoleACL"
+            case .deleteRole: "deleteRole"
+            case .createClient: "createClient"
+            case .addClientRole: "addClientRole"
+            case .removeClientRole: "removeClientRole"
+            case .listClients: "listClients"
+            case .listRoles: "listRoles"
+            case .setDefaultACLAccess: "setDefaultACLAccess"
+            }
+        }
+
+        /// The command as the plugin reads it, tagged with `correlationData` so that its answer can be
+        /// told from others on the shared response topic.
+        func wire(correlationData: String) -> WireCommand {
+            var wire = WireCommand(command: name, correlationData: correlationData)
+            switch self {
+            case .createRole(let role, let acls):
+                wire.rolename = role
+                wire.acls = acls.map(WireCommand.WireACL.init)
+            case .addRoleACL(let role, let acl):
+                wire.rolename = role
+                wire.acltype = acl.type
+                wire.topic = acl.topic
+                wire.allow = acl.allow
+                wire.priority = acl.priority
+            case .removeRoleACL(let role, let acl):
+                wire.rolename = role
+                wire.acltype = acl.type
+                wire.topic = acl.topic
+            case .deleteRole(let role):
+                wire.rolename = role
+            case .createClient(let username):
+                wire.username = username
+            case .addClientRole(let username, let role), .removeClientRole(let username, let role):
+                wire.username = username
+                wire.rolename = role
+            case .listClients, .listRoles:
+                wire.verbose = true
+            case .setDefaultACLAccess(let type, let allow):
+                wire.acls = [WireCommand.WireACL(acltype: type, allow: allow)]
+            }
+            return wire
+        }
+    }
+
+    /// The roles and client roles the rules call for.
+    public let desiredRoles: [String: Set<ACL>]
+    public let desiredClients: [String: Set<String>]
+    /// The commands, in the order they must run: roles first, then clients and their roles, then
+    /// what is no longer needed.
+    public let commands: [Command]
+
+    /// The prefix of the roles the gateway owns: the base topic and a colon, so that two gateways
+    /// with different base topics can share a broker.
+    public static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
+
+    public init(rules: AccessRules, broker: BrokerState) {
+        let prefix = Self.rolePrefix(for: rules.topics)
+        let (roles, clients) = Self.desired(rules, prefix: prefix)
+        desiredRoles = roles
+        desiredClients = clients
+
+        var commands: [Command] = []
+        for (role, acls) in roles.sorted(by: { $0.key < $1.key }) {
+            guard let existing = broker.roles[role] else {
+                commands.append(.createRole(role, acls: acls.sorted()))
+                continue
+            }
+            commands += existing.subtracting(acls).sorted().map { .removeRoleACL(role, $0) }
+            commands += acls.subtracting(existing).sorted().map { .addRoleACL(role, $0) }
+        }
+        for (client, wanted) in clients.sorted(by: { $0.key < $1.key }) {
+            let has = broker.clients[client]
+            if has == nil { commands.append(.createClient(client)) }
+            commands += wanted.subtracting(has ?? []).sorted().map { .addClientRole(client, role: $0) }
+        }
+        for (client, has) in broker.clients.sorted(by: { $0.key < $1.key }) {
+            let extra = has.filter { $0.hasPrefix(prefix) }.subtracting(clients[client] ?? [])
+            commands += extra.sorted().map { .removeClientRole(client, role: $0) }
+        }
+        let stale = broker.roles.keys.filter { $0.hasPrefix(prefix) && roles[$0] == nil }
+        commands += stale.sorted().map { .deleteRole($0) }
+        self.commands = commands
+    }
+
+    private static func desired(
+        _ rules: AccessRules, prefix: String
+    ) -> (roles: [String: Set<ACL>], clients: [String: Set<String>]) {
+        var roles: [String: Set<ACL>] = [:]
+        var clients: [String: Set<String>] = [:]
+        func grant(_ account: String, _ role: String, _ acls: [ACL]) {
+            roles[role, default: []].formUnion(acls)
+            clients[account, default: []].insert(role)
+        }
+        func accountRole(_ account: String) -> String { "\(prefix)account:\(account)" }
+        func commandsAndResponses(_ account: String) {
+            grant(
+                account, accountRole(account),
+                rules.commandTopics(account: account).map { ACL("publishClientSend", $0) }
+                    + rules.ownTopics(account: account).flatMap(ACL.read))
+        }
+
+        grant(rules.gatewayAccount, "\(prefix)gateway", rules.gatewayFilters.flatMap(ACL.readWrite))
+        for (account, entry) in rules.accounts where account != rules.gatewayAccount {
+            commandsAndResponses(account)
+            for home in entry.homes {
+                grant(account, "\(prefix)home:\(home)", ACL.read(rules.homeFilter(home)))
+            }
+            if entry.administrator {
+                grant(account, "\(prefix)administrator", rules.administratorTopics.flatMap(ACL.read))
+            }
+        }
+        if let homeAssistant = rules.homeAssistant, homeAssistant.account != rules.gatewayAccount {
+            commandsAndResponses(homeAssistant.account)
+            grant(
+                homeAssistant.account, "\(prefix)homeassistant",
+                ACL.read("\(homeAssistant.discoveryPrefix)/#")
+                    + [ACL("publishClientSend", "\(homeAssistant.discoveryPrefix)/status")])
+        }
+        if let account = rules.defaultAccount, account != rules.gatewayAccount {
+            commandsAndResponses(account)
+            grant(account, accountRole(account), rules.commandTopicsWithoutAccount.map { ACL("publishClientSend", $0) })
+        }
+        return (roles, clients)
+    }
+}
+
+/// A command as JSON for `$CONTROL/dynamic-security/v1` (absent fields are left out).
+struct WireCommand: Encodable {
+    struct WireACL: Codable {
+        var acltype: String
+        var topic: String?
+        var allow: Bool?
+        var priority: Int?
+
+        init(acltype: String, allow: Bool) {
+            self.acltype = acltype
+            self.allow = allow
+        }
+
+        init(_ acl: DynamicSecurityPlan.ACL) {
+            acltype = acl.type
+            topic = acl.topic
+            allow = acl.allow
+            priority = acl.priority
+        }
+    }
+
+    var command: String
+    var rolename: String?
+    var username: String?
+    var acltype: String?
+    var topic: String?
+    var allow: Bool?
+    var priority: Int?
+    var acls: [WireACL]?
+    var verbose: Bool?
+    var correlationData: String
+
+    init(command: String, correlationData: String) {
+        self.command = command
+        self.correlationData = correlationData
+    }
+}

@@ -1,0 +1,371 @@
+import Foundation
+import MQTT
+import Synchronization
+
+/// Brings mosquitto's dynamic-security plugin in step with `AccessRules` over MQTT: it asks the
+/// broker for its clients and roles, computes a `DynamicSecurityPlan`, sends its commands to
+/// `$CONTROL/dynamic-security/v1` and reads the answers on `$CONTROL/dynamic-security/v1/response`.
+///
+/// The client's account needs the plugin's admin role (`mosquitto_ctrl dynsec addClientRole
+/// <gateway> admin`). The sync does not read the client's message stream itself, since the gateway
+/// has one reader of it: hand it every message with `receive(_:)` (or let `forward(_:)` read a
+/// stream of a client of its own).
+public final class DynamicSecuritySync: Sendable {
+    public static let requestTopic = "$CONTROL/dynamic-security/v1"
+    public static let responseTopic = "$CONTROL/dynamic-security/v1/response"
+
+    private enum Waiter {
+        case registered
+        case waiting(CheckedContinuation<[WireResponse], any Error>)
+        case finished(Result<[WireResponse], any Error>)
+    }
+
+    private struct State {
+        var waiters: [String: Waiter] = [:]
+        var subscribed = false
+    }
+
+    private let client: MQTTClient
+    private let timeout: Duration
+    // The waiters are resumed from `receive`, called on the gateway's message loop, and from timers.
+    private let state = Mutex(State())
+
+    /// `timeout` bounds each exchange with the broker (a broker without the plugin never answers).
+    public init(client: MQTTClient, timeout: Duration = .seconds(10)) {
+        self.client = client
+        self.timeout = timeout
+    }
+
+    // MARK: Syncing
+
+    /// Reads the broker's state, applies the commands that bring it in step with `rules`, and returns
+    /// the plan it carried out. Throws when the broker does not answer or refuses any command (the
+    /// others are still carried out; running the sync again retries what is left).
+    @discardableResult
+    public func sync(_ rules: AccessRules) async throws(DynamicSecurityError) -> DynamicSecurityPlan {
+        let plan = DynamicSecurityPlan(rules: rules, broker: try await brokerState())
+        let own = client.configuration.username
+        let others = plan.commands.filter { $0.username == nil || $0.username != own }
+        let mine = plan.commands.filter { $0.username != nil && $0.username == own }
+        if !others.isEmpty { try await apply(others) }
+        if !mine.isEmpty { try await applyToOwnClient(mine) }
+        return plan
+    }
+
+    /// The broker's clients with their roles, and its roles with their ACLs.
+    public func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
+        let responses = try await apply([.listClients, .listRoles])
+        var broker = DynamicSecurityPlan.BrokerState()
+        for response in responses {
+            for client in response.data?.clients ?? [] {
+                broker.clients[client.username] = Set((client.roles ?? []).map(\.rolename))
+            }
+            for role in response.data?.roles ?? [] {
+                broker.roles[role.rolename] = Set(
+                    (role.acls ?? []).map {
+                        DynamicSecurityPlan.ACL(
+                            $0.acltype, $0.topic, allow: $0.allow ?? false, priority: $0.priority ?? 0)
+                    })
+            }
+        }
+        return broker
+    }
+
+    /// Changes the roles of the client the sync runs on. The plugin disconnects a client whose roles
+    /// change, before it answers, so the answer to this request never comes when the change took:
+    /// a `listClients` at the end tells a request that was answered (nothing changed) from one that
+    /// got the client disconnected, and the sync returns once the client is connected again.
+    private func applyToOwnClient(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
+        let batch = UUID().uuidString
+        let payload = try encode(commands + [.listClients], batch: batch)
+        state.withLock { $0.waiters[batch] = .registered }
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
+        try await publish(payload)
+        let deadline = ContinuousClock.now + timeout
+        var disconnected = false
+        while ContinuousClock.now < deadline {
+            if case .finished(let result) = state.withLock({ $0.waiters[batch] }) {
+                let responses = (try? result.get()) ?? []
+                try check(commands, Array(responses.prefix(commands.count)))
+                return
+            }
+            if !client.isConnected {
+                disconnected = true
+            } else if disconnected {
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        throw DynamicSecurityError(
+            .timedOut,
+            "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
+    }
+
+    /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
+    /// (`setDefaultACLAccess`). Throws, naming every refused command with the broker's reason, when
+    /// any was refused.
+    public func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
+        try await apply(commands)
+    }
+
+    /// Sends `commands` in one request and returns the answers. Throws, naming every refused
+    /// command with the broker's reason, when any was refused.
+    @discardableResult
+    func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
+        let batch = UUID().uuidString
+        let responses = try await exchange(try encode(commands, batch: batch), batch: batch)
+        try check(commands, responses)
+        return responses
+    }
+
+    private func encode(_ commands: [DynamicSecurityPlan.Command], batch: String) throws(DynamicSecurityError)
+        -> [UInt8]
+    {
+        let request = WireRequest(
+            commands: commands.enumerated().map { $1.wire(correlationData: "\(batch).\($0)") })
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return Array(try encoder.encode(request))
+        } catch {
+            throw DynamicSecurityError(.invalidResponse, "cannot encode the request: \(error)")
+        }
+    }
+
+    /// Throws, naming each refused command with the broker's reason, unless all succeeded.
+    private func check(
+        _ commands: [DynamicSecurityPlan.Command], _ responses: [WireResponse]
+    ) throws(DynamicSecurityError) {
+        guard responses.count == commands.count else {
+            throw DynamicSecurityError(
+                .invalidResponse, "the broker answered \(responses.count) of \(commands.count) commands")
+        }
+        let failures = zip(commands, responses).compactMap { command, response in
+            response.error.map { DynamicSecurityError.Failure(command: command, reason: $0) }
+        }
+        guard failures.isEmpty else {
+            throw DynamicSecurityError(
+                .commandsRefused,
+                "the broker refused \(failures.count) of \(commands.count) commands: "
+                    + failures.map(\.description).joined(separator: "; "),
+                failures: failures)
+        }
+    }
+
+    // MARK: Messages
+
+    /// Takes the broker's answer if `message` is one; returns false for every other message, which
+    /// the caller handles as usual.
+    @discardableResult
+    public func receive(_ message: MQTTMessage) -> Bool {
+        guard message.topic == Self.responseTopic else { return false }
+        guard let answer = try? JSONDecoder().decode(WireResponses.self, from: Data(message.payload)),
+            let batch = answer.responses.first?.correlationData?.split(separator: ".").first.map(String.init)
+        else { return true }
+        finish(batch, .success(answer.responses))
+        return true
+    }
+
+    /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
+    /// the sync has to itself.
+    public func forward(_ messages: AsyncStream<MQTTMessage>) async {
+        for await message in messages { receive(message) }
+    }
+
+    // MARK: Exchange
+
+    private func exchange(_ payload: [UInt8], batch: String) async throws(DynamicSecurityError) -> [WireResponse] {
+        do {
+            if !state.withLock({ $0.subscribed }) {
+                try await client.subscribe(to: [Self.responseTopic], qos: .atLeastOnce)
+                state.withLock { $0.subscribed = true }
+            }
+        } catch {
+            throw DynamicSecurityError(.transport, "cannot subscribe to \(Self.responseTopic): \(error)")
+        }
+        state.withLock { $0.waiters[batch] = .registered }
+        let timer = Task { [timeout] in
+            try await Task.sleep(for: timeout)
+            self.finish(
+                batch,
+                .failure(
+                    DynamicSecurityError(
+                        .timedOut,
+                        "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
+                            + "loaded, and does the gateway's account have its admin role?")))
+        }
+        defer { timer.cancel() }
+        do {
+            try await publish(payload)
+        } catch {
+            _ = state.withLock { $0.waiters.removeValue(forKey: batch) }
+            throw error
+        }
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let finished: Result<[WireResponse], any Error>? = state.withLock { state in
+                    if case .finished(let result) = state.waiters[batch] {
+                        state.waiters[batch] = nil
+                        return result
+                    }
+                    state.waiters[batch] = .waiting(continuation)
+                    return nil
+                }
+                if let finished { continuation.resume(with: finished) }
+            }
+        } catch let error as DynamicSecurityError {
+            throw error
+        } catch {
+            throw DynamicSecurityError(.transport, "\(error)")
+        }
+    }
+
+    /// Publishes a request at most once: the commands are not idempotent (a second `createRole`
+    /// fails), so a request lost with the connection is left to the timeout and the next sync rather
+    /// than sent again after a reconnect. Waits for a connection until the timeout.
+    private func publish(_ payload: [UInt8]) async throws(DynamicSecurityError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                try await client.publish(Self.requestTopic, payload: payload, qos: .atMostOnce)
+                return
+            } catch let error as MQTTError where error.code == .notConnected && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
+            }
+        }
+    }
+
+    private func finish(_ batch: String, _ result: Result<[WireResponse], any Error>) {
+        let continuation: CheckedContinuation<[WireResponse], any Error>? = state.withLock { state in
+            switch state.waiters[batch] {
+            case .registered:
+                state.waiters[batch] = .finished(result)
+                return nil
+            case .waiting(let continuation):
+                state.waiters[batch] = nil
+                return continuation
+            case .finished, nil:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+    }
+}
+
+/// A sync that did not complete, with a code and, for refused commands, each command and the
+/// broker's reason.
+public struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case timedOut
+            case transport
+            case invalidResponse
+            case commandsRefused
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The broker did not answer in time.
+        public static let timedOut = Code(.timedOut)
+        /// Publishing or subscribing failed.
+        public static let transport = Code(.transport)
+        /// The answer was not what the plugin sends.
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The broker refused one or more commands (see `failures`).
+        public static let commandsRefused = Code(.commandsRefused)
+
+        public var name: String { base.rawValue }
+        public var description: String { name }
+    }
+
+    /// One refused command and the broker's reason (`Role already exists`, `Client not found`, ...).
+    public struct Failure: Sendable, Hashable, CustomStringConvertible {
+        public let command: DynamicSecurityPlan.Command
+        public let reason: String
+
+        public var description: String { "\(command.name) \(command.subject): \(reason)" }
+    }
+
+    public let code: Code
+    public let message: String
+    public let failures: [Failure]
+
+    public init(_ code: Code, _ message: String, failures: [Failure] = []) {
+        self.code = code
+        self.message = message
+        self.failures = failures
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+extension DynamicSecurityPlan.Command {
+    /// The client the command changes, if any.
+    var username: String? {
+        switch self {
+        case .createClient(let username), .addClientRole(let username, _), .removeClientRole(let username, _):
+            username
+        default: nil
+        }
+    }
+
+    /// What the command is about, for messages: the role and/or client.
+    var subject: String {
+        switch self {
+        case .createRole(let role, _), .addRoleACL(let role, _), .removeRoleACL(let role, _), .deleteRole(let role):
+            "'\(role)'"
+        case .createClient(let username): "'\(username)'"
+        case .addClientRole(let username, let role), .removeClientRole(let username, let role):
+            "'\(username)' '\(role)'"
+        case .listClients, .listRoles: ""
+        case .setDefaultACLAccess(let type, _): type
+        }
+    }
+}
+
+// MARK: Wire format
+
+struct WireRequest: Encodable {
+    var commands: [WireCommand]
+}
+
+struct WireResponses: Decodable {
+    var responses: [WireResponse]
+}
+
+/// One answer of the plugin: the command, its error if it failed, and the data of a list command.
+struct WireResponse: Decodable, Sendable {
+    struct Payload: Decodable, Sendable {
+        var clients: [Client]?
+        var roles: [Role]?
+    }
+
+    struct Client: Decodable, Sendable {
+        var username: String
+        var roles: [RoleName]?
+    }
+
+    struct RoleName: Decodable, Sendable {
+        var rolename: String
+    }
+
+    struct Role: Decodable, Sendable {
+        var rolename: String
+        var acls: [ACL]?
+    }
+
+    struct ACL: Decodable, Sendable {
+        var acltype: String
+        var topic: String
+        var allow: Bool?
+        var priority: Int?
+    }
+
+    var command: String
+    var error: String?
+    var correlationData: String?
+    var data: Payload?
+}

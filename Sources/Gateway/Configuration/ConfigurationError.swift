@@ -1,0 +1,89 @@
+/// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
+/// way compilers report errors (`FILE:LINE:COLUMN: error: MESSAGE`), so editors can jump to it.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem this is. Static members over a private enum, so callers can match a code
+    /// and new codes are not a breaking change.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case missingFile
+            case syntax
+            case unknownKey
+            case wrongType
+            case invalidValue
+            case unreadableFile
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The config file does not exist or cannot be read.
+        public static let missingFile = Code(.missingFile)
+        /// The file is not valid YAML.
+        public static let syntax = Code(.syntax)
+        /// A key the gateway does not know (often a typo).
+        public static let unknownKey = Code(.unknownKey)
+        /// A value of the wrong kind: text where a number belongs, a list where a section belongs.
+        public static let wrongType = Code(.wrongType)
+        /// A value of the right kind that the gateway cannot work with.
+        public static let invalidValue = Code(.invalidValue)
+        /// A file the configuration names (password, TLS, devices) cannot be read.
+        public static let unreadableFile = Code(.unreadableFile)
+
+        public var name: String { base.rawValue }
+        public var description: String { name }
+    }
+
+    /// Where a problem is: a place in the config file, the file as a whole, or an environment variable.
+    public enum Location: Sendable, Hashable, CustomStringConvertible {
+        /// Line and column count from 1.
+        case file(String, line: Int, column: Int)
+        case wholeFile(String)
+        case environment(String)
+
+        public var description: String {
+            switch self {
+            case .file(let path, let line, let column): "\(path):\(line):\(column)"
+            case .wholeFile(let path): path
+            case .environment(let variable): "$\(variable)"
+            }
+        }
+
+        /// The line in the file, if the problem has one.
+        public var line: Int? {
+            if case .file(_, let line, _) = self { line } else { nil }
+        }
+    }
+
+    public let code: Code
+    public let location: Location
+    public let message: String
+    /// What the user can do about it.
+    public let fix: String
+
+    public init(_ code: Code, at location: Location, _ message: String, fix: String) {
+        self.code = code
+        self.location = location
+        self.message = message
+        self.fix = fix
+    }
+
+    /// `LOCATION: error: MESSAGE` and an indented `fix:` line.
+    public var description: String {
+        "\(location): error: \(message)\n    fix: \(fix)"
+    }
+}
+
+/// Every problem found in one configuration, in the order of the file (environment variables last). Loading reports them all at
+/// once, so a user fixes a config in one round rather than one error per run.
+public struct ConfigurationErrors: Error, Sendable, Hashable, CustomStringConvertible {
+    public let errors: [ConfigurationError]
+
+    public init(_ errors: [ConfigurationError]) {
+        self.errors = errors
+    }
+
+    /// One rendered problem after another, each on its own lines.
+    public var description: String {
+        errors.map(\.description).joined(separator: "\n")
+    }
+}

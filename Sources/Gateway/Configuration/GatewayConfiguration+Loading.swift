@@ -1,0 +1,390 @@
+import Foundation
+import Logging
+import MQTT
+import Yams
+
+extension GatewayConfiguration {
+    /// The environment variables that override the file, each with the key it overrides. They win
+    /// over the file so that containers and service managers can set secrets and paths without
+    /// editing it.
+    public static let environmentOverrides: KeyValuePairs<String, String> = [
+        "HOMEGATE_MQTT_BROKER": "mqtt.broker",
+        "HOMEGATE_MQTT_USERNAME": "mqtt.username",
+        "HOMEGATE_MQTT_PASSWORD": "mqtt.password",
+        "HOMEGATE_MQTT_BASE_TOPIC": "mqtt.baseTopic",
+        "HOMEGATE_DATA_DIRECTORY": "data.directory",
+        "HOMEGATE_LOG_LEVEL": "logging.level",
+    ]
+
+    /// Reads the config file at `file`, applies the overrides from `environment` and checks every
+    /// value. Throws all the problems found together, each with its line and column and a fix.
+    public static func load(
+        file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationErrors) -> GatewayConfiguration {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            let exists = FileManager.default.fileExists(atPath: file)
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .missingFile, at: .wholeFile(file),
+                    exists ? "the config file cannot be read" : "the config file does not exist",
+                    fix: exists
+                        ? "let the gateway's user read it (chmod/chown)"
+                        : "copy Config/homegate.yml there, or pass the right path with --config")
+            ])
+        }
+        guard let yaml = String(data: data, encoding: .utf8) else {
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .syntax, at: .wholeFile(file), "the config file is not UTF-8 text", fix: "save it as UTF-8")
+            ])
+        }
+        return try parse(yaml: yaml, file: file, environment: environment)
+    }
+
+    /// Reads config text as `load` does; `file` names it in the problems and anchors relative paths
+    /// nowhere (paths are taken as written).
+    public static func parse(
+        yaml: String, file: String, environment: [String: String] = [:]
+    ) throws(ConfigurationErrors) -> GatewayConfiguration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationErrors([syntaxError(error, file: file)])
+        }
+        var loader = Loader(reader: ConfigurationReader(file: file), environment: environment)
+        let configuration = loader.read(root)
+        guard loader.reader.errors.isEmpty else {
+            let byLine = loader.reader.errors.enumerated().sorted {
+                ($0.element.location.line ?? .max, $0.offset) < ($1.element.location.line ?? .max, $1.offset)
+            }
+            throw ConfigurationErrors(byLine.map(\.element))
+        }
+        return configuration
+    }
+
+    private static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
+        let fix =
+            "check the indentation and quoting at that place (quote values that contain ': ' or start with '{', '[', '*', '&' or '#')"
+        guard let error = error as? YamlError else {
+            return ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: fix)
+        }
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            let message = context.map { "\(problem) (\($0.text) at line \($0.mark.line))" } ?? problem
+            return ConfigurationError(
+                .syntax, at: .file(file, line: mark.line, column: mark.column), "invalid YAML: \(message)", fix: fix)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return ConfigurationError(
+                .syntax, at: .file(file, line: context.mark.line, column: context.mark.column),
+                "the key(s) \(duplicates.map { "'\($0)'" }.joined(separator: ", ")) appear more than once in one section",
+                fix: "keep one of each; the gateway would not know which one you meant")
+        case .reader(let problem, _, _, _):
+            return ConfigurationError(
+                .syntax, at: .wholeFile(file), "invalid YAML: \(problem)", fix: "save it as UTF-8 text")
+        default:
+            return ConfigurationError(.syntax, at: .wholeFile(file), "invalid YAML: \(error)", fix: fix)
+        }
+    }
+}
+
+/// A value and where it came from, so a check after the environment overrides can point at the
+/// right place.
+private struct Located<Value> {
+    var value: Value
+    var location: ConfigurationError.Location
+}
+
+/// Reads the sections in the order of the sample file, then applies the environment and checks the
+/// values that depend on it.
+private struct Loader {
+    var reader: ConfigurationReader
+    let environment: [String: String]
+
+    mutating func read(_ root: Node?) -> GatewayConfiguration {
+        var configuration = GatewayConfiguration()
+        let top = reader.section(
+            root, path: "",
+            keys: ["mqtt", "data", "accessories", "commands", "access", "homeAssistant", "logging"])
+        readMQTT(top["mqtt"]?.value, into: &configuration.mqtt)
+        readData(top["data"]?.value, into: &configuration.data)
+        readAccessories(top["accessories"]?.value, into: &configuration.accessories)
+        readCommands(top["commands"]?.value, into: &configuration.commands)
+        readAccess(top["access"]?.value, into: &configuration.access)
+        readHomeAssistant(top["homeAssistant"]?.value, into: &configuration.homeAssistant)
+        readLogging(top["logging"]?.value, into: &configuration.logging)
+        return configuration
+    }
+
+    // MARK: Environment
+
+    /// The environment's value for `variable` if set (and not empty), else the file's.
+    private func overridden(
+        _ variable: String, _ fromFile: Located<String>?
+    ) -> Located<String>? {
+        if let value = environment[variable], !value.isEmpty {
+            return Located(value: value, location: .environment(variable))
+        }
+        return fromFile
+    }
+
+    private mutating func fileString(_ entry: (key: Node, value: Node)?, _ path: String) -> Located<String>? {
+        guard let entry, let value = reader.string(entry.value, path) else { return nil }
+        return Located(value: value, location: reader.location(of: entry.value))
+    }
+
+    private mutating func invalid(_ location: ConfigurationError.Location, _ message: String, fix: String) {
+        reader.report(ConfigurationError(.invalidValue, at: location, message, fix: fix))
+    }
+
+    /// Reports a file that the configuration names but that cannot be read.
+    private mutating func checkReadable(_ path: String, _ key: String, at node: Node) {
+        guard !FileManager.default.isReadableFile(atPath: path) else { return }
+        let exists = FileManager.default.fileExists(atPath: path)
+        reader.report(
+            .unreadableFile, at: node,
+            "'\(key)' names '\(path)', which \(exists ? "the gateway may not read" : "does not exist")",
+            fix: exists ? "let the gateway's user read it (chmod/chown)" : "correct the path or create the file")
+    }
+
+    // MARK: Sections
+
+    private mutating func readMQTT(_ node: Node?, into mqtt: inout GatewayConfiguration.MQTTSettings) {
+        let keys = [
+            "broker", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
+            "protocolVersion", "tls",
+        ]
+        let section = reader.section(node, path: "mqtt", keys: keys)
+
+        if let clientId = reader.string(section["clientId"]?.value, "mqtt.clientId") {
+            if clientId.isEmpty || clientId.utf8.count > 65535 {
+                reader.report(
+                    .invalidValue, at: section["clientId"]?.value, "'mqtt.clientId' must not be empty",
+                    fix: "use a name unique on the broker, e.g. homegate")
+            } else {
+                mqtt.clientId = clientId
+            }
+        }
+        if let keepAlive = reader.int(section["keepAlive"]?.value, "mqtt.keepAlive") {
+            if keepAlive <= 0 || keepAlive > 65535 {
+                reader.report(
+                    .invalidValue, at: section["keepAlive"]?.value,
+                    "'mqtt.keepAlive' is \(keepAlive) seconds; it must be between 1 and 65535",
+                    fix: "use 30, or leave it out for the default")
+            } else {
+                mqtt.keepAlive = keepAlive
+            }
+        }
+        if let node = section["protocolVersion"]?.value {
+            switch node.scalar?.string {
+            case "5", "5.0": mqtt.protocolVersion = .v5
+            case "3.1.1", "311", "4": mqtt.protocolVersion = .v311
+            default:
+                reader.report(
+                    .invalidValue, at: node,
+                    "'mqtt.protocolVersion' is '\(node.scalar?.string ?? "a section")'; homegate speaks MQTT 5 and 3.1.1",
+                    fix: "write 5, or \"3.1.1\" for an older broker")
+            }
+        }
+
+        if let username = overridden("HOMEGATE_MQTT_USERNAME", fileString(section["username"], "mqtt.username")) {
+            mqtt.username = username.value
+        }
+        if let entry = section["passwordFile"], let path = reader.string(entry.value, "mqtt.passwordFile") {
+            mqtt.passwordFile = path
+            if environment["HOMEGATE_MQTT_PASSWORD"]?.isEmpty ?? true {
+                if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+                    mqtt.password = String(text.split(separator: "\n", omittingEmptySubsequences: false)[0])
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                } else {
+                    checkReadable(path, "mqtt.passwordFile", at: entry.value)
+                }
+            }
+            if section["password"] != nil {
+                reader.report(
+                    .invalidValue, at: entry.key, "'mqtt.password' and 'mqtt.passwordFile' are both set",
+                    fix: "keep one; passwordFile keeps the secret out of this file")
+            }
+        }
+        if let password = overridden("HOMEGATE_MQTT_PASSWORD", fileString(section["password"], "mqtt.password")) {
+            mqtt.password = password.value
+        }
+        if mqtt.password != nil && mqtt.username == nil {
+            reader.report(
+                .invalidValue, at: (section["password"] ?? section["passwordFile"])?.key,
+                "a password is set but no 'mqtt.username'", fix: "add 'username:' to the mqtt section")
+        }
+
+        if let base = overridden("HOMEGATE_MQTT_BASE_TOPIC", fileString(section["baseTopic"], "mqtt.baseTopic")) {
+            do {
+                try BaseTopic.validate(base.value)
+                mqtt.baseTopic = base.value
+            } catch {
+                invalid(base.location, "\(error)", fix: "use a plain topic such as 'homegate' or 'site1/homegate'")
+            }
+        }
+
+        var brokerLocation = reader.location(of: nil)
+        var brokerIsValid = true
+        if let broker = overridden("HOMEGATE_MQTT_BROKER", fileString(section["broker"], "mqtt.broker")) {
+            brokerLocation = broker.location
+            do {
+                _ = try MQTTConfiguration(brokerURL: broker.value, clientID: mqtt.clientId)
+                mqtt.broker = broker.value
+            } catch {
+                invalid(broker.location, error.message, fix: "write mqtt://host:1883 or mqtts://host:8883")
+                brokerIsValid = false
+            }
+        }
+
+        if let entry = section["tls"] {
+            readTLS(entry, into: &mqtt)
+            if mqtt.tls != nil, brokerIsValid, !mqtt.broker.lowercased().hasPrefix("mqtts://") {
+                reader.report(
+                    .invalidValue, at: entry.key,
+                    "'mqtt.tls' is set but the broker '\(mqtt.broker)' is plain MQTT (\(brokerLocation))",
+                    fix: "use an mqtts:// broker address, or remove the tls section")
+            }
+        }
+    }
+
+    private mutating func readTLS(
+        _ entry: (key: Node, value: Node), into mqtt: inout GatewayConfiguration.MQTTSettings
+    ) {
+        let section = reader.section(
+            entry.value, path: "mqtt.tls", keys: ["caFile", "certificateFile", "keyFile", "verifyServer"])
+        guard entry.value.kind != .null else { return }
+        var tls = GatewayConfiguration.TLSSettings()
+        for (key, path) in [
+            ("caFile", \GatewayConfiguration.TLSSettings.caFile), ("certificateFile", \.certificateFile),
+            ("keyFile", \.keyFile),
+        ] {
+            guard let node = section[key]?.value, let file = reader.string(node, "mqtt.tls.\(key)") else { continue }
+            checkReadable(file, "mqtt.tls.\(key)", at: node)
+            tls[keyPath: path] = file
+        }
+        if (tls.certificateFile == nil) != (tls.keyFile == nil) {
+            reader.report(
+                .invalidValue, at: entry.key, "'mqtt.tls' needs both certificateFile and keyFile, or neither",
+                fix: "add the missing one, or remove the other")
+        }
+        if let verify = reader.bool(section["verifyServer"]?.value, "mqtt.tls.verifyServer") {
+            tls.verifyServer = verify
+        }
+        mqtt.tls = tls
+    }
+
+    private mutating func readData(_ node: Node?, into data: inout GatewayConfiguration.DataSettings) {
+        let section = reader.section(node, path: "data", keys: ["directory"])
+        if let directory = overridden("HOMEGATE_DATA_DIRECTORY", fileString(section["directory"], "data.directory")) {
+            if directory.value.isEmpty {
+                invalid(directory.location, "'data.directory' is empty", fix: "use e.g. /var/lib/homegate")
+            } else {
+                data.directory = directory.value
+            }
+        }
+    }
+
+    private mutating func readAccessories(
+        _ node: Node?, into accessories: inout GatewayConfiguration.AccessorySettings
+    ) {
+        let section = reader.section(node, path: "accessories", keys: ["virtual"])
+        if let node = section["virtual"]?.value, let path = reader.optionalString(node, "accessories.virtual") {
+            if let path { checkReadable(path, "accessories.virtual", at: node) }
+            accessories.virtual = path
+        }
+    }
+
+    private mutating func readCommands(_ node: Node?, into commands: inout GatewayConfiguration.CommandSettings) {
+        let section = reader.section(node, path: "commands", keys: ["defaultAccount", "timeout"])
+        if let node = section["defaultAccount"]?.value,
+            let account = reader.optionalString(node, "commands.defaultAccount")
+        {
+            if account?.isEmpty == true {
+                reader.report(
+                    .invalidValue, at: node, "'commands.defaultAccount' is empty",
+                    fix: "name an account, or write null to refuse commands without one")
+            } else {
+                commands.defaultAccount = account
+            }
+        }
+        if let timeout = reader.number(section["timeout"]?.value, "commands.timeout") {
+            if timeout <= 0 {
+                reader.report(
+                    .invalidValue, at: section["timeout"]?.value,
+                    "'commands.timeout' is \(timeout) seconds; it must be more than 0",
+                    fix: "use 10, or leave it out for the default")
+            } else {
+                commands.timeout = .milliseconds(Int64((timeout * 1000).rounded()))
+            }
+        }
+    }
+
+    private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {
+        let section = reader.section(node, path: "access", keys: ["dynamicSecurity"])
+        let dynamic = reader.section(
+            section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
+        if let enabled = reader.bool(dynamic["enabled"]?.value, "access.dynamicSecurity.enabled") {
+            access.dynamicSecurity = enabled
+        }
+    }
+
+    private mutating func readHomeAssistant(
+        _ node: Node?, into homeAssistant: inout GatewayConfiguration.HomeAssistantSettings
+    ) {
+        let section = reader.section(
+            node, path: "homeAssistant", keys: ["enabled", "discoveryPrefix", "account", "nodeId"])
+        if let enabled = reader.bool(section["enabled"]?.value, "homeAssistant.enabled") {
+            homeAssistant.enabled = enabled
+        }
+        if let node = section["discoveryPrefix"]?.value,
+            let prefix = reader.string(node, "homeAssistant.discoveryPrefix")
+        {
+            do {
+                try BaseTopic.validate(prefix)
+                homeAssistant.discoveryPrefix = prefix
+            } catch {
+                reader.report(
+                    .invalidValue, at: node, "homeAssistant.discoveryPrefix: \(error)", fix: "use homeassistant")
+            }
+        }
+        if let node = section["account"]?.value, let account = reader.string(node, "homeAssistant.account") {
+            if account.isEmpty || account.contains(where: { "+#/".contains($0) }) {
+                reader.report(
+                    .invalidValue, at: node, "'homeAssistant.account' must be an MQTT username without '+', '#' or '/'",
+                    fix: "use homeassistant")
+            } else {
+                homeAssistant.account = account
+            }
+        }
+        if let node = section["nodeId"]?.value, let nodeId = reader.string(node, "homeAssistant.nodeId") {
+            let allowed = nodeId.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+            if nodeId.isEmpty || !allowed {
+                reader.report(
+                    .invalidValue, at: node,
+                    "'homeAssistant.nodeId' is '\(nodeId)'; Home Assistant allows only letters, digits, '_' and '-'",
+                    fix: "use homegate")
+            } else {
+                homeAssistant.nodeId = nodeId
+            }
+        }
+    }
+
+    private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {
+        let section = reader.section(node, path: "logging", keys: ["level"])
+        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else {
+            return
+        }
+        if let value = Logger.Level(rawValue: level.value.lowercased()) {
+            logging.level = value
+        } else {
+            let names = Logger.Level.allCases.map(\.rawValue)
+            let suggestion = ConfigurationReader.nearest(to: level.value, in: names)
+            invalid(
+                level.location,
+                "unknown log level '\(level.value)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
+                fix: "use one of: \(names.joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Logging
+import MQTT
+
+/// Everything the gateway reads from its config file (`Config/homegate.yml` is the annotated sample).
+/// Every setting has a default that suits a gateway and a broker on the same hub, so an empty file
+/// is a working configuration. Load one with `load(file:environment:)`.
+public struct GatewayConfiguration: Sendable, Hashable {
+    /// `mqtt`: how the gateway reaches its broker and where its topics live.
+    public struct MQTTSettings: Sendable, Hashable {
+        /// `mqtt[s]://host[:port]`: `mqtts` means TLS, with the broker's certificate verified.
+        public var broker: String
+        public var clientId: String
+        public var username: String?
+        /// The password after `passwordFile` and `HOMEGATE_MQTT_PASSWORD` were applied.
+        public var password: String?
+        /// A file whose first line is the password, so the password need not sit in the config.
+        public var passwordFile: String?
+        /// The first level(s) of every gateway topic (CONTRACT.md's `B`).
+        public var baseTopic: String
+        /// Seconds between the client's pings when nothing else is sent.
+        public var keepAlive: Int
+        public var protocolVersion: MQTTConfiguration.ProtocolVersion
+        /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
+        public var tls: TLSSettings?
+
+        public init(
+            broker: String = "mqtt://127.0.0.1:1883", clientId: String = "homegate", username: String? = nil,
+            password: String? = nil, passwordFile: String? = nil, baseTopic: String = "homegate",
+            keepAlive: Int = 30, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, tls: TLSSettings? = nil
+        ) {
+            self.broker = broker
+            self.clientId = clientId
+            self.username = username
+            self.password = password
+            self.passwordFile = passwordFile
+            self.baseTopic = baseTopic
+            self.keepAlive = keepAlive
+            self.protocolVersion = protocolVersion
+            self.tls = tls
+        }
+    }
+
+    /// `mqtt.tls`: only used with an `mqtts://` broker.
+    public struct TLSSettings: Sendable, Hashable {
+        /// PEM file of the certificate authorities to trust; nil trusts the system's store.
+        public var caFile: String?
+        /// Client certificate and key (PEM), for brokers that ask for them.
+        public var certificateFile: String?
+        public var keyFile: String?
+        /// Verify the broker's certificate and host name; turn off only for testing.
+        public var verifyServer: Bool
+
+        public init(
+            caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, verifyServer: Bool = true
+        ) {
+            self.caFile = caFile
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.verifyServer = verifyServer
+        }
+    }
+
+    /// `data`: where the gateway keeps its state.
+    public struct DataSettings: Sendable, Hashable {
+        /// The folder of the home database (`home.sqlite`).
+        public var directory: String
+
+        public init(directory: String = "/var/lib/homegate") {
+            self.directory = directory
+        }
+
+        /// The SQLite file of the home database.
+        public var databaseFile: String {
+            directory.hasSuffix("/") ? directory + "home.sqlite" : directory + "/home.sqlite"
+        }
+    }
+
+    /// `accessories`: the drivers that find accessories.
+    public struct AccessorySettings: Sendable, Hashable {
+        /// A YAML file of virtual devices and homes (the demo home's format); nil runs without the
+        /// virtual driver.
+        public var virtual: String?
+
+        public init(virtual: String? = nil) {
+            self.virtual = virtual
+        }
+    }
+
+    /// `commands`: how command topics are handled.
+    public struct CommandSettings: Sendable, Hashable {
+        /// The account that command topics without a trailing `/<account>` act as; nil refuses them.
+        public var defaultAccount: String?
+        /// How long a device may take to answer a write or read before the command fails with
+        /// `operationTimedOut`.
+        public var timeout: Duration
+
+        public init(defaultAccount: String? = nil, timeout: Duration = .seconds(10)) {
+            self.defaultAccount = defaultAccount
+            self.timeout = timeout
+        }
+    }
+
+    /// `access`: how the broker is told who may do what.
+    public struct AccessSettings: Sendable, Hashable {
+        /// Keep mosquitto's dynamic-security plugin in step with the homes' users.
+        public var dynamicSecurity: Bool
+
+        public init(dynamicSecurity: Bool = false) {
+            self.dynamicSecurity = dynamicSecurity
+        }
+    }
+
+    /// `homeAssistant`: MQTT discovery for Home Assistant.
+    public struct HomeAssistantSettings: Sendable, Hashable {
+        public var enabled: Bool
+        public var discoveryPrefix: String
+        /// The account Home Assistant's commands carry (and its MQTT username).
+        public var account: String
+        /// The node id level of every discovery topic.
+        public var nodeId: String
+
+        public init(
+            enabled: Bool = false, discoveryPrefix: String = "homeassistant", account: String = "homeassistant",
+            nodeId: String = "homegate"
+        ) {
+            self.enabled = enabled
+            self.discoveryPrefix = discoveryPrefix
+            self.account = account
+            self.nodeId = nodeId
+        }
+    }
+
+    /// `logging`.
+    public struct LoggingSettings: Sendable, Hashable {
+        public var level: Logger.Level
+
+        public init(level: Logger.Level = .info) {
+            self.level = level
+        }
+    }
+
+    public var mqtt: MQTTSettings
+    public var data: DataSettings
+    public var accessories: AccessorySettings
+    public var commands: CommandSettings
+    public var access: AccessSettings
+    public var homeAssistant: HomeAssistantSettings
+    public var logging: LoggingSettings
+
+    public init(
+        mqtt: MQTTSettings = MQTTSettings(), data: DataSettings = DataSettings(),
+        accessories: AccessorySettings = AccessorySettings(), commands: CommandSettings = CommandSettings(),
+        access: AccessSettings = AccessSettings(), homeAssistant: HomeAssistantSettings = HomeAssistantSettings(),
+        logging: LoggingSettings = LoggingSettings()
+    ) {
+        self.mqtt = mqtt
+        self.data = data
+        self.accessories = accessories
+        self.commands = commands
+        self.access = access
+        self.homeAssistant = homeAssistant
+        self.logging = logging
+    }
+
+    /// The topics under `mqtt.baseTopic`.
+    public var topics: Topics { Topics(base: mqtt.baseTopic) }
+
+    /// The client settings for the broker: address, TLS, credentials, client id, keep-alive and
+    /// protocol. The will, reconnect backoff and session are the caller's to set. Throws when `broker`
+    /// is not an `mqtt[s]://host[:port]` address (never for a configuration that `load` returned).
+    public func mqttConfiguration() throws(MQTTError) -> MQTTConfiguration {
+        var configuration = try MQTTConfiguration(brokerURL: mqtt.broker, clientID: mqtt.clientId)
+        configuration.username = mqtt.username
+        configuration.password = mqtt.password
+        configuration.keepAlive = .seconds(mqtt.keepAlive)
+        configuration.protocolVersion = mqtt.protocolVersion
+        if configuration.tls != nil, let tls = mqtt.tls {
+            configuration.tls = MQTTConfiguration.TLS(
+                caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile,
+                verifyServer: tls.verifyServer)
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,390 @@
+import Foundation
+import Gateway
+import Logging
+import MQTT
+import Testing
+
+/// The sample config checked in at Config/homegate.yml.
+let sampleConfiguration = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Config/homegate.yml").path
+
+/// The problems `yaml` has, or none. The file is named `homegate.yml` in the locations.
+private func problems(_ yaml: String, environment: [String: String] = [:]) -> [ConfigurationError] {
+    do {
+        _ = try GatewayConfiguration.parse(yaml: yaml, file: "homegate.yml", environment: environment)
+        return []
+    } catch {
+        return error.errors
+    }
+}
+
+/// The only problem `yaml` has; records an issue when there are none or several.
+private func problem(
+    _ yaml: String, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+) throws -> ConfigurationError {
+    let found = problems(yaml, environment: environment)
+    #expect(found.count == 1, "problems: \(found)", sourceLocation: sourceLocation)
+    return try #require(found.first, sourceLocation: sourceLocation)
+}
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test("the sample config loads without problems and says what the defaults are")
+    func sampleLoads() throws {
+        // Given the sample config, with no environment overrides
+        // When it is loaded
+        let configuration = try GatewayConfiguration.load(file: sampleConfiguration, environment: [:])
+
+        // Then it is the default configuration plus the sample's username
+        var expected = GatewayConfiguration()
+        expected.mqtt.username = "homegate"
+        #expect(configuration == expected)
+    }
+
+    @Test("the sample config mentions every key")
+    func sampleMentionsEveryKey() throws {
+        // Given the sample's text
+        let text = try String(contentsOfFile: sampleConfiguration, encoding: .utf8)
+
+        // Then every key the loader knows is written in it, set or commented out
+        let keys = [
+            "mqtt", "broker", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
+            "protocolVersion", "tls", "caFile", "certificateFile", "keyFile", "verifyServer", "data", "directory",
+            "accessories", "virtual", "commands", "defaultAccount", "timeout", "access", "dynamicSecurity", "enabled",
+            "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
+        ]
+        for key in keys {
+            #expect(text.contains("\(key):"), "the sample does not mention '\(key)'")
+        }
+    }
+
+    @Test("an empty file is the default configuration")
+    func emptyFile() throws {
+        #expect(try GatewayConfiguration.parse(yaml: "", file: "homegate.yml") == GatewayConfiguration())
+    }
+
+    @Test("every key is read")
+    func everyKey() throws {
+        try withTemporaryFile("s3cret\nignored\n") { passwordFile in
+            // Given a config that sets every key to something other than its default
+            let yaml = """
+                mqtt:
+                  broker: mqtts://hub.local:8884
+                  clientId: gw1
+                  username: gateway
+                  passwordFile: \(passwordFile)
+                  baseTopic: site/homegate
+                  keepAlive: 45
+                  protocolVersion: "3.1.1"
+                  tls: { caFile: \(passwordFile), verifyServer: false }
+                data:
+                  directory: /srv/homegate
+                accessories:
+                  virtual: \(passwordFile)
+                commands:
+                  defaultAccount: alice
+                  timeout: 2.5
+                access:
+                  dynamicSecurity:
+                    enabled: true
+                homeAssistant:
+                  enabled: true
+                  discoveryPrefix: ha
+                  account: hass
+                  nodeId: hub_1
+                logging:
+                  level: debug
+                """
+
+            // When it is read
+            let configuration = try GatewayConfiguration.parse(yaml: yaml, file: "homegate.yml")
+
+            // Then every setting is taken over, the password from the file's first line
+            #expect(configuration.mqtt.password == "s3cret")
+            #expect(configuration.mqtt.baseTopic == "site/homegate")
+            #expect(configuration.mqtt.protocolVersion == .v311)
+            #expect(configuration.mqtt.tls == .init(caFile: passwordFile, verifyServer: false))
+            #expect(configuration.data.databaseFile == "/srv/homegate/home.sqlite")
+            #expect(configuration.accessories.virtual == passwordFile)
+            #expect(configuration.commands == .init(defaultAccount: "alice", timeout: .milliseconds(2500)))
+            #expect(configuration.access.dynamicSecurity)
+            #expect(
+                configuration.homeAssistant
+                    == .init(enabled: true, discoveryPrefix: "ha", account: "hass", nodeId: "hub_1"))
+            #expect(configuration.logging.level == .debug)
+
+            // And the client settings follow from them
+            let client = try configuration.mqttConfiguration()
+            #expect(client.host == "hub.local")
+            #expect(client.port == 8884)
+            #expect(client.clientID == "gw1")
+            #expect(client.username == "gateway")
+            #expect(client.password == "s3cret")
+            #expect(client.keepAlive == .seconds(45))
+            #expect(client.protocolVersion == .v311)
+            #expect(client.tls == MQTTConfiguration.TLS(caFile: passwordFile, verifyServer: false))
+        }
+    }
+
+    // MARK: One test per kind of problem
+
+    @Test("a missing file is reported with its path")
+    func missingFile() throws {
+        // Given a path where no file is
+        let path = "/nonexistent/homegate-\(UUID().uuidString).yml"
+
+        // When it is loaded
+        let error = #expect(throws: ConfigurationErrors.self) {
+            try GatewayConfiguration.load(file: path, environment: [:])
+        }
+
+        // Then the one problem names the file and says it does not exist
+        let problem = try #require(error?.errors.first)
+        #expect(error?.errors.count == 1)
+        #expect(problem.code == .missingFile)
+        #expect(problem.description.hasPrefix("\(path): error: the config file does not exist"))
+    }
+
+    @Test("a YAML syntax error is reported where the parser found it")
+    func syntaxError() throws {
+        // Given a flow sequence that is never closed
+        let yaml = """
+            mqtt:
+              broker: mqtt://hub
+              clientId: [gw
+            logging:
+              level: info
+            """
+
+        // When it is read
+        let problem = try problem(yaml)
+
+        // Then a syntax problem points into the file after the opening bracket
+        #expect(problem.code == .syntax)
+        #expect(problem.message.hasPrefix("invalid YAML: "))
+        #expect((problem.location.line ?? 0) >= 3)
+    }
+
+    @Test("a key that appears twice is a syntax problem")
+    func duplicateKey() throws {
+        let problem = try problem("mqtt:\n  keepAlive: 10\n  keepAlive: 20\n")
+        #expect(problem.code == .syntax)
+        #expect(problem.message.contains("'keepAlive'"))
+    }
+
+    @Test("an unknown key is reported with the key it most likely meant")
+    func unknownKey() throws {
+        // Given a key in the wrong case and one that is a typo
+        let found = problems("mqtt:\n  clientID: gw\nlogging:\n  levle: debug\nfrobnicate: 1\n")
+
+        // Then each is reported at its line and column with a suggestion where there is one
+        try #require(found.count == 3)
+        #expect(found[0].code == .unknownKey)
+        #expect(found[0].location == .file("homegate.yml", line: 2, column: 3))
+        #expect(found[0].message == "unknown key 'mqtt.clientID'; did you mean 'clientId'?")
+        #expect(found[0].fix == "rename it to 'clientId'")
+        #expect(found[1].location.line == 4)
+        #expect(found[1].message == "unknown key 'logging.levle'; did you mean 'level'?")
+        #expect(found[2].location == .file("homegate.yml", line: 5, column: 1))
+        #expect(found[2].message == "unknown key 'frobnicate'")
+    }
+
+    @Test("a value of the wrong type is reported at the value")
+    func wrongType() throws {
+        let problem = try problem("mqtt:\n  keepAlive: soon\n")
+        #expect(problem.code == .wrongType)
+        #expect(problem.location == .file("homegate.yml", line: 2, column: 14))
+        #expect(problem.message == "'mqtt.keepAlive' must be a whole number, not 'soon'")
+    }
+
+    @Test("a section that is not a mapping is a wrong type")
+    func sectionIsNotAMapping() throws {
+        let problem = try problem("mqtt: mqtt://hub\n")
+        #expect(problem.code == .wrongType)
+        #expect(problem.location.line == 1)
+    }
+
+    @Test("a bad broker address is reported with the client's reason")
+    func badBroker() throws {
+        let problem = try problem("mqtt:\n  broker: tcp://hub:1883\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location == .file("homegate.yml", line: 2, column: 11))
+        #expect(problem.message == "broker 'tcp://hub:1883' must start with mqtt:// or mqtts://")
+    }
+
+    @Test("a broker port out of range is reported")
+    func badPort() throws {
+        let problem = try problem("mqtt:\n  broker: mqtt://hub:70000\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 2)
+        #expect(problem.message.contains("port 70000 is outside 1...65535"))
+    }
+
+    @Test("a base topic with a wildcard is reported")
+    func badBaseTopic() throws {
+        let problem = try problem("mqtt:\n  baseTopic: homegate/#\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 2)
+        #expect(problem.message.contains("contains an MQTT wildcard"))
+    }
+
+    @Test("an unknown log level is reported with the nearest level")
+    func badLogLevel() throws {
+        let problem = try problem("logging:\n  level: warn\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location == .file("homegate.yml", line: 2, column: 10))
+        #expect(problem.message == "unknown log level 'warn'; did you mean 'warning'?")
+    }
+
+    @Test("a keep-alive of zero is reported")
+    func badKeepAlive() throws {
+        let problem = try problem("mqtt:\n  keepAlive: 0\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 2)
+        #expect(problem.message == "'mqtt.keepAlive' is 0 seconds; it must be between 1 and 65535")
+    }
+
+    @Test("a command timeout that is not positive is reported")
+    func badTimeout() throws {
+        let problem = try problem("commands:\n  timeout: -1\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 2)
+        #expect(problem.message == "'commands.timeout' is -1.0 seconds; it must be more than 0")
+    }
+
+    @Test("an unknown protocol version is reported")
+    func badProtocolVersion() throws {
+        let problem = try problem("mqtt:\n  protocolVersion: 4.0\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 2)
+    }
+
+    @Test("a password file that does not exist is reported")
+    func unreadablePasswordFile() throws {
+        let problem = try problem("mqtt:\n  username: gw\n  passwordFile: /nonexistent/password\n")
+        #expect(problem.code == .unreadableFile)
+        #expect(problem.location == .file("homegate.yml", line: 3, column: 17))
+        #expect(problem.message == "'mqtt.passwordFile' names '/nonexistent/password', which does not exist")
+    }
+
+    @Test("a TLS file that does not exist is reported")
+    func unreadableTLSFile() throws {
+        let problem = try problem("mqtt:\n  broker: mqtts://hub\n  tls:\n    caFile: /nonexistent/ca.pem\n")
+        #expect(problem.code == .unreadableFile)
+        #expect(problem.location.line == 4)
+    }
+
+    @Test("TLS settings with a plain broker are reported")
+    func tlsWithPlainBroker() throws {
+        let problem = try problem("mqtt:\n  broker: mqtt://hub\n  tls:\n    verifyServer: false\n")
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == 3)
+        #expect(problem.message.contains("is plain MQTT"))
+    }
+
+    // MARK: Environment
+
+    @Test("environment variables win over the file")
+    func environmentWins() throws {
+        // Given a file that sets every overridable key, and the environment that sets them too
+        let yaml = """
+            mqtt:
+              broker: mqtt://file-host
+              username: file-user
+              password: file-password
+              baseTopic: file
+            data:
+              directory: /file
+            logging:
+              level: info
+            """
+        let environment = [
+            "HOMEGATE_MQTT_BROKER": "mqtts://env-host:8883", "HOMEGATE_MQTT_USERNAME": "env-user",
+            "HOMEGATE_MQTT_PASSWORD": "env-password", "HOMEGATE_MQTT_BASE_TOPIC": "env/homegate",
+            "HOMEGATE_DATA_DIRECTORY": "/env", "HOMEGATE_LOG_LEVEL": "trace",
+        ]
+
+        // When it is read
+        let configuration = try GatewayConfiguration.parse(yaml: yaml, file: "homegate.yml", environment: environment)
+
+        // Then every value is the environment's
+        #expect(configuration.mqtt.broker == "mqtts://env-host:8883")
+        #expect(configuration.mqtt.username == "env-user")
+        #expect(configuration.mqtt.password == "env-password")
+        #expect(configuration.mqtt.baseTopic == "env/homegate")
+        #expect(configuration.data.directory == "/env")
+        #expect(configuration.logging.level == .trace)
+    }
+
+    @Test("the password variable wins over a password file, which is then not needed")
+    func passwordVariableWinsOverFile() throws {
+        let yaml = "mqtt:\n  username: gw\n  passwordFile: /nonexistent/password\n"
+        let configuration = try GatewayConfiguration.parse(
+            yaml: yaml, file: "homegate.yml", environment: ["HOMEGATE_MQTT_PASSWORD": "from-env"])
+        #expect(configuration.mqtt.password == "from-env")
+    }
+
+    @Test("a bad value in an environment variable names the variable")
+    func badEnvironmentValue() throws {
+        // Given a good file and a bad log level in the environment
+        let problem = try problem("logging:\n  level: info\n", environment: ["HOMEGATE_LOG_LEVEL": "loud"])
+
+        // Then the problem is located at the variable, not the file
+        #expect(problem.location == .environment("HOMEGATE_LOG_LEVEL"))
+        #expect(problem.description.hasPrefix("$HOMEGATE_LOG_LEVEL: error: unknown log level 'loud'"))
+    }
+
+    // MARK: Reporting
+
+    @Test("all problems are reported together, in the order of the file")
+    func allProblemsTogether() throws {
+        // Given a file with four independent mistakes
+        let yaml = """
+            mqtt:
+              broker: mqtt:/hub
+              keepAlive: -5
+            commands:
+              timeout: never
+            logging:
+              level: verbose
+            """
+
+        // When it is read
+        let found = problems(yaml)
+
+        // Then each is reported, at its own line
+        #expect(found.map(\.location.line) == [2, 3, 5, 7])
+        #expect(found.map(\.code) == [.invalidValue, .invalidValue, .wrongType, .invalidValue])
+    }
+
+    @Test("a problem renders as FILE:LINE:COLUMN: error: MESSAGE with an indented fix")
+    func rendering() throws {
+        let errors = ConfigurationErrors([
+            ConfigurationError(.invalidValue, at: .file("/etc/homegate.yml", line: 7, column: 10), "bad", fix: "good"),
+            ConfigurationError(.missingFile, at: .wholeFile("/etc/homegate.yml"), "gone", fix: "create it"),
+        ])
+        #expect(
+            errors.description == """
+                /etc/homegate.yml:7:10: error: bad
+                    fix: good
+                /etc/homegate.yml: error: gone
+                    fix: create it
+                """)
+    }
+
+    @Test("a near-miss key is matched by case, separators and small typos, a far one is not")
+    func suggestions() throws {
+        #expect(problems("mqtt:\n  base_topic: x\n").first?.fix == "rename it to 'baseTopic'")
+        #expect(problems("mqtt:\n  kepAlive: 3\n").first?.fix == "rename it to 'keepAlive'")
+        #expect(problems("mqtt:\n  color: red\n").first?.message == "unknown key 'mqtt.color'")
+    }
+}
+
+/// Writes `contents` to a temporary file, runs `body` with its path and removes it.
+func withTemporaryFile<T>(_ contents: String, _ body: (String) throws -> T) throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("homegate-\(UUID().uuidString)").path
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}

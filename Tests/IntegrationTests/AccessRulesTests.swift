@@ -1,0 +1,253 @@
+import Broker
+import Gateway
+import HomeModel
+import MQTT
+import Testing
+
+/// The generated access rules against a real mosquitto: the broker, not the gateway, keeps each
+/// account to its own name and its own homes (CONTRACT.md "Identity").
+@Suite("Access rules on a real broker", .serialized)
+struct AccessRulesTests {
+    static let topics = Topics(base: "homegate")
+    static let members: [AccessRules.Member] = [
+        .init(home: "Main House", account: "owner", role: .administrator),
+        .init(home: "Lake Cabin", account: "owner", role: .administrator),
+        .init(home: "Main House", account: "guest", role: .guest),
+    ]
+    static let passwords = ["homegate": "gw-pw", "owner": "owner-pw", "guest": "guest-pw", "stranger": "stranger-pw"]
+    static let lamp = "homegate/Main House/Kitchen/Lamp/Light/On"
+
+    /// A broker that knows the four accounts and enforces the acl file generated for the household.
+    static var brokerConfiguration: MosquittoBroker.Configuration {
+        let rules = AccessRules(topics: topics, gatewayAccount: "homegate", members: members)
+        return MosquittoBroker.Configuration(allowAnonymous: false, passwords: passwords, accessRules: rules.aclFile())
+    }
+
+    @Test("each account reads exactly its homes, the status and its own responses")
+    func reading() async throws {
+        try await withBroker(Self.brokerConfiguration) { broker in
+            try await withAccounts(broker, ["homegate", "owner", "guest", "stranger"]) { sessions in
+                // Given owner, guest and stranger subscribed to everything under the base topic
+                for account in ["owner", "guest", "stranger"] {
+                    try await sessions[account]!.client.subscribe(to: ["homegate/#"], qos: .atLeastOnce)
+                }
+
+                // When the gateway publishes in both homes, the homes list, a response for owner, and
+                // then a marker that everyone may read
+                let gateway = sessions["homegate"]!.client
+                try await gateway.publish(Self.lamp, "true", qos: .atLeastOnce)
+                try await gateway.publish("homegate/Lake Cabin/Porch/Light/Light/On", "false", qos: .atLeastOnce)
+                try await gateway.publish("homegate/$homes", "[]", qos: .atLeastOnce)
+                try await gateway.publish("homegate/$response/owner", "{}", qos: .atLeastOnce)
+                try await gateway.publish("homegate/$status", "marker", qos: .atLeastOnce)
+
+                // Then once each has the marker, each has received exactly what its rules allow
+                let expected: [String: Set<String>] = [
+                    "owner": [
+                        Self.lamp, "homegate/Lake Cabin/Porch/Light/Light/On", "homegate/$homes",
+                        "homegate/$response/owner", "homegate/$status",
+                    ],
+                    "guest": [Self.lamp, "homegate/$status"],
+                    "stranger": ["homegate/$status"],
+                ]
+                for (account, topics) in expected {
+                    let inbox = sessions[account]!.inbox
+                    _ = try await inbox.next("\(account)'s marker") { $0.payloadString == "marker" }
+                    let received = Set(await inbox.all.map(\.topic)).union(["homegate/$status"])
+                    #expect(received == topics, "\(account) received \(received)")
+                }
+            }
+        }
+    }
+
+    @Test("an account may publish commands in its own name only, and never the values")
+    func commands() async throws {
+        try await withBroker(Self.brokerConfiguration) { broker in
+            try await withAccounts(broker, ["homegate", "guest", "stranger"]) { sessions in
+                // Given the gateway subscribed to every command
+                let gateway = sessions["homegate"]!
+                try await gateway.client.subscribe(to: Self.topics.commandFilters + [Self.lamp], qos: .atLeastOnce)
+                let guest = sessions["guest"]!.client
+                let stranger = sessions["stranger"]!.client
+
+                // When guest sends a command as itself, then as owner (both ways the broker may
+                // answer), writes a value, and stranger sends one as guest
+                try await guest.publish("\(Self.lamp)/set/guest", "1", qos: .atLeastOnce)
+                try await guest.publish("\(Self.lamp)/set/owner", "forged", qos: .atMostOnce)
+                let refusal = await #expect(throws: MQTTError.self) {
+                    try await guest.publish("\(Self.lamp)/set/owner", "forged", qos: .atLeastOnce)
+                }
+                #expect(refusal?.code == .publishRefused)
+                try await guest.publish(Self.lamp, "forged", qos: .atMostOnce)
+                try await guest.publish("homegate/$request/owner/addUser", "forged", qos: .atMostOnce)
+                try await stranger.publish("\(Self.lamp)/set/guest", "forged", qos: .atMostOnce)
+                try await guest.publish("homegate/$request/guest/homes", "{}", qos: .atLeastOnce)
+                try await stranger.publish("\(Self.lamp)/set/stranger", "marker", qos: .atLeastOnce)
+                try await guest.publish("\(Self.lamp)/set/guest", "marker", qos: .atLeastOnce)
+
+                // Then the gateway gets the commands in the publishers' own names and nothing forged
+                let own = try await gateway.inbox.next("guest's command") { $0.topic == "\(Self.lamp)/set/guest" }
+                #expect(own.payloadString == "1")
+                _ = try await gateway.inbox.next("guest's request") { $0.topic == "homegate/$request/guest/homes" }
+                _ = try await gateway.inbox.next("stranger's marker") { $0.payloadString == "marker" }
+                _ = try await gateway.inbox.next("guest's marker") { $0.payloadString == "marker" }
+                let forged = await gateway.inbox.all.filter { $0.payloadString == "forged" }
+                #expect(forged.isEmpty, "forged messages reached the gateway: \(forged.map(\.topic))")
+            }
+        }
+    }
+
+    @Test("a home name with spaces and the $ levels are matched as written")
+    func spacesAndDollarLevels() async throws {
+        try await withBroker(Self.brokerConfiguration) { broker in
+            try await withAccounts(broker, ["homegate", "guest"]) { sessions in
+                // Given guest subscribed to its home by name and to its responses
+                let guest = sessions["guest"]!
+                try await guest.client.subscribe(
+                    to: ["homegate/Main House/#", "homegate/$response/guest", "homegate/$response/+"],
+                    qos: .atLeastOnce)
+
+                // When the gateway publishes state and responses, for guest and for owner
+                let gateway = sessions["homegate"]!.client
+                try await gateway.publish("homegate/Main House/Kitchen/Lamp/$state", "{}", qos: .atLeastOnce)
+                try await gateway.publish("homegate/$response/owner", "owner's", qos: .atLeastOnce)
+                try await gateway.publish("homegate/$response/guest", "marker", qos: .atLeastOnce)
+
+                // Then guest gets its home's state and its own response, never owner's
+                _ = try await guest.inbox.next("the state") { $0.topic == "homegate/Main House/Kitchen/Lamp/$state" }
+                _ = try await guest.inbox.next("guest's response") { $0.payloadString == "marker" }
+                #expect(await !guest.inbox.all.contains { $0.topic == "homegate/$response/owner" })
+            }
+        }
+    }
+}
+
+@Suite("Dynamic security on a real broker", .serialized)
+struct DynamicSecurityTests {
+    static let topics = Topics(base: "homegate")
+    static let lamp = "homegate/Main House/Kitchen/Lamp/Light/On"
+
+    static func rules(guest2: Bool) -> AccessRules {
+        var members: [AccessRules.Member] = [.init(home: "Main House", account: "owner", role: .administrator)]
+        if guest2 { members.append(.init(home: "Main House", account: "guest2", role: .guest)) }
+        return AccessRules(topics: topics, gatewayAccount: "admin", members: members)
+    }
+
+    @Test("the sync gives an account its home when it becomes a member and takes it away when removed")
+    func sync() async throws {
+        let configuration = MosquittoBroker.Configuration(
+            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-pw"))
+        try await withBroker(configuration) { broker in
+            // Given a client the administrator created with a password, and the gateway as the
+            // plugin's admin with a sync of its own
+            try broker.dynamicSecurity(["createClient", "guest2", "-p", "pw"])
+            let gatewayClient = try makeClient(broker, name: "sync") {
+                $0.username = "admin"
+                $0.password = "admin-pw"
+            }
+            let sync = DynamicSecuritySync(client: gatewayClient, timeout: .seconds(10))
+            let forwarding = Task { await sync.forward(gatewayClient.messages) }
+            defer { forwarding.cancel() }
+            _ = try await gatewayClient.connect()
+            // (and receiving denied by default, so that only the roles' explicit grants let messages
+            // through; mosquitto_ctrl 2.0.11's setDefaultACLAccess does not take effect)
+            try await sync.perform([.setDefaultACLAccess("publishClientReceive", allow: false)])
+
+            // When guest2 becomes a member of Main House
+            let plan = try await sync.sync(Self.rules(guest2: true))
+
+            // Then the roles exist, owner was created without a password, and guest2 reads its home
+            #expect(plan.commands.contains(.createClient("owner")))
+            #expect(!plan.commands.contains(.createClient("guest2")))
+            let roles = try broker.dynamicSecurity(["getClient", "guest2"])
+            #expect(roles.contains("homegate:home:Main House"))
+            #expect(try await sync.sync(Self.rules(guest2: true)).commands == [], "a second sync changes nothing")
+
+            let observer = try makeClient(broker, name: "observer") {
+                $0.username = "admin"
+                $0.password = "admin-pw"
+            }
+            try await withConnected(observer) { observed in
+                try await observer.subscribe(to: Self.topics.commandFilters, qos: .atLeastOnce)
+                let guest2 = try makeClient(broker, name: "guest2") {
+                    $0.username = "guest2"
+                    $0.password = "pw"
+                }
+                try await withConnected(guest2) { inbox in
+                    try await guest2.subscribe(to: ["homegate/Main House/#"], qos: .atLeastOnce)
+                    try await observer.publish(Self.lamp, "true", qos: .atLeastOnce)
+                    let value = try await inbox.next("the lamp's value") { $0.topic == Self.lamp }
+                    #expect(value.payloadString == "true")
+
+                    // And it may command as itself but not as owner
+                    let refusal = await #expect(throws: MQTTError.self) {
+                        try await guest2.publish("\(Self.lamp)/set/owner", "forged", qos: .atLeastOnce)
+                    }
+                    #expect(refusal?.code == .publishRefused)
+                    try await guest2.publish("\(Self.lamp)/set/guest2", "1", qos: .atLeastOnce)
+                    _ = try await observed.next("guest2's command") { $0.topic == "\(Self.lamp)/set/guest2" }
+                }
+            }
+
+            // When guest2 is removed from the home
+            let removal = try await sync.sync(Self.rules(guest2: false))
+
+            // Then it loses the gateway's roles and can no longer subscribe to the home
+            #expect(removal.commands.contains(.removeClientRole("guest2", role: "homegate:home:Main House")))
+            let again = try makeClient(broker, name: "guest2-again") {
+                $0.username = "guest2"
+                $0.password = "pw"
+            }
+            try await withConnected(again) { _ in
+                let refused = await #expect(throws: MQTTError.self) {
+                    try await again.subscribe(to: ["homegate/Main House/#"], qos: .atLeastOnce)
+                }
+                #expect(refused?.code == .subscriptionRefused)
+            }
+            await gatewayClient.disconnect()
+        }
+    }
+
+    @Test("a broker without the plugin makes the sync time out with a hint, not hang")
+    func noPlugin() async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker, name: "sync")
+            let sync = DynamicSecuritySync(client: client, timeout: .milliseconds(500))
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            let error = await #expect(throws: DynamicSecurityError.self) {
+                try await sync.sync(Self.rules(guest2: true))
+            }
+            #expect(error?.code == .timedOut)
+            await client.disconnect()
+        }
+    }
+}
+
+/// A connected client of one account and what it received.
+struct Session {
+    let client: MQTTClient
+    let inbox: Inbox<MQTTMessage>
+}
+
+/// Connects one client per account (password from `AccessRulesTests.passwords`), runs `body` with
+/// them by account, and disconnects them all afterwards.
+func withAccounts(
+    _ broker: MosquittoBroker, _ accounts: [String], _ body: ([String: Session]) async throws -> Void,
+    connected: [String: Session] = [:]
+) async throws {
+    guard let account = accounts.first else {
+        try await body(connected)
+        return
+    }
+    let client = try makeClient(broker, name: account) {
+        $0.username = account
+        $0.password = AccessRulesTests.passwords[account]
+    }
+    try await withConnected(client) { inbox in
+        var sessions = connected
+        sessions[account] = Session(client: client, inbox: inbox)
+        try await withAccounts(broker, Array(accounts.dropFirst()), body, connected: sessions)
+    }
+}
