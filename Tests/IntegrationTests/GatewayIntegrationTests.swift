@@ -276,9 +276,10 @@ struct GatewayIntegrationTests {
                     == "valueHigherThanMaximum")
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/Brightness/set/guest", "60").isOK)
             try await guest.client.subscribe(to: ["homegate/$health"])
-            let report = try await guest.inbox.next("health with the failure counted") { message in
+            let report = try await guest.inbox.next("health with both commands counted") { message in
                 guard let health = try? JSON.parse(message.payload) else { return false }
                 return health["commands"]?["failed"]?["valueHigherThanMaximum"] == .integer(1)
+                    && health["commands"]?["ok"] == .integer(1)
             }
             let health = try JSON.parse(report.payload)
             #expect(health["version"] == .string(HealthService.version))
