@@ -12,7 +12,20 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let router: CommandRouter
     private let publisher: RetainedPublisher
     private let statistics: GatewayStatistics
+    private let accessKeeper: AccessKeeper?
     private let logger: Logger
+
+    /// Keeps mosquitto's dynamic-security plugin in step with the homes' users.
+    public struct AccessKeeper: Sendable {
+        public let sync: DynamicSecuritySync
+        /// The rules for the model as it is now.
+        public let rules: @Sendable (HomeManager) async -> AccessRules
+
+        public init(sync: DynamicSecuritySync, rules: @escaping @Sendable (HomeManager) async -> AccessRules) {
+            self.sync = sync
+            self.rules = rules
+        }
+    }
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
@@ -20,11 +33,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
-        statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
+        statistics: GatewayStatistics = GatewayStatistics(), accessKeeper: AccessKeeper? = nil, logger: Logger,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.manager = manager
         self.statistics = statistics
+        self.accessKeeper = accessKeeper
         self.client = client
         self.topics = topics
         self.logger = logger
@@ -34,18 +48,37 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     }
 
     public func run() async throws {
+        let (accessChanges, accessChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await followConnection() }
-                group.addTask { await followModel() }
+                group.addTask { await followConnection(accessChanged) }
+                group.addTask { await followModel(accessChanged) }
                 group.addTask { await serveCommands() }
+                if let accessKeeper {
+                    group.addTask { await keepAccess(accessKeeper, changes: accessChanges) }
+                }
+            }
+        }
+    }
+
+    /// Brings the broker's dynamic-security roles in step after every connection and every change of
+    /// homes or users; changes that come while a sync runs are coalesced into the next one.
+    private func keepAccess(_ keeper: AccessKeeper, changes: AsyncStream<Void>) async {
+        for await _ in changes {
+            do {
+                let plan = try await keeper.sync.sync(await keeper.rules(manager))
+                if !plan.commands.isEmpty {
+                    logger.info("dynamic security in step", metadata: ["commands": "\(plan.commands.count)"])
+                }
+            } catch {
+                logger.error("could not bring dynamic security in step", metadata: ["error": "\(error)"])
             }
         }
     }
 
     /// On the first connection subscribes to the command topics (the client renews them after a
     /// reconnect), and after every connection republishes the whole home.
-    private func followConnection() async {
+    private func followConnection(_ accessChanged: AsyncStream<Void>.Continuation) async {
         var subscribed = false
         for await event in client.connectionEvents() {
             guard case .connected = event else { continue }
@@ -58,14 +91,21 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 }
             }
             await publisher.synchronize { [manager] in await HomeSnapshot(of: manager) }
+            accessChanged.yield()
         }
     }
 
     /// Publishes what the model reports: changed values and reachability per accessory, layout
     /// changes as a diff of the whole view, and every event on its `$events` topic.
-    private func followModel() async {
+    private func followModel(_ accessChanged: AsyncStream<Void>.Continuation) async {
         for await event in await manager.events() {
             let homes = await manager.allHomes()
+            switch event {
+            case .didAddUser, .didRemoveUser, .didAddHome, .didRemoveHome, .didUpdateNameForHome:
+                accessChanged.yield()
+            default:
+                break
+            }
             switch event {
             case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _),
                 .accessoryDidUpdateReachability(let homeID, let accessory, _):
@@ -90,6 +130,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         await withDiscardingTaskGroup { group in
             for await message in client.messages {
                 statistics.receivedMessage()
+                if let accessKeeper, accessKeeper.sync.receive(message) { continue }
                 group.addTask {
                     let handling = await router.handle(message)
                     statistics.handled(handling.outcome)

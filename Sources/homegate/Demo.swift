@@ -2,12 +2,13 @@ import ArgumentParser
 import Broker
 import Foundation
 import Gateway
+import HomeModel
 import Logging
 import MQTT
 import ServiceLifecycle
 
-/// `homegate demo`: a private mosquitto on loopback with the demo accounts, and the gateway with the
-/// virtual devices and the demo home connected to it.
+/// `homegate demo`: a private mosquitto on loopback with the demo accounts and access rules, and the
+/// gateway with the virtual devices and the demo home connected to it.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start a private mosquitto on loopback and the gateway with the demo home (Ctrl-C stops both).",
@@ -30,29 +31,42 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The demo home: virtual devices and the homes built from them.")
     var home = "Config/demo-home.yml"
 
-    @OptionGroup var options: GatewayOptions
+    @Option(help: "The topic every gateway topic starts with.")
+    var baseTopic = "homegate"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
 
     func run() async throws {
-        let logger = options.makeLogger(label: "homegate")
+        let logger = makeLogger(logLevel)
         let chosenPort = LoopbackPort.isListening(port) ? try LoopbackPort.free() : port
         if chosenPort != port {
             logger.notice("port \(port) is taken; the demo broker uses \(chosenPort) instead")
         }
         let folder = URL(fileURLWithPath: data).standardizedFileURL.path
+        var configuration = GatewayConfiguration()
+        configuration.mqtt = .init(
+            broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)
+        configuration.data.directory = "\(folder)/home"
+        configuration.accessories.virtual = URL(fileURLWithPath: home).standardizedFileURL.path
+        configuration.logging.level = logLevel
+        try BaseTopic.validate(baseTopic)
+
+        // The broker's access rules come from the demo home's users, so build the home first.
+        let manager = try await GatewayApplication.openHome(configuration, logger: logger)
+        let rules = AccessRuleSource(configuration: configuration).rules(memberships: await manager.memberships())
+        await manager.shutdown()
+
         let broker = try await MosquittoBroker.start(
             .init(
                 port: chosenPort, allowAnonymous: false,
-                passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }), persistence: true),
+                passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }),
+                accessRules: rules.aclFile(generatedBy: "homegate demo"), persistence: true),
             directory: "\(folder)/broker")
-        let topics = Topics(base: options.baseTopic)
-        print(Self.instructions(port: chosenPort, topics: topics, folder: folder))
+        print(Self.instructions(port: chosenPort, topics: configuration.topics, folder: folder))
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
-        var mqtt = MQTTConfiguration(port: chosenPort, clientID: options.clientID)
-        mqtt.username = "homegate"
-        mqtt.password = "homegate"
         try await GatewayApplication(
-            mqtt: mqtt, topics: topics, dataDirectory: "\(folder)/home", devicesFile: home, defaultAccount: nil,
-            logger: logger, foundation: [BrokerService(broker: broker)]
+            configuration: configuration, logger: logger, foundation: [BrokerService(broker: broker)]
         ).run()
     }
 
@@ -61,7 +75,8 @@ struct Demo: AsyncParsableCommand {
         let connect = "-h 127.0.0.1 -p \(port)"
         return """
 
-            homegate demo: mosquitto listens on 127.0.0.1:\(port); broker files and the home database are in \(folder).
+            homegate demo: mosquitto listens on 127.0.0.1:\(port) with access rules for the demo accounts;
+            its files and the home database are in \(folder).
             Accounts: owner, guest, stranger, homeassistant (each password is the account's name: demo only).
 
             Watch the whole home as its owner:
@@ -78,7 +93,7 @@ struct Demo: AsyncParsableCommand {
 }
 
 /// Keeps the demo's broker running for as long as the gateway runs, and stops it afterwards.
-struct BrokerService: Service {
+struct BrokerService: ServiceLifecycle.Service {
     let broker: MosquittoBroker
 
     func run() async throws {

@@ -7,45 +7,36 @@ import MQTT
 import ServiceLifecycle
 import UnixSignals
 
-/// The gateway put together from its parts and run until SIGTERM or SIGINT. Services stop in
+/// The gateway put together from a configuration and run until SIGTERM or SIGINT. Services stop in
 /// reverse order: the gateway stops taking commands, `offline` is published, the client
 /// disconnects, the drivers stop and the database closes, and last whatever came before (the demo's
 /// broker).
 struct GatewayApplication {
-    var mqtt: MQTTConfiguration
-    var topics: Topics
-    /// The folder of the SQLite database (`home.sqlite`).
-    var dataDirectory: String
-    /// Virtual devices (and the homes to build from them while the database is empty).
-    var devicesFile: String?
-    var defaultAccount: String?
-    var deviceTimeout: Duration = .seconds(10)
+    var configuration: GatewayConfiguration
     var logger: Logger
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
 
     func run() async throws {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        let database = try HomeDatabase.open(atPath: "\(dataDirectory)/home.sqlite")
-        let manager = try HomeManager(database: database, driverTimeout: deviceTimeout, logger: logger)
-        if let devicesFile {
-            let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
-            try await manager.attach(devices.makeDriver())
-            if try await devices.seed(manager) {
-                logger.notice("built the homes of \(devicesFile) into the empty database")
-            }
-        }
+        let topics = configuration.topics
+        let manager = try await Self.openHome(configuration, logger: logger)
 
-        var mqtt = mqtt
+        var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.retryInitialConnection = true
         let client = try MQTTClient(mqtt, logger: logger)
         let readBackConfiguration = mqtt
         let statistics = GatewayStatistics()
+        let ruleSource = AccessRuleSource(configuration: configuration)
+        let accessKeeper =
+            configuration.access.dynamicSecurity
+            ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
+                ruleSource.rules(memberships: await manager.memberships())
+            } : nil
         let gateway = GatewayService(
-            manager: manager, client: client, topics: topics, defaultAccount: defaultAccount,
-            statistics: statistics, logger: logger
-        ) { [topics, logger] in
+            manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
+            statistics: statistics, accessKeeper: accessKeeper, logger: logger
+        ) { [logger] in
             try await RetainedTopics.read(
                 under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBackConfiguration,
                 logger: logger)
@@ -62,6 +53,22 @@ struct GatewayApplication {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+
+    /// The home manager on the configured database, with the virtual devices attached (and their
+    /// homes built while the database is empty).
+    static func openHome(_ configuration: GatewayConfiguration, logger: Logger) async throws -> HomeManager {
+        try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
+        let database = try HomeDatabase.open(atPath: configuration.data.databaseFile)
+        let manager = try HomeManager(database: database, driverTimeout: configuration.commands.timeout, logger: logger)
+        if let devicesFile = configuration.accessories.virtual {
+            let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
+            try await manager.attach(devices.makeDriver())
+            if try await devices.seed(manager) {
+                logger.notice("built the homes of \(devicesFile) into the empty database")
+            }
+        }
+        return manager
     }
 }
 

@@ -32,7 +32,7 @@ struct AccessRulesFileTests {
                 pattern write homegate/+/+/+/$identify/%u
                 pattern write homegate/+/$actionsets/+/$run/%u
                 pattern write homegate/$request/%u/+
-                pattern read homegate/$response/%u
+                pattern read homegate/$response/%u/#
                 pattern read homegate/$status
 
                 # The gateway.
@@ -153,7 +153,7 @@ struct DynamicSecurityPlanTests {
         let acls = try #require(plan.desiredRoles["homegate:account:guest"])
         #expect(acls.contains(ACL("publishClientSend", "homegate/+/+/+/+/+/set/guest")))
         #expect(acls.contains(ACL("publishClientSend", "homegate/$request/guest/+")))
-        #expect(acls.contains(ACL("subscribePattern", "homegate/$response/guest")))
+        #expect(acls.contains(ACL("subscribePattern", "homegate/$response/guest/#")))
         #expect(acls.contains(ACL("subscribePattern", "homegate/$status")))
         #expect(!acls.contains { $0.topic.contains("%u") || $0.topic.contains("owner") })
         #expect(

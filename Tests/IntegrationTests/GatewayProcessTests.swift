@@ -10,6 +10,24 @@ import Testing
     import Glibc
 #endif
 
+/// Writes a gateway config for a test into `directory` and returns the `run` arguments that use it.
+func runArguments(port: Int, clientID: String, directory: String, devices: Bool = false) throws -> [String] {
+    var yaml = """
+        mqtt:
+          broker: mqtt://127.0.0.1:\(port)
+          clientId: \(clientID)
+        data:
+          directory: \(directory)/data
+        logging:
+          level: warning
+
+        """
+    if devices { yaml += "accessories:\n  virtual: \(demoHomeFile.path)\n" }
+    let file = "\(directory)/homegate.yml"
+    try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+    return ["run", "--config", file]
+}
+
 /// The `homegate` executable built next to this test bundle.
 func homegateExecutable() throws -> String {
     let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -30,7 +48,7 @@ struct GatewayProcessTests {
     ) async throws -> ChildProcess {
         let gateway = try ChildProcess(
             try homegateExecutable(),
-            ["run", "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", "gateway-under-test"],
+            try runArguments(port: broker.port, clientID: "gateway-under-test", directory: broker.directory),
             outputFile: logFile)
         _ = try await watcher.next("online status") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
         return gateway
@@ -94,7 +112,7 @@ struct GatewayProcessTests {
         try await withTemporaryDirectory { directory in
             let gateway = try ChildProcess(
                 try homegateExecutable(),
-                ["run", "--broker", "mqtt://127.0.0.1:\(port)", "--client-id", "early-gateway"],
+                try runArguments(port: port, clientID: "early-gateway", directory: directory),
                 outputFile: "\(directory)/homegate.log")
             defer { gateway.send(SIGKILL) }
             try await withBroker(.init(port: port)) { broker in
@@ -126,10 +144,8 @@ struct GatewayProcessTests {
     func sigkillAndRestart() async throws {
         try await withBroker { broker in
             try await withTemporaryDirectory { directory in
-                let arguments = [
-                    "run", "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", "gateway-under-test",
-                    "--data", directory, "--devices", demoHomeFile.path, "--log-level", "warning",
-                ]
+                let arguments = try runArguments(
+                    port: broker.port, clientID: "gateway-under-test", directory: directory, devices: true)
                 let log = "\(directory)/homegate.log"
                 let watcher = try makeClient(broker, name: "watcher")
                 try await withConnected(watcher) { inbox in
@@ -152,7 +168,8 @@ struct GatewayProcessTests {
                     _ = try await inbox.next("online again") { $0.payloadString == "online" }
 
                     // Then the broker's retained view equals the database's
-                    let manager = try HomeManager(database: try HomeDatabase.open(atPath: "\(directory)/home.sqlite"))
+                    let manager = try HomeManager(
+                        database: try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite"))
                     let homes = await manager.allHomes()
                     #expect(homes.first?.rooms.contains { $0.name == "Cookhouse" } == true)
                     let topics = Topics()

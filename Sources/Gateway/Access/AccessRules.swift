@@ -131,9 +131,10 @@ public struct AccessRules: Sendable, Hashable {
         ]
     }
 
-    /// What every account reads: its own responses and whether the gateway is online.
+    /// What every account reads: its own responses (also below, where MQTT v5 clients put their own
+    /// response topics) and whether the gateway is online.
     public func ownTopics(account: String) -> [String] {
-        [topics.response(account: account), topics.status]
+        ["\(topics.response(account: account))/#", topics.status]
     }
 
     /// Everything of one home.

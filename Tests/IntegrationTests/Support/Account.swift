@@ -21,7 +21,7 @@ struct Account {
         }
         let inbox = await Inbox.draining(client.messages)
         try await client.connect()
-        let answers = "answers/\(name)-\(UUID().uuidString.prefix(6))"
+        let answers = "homegate/$response/\(name)/\(UUID().uuidString.prefix(6))"
         if version == .v5 { try await client.subscribe(to: [answers]) }
         return Account(name: name, client: client, inbox: inbox, answers: answers)
     }

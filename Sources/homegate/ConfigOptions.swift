@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import Logging
+import MQTT
+
+/// `--config FILE` and the flags that override it, shared by the subcommands that read a config.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "The gateway's config file (YAML; Config/homegate.yml documents every key).")
+    var config: String?
+
+    @Option(help: "Override mqtt.broker: mqtt://host[:port] or mqtts://host[:port].")
+    var broker: String?
+
+    @Option(help: "Override data.directory, the folder of the home database.")
+    var data: String?
+
+    @Option(help: "Override mqtt.baseTopic.")
+    var baseTopic: String?
+
+    @Option(help: "Override logging.level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level?
+
+    /// The configuration: the file (or the defaults without one), the environment, then the flags.
+    /// Problems are printed to stderr with file, line and fix, and end the command with exit code 1.
+    func load() throws -> GatewayConfiguration {
+        var configuration: GatewayConfiguration
+        do {
+            if let config {
+                configuration = try GatewayConfiguration.load(file: config)
+            } else {
+                configuration = try GatewayConfiguration.parse(yaml: "{}", file: "(defaults)")
+            }
+        } catch {
+            printError(error.description)
+            throw ExitCode.failure
+        }
+        if let broker { configuration.mqtt.broker = broker }
+        if let data { configuration.data.directory = data }
+        if let baseTopic { configuration.mqtt.baseTopic = baseTopic }
+        if let logLevel { configuration.logging.level = logLevel }
+        do {
+            _ = try configuration.mqttConfiguration()
+        } catch {
+            throw ValidationError("--broker: \(error.message)")
+        }
+        do {
+            try BaseTopic.validate(configuration.mqtt.baseTopic)
+        } catch {
+            throw ValidationError("--base-topic: \(error)")
+        }
+        return configuration
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+func makeLogger(_ level: Logger.Level) -> Logger {
+    var logger = Logger(label: "homegate")
+    logger.logLevel = level
+    return logger
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

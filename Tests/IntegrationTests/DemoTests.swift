@@ -1,0 +1,114 @@
+import Broker
+import Foundation
+import Gateway
+import MQTT
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `homegate demo` as a whole: its broker enforces the access rules generated from the demo home.
+@Suite("homegate demo with access rules", .timeLimit(.minutes(2)))
+struct DemoTests {
+    /// Runs `homegate demo` on a free port until `body` is done, then stops it gracefully.
+    private func withDemo(_ body: (MosquittoBrokerAddress) async throws -> Void) async throws {
+        try await withTemporaryDirectory { directory in
+            let port = try LoopbackPort.free()
+            let demo = try ChildProcess(
+                try homegateExecutable(),
+                [
+                    "demo", "--port", "\(port)", "--data", directory, "--home", demoHomeFile.path, "--log-level",
+                    "warning",
+                ],
+                outputFile: "\(directory)/demo.log")
+            do {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !LoopbackPort.isListening(port) {
+                    guard ContinuousClock.now < deadline, demo.isRunning else {
+                        throw TimedOut(
+                            "the demo's broker did not listen: \((try? String(contentsOfFile: "\(directory)/demo.log", encoding: .utf8)) ?? "")"
+                        )
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let watcher = try await Account.connect("owner", at: port)
+                try await watcher.client.subscribe(to: ["homegate/$status"])
+                _ = try await watcher.inbox.next("online") { $0.payloadString == "online" }
+                await watcher.disconnect()
+                try await body(MosquittoBrokerAddress(port: port))
+            } catch {
+                demo.send(SIGTERM)
+                await demo.waitForExit()
+                throw error
+            }
+            demo.send(SIGTERM)
+            #expect(await demo.waitForExit() == 0)
+        }
+    }
+
+    @Test("stranger reads no home; guest reads only its home; guest cannot command as owner")
+    func accessRules() async throws {
+        try await withDemo { broker in
+            let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb"
+
+            // stranger subscribes to everything and sees only the gateway's status
+            let stranger = try await Account.connect("stranger", at: broker.port)
+            try await stranger.client.subscribe(to: ["homegate/#"])
+            let guest = try await Account.connect("guest", at: broker.port)
+            try await guest.client.subscribe(to: ["homegate/#"])
+            _ = try await guest.inbox.next("guest's view of its home") { $0.topic == "\(lamp)/On" }
+            // the marker: owner's retained-free publish that both may read
+            let owner = try await Account.connect("owner", at: broker.port)
+            try await owner.client.subscribe(to: ["\(lamp)/Brightness"])
+            _ = try await owner.inbox.next { $0.topic == "\(lamp)/Brightness" }
+
+            // When guest publishes a command in owner's name (the broker must drop it), and then one in
+            // its own name
+            try? await guest.client.publish("\(lamp)/Brightness/set/owner", "10", qos: .atLeastOnce)
+            #expect(try await guest.command("\(lamp)/Brightness/set/guest", "20").isOK)
+
+            // Then only guest's own command took effect: owner saw 20 and never 10
+            let change = try await owner.inbox.next("guest's change") { $0.topic == "\(lamp)/Brightness" }
+            #expect(change.payloadString == "20")
+            #expect(await owner.inbox.all.filter { $0.payloadString == "10" }.isEmpty)
+
+            // stranger received nothing of the homes, only $status
+            try await stranger.client.publish("homegate/$request/stranger/homes", "{}", qos: .atLeastOnce)
+            try await stranger.client.subscribe(to: ["homegate/$response/stranger"])
+            let answer = try await stranger.inbox.next("stranger's own answer") {
+                $0.topic == "homegate/$response/stranger"
+            }
+            #expect(try JSON.parse(answer.payload)["data"] == .array([]))
+            let seen = Set(await stranger.inbox.all.map(\.topic))
+            #expect(seen.isSubset(of: ["homegate/$status", "homegate/$response/stranger"]), "\(seen.sorted())")
+
+            // and guest saw Main House, nothing of Lake Cabin
+            #expect(await guest.inbox.all.contains { $0.topic.hasPrefix("homegate/Lake Cabin/") } == false)
+
+            await stranger.disconnect()
+            await guest.disconnect()
+            await owner.disconnect()
+        }
+    }
+}
+
+/// Where a broker that the test did not start listens.
+struct MosquittoBrokerAddress {
+    let port: Int
+}
+
+extension Account {
+    /// Connects as `name` (password = name, as in the demo) to a broker on 127.0.0.1:`port`.
+    static func connect(_ name: String, at port: Int) async throws -> Account {
+        var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
+        configuration.username = name
+        configuration.password = name
+        let client = try MQTTClient(configuration)
+        let inbox = await Inbox.draining(client.messages)
+        try await client.connect()
+        let answers = "homegate/$response/\(name)/\(UUID().uuidString.prefix(6))"
+        try await client.subscribe(to: [answers])
+        return Account(name: name, client: client, inbox: inbox, answers: answers)
+    }
+}
