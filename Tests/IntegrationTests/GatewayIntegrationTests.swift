@@ -292,6 +292,78 @@ struct GatewayIntegrationTests {
         }
     }
 
+    @Test("with dynamic security, a guest added over MQTT can use the home at once, and not after removal")
+    func dynamicSecurity() async throws {
+        let broker = MosquittoBroker.Configuration(
+            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin"))
+        try await withGateway(broker, gatewayAccount: "admin", dynamicSecurity: true) { broker in
+            // Accounts exist in the broker (with passwords); which homes they may use is the gateway's to say
+            for account in ["owner", "visitor"] {
+                try broker.dynamicSecurity(["createClient", account, "-p", account])
+            }
+        } _: { gateway in
+            let topic = "\(Self.lamp)/Lightbulb/On"
+            let owner = try await Self.connectWhenAllowed("owner", to: gateway.broker)
+
+            // visitor is no member yet: the broker refuses it the home
+            let visitor = try makeClient(gateway.broker, name: "visitor") {
+                $0.username = "visitor"
+                $0.password = "visitor"
+            }
+            try await withConnected(visitor) { _ in
+                await #expect(throws: MQTTError.self) { try await visitor.subscribe(to: [topic]) }
+            }
+
+            // When owner adds visitor as a guest
+            let added = try await owner.request(
+                "addUser", #"{"home":"Main House","account":"visitor","name":"Visitor"}"#)
+            #expect(added.isOK, "\(added.serialized)")
+
+            // Then visitor may read the home and command it
+            let guest = try await Self.connectWhenAllowed("visitor", to: gateway.broker)
+            try await guest.client.subscribe(to: [topic])
+            #expect(try await guest.command("\(topic)/set/visitor", "true").isOK)
+            #expect(
+                try await guest.inbox.next { $0.topic == topic && $0.payloadString == "true" }.payloadString == "true")
+            await guest.disconnect()
+
+            // And after removal it may not
+            #expect(try await owner.request("removeUser", #"{"home":"Main House","user":"Visitor"}"#).isOK)
+            let deadline = ContinuousClock.now + .seconds(15)
+            var refused = false
+            while !refused && ContinuousClock.now < deadline {
+                let former = try makeClient(gateway.broker, name: "visitor") {
+                    $0.username = "visitor"
+                    $0.password = "visitor"
+                }
+                refused = try await withConnected(former) { _ in (try? await former.subscribe(to: [topic])) == nil }
+                if !refused { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(refused)
+            await owner.disconnect()
+        }
+    }
+
+    /// Connects as `account` once the gateway's roles let it read its home (the sync runs after the
+    /// change is acknowledged, and dynamic security disconnects clients whose roles change).
+    static func connectWhenAllowed(_ account: String, to broker: MosquittoBroker) async throws -> Account {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            guard let candidate = try? await Account.connect(account, to: broker) else {
+                guard ContinuousClock.now < deadline else { throw TimedOut("\(account) never got its roles") }
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            if (try? await candidate.client.subscribe(to: ["homegate/Main House/$layout"])) != nil {
+                try await candidate.client.unsubscribe(from: ["homegate/Main House/$layout"])
+                return candidate
+            }
+            await candidate.disconnect()
+            guard ContinuousClock.now < deadline else { throw TimedOut("\(account) never got its roles") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     @Test("after a broker restart without persistence the gateway republishes everything and commands work")
     func brokerRestart() async throws {
         try await withGateway { gateway in

@@ -35,6 +35,7 @@ func makeClient(
 }
 
 /// Connects `client`, runs `body` with an inbox of its messages, and disconnects it afterwards.
+@discardableResult
 func withConnected<T>(
     _ client: MQTTClient, _ body: (Inbox<MQTTMessage>) async throws -> T
 ) async throws -> T {

@@ -19,6 +19,8 @@ struct RunningGateway {
     let driver: VirtualDriver
     let topics: Topics
     let logger: Logger
+    /// The account that inspects the broker's retained topics (nil: anonymous).
+    let inspector: String?
 
     /// What the broker must hold under the base topic now, computed from the model.
     func expectedRetainedTopics() async -> Set<String> {
@@ -28,10 +30,10 @@ struct RunningGateway {
     }
 
     /// What the broker holds retained under the base topic now.
-    func retainedTopics(as account: String? = nil) async throws -> Set<String> {
+    func retainedTopics() async throws -> Set<String> {
         var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector-\(UUID().uuidString.prefix(6))")
-        configuration.username = account
-        configuration.password = account
+        configuration.username = inspector
+        configuration.password = inspector
         return try await RetainedTopics.read(
             under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync-inspector", using: configuration,
             logger: logger)
@@ -42,7 +44,15 @@ struct RunningGateway {
         let deadline = ContinuousClock.now + timeout
         while true {
             let expected = await expectedRetainedTopics()
-            let held = try await retainedTopics()
+            // Reading may be refused until the gateway's account has its rights (dynamic security).
+            let held: Set<String>
+            do {
+                held = try await retainedTopics()
+            } catch {
+                guard ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+                continue
+            }
             if held == expected { return }
             guard ContinuousClock.now < deadline else {
                 throw TimedOut(
@@ -59,9 +69,12 @@ struct RunningGateway {
 func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     gatewayAccount: String? = nil,
+    dynamicSecurity: Bool = false,
+    prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
     try await withBroker(configuration) { broker in
+        try await prepare(broker)
         var logger = Logger(label: "test.gateway")
         logger.logLevel = .critical
         let topics = Topics()
@@ -79,9 +92,16 @@ func withGateway<T>(
         let client = try MQTTClient(mqtt, logger: logger)
         let readBack = mqtt
         let statistics = GatewayStatistics()
+        let keeper =
+            dynamicSecurity
+            ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
+                AccessRules(
+                    topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
+                    memberships: await manager.memberships())
+            } : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, statistics: statistics,
-            logger: logger
+            accessKeeper: keeper, logger: logger
         ) { [logger] in
             try await RetainedTopics.read(
                 under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
@@ -96,7 +116,8 @@ func withGateway<T>(
             ],
             logger: logger)
         let running = Task { try await group.run() }
-        let fixture = RunningGateway(broker: broker, manager: manager, driver: driver, topics: topics, logger: logger)
+        let fixture = RunningGateway(
+            broker: broker, manager: manager, driver: driver, topics: topics, logger: logger, inspector: gatewayAccount)
         do {
             try await fixture.waitUntilPublished()
             let result = try await body(fixture)
