@@ -1,0 +1,93 @@
+import Accessories
+import Broker
+import Foundation
+import HomeModel
+import Testing
+
+/// The subcommands that read a config and the database: what a user sees, and the exit codes.
+@Suite("homegate check-config, acl and topics", .timeLimit(.minutes(2)))
+struct CommandLineTests {
+    /// Runs homegate with `arguments`; returns its exit status and everything it printed.
+    private func homegate(_ arguments: [String], in directory: String) async throws -> (status: Int32, output: String) {
+        let log = "\(directory)/out-\(UUID().uuidString.prefix(6)).txt"
+        let process = try ChildProcess(try homegateExecutable(), arguments, outputFile: log)
+        let status = await process.waitForExit()
+        return (status, try String(contentsOfFile: log, encoding: .utf8))
+    }
+
+    /// A database with the demo home, and a config that points at it.
+    private func demoDatabase(in directory: String) async throws -> String {
+        let demo = try DemoHome.load(contentsOf: demoHomeFile)
+        try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
+        let manager = try HomeManager(database: try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite"))
+        try await manager.attach(demo.makeDriver())
+        try await demo.seed(manager)
+        await manager.shutdown()
+        let config = "\(directory)/homegate.yml"
+        try "mqtt:\n  username: homegate\ndata:\n  directory: \(directory)/data\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
+        return config
+    }
+
+    @Test("check-config reports every problem with file, line and fix, and exits non-zero")
+    func checkConfigErrors() async throws {
+        try await withTemporaryDirectory { directory in
+            let config = "\(directory)/bad.yml"
+            try """
+                mqtt:
+                  broker: http://hub
+                  baseTopic: home/+/x
+                  keepAlive: soon
+                loging:
+                  level: info
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            let (status, output) = try await homegate(["check-config", "--config", config], in: directory)
+            #expect(status != 0)
+            #expect(output.contains("\(config):2:"), "\(output)")
+            #expect(output.contains("\(config):3:"))
+            #expect(output.contains("\(config):4:"))
+            #expect(output.contains("\(config):5:"))
+            #expect(output.contains("logging"), "a near miss gets a suggestion")
+            #expect(output.contains("fix:"))
+        }
+    }
+
+    @Test("check-config accepts the sample config")
+    func checkConfigSample() async throws {
+        try await withTemporaryDirectory { directory in
+            let sample = demoHomeFile.deletingLastPathComponent().appendingPathComponent("homegate.yml").path
+            let (status, output) = try await homegate(["check-config", "--config", sample], in: directory)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("ok"))
+        }
+    }
+
+    @Test("acl prints rules for the database's users; topics prints the tree")
+    func aclAndTopics() async throws {
+        try await withTemporaryDirectory { directory in
+            let config = try await demoDatabase(in: directory)
+            let (status, acl) = try await homegate(["acl", "--config", config], in: directory)
+            #expect(status == 0, "\(acl)")
+            #expect(acl.contains("pattern write homegate/+/+/+/+/+/set/%u"))
+            #expect(acl.contains("user guest\ntopic read homegate/Main House/#"))
+            #expect(acl.contains("topic read homegate/Lake Cabin/#"))
+            #expect(!acl.contains("user stranger"), "stranger is a member of nothing")
+
+            let (treeStatus, tree) = try await homegate(["topics", "--config", config], in: directory)
+            #expect(treeStatus == 0, "\(tree)")
+            #expect(tree.contains("Floor Lamp\n"))
+            #expect(tree.contains("        On  (retained)"))
+            #expect(tree.contains("set\n"))
+            #expect(tree.contains("<account>  (command: bool)"))
+        }
+    }
+
+    @Test("acl without a database says where it looked, and exits non-zero")
+    func aclWithoutDatabase() async throws {
+        try await withTemporaryDirectory { directory in
+            let (status, output) = try await homegate(["acl", "--data", "\(directory)/nothing"], in: directory)
+            #expect(status != 0)
+            #expect(output.contains("no home database at \(directory)/nothing/home.sqlite"))
+        }
+    }
+}
