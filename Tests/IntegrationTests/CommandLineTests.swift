@@ -34,13 +34,13 @@ struct CommandLineTests {
         try await withTemporaryDirectory { directory in
             let config = "\(directory)/bad.yml"
             try """
-                mqtt:
-                  broker: http://hub
-                  baseTopic: home/+/x
-                  keepAlive: soon
-                loging:
-                  level: info
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            mqtt:
+              broker: http://hub
+              baseTopic: home/+/x
+              keepAlive: soon
+            loging:
+              level: info
+            """.write(toFile: config, atomically: true, encoding: .utf8)
             let (status, output) = try await homegate(["check-config", "--config", config], in: directory)
             #expect(status != 0)
             #expect(output.contains("\(config):2:"), "\(output)")

@@ -80,7 +80,18 @@ public struct CommandRouter: Sendable {
                     result = .success(try await perform(command, payload: message.payload, account: account))
                 }
             } catch {
-                result = .failure(error)
+                // A home is none of a non-member's business: its commands go unanswered, and its
+                // requests learn no more than that there is no such home for it.
+                if error.code == .insufficientPrivileges, let home = command.home(body: requestBody(message)),
+                    await !isMember(account, of: home)
+                {
+                    if !command.isRequest {
+                        return Handling(outcome: .failed(code: error.code.name), answer: nil)
+                    }
+                    result = .failure(HomeError(.notFound, "No home '\(home)'."))
+                } else {
+                    result = .failure(error)
+                }
             }
         } else {
             result = .failure(
@@ -99,6 +110,15 @@ public struct CommandRouter: Sendable {
             outcome = .failed(code: error.code.name)
         }
         return Handling(outcome: outcome, answer: answer(to: message, account: account, id: id, result: result))
+    }
+
+    private func isMember(_ account: String, of home: String) async -> Bool {
+        await manager.homes(for: account).contains { HomeName.matches($0.name, home) }
+    }
+
+    /// The request body when it is JSON, for finding the home a failed request was about.
+    private func requestBody(_ message: MQTTMessage) -> JSON? {
+        try? JSON.parse(message.payload)
     }
 
     // MARK: Answers
@@ -259,5 +279,14 @@ extension Command {
     var isRequest: Bool {
         if case .request = self { return true }
         return false
+    }
+
+    /// The home a command names in its topic, or a request in its body's `home`.
+    func home(body: JSON?) -> String? {
+        switch self {
+        case .setCharacteristic(let path, _, _, _), .setAccessory(let path, _), .identify(let path, _): path.home
+        case .runActionSet(let home, _, _): home
+        case .request: body?["home"]?.stringValue
+        }
     }
 }
