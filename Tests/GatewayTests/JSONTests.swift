@@ -1,6 +1,7 @@
-@testable import Gateway
 import HomeModel
 import Testing
+
+@testable import Gateway
 
 @Suite("JSON reading and writing")
 struct JSONTests {
