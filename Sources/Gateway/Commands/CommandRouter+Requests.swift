@@ -122,22 +122,9 @@ extension CommandRouter {
         var requests: [ActionRequest] = []
         for entry in entries {
             let action = RequestBody(entry)
-            let accessoryName = try action.string("accessory")
-            guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, accessoryName) }) else {
-                throw HomeError(.notFound, "No accessory '\(accessoryName)' in home '\(home.name)'.")
-            }
-            let serviceName = try action.string("service")
-            guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
-                throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
-            }
-            let characteristicName = try action.string("characteristic")
-            guard
-                let characteristic = service.characteristics.first(where: {
-                    HomeName.matches($0.type.rawValue, characteristicName)
-                })
-            else {
-                throw HomeError(.notFound, "Service '\(service.name)' has no characteristic '\(characteristicName)'.")
-            }
+            let accessory = try Self.accessory(try action.string("accessory"), in: home)
+            let (service, characteristic) = try Self.characteristic(
+                try action.string("characteristic"), of: try action.string("service"), in: accessory)
             requests.append(
                 ActionRequest(
                     CharacteristicReference(

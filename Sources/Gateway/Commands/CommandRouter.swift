@@ -219,9 +219,7 @@ public struct CommandRouter: Sendable {
     /// Finds the accessory a command path names, and checks that it is in the room the path says.
     private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (Home, Accessory) {
         let home = try await manager.home(path.home, account: account)
-        guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, path.accessory) }) else {
-            throw HomeError(.notFound, "No accessory '\(path.accessory)' in home '\(home.name)'.")
-        }
+        let accessory = try Self.accessory(path.accessory, in: home)
         let room = Rendering.roomName(accessory.room, in: home)
         guard HomeName.matches(room, path.room) else {
             throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
@@ -229,7 +227,16 @@ public struct CommandRouter: Sendable {
         return (home, accessory)
     }
 
-    private static func characteristic(_ name: String, of serviceName: String, in accessory: Accessory)
+    /// The accessory of `home` that `name` names, compared the way the model compares names.
+    static func accessory(_ name: String, in home: Home) throws(HomeError) -> Accessory {
+        guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "No accessory '\(name)' in home '\(home.name)'.")
+        }
+        return accessory
+    }
+
+    /// The service and characteristic of `accessory` that the names name.
+    static func characteristic(_ name: String, of serviceName: String, in accessory: Accessory)
         throws(HomeError) -> (Service, Characteristic)
     {
         guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
