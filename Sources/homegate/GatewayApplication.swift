@@ -19,6 +19,10 @@ struct GatewayApplication {
 
     func run() async throws {
         let topics = configuration.topics
+        if configuration.homeAssistant.enabled {
+            logger.warning(
+                "homeAssistant.enabled: discovery is not announced yet; only the access rules include Home Assistant")
+        }
         let manager = try await Self.openHome(configuration, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
