@@ -95,8 +95,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         }
     }
 
-    /// Publishes what the model reports: changed values and reachability per accessory, layout
-    /// changes as a diff of the whole view, and every event on its `$events` topic.
+    /// Publishes what the model reports: a changed value as that accessory's topics, every other
+    /// change as a diff of the whole view, and every event on its `$events` topic.
     private func followModel(_ accessChanged: AsyncStream<Void>.Continuation) async {
         for await event in await manager.events() {
             let homes = await manager.allHomes()
@@ -106,17 +106,13 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             default:
                 break
             }
-            switch event {
-            case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _),
-                .accessoryDidUpdateReachability(let homeID, let accessory, _):
+            // A value touches one accessory's topics; anything else (reachability too, which the
+            // layout shows) is a diff of the whole view.
+            if case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _) = event {
                 if let home = homes.first(where: { $0.id == homeID }) {
                     await publisher.update(accessory: accessory, in: home)
                 }
-                if case .accessoryDidUpdateReachability = event {
-                    await publisher.update(
-                        HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
-                }
-            default:
+            } else {
                 await publisher.update(HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
             }
             if let message = EventMessage(event, homes: homes, topics: topics) {
