@@ -12,7 +12,7 @@ import Testing
 @Suite("homegate demo with access rules", .timeLimit(.minutes(2)))
 struct DemoTests {
     /// Runs `homegate demo` on a free port until `body` is done, then stops it gracefully.
-    private func withDemo(_ body: (MosquittoBrokerAddress) async throws -> Void) async throws {
+    private func withDemo(_ body: (_ port: Int) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
             let port = try LoopbackPort.free()
             let demo = try ChildProcess(
@@ -32,11 +32,11 @@ struct DemoTests {
                     }
                     try await Task.sleep(for: .milliseconds(20))
                 }
-                let watcher = try await Account.connect("owner", at: port)
+                let watcher = try await Account.connect("owner", port: port)
                 try await watcher.client.subscribe(to: ["homegate/$status"])
                 _ = try await watcher.inbox.next("online") { $0.payloadString == "online" }
                 await watcher.disconnect()
-                try await body(MosquittoBrokerAddress(port: port))
+                try await body(port)
             } catch {
                 demo.send(SIGTERM)
                 await demo.waitForExit()
@@ -49,17 +49,17 @@ struct DemoTests {
 
     @Test("stranger reads no home; guest reads only its home; guest cannot command as owner")
     func accessRules() async throws {
-        try await withDemo { broker in
+        try await withDemo { port in
             let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb"
 
             // stranger subscribes to everything and sees only the gateway's status
-            let stranger = try await Account.connect("stranger", at: broker.port)
+            let stranger = try await Account.connect("stranger", port: port)
             try await stranger.client.subscribe(to: ["homegate/#"])
-            let guest = try await Account.connect("guest", at: broker.port)
+            let guest = try await Account.connect("guest", port: port)
             try await guest.client.subscribe(to: ["homegate/#"])
             _ = try await guest.inbox.next("guest's view of its home") { $0.topic == "\(lamp)/On" }
             // the marker: owner's retained-free publish that both may read
-            let owner = try await Account.connect("owner", at: broker.port)
+            let owner = try await Account.connect("owner", port: port)
             try await owner.client.subscribe(to: ["\(lamp)/Brightness"])
             _ = try await owner.inbox.next { $0.topic == "\(lamp)/Brightness" }
 
@@ -90,25 +90,5 @@ struct DemoTests {
             await guest.disconnect()
             await owner.disconnect()
         }
-    }
-}
-
-/// Where a broker that the test did not start listens.
-struct MosquittoBrokerAddress {
-    let port: Int
-}
-
-extension Account {
-    /// Connects as `name` (password = name, as in the demo) to a broker on 127.0.0.1:`port`.
-    static func connect(_ name: String, at port: Int) async throws -> Account {
-        var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
-        configuration.username = name
-        configuration.password = name
-        let client = try MQTTClient(configuration)
-        let inbox = await Inbox.draining(client.messages)
-        try await client.connect()
-        let answers = "homegate/$response/\(name)/\(UUID().uuidString.prefix(6))"
-        try await client.subscribe(to: [answers])
-        return Account(name: name, client: client, inbox: inbox, answers: answers)
     }
 }

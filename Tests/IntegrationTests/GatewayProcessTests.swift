@@ -2,7 +2,6 @@ import Broker
 import Foundation
 import Gateway
 import HomeModel
-import Logging
 import MQTT
 import Testing
 
@@ -176,20 +175,8 @@ struct GatewayProcessTests {
                     let expected = RetainedView(homes: homes, discovered: [], topics: topics).topics.union([
                         topics.status, topics.health,
                     ])
-                    var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector")
-                    configuration.username = "owner"
-                    let deadline = ContinuousClock.now + .seconds(20)
-                    var held: Set<String> = []
-                    while ContinuousClock.now < deadline {
-                        held = try await RetainedTopics.read(
-                            under: "homegate/#", markerTopic: "homegate/$sync-inspector", using: configuration,
-                            logger: Logger(label: "inspector"))
-                        if held == expected { break }
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
-                    #expect(
-                        held == expected,
-                        "missing \(expected.subtracting(held).sorted()), stale \(held.subtracting(expected).sorted())")
+                    try await waitForRetainedTopics(port: broker.port, account: "owner", topics: topics) { expected }
+                    let held = try await retainedTopicsOnBroker(port: broker.port, account: "owner", topics: topics)
                     #expect(!held.contains { $0.contains("/Kitchen/") })
                     await owner.disconnect()
                 }

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Gateway
+import Logging
 import MQTT
 
 /// A client connected as one account, with an inbox, that sends commands and waits for answers on
@@ -14,15 +15,31 @@ struct Account {
     static func connect(
         _ name: String, to broker: MosquittoBroker, version: MQTTConfiguration.ProtocolVersion = .v5
     ) async throws -> Account {
-        let client = try makeClient(broker, name: name) {
-            $0.username = name
-            $0.password = name
-            $0.protocolVersion = version
-        }
+        try await connect(name, port: broker.port, version: version)
+    }
+
+    /// Connects as `name` (password = name) to a broker on 127.0.0.1:`port`, with answers below its
+    /// own `B/$response/<name>/`, the only place the generated access rules let it read them.
+    static func connect(
+        _ name: String, port: Int, version: MQTTConfiguration.ProtocolVersion = .v5
+    ) async throws -> Account {
+        var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
+        configuration.username = name
+        configuration.password = name
+        configuration.protocolVersion = version
+        configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        var logger = Logger(label: "test.\(name)")
+        logger.logLevel = .critical
+        let client = try MQTTClient(configuration, logger: logger)
         let inbox = await Inbox.draining(client.messages)
-        try await client.connect()
         let answers = "homegate/$response/\(name)/\(UUID().uuidString.prefix(6))"
-        if version == .v5 { try await client.subscribe(to: [answers]) }
+        do {
+            try await client.connect()
+            if version == .v5 { try await client.subscribe(to: [answers]) }
+        } catch {
+            await client.disconnect()
+            throw error
+        }
         return Account(name: name, client: client, inbox: inbox, answers: answers)
     }
 

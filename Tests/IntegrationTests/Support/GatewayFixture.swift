@@ -31,36 +31,54 @@ struct RunningGateway {
 
     /// What the broker holds retained under the base topic now.
     func retainedTopics() async throws -> Set<String> {
-        var configuration = MQTTConfiguration(port: broker.port, clientID: "inspector-\(UUID().uuidString.prefix(6))")
-        configuration.username = inspector
-        configuration.password = inspector
-        return try await RetainedTopics.read(
-            under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync-inspector", using: configuration,
-            logger: logger)
+        try await retainedTopicsOnBroker(port: broker.port, account: inspector, topics: topics)
     }
 
     /// Waits until the broker's retained topics are exactly the model's (the publisher is done).
     func waitUntilPublished(within timeout: Duration = .seconds(20)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let expected = await expectedRetainedTopics()
-            // Reading may be refused until the gateway's account has its rights (dynamic security).
-            let held: Set<String>
-            do {
-                held = try await retainedTopics()
-            } catch {
-                guard ContinuousClock.now < deadline else { throw error }
-                try await Task.sleep(for: .milliseconds(50))
-                continue
-            }
-            if held == expected { return }
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut(
-                    "retained view differs: missing \(expected.subtracting(held).sorted()), stale \(held.subtracting(expected).sorted())"
-                )
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitForRetainedTopics(port: broker.port, account: inspector, topics: topics, within: timeout) {
+            await expectedRetainedTopics()
         }
+    }
+}
+
+/// What the broker on 127.0.0.1:`port` holds retained under the base topic, read as `account`
+/// (password = account; nil: anonymous).
+func retainedTopicsOnBroker(port: Int, account: String?, topics: Topics) async throws -> Set<String> {
+    var configuration = MQTTConfiguration(port: port, clientID: "inspector-\(UUID().uuidString.prefix(6))")
+    configuration.username = account
+    configuration.password = account
+    var logger = Logger(label: "test.inspector")
+    logger.logLevel = .critical
+    return try await RetainedTopics.read(
+        under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync-inspector", using: configuration, logger: logger)
+}
+
+/// Waits until the broker holds exactly `expected()` retained under the base topic, or throws with
+/// the difference. A refused read is tried again: with dynamic security the inspecting account may
+/// get its rights only after the gateway's first sync.
+func waitForRetainedTopics(
+    port: Int, account: String?, topics: Topics, within timeout: Duration = .seconds(20),
+    expected: () async -> Set<String>
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        let wanted = await expected()
+        let held: Set<String>
+        do {
+            held = try await retainedTopicsOnBroker(port: port, account: account, topics: topics)
+        } catch {
+            guard ContinuousClock.now < deadline else { throw error }
+            try await Task.sleep(for: .milliseconds(50))
+            continue
+        }
+        if held == wanted { return }
+        guard ContinuousClock.now < deadline else {
+            throw TimedOut(
+                "retained view differs: missing \(wanted.subtracting(held).sorted()), stale \(held.subtracting(wanted).sorted())"
+            )
+        }
+        try await Task.sleep(for: .milliseconds(50))
     }
 }
 
