@@ -215,8 +215,12 @@ public final class MQTTClient: Service, Sendable {
             for filter in filters { state.subscriptions[filter] = record }
         }
         do {
+            let connection = state.withLock { $0.connectionsEnded }
             let mid = try mosquitto.subscribe(filters, qos: qos, options: options)
-            guard case .subscribed(let reasonCodes) = try await completion(of: mid, kind: .subscribe) else {
+            guard
+                case .subscribed(let reasonCodes) = try await completion(
+                    of: mid, kind: .subscribe, sentBefore: connection)
+            else {
                 return []
             }
             var granted: [MQTTQoS] = []
@@ -252,8 +256,9 @@ public final class MQTTClient: Service, Sendable {
         state.withLock { state in
             for filter in filters { state.subscriptions.removeValue(forKey: filter) }
         }
+        let connection = state.withLock { $0.connectionsEnded }
         let mid = try mosquitto.unsubscribe(filters)
-        _ = try await completion(of: mid, kind: .unsubscribe)
+        _ = try await completion(of: mid, kind: .unsubscribe, sentBefore: connection)
     }
 
     private func ensureOpen() throws(MQTTError) {
@@ -268,16 +273,23 @@ public final class MQTTClient: Service, Sendable {
     /// Waits until the broker acknowledged message `mid`, whether the acknowledgement is already in
     /// or not. Cancelling the task stops the wait with `CancellationError` (a QoS 1/2 publish may
     /// still be delivered by the library afterwards).
-    private func completion(of mid: Int32, kind: Pending.Kind) async throws -> Completion {
+    ///
+    /// `sentBefore` is the count of ended connections when a SUBSCRIBE or UNSUBSCRIBE was handed to
+    /// libmosquitto: if that connection has ended since, the packet is lost (libmosquitto does not
+    /// resend it) and the waiters of that connection were already failed, so this wait fails at once.
+    private func completion(of mid: Int32, kind: Pending.Kind, sentBefore connection: Int? = nil) async throws
+        -> Completion
+    {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Completion, any Error>) in
-                enum Outcome { case arrived(Completion), wait, closed, cancelled }
+                enum Outcome { case arrived(Completion), wait, closed, cancelled, lost }
                 let outcome: Outcome = state.withLock { state in
                     if case .arrived(let completion) = state.pending[mid] {
                         state.pending.removeValue(forKey: mid)
                         return .arrived(completion)
                     }
                     if state.phase == .closed { return .closed }
+                    if let connection, connection != state.connectionsEnded { return .lost }
                     if Task.isCancelled { return .cancelled }
                     state.pending[mid] = .waiting(kind, waiter)
                     return .wait
@@ -289,6 +301,9 @@ public final class MQTTClient: Service, Sendable {
                     waiter.resume(
                         throwing: MQTTError(.clientClosed, "the client was shut down before the broker acknowledged"))
                 case .cancelled: waiter.resume(throwing: CancellationError())
+                case .lost:
+                    waiter.resume(
+                        throwing: MQTTError(.connectionLost, "the connection ended before the broker acknowledged"))
                 }
             }
         } onCancel: {
@@ -531,6 +546,9 @@ extension MQTTClient {
         var streamsFinished = false
         var eventSinks: [(id: Int, sink: AsyncStream<MQTTConnectionEvent>.Continuation)] = []
         var nextSinkID = 0
+        /// How many connection attempts have ended: a SUBSCRIBE sent before a change of this number
+        /// went down with its connection.
+        var connectionsEnded = 0
 
         var subscriptionsByOptions: [Subscription: [String]] {
             Dictionary(grouping: subscriptions.keys.sorted()) { subscriptions[$0]! }
@@ -551,6 +569,7 @@ extension MQTTClient {
         /// Why the attempt or connection ended, in the broker's or the library's words.
         mutating func endAttempt(rc: Int32, mosquitto: Mosquitto) -> AttemptResult {
             isConnected = false
+            connectionsEnded += 1
             let error: MQTTError
             if let refusal {
                 error = refusal
