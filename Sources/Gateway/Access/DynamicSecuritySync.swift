@@ -23,6 +23,8 @@ public final class DynamicSecuritySync: Sendable {
     private struct State {
         var waiters: [String: Waiter] = [:]
         var subscribed = false
+        /// Batches sent to the own client whose connection the broker dropped and took back.
+        var reconnected: Set<String> = []
     }
 
     private let client: MQTTClient
@@ -80,20 +82,35 @@ public final class DynamicSecuritySync: Sendable {
         let payload = try encode(commands + [.listClients], batch: batch)
         state.withLock { $0.waiters[batch] = .registered }
         defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
+        // Follow the connection from before the commands go out: the broker may drop and take back
+        // the connection faster than any polling would notice, and the stream misses no event.
+        let events = client.connectionEvents()
+        let watcher = Task { [self] in
+            var disconnected = false
+            for await event in events {
+                switch event {
+                case .disconnected: disconnected = true
+                case .connected where disconnected:
+                    _ = self.state.withLock { $0.reconnected.insert(batch) }
+                    return
+                case .closed: return
+                default: break
+                }
+            }
+        }
+        defer {
+            watcher.cancel()
+            _ = state.withLock { $0.reconnected.remove(batch) }
+        }
         try await publish(payload)
         let deadline = ContinuousClock.now + timeout
-        var disconnected = false
         while ContinuousClock.now < deadline {
             if case .finished(let result) = state.withLock({ $0.waiters[batch] }) {
                 let responses = (try? result.get()) ?? []
                 try check(commands, Array(responses.prefix(commands.count)))
                 return
             }
-            if !client.isConnected {
-                disconnected = true
-            } else if disconnected {
-                return
-            }
+            if state.withLock({ $0.reconnected.contains(batch) }) { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
         throw DynamicSecurityError(
