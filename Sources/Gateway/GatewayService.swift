@@ -13,6 +13,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let publisher: RetainedPublisher
     private let statistics: GatewayStatistics
     private let accessKeeper: AccessKeeper?
+    private let homeAssistant: HomeAssistantDiscovery?
     private let logger: Logger
 
     /// Keeps mosquitto's dynamic-security plugin in step with the homes' users.
@@ -29,14 +30,17 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
+    ///   - homeAssistant: announce the homes to Home Assistant (MQTT discovery), and again whenever
+    ///     it says `online` on its status topic.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
-        statistics: GatewayStatistics = GatewayStatistics(), accessKeeper: AccessKeeper? = nil, logger: Logger,
-        readBack: @escaping @Sendable () async throws -> Set<String>
+        homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
+        accessKeeper: AccessKeeper? = nil, logger: Logger, readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.manager = manager
+        self.homeAssistant = homeAssistant
         self.statistics = statistics
         self.accessKeeper = accessKeeper
         self.client = client
@@ -44,7 +48,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.logger = logger
         router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount)
         publisher = RetainedPublisher(
-            client: client, topics: topics, statistics: statistics, logger: logger, readBack: readBack)
+            client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
+            readBack: readBack)
     }
 
     public func run() async throws {
@@ -84,7 +89,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             guard case .connected = event else { continue }
             if !subscribed {
                 do {
-                    try await client.subscribe(to: topics.commandFilters, qos: .atLeastOnce)
+                    try await client.subscribe(
+                        to: topics.commandFilters + (homeAssistant.map { [$0.statusTopic] } ?? []), qos: .atLeastOnce)
                     subscribed = true
                 } catch {
                     logger.error("could not subscribe to the command topics", metadata: ["error": "\(error)"])
@@ -127,6 +133,11 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             for await message in client.messages {
                 statistics.receivedMessage()
                 if let accessKeeper, accessKeeper.sync.receive(message) { continue }
+                if let homeAssistant, message.topic == homeAssistant.statusTopic {
+                    // Home Assistant's birth message: it (re)started and needs the configs again.
+                    if message.payloadString == "online" { await publisher.reannounce() }
+                    continue
+                }
                 group.addTask {
                     let handling = await router.handle(message)
                     statistics.handled(handling.outcome)

@@ -52,6 +52,17 @@ public struct Topics: Sendable, Hashable {
         "\(base)/\(home)/\(room)/\(accessory)/$state"
     }
 
+    /// `B/<home>/<room>/<accessory>/<service>/$ha`: the service's state in Home Assistant's words
+    /// (JSON), published when Home Assistant discovery is on.
+    public func homeAssistantState(home: String, room: String, accessory: String, service: String) -> String {
+        "\(base)/\(home)/\(room)/\(accessory)/\(service)/$ha"
+    }
+
+    /// `B/<home>/$actionsets/<action set>/$run`: runs an action set (add `/<account>`).
+    public func runActionSet(home: String, actionSet: String) -> String {
+        "\(base)/\(home)/$actionsets/\(actionSet)/$run"
+    }
+
     /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
     public func response(account: String) -> String { "\(base)/$response/\(account)" }
 
@@ -96,6 +107,13 @@ public struct Topics: Sendable, Hashable {
             let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
             try path.check()
             return levels[3] == "$set" ? .setAccessory(path, account: account) : .identify(path, account: account)
+        }
+        if levels.count >= 6, levels[4] == "$ha", levels[5] == "set" {
+            let account = try Self.account(levels, after: 6, topic: topic)
+            let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
+            try path.check()
+            try Self.checkLevel(levels[3], "service")
+            return .setHomeAssistant(path, service: levels[3], account: account)
         }
         if levels.count >= 6, levels[5] == "set" {
             let account = try Self.account(levels, after: 6, topic: topic)
@@ -154,6 +172,8 @@ public struct AccessoryPath: Sendable, Hashable {
 public enum Command: Sendable, Hashable {
     case setCharacteristic(AccessoryPath, service: String, characteristic: String, account: String?)
     case setAccessory(AccessoryPath, account: String?)
+    /// Home Assistant's JSON light command on `B/<home>/<room>/<accessory>/<service>/$ha/set`.
+    case setHomeAssistant(AccessoryPath, service: String, account: String?)
     case identify(AccessoryPath, account: String?)
     case runActionSet(home: String, actionSet: String, account: String?)
     case request(account: String, operation: String)
@@ -162,7 +182,7 @@ public enum Command: Sendable, Hashable {
     public var account: String? {
         switch self {
         case .setCharacteristic(_, _, _, let account), .setAccessory(_, let account), .identify(_, let account),
-            .runActionSet(_, _, let account):
+            .runActionSet(_, _, let account), .setHomeAssistant(_, _, let account):
             account
         case .request(let account, _): account
         }

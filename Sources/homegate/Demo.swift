@@ -49,6 +49,7 @@ struct Demo: AsyncParsableCommand {
             broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)
         configuration.data.directory = "\(folder)/home"
         configuration.accessories.virtual = URL(fileURLWithPath: home).standardizedFileURL.path
+        configuration.homeAssistant.enabled = true
         configuration.logging.level = logLevel
         try BaseTopic.validate(baseTopic)
 

@@ -19,10 +19,6 @@ struct GatewayApplication {
 
     func run() async throws {
         let topics = configuration.topics
-        if configuration.homeAssistant.enabled {
-            logger.warning(
-                "homeAssistant.enabled: discovery is not announced yet; only the access rules include Home Assistant")
-        }
         let manager = try await Self.openHome(configuration, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
@@ -37,13 +33,14 @@ struct GatewayApplication {
             ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
                 ruleSource.rules(memberships: await manager.memberships())
             } : nil
+        let homeAssistant = configuration.homeAssistantDiscovery
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
-            statistics: statistics, accessKeeper: accessKeeper, logger: logger
+            homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger
         ) { [logger] in
             try await RetainedTopics.read(
-                under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBackConfiguration,
-                logger: logger)
+                under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),
+                markerTopic: "\(topics.base)/$sync", using: readBackConfiguration, logger: logger)
         }
         let services: [any ServiceLifecycle.Service] =
             foundation + [

@@ -129,7 +129,8 @@ extension CommandRouter {
                 ActionRequest(
                     CharacteristicReference(
                         accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                    try ValueDecoding.value(fromJSON: try action.value("value"), for: characteristic.metadata)))
+                    try ValueDecoding.value(
+                        fromJSON: try action.value("value"), for: characteristic.metadata, type: characteristic.type)))
         }
         return requests
     }

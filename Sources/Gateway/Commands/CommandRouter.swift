@@ -164,7 +164,8 @@ public struct CommandRouter: Sendable {
         case .setCharacteristic(let path, let serviceName, let characteristicName, _):
             let (home, accessory) = try await locate(path, account: account)
             let (service, characteristic) = try Self.characteristic(characteristicName, of: serviceName, in: accessory)
-            let value = try ValueDecoding.value(fromPayload: payload, for: characteristic.metadata)
+            let value = try ValueDecoding.value(
+                fromPayload: payload, for: characteristic.metadata, type: characteristic.type)
             try await manager.writeValue(
                 value,
                 to: CharacteristicReference(
@@ -190,10 +191,25 @@ public struct CommandRouter: Sendable {
                         ActionRequest(
                             CharacteristicReference(
                                 accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                            try ValueDecoding.value(fromJSON: json, for: characteristic.metadata)))
+                            try ValueDecoding.value(
+                                fromJSON: json, for: characteristic.metadata, type: characteristic.type)))
                 }
             }
             try await manager.writeValues(requests, home: home.name, account: account)
+            return nil
+        case .setHomeAssistant(let path, let serviceName, _):
+            let (home, accessory) = try await locate(path, account: account)
+            guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
+                throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
+            }
+            guard service.type == .lightbulb else {
+                throw HomeError(
+                    .invalidParameter,
+                    "$ha/set takes Home Assistant's light commands; '\(service.name)' is a \(service.type.rawValue), set its characteristics instead."
+                )
+            }
+            let writes = try HomeAssistantLightCommand.writes(try Self.json(payload), to: service, of: accessory)
+            try await manager.writeValues(writes, home: home.name, account: account)
             return nil
         case .identify(let path, _):
             let (home, accessory) = try await locate(path, account: account)
@@ -291,7 +307,9 @@ extension Command {
     /// The home a command names in its topic, or a request in its body's `home`.
     func home(body: JSON?) -> String? {
         switch self {
-        case .setCharacteristic(let path, _, _, _), .setAccessory(let path, _), .identify(let path, _): path.home
+        case .setCharacteristic(let path, _, _, _), .setAccessory(let path, _), .identify(let path, _),
+            .setHomeAssistant(let path, _, _):
+            path.home
         case .runActionSet(let home, _, _): home
         case .request: body?["home"]?.stringValue
         }

@@ -4,10 +4,11 @@ import HomeModel
 /// Turns what a client sent into a characteristic value, guided by the characteristic's format. The
 /// model then checks range, step, length and valid values; this only decides what the text means.
 enum ValueDecoding {
-    /// A `/set` payload: plain text (`true`, `on`, `42`, `21.5`, a string as is) or a JSON scalar.
-    static func value(fromPayload payload: [UInt8], for metadata: CharacteristicMetadata) throws(HomeError)
-        -> CharacteristicValue
-    {
+    /// A `/set` payload: plain text (`true`, `on`, `42`, `21.5`, a string as is, a word of
+    /// ``HomeAssistantWords`` for `type`) or a JSON scalar.
+    static func value(
+        fromPayload payload: [UInt8], for metadata: CharacteristicMetadata, type: CharacteristicType? = nil
+    ) throws(HomeError) -> CharacteristicValue {
         guard let text = String(validating: payload, as: UTF8.self) else {
             throw HomeError(.invalidValueType, "The payload is not valid UTF-8.")
         }
@@ -22,7 +23,7 @@ enum ValueDecoding {
             } catch {
                 throw HomeError(.invalidValueType, "The payload is not valid JSON: \(error).")
             }
-            return try value(fromJSON: json, for: metadata)
+            return try value(fromJSON: json, for: metadata, type: type)
         }
         switch metadata.format {
         case .bool:
@@ -39,13 +40,16 @@ enum ValueDecoding {
             }
             return .data(data)
         default:
-            return try number(trimmed, for: metadata)
+            if let type, let word = HomeAssistantWords.value(of: trimmed, for: type, metadata: metadata) {
+                return .int(word)
+            }
+            return try number(trimmed, for: metadata, type: type)
         }
     }
 
     /// A value inside a JSON body (`$set`, `addActionSet`).
-    static func value(fromJSON json: JSON, for metadata: CharacteristicMetadata) throws(HomeError)
-        -> CharacteristicValue
+    static func value(fromJSON json: JSON, for metadata: CharacteristicMetadata, type: CharacteristicType? = nil)
+        throws(HomeError) -> CharacteristicValue
     {
         switch (json, metadata.format) {
         case (.bool(let bool), _): return .bool(bool)
@@ -56,19 +60,28 @@ enum ValueDecoding {
                 throw HomeError(.invalidValueType, "Data is sent as base64 text.")
             }
             return .data(data)
-        case (.string(let string), _): return .string(string)
+        case (.string(let string), .string): return .string(string)
+        case (.string(let string), _):
+            if let type, let word = HomeAssistantWords.value(of: string, for: type, metadata: metadata) {
+                return .int(word)
+            }
+            return .string(string)
         case (.null, _): throw HomeError(.missingParameter, "The value is null.")
         case (.array, _), (.object, _):
             throw HomeError(.invalidValueType, "A characteristic value is a single value, not a list or an object.")
         }
     }
 
-    private static func number(_ text: String, for metadata: CharacteristicMetadata) throws(HomeError)
-        -> CharacteristicValue
+    private static func number(_ text: String, for metadata: CharacteristicMetadata, type: CharacteristicType?)
+        throws(HomeError) -> CharacteristicValue
     {
         if let integer = Int(text) { return .int(integer) }
         guard let number = Double(text), text.allSatisfy({ $0.isNumber || "+-.eE".contains($0) }) else {
-            throw HomeError(.invalidValueType, "'\(text)' is not a number (format \(metadata.format.rawValue)).")
+            let words = type.map(HomeAssistantWords.words(for:)) ?? []
+            let alternative = words.isEmpty ? "" : " or one of \(words.joined(separator: ", "))"
+            throw HomeError(
+                .invalidValueType,
+                "'\(text)' is not a number (format \(metadata.format.rawValue))\(alternative).")
         }
         guard number.isFinite else {
             throw HomeError(.invalidValueType, "'\(text)' is not a finite number.")

@@ -165,6 +165,14 @@ public struct GatewayConfiguration: Sendable, Hashable {
     /// The topics under `mqtt.baseTopic`.
     public var topics: Topics { Topics(base: mqtt.baseTopic) }
 
+    /// Home Assistant discovery as configured, or nil when `homeAssistant.enabled` is off.
+    public var homeAssistantDiscovery: HomeAssistantDiscovery? {
+        guard homeAssistant.enabled else { return nil }
+        return HomeAssistantDiscovery(
+            discoveryPrefix: homeAssistant.discoveryPrefix, nodeID: homeAssistant.nodeId,
+            account: homeAssistant.account, topics: topics, version: HealthService.version)
+    }
+
     /// The client settings for the broker: address, TLS, credentials, client id, keep-alive and
     /// protocol. The will, reconnect backoff and session are the caller's to set. Throws when `broker`
     /// is not an `mqtt[s]://host[:port]` address (never for a configuration that `load` returned).

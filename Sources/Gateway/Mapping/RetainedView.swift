@@ -10,20 +10,32 @@ public struct RetainedView: Sendable, Equatable {
     public init() {}
 
     /// Everything: `$homes`, `$discovered`, and per home its `$layout` and every accessory's values,
-    /// `$reachable` and `$state`.
-    public init(homes: [Home], discovered: [Accessory], topics: Topics) {
+    /// `$reachable` and `$state`; with Home Assistant discovery also every discovery config (under
+    /// its prefix) and every `$ha` state.
+    public init(
+        homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) {
         payloads[topics.homes] = Rendering.homes(homes).bytes
         payloads[topics.discovered] = Rendering.discovered(discovered).bytes
         for home in homes {
             payloads[topics.layout(home: home.name)] = Rendering.layout(home).bytes
             for accessory in home.accessories {
-                payloads.merge(Self.accessoryPayloads(accessory, in: home, topics: topics)) { _, new in new }
+                payloads.merge(
+                    Self.accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+                ) {
+                    _, new in new
+                }
+            }
+            for config in homeAssistant?.configs(for: home) ?? [] {
+                payloads[config.topic] = config.payload.bytes
             }
         }
     }
 
-    /// One accessory's topics: each readable value, `$reachable` and `$state`.
-    public static func accessoryPayloads(_ accessory: Accessory, in home: Home, topics: Topics) -> [String: [UInt8]] {
+    /// One accessory's topics: each readable value, `$reachable` and `$state` (and its `$ha` states).
+    public static func accessoryPayloads(
+        _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [String: [UInt8]] {
         let room = Rendering.roomName(accessory.room, in: home)
         var payloads: [String: [UInt8]] = [:]
         for service in accessory.services {
@@ -41,6 +53,9 @@ public struct RetainedView: Sendable, Equatable {
             Array((accessory.isReachable ? "true" : "false").utf8)
         payloads[topics.state(home: home.name, room: room, accessory: accessory.name)] =
             Rendering.state(accessory).bytes
+        if let homeAssistant {
+            payloads.merge(homeAssistant.statePayloads(for: accessory, in: home)) { _, new in new }
+        }
         return payloads
     }
 

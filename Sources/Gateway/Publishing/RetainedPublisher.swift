@@ -30,14 +30,22 @@ public actor RetainedPublisher {
     private let readBack: @Sendable () async throws -> Set<String>
     private let statistics: GatewayStatistics
     private let logger: Logger
+    private let homeAssistant: HomeAssistantDiscovery?
     /// What this gateway has told the broker to retain.
     private var published = RetainedView()
+    /// Services already logged as having no Home Assistant component (each is said once).
+    private var reportedUnmapped: Set<String> = []
 
-    /// - Parameter readBack: lists the topics the broker holds retained under the base topic.
+    /// - Parameters:
+    ///   - homeAssistant: also keep Home Assistant's discovery configs and `$ha` states retained.
+    ///   - readBack: lists the topics the broker holds retained under the base topic (and this
+    ///     gateway's discovery config topics).
     public init(
-        client: MQTTClient, topics: Topics, statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
+        client: MQTTClient, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil,
+        statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        self.homeAssistant = homeAssistant
         self.statistics = statistics
         self.client = client
         self.topics = topics
@@ -61,7 +69,7 @@ public actor RetainedPublisher {
             held = published.topics
         }
         let current = await snapshot()
-        let desired = RetainedView(homes: current.homes, discovered: current.discovered, topics: topics)
+        let desired = view(of: current)
         var sent = 0
         for (topic, payload) in desired.payloads.sorted(by: { $0.key < $1.key }) {
             sent += send(topic, payload) ? 1 : 0
@@ -75,13 +83,46 @@ public actor RetainedPublisher {
     /// Brings the broker in step with `snapshot` after a layout change: publishes what changed,
     /// clears what went away.
     public func update(_ snapshot: HomeSnapshot) {
-        apply(RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics))
+        apply(view(of: snapshot))
+    }
+
+    /// Announces every discovery config again and republishes the states Home Assistant reads
+    /// (`$ha`, `$reachable`): after Home Assistant said `online` on its status topic.
+    public func reannounce() {
+        guard let homeAssistant else { return }
+        let prefix = homeAssistant.discoveryPrefix + "/"
+        let configs = published.payloads.filter { $0.key.hasPrefix(prefix) }
+        let states = published.payloads.filter { $0.key.hasSuffix("/$ha") || $0.key.hasSuffix("/$reachable") }
+        for (topic, payload) in configs.sorted(by: { $0.key < $1.key }) { _ = send(topic, payload) }
+        for (topic, payload) in states.sorted(by: { $0.key < $1.key }) { _ = send(topic, payload) }
+        logger.info(
+            "announced the home to Home Assistant again",
+            metadata: ["configs": "\(configs.count)", "states": "\(states.count)"])
+    }
+
+    private func view(of snapshot: HomeSnapshot) -> RetainedView {
+        if let homeAssistant {
+            for home in snapshot.homes {
+                for (accessory, service) in homeAssistant.unmappedServices(in: home)
+                where reportedUnmapped.insert("\(accessory.id)/\(service.id)").inserted {
+                    logger.notice(
+                        "no Home Assistant component fits this service; it is not announced",
+                        metadata: [
+                            "accessory": "\(accessory.name)", "service": "\(service.name)",
+                            "type": "\(service.type.rawValue)",
+                        ])
+                }
+            }
+        }
+        return RetainedView(
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant)
     }
 
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
     public func update(accessory: AccessoryID, in home: Home) {
         guard let snapshot = home.accessory(accessory) else { return }
-        for (topic, payload) in RetainedView.accessoryPayloads(snapshot, in: home, topics: topics)
+        for (topic, payload) in RetainedView.accessoryPayloads(
+            snapshot, in: home, topics: topics, homeAssistant: homeAssistant)
         where published[topic] != payload {
             if send(topic, payload) { published[topic] = payload }
         }
@@ -115,6 +156,15 @@ public enum RetainedTopics {
         under filter: String, markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
         timeout: Duration = .seconds(30)
     ) async throws -> Set<String> {
+        try await read(
+            under: [filter], markerTopic: markerTopic, using: configuration, logger: logger, timeout: timeout)
+    }
+
+    /// The same for several filters at once (the base topic and the discovery configs).
+    public static func read(
+        under filters: [String], markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
+        timeout: Duration = .seconds(30)
+    ) async throws -> Set<String> {
         var configuration = configuration
         configuration.clientID += "-readback"
         configuration.will = nil
@@ -124,7 +174,7 @@ public enum RetainedTopics {
         let marker = "readback-\(UInt64.random(in: 0...UInt64.max))"
         do {
             try await client.connect()
-            try await client.subscribe(to: [filter, markerTopic], qos: .atMostOnce)
+            try await client.subscribe(to: filters + [markerTopic], qos: .atMostOnce)
             try await client.publish(markerTopic, marker, qos: .atLeastOnce)
             let held = try await withThrowingTaskGroup(of: Set<String>?.self) { group in
                 group.addTask {

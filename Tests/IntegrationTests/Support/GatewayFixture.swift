@@ -21,44 +21,55 @@ struct RunningGateway {
     let logger: Logger
     /// The account that inspects the broker's retained topics (nil: anonymous).
     let inspector: String?
+    /// Home Assistant discovery, when the gateway announces it.
+    let homeAssistant: HomeAssistantDiscovery?
 
-    /// What the broker must hold under the base topic now, computed from the model.
+    /// What the broker must hold under the base topic (and the discovery prefix) now, computed from
+    /// the model.
     func expectedRetainedTopics() async -> Set<String> {
         let snapshot = await HomeSnapshot(of: manager)
-        return RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics).topics
-            .union([topics.status, topics.health])
+        return RetainedView(
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant
+        ).topics.union([topics.status, topics.health])
     }
 
-    /// What the broker holds retained under the base topic now.
+    /// What the broker holds retained under the base topic (and this gateway's discovery configs) now.
     func retainedTopics() async throws -> Set<String> {
-        try await retainedTopicsOnBroker(port: broker.port, account: inspector, topics: topics)
+        try await retainedTopicsOnBroker(port: broker.port, account: inspector, topics: topics, also: extraFilters)
     }
 
     /// Waits until the broker's retained topics are exactly the model's (the publisher is done).
     func waitUntilPublished(within timeout: Duration = .seconds(20)) async throws {
-        try await waitForRetainedTopics(port: broker.port, account: inspector, topics: topics, within: timeout) {
+        try await waitForRetainedTopics(
+            port: broker.port, account: inspector, topics: topics, also: extraFilters, within: timeout
+        ) {
             await expectedRetainedTopics()
         }
     }
+
+    private var extraFilters: [String] { homeAssistant.map { [$0.configFilter] } ?? [] }
 }
 
-/// What the broker on 127.0.0.1:`port` holds retained under the base topic, read as `account`
-/// (password = account; nil: anonymous).
-func retainedTopicsOnBroker(port: Int, account: String?, topics: Topics) async throws -> Set<String> {
+/// What the broker on 127.0.0.1:`port` holds retained under the base topic (and `filters`), read
+/// as `account` (password = account; nil: anonymous).
+func retainedTopicsOnBroker(port: Int, account: String?, topics: Topics, also filters: [String] = []) async throws
+    -> Set<String>
+{
     var configuration = MQTTConfiguration(port: port, clientID: "inspector-\(UUID().uuidString.prefix(6))")
     configuration.username = account
     configuration.password = account
     var logger = Logger(label: "test.inspector")
     logger.logLevel = .critical
     return try await RetainedTopics.read(
-        under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync-inspector", using: configuration, logger: logger)
+        under: ["\(topics.base)/#"] + filters, markerTopic: "\(topics.base)/$sync-inspector", using: configuration,
+        logger: logger)
 }
 
 /// Waits until the broker holds exactly `expected()` retained under the base topic, or throws with
 /// the difference. A refused read is tried again: with dynamic security the inspecting account may
 /// get its rights only after the gateway's first sync.
 func waitForRetainedTopics(
-    port: Int, account: String?, topics: Topics, within timeout: Duration = .seconds(20),
+    port: Int, account: String?, topics: Topics, also filters: [String] = [], within timeout: Duration = .seconds(20),
     expected: () async -> Set<String>
 ) async throws {
     let deadline = ContinuousClock.now + timeout
@@ -66,7 +77,7 @@ func waitForRetainedTopics(
         let wanted = await expected()
         let held: Set<String>
         do {
-            held = try await retainedTopicsOnBroker(port: port, account: account, topics: topics)
+            held = try await retainedTopicsOnBroker(port: port, account: account, topics: topics, also: filters)
         } catch {
             guard ContinuousClock.now < deadline else { throw error }
             try await Task.sleep(for: .milliseconds(50))
@@ -88,6 +99,7 @@ func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     gatewayAccount: String? = nil,
     dynamicSecurity: Bool = false,
+    homeAssistant: Bool = false,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -110,6 +122,11 @@ func withGateway<T>(
         let client = try MQTTClient(mqtt, logger: logger)
         let readBack = mqtt
         let statistics = GatewayStatistics()
+        let discovery =
+            homeAssistant
+            ? HomeAssistantDiscovery(
+                discoveryPrefix: "homeassistant", nodeID: "homegate", account: "homeassistant", topics: topics,
+                version: HealthService.version) : nil
         let keeper =
             dynamicSecurity
             ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
@@ -118,11 +135,12 @@ func withGateway<T>(
                     memberships: await manager.memberships())
             } : nil
         let gateway = GatewayService(
-            manager: manager, client: client, topics: topics, defaultAccount: nil, statistics: statistics,
-            accessKeeper: keeper, logger: logger
+            manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
+            statistics: statistics, accessKeeper: keeper, logger: logger
         ) { [logger] in
             try await RetainedTopics.read(
-                under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
+                under: ["\(topics.base)/#"] + (discovery.map { [$0.configFilter] } ?? []),
+                markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
         }
         let group = ServiceGroup(
             services: [
@@ -135,7 +153,8 @@ func withGateway<T>(
             logger: logger)
         let running = Task { try await group.run() }
         let fixture = RunningGateway(
-            broker: broker, manager: manager, driver: driver, topics: topics, logger: logger, inspector: gatewayAccount)
+            broker: broker, manager: manager, driver: driver, topics: topics, logger: logger, inspector: gatewayAccount,
+            homeAssistant: discovery)
         do {
             try await fixture.waitUntilPublished()
             let result = try await body(fixture)

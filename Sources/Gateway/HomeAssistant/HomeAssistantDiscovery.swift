@@ -1,0 +1,242 @@
+import HomeModel
+
+/// Home Assistant's MQTT discovery for the homes: which entity each service becomes, its retained
+/// config under `<prefix>/<component>/<node id>/<object id>/config`, and the state topics those
+/// configs read. Pure: computed from model snapshots, published by ``RetainedPublisher``.
+///
+/// Object ids and `unique_id`s are built from the accessory's and service's ids, never from names,
+/// so a rename or a move republishes the same config topic with the new topics, device name and area,
+/// and Home Assistant keeps the entity (with its history and customisations).
+public struct HomeAssistantDiscovery: Sendable, Hashable {
+    public let discoveryPrefix: String
+    public let nodeID: String
+    /// The account every command topic in the configs carries, so Home Assistant is checked like anyone.
+    public let account: String
+    public let topics: Topics
+    /// homegate's version, announced as the configs' `origin`.
+    public let version: String
+
+    public init(discoveryPrefix: String, nodeID: String, account: String, topics: Topics, version: String) {
+        self.discoveryPrefix = discoveryPrefix
+        self.nodeID = nodeID
+        self.account = account
+        self.topics = topics
+        self.version = version
+    }
+
+    /// `<prefix>/status`: Home Assistant's birth (`online`) and will (`offline`).
+    public var statusTopic: String { "\(discoveryPrefix)/status" }
+
+    /// Every config topic this gateway may own, whatever the component: for reading back what the
+    /// broker holds, so configs of things that are gone can be cleared at start.
+    public var configFilter: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
+
+    /// The discovery configs of one home: its accessories' entities and its action sets as scenes.
+    public func configs(for home: Home) -> [DiscoveryConfig] {
+        var configs: [DiscoveryConfig] = []
+        for accessory in home.accessories {
+            configs += self.configs(for: accessory, in: home)
+        }
+        for actionSet in home.actionSets {
+            configs.append(scene(actionSet, in: home))
+        }
+        return configs
+    }
+
+    /// The services of `home` that no Home Assistant component fits (they are not announced).
+    public func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
+        home.accessories.flatMap { accessory in
+            accessory.services.filter { HomeAssistantEntities.kind(of: $0) == nil }.map { (accessory, $0) }
+        }
+    }
+
+    /// The `$ha` state topics of one accessory: each mapped service's state in Home Assistant's words.
+    public func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
+        let place = Place(accessory, in: home, topics: topics)
+        var payloads: [String: [UInt8]] = [:]
+        for service in accessory.services where HomeAssistantEntities.kind(of: service) != nil {
+            if let state = HomeAssistantState.state(of: service) {
+                payloads[place.stateTopic(service)] = state.bytes
+            }
+        }
+        return payloads
+    }
+
+    // MARK: Configs
+
+    private func configs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+        let place = Place(accessory, in: home, topics: topics)
+        let mapped = accessory.services.filter { HomeAssistantEntities.kind(of: $0) != nil }
+        let primaries = mapped.filter { $0.type != .battery }
+        var configs: [DiscoveryConfig] = []
+        for service in mapped {
+            // The one main service of an accessory takes the device's name; others say which they are.
+            let name: JSON = primaries.count == 1 && service.type != .battery ? .null : .string(service.name)
+            let context = HomeAssistantEntities.Context(
+                service: service, name: name, stateTopic: place.stateTopic(service),
+                commandTopic: { place.commandTopic($0, service: service, account: account) },
+                lightCommandTopic: place.stateTopic(service) + "/set/\(account)")
+            for entity in HomeAssistantEntities.entities(for: context) {
+                configs.append(
+                    config(
+                        entity, objectID: objectID(accessory.id.rawValue, service.id.rawValue, entity.suffix),
+                        place: place))
+            }
+        }
+        let identify = HomeAssistantEntities.Entity(
+            component: "button", suffix: "identify",
+            fields: [
+                ("name", .string("Identify")), ("device_class", .string("identify")),
+                ("entity_category", .string("config")),
+                ("command_topic", .string(place.identifyTopic(account: account))),
+                ("payload_press", .string("PRESS")),
+            ])
+        configs.append(config(identify, objectID: objectID(accessory.id.rawValue, identify.suffix), place: place))
+        return configs
+    }
+
+    private func config(_ entity: HomeAssistantEntities.Entity, objectID: String, place: Place) -> DiscoveryConfig {
+        let uniqueID = "\(nodeID)_\(objectID)"
+        var members: [(key: String, value: JSON)] = entity.fields
+        members.insert(("unique_id", .string(uniqueID)), at: 1)
+        members += [
+            (
+                "availability",
+                .array([
+                    availability(topics.status, available: "online", notAvailable: "offline"),
+                    availability(place.reachableTopic, available: "true", notAvailable: "false"),
+                ])
+            ),
+            ("availability_mode", .string("all")),
+            ("device", device(place)),
+            ("origin", origin),
+            ("qos", .integer(1)),
+        ]
+        return DiscoveryConfig(
+            component: entity.component, objectID: objectID, uniqueID: uniqueID,
+            topic: "\(discoveryPrefix)/\(entity.component)/\(nodeID)/\(objectID)/config", payload: .object(members))
+    }
+
+    /// An action set as a scene of the home's own device; it needs only the gateway to be online.
+    private func scene(_ actionSet: ActionSet, in home: Home) -> DiscoveryConfig {
+        let objectID = objectID(home.id.rawValue, "actionset", actionSet.id.rawValue)
+        let uniqueID = "\(nodeID)_\(objectID)"
+        let payload = JSON.object([
+            ("name", .string(actionSet.name)),
+            ("unique_id", .string(uniqueID)),
+            ("command_topic", .string(topics.runActionSet(home: home.name, actionSet: actionSet.name) + "/\(account)")),
+            ("payload_on", .string("ON")),
+            ("availability", .array([availability(topics.status, available: "online", notAvailable: "offline")])),
+            (
+                "device",
+                .object([
+                    ("identifiers", .array([.string("\(nodeID)_home_\(home.id.rawValue)")])),
+                    ("name", .string(home.name)),
+                    ("manufacturer", .string("homegate")),
+                    ("model", .string("Home")),
+                ])
+            ),
+            ("origin", origin),
+            ("qos", .integer(1)),
+        ])
+        return DiscoveryConfig(
+            component: "scene", objectID: objectID, uniqueID: uniqueID,
+            topic: "\(discoveryPrefix)/scene/\(nodeID)/\(objectID)/config", payload: payload)
+    }
+
+    private func availability(_ topic: String, available: String, notAvailable: String) -> JSON {
+        .object([
+            ("topic", .string(topic)), ("payload_available", .string(available)),
+            ("payload_not_available", .string(notAvailable)),
+        ])
+    }
+
+    /// One device per accessory: its maker and model, the accessory id as serial number, its room as
+    /// the suggested area (none for the default room), and its bridge as `via_device`.
+    private func device(_ place: Place) -> JSON {
+        let accessory = place.accessory
+        var members: [(key: String, value: JSON)] = [
+            ("identifiers", .array([.string(deviceIdentifier(accessory.id))])),
+            ("name", .string(accessory.name)),
+        ]
+        if !accessory.manufacturer.isEmpty { members.append(("manufacturer", .string(accessory.manufacturer))) }
+        if !accessory.model.isEmpty { members.append(("model", .string(accessory.model))) }
+        members.append(("serial_number", .string(accessory.id.rawValue)))
+        if !place.isDefaultRoom { members.append(("suggested_area", .string(place.room))) }
+        if let bridge = accessory.bridge { members.append(("via_device", .string(deviceIdentifier(bridge)))) }
+        return .object(members)
+    }
+
+    private func deviceIdentifier(_ accessory: AccessoryID) -> String { "\(nodeID)_\(accessory.rawValue)" }
+
+    private var origin: JSON {
+        .object([("name", .string("homegate")), ("sw_version", .string(version))])
+    }
+
+    /// An object id from ids: Home Assistant allows letters, digits, `_` and `-`. An id with other
+    /// characters is cleaned and gets a hash of the original, so two ids never clean to the same one.
+    func objectID(_ parts: String?...) -> String {
+        let raw = parts.compactMap { $0 }.joined(separator: "_")
+        if raw.unicodeScalars.allSatisfy(Self.isAllowedInObjectID) { return raw }
+        let cleaned = String(raw.unicodeScalars.map { Self.isAllowedInObjectID($0) ? Character($0) : "_" })
+        return "\(cleaned)_\(String(fnv1a(raw), radix: 16))"
+    }
+
+    private static func isAllowedInObjectID(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+            || scalar == "_" || scalar == "-"
+    }
+
+    private func fnv1a(_ text: String) -> UInt32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in text.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return hash
+    }
+}
+
+/// One retained discovery config.
+public struct DiscoveryConfig: Sendable, Hashable {
+    /// Home Assistant's component: `light`, `switch`, `climate`, `lock`, `cover`, `fan`, `sensor`,
+    /// `binary_sensor`, `scene`, `button`.
+    public let component: String
+    public let objectID: String
+    public let uniqueID: String
+    public let topic: String
+    public let payload: JSON
+}
+
+/// Where an accessory sits in the topic tree, and the topics the configs point at.
+private struct Place {
+    let accessory: Accessory
+    let home: Home
+    let room: String
+    let isDefaultRoom: Bool
+    let topics: Topics
+
+    init(_ accessory: Accessory, in home: Home, topics: Topics) {
+        self.accessory = accessory
+        self.home = home
+        self.topics = topics
+        room = Rendering.roomName(accessory.room, in: home)
+        isDefaultRoom = accessory.room == nil || accessory.room == home.defaultRoom.id
+    }
+
+    var reachableTopic: String { topics.reachable(home: home.name, room: room, accessory: accessory.name) }
+
+    func stateTopic(_ service: Service) -> String {
+        topics.homeAssistantState(home: home.name, room: room, accessory: accessory.name, service: service.name)
+    }
+
+    func commandTopic(_ type: CharacteristicType, service: Service, account: String) -> String {
+        topics.value(
+            home: home.name, room: room, accessory: accessory.name, service: service.name,
+            characteristic: type.rawValue) + "/set/\(account)"
+    }
+
+    func identifyTopic(account: String) -> String {
+        topics.accessory(home: home.name, room: room, accessory: accessory.name) + "/$identify/\(account)"
+    }
+}

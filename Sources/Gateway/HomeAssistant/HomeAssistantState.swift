@@ -1,0 +1,182 @@
+import Foundation
+import HomeModel
+
+/// A service's state in Home Assistant's vocabulary (`ON`/`OFF`, `LOCKING`, `heat`, `opening`,
+/// brightness 0–255, colour temperature in kelvin), published retained as JSON on
+/// `B/<home>/<room>/<accessory>/<service>/$ha`. Home Assistant reads each field with a
+/// `{{ value_json.<field> }}` template; a light (JSON schema) reads the object as it is.
+///
+/// Some states exist only as a combination of characteristics (a lock is `LOCKING` while its
+/// current state differs from its target), so they are computed here rather than left to templates.
+enum HomeAssistantState {
+    /// The JSON object for `service`, or nil when Home Assistant gets nothing from this service.
+    static func state(of service: Service) -> JSON? {
+        let values = Values(service)
+        let members: [(key: String, value: JSON)]
+        switch service.type {
+        case .lightbulb: members = light(values)
+        case .switch, .outlet:
+            members = [("state", onOff(values.bool(.on)))] + optional("in_use", values.bool(.outletInUse).map(onOff))
+        case .fan:
+            members =
+                [("state", onOff(values.bool(.on)))]
+                + optional("percentage", values.double(.rotationSpeed).map { .integer(Int($0.rounded())) })
+                + optional("direction", values.int(.rotationDirection).map { .string($0 == 1 ? "reverse" : "forward") })
+        case .thermostat: members = climate(values)
+        case .lockMechanism: members = [("state", lockState(values))]
+        case .garageDoorOpener:
+            members =
+                [("state", garageDoorState(values))]
+                + optional("obstruction", values.bool(.obstructionDetected).map(onOff))
+        case .windowCovering: members = covering(values)
+        case .temperatureSensor: members = optional("temperature", values.number(.currentTemperature))
+        case .humiditySensor: members = optional("humidity", values.number(.currentRelativeHumidity))
+        case .motionSensor: members = [("state", onOff(values.bool(.motionDetected)))]
+        // ContactSensorState 0 is "contact detected": the door is closed.
+        case .contactSensor: members = [("state", onOff(values.int(.contactSensorState).map { $0 != 0 }))]
+        case .leakSensor: members = [("state", onOff(values.int(.leakDetected).map { $0 != 0 }))]
+        case .smokeSensor: members = [("state", onOff(values.int(.smokeDetected).map { $0 != 0 }))]
+        case .battery:
+            members =
+                optional("level", values.int(.batteryLevel).map { .integer($0) })
+                + optional("low", values.int(.statusLowBattery).map { onOff($0 != 0) })
+                + optional("charging", values.int(.chargingState).map { onOff($0 == 1) })
+        default: return nil
+        }
+        return .object(members)
+    }
+
+    // MARK: Components
+
+    private static func light(_ values: Values) -> [(key: String, value: JSON)] {
+        var members: [(key: String, value: JSON)] = [("state", onOff(values.bool(.on)))]
+        if let brightness = values.double(.brightness) {
+            members.append(("brightness", .integer(LightScale.brightnessToHomeAssistant(brightness))))
+        }
+        let hue = values.double(.hue)
+        let saturation = values.double(.saturation)
+        let mireds = values.double(.colorTemperature)
+        let modes = LightScale.supportedColorModes(of: values.service)
+        members.append(("color_mode", .string(LightScale.colorMode(supported: modes, saturation: saturation))))
+        if let hue, let saturation {
+            members.append(("color", .object([("h", .number(hue)), ("s", .number(saturation))])))
+        }
+        if let mireds { members.append(("color_temp", .integer(LightScale.kelvin(fromMireds: mireds)))) }
+        return members
+    }
+
+    private static func climate(_ values: Values) -> [(key: String, value: JSON)] {
+        let mode = values.int(.targetHeatingCoolingState).flatMap { HomeAssistantWords.climateModes[$0] }
+        let action: String? =
+            switch values.int(.currentHeatingCoolingState) {
+            case 1: "heating"
+            case 2: "cooling"
+            case 0: mode == "off" ? "off" : "idle"
+            default: nil
+            }
+        return optional("mode", mode.map { .string($0) })
+            + optional("action", action.map { .string($0) })
+            + optional("temperature", values.number(.targetTemperature))
+            + optional("current_temperature", values.number(.currentTemperature))
+            + optional("current_humidity", values.number(.currentRelativeHumidity))
+    }
+
+    /// LOCKED/UNLOCKED when the lock is where it was told to be, LOCKING/UNLOCKING on the way,
+    /// JAMMED when it reports so; null (Home Assistant's "unknown") for HAP's unknown state.
+    private static func lockState(_ values: Values) -> JSON {
+        let target = values.int(.lockTargetState)
+        switch values.int(.lockCurrentState) {
+        case 2: return .string("JAMMED")
+        case let current? where current == 0 || current == 1:
+            if let target, target != current { return .string(target == 1 ? "LOCKING" : "UNLOCKING") }
+            return .string(current == 1 ? "LOCKED" : "UNLOCKED")
+        default: return .null
+        }
+    }
+
+    private static func garageDoorState(_ values: Values) -> JSON {
+        switch values.int(.currentDoorState) {
+        case 0: .string("open")
+        case 1: .string("closed")
+        case 2: .string("opening")
+        case 3: .string("closing")
+        case 4: .string("stopped")
+        default: .null
+        }
+    }
+
+    private static func covering(_ values: Values) -> [(key: String, value: JSON)] {
+        let position = values.int(.currentPosition)
+        let state: String? =
+            switch values.int(.positionState) {
+            case 0: "closing"
+            case 1: "opening"
+            default: position.map { $0 == 0 ? "closed" : "open" }
+            }
+        return optional("state", state.map { .string($0) }) + optional("position", position.map { .integer($0) })
+    }
+
+    // MARK: Helpers
+
+    private static func onOff(_ value: Bool?) -> JSON {
+        value.map { .string($0 ? "ON" : "OFF") } ?? .null
+    }
+
+    private static func optional(_ key: String, _ value: JSON?) -> [(key: String, value: JSON)] {
+        value.map { [(key, $0)] } ?? []
+    }
+
+    /// The last known values of one service's characteristics, by type.
+    private struct Values {
+        let service: Service
+        init(_ service: Service) { self.service = service }
+
+        func value(_ type: CharacteristicType) -> CharacteristicValue? { service.characteristic(type)?.value }
+        func bool(_ type: CharacteristicType) -> Bool? { value(type)?.boolValue }
+        func int(_ type: CharacteristicType) -> Int? { value(type)?.intValue }
+        func double(_ type: CharacteristicType) -> Double? { value(type)?.doubleValue }
+        /// A number as JSON: integers stay integers, others keep their fraction.
+        func number(_ type: CharacteristicType) -> JSON? {
+            switch value(type) {
+            case .int(let value)?: .integer(value)
+            case .float(let value)?: .number(value)
+            default: nil
+            }
+        }
+    }
+}
+
+/// The unit conversions between HomeKit and Home Assistant's lights.
+enum LightScale {
+    /// HomeKit's 0–100 % to Home Assistant's 0–255.
+    static func brightnessToHomeAssistant(_ percent: Double) -> Int {
+        Int((min(max(percent, 0), 100) * 255 / 100).rounded())
+    }
+
+    /// Home Assistant's 0–255 to HomeKit's 0–100 %.
+    static func brightnessToHomeKit(_ value: Double) -> Int {
+        Int((min(max(value, 0), 255) * 100 / 255).rounded())
+    }
+
+    /// Mireds (HomeKit) to kelvin (Home Assistant) and back: each is 1,000,000 divided by the other.
+    static func kelvin(fromMireds mireds: Double) -> Int { Int((1_000_000 / max(mireds, 1)).rounded()) }
+    static func mireds(fromKelvin kelvin: Double) -> Int { Int((1_000_000 / max(kelvin, 1)).rounded()) }
+
+    /// Home Assistant's colour modes for a Lightbulb service, from the characteristics it has.
+    static func supportedColorModes(of service: Service) -> [String] {
+        var modes: [String] = []
+        if service.characteristic(.hue) != nil && service.characteristic(.saturation) != nil { modes.append("hs") }
+        if service.characteristic(.colorTemperature) != nil { modes.append("color_temp") }
+        if modes.isEmpty { modes.append(service.characteristic(.brightness) != nil ? "brightness" : "onoff") }
+        return modes
+    }
+
+    /// Which of its colour modes a light is in. HomeKit does not say; a light with no saturation
+    /// shows white, so it is taken to be in colour-temperature mode then.
+    static func colorMode(supported: [String], saturation: Double?) -> String {
+        if supported.contains("hs") && supported.contains("color_temp") {
+            return (saturation ?? 0) == 0 ? "color_temp" : "hs"
+        }
+        return supported[0]
+    }
+}
