@@ -47,6 +47,37 @@ struct DemoTests {
         }
     }
 
+    @Test("Home Assistant, behind the generated rules, reads the discovery configs and drives a light with them")
+    func homeAssistant() async throws {
+        try await withDemo { port in
+            var ha = try await HomeAssistantClient.connect(port: port)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ha.configs.count < 53, ContinuousClock.now < deadline {
+                await ha.disconnect()
+                ha = try await HomeAssistantClient.connect(port: port)
+            }
+            #expect(ha.configs.count == 53, "17 accessories' entities and identify buttons, 3 scenes")
+            try await ha.send("living-lamp_main", #"{"state":"ON","brightness":255}"#)
+            try await ha.waitForState("living-lamp_main", template: nil, try #require(try await Self.lampOn(ha)))
+            await ha.disconnect()
+
+            // Other accounts see no discovery configs.
+            let guest = try await Account.connect("guest", port: port)
+            #expect(try await guest.retainedMessages(under: "homeassistant/#").isEmpty)
+            await guest.disconnect()
+        }
+    }
+
+    /// The lamp's state as Home Assistant should see it once it is on at full brightness.
+    private static func lampOn(_ ha: HomeAssistantClient) async throws -> JSON? {
+        guard case .object(var members)? = try await ha.state("living-lamp_main", template: nil) else { return nil }
+        for index in members.indices {
+            if members[index].key == "state" { members[index].value = .string("ON") }
+            if members[index].key == "brightness" { members[index].value = .integer(255) }
+        }
+        return .object(members)
+    }
+
     @Test("stranger reads no home; guest reads only its home; guest cannot command as owner")
     func accessRules() async throws {
         try await withDemo { port in

@@ -35,6 +35,12 @@ public actor RetainedPublisher {
     private var published = RetainedView()
     /// Services already logged as having no Home Assistant component (each is said once).
     private var reportedUnmapped: Set<String> = []
+    /// A full reload is under way: updates wait for it (see ``synchronize(_:)``).
+    private var isSynchronizing = false
+    private var changedWhileSynchronizing = false
+    /// Until the first full reload there is nothing to diff against: updates before it are left
+    /// to it (it reads the model after them), or everything would be sent twice.
+    private var hasSynchronized = false
 
     /// - Parameters:
     ///   - homeAssistant: also keep Home Assistant's discovery configs and `$ha` states retained.
@@ -58,7 +64,14 @@ public actor RetainedPublisher {
 
     /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
     /// and clear the stale ones. `snapshot` is taken after the broker's state was read.
+    ///
+    /// The actor is re-entered while it waits for the broker and the model. Updates that come
+    /// meanwhile are not applied on their own (against a `published` that is about to be replaced,
+    /// they would send everything twice, or an older snapshot after a newer one); they make the
+    /// reload take one more fresh snapshot at its end instead.
     public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
+        isSynchronizing = true
+        defer { isSynchronizing = false }
         var held: Set<String>
         do {
             held = try await readBack()
@@ -77,12 +90,21 @@ public actor RetainedPublisher {
         let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
+        hasSynchronized = true
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
+        while changedWhileSynchronizing {
+            changedWhileSynchronizing = false
+            apply(view(of: await snapshot()))
+        }
     }
 
     /// Brings the broker in step with `snapshot` after a layout change: publishes what changed,
     /// clears what went away.
     public func update(_ snapshot: HomeSnapshot) {
+        guard hasSynchronized, !isSynchronizing else {
+            changedWhileSynchronizing = isSynchronizing
+            return
+        }
         apply(view(of: snapshot))
     }
 
@@ -120,6 +142,10 @@ public actor RetainedPublisher {
 
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
     public func update(accessory: AccessoryID, in home: Home) {
+        guard hasSynchronized, !isSynchronizing else {
+            changedWhileSynchronizing = isSynchronizing
+            return
+        }
         guard let snapshot = home.accessory(accessory) else { return }
         for (topic, payload) in RetainedView.accessoryPayloads(
             snapshot, in: home, topics: topics, homeAssistant: homeAssistant)

@@ -60,14 +60,16 @@ struct Account {
         try await command("homegate/$request/\(name)/\(operation)", body)
     }
 
-    /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none).
+    /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none). The
+    /// answer to a request marks the end of the retained copies (see `retainedMessages(under:)`).
     func retained(_ topic: String) async throws -> String? {
-        let marker = "marker/\(UUID().uuidString)"
-        try await client.subscribe(to: [topic, marker])
-        try await client.publish(marker, "m", qos: .atLeastOnce)
-        _ = try await inbox.next("marker") { $0.topic == marker }
-        let held = await inbox.all.last { $0.topic == topic && $0.retain }
-        try await client.unsubscribe(from: [topic, marker])
+        try await client.subscribe(to: [topic])
+        _ = try await request("homes")
+        var held: MQTTMessage?
+        while let message = try? await inbox.next(within: .zero, where: { $0.topic == topic }) {
+            if message.retain { held = message }
+        }
+        try await client.unsubscribe(from: [topic])
         _ = try? await inbox.next(within: .zero) { $0.topic == topic }
         return held?.payloadString
     }
