@@ -1,0 +1,237 @@
+import Accessories
+import Foundation
+import Testing
+
+@testable import Gateway
+@testable import HomeModel
+
+/// Home Assistant discovery without a broker: the states in Home Assistant's words, the unit
+/// conversions, the words `/set` takes, and what a rename does to the configs.
+@Suite("Home Assistant mapping")
+struct HomeAssistantMappingTests {
+    static let discovery = HomeAssistantDiscovery(
+        discoveryPrefix: "homeassistant", nodeID: "hub", account: "ha", topics: Topics(), version: "1.0")
+
+    private static func service(_ type: ServiceType, _ values: [(CharacteristicType, CharacteristicValue)]) -> Service {
+        Service(id: "main", type: type, name: type.rawValue, characteristics: values.map { .standard($0.0, $0.1) })
+    }
+
+    private static func state(_ type: ServiceType, _ values: [(CharacteristicType, CharacteristicValue)]) -> JSON? {
+        HomeAssistantState.state(of: service(type, values))
+    }
+
+    @Test(
+        "a lock is LOCKING or UNLOCKING while its current state differs from its target, JAMMED when jammed",
+        arguments: [
+            (1, 1, "LOCKED"), (0, 0, "UNLOCKED"), (0, 1, "LOCKING"), (1, 0, "UNLOCKING"), (2, 1, "JAMMED"),
+        ])
+    func lock(current: Int, target: Int, expected: String) {
+        let state = Self.state(.lockMechanism, [(.lockCurrentState, .int(current)), (.lockTargetState, .int(target))])
+        #expect(state?["state"] == .string(expected))
+    }
+
+    @Test("HAP's unknown lock state is Home Assistant's unknown (null), not a guess")
+    func unknownLock() {
+        #expect(
+            Self.state(.lockMechanism, [(.lockCurrentState, .int(3)), (.lockTargetState, .int(1))])?["state"] == .null)
+    }
+
+    @Test(
+        "a covering is opening or closing from its position state, else open or closed from its position",
+        arguments: [(1, 40, "opening"), (0, 40, "closing"), (2, 40, "open"), (2, 0, "closed")])
+    func covering(positionState: Int, position: Int, expected: String) {
+        let state = Self.state(
+            .windowCovering,
+            [
+                (.currentPosition, .int(position)), (.targetPosition, .int(position)),
+                (.positionState, .int(positionState)),
+            ])
+        #expect(state?["state"] == .string(expected))
+        #expect(state?["position"] == .integer(position))
+    }
+
+    @Test("a thermostat shows its mode by name and what it is doing (idle when on but not running)")
+    func climate() {
+        let heating = Self.state(
+            .thermostat,
+            [
+                (.targetHeatingCoolingState, .int(1)), (.currentHeatingCoolingState, .int(1)),
+                (.targetTemperature, .float(21.5)), (.currentTemperature, .float(19)),
+            ])
+        #expect(
+            heating?.serialized == #"{"mode":"heat","action":"heating","temperature":21.5,"current_temperature":19}"#)
+        let idle = Self.state(
+            .thermostat, [(.targetHeatingCoolingState, .int(3)), (.currentHeatingCoolingState, .int(0))])
+        #expect(idle?["mode"] == .string("auto") && idle?["action"] == .string("idle"))
+        let off = Self.state(
+            .thermostat, [(.targetHeatingCoolingState, .int(0)), (.currentHeatingCoolingState, .int(0))])
+        #expect(off?["action"] == .string("off"))
+    }
+
+    @Test("a light reports brightness 0–255, colour temperature in kelvin, and its colour mode")
+    func lightState() {
+        let white = Self.state(
+            .lightbulb,
+            [
+                (.on, .bool(true)), (.brightness, .int(50)), (.hue, .float(30)), (.saturation, .float(0)),
+                (.colorTemperature, .int(370)),
+            ])
+        #expect(
+            white?.serialized
+                == #"{"state":"ON","brightness":128,"color_mode":"color_temp","color":{"h":30,"s":0},"color_temp":2703}"#
+        )
+        let coloured = Self.state(
+            .lightbulb,
+            [(.on, .bool(false)), (.hue, .float(200)), (.saturation, .float(60)), (.colorTemperature, .int(300))])
+        #expect(coloured?["color_mode"] == .string("hs") && coloured?["state"] == .string("OFF"))
+        #expect(Self.state(.lightbulb, [(.on, .bool(true))])?["color_mode"] == .string("onoff"))
+    }
+
+    @Test("contact, leak and battery states use Home Assistant's ON/OFF the right way round")
+    func binaryStates() {
+        // ContactSensorState 0 means contact: the door is closed, so the opening sensor is OFF.
+        #expect(Self.state(.contactSensor, [(.contactSensorState, .int(0))])?["state"] == .string("OFF"))
+        #expect(Self.state(.contactSensor, [(.contactSensorState, .int(1))])?["state"] == .string("ON"))
+        #expect(Self.state(.leakSensor, [(.leakDetected, .int(1))])?["state"] == .string("ON"))
+        let battery = Self.state(
+            .battery, [(.batteryLevel, .int(12)), (.statusLowBattery, .int(1)), (.chargingState, .int(1))])
+        #expect(battery?.serialized == #"{"level":12,"low":"ON","charging":"ON"}"#)
+    }
+
+    @Test("a light command becomes the characteristic writes, converted to HomeKit's units")
+    func lightCommand() throws {
+        let lamp = Self.service(
+            .lightbulb,
+            [
+                (.on, .bool(false)), (.brightness, .int(0)), (.hue, .float(0)), (.saturation, .float(0)),
+                (.colorTemperature, .int(300)),
+            ])
+        let accessory = Accessory(id: "lamp", name: "Lamp", category: .lightbulb, services: [lamp])
+        let writes = try HomeAssistantLightCommand.writes(
+            try JSON.parse(#"{"state":"ON","brightness":255,"color":{"h":30.4,"s":79.6},"color_temp":2000}"#),
+            to: lamp, of: accessory)
+        #expect(
+            writes.map { "\($0.target.characteristic.rawValue)=\($0.value.plainText)" } == [
+                "On=true", "Brightness=100", "Hue=30", "Saturation=80", "ColorTemperature=500",
+            ])
+        let warmest = try HomeAssistantLightCommand.writes(
+            try JSON.parse(#"{"color_temp":1000}"#), to: lamp, of: accessory)
+        #expect(warmest.first?.value == .int(500), "kelvin below the range reaches the warm end, not an error")
+        #expect(
+            try HomeAssistantLightCommand.writes(try JSON.parse(#"{"brightness":1}"#), to: lamp, of: accessory).first?
+                .value
+                == .int(0))
+    }
+
+    @Test(
+        "a malformed light command is refused with the model's code",
+        arguments: [
+            (#"{"brightness":256}"#, HomeError.Code.valueHigherThanMaximum),
+            (#"{"brightness":-1}"#, .valueLowerThanMinimum),
+            (#"{"brightness":"high"}"#, .invalidValueType), (#"{"state":"MAYBE"}"#, .invalidValueType),
+            (#"{"effect":"rainbow"}"#, .invalidParameter), (#"{}"#, .missingParameter), (#"[1]"#, .invalidParameter),
+            (#"{"color":{"h":10}}"#, .missingParameter),
+        ])
+    func badLightCommand(payload: String, code: HomeError.Code) throws {
+        let lamp = Self.service(.lightbulb, [(.on, .bool(false)), (.brightness, .int(0))])
+        let accessory = Accessory(id: "lamp", name: "Lamp", category: .lightbulb, services: [lamp])
+        #expect {
+            try HomeAssistantLightCommand.writes(try JSON.parse(payload), to: lamp, of: accessory)
+        } throws: {
+            ($0 as? HomeError)?.code == code
+        }
+    }
+
+    @Test("/set takes Home Assistant's words where a characteristic has them, and says which when not")
+    func words() throws {
+        func decode(_ text: String, _ type: CharacteristicType) throws -> CharacteristicValue {
+            try ValueDecoding.value(
+                fromPayload: Array(text.utf8), for: try #require(CharacteristicMetadata.standard(for: type)), type: type
+            )
+        }
+        #expect(try decode("heat", .targetHeatingCoolingState) == .int(1))
+        #expect(try decode("OFF", .targetHeatingCoolingState) == .int(0))
+        #expect(try decode("LOCK", .lockTargetState) == .int(1))
+        #expect(try decode("unlock", .lockTargetState) == .int(0))
+        #expect(try decode("OPEN", .targetDoorState) == .int(0))
+        #expect(try decode("CLOSE", .targetPosition) == .int(0))
+        #expect(try decode("OPEN", .targetPosition) == .int(100))
+        #expect(try decode("reverse", .rotationDirection) == .int(1))
+        #expect(try decode("ON", .on) == .bool(true))
+        #expect(try decode("2", .targetHeatingCoolingState) == .int(2), "numbers still work")
+        do {
+            _ = try decode("warm", .targetHeatingCoolingState)
+            Issue.record("'warm' was taken")
+        } catch let error as HomeError {
+            #expect(error.code == .invalidValueType)
+            #expect(error.message.contains("off, heat, cool, auto"))
+        }
+        #expect(throws: HomeError.self) { try decode("heat", .brightness) }
+    }
+
+    @Test("a rename or a move keeps object ids and unique ids, and changes the device and the topics")
+    func renameKeepsIDs() async throws {
+        let (manager, home) = try await Self.demo()
+        let before = Self.discovery.configs(for: home)
+        try await manager.renameAccessory("Floor Lamp", to: "Reading Lamp", home: "Main House", account: "owner")
+        try await manager.assignAccessory("Reading Lamp", toRoom: "Office", home: "Main House", account: "owner")
+        let after = Self.discovery.configs(for: try await manager.home("Main House", account: "owner"))
+        #expect(after.map(\.topic) == before.map(\.topic))
+        #expect(after.map(\.uniqueID) == before.map(\.uniqueID))
+        let lamp = try #require(after.first { $0.objectID == "living-lamp_main" })
+        #expect(lamp.payload["device"]?["name"] == .string("Reading Lamp"))
+        #expect(lamp.payload["device"]?["suggested_area"] == .string("Office"))
+        #expect(lamp.payload["state_topic"] == .string("homegate/Main House/Office/Reading Lamp/Lightbulb/$ha"))
+        await manager.shutdown()
+    }
+
+    @Test("a service no component fits is not announced, and is listed as unmapped")
+    func unmappedService() {
+        let odd = Service(
+            id: "air", type: "AirPurifier", name: "Purifier", characteristics: [.standard(.on, .bool(false))])
+        var home = Self.emptyHome()
+        home.accessories = [Accessory(id: "purifier", name: "Purifier", category: .other, services: [odd])]
+        let configs = Self.discovery.configs(for: home)
+        #expect(configs.map(\.objectID) == ["purifier_identify"])
+        #expect(Self.discovery.unmappedServices(in: home).map(\.service.id) == ["air"])
+    }
+
+    @Test("object ids keep to Home Assistant's characters; ids that need cleaning stay distinct")
+    func objectIDs() {
+        #expect(Self.discovery.objectID("living-lamp", "main") == "living-lamp_main")
+        let a = Self.discovery.objectID("lamp/1", "main")
+        let b = Self.discovery.objectID("lamp 1", "main")
+        #expect(a.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        #expect(a.hasPrefix("lamp_1_main_") && a != b)
+    }
+
+    @Test("Home Assistant's light command topic is parsed with its account")
+    func lightCommandTopic() throws {
+        let command = try Topics().parse("homegate/Main House/Living Room/Floor Lamp/Lightbulb/$ha/set/ha")
+        #expect(
+            command
+                == .setHomeAssistant(
+                    AccessoryPath(home: "Main House", room: "Living Room", accessory: "Floor Lamp"),
+                    service: "Lightbulb",
+                    account: "ha"))
+    }
+
+    // MARK: Fixtures
+
+    private static func demo() async throws -> (HomeManager, Home) {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
+        let demo = try DemoHome.load(contentsOf: file)
+        let manager = try HomeManager(database: .inMemory())
+        try await manager.attach(demo.makeDriver())
+        try await demo.seed(manager)
+        return (manager, try await manager.home("Main House", account: "owner"))
+    }
+
+    private static func emptyHome() -> Home {
+        Home(
+            id: "home", name: "Home", isPrimary: true,
+            defaultRoom: Room(id: "default", name: "$default", isDefault: true),
+            rooms: [], zones: [], accessories: [], actionSets: [], users: [])
+    }
+}
