@@ -25,7 +25,6 @@ struct HomeAssistantTests {
         for device in ["bath-humidity", "porch-motion", "back-door-contact", "cabin-temperature", "hue-sensor"] {
             entities["\(device)_battery"] = "sensor"
             entities["\(device)_battery_low"] = "binary_sensor"
-            entities["\(device)_battery_charging"] = "binary_sensor"
         }
         let accessories = [
             "living-lamp", "kitchen-switch", "coffee-outlet", "hall-thermostat", "front-lock", "garage-door",

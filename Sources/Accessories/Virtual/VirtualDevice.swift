@@ -43,7 +43,7 @@ struct VirtualDevice: Sendable {
                     id: Self.batteryService, type: .battery, name: "Battery",
                     characteristics: [
                         .standard(.batteryLevel, .int(level)),
-                        .standard(.chargingState, .int(0)),
+                        .standard(.chargingState, .int(2)),  // primary cells: HAP's "not chargeable"
                         .standard(.statusLowBattery, .int(level < 20 ? 1 : 0)),
                     ]))
         }
