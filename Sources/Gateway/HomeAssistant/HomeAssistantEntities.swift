@@ -71,7 +71,8 @@ enum HomeAssistantEntities {
             ]
             if context.has(.outletInUse) {
                 entities.append(
-                    binarySensor(context, suffix: "in_use", name: "In use", field: "in_use", deviceClass: "power"))
+                    binarySensor(
+                        context, suffix: "in_use", name: .string("In use"), field: "in_use", deviceClass: "power"))
             }
             return entities
         case .fan: return [fan(context)]
@@ -98,7 +99,7 @@ enum HomeAssistantEntities {
             if context.has(.obstructionDetected) {
                 entities.append(
                     binarySensor(
-                        context, suffix: "obstruction", name: "Obstruction", field: "obstruction",
+                        context, suffix: "obstruction", name: .string("Obstruction"), field: "obstruction",
                         deviceClass: "problem"))
             }
             return entities
@@ -263,12 +264,6 @@ enum HomeAssistantEntities {
                     deviceClass: "battery_charging", category: "diagnostic"))
         }
         return entities
-    }
-
-    private static func binarySensor(
-        _ context: Context, suffix: String?, name: String, field: String, deviceClass: String
-    ) -> Entity {
-        binarySensor(context, suffix: suffix, name: .string(name), field: field, deviceClass: deviceClass)
     }
 
     private static func binarySensor(
