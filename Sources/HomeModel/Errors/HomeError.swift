@@ -15,6 +15,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
             case readOnlyCharacteristic
             case writeOnlyCharacteristic
             case operationTimedOut
+            case storageFull
             case insufficientPrivileges
             case homeWithSimilarNameExists
             case objectWithSimilarNameExistsInHome
@@ -65,6 +66,9 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let writeOnlyCharacteristic = Code(.writeOnlyCharacteristic)
         /// The accessory did not answer in time.
         public static let operationTimedOut = Code(.operationTimedOut)
+        /// The hub's storage is full, so the change could not be saved; nothing was changed. Not one
+        /// of HomeKit's codes: HomeKit's store is the phone's.
+        public static let storageFull = Code(.storageFull)
         /// The account's role in the home does not allow the operation, or it is not a member.
         public static let insufficientPrivileges = Code(.insufficientPrivileges)
         /// Another home already has a name that compares equal.

@@ -86,7 +86,7 @@ public actor HomeManager {
             try database.save(from: graph, to: next)
         } catch {
             logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
-            throw HomeError(.unexpectedError, "The change could not be saved: \(error)")
+            throw HomeDatabase.failure(error)
         }
         graph = next
         publish(events)

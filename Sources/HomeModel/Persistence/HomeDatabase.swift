@@ -32,6 +32,29 @@ public final class HomeDatabase: Sendable {
         try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
+    /// Caps the database at `pages` pages (SQLite's `max_page_count`), or lifts the cap (`nil`): a
+    /// way to see what the gateway does when the disk fills up, without filling a disk.
+    public func limitSize(toPages pages: Int?) throws {
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA max_page_count = \(pages ?? 4_294_967_294)")
+        }
+    }
+
+    /// The number of pages the database has now (SQLite's `page_count`).
+    public func pageCount() throws -> Int {
+        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+    }
+
+    /// The model's error for a failed save: `storageFull` when the disk (or the size cap) is full, so
+    /// the user learns what to do; `unexpectedError` with SQLite's words otherwise.
+    static func failure(_ error: any Error) -> HomeError {
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL {
+            return HomeError(
+                .storageFull, "The hub's storage is full: the change was not saved. Free some space and try again.")
+        }
+        return HomeError(.unexpectedError, "The change could not be saved: \(error)")
+    }
+
     /// The journal mode in use (`wal` for a file database).
     public func journalMode() throws -> String {
         try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }

@@ -16,6 +16,8 @@ let demoHomeFile = URL(fileURLWithPath: #filePath)
 struct RunningGateway {
     let broker: MosquittoBroker
     let manager: HomeManager
+    /// The home database (in memory), for tests that cap its size.
+    let database: HomeDatabase
     let driver: VirtualDriver
     let topics: Topics
     let logger: Logger
@@ -109,7 +111,8 @@ func withGateway<T>(
         logger.logLevel = .critical
         let topics = Topics()
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
-        let manager = try HomeManager(database: .inMemory(), driverTimeout: .seconds(2))
+        let database = try HomeDatabase.inMemory()
+        let manager = try HomeManager(database: database, driverTimeout: .seconds(2))
         let driver = demo.makeDriver()
         try await manager.attach(driver)
         _ = try await demo.seed(manager)
@@ -153,7 +156,8 @@ func withGateway<T>(
             logger: logger)
         let running = Task { try await group.run() }
         let fixture = RunningGateway(
-            broker: broker, manager: manager, driver: driver, topics: topics, logger: logger, inspector: gatewayAccount,
+            broker: broker, manager: manager, database: database, driver: driver, topics: topics, logger: logger,
+            inspector: gatewayAccount,
             homeAssistant: discovery)
         do {
             try await fixture.waitUntilPublished()
