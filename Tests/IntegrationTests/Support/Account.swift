@@ -43,21 +43,26 @@ struct Account {
         return Account(name: name, client: client, inbox: inbox, answers: answers)
     }
 
-    /// Publishes `payload` on `topic` asking for the answer, and returns the answer.
-    func command(_ topic: String, _ payload: String = "") async throws -> JSON {
+    /// Publishes `payload` on `topic` asking for the answer, and returns the answer (waiting for it
+    /// up to `timeout`).
+    func command(_ topic: String, _ payload: String = "", within timeout: Duration = .seconds(15)) async throws
+        -> JSON
+    {
         let correlation = Array(UUID().uuidString.utf8)
         try await client.publish(
             topic, payload, qos: .atLeastOnce,
             properties: MQTTProperties(responseTopic: answers, correlationData: correlation))
-        let answer = try await inbox.next("answer to \(topic)") {
+        let answer = try await inbox.next(within: timeout, "answer to \(topic)") {
             $0.topic == answers && $0.properties.correlationData == correlation
         }
         return try JSON.parse(answer.payload)
     }
 
     /// Sends request `operation` with `body` as this account and returns the answer.
-    func request(_ operation: String, _ body: String = "{}") async throws -> JSON {
-        try await command("homegate/$request/\(name)/\(operation)", body)
+    func request(_ operation: String, _ body: String = "{}", within timeout: Duration = .seconds(15)) async throws
+        -> JSON
+    {
+        try await command("homegate/$request/\(name)/\(operation)", body, within: timeout)
     }
 
     /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none). The
