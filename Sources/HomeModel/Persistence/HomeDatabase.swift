@@ -22,7 +22,7 @@ public final class HomeDatabase: Sendable {
         return try HomeDatabase(writer: DatabasePool(path: path, configuration: configuration))
     }
 
-    /// A private in-memory database, for tests.
+    /// A private in-memory database: for tests, and for `data.inMemory` (nothing survives a restart).
     public static func inMemory() throws -> HomeDatabase {
         try HomeDatabase(writer: DatabaseQueue())
     }
