@@ -12,7 +12,8 @@
  * Modes (-m):
  *   rate     COUNT writes at RATE per second (-R), round robin over the accessories
  *   window   COUNT writes keeping WINDOW (-w) in flight: the maximum sustained throughput
- *   startup  print "ready", then wait until all N value topics arrived; prints when (CLOCK_REALTIME)
+ *   startup  print "ready", then wait until the gateway published all N value topics (what the broker
+ *            held retained before does not count); prints when (CLOCK_REALTIME)
  *   actionset  run action sets ACTION_ON / ACTION_OFF (-a, -A) COUNT times, timing until all of the
  *            first FIFTY (-F) switches published their new value
  * Prints one JSON object on stdout.
@@ -31,6 +32,7 @@
 struct accessory {
     int value;         /* last value the gateway published: 0, 1, or -1 before any is known */
     int expected;      /* the value a write in flight waits for, or -1 when none is in flight */
+    bool live;         /* a state arrived since subscribing (not one the broker had retained) */
     struct timespec sent;
 };
 
@@ -116,7 +118,8 @@ static void on_message(struct mosquitto *mosq, void *context, const struct mosqu
         accessory->value = value;
         last_retained = arrival;
     } else {
-        if (accessory->value < 0) live_seen++;
+        if (!accessory->live) live_seen++;
+        accessory->live = true;
         accessory->value = value;
         if (accessory->expected == value) {
             latencies[answered++] = seconds_between(accessory->sent, arrival) * 1000;
@@ -240,12 +243,12 @@ static void run_startup(void)
 {
     printf("ready\n");
     fflush(stdout);
-    while (retained_seen + live_seen < options.accessories) {
+    while (live_seen < options.accessories) {
         if (!wait_changed(options.timeout * 12)) break;
     }
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
-    printf("{\"mode\":\"startup\",\"topics\":%d,\"done_ns\":%lld}\n", retained_seen + live_seen,
+    printf("{\"mode\":\"startup\",\"topics\":%d,\"done_ns\":%lld}\n", live_seen,
            (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec);
 }
 
