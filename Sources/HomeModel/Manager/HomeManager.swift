@@ -329,8 +329,28 @@ public actor HomeManager {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
 
+    /// Commits a change that records only values and reachability (what drivers report and writes
+    /// confirm). Reachability is not stored, so only the accessories whose values changed are written,
+    /// without comparing the homes: the cost of a value does not grow with the home.
     func commitChange(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in change(&graph, &events) }
+        var next = graph
+        var events: [HomeEvent] = []
+        change(&next, &events)
+        let changed = Set(
+            events.compactMap { event -> AccessoryID? in
+                guard case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event else { return nil }
+                return accessory
+            })
+        if !changed.isEmpty {
+            do {
+                try database.saveValues(of: changed, in: next)
+            } catch {
+                logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+                throw HomeError(.unexpectedError, "The change could not be saved: \(error)")
+            }
+        }
+        graph = next
+        publish(events)
     }
 
     /// Commits what a driver reported; a storage failure is logged, as there is no caller to tell.
