@@ -229,7 +229,7 @@ public struct CommandRouter: Sendable {
 
     /// The accessory of `home` that `name` names, compared the way the model compares names.
     static func accessory(_ name: String, in home: Home) throws(HomeError) -> Accessory {
-        guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, name) }) else {
+        guard let accessory = home.accessory(named: name) else {
             throw HomeError(.notFound, "No accessory '\(name)' in home '\(home.name)'.")
         }
         return accessory
