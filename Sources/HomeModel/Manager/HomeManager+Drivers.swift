@@ -28,7 +28,7 @@ extension HomeManager {
         case .found(let accessory):
             let isNew = browserFound(accessory, driver: driver)
             if isInHome(accessory.id) {
-                commitReported { graph, events in
+                commitReported(accessory.id) { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
                         for characteristic in service.characteristics {
@@ -45,19 +45,19 @@ extension HomeManager {
         case .lost(let id):
             browserLost(id)
             if isInHome(id) {
-                commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+                commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
             } else {
                 publishEvents([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
             browserSetValue(value, id, service, characteristic)
-            commitReported { graph, events in
+            commitReported(id) { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             browserSetReachable(isReachable, id)
-            commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events) }
+            commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events) }
         }
     }
 
@@ -99,7 +99,7 @@ extension HomeManager {
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
-        try commitChange { graph, events in
+        try commitChange(id) { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -151,7 +151,7 @@ extension HomeManager {
                     accessory: id, service: service.id, serviceName: service.name,
                     characteristic: characteristic.type, value: value))
         }
-        try commitChange { graph, events in
+        try commitChange(accessory.id) { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,
