@@ -10,8 +10,8 @@ out=bench/out
 doc=docs/benchmarks.md
 
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-mosquitto_version=$("$(command -v mosquitto || echo /usr/sbin/mosquitto)" -h 2>&1 | awk '/^mosquitto version/ { print $3; exit }')
-machine="$(nproc) cores, $cpu_model, $(awk '/^MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r), mosquitto $mosquitto_version, $(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')"
+mosquitto_version=$({ "$(command -v mosquitto || echo /usr/sbin/mosquitto)" -h 2>&1 || true; } | awk '/^mosquitto version/ { print $3; exit }')
+machine="$(nproc) cores, $cpu_model, $(awk '/^MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r), mosquitto $mosquitto_version, $({ swift --version 2>/dev/null || true; } | sed -n '1s/ (.*//p')"
 date=$(date -u +"%Y-%m-%d %H:%M UTC")
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git status --porcelain -- Sources Package.swift bench 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
