@@ -169,7 +169,7 @@ public struct CommandRouter: Sendable {
                 value,
                 to: CharacteristicReference(
                     accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                home: home.name, account: account)
+                home: home, account: account)
             return nil
         case .setAccessory(let path, _):
             let (home, accessory) = try await locate(path, account: account)
@@ -193,11 +193,11 @@ public struct CommandRouter: Sendable {
                             try ValueDecoding.value(fromJSON: json, for: characteristic.metadata)))
                 }
             }
-            try await manager.writeValues(requests, home: home.name, account: account)
+            try await manager.writeValues(requests, home: home, account: account)
             return nil
         case .identify(let path, _):
             let (home, accessory) = try await locate(path, account: account)
-            try await manager.identify(accessory: accessory.name, home: home.name, account: account)
+            try await manager.identify(accessory: accessory.name, home: home, account: account)
             return nil
         case .runActionSet(let homeName, let actionSet, _):
             let home = try await manager.home(homeName, account: account)
@@ -217,14 +217,16 @@ public struct CommandRouter: Sendable {
     }
 
     /// Finds the accessory a command path names, and checks that it is in the room the path says.
-    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (Home, Accessory) {
+    /// Returns the home's name rather than the home: a command holding the home while it waits for
+    /// the write would make the model copy the home's accessories to commit it.
+    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
         let home = try await manager.home(path.home, account: account)
         let accessory = try Self.accessory(path.accessory, in: home)
         let room = Rendering.roomName(accessory.room, in: home)
         guard HomeName.matches(room, path.room) else {
             throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
         }
-        return (home, accessory)
+        return (home.name, accessory)
     }
 
     /// The accessory of `home` that `name` names, compared the way the model compares names.

@@ -75,6 +75,15 @@ extension HomeManager {
     /// Writes several values of one accessory together (admin or guest): all are validated first, then
     /// sent in one driver write; either all are recorded or none.
     public func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {
+        let (accessory, writes) = try resolveWrites(requests, home: home, account: account)
+        try await write(writes, to: accessory)
+    }
+
+    /// The accessory and the checked writes of `requests`. Synchronous, so no snapshot of the home
+    /// outlives it: one held across the driver call would make the commit copy the home's accessories.
+    private func resolveWrites(_ requests: [ActionRequest], home: String, account: String) throws(HomeError)
+        -> (Accessory, [CharacteristicWrite])
+    {
         guard !requests.isEmpty else { throw HomeError(.missingParameter, "No values to write.") }
         let snapshot = try self.home(home, account: account)
         var target: Accessory?
@@ -92,7 +101,7 @@ extension HomeManager {
             writes.append(CharacteristicWrite(service: service.id, characteristic: characteristic.type, value: value))
         }
         guard let accessory = target else { throw HomeError(.missingParameter, "No values to write.") }
-        try await write(writes, to: accessory)
+        return (accessory, writes)
     }
 
     private func write(_ writes: [CharacteristicWrite], to accessory: Accessory) async throws(HomeError) {
@@ -175,8 +184,7 @@ extension HomeManager {
     public func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
         -> [ActionResult]
     {
-        let snapshot = try self.home(home, account: account)
-        let actionSet = snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)]
+        let (homeID, actionSet) = try actionSet(named: name, home: home, account: account)
         var results: [ActionResult] = []
         for action in actionSet.actions {
             do throws(HomeError) {
@@ -196,12 +204,20 @@ extension HomeManager {
         }
         publishEvents([
             .didExecuteActionSet(
-                home: snapshot.id, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
+                home: homeID, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
         ])
         return results
     }
 
     // MARK: Helpers
+
+    /// The action set `name` names and its home's id; synchronous for the reason ``resolveWrites`` is.
+    private func actionSet(named name: String, home: String, account: String) throws(HomeError)
+        -> (HomeID, ActionSet)
+    {
+        let snapshot = try self.home(home, account: account)
+        return (snapshot.id, snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)])
+    }
 
     private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
         guard let current = currentAccessory(accessory.id), current.isReachable,
