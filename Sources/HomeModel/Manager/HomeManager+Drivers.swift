@@ -57,7 +57,8 @@ extension HomeManager {
             }
         case .reachability(let id, let isReachable):
             browserSetReachable(isReachable, id)
-            commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events) }
+            commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
+            }
         }
     }
 
