@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DEMO_PORT ?= 1883
 
-.PHONY: all deps build lint test demo clean
+.PHONY: all deps build lint test demo bench clean
 
 all: build
 
@@ -24,5 +24,17 @@ test: deps lint
 demo: build
 	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT)
 
+## Installs what is missing, builds homegate (release) and the C floor and load generator, and runs the
+## benchmark: a table on stdout, bench/out/results.json, and the figures in docs/benchmarks.md.
+bench: deps bench/out/floor bench/out/loadgen
+	$(SWIFT) build -c release --product homegate
+	bench/run.sh
+
+BENCH_CFLAGS ?= -O2 -Wall -Wextra
+
+bench/out/%: bench/%.c
+	@mkdir -p bench/out
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libmosquitto) -lpthread
+
 clean:
-	rm -rf .build .homegate-demo
+	rm -rf .build .homegate-demo bench/out

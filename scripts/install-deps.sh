@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what homegate needs on Debian (and Raspberry Pi OS): the mosquitto broker and clients,
-# the C libraries it links, and openssl for the TLS tests. Does nothing when all are there already.
+# the C libraries it links, openssl for the TLS tests, and gcc for the benchmark's C programs. Does
+# nothing when all are there already.
 set -euo pipefail
 
-packages=(mosquitto mosquitto-clients libmosquitto-dev libsqlite3-dev openssl pkg-config)
+packages=(mosquitto mosquitto-clients libmosquitto-dev libsqlite3-dev openssl pkg-config gcc libc6-dev)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

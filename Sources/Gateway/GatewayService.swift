@@ -105,7 +105,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     /// change as a diff of the whole view, and every event on its `$events` topic.
     private func followModel(_ accessChanged: AsyncStream<Void>.Continuation) async {
         for await event in await manager.events() {
-            let homes = await manager.allHomes()
+            let homes = await manager.homes(describing: event)
             switch event {
             case .didAddUser, .didRemoveUser, .didAddHome, .didRemoveHome, .didUpdateNameForHome:
                 accessChanged.yield()

@@ -60,7 +60,9 @@ struct GatewayApplication {
     /// homes built while the database is empty).
     static func openHome(_ configuration: GatewayConfiguration, logger: Logger) async throws -> HomeManager {
         try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
-        let database = try HomeDatabase.open(atPath: configuration.data.databaseFile)
+        let database =
+            configuration.data.inMemory
+            ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
         let manager = try HomeManager(database: database, driverTimeout: configuration.commands.timeout, logger: logger)
         if let devicesFile = configuration.accessories.virtual {
             let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))

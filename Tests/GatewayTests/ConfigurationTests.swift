@@ -80,6 +80,7 @@ struct ConfigurationTests {
                   tls: { caFile: \(passwordFile), verifyServer: false }
                 data:
                   directory: /srv/homegate
+                  inMemory: true
                 accessories:
                   virtual: \(passwordFile)
                 commands:
@@ -106,6 +107,7 @@ struct ConfigurationTests {
             #expect(configuration.mqtt.protocolVersion == .v311)
             #expect(configuration.mqtt.tls == .init(caFile: passwordFile, verifyServer: false))
             #expect(configuration.data.databaseFile == "/srv/homegate/home.sqlite")
+            #expect(configuration.data.inMemory)
             #expect(configuration.accessories.virtual == passwordFile)
             #expect(configuration.commands == .init(defaultAccount: "alice", timeout: .milliseconds(2500)))
             #expect(configuration.access.dynamicSecurity)

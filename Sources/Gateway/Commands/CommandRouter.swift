@@ -170,7 +170,7 @@ public struct CommandRouter: Sendable {
                 value,
                 to: CharacteristicReference(
                     accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                home: home.name, account: account)
+                home: home, account: account)
             return nil
         case .setAccessory(let path, _):
             let (home, accessory) = try await locate(path, account: account)
@@ -195,7 +195,7 @@ public struct CommandRouter: Sendable {
                                 fromJSON: json, for: characteristic.metadata, type: characteristic.type)))
                 }
             }
-            try await manager.writeValues(requests, home: home.name, account: account)
+            try await manager.writeValues(requests, home: home, account: account)
             return nil
         case .setHomeAssistant(let path, let serviceName, _):
             let (home, accessory) = try await locate(path, account: account)
@@ -209,11 +209,11 @@ public struct CommandRouter: Sendable {
                 )
             }
             let writes = try HomeAssistantLightCommand.writes(try Self.json(payload), to: service, of: accessory)
-            try await manager.writeValues(writes, home: home.name, account: account)
+            try await manager.writeValues(writes, home: home, account: account)
             return nil
         case .identify(let path, _):
             let (home, accessory) = try await locate(path, account: account)
-            try await manager.identify(accessory: accessory.name, home: home.name, account: account)
+            try await manager.identify(accessory: accessory.name, home: home, account: account)
             return nil
         case .runActionSet(let homeName, let actionSet, _):
             let home = try await manager.home(homeName, account: account)
@@ -233,19 +233,21 @@ public struct CommandRouter: Sendable {
     }
 
     /// Finds the accessory a command path names, and checks that it is in the room the path says.
-    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (Home, Accessory) {
+    /// Returns the home's name rather than the home: a command holding the home while it waits for
+    /// the write would make the model copy the home's accessories to commit it.
+    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
         let home = try await manager.home(path.home, account: account)
         let accessory = try Self.accessory(path.accessory, in: home)
         let room = Rendering.roomName(accessory.room, in: home)
         guard HomeName.matches(room, path.room) else {
             throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
         }
-        return (home, accessory)
+        return (home.name, accessory)
     }
 
     /// The accessory of `home` that `name` names, compared the way the model compares names.
     static func accessory(_ name: String, in home: Home) throws(HomeError) -> Accessory {
-        guard let accessory = home.accessories.first(where: { HomeName.matches($0.name, name) }) else {
+        guard let accessory = home.accessory(named: name) else {
             throw HomeError(.notFound, "No accessory '\(name)' in home '\(home.name)'.")
         }
         return accessory

@@ -276,13 +276,16 @@ private struct Loader {
     }
 
     private mutating func readData(_ node: Node?, into data: inout GatewayConfiguration.DataSettings) {
-        let section = reader.section(node, path: "data", keys: ["directory"])
+        let section = reader.section(node, path: "data", keys: ["directory", "inMemory"])
         if let directory = overridden("HOMEGATE_DATA_DIRECTORY", fileString(section["directory"], "data.directory")) {
             if directory.value.isEmpty {
                 invalid(directory.location, "'data.directory' is empty", fix: "use e.g. /var/lib/homegate")
             } else {
                 data.directory = directory.value
             }
+        }
+        if let inMemory = reader.bool(section["inMemory"]?.value, "data.inMemory") {
+            data.inMemory = inMemory
         }
     }
 

@@ -64,9 +64,13 @@ public struct GatewayConfiguration: Sendable, Hashable {
     public struct DataSettings: Sendable, Hashable {
         /// The folder of the home database (`home.sqlite`).
         public var directory: String
+        /// Keep the home database in memory only: nothing survives a restart. For benchmarks (the
+        /// price of durability) and trials; the file is the default.
+        public var inMemory: Bool
 
-        public init(directory: String = "/var/lib/homegate") {
+        public init(directory: String = "/var/lib/homegate", inMemory: Bool = false) {
             self.directory = directory
+            self.inMemory = inMemory
         }
 
         /// The SQLite file of the home database.

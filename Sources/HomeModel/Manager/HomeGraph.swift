@@ -157,7 +157,7 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     static func accessoryIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.accessories.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+        guard let index = home.accessoryIndex(named: name) else {
             throw HomeError(.notFound, "The home '\(home.name)' has no accessory named '\(name)'.")
         }
         return index

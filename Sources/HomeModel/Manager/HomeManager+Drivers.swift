@@ -28,7 +28,7 @@ extension HomeManager {
         case .found(let accessory):
             let isNew = browserFound(accessory, driver: driver)
             if isInHome(accessory.id) {
-                commitReported { graph, events in
+                commitReported(accessory.id) { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
                         for characteristic in service.characteristics {
@@ -45,19 +45,20 @@ extension HomeManager {
         case .lost(let id):
             browserLost(id)
             if isInHome(id) {
-                commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+                commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
             } else {
                 publishEvents([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
             browserSetValue(value, id, service, characteristic)
-            commitReported { graph, events in
+            commitReported(id) { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             browserSetReachable(isReachable, id)
-            commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events) }
+            commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
+            }
         }
     }
 
@@ -75,6 +76,15 @@ extension HomeManager {
     /// Writes several values of one accessory together (admin or guest): all are validated first, then
     /// sent in one driver write; either all are recorded or none.
     public func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {
+        let (accessory, writes) = try resolveWrites(requests, home: home, account: account)
+        try await write(writes, to: accessory)
+    }
+
+    /// The accessory and the checked writes of `requests`. Synchronous, so no snapshot of the home
+    /// outlives it: one held across the driver call would make the commit copy the home's accessories.
+    private func resolveWrites(_ requests: [ActionRequest], home: String, account: String) throws(HomeError)
+        -> (Accessory, [CharacteristicWrite])
+    {
         guard !requests.isEmpty else { throw HomeError(.missingParameter, "No values to write.") }
         let snapshot = try self.home(home, account: account)
         var target: Accessory?
@@ -92,14 +102,14 @@ extension HomeManager {
             writes.append(CharacteristicWrite(service: service.id, characteristic: characteristic.type, value: value))
         }
         guard let accessory = target else { throw HomeError(.missingParameter, "No values to write.") }
-        try await write(writes, to: accessory)
+        return (accessory, writes)
     }
 
     private func write(_ writes: [CharacteristicWrite], to accessory: Accessory) async throws(HomeError) {
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
-        try commitChange { graph, events in
+        try commitChange(id) { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -151,7 +161,7 @@ extension HomeManager {
                     accessory: id, service: service.id, serviceName: service.name,
                     characteristic: characteristic.type, value: value))
         }
-        try commitChange { graph, events in
+        try commitChange(accessory.id) { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,
@@ -175,8 +185,7 @@ extension HomeManager {
     public func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
         -> [ActionResult]
     {
-        let snapshot = try self.home(home, account: account)
-        let actionSet = snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)]
+        let (homeID, actionSet) = try actionSet(named: name, home: home, account: account)
         var results: [ActionResult] = []
         for action in actionSet.actions {
             do throws(HomeError) {
@@ -196,12 +205,20 @@ extension HomeManager {
         }
         publishEvents([
             .didExecuteActionSet(
-                home: snapshot.id, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
+                home: homeID, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
         ])
         return results
     }
 
     // MARK: Helpers
+
+    /// The action set `name` names and its home's id; synchronous for the reason ``resolveWrites`` is.
+    private func actionSet(named name: String, home: String, account: String) throws(HomeError)
+        -> (HomeID, ActionSet)
+    {
+        let snapshot = try self.home(home, account: account)
+        return (snapshot.id, snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)])
+    }
 
     private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
         guard let current = currentAccessory(accessory.id), current.isReachable,

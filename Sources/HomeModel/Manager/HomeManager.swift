@@ -112,6 +112,20 @@ public actor HomeManager {
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
     public func allHomes() -> [Home] { graph.homes }
 
+    /// What a listener needs to render `event`: for a changed value, only that accessory's home cut
+    /// down to that one accessory; for anything else every home, as ``allHomes()``.
+    ///
+    /// A listener holding a whole home while the next value is committed would make the manager copy
+    /// the home's accessories for that commit.
+    public func homes(describing event: HomeEvent) -> [Home] {
+        guard case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event,
+            let (h, a) = graph.locate(accessory)
+        else { return graph.homes }
+        var home = graph.homes[h]
+        home.accessories = [home.accessories[a]]
+        return [home]
+    }
+
     /// The primary home; `nil` while there is no home.
     public var primaryHome: HomeID? { graph.primaryHome }
 
@@ -329,14 +343,36 @@ public actor HomeManager {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
 
-    func commitChange(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in change(&graph, &events) }
+    /// Commits a change that records only values and reachability of `accessory` (what drivers
+    /// report and writes confirm). Reachability is not stored, so only a changed value is written,
+    /// without comparing the homes; and the model is changed in place, restoring the accessory if the
+    /// save fails, so the cost of a value does not grow with the size of the home.
+    func commitChange(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void)
+        throws(HomeError)
+    {
+        let location = graph.locate(accessory)
+        let before = location.map { graph.homes[$0.home].accessories[$0.accessory] }
+        var events: [HomeEvent] = []
+        change(&graph, &events)
+        let valueChanged = events.contains {
+            if case .didUpdateValueForCharacteristic = $0 { true } else { false }
+        }
+        if valueChanged {
+            do {
+                try database.saveValues(of: [accessory], in: graph)
+            } catch {
+                if let location, let before { graph.homes[location.home].accessories[location.accessory] = before }
+                logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+                throw HomeDatabase.failure(error)
+            }
+        }
+        publish(events)
     }
 
     /// Commits what a driver reported; a storage failure is logged, as there is no caller to tell.
-    func commitReported(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+    func commitReported(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
         do throws(HomeError) {
-            try commitChange(change)
+            try commitChange(accessory, change)
         } catch {
             logger.error("Recording a driver update failed", metadata: ["error": "\(error)"])
         }

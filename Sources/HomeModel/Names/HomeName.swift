@@ -16,8 +16,37 @@ public enum HomeName {
     }
 
     /// Whether two names are the same name under HomeKit's comparison.
+    ///
+    /// Commands look names up by this on every message, so ASCII names (nearly all) are compared in
+    /// place; other names go through ``key(_:)``.
     public static func matches(_ lhs: String, _ rhs: String) -> Bool {
-        key(lhs) == key(rhs)
+        asciiMatches(lhs.utf8, rhs.utf8) ?? (key(lhs) == key(rhs))
+    }
+
+    /// `matches` for two ASCII names without allocating; nil when either is not ASCII.
+    private static func asciiMatches(_ lhs: String.UTF8View, _ rhs: String.UTF8View) -> Bool? {
+        var left = lhs.makeIterator()
+        var right = rhs.makeIterator()
+        while true {
+            let l = nextKeyByte(&left)
+            let r = nextKeyByte(&right)
+            if let l, l >= 0x80 { return nil }
+            if let r, r >= 0x80 { return nil }
+            if l != r { return false }
+            if l == nil { return true }
+        }
+    }
+
+    /// The next byte that counts for the key, lowercased: spaces and apostrophes are skipped.
+    private static func nextKeyByte(_ iterator: inout String.UTF8View.Iterator) -> UInt8? {
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "'"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return byte + 0x20
+            default: return byte
+            }
+        }
+        return nil
     }
 
     /// Checks a new name against the character rules; uniqueness is checked where the namespace is known.

@@ -22,7 +22,7 @@ public final class HomeDatabase: Sendable {
         return try HomeDatabase(writer: DatabasePool(path: path, configuration: configuration))
     }
 
-    /// A private in-memory database, for tests.
+    /// A private in-memory database: for tests, and for `data.inMemory` (nothing survives a restart).
     public static func inMemory() throws -> HomeDatabase {
         try HomeDatabase(writer: DatabaseQueue())
     }
@@ -216,8 +216,10 @@ public final class HomeDatabase: Sendable {
 
     /// Makes the database hold `new`, given that it holds `old`, in one transaction.
     ///
-    /// A home whose layout is unchanged only has its changed accessories' values rewritten; any other
-    /// changed home is rewritten whole, which keeps the mapping obviously right.
+    /// A home where only accessories changed (values, reachability, accessories added, removed,
+    /// renamed or moved) has just those accessories' rows written, so a value change or a new
+    /// accessory costs one row however big the home is; any other changed home is rewritten whole,
+    /// which keeps the mapping obviously right.
     func save(from old: HomeGraph, to new: HomeGraph) throws {
         guard old != new else { return }
         try writer.write { db in
@@ -229,13 +231,8 @@ public final class HomeDatabase: Sendable {
             for (position, home) in new.homes.enumerated() {
                 if let (oldPosition, oldHome) = before[home.id] {
                     if oldHome == home && oldPosition == position { continue }
-                    if oldPosition == position && oldHome.withoutValues == home.withoutValues {
-                        for accessory in home.accessories
-                        where oldHome.accessory(accessory.id)?.services != accessory.services {
-                            try AccessoryRecord
-                                .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
-                                .updateAll(db, AccessoryRecord.Columns.services.set(to: Self.json(accessory.services)))
-                        }
+                    if oldPosition == position && oldHome.withoutAccessories == home.withoutAccessories {
+                        try Self.saveAccessories(of: home, from: oldHome, db)
                         continue
                     }
                     try HomeRecord.deleteOne(db, key: home.id.rawValue)
@@ -243,6 +240,60 @@ public final class HomeDatabase: Sendable {
                 try Self.insert(home, position: position, db)
             }
         }
+    }
+
+    /// Writes the values of `accessories` as `graph` holds them: the save of a change that touched
+    /// nothing but values.
+    func saveValues(of accessories: Set<AccessoryID>, in graph: HomeGraph) throws {
+        try writer.write { db in
+            for id in accessories {
+                guard let (h, a) = graph.locate(id) else { continue }
+                try AccessoryRecord
+                    .filter(AccessoryRecord.Columns.id == id.rawValue)
+                    .updateAll(
+                        db, AccessoryRecord.Columns.services.set(to: Self.json(graph.homes[h].accessories[a].services)))
+            }
+        }
+    }
+
+    /// Writes the accessory rows of `home` that differ from `old`, the same home before the change.
+    private static func saveAccessories(of home: Home, from old: Home, _ db: Database) throws {
+        let samePlaces =
+            old.accessories.count == home.accessories.count
+            && zip(old.accessories, home.accessories).allSatisfy { $0.id == $1.id }
+        if !samePlaces {
+            let kept = Set(home.accessories.map(\.id))
+            for accessory in old.accessories where !kept.contains(accessory.id) {
+                try AccessoryRecord
+                    .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
+                    .filter(AccessoryRecord.Columns.homeID == home.id.rawValue)
+                    .deleteAll(db)
+            }
+        }
+        for (position, accessory) in home.accessories.enumerated() {
+            let previous = position < old.accessories.count ? old.accessories[position] : nil
+            if let previous, previous.id == accessory.id {
+                if previous == accessory { continue }
+                if previous.withoutValues == accessory.withoutValues {
+                    if previous.services != accessory.services {
+                        try AccessoryRecord
+                            .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
+                            .updateAll(db, AccessoryRecord.Columns.services.set(to: Self.json(accessory.services)))
+                    }
+                    continue
+                }
+            }
+            try record(of: accessory, in: home, position: position).save(db)
+        }
+    }
+
+    private static func record(of accessory: Accessory, in home: Home, position: Int) -> AccessoryRecord {
+        AccessoryRecord(
+            id: accessory.id.rawValue, homeID: home.id.rawValue,
+            roomID: (accessory.room ?? home.defaultRoom.id).rawValue, name: accessory.name,
+            category: accessory.category.rawValue, manufacturer: accessory.manufacturer, model: accessory.model,
+            bridgeID: accessory.bridge?.rawValue, bridgedIDs: accessory.bridgedAccessories.map(\.rawValue),
+            services: accessory.services, position: position)
     }
 
     private static func json(_ services: [Service]) throws -> String {
@@ -271,13 +322,7 @@ public final class HomeDatabase: Sendable {
             ).insert(db)
         }
         for (index, accessory) in home.accessories.enumerated() {
-            try AccessoryRecord(
-                id: accessory.id.rawValue, homeID: homeID,
-                roomID: (accessory.room ?? home.defaultRoom.id).rawValue, name: accessory.name,
-                category: accessory.category.rawValue, manufacturer: accessory.manufacturer, model: accessory.model,
-                bridgeID: accessory.bridge?.rawValue, bridgedIDs: accessory.bridgedAccessories.map(\.rawValue),
-                services: accessory.services, position: index
-            ).insert(db)
+            try record(of: accessory, in: home, position: index).insert(db)
         }
         for (index, actionSet) in home.actionSets.enumerated() {
             try ActionSetRecord(id: actionSet.id.rawValue, homeID: homeID, name: actionSet.name, position: index)
@@ -294,18 +339,26 @@ public final class HomeDatabase: Sendable {
 }
 
 extension Home {
-    /// The home with characteristic values and reachability blanked: what "the layout" means when
-    /// deciding whether a save must rewrite the home.
-    var withoutValues: Home {
+    /// The home without its accessories: what must be unchanged for a save to write only the
+    /// accessories' rows.
+    var withoutAccessories: Home {
         var home = self
-        for a in home.accessories.indices {
-            home.accessories[a].isReachable = false
-            for s in home.accessories[a].services.indices {
-                for c in home.accessories[a].services[s].characteristics.indices {
-                    home.accessories[a].services[s].characteristics[c].value = nil
-                }
+        home.accessories = []
+        return home
+    }
+}
+
+extension Accessory {
+    /// The accessory with characteristic values and reachability blanked: when only these changed, a
+    /// save rewrites just its services.
+    var withoutValues: Accessory {
+        var accessory = self
+        accessory.isReachable = false
+        for s in accessory.services.indices {
+            for c in accessory.services[s].characteristics.indices {
+                accessory.services[s].characteristics[c].value = nil
             }
         }
-        return home
+        return accessory
     }
 }

@@ -60,6 +60,7 @@ struct AccessoryRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 
     enum Columns {
         static let id = Column(CodingKeys.id)
+        static let homeID = Column(CodingKeys.homeID)
         static let services = Column(CodingKeys.services)
     }
 }

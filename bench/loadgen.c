@@ -1,0 +1,377 @@
+/*
+ * loadgen: drives a gateway (homegate or the floor) with characteristic writes and times each one
+ * until the gateway publishes the new state.
+ *
+ * The home it expects (bench/make-home.sh writes it): accessories "Switch 1" ... "Switch N" in rooms
+ * "Room 1", "Room 2", ... of ROOM_SIZE accessories each, in home HOME, each with service "Switch",
+ * characteristic "On". A write goes to  B/HOME/Room r/Switch k/Switch/On/set/ACCOUNT  and is answered
+ * on  B/HOME/Room r/Switch k/Switch/On . A gateway publishes a value only when it changes, so every
+ * write flips the accessory's last known value, and an accessory has at most one write in flight, so
+ * a state message is matched to its write without ambiguity.
+ *
+ * Modes (-m):
+ *   rate     COUNT writes at RATE per second (-R), round robin over the accessories
+ *   window   COUNT writes keeping WINDOW (-w) in flight: the maximum sustained throughput
+ *   startup  print "ready", then wait until the gateway published all N value topics (what the broker
+ *            held retained before does not count); prints when (CLOCK_REALTIME)
+ *   actionset  run action sets ACTION_ON / ACTION_OFF (-a, -A) COUNT times, timing until all of the
+ *            first FIFTY (-F) switches published their new value
+ * Prints one JSON object on stdout.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <mosquitto.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct accessory {
+    int value;         /* last value the gateway published: 0, 1, or -1 before any is known */
+    int expected;      /* the value a write in flight waits for, or -1 when none is in flight */
+    bool live;         /* a state arrived since subscribing (not one the broker had retained) */
+    struct timespec sent;
+};
+
+static struct {
+    const char *host, *base, *home, *account, *mode, *action_on, *action_off;
+    int port, accessories, room_size, qos, count, window, fifty;
+    double rate, timeout;
+} options = {
+    .host = "127.0.0.1", .base = "homegate", .home = "Bench", .account = "owner", .mode = "rate",
+    .action_on = "Fifty On", .action_off = "Fifty Off",
+    .port = 1883, .accessories = 1000, .room_size = 20, .qos = 1, .count = 10000, .window = 100, .fifty = 50,
+    .rate = 1000, .timeout = 5,
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static struct accessory *accessories;
+static double *latencies;          /* milliseconds, one per answered write */
+static int answered, in_flight, unexpected, retained_seen, live_seen, subscribed;
+static struct timespec last_answer, last_retained;
+
+static double seconds_between(struct timespec from, struct timespec to)
+{
+    return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_nsec - from.tv_nsec) / 1e9;
+}
+
+static struct timespec now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t;
+}
+
+static void topic_of(char *buffer, size_t size, int index, const char *suffix)
+{
+    snprintf(buffer, size, "%s/%s/Room %d/Switch %d/Switch/On%s", options.base, options.home,
+             index / options.room_size + 1, index + 1, suffix);
+}
+
+/* The accessory index of a value topic ".../Switch <k>/Switch/On", or -1. */
+static int index_of(const char *topic)
+{
+    const char *level = strstr(topic, "/Switch ");
+    if (!level) return -1;
+    int number = atoi(level + 8);
+    return number >= 1 && number <= options.accessories ? number - 1 : -1;
+}
+
+static void on_connect(struct mosquitto *mosq, void *context, int rc)
+{
+    (void)context;
+    if (rc != 0) {
+        fprintf(stderr, "loadgen: connection refused: %s\n", mosquitto_connack_string(rc));
+        return;
+    }
+    char filter[512];
+    snprintf(filter, sizeof filter, "%s/%s/+/+/Switch/On", options.base, options.home);
+    mosquitto_subscribe(mosq, NULL, filter, options.qos);
+}
+
+static void on_subscribe(struct mosquitto *mosq, void *context, int mid, int count, const int *granted)
+{
+    (void)mosq, (void)context, (void)mid, (void)count, (void)granted;
+    pthread_mutex_lock(&lock);
+    subscribed = 1;
+    last_retained = now();
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_message(struct mosquitto *mosq, void *context, const struct mosquitto_message *message)
+{
+    (void)mosq, (void)context;
+    int index = index_of(message->topic);
+    if (index < 0 || message->payloadlen == 0) return;
+    int value = message->payloadlen == 4 && memcmp(message->payload, "true", 4) == 0;
+    struct timespec arrival = now();
+    pthread_mutex_lock(&lock);
+    struct accessory *accessory = &accessories[index];
+    if (message->retain) {
+        /* Retained messages come right after subscribing: the values the broker holds. */
+        if (accessory->value < 0) retained_seen++;
+        accessory->value = value;
+        last_retained = arrival;
+    } else {
+        if (!accessory->live) live_seen++;
+        accessory->live = true;
+        accessory->value = value;
+        if (accessory->expected == value) {
+            latencies[answered++] = seconds_between(accessory->sent, arrival) * 1000;
+            accessory->expected = -1;
+            in_flight--;
+            last_answer = arrival;
+        } else {
+            unexpected++;
+        }
+    }
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Waits on `changed` for at most `seconds`; returns false on timeout. Called with `lock` held. */
+static bool wait_changed(double seconds)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    long long ns = deadline.tv_nsec + (long long)(seconds * 1e9);
+    deadline.tv_sec += ns / 1000000000;
+    deadline.tv_nsec = ns % 1000000000;
+    return pthread_cond_timedwait(&changed, &lock, &deadline) != ETIMEDOUT;
+}
+
+/* Sends one write that flips the next accessory without a write in flight. Called with `lock` held. */
+static int cursor;
+static void send_write(struct mosquitto *mosq)
+{
+    while (accessories[cursor].expected >= 0) cursor = (cursor + 1) % options.accessories;
+    struct accessory *accessory = &accessories[cursor];
+    int target = accessory->value == 1 ? 0 : 1;
+    char topic[512];
+    char suffix[128];
+    snprintf(suffix, sizeof suffix, "/set/%s", options.account);
+    topic_of(topic, sizeof topic, cursor, suffix);
+    accessory->expected = target;
+    accessory->sent = now();
+    in_flight++;
+    const char *payload = target ? "true" : "false";
+    mosquitto_publish(mosq, NULL, topic, (int)strlen(payload), payload, options.qos, false);
+    cursor = (cursor + 1) % options.accessories;
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(double p)
+{
+    if (answered == 0) return 0;
+    int index = (int)(p * (answered - 1) + 0.5);
+    return latencies[index];
+}
+
+static void print_latencies(const char *mode, int sent, double elapsed)
+{
+    qsort(latencies, answered, sizeof *latencies, compare);
+    printf("{\"mode\":\"%s\",\"qos\":%d,\"sent\":%d,\"answered\":%d,\"lost\":%d,\"unexpected\":%d,"
+           "\"elapsed_s\":%.3f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
+           "\"max_ms\":%.3f}\n",
+           mode, options.qos, sent, answered, in_flight, unexpected, elapsed,
+           elapsed > 0 ? answered / elapsed : 0, percentile(0.5), percentile(0.9), percentile(0.99),
+           answered ? latencies[answered - 1] : 0);
+}
+
+/* After the last write: waits until every write is answered or `timeout` passed without an answer. */
+static void drain(void)
+{
+    while (in_flight > 0) {
+        if (!wait_changed(options.timeout) && in_flight > 0) {
+            struct timespec t = now();
+            if (seconds_between(last_answer, t) >= options.timeout) break;
+        }
+    }
+}
+
+static void run_rate(struct mosquitto *mosq)
+{
+    struct timespec start = now();
+    for (int i = 0; i < options.count; i++) {
+        double due = i / options.rate;
+        for (;;) {
+            double late = seconds_between(start, now()) - due;
+            if (late >= 0) break;
+            pthread_mutex_unlock(&lock);
+            struct timespec pause = { 0, (long)(-late * 1e9) };
+            nanosleep(&pause, NULL);
+            pthread_mutex_lock(&lock);
+        }
+        while (in_flight >= options.accessories) wait_changed(0.1);
+        send_write(mosq);
+    }
+    double sending = seconds_between(start, now());
+    last_answer = now();
+    drain();
+    print_latencies("rate", options.count, sending);
+}
+
+static void run_window(struct mosquitto *mosq)
+{
+    struct timespec start = now();
+    last_answer = start;
+    for (int i = 0; i < options.count; i++) {
+        while (in_flight >= options.window) {
+            if (!wait_changed(options.timeout) && seconds_between(last_answer, now()) >= options.timeout) {
+                goto done;
+            }
+        }
+        send_write(mosq);
+    }
+    drain();
+done:;
+    double elapsed = seconds_between(start, last_answer);
+    print_latencies("window", options.count, elapsed);
+}
+
+static void run_startup(void)
+{
+    printf("ready\n");
+    fflush(stdout);
+    while (live_seen < options.accessories) {
+        if (!wait_changed(options.timeout * 12)) break;
+    }
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    printf("{\"mode\":\"startup\",\"topics\":%d,\"done_ns\":%lld}\n", live_seen,
+           (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec);
+}
+
+static void run_actionset(struct mosquitto *mosq)
+{
+    int fifty = options.fifty < options.accessories ? options.fifty : options.accessories;
+    double *times = calloc(options.count, sizeof *times);
+    int measured = 0, lost = 0;
+    char topic[512];
+    /* Run 0 switches them all on unmeasured, so every measured run changes all of them. */
+    for (int run = 0; run <= options.count; run++) {
+        int target = run % 2 == 0;
+        for (int i = 0; i < fifty; i++) {
+            if (accessories[i].value != target) {
+                accessories[i].expected = target;
+                in_flight++;
+            }
+        }
+        snprintf(topic, sizeof topic, "%s/%s/$actionsets/%s/$run/%s", options.base, options.home,
+                 target ? options.action_on : options.action_off, options.account);
+        struct timespec start = now();
+        for (int i = 0; i < fifty; i++) accessories[i].sent = start;
+        answered = 0;
+        last_answer = start;
+        mosquitto_publish(mosq, NULL, topic, 0, NULL, options.qos, false);
+        drain();
+        if (run > 0) {
+            lost += in_flight;
+            times[measured++] = seconds_between(start, last_answer) * 1000;
+        }
+        for (int i = 0; i < fifty; i++) accessories[i].expected = -1;
+        in_flight = 0;
+    }
+    qsort(times, measured, sizeof *times, compare);
+    printf("{\"mode\":\"actionset\",\"writes\":%d,\"runs\":%d,\"lost\":%d,\"p50_ms\":%.3f,\"max_ms\":%.3f}\n",
+           fifty, measured, lost, measured ? times[measured / 2] : 0, measured ? times[measured - 1] : 0);
+    free(times);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: loadgen [-h host] [-p port] [-b base] [-H home] [-u account] [-n accessories]\n"
+            "               [-r room size] [-q qos] [-m rate|window|startup|actionset] [-R rate]\n"
+            "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int option;
+    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:")) != -1) {
+        switch (option) {
+        case 'h': options.host = optarg; break;
+        case 'p': options.port = atoi(optarg); break;
+        case 'b': options.base = optarg; break;
+        case 'H': options.home = optarg; break;
+        case 'u': options.account = optarg; break;
+        case 'n': options.accessories = atoi(optarg); break;
+        case 'r': options.room_size = atoi(optarg); break;
+        case 'q': options.qos = atoi(optarg); break;
+        case 'm': options.mode = optarg; break;
+        case 'R': options.rate = atof(optarg); break;
+        case 'c': options.count = atoi(optarg); break;
+        case 'w': options.window = atoi(optarg); break;
+        case 't': options.timeout = atof(optarg); break;
+        case 'a': options.action_on = optarg; break;
+        case 'A': options.action_off = optarg; break;
+        case 'F': options.fifty = atoi(optarg); break;
+        default: usage();
+        }
+    }
+    if (options.accessories < 1 || options.room_size < 1 || options.count < 1 || options.window < 1) usage();
+
+    accessories = malloc(options.accessories * sizeof *accessories);
+    latencies = malloc((options.count > options.fifty ? options.count : options.fifty) * sizeof *latencies);
+    for (int i = 0; i < options.accessories; i++) accessories[i] = (struct accessory){ .value = -1, .expected = -1 };
+
+    mosquitto_lib_init();
+    char id[64];
+    snprintf(id, sizeof id, "homegate-loadgen-%d", getpid());
+    struct mosquitto *mosq = mosquitto_new(id, true, NULL);
+    if (!mosq) {
+        perror("loadgen: mosquitto_new");
+        return 1;
+    }
+    mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1);
+    /* The instrument must not be what limits the window: no client-side cap on QoS 1 in flight. */
+    mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, 65535);
+    mosquitto_connect_callback_set(mosq, on_connect);
+    mosquitto_subscribe_callback_set(mosq, on_subscribe);
+    mosquitto_message_callback_set(mosq, on_message);
+    int rc = mosquitto_connect(mosq, options.host, options.port, 30);
+    if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_loop_start(mosq);
+    if (rc != MOSQ_ERR_SUCCESS) {
+        fprintf(stderr, "loadgen: connect: %s\n", mosquitto_strerror(rc));
+        return 1;
+    }
+
+    pthread_mutex_lock(&lock);
+    while (!subscribed) {
+        if (!wait_changed(10)) {
+            fprintf(stderr, "loadgen: no SUBACK from the broker\n");
+            return 1;
+        }
+    }
+    if (strcmp(options.mode, "startup") == 0) {
+        run_startup();
+    } else {
+        /* Let the retained values arrive: all of them, or none for 300 ms. */
+        while (retained_seen < options.accessories && seconds_between(last_retained, now()) < 0.3) {
+            wait_changed(0.05);
+        }
+        if (strcmp(options.mode, "rate") == 0) run_rate(mosq);
+        else if (strcmp(options.mode, "window") == 0) run_window(mosq);
+        else if (strcmp(options.mode, "actionset") == 0) run_actionset(mosq);
+        else usage();
+    }
+    pthread_mutex_unlock(&lock);
+    fflush(stdout);
+    mosquitto_disconnect(mosq);
+    mosquitto_loop_stop(mosq, false);
+    mosquitto_destroy(mosq);
+    mosquitto_lib_cleanup();
+    return 0;
+}
