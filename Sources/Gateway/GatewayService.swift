@@ -29,12 +29,13 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
+    ///   - rateLimit: how many commands and requests one account may send; nil admits all.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         statistics: GatewayStatistics = GatewayStatistics(), accessKeeper: AccessKeeper? = nil, logger: Logger,
-        readBack: @escaping @Sendable () async throws -> Set<String>
+        rateLimit: RateLimit? = .standard, readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.manager = manager
         self.statistics = statistics
@@ -42,7 +43,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.client = client
         self.topics = topics
         self.logger = logger
-        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount)
+        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit)
         publisher = RetainedPublisher(
             client: client, topics: topics, statistics: statistics, logger: logger, readBack: readBack)
     }

@@ -39,7 +39,8 @@ struct GatewayApplication {
             } : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
-            statistics: statistics, accessKeeper: accessKeeper, logger: logger
+            statistics: statistics, accessKeeper: accessKeeper, logger: logger,
+            rateLimit: configuration.commands.rateLimit
         ) { [logger] in
             try await RetainedTopics.read(
                 under: "\(topics.base)/#", markerTopic: "\(topics.base)/$sync", using: readBackConfiguration,

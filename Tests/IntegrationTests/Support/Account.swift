@@ -45,11 +45,17 @@ struct Account {
 
     /// Publishes `payload` on `topic` asking for the answer, and returns the answer.
     func command(_ topic: String, _ payload: String = "") async throws -> JSON {
+        try await command(topic, bytes: Array(payload.utf8))
+    }
+
+    /// Publishes raw `bytes` on `topic` asking for the answer, and returns the answer.
+    func command(_ topic: String, bytes payload: [UInt8], within timeout: Duration = .seconds(15)) async throws -> JSON
+    {
         let correlation = Array(UUID().uuidString.utf8)
         try await client.publish(
-            topic, payload, qos: .atLeastOnce,
+            topic, payload: payload, qos: .atLeastOnce,
             properties: MQTTProperties(responseTopic: answers, correlationData: correlation))
-        let answer = try await inbox.next("answer to \(topic)") {
+        let answer = try await inbox.next(within: timeout, "answer to \(topic)") {
             $0.topic == answers && $0.properties.correlationData == correlation
         }
         return try JSON.parse(answer.payload)
