@@ -28,6 +28,7 @@ struct GatewayApplication {
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.retryInitialConnection = true
+        mqtt.keepGatewaySession()
         let client = try MQTTClient(mqtt, logger: logger)
         let readBackConfiguration = mqtt
         let statistics = GatewayStatistics()
