@@ -100,7 +100,7 @@ extension HomeManager {
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
-        try commitChange { graph, events in
+        commitDeviceState { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -152,7 +152,7 @@ extension HomeManager {
                     accessory: id, service: service.id, serviceName: service.name,
                     characteristic: characteristic.type, value: value))
         }
-        try commitChange { graph, events in
+        commitDeviceState { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,

@@ -9,6 +9,9 @@ import Logging
 /// handed out (``Home``, ``Accessory``, ...) are values.
 public actor HomeManager {
     private var graph: HomeGraph
+    /// The graph as the database holds it, while device state (values, reachability) that could not
+    /// be saved is ahead of it in `graph`; nil when the database holds `graph`.
+    private var onDisk: HomeGraph?
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
@@ -61,6 +64,7 @@ public actor HomeManager {
             }
         }
         graph = reloaded
+        onDisk = nil
         publish([.homeManagerDidUpdateHomes])
     }
 
@@ -83,14 +87,35 @@ public actor HomeManager {
         var events: [HomeEvent] = []
         let result = try change(&next, &events)
         do {
-            try database.save(from: graph, to: next)
+            try database.save(from: onDisk ?? graph, to: next)
         } catch {
             logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
             throw HomeError(.unexpectedError, "The change could not be saved: \(error)")
         }
+        onDisk = nil
         graph = next
         publish(events)
         return result
+    }
+
+    /// Records what a device did or reported (values, reachability). The device has already acted, so
+    /// the change is kept and announced even when the database cannot be written (a full disk): the
+    /// model stays true to the devices, and the next successful save writes it too.
+    func commitDeviceState(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+        var next = graph
+        var events: [HomeEvent] = []
+        change(&next, &events)
+        do {
+            try database.save(from: onDisk ?? graph, to: next)
+            onDisk = nil
+        } catch {
+            logger.warning(
+                "Device state is kept in memory only: the home database could not be written",
+                metadata: ["error": "\(error)"])
+            if onDisk == nil { onDisk = graph }
+        }
+        graph = next
+        publish(events)
     }
 
     // MARK: Snapshots
@@ -329,16 +354,8 @@ public actor HomeManager {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
 
-    func commitChange(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in change(&graph, &events) }
-    }
-
-    /// Commits what a driver reported; a storage failure is logged, as there is no caller to tell.
+    /// Commits what a driver reported; there is no caller to tell when the database fails.
     func commitReported(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
-        do throws(HomeError) {
-            try commitChange(change)
-        } catch {
-            logger.error("Recording a driver update failed", metadata: ["error": "\(error)"])
-        }
+        commitDeviceState(change)
     }
 }
