@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DEMO_PORT ?= 1883
 
-.PHONY: all deps build lint test demo bench clean
+.PHONY: all deps build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
 
 all: build
 
@@ -15,10 +15,35 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
-## Installs what is missing, builds, and runs the whole test suite against real mosquitto brokers.
+## Installs what is missing, builds, and runs the whole test suite against real mosquitto brokers,
+## the fuzz corpora as regression tests, and each fuzz target for FUZZ_SECONDS.
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) fuzz-replay fuzz-short
+
+FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS ?= 600
+FUZZ_TARGETS = fuzz-topics fuzz-payload fuzz-config
+
+## Runs the committed corpora (and saved crashes) through the normal build of each fuzz target.
+fuzz-replay:
+	$(SWIFT) build $(addprefix --product ,$(FUZZ_TARGETS))
+	for target in topics payload config; do "$$($(SWIFT) build --show-bin-path)/fuzz-$$target" Fuzz/corpus/$$target || exit 1; done
+
+## Builds the fuzz targets with libFuzzer and AddressSanitizer in their own scratch folder.
+fuzz-build:
+	for target in $(FUZZ_TARGETS); do \
+		$(SWIFT) build --scratch-path .build-fuzz --product $$target -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING || exit 1; \
+	done
+
+## A bounded fuzz run (FUZZ_SECONDS per target), part of `make test`.
+fuzz-short: fuzz-build
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## The long fuzz run (FUZZ_LONG_SECONDS per target, 10 minutes by default); not run by CI.
+fuzz: fuzz-build
+	scripts/fuzz.sh $(FUZZ_LONG_SECONDS)
 
 ## Installs what is missing, builds, and starts a loopback broker with the gateway connected to it.
 demo: build
@@ -37,4 +62,4 @@ bench/out/%: bench/%.c
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libmosquitto) -lpthread
 
 clean:
-	rm -rf .build .homegate-demo bench/out
+	rm -rf .build .build-fuzz .homegate-demo bench/out

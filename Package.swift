@@ -121,6 +121,31 @@ let package = Package(
             dependencies: ["Accessories", "HomeModel"],
             swiftSettings: swiftSettings
         ),
+        .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["CFuzzer"],
+            path: "Fuzz/Support",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "fuzz-topics",
+            dependencies: ["FuzzSupport", "Gateway"],
+            path: "Fuzz/Topics",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "fuzz-payload",
+            dependencies: ["FuzzSupport", "Gateway", "HomeModel", "Accessories", "MQTT"],
+            path: "Fuzz/Payload",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "fuzz-config",
+            dependencies: ["FuzzSupport", "Gateway", "Accessories"],
+            path: "Fuzz/Config",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "crash-writer",
             dependencies: ["HomeModel"],

@@ -32,12 +32,14 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
     ///   - homeAssistant: announce the homes to Home Assistant (MQTT discovery), and again whenever
     ///     it says `online` on its status topic.
+    ///   - rateLimit: how many commands and requests one account may send; nil admits all.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
-        accessKeeper: AccessKeeper? = nil, logger: Logger, readBack: @escaping @Sendable () async throws -> Set<String>
+        accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
+        readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.manager = manager
         self.homeAssistant = homeAssistant
@@ -46,7 +48,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.client = client
         self.topics = topics
         self.logger = logger
-        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount)
+        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit)
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
             readBack: readBack)

@@ -1,3 +1,4 @@
+import Accessories
 import ArgumentParser
 import Foundation
 import Gateway
@@ -49,7 +50,29 @@ struct ConfigOptions: ParsableArguments {
         } catch {
             throw ValidationError("--base-topic: \(error)")
         }
+        try checkTogether(configuration)
         return configuration
+    }
+
+    /// Reads the demo-home file the config names and checks the settings that only together can
+    /// be wrong; prints every problem with file, line and fix and ends with exit code 1.
+    private func checkTogether(_ configuration: GatewayConfiguration) throws {
+        var problems: [ConfigurationError] = []
+        var demoHome: DemoHome?
+        if let file = configuration.accessories.virtual {
+            do {
+                demoHome = try DemoHomeLoading.load(file: file)
+            } catch {
+                problems += error.errors
+            }
+        }
+        let file = config ?? "(defaults)"
+        let yaml = config.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        problems += configuration.consistencyProblems(file: file, yaml: yaml, demoHome: demoHome)
+        guard problems.isEmpty else {
+            printError(ConfigurationErrors(problems).description)
+            throw ExitCode.failure
+        }
     }
 }
 

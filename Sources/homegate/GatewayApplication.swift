@@ -24,6 +24,7 @@ struct GatewayApplication {
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.retryInitialConnection = true
+        mqtt.keepGatewaySession()
         let client = try MQTTClient(mqtt, logger: logger)
         let readBackConfiguration = mqtt
         let statistics = GatewayStatistics()
@@ -36,7 +37,8 @@ struct GatewayApplication {
         let homeAssistant = configuration.homeAssistantDiscovery
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
-            homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger
+            homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,
+            rateLimit: configuration.commands.rateLimit
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),

@@ -68,4 +68,83 @@ struct CommandRouterTests {
         #expect(handling.answer?.topic == "homegate/$response/guest")
         await manager.shutdown()
     }
+
+    @Test(
+        "topics that MQTT brokers would not deliver are still refused: control characters, wildcards",
+        arguments: [
+            "homegate/Main House/Living Room/Floor\u{07}Lamp/Lightbulb/On/set/guest",
+            "homegate/Main House/Living Room/Floor Lamp/Light\u{0}bulb/On/set/guest",
+            "homegate/Main House/Living Room/Floor Lamp/Lightbulb/+/set/guest",
+            "homegate/Main House/#/Floor Lamp/$identify/guest",
+        ])
+    func unspeakableTopics(topic: String) async throws {
+        let (router, manager) = try await router(defaultAccount: nil)
+        let handling = await router.handle(MQTTMessage(topic: topic, payload: Array("true".utf8)))
+        #expect(handling.outcome == .failed(code: "invalidParameter"))
+        #expect(handling.answer?.topic == "homegate/$response/guest")
+        #expect(try await lampValue(manager) == .bool(false))
+        await manager.shutdown()
+    }
+
+    @Test("a malformed command topic is answered to the account that ends it")
+    func malformedTopicAnswered() async throws {
+        let (router, manager) = try await router(defaultAccount: nil)
+        let handling = await router.handle(
+            MQTTMessage(topic: "homegate/Main House/Living Room/Floor Lamp/$set/x/set/guest", payload: Array("{}".utf8))
+        )
+        #expect(handling.outcome == .failed(code: "invalidParameter"))
+        #expect(handling.answer?.topic == "homegate/$response/guest")
+        #expect(handling.answer?.payload["message"]?.stringValue?.contains("too many") == true)
+        await manager.shutdown()
+    }
+
+    @Test("an account over its rate is refused tooManyRequests; others are not")
+    func rateLimited() async throws {
+        let demo = try DemoHome.load(contentsOf: Self.demoHome)
+        let manager = try HomeManager(database: .inMemory())
+        try await manager.attach(demo.makeDriver())
+        try await demo.seed(manager)
+        let router = CommandRouter(
+            manager: manager, topics: Topics(), defaultAccount: nil, rateLimit: RateLimit(perSecond: 0.001, burst: 3))
+        var outcomes: [Handling.Outcome] = []
+        for _ in 0..<5 {
+            outcomes.append(
+                await router.handle(MQTTMessage(topic: "\(Self.lampOn)/guest", payload: Array("true".utf8))).outcome)
+        }
+        #expect(
+            outcomes == [.succeeded, .succeeded, .succeeded]
+                + Array(repeating: .failed(code: "tooManyRequests"), count: 2))
+        let owner = await router.handle(MQTTMessage(topic: "\(Self.lampOn)/owner", payload: Array("false".utf8)))
+        #expect(owner.outcome == .succeeded)
+        #expect(try await lampValue(manager) == .bool(false), "the refused commands did nothing")
+        await manager.shutdown()
+    }
+}
+
+@Suite("Rate limiter")
+struct RateLimiterTests {
+    @Test("a bucket per account: burst at once, then the rate, refilled over time")
+    func tokenBucket() {
+        let limiter = RateLimiter(RateLimit(perSecond: 10, burst: 5))
+        let start = ContinuousClock.now
+        #expect((0..<5).allSatisfy { _ in limiter.admit("a", at: start) })
+        #expect(!limiter.admit("a", at: start))
+        #expect(limiter.admit("b", at: start), "another account has its own bucket")
+        #expect(limiter.retryAfter("a", at: start) == .milliseconds(100))
+        #expect(limiter.admit("a", at: start + .milliseconds(100)))
+        #expect(!limiter.admit("a", at: start + .milliseconds(150)))
+        #expect(
+            (0..<5).allSatisfy { _ in limiter.admit("a", at: start + .seconds(10)) }, "refills to the burst, no more")
+        #expect(!limiter.admit("a", at: start + .seconds(10)))
+    }
+
+    @Test("made-up account names do not grow memory without bound")
+    func boundedAccounts() {
+        let limiter = RateLimiter(RateLimit(perSecond: 1000, burst: 1), retainedAccounts: 100)
+        let start = ContinuousClock.now
+        for index in 0..<10_000 {
+            _ = limiter.admit("account\(index)", at: start + .milliseconds(index))
+        }
+        #expect(limiter.knownAccounts <= 101)
+    }
 }

@@ -38,12 +38,18 @@ public struct CommandRouter: Sendable {
     public let defaultAccount: String?
     /// The largest payload accepted; bigger ones are refused unread.
     public let maximumPayloadSize: Int
+    /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
+    public let rateLimiter: RateLimiter?
 
-    public init(manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536) {
+    public init(
+        manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536,
+        rateLimit: RateLimit? = .standard
+    ) {
         self.manager = manager
         self.topics = topics
         self.defaultAccount = defaultAccount
         self.maximumPayloadSize = maximumPayloadSize
+        rateLimiter = rateLimit.map { RateLimiter($0) }
     }
 
     /// Handles one message from the broker: runs the command it carries and says what to answer.
@@ -60,13 +66,16 @@ public struct CommandRouter: Sendable {
             let failure = HomeError(.invalidParameter, "Malformed command topic: \(error).")
             return Handling(
                 outcome: .failed(code: failure.code.name),
-                answer: answer(to: message, account: nil, id: .null, result: .failure(failure)))
+                answer: answer(
+                    to: message, account: topics.sender(ofMalformed: message.topic), id: .null,
+                    result: .failure(failure)))
         }
         let account = command.account ?? defaultAccount
         var id = JSON.null
         let result: Result<JSON?, HomeError>
         if let account {
             do throws(HomeError) {
+                if let rateLimiter, !rateLimiter.admit(account) { throw RateLimiter.refusal(account, rateLimiter) }
                 guard message.payload.count <= maximumPayloadSize else {
                     throw HomeError(
                         .invalidParameter,
@@ -80,15 +89,12 @@ public struct CommandRouter: Sendable {
                     result = .success(try await perform(command, payload: message.payload, account: account))
                 }
             } catch {
-                // A home is none of a non-member's business: its commands go unanswered, and its
-                // requests learn no more than that there is no such home for it.
+                // A home is none of a non-member's business: its commands and requests learn no more
+                // than that there is no such home for it, in the words used for a home that does not exist.
                 if error.code == .insufficientPrivileges, let home = command.home(body: requestBody(message)),
                     await !isMember(account, of: home)
                 {
-                    if !command.isRequest {
-                        return Handling(outcome: .failed(code: error.code.name), answer: nil)
-                    }
-                    result = .failure(HomeError(.notFound, "No home '\(home)'."))
+                    result = .failure(HomeError(.notFound, "There is no home named '\(home)'."))
                 } else {
                     result = .failure(error)
                 }
@@ -180,6 +186,9 @@ public struct CommandRouter: Sendable {
             }
             var requests: [ActionRequest] = []
             for (serviceName, values) in services {
+                guard accessory.services.contains(where: { HomeName.matches($0.name, serviceName) }) else {
+                    throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
+                }
                 guard case .object(let characteristics) = values else {
                     throw HomeError(
                         .invalidParameter, "The value of \"\(serviceName)\" must be an object of characteristics.")
@@ -195,6 +204,7 @@ public struct CommandRouter: Sendable {
                                 fromJSON: json, for: characteristic.metadata, type: characteristic.type)))
                 }
             }
+            guard !requests.isEmpty else { throw HomeError(.missingParameter, "$set names no characteristic to set.") }
             try await manager.writeValues(requests, home: home, account: account)
             return nil
         case .setHomeAssistant(let path, let serviceName, _):

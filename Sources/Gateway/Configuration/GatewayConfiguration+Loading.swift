@@ -300,7 +300,7 @@ private struct Loader {
     }
 
     private mutating func readCommands(_ node: Node?, into commands: inout GatewayConfiguration.CommandSettings) {
-        let section = reader.section(node, path: "commands", keys: ["defaultAccount", "timeout"])
+        let section = reader.section(node, path: "commands", keys: ["defaultAccount", "timeout", "rateLimit"])
         if let node = section["defaultAccount"]?.value,
             let account = reader.optionalString(node, "commands.defaultAccount")
         {
@@ -322,6 +322,7 @@ private struct Loader {
                 commands.timeout = .milliseconds(Int64((timeout * 1000).rounded()))
             }
         }
+        if let entry = section["rateLimit"] { commands.rateLimit = reader.readRateLimit(entry) }
     }
 
     private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {

@@ -97,10 +97,15 @@ public struct GatewayConfiguration: Sendable, Hashable {
         /// How long a device may take to answer a write or read before the command fails with
         /// `operationTimedOut`.
         public var timeout: Duration
+        /// How many commands and requests one account may send; nil admits all.
+        public var rateLimit: RateLimit?
 
-        public init(defaultAccount: String? = nil, timeout: Duration = .seconds(10)) {
+        public init(
+            defaultAccount: String? = nil, timeout: Duration = .seconds(10), rateLimit: RateLimit? = .standard
+        ) {
             self.defaultAccount = defaultAccount
             self.timeout = timeout
+            self.rateLimit = rateLimit
         }
     }
 

@@ -52,6 +52,10 @@ public struct CharacteristicMetadata: Sendable, Hashable, Codable {
                 if case .float = value, let integer = value.intValue {
                     return try validate(.int(integer))
                 }
+                // A whole number too big for any integer: out of range, not of the wrong kind.
+                if case .float(let number) = value, number.isFinite, number.rounded() == number {
+                    try checkRange(number, natural: format.integerRange)
+                }
                 throw typeError(value)
             }
             try checkRange(Double(integer), natural: format.integerRange)

@@ -30,6 +30,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
             case cannotRemoveNonBridgeAccessory
             case objectAlreadyAssociatedToHome
             case communicationFailure
+            case tooManyRequests
             case unexpectedError
         }
 
@@ -97,6 +98,9 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let objectAlreadyAssociatedToHome = Code(.objectAlreadyAssociatedToHome)
         /// The driver failed to talk to the accessory.
         public static let communicationFailure = Code(.communicationFailure)
+        /// The account sent more commands and requests than it may (the gateway's per-account rate
+        /// limit); nothing was done, the client may send again a little later.
+        public static let tooManyRequests = Code(.tooManyRequests)
         /// Something outside the rules failed (the database); nothing was changed.
         public static let unexpectedError = Code(.unexpectedError)
 

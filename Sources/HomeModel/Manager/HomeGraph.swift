@@ -56,7 +56,7 @@ struct HomeGraph: Sendable, Hashable {
     mutating func addHome(named name: String, account: String, userName: String?, events: inout [HomeEvent])
         throws(HomeError) -> Home
     {
-        guard !account.isEmpty else { throw HomeError(.missingParameter, "An account is required.") }
+        try AccountName.validate(account)
         try HomeName.validate(name)
         if let other = homes.first(where: { HomeName.matches($0.name, name) }) {
             throw HomeError(.homeWithSimilarNameExists, "A home named '\(other.name)' already exists.")
@@ -474,8 +474,14 @@ struct HomeGraph: Sendable, Hashable {
     ) throws(HomeError) -> User {
         let h = try homeIndex(homeName, account: account, .administrator)
         guard !newAccount.isEmpty else { throw HomeError(.missingParameter, "The new user's account is required.") }
+        try AccountName.validate(newAccount)
         guard !name.trimmingSpaces.isEmpty else {
             throw HomeError(.missingParameter, "The new user's name is required.")
+        }
+        guard name.count <= HomeName.maximumLength else {
+            throw HomeError(
+                .invalidParameter,
+                "The user's name is \(name.count) characters long; at most \(HomeName.maximumLength).")
         }
         if homes[h].users.contains(where: { $0.account == newAccount }) {
             throw HomeError(.alreadyExists, "That account is already a member of the home '\(homes[h].name)'.")

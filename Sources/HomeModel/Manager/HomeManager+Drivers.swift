@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 extension HomeManager {
     // MARK: Drivers
@@ -109,7 +110,7 @@ extension HomeManager {
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
-        try commitChange(id) { graph, events in
+        commitDeviceState(id) { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -161,7 +162,7 @@ extension HomeManager {
                     accessory: id, service: service.id, serviceName: service.name,
                     characteristic: characteristic.type, value: value))
         }
-        try commitChange(accessory.id) { graph, events in
+        commitDeviceState(accessory.id) { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,
@@ -230,29 +231,69 @@ extension HomeManager {
     }
 
     /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
+    /// The caller hears `operationTimedOut` when the time is up even if the driver ignores
+    /// cancellation: the request is cancelled and left to finish on its own, never waited for.
     private func callDriver<Value: Sendable>(
         _ accessory: Accessory, _ what: String,
         _ body: @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
         let timeout = driverTimeout
-        do {
-            return try await withThrowingTaskGroup(of: Value?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
+        let race = DriverRace<Value>()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, any Error>?, Never>) in
+                race.start(continuation)
+                let work = Task {
+                    do {
+                        race.finish(.success(try await body()))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let value = first else {
-                    throw HomeError(
-                        .operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    if race.finish(nil) { work.cancel() }
                 }
-                return value
             }
-        } catch let error as HomeError {
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
+        }
+        switch outcome {
+        case .success(let value)?:
+            return value
+        case nil:
+            throw HomeError(.operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
+        case .failure(let error as HomeError)?:
             throw error
-        } catch {
+        case .failure(let error)?:
             throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
         }
+    }
+}
+
+/// The first of a driver request and its timeout to finish; later finishers are ignored.
+private final class DriverRace<Value: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<Result<Value, any Error>?, Never>?, done: Bool)>(
+        (nil, false))
+
+    func start(_ continuation: CheckedContinuation<Result<Value, any Error>?, Never>) {
+        let early = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.continuation = continuation
+            return false
+        }
+        if early { continuation.resume(returning: .failure(CancellationError())) }
+    }
+
+    /// Resumes the waiting caller with `outcome` (nil: timed out); false when another came first.
+    @discardableResult
+    func finish(_ outcome: Result<Value, any Error>?) -> Bool {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<Value, any Error>?, Never>? in
+            guard !state.done else { return nil }
+            state.done = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: outcome)
+        return continuation != nil
     }
 }

@@ -9,6 +9,9 @@ import Logging
 /// handed out (``Home``, ``Accessory``, ...) are values.
 public actor HomeManager {
     private var graph: HomeGraph
+    /// Accessories whose values in `graph` are ahead of the database: a device acted or reported
+    /// while the database could not be written (a full disk). The next successful save writes them.
+    private var unsavedValues: Set<AccessoryID> = []
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
@@ -61,6 +64,7 @@ public actor HomeManager {
             }
         }
         graph = reloaded
+        unsavedValues = []
         publish([.homeManagerDidUpdateHomes])
     }
 
@@ -89,8 +93,38 @@ public actor HomeManager {
             throw HomeDatabase.failure(error)
         }
         graph = next
+        if !unsavedValues.isEmpty { saveValues(of: []) }
         publish(events)
         return result
+    }
+
+    /// Records what a device did or reported (values, reachability) of `accessory`, in place: only a
+    /// changed value is written (reachability is not stored), without comparing the homes, so the cost
+    /// does not grow with the size of the home. The device has already acted, so the change is kept
+    /// and announced even when the database cannot be written (a full disk): the model stays true to
+    /// the devices, and the next successful save writes it too.
+    func commitDeviceState(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+        var events: [HomeEvent] = []
+        change(&graph, &events)
+        let valueChanged = events.contains {
+            if case .didUpdateValueForCharacteristic = $0 { true } else { false }
+        }
+        if valueChanged || !unsavedValues.isEmpty { saveValues(of: valueChanged ? [accessory] : []) }
+        publish(events)
+    }
+
+    /// Writes the values of `accessories` and of every accessory still unsaved; what fails stays unsaved.
+    private func saveValues(of accessories: Set<AccessoryID>) {
+        let pending = unsavedValues.union(accessories)
+        do {
+            try database.saveValues(of: pending, in: graph)
+            unsavedValues = []
+        } catch {
+            logger.warning(
+                "Device state is kept in memory only: the home database could not be written",
+                metadata: ["error": "\(error)"])
+            unsavedValues = pending
+        }
     }
 
     // MARK: Snapshots
@@ -343,38 +377,8 @@ public actor HomeManager {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
 
-    /// Commits a change that records only values and reachability of `accessory` (what drivers
-    /// report and writes confirm). Reachability is not stored, so only a changed value is written,
-    /// without comparing the homes; and the model is changed in place, restoring the accessory if the
-    /// save fails, so the cost of a value does not grow with the size of the home.
-    func commitChange(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void)
-        throws(HomeError)
-    {
-        let location = graph.locate(accessory)
-        let before = location.map { graph.homes[$0.home].accessories[$0.accessory] }
-        var events: [HomeEvent] = []
-        change(&graph, &events)
-        let valueChanged = events.contains {
-            if case .didUpdateValueForCharacteristic = $0 { true } else { false }
-        }
-        if valueChanged {
-            do {
-                try database.saveValues(of: [accessory], in: graph)
-            } catch {
-                if let location, let before { graph.homes[location.home].accessories[location.accessory] = before }
-                logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
-                throw HomeDatabase.failure(error)
-            }
-        }
-        publish(events)
-    }
-
-    /// Commits what a driver reported; a storage failure is logged, as there is no caller to tell.
+    /// Commits what a driver reported about `accessory`; there is no caller to tell when the database fails.
     func commitReported(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
-        do throws(HomeError) {
-            try commitChange(accessory, change)
-        } catch {
-            logger.error("Recording a driver update failed", metadata: ["error": "\(error)"])
-        }
+        commitDeviceState(accessory, change)
     }
 }

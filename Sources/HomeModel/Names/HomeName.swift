@@ -10,6 +10,10 @@ public enum HomeName {
     /// It starts with `$`, which no valid name can, so it never collides with a room a user creates.
     public static let defaultRoom = "$default"
 
+    /// The longest name, in characters. Names become topic levels, and an MQTT topic holds at most
+    /// 65,535 bytes; 64 is more than any household needs.
+    public static let maximumLength = 64
+
     /// The key two names compare by: lowercased, without spaces and apostrophes.
     public static func key(_ name: String) -> String {
         String(name.lowercased().filter { !isSpace($0) && !isApostrophe($0) })
@@ -53,6 +57,12 @@ public enum HomeName {
     public static func validate(_ name: String) throws(HomeError) {
         guard !name.isEmpty else {
             throw HomeError(.missingParameter, "A name is required.")
+        }
+        guard name.count <= maximumLength else {
+            throw HomeError(
+                .invalidParameter,
+                "The name '\(name.prefix(20))…' is \(name.count) characters long; at most \(maximumLength) are allowed."
+            )
         }
         if let bad = name.first(where: { !isAllowed($0) }) {
             throw HomeError(

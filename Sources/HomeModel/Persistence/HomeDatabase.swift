@@ -16,6 +16,9 @@ public final class HomeDatabase: Sendable {
     /// Opens (creating if needed) the database file at `path` and migrates it.
     public static func open(atPath path: String) throws -> HomeDatabase {
         var configuration = Configuration()
+        // Another process may hold the file for a moment (a backup, `sqlite3`, a reader recovering the
+        // WAL after a crash): wait for it instead of failing to start.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }

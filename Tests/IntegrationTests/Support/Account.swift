@@ -21,13 +21,15 @@ struct Account {
     /// Connects as `name` (password = name) to a broker on 127.0.0.1:`port`, with answers below its
     /// own `B/$response/<name>/`, the only place the generated access rules let it read them.
     static func connect(
-        _ name: String, port: Int, version: MQTTConfiguration.ProtocolVersion = .v5
+        _ name: String, port: Int, version: MQTTConfiguration.ProtocolVersion = .v5,
+        configure: (inout MQTTConfiguration) -> Void = { _ in }
     ) async throws -> Account {
         var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
         configuration.username = name
         configuration.password = name
         configuration.protocolVersion = version
         configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        configure(&configuration)
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .critical
         let client = try MQTTClient(configuration, logger: logger)
@@ -35,7 +37,7 @@ struct Account {
         let answers = "homegate/$response/\(name)/\(UUID().uuidString.prefix(6))"
         do {
             try await client.connect()
-            if version == .v5 { try await client.subscribe(to: [answers]) }
+            if version == .v5 { try await client.subscribe(to: [answers], qos: .atLeastOnce) }
         } catch {
             await client.disconnect()
             throw error
@@ -48,9 +50,15 @@ struct Account {
     func command(_ topic: String, _ payload: String = "", within timeout: Duration = .seconds(15)) async throws
         -> JSON
     {
+        try await command(topic, bytes: Array(payload.utf8), within: timeout)
+    }
+
+    /// Publishes raw `bytes` on `topic` asking for the answer, and returns the answer.
+    func command(_ topic: String, bytes payload: [UInt8], within timeout: Duration = .seconds(15)) async throws -> JSON
+    {
         let correlation = Array(UUID().uuidString.utf8)
         try await client.publish(
-            topic, payload, qos: .atLeastOnce,
+            topic, payload: payload, qos: .atLeastOnce,
             properties: MQTTProperties(responseTopic: answers, correlationData: correlation))
         let answer = try await inbox.next(within: timeout, "answer to \(topic)") {
             $0.topic == answers && $0.properties.correlationData == correlation

@@ -122,6 +122,7 @@ func withGateway<T>(
         mqtt.password = gatewayAccount
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        mqtt.keepGatewaySession()
         let client = try MQTTClient(mqtt, logger: logger)
         let readBack = mqtt
         let statistics = GatewayStatistics()

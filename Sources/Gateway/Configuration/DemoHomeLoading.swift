@@ -1,0 +1,185 @@
+import Accessories
+import Foundation
+import HomeModel
+import Yams
+
+/// Reads a demo-home file (`accessories.virtual`) the way the config is read: every problem with
+/// the file, line and column and a fix, instead of a decoder's path.
+public enum DemoHomeLoading {
+    /// Loads and checks the file at `file`.
+    public static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
+        guard let data = FileManager.default.contents(atPath: file), let yaml = String(data: data, encoding: .utf8)
+        else {
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .unreadableFile, at: .wholeFile(file), "the demo-home file cannot be read as UTF-8 text",
+                    fix: "check 'accessories.virtual' and the file's permissions")
+            ])
+        }
+        return try parse(yaml: yaml, file: file)
+    }
+
+    /// Reads demo-home text; `file` names it in the problems.
+    public static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .syntax, at: .wholeFile(file), "invalid YAML: \(error)",
+                    fix: "check the indentation and quoting at that place")
+            ])
+        }
+        let home: DemoHome
+        do {
+            home = try DemoHome.parse(yaml)
+        } catch let error as DecodingError {
+            throw ConfigurationErrors([decodingProblem(error, root: root, file: file)])
+        } catch {
+            throw ConfigurationErrors([
+                ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: "compare with Config/demo-home.yml")
+            ])
+        }
+        let problems = DemoHomeRules(root: root, file: file).problems(home)
+        guard problems.isEmpty else { throw ConfigurationErrors(problems) }
+        return home
+    }
+
+    private static func decodingProblem(_ error: DecodingError, root: Node?, file: String) -> ConfigurationError {
+        let fix = "compare with Config/demo-home.yml, whose header lists every key"
+        switch error {
+        case .keyNotFound(let key, let context):
+            return ConfigurationError(
+                .invalidValue, at: location(context.codingPath, root: root, file: file),
+                "'\(dotted(context.codingPath))' has no '\(key.stringValue)'", fix: "add '\(key.stringValue):' there")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return ConfigurationError(
+                .wrongType, at: location(context.codingPath, root: root, file: file),
+                "'\(dotted(context.codingPath))': \(context.debugDescription)", fix: fix)
+        @unknown default:
+            return ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: fix)
+        }
+    }
+
+    /// `homes[0].administrator` for a coding path.
+    static func dotted(_ path: [any CodingKey]) -> String {
+        path.reduce(into: "") { text, key in
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+    }
+
+    /// The line of the deepest node the coding path reaches.
+    static func location(_ path: [any CodingKey], root: Node?, file: String) -> ConfigurationError.Location {
+        var node = root
+        var mark = root?.mark
+        for key in path {
+            if let index = key.intValue, let sequence = node?.sequence, index < sequence.count {
+                node = sequence[index]
+            } else if let child = node?.mapping?[key.stringValue] {
+                node = child
+            } else {
+                break
+            }
+            mark = node?.mark ?? mark
+        }
+        guard let mark else { return .wholeFile(file) }
+        return .file(file, line: mark.line, column: mark.column)
+    }
+}
+
+/// The rules a demo home must keep beyond its shape: names and accounts the model accepts, every
+/// device id known once, and every home with an administrator nobody else shadows, so that seeding
+/// cannot half-build a home or lock its administrator out.
+private struct DemoHomeRules {
+    let root: Node?
+    let file: String
+
+    func problems(_ home: DemoHome) -> [ConfigurationError] {
+        var problems: [ConfigurationError] = []
+        func report(_ path: [any CodingKey], _ message: String, fix: String) {
+            problems.append(
+                ConfigurationError(
+                    .invalidValue, at: DemoHomeLoading.location(path, root: root, file: file), message, fix: fix))
+        }
+        var ids: Set<String> = []
+        func visit(_ devices: [VirtualDeviceConfiguration], _ path: [any CodingKey]) {
+            for (index, device) in devices.enumerated() {
+                let here = path + [Key(index)]
+                if !ids.insert(device.id).inserted {
+                    report(
+                        here + [Key("id")], "the device id '\(device.id)' appears twice",
+                        fix: "give each device its own id")
+                }
+                visit(device.bridged, here + [Key("bridged")])
+            }
+        }
+        visit(home.devices, [Key("devices")])
+
+        for (h, seed) in home.homes.enumerated() {
+            let path: [any CodingKey] = [Key("homes"), Key(h)]
+            check(name: seed.name, path + [Key("name")], report)
+            var accounts: [String: String] = [:]
+            let users =
+                [(seed.administrator, path + [Key("administrator")])]
+                + (seed.guests ?? []).enumerated().map { ($0.element, path + [Key("guests"), Key($0.offset)]) }
+            for (user, userPath) in users {
+                do throws(HomeError) {
+                    try AccountName.validate(user.account)
+                } catch {
+                    report(userPath + [Key("account")], error.message, fix: "use the member's MQTT username")
+                }
+                if let earlier = accounts[user.account] {
+                    report(
+                        userPath + [Key("account")],
+                        "the account '\(user.account)' is already \(earlier) of '\(seed.name)'",
+                        fix: "list each account once; the administrator is not also a guest")
+                }
+                accounts[user.account] = accounts.isEmpty ? "the administrator" : "a guest"
+            }
+            for (r, room) in (seed.rooms ?? []).enumerated() {
+                check(name: room, path + [Key("rooms"), Key(r)], report)
+            }
+            for (a, accessory) in (seed.accessories ?? []).enumerated() where !ids.contains(accessory.id) {
+                report(
+                    path + [Key("accessories"), Key(a), Key("id")],
+                    "'\(accessory.id)' is not the id of any device in 'devices'", fix: "use an id from 'devices'")
+            }
+            for (a, accessory) in (seed.accessories ?? []).enumerated() {
+                if let room = accessory.room, !(seed.rooms ?? []).contains(where: { HomeName.matches($0, room) }) {
+                    report(
+                        path + [Key("accessories"), Key(a), Key("room")],
+                        "the room '\(room)' is not in the rooms of '\(seed.name)'",
+                        fix: "add it to 'rooms', or fix the name")
+                }
+            }
+        }
+        return problems
+    }
+
+    private func check(
+        name: String, _ path: [any CodingKey], _ report: ([any CodingKey], String, String) -> Void
+    ) {
+        do throws(HomeError) {
+            try HomeName.validate(name)
+        } catch {
+            report(path, error.message, "use letters, digits, spaces and apostrophes, starting with a letter or digit")
+        }
+    }
+}
+
+private struct Key: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(_ string: String) { stringValue = string }
+    init(_ index: Int) {
+        stringValue = "\(index)"
+        intValue = index
+    }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { self.init(intValue) }
+}
