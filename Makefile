@@ -41,6 +41,17 @@ fuzz-build:
 fuzz-short: fuzz-build
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
+SOAK_MINUTES ?= 10
+SOAK_RATE ?= 2000
+
+## The long runs CI does not run: the load soak (SOAK_MINUTES at SOAK_RATE commands/s over 1,000
+## accessories), the broker outage at 30 s, and 200 SIGKILLs. Figures go to .build/soak.txt.
+soak: build
+	$(SWIFT) build --build-tests
+	HOMEGATE_SOAK=1 HOMEGATE_SOAK_MINUTES=$(SOAK_MINUTES) HOMEGATE_SOAK_RATE=$(SOAK_RATE) \
+	HOMEGATE_OUTAGE_SECONDS=30 HOMEGATE_KILL_ROUNDS=200 \
+		$(SWIFT) test --skip-build --filter 'SoakTests|BrokerFaultTests|GatewayKillTests' 2>&1 | tee .build/soak.txt
+
 ## The long fuzz run (FUZZ_LONG_SECONDS per target, 10 minutes by default); not run by CI.
 fuzz: fuzz-build
 	scripts/fuzz.sh $(FUZZ_LONG_SECONDS)

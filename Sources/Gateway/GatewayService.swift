@@ -15,6 +15,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let accessKeeper: AccessKeeper?
     private let homeAssistant: HomeAssistantDiscovery?
     private let logger: Logger
+    private let admission = CommandAdmission()
 
     /// Keeps mosquitto's dynamic-security plugin in step with the homes' users.
     public struct AccessKeeper: Sendable {
@@ -140,8 +141,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     if message.payloadString == "online" { await publisher.reannounce() }
                     continue
                 }
+                let admitted = admission.enter()
                 group.addTask {
-                    let handling = await router.handle(message)
+                    defer { if admitted { admission.leave() } }
+                    let handling =
+                        admitted
+                        ? await router.handle(message) : router.refuseWhileBusy(message, limit: admission.limit)
                     statistics.handled(handling.outcome)
                     guard let answer = handling.answer else { return }
                     let properties =

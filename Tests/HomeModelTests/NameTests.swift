@@ -141,3 +141,20 @@ struct NameTests {
         #expect(home.accessory("lamp")?.room == home.rooms.first?.id)
     }
 }
+
+@Suite("Name matching: the ASCII fast path agrees with the full comparison")
+struct NameMatchingTests {
+    @Test(
+        "pairs of names",
+        arguments: [
+            ("Living Room", "living room", true), ("Living Room", "livingroom", true), ("Home1", "home 1", true),
+            ("O'Brien's Lamp", "obriens lamp", true), ("Light 12", "Light 123", false), ("Light 12", "Light 13", false),
+            ("Café", "cafe", false), ("Café", "CAFÉ", true), ("O’Brien", "obrien", true), ("obrien", "O’Brien", true),
+            ("Lamp", "Lamp’", true), ("Lamp", "Lamp x", false), ("", "", true), ("a", "", false),
+            ("\u{212A}elvin", "kelvin", true),
+        ])
+    func pairs(lhs: String, rhs: String, same: Bool) {
+        #expect(HomeName.matches(lhs, rhs) == same)
+        #expect(HomeName.matches(lhs, rhs) == (HomeName.key(lhs) == HomeName.key(rhs)))
+    }
+}

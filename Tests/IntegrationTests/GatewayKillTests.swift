@@ -49,7 +49,18 @@ struct GatewayKillTests {
                         }
                     }
                     restarted = true
-                    let owner = try await Self.connectWhenOnline(port: broker.port)
+                    let owner: Account
+                    do {
+                        owner = try await Self.connectWhenOnline(port: broker.port)
+                    } catch {
+                        let log =
+                            (try? String(contentsOfFile: "\(directory)/homegate-\(round).log", encoding: .utf8)) ?? ""
+                        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory).sorted()) ?? []
+                        Issue.record(
+                            "round \(round): running \(gateway.isRunning), status \(String(describing: gateway.exitStatus)), files \(files), log:\n\(log.suffix(3000))\nbroker:\n\(broker.log.suffix(1500))"
+                        )
+                        throw error
+                    }
 
                     // Changes flow until a random moment, then the process is killed mid-stream
                     let killAt = ContinuousClock.now + .milliseconds(Int.random(in: 50...400, using: &random))
@@ -142,9 +153,9 @@ struct GatewayKillTests {
     }
 
     /// Connects as owner once the gateway answers requests.
-    static func connectWhenOnline(port: Int) async throws -> Account {
+    static func connectWhenOnline(port: Int, within timeout: Duration = .seconds(20)) async throws -> Account {
         let owner = try await Account.connect("owner", port: port)
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if (try? await owner.command("homegate/$request/owner/homes", bytes: Array("{}".utf8), within: .seconds(1)))?
                 .isOK
@@ -154,6 +165,6 @@ struct GatewayKillTests {
             }
         }
         await owner.disconnect()
-        throw TimedOut("the gateway did not answer within 20 s")
+        throw TimedOut("the gateway did not answer within \(timeout)")
     }
 }

@@ -129,7 +129,7 @@ public struct CommandRouter: Sendable {
 
     // MARK: Answers
 
-    private func answer(to message: MQTTMessage, account: String?, id: JSON, result: Result<JSON?, HomeError>)
+    func answer(to message: MQTTMessage, account: String?, id: JSON, result: Result<JSON?, HomeError>)
         -> Answer?
     {
         var members: [(key: String, value: JSON)] = [("id", id)]
