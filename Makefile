@@ -48,7 +48,8 @@ SOAK_RATE ?= 2000
 ## accessories), the broker outage at 30 s, and 200 SIGKILLs. Figures go to .build/soak.txt.
 soak: build
 	$(SWIFT) build --build-tests
-	HOMEGATE_SOAK=1 HOMEGATE_SOAK_MINUTES=$(SOAK_MINUTES) HOMEGATE_SOAK_RATE=$(SOAK_RATE) \
+	$(SWIFT) build -c release --product homegate
+	HOMEGATE_EXECUTABLE="$$($(SWIFT) build -c release --show-bin-path)/homegate" HOMEGATE_SOAK=1 HOMEGATE_SOAK_MINUTES=$(SOAK_MINUTES) HOMEGATE_SOAK_RATE=$(SOAK_RATE) \
 	HOMEGATE_OUTAGE_SECONDS=30 HOMEGATE_KILL_ROUNDS=200 \
 		$(SWIFT) test --skip-build --filter 'SoakTests|BrokerFaultTests|GatewayKillTests' 2>&1 | tee .build/soak.txt
 

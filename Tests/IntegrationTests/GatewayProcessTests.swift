@@ -27,8 +27,10 @@ func runArguments(port: Int, clientID: String, directory: String, devices: Bool 
     return ["run", "--config", file]
 }
 
-/// The `homegate` executable built next to this test bundle.
+/// The `homegate` executable built next to this test bundle, or `HOMEGATE_EXECUTABLE` when set
+/// (`make soak` points it at the release build).
 func homegateExecutable() throws -> String {
+    if let chosen = ProcessInfo.processInfo.environment["HOMEGATE_EXECUTABLE"], !chosen.isEmpty { return chosen }
     let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let candidates = [buildFolder, buildFolder.deletingLastPathComponent()].map {
         $0.appendingPathComponent("homegate").path
