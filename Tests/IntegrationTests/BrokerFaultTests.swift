@@ -95,15 +95,9 @@ struct BrokerFaultTests {
     func brokerStoppedUnderLoad() async throws {
         try await withBroker(.init(persistence: true)) { broker in
             try await withTemporaryDirectory { directory in
-                let arguments = try runArguments(
-                    port: broker.port, clientID: "gateway-under-test", directory: directory, devices: true)
-                let gateway = try ChildProcess(
-                    try homegateExecutable(), arguments, outputFile: "\(directory)/homegate.log")
+                let (gateway, before) = try await Self.startGateway(on: broker, directory: directory)
                 defer { gateway.send(SIGKILL) }
                 let topics = Topics()
-                let demo = try await demoHomeRetainedTopics(topics)
-                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics) { demo }
-                let before = try await retainedTopicsOnBroker(port: broker.port, account: nil, topics: topics)
                 let startRSS = residentBytes(of: gateway.pid) ?? 0
 
                 // Given a client sending commands at 40 a second, with a session that survives the broker
@@ -156,15 +150,9 @@ struct BrokerFaultTests {
     func brokerKilledAndWiped() async throws {
         try await withBroker(.init(persistence: true)) { broker in
             try await withTemporaryDirectory { directory in
-                let arguments = try runArguments(
-                    port: broker.port, clientID: "gateway-under-test", directory: directory, devices: true)
-                let gateway = try ChildProcess(
-                    try homegateExecutable(), arguments, outputFile: "\(directory)/homegate.log")
+                let (gateway, before) = try await Self.startGateway(on: broker, directory: directory)
                 defer { gateway.send(SIGKILL) }
                 let topics = Topics()
-                let demo = try await demoHomeRetainedTopics(topics)
-                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics) { demo }
-                let before = try await retainedTopicsOnBroker(port: broker.port, account: nil, topics: topics)
 
                 await broker.kill()
                 for file in (try? FileManager.default.contentsOfDirectory(atPath: broker.directory)) ?? []
@@ -182,6 +170,25 @@ struct BrokerFaultTests {
                 )
                 #expect(gateway.isRunning)
             }
+        }
+    }
+
+    /// Starts `homegate run` on the demo home against `broker`, waits until the broker holds the
+    /// demo's retained view, and returns the process and the topics the broker holds.
+    private static func startGateway(on broker: MosquittoBroker, directory: String) async throws
+        -> (ChildProcess, Set<String>)
+    {
+        let arguments = try runArguments(
+            port: broker.port, clientID: "gateway-under-test", directory: directory, devices: true)
+        let gateway = try ChildProcess(try homegateExecutable(), arguments, outputFile: "\(directory)/homegate.log")
+        do {
+            let topics = Topics()
+            let demo = try await demoHomeRetainedTopics(topics)
+            try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics) { demo }
+            return (gateway, try await retainedTopicsOnBroker(port: broker.port, account: nil, topics: topics))
+        } catch {
+            gateway.send(SIGKILL)
+            throw error
         }
     }
 }

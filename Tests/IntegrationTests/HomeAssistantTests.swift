@@ -268,9 +268,7 @@ struct HomeAssistantTests {
                 lamp["command_topic"]
                     == .string("homegate/Main House/Office/Reading Lamp/Lightbulb/$ha/set/homeassistant"))
             try await renamed.send("living-lamp_main", #"{"state":"ON"}"#)
-            try await Self.waitUntil {
-                try await renamed.state("living-lamp_main", template: nil)?["state"] == .string("ON")
-            }
+            try await renamed.waitForState("living-lamp_main", template: nil) { $0?["state"] == .string("ON") }
             await renamed.disconnect()
 
             #expect(

@@ -73,18 +73,34 @@ struct Account {
         try await command("homegate/$request/\(name)/\(operation)", body, within: timeout)
     }
 
-    /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none). The
-    /// answer to a request marks the end of the retained copies (see `retainedMessages(under:)`).
+    /// The current retained payload of `topic`, as a fresh subscription sees it (nil if none).
     func retained(_ topic: String) async throws -> String? {
-        try await client.subscribe(to: [topic])
+        try await retainedCopies(subscribing: topic) { $0 == topic }.last?.payloadString
+    }
+
+    /// Every retained message under `filter` (a filter ending in `/#`) as a fresh subscription sees it.
+    func retainedMessages(under filter: String) async throws -> [(topic: String, payload: [UInt8])] {
+        let prefix = String(filter.dropLast())
+        return try await retainedCopies(subscribing: filter) { $0.hasPrefix(prefix) }
+            .filter { !$0.payload.isEmpty }.map { ($0.topic, $0.payload) }
+    }
+
+    /// Subscribes to `filter`, takes every message on a topic that `belongs` from the inbox and
+    /// returns the retained ones, then unsubscribes. The broker sends retained copies right after
+    /// its SUBACK; the answer to a request sent after that comes later on the same connection, so it
+    /// marks the end (and, unlike a marker topic of the test's own, the access rules let every
+    /// account use it).
+    private func retainedCopies(subscribing filter: String, belongs: @escaping @Sendable (String) -> Bool)
+        async throws -> [MQTTMessage]
+    {
+        try await client.subscribe(to: [filter])
         _ = try await request("homes")
-        var held: MQTTMessage?
-        while let message = try? await inbox.next(within: .zero, where: { $0.topic == topic }) {
-            if message.retain { held = message }
+        var held: [MQTTMessage] = []
+        while let message = try? await inbox.next(within: .zero, where: { belongs($0.topic) }) {
+            if message.retain { held.append(message) }
         }
-        try await client.unsubscribe(from: [topic])
-        _ = try? await inbox.next(within: .zero) { $0.topic == topic }
-        return held?.payloadString
+        try await client.unsubscribe(from: [filter])
+        return held
     }
 
     func disconnect() async { await client.disconnect() }

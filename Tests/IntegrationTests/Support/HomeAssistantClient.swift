@@ -63,14 +63,22 @@ struct HomeAssistantClient {
         _ objectID: String, topic topicKey: String = "state_topic", template templateKey: String? = "value_template",
         _ expected: JSON, within timeout: Duration = .seconds(10)
     ) async throws {
+        try await waitForState(objectID, topic: topicKey, template: templateKey, within: timeout) { $0 == expected }
+    }
+
+    /// Waits until the state read as in ``state(_:topic:template:)`` satisfies `isExpected`.
+    func waitForState(
+        _ objectID: String, topic topicKey: String = "state_topic", template templateKey: String? = "value_template",
+        within timeout: Duration = .seconds(10), until isExpected: (JSON?) -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
         var last: JSON?
         while ContinuousClock.now < deadline {
             last = try await state(objectID, topic: topicKey, template: templateKey)
-            if last == expected { return }
+            if isExpected(last) { return }
             try await Task.sleep(for: .milliseconds(30))
         }
-        throw TimedOut("\(objectID) \(topicKey) is \(last?.serialized ?? "nothing"), not \(expected.serialized)")
+        throw TimedOut("\(objectID) \(topicKey) is \(last?.serialized ?? "nothing"), not the state expected")
     }
 
     /// `{{ value_json.<field> }}` applied to `json`.
@@ -87,24 +95,4 @@ struct HomeAssistantClient {
     }
 
     func disconnect() async { await account.disconnect() }
-}
-
-extension Account {
-    /// Every retained message under `filter` (a filter ending in `/#`) as a fresh subscription sees it.
-    /// The broker sends them right after its SUBACK; the answer to a request sent after that comes
-    /// later on the same connection, so it marks the end (and, unlike a marker topic of the test's
-    /// own, the access rules let every account use it).
-    func retainedMessages(under filter: String) async throws -> [(topic: String, payload: [UInt8])] {
-        let prefix = String(filter.dropLast())
-        try await client.subscribe(to: [filter])
-        _ = try await request("homes")
-        var held: [(topic: String, payload: [UInt8])] = []
-        while let message = try? await inbox.next(
-            within: .zero, where: { $0.retain && !$0.payload.isEmpty && $0.topic.hasPrefix(prefix) })
-        {
-            held.append((message.topic, message.payload))
-        }
-        try await client.unsubscribe(from: [filter])
-        return held
-    }
 }
