@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 extension HomeManager {
     // MARK: Drivers
@@ -237,27 +236,7 @@ extension HomeManager {
         _ accessory: Accessory, _ what: String,
         _ body: @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let timeout = driverTimeout
-        let race = DriverRace<Value>()
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, any Error>?, Never>) in
-                race.start(continuation)
-                let work = Task {
-                    do {
-                        race.finish(.success(try await body()))
-                    } catch {
-                        race.finish(.failure(error))
-                    }
-                }
-                race.arm(
-                    Task {
-                        try? await Task.sleep(for: timeout)
-                        if race.finish(nil) { work.cancel() }
-                    })
-            }
-        } onCancel: {
-            race.finish(.failure(CancellationError()))
-        }
+        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock(), body)
         switch outcome {
         case .success(let value)?:
             return value
@@ -268,48 +247,5 @@ extension HomeManager {
         case .failure(let error)?:
             throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
         }
-    }
-}
-
-/// The first of a driver request and its timeout to finish; later finishers are ignored.
-///
-/// The winner cancels the timer, so a finished request leaves no sleeping task behind (at 2,000
-/// commands a second, timers left to run out held ~120 MB until their timeout).
-private final class DriverRace<Value: Sendable>: Sendable {
-    private let state = Mutex<
-        (continuation: CheckedContinuation<Result<Value, any Error>?, Never>?, timer: Task<Void, Never>?, done: Bool)
-    >((nil, nil, false))
-
-    func start(_ continuation: CheckedContinuation<Result<Value, any Error>?, Never>) {
-        let early = state.withLock { state -> Bool in
-            if state.done { return true }
-            state.continuation = continuation
-            return false
-        }
-        if early { continuation.resume(returning: .failure(CancellationError())) }
-    }
-
-    /// Keeps the timeout's task, to be cancelled by whoever finishes first (at once if done already).
-    func arm(_ timer: Task<Void, Never>) {
-        let done = state.withLock { state -> Bool in
-            if !state.done { state.timer = timer }
-            return state.done
-        }
-        if done { timer.cancel() }
-    }
-
-    /// Resumes the waiting caller with `outcome` (nil: timed out); false when another came first.
-    @discardableResult
-    func finish(_ outcome: Result<Value, any Error>?) -> Bool {
-        typealias Winner = (CheckedContinuation<Result<Value, any Error>?, Never>?, Task<Void, Never>?)
-        let (continuation, timer) = state.withLock { state -> Winner in
-            guard !state.done else { return (nil, nil) }
-            state.done = true
-            defer { (state.continuation, state.timer) = (nil, nil) }
-            return (state.continuation, state.timer)
-        }
-        timer?.cancel()
-        continuation?.resume(returning: outcome)
-        return continuation != nil
     }
 }

@@ -16,7 +16,9 @@ extension RunningGateway {
         lines += home.users.map { "user \($0.name) \($0.role)" }
         lines += home.actionSets.map { "action set \($0.name): \($0.actions.count)" }
         for accessory in home.accessories {
-            lines.append("accessory \(accessory.name) in \(accessory.room) reachable=\(accessory.isReachable)")
+            lines.append(
+                "accessory \(accessory.name) in \(String(describing: accessory.room)) reachable=\(accessory.isReachable)"
+            )
             for service in accessory.services {
                 for characteristic in service.characteristics where characteristic.metadata.permissions.contains(.write)
                 {
