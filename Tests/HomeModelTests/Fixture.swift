@@ -32,8 +32,11 @@ struct Fixture {
         accessory: "Lamp", service: "Lightbulb", characteristic: .brightness)
 
     /// A manager over `database` (in memory by default) with the devices attached and the home built.
-    static func make(database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10)) async throws -> Fixture {
-        let manager = try HomeManager(database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout)
+    static func make(
+        database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15)
+    ) async throws -> Fixture {
+        let manager = try HomeManager(
+            database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout, probeInterval: probeInterval)
         // Simulated time moves only when a test calls `advance(by:)`: a loop ticking on the real clock
         // would move the lock, thermostat and sensors at moments that depend on the machine's load.
         let driver = VirtualDriver(devices: devices, tick: .seconds(86_400))

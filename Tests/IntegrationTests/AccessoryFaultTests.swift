@@ -6,17 +6,21 @@ import MQTT
 import Testing
 
 /// Devices that answer slowly, fail their writes or stop answering (docs/reliability.md, scenario 3).
-/// The fixture's manager gives a device 2 s to answer.
+/// The fixture's manager gives a device 2 s to answer and tries a silent one again every second.
 @Suite("Accessory faults on a real broker", .timeLimit(.minutes(3)))
 struct AccessoryFaultTests {
     static let lamp = "homegate/Main House/Living Room/Floor Lamp"
     static let counter = "homegate/Main House/Kitchen/Counter Lights"
     static let thermostat = "homegate/Main House/Hallway/Thermostat"
 
-    @Test("a device slower than the timeout: operationTimedOut, no value published, others served meanwhile")
+    @Test(
+        "a device slower than the timeout: operationTimedOut, no value published, others served meanwhile, shown unreachable until it answers"
+    )
     func slowDevice() async throws {
         try await withGateway { gateway in
             let guest = try await Account.connect("guest", to: gateway.broker)
+            try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
             await gateway.driver.setWriteDelay(.seconds(30), "living-lamp")
             let before = try await guest.retained("\(Self.lamp)/Lightbulb/On")
 
@@ -49,6 +53,11 @@ struct AccessoryFaultTests {
             #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On") == before)
             #expect(try await guest.retained("\(Self.lamp)/Lightbulb/Brightness") == "100")
 
+            // The timeouts showed it unreachable, and the probe (a read, which the slow writes do not
+            // hold up) shows it reachable again
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+
             // And once the device is quick again, it is served
             await gateway.driver.setWriteDelay(.zero, "living-lamp")
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/Brightness/set/guest", "55").isOK)
@@ -77,7 +86,7 @@ struct AccessoryFaultTests {
     }
 
     @Test(
-        "a device that stops answering: commands time out; once its driver reports it gone, $reachable is false and commands fail at once"
+        "a device that stops answering: the command times out, $reachable goes false, later commands fail at once; when it answers again it is reachable and served"
     )
     func deviceStopsAnswering() async throws {
         try await withGateway { gateway in
@@ -85,12 +94,11 @@ struct AccessoryFaultTests {
             try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
             _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
 
-            // A device that hangs
-            await gateway.driver.setWriteDelay(.seconds(3600), "living-lamp")
+            // A device that goes silent while its driver still calls it reachable
+            await gateway.driver.setAnswering(false, "living-lamp")
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").code == "operationTimedOut")
 
-            // Its driver gives up on it: the retained topic says so and commands fail without waiting
-            await gateway.driver.setReachable(false, "living-lamp")
+            // The gateway noticed: the retained topic and the layout say so, commands fail without waiting
             _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
             let started = ContinuousClock.now
             let refused = try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true")
@@ -101,8 +109,37 @@ struct AccessoryFaultTests {
             guard case .array(let accessories) = layout["accessories"] else { throw TimedOut("no accessories") }
             #expect(accessories.first { $0["name"] == .string("Floor Lamp") }?["reachable"] == .bool(false))
 
-            // And when it is back, so is the topic and the service
-            await gateway.driver.setWriteDelay(.zero, "living-lamp")
+            // Probes keep failing while it is silent: it stays unreachable over several probe intervals
+            let wronglyBack = try? await guest.inbox.next(within: .seconds(4)) {
+                $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true"
+            }
+            #expect(wronglyBack == nil, "a silent device was shown reachable again")
+
+            // When it answers again, a probe finds it: the topic and the service are back
+            await gateway.driver.setAnswering(true, "living-lamp")
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)
+            #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On") == "true")
+            await guest.disconnect()
+        }
+    }
+
+    @Test(
+        "a driver that reports a device gone: $reachable false at once, commands fail without waiting, back when reported"
+    )
+    func driverReportsDeviceGone() async throws {
+        try await withGateway { gateway in
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+
+            await gateway.driver.setReachable(false, "living-lamp")
+            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
+            let started = ContinuousClock.now
+            #expect(
+                try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").code == "accessoryNotReachable")
+            #expect(ContinuousClock.now - started < .seconds(1))
+
             await gateway.driver.setReachable(true, "living-lamp")
             _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)

@@ -31,7 +31,7 @@ struct SmallDisk {
         guard
             let handle = FileHandle(forWritingAtPath: "\(path)/\(name)")
                 ?? {
-                    FileManager.default.createFile(atPath: "\(path)/\(name)", contents: nil)
+                    _ = FileManager.default.createFile(atPath: "\(path)/\(name)", contents: nil)
                     return FileHandle(forWritingAtPath: "\(path)/\(name)")
                 }()
         else { return }

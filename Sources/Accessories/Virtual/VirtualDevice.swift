@@ -9,6 +9,9 @@ struct VirtualDevice: Sendable {
     var isObstructed: Bool
     var writeDelay: Duration
     var failureRate: Double
+    /// Whether the device takes requests at all; a silent one leaves every request hanging (a device
+    /// that lost power behind a driver that cannot tell).
+    var isAnswering = true
     private(set) var identifyCount = 0
     /// Seconds left until a lock or garage door finishes its transition.
     private var transitionRemaining: Double?

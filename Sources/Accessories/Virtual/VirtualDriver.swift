@@ -78,6 +78,7 @@ public actor VirtualDriver: AccessoryDriver {
     public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
+        try await hangWhileSilent(accessory)
         let device = try usableDevice(accessory)
         try failRandomly(device)
         guard let value = device.accessory.characteristic(service, characteristic)?.value else {
@@ -87,6 +88,7 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+        try await hangWhileSilent(accessory)
         let delay = try usableDevice(accessory).writeDelay
         if delay > .zero { try await clock.sleep(for: delay) }
         let device = try usableDevice(accessory)
@@ -99,6 +101,7 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     public func identify(_ accessory: AccessoryID) async throws {
+        try await hangWhileSilent(accessory)
         _ = try usableDevice(accessory)
         devices[accessory]?.identify()
     }
@@ -131,6 +134,13 @@ public actor VirtualDriver: AccessoryDriver {
         devices[accessory]?.isObstructed = isObstructed
     }
 
+    /// Makes a device (and a bridge's bridged devices) stop answering or answer again. The driver
+    /// still reports it reachable: only a caller's timeout notices. Requests made while it was silent
+    /// hang until cancelled.
+    public func setAnswering(_ isAnswering: Bool, _ accessory: AccessoryID) {
+        devices[accessory]?.isAnswering = isAnswering
+    }
+
     public func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) { devices[accessory]?.writeDelay = delay }
 
     /// Sets the share (0...1) of reads and writes that fail.
@@ -155,6 +165,17 @@ public actor VirtualDriver: AccessoryDriver {
     private func isReachable(_ id: AccessoryID) -> Bool {
         guard let device = devices[id], device.isSwitchedOn else { return false }
         return device.accessory.bridge.map(isReachable) ?? true
+    }
+
+    private func isSilent(_ id: AccessoryID) -> Bool {
+        guard let device = devices[id] else { return false }
+        return !device.isAnswering || (device.accessory.bridge.map(isSilent) ?? false)
+    }
+
+    /// Never returns for a silent device: waits on the clock until the caller cancels.
+    private func hangWhileSilent(_ id: AccessoryID) async throws {
+        guard isSilent(id) else { return }
+        while true { try await clock.sleep(for: .seconds(3600)) }
     }
 
     private func usableDevice(_ id: AccessoryID) throws(HomeError) -> VirtualDevice {

@@ -26,6 +26,7 @@ extension HomeManager {
     func apply(_ update: DriverUpdate, driver: Int) {
         switch update {
         case .found(let accessory):
+            forgetUnresponsive(accessory.id)
             let isNew = browserFound(accessory, driver: driver)
             if isInHome(accessory.id) {
                 commitReported(accessory.id) { graph, events in
@@ -43,6 +44,7 @@ extension HomeManager {
                 publishEvents([.didFindNewAccessory(accessory: accessory.id)])
             }
         case .lost(let id):
+            forgetUnresponsive(id)
             browserLost(id)
             if isInHome(id) {
                 commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
@@ -56,6 +58,7 @@ extension HomeManager {
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
+            forgetUnresponsive(id)
             browserSetReachable(isReachable, id)
             commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
             }
@@ -231,7 +234,8 @@ extension HomeManager {
 
     /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
     /// The caller hears `operationTimedOut` when the time is up even if the driver ignores
-    /// cancellation: the request is cancelled and left to finish on its own, never waited for.
+    /// cancellation: the request is cancelled and left to finish on its own, never waited for. The
+    /// accessory is then shown unreachable until it answers again (``markUnresponsive(_:)``).
     private func callDriver<Value: Sendable>(
         _ accessory: Accessory, _ what: String,
         _ body: @escaping @Sendable () async throws -> Value
@@ -241,6 +245,7 @@ extension HomeManager {
         case .success(let value)?:
             return value
         case nil:
+            markUnresponsive(accessory.id)
             throw HomeError(.operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
         case .failure(let error as HomeError)?:
             throw error

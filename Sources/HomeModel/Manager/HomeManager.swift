@@ -16,16 +16,25 @@ public actor HomeManager {
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var driverTasks: [Task<Void, Never>] = []
-    private let logger: Logger
+    /// Accessories shown unreachable because a request to them timed out, with the task that tries
+    /// each again until it answers.
+    var unresponsive: [AccessoryID: Task<Void, Never>] = [:]
+    let logger: Logger
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
     public let driverTimeout: Duration
+    /// How often an accessory that stopped answering is tried again (a read), until it answers.
+    public let probeInterval: Duration
 
     /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
-    public init(database: HomeDatabase, driverTimeout: Duration = .seconds(10), logger: Logger? = nil) throws {
+    public init(
+        database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
+        logger: Logger? = nil
+    ) throws {
         self.database = database
         self.graph = try database.load()
         self.driverTimeout = driverTimeout
+        self.probeInterval = probeInterval
         self.logger = logger ?? Logger(label: "homegate.home-model")
     }
 
@@ -60,7 +69,7 @@ public actor HomeManager {
         for h in reloaded.homes.indices {
             for a in reloaded.homes[h].accessories.indices {
                 let id = reloaded.homes[h].accessories[a].id
-                reloaded.homes[h].accessories[a].isReachable = browser.isReachable(id)
+                reloaded.homes[h].accessories[a].isReachable = browser.isReachable(id) && unresponsive[id] == nil
             }
         }
         graph = reloaded
@@ -72,6 +81,8 @@ public actor HomeManager {
     public func shutdown() async {
         for task in driverTasks { task.cancel() }
         driverTasks.removeAll()
+        for probe in unresponsive.values { probe.cancel() }
+        unresponsive.removeAll()
         for driver in browser.drivers { await driver.stop() }
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
@@ -368,6 +379,7 @@ public actor HomeManager {
         browser.setValue(value, id, service, type)
     }
     func browserSetReachable(_ isReachable: Bool, _ id: AccessoryID) { browser.setReachable(isReachable, id) }
+    func browserIsReachable(_ id: AccessoryID) -> Bool { browser.isReachable(id) }
     func driverFor(_ id: AccessoryID) -> (any AccessoryDriver)? { browser.driver(for: id) }
     func isInHome(_ id: AccessoryID) -> Bool { graph.locate(id) != nil }
     func publishEvents(_ events: [HomeEvent]) { publish(events) }

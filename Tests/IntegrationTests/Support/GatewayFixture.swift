@@ -112,7 +112,7 @@ func withGateway<T>(
         let topics = Topics()
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
-        let manager = try HomeManager(database: database, driverTimeout: .seconds(2))
+        let manager = try HomeManager(database: database, driverTimeout: .seconds(2), probeInterval: .seconds(1))
         let driver = demo.makeDriver()
         try await manager.attach(driver)
         _ = try await demo.seed(manager)

@@ -1,0 +1,63 @@
+import Logging
+
+/// An accessory whose driver still calls it reachable but that let a request time out is shown
+/// unreachable (HomeKit's "No Response"), so clients see it on `$reachable` and later commands fail at
+/// once with `accessoryNotReachable` instead of each waiting out the timeout. A probe reads one of its
+/// characteristics every ``HomeManager/probeInterval``; the first answer makes it reachable again.
+/// Anything the driver itself reports about its reachability (found, lost, reachable or not) wins.
+extension HomeManager {
+    /// Shows `id` unreachable and starts trying it again; nothing happens when it is already shown
+    /// unreachable (by its driver or by an earlier timeout).
+    func markUnresponsive(_ id: AccessoryID) {
+        guard unresponsive[id] == nil, let accessory = currentAccessory(id), accessory.isReachable else { return }
+        logger.warning(
+            "An accessory stopped answering; it is shown unreachable until it answers again",
+            metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
+        let interval = probeInterval
+        unresponsive[id] = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled else { return }
+                if await self.probe(id) { return }
+            }
+        }
+        commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+    }
+
+    /// Stops treating `id` as silent, because its driver reported on it; the report sets reachability.
+    func forgetUnresponsive(_ id: AccessoryID) {
+        unresponsive.removeValue(forKey: id)?.cancel()
+    }
+
+    /// Reads one characteristic of the silent accessory `id`; true when the probe is over (it
+    /// answered, or it is no longer silent or no longer in a home).
+    private func probe(_ id: AccessoryID) async -> Bool {
+        guard unresponsive[id] != nil else { return true }
+        guard let accessory = currentAccessory(id) else {
+            unresponsive[id] = nil
+            return true
+        }
+        guard let driver = driverFor(id), browserIsReachable(id), let target = Self.probeTarget(of: accessory) else {
+            return false
+        }
+        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+            try await driver.read(id, service: target.service, characteristic: target.characteristic)
+        }
+        guard case .success = outcome, unresponsive[id] != nil else { return unresponsive[id] == nil }
+        unresponsive[id] = nil
+        logger.notice("An accessory answers again", metadata: ["accessory": "\(accessory.name)"])
+        commitReported(id) { graph, events in graph.recordReachability(true, accessory: id, events: &events) }
+        return true
+    }
+
+    /// A readable characteristic to ask: one with a known value first (so the device has it).
+    private static func probeTarget(of accessory: Accessory) -> (
+        service: ServiceID, characteristic: CharacteristicType
+    )? {
+        let readable = accessory.services.flatMap { service in
+            service.characteristics.filter { $0.metadata.permissions.contains(.read) }.map { (service.id, $0) }
+        }
+        guard let chosen = readable.first(where: { $0.1.value != nil }) ?? readable.first else { return nil }
+        return (chosen.0, chosen.1.type)
+    }
+}
