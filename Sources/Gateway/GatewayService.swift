@@ -11,7 +11,6 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let topics: Topics
     private let router: CommandRouter
     private let publisher: RetainedPublisher
-    private let progress = PublishingProgress()
     private let statistics: GatewayStatistics
     private let accessKeeper: AccessKeeper?
     private let homeAssistant: HomeAssistantDiscovery?
@@ -108,16 +107,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     /// Publishes what the model reports: a changed value as that accessory's topics, every other
     /// change as a diff of the whole view, and every event on its `$events` topic.
     private func followModel(_ accessChanged: AsyncStream<Void>.Continuation) async {
-        defer { progress.finish() }
-        let (events, announcedBefore) = await manager.numberedEvents()
-        progress.start(at: announcedBefore)
-        var isFirst = true
-        for await event in events {
-            // The stream's first event is its own (the starting snapshot), not an announced one
-            defer {
-                if !isFirst { progress.advance() }
-                isFirst = false
-            }
+        for await event in await manager.events() {
             let homes = await manager.homes(describing: event)
             switch event {
             case .didAddUser, .didRemoveUser, .didAddHome, .didRemoveHome, .didUpdateNameForHome:
@@ -159,10 +149,6 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                         ? await router.handle(message) : router.refuseWhileBusy(message, limit: admission.limit)
                     statistics.handled(handling.outcome)
                     guard let answer = handling.answer else { return }
-                    if handling.outcome == .succeeded {
-                        // What the command changed goes out before its answer
-                        await progress.wait(until: await manager.announcedEvents)
-                    }
                     let properties =
                         client.configuration.protocolVersion == .v5
                         ? MQTTProperties(correlationData: answer.correlationData, contentType: "application/json")

@@ -80,7 +80,7 @@ struct AccessoryFaultTests {
 
             await gateway.driver.setFailureRate(0, "kitchen-switch")
             #expect(try await guest.command("\(Self.counter)/Switch/On/set/guest", "true").isOK)
-            #expect(try await guest.retained("\(Self.counter)/Switch/On") == "true")
+            #expect(try await guest.retained("\(Self.counter)/Switch/On", becomes: "true"))
             await guest.disconnect()
         }
     }
@@ -119,7 +119,7 @@ struct AccessoryFaultTests {
             await gateway.driver.setAnswering(true, "living-lamp")
             _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)
-            #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On") == "true")
+            #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On", becomes: "true"))
             await guest.disconnect()
         }
     }

@@ -103,7 +103,7 @@ struct DiskFullTests {
             #expect(try await owner.command("\(lamp)/$identify/owner").isOK, "identify needs no disk")
             // A device write needs no disk: the device acted, so the model and its topic follow it
             #expect(written.isOK, "\(written.serialized)")
-            #expect(try await owner.retained("\(lamp)/Lightbulb/Brightness") == "33")
+            #expect(try await owner.retained("\(lamp)/Lightbulb/Brightness", becomes: "33"))
             #expect(gateway.isRunning)
 
             // And when space returns, so do changes

@@ -378,7 +378,7 @@ struct GatewayIntegrationTests {
             try await gateway.waitUntilPublished()
             let guest = try await Account.connect("guest", to: gateway.broker)
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)
-            #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On") == "true")
+            #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On", becomes: "true"))
             await guest.disconnect()
         }
     }

@@ -15,8 +15,6 @@ public actor HomeManager {
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
-    /// How many events have been announced on ``events()`` since the manager started.
-    public private(set) var announcedEvents = 0
     private var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
@@ -55,19 +53,11 @@ public actor HomeManager {
         return stream
     }
 
-    /// ``events()`` together with how many events were announced before it: a listener that counts
-    /// what it has handled (all but the first, synthetic ``HomeEvent/homeManagerDidUpdateHomes``) can
-    /// tell when it has caught up with ``announcedEvents``.
-    public func numberedEvents() -> (events: AsyncStream<HomeEvent>, announcedBefore: Int) {
-        (events(), announcedEvents)
-    }
-
     private func unsubscribe(_ id: UUID) {
         subscribers[id] = nil
     }
 
     private func publish(_ events: [HomeEvent]) {
-        announcedEvents += events.count
         for event in events {
             for continuation in subscribers.values { continuation.yield(event) }
         }

@@ -78,6 +78,19 @@ struct Account {
         try await retainedCopies(subscribing: topic) { $0 == topic }.last?.payloadString
     }
 
+    /// Waits until the retained payload of `topic` is `expected` (a command's answer and the value it
+    /// changed travel separately, so the value may reach the broker just after the answer).
+    func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(5)) async throws
+        -> Bool
+    {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if try await retained(topic) == expected { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Every retained message under `filter` (a filter ending in `/#`) as a fresh subscription sees it.
     func retainedMessages(under filter: String) async throws -> [(topic: String, payload: [UInt8])] {
         let prefix = String(filter.dropLast())
