@@ -22,6 +22,16 @@ struct ResponsivenessTests {
         return false
     }
 
+    /// Silences the lamp and lets a write to it time out; returns the write's error code.
+    @discardableResult
+    static func timeOut(_ fixture: Fixture) async -> HomeError.Code? {
+        await fixture.driver.setAnswering(false, "lamp")
+        return await errorCode {
+            try await fixture.manager.writeValue(
+                .bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
+        }
+    }
+
     @Test("a timeout shows it unreachable at once, with one event; later requests fail without waiting")
     func timeoutMarksUnreachable() async throws {
         let fixture = try await Fixture.make(driverTimeout: .milliseconds(200), probeInterval: .seconds(3600))
@@ -63,11 +73,7 @@ struct ResponsivenessTests {
     @Test("a probe keeps it unreachable while silent and makes it reachable once it answers")
     func probeBringsItBack() async throws {
         let fixture = try await Fixture.make(driverTimeout: .milliseconds(200), probeInterval: .milliseconds(100))
-        await fixture.driver.setAnswering(false, "lamp")
-        _ = await errorCode {
-            try await fixture.manager.writeValue(
-                .bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
-        }
+        await Self.timeOut(fixture)
         // Several probes time out meanwhile
         #expect(try await Self.waitUntil(fixture, reachable: true, within: .seconds(1)) == false)
 
@@ -79,30 +85,28 @@ struct ResponsivenessTests {
         await fixture.manager.shutdown()
     }
 
-    @Test("what the driver reports wins: reported gone and back, the accessory is reachable without a probe")
+    @Test(
+        "what the driver reports wins: reported gone and back, the accessory is reachable without a probe, and a later timeout marks it again"
+    )
     func driverReportWins() async throws {
         let fixture = try await Fixture.make(driverTimeout: .milliseconds(200), probeInterval: .seconds(3600))
-        await fixture.driver.setAnswering(false, "lamp")
-        _ = await errorCode {
-            try await fixture.manager.writeValue(
-                .bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
-        }
+        await Self.timeOut(fixture)
         #expect(try await Self.isReachable(fixture) == false)
         await fixture.driver.setAnswering(true, "lamp")
         await fixture.driver.setReachable(false, "lamp")
         await fixture.driver.setReachable(true, "lamp")
         #expect(try await Self.waitUntil(fixture, reachable: true))
+
+        // The report ended the silence: the next timeout is a new one and shows it unreachable again
+        #expect(await Self.timeOut(fixture) == .operationTimedOut)
+        #expect(try await Self.isReachable(fixture) == false)
         await fixture.manager.shutdown()
     }
 
     @Test("a reload keeps a silent accessory unreachable")
     func reloadKeepsIt() async throws {
         let fixture = try await Fixture.make(driverTimeout: .milliseconds(200), probeInterval: .seconds(3600))
-        await fixture.driver.setAnswering(false, "lamp")
-        _ = await errorCode {
-            try await fixture.manager.writeValue(
-                .bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
-        }
+        await Self.timeOut(fixture)
         try await fixture.manager.reload()
         #expect(try await Self.isReachable(fixture) == false)
         #expect(try await Self.isReachable(fixture, "thermostat") == true)

@@ -12,6 +12,7 @@ struct AccessoryFaultTests {
     static let lamp = "homegate/Main House/Living Room/Floor Lamp"
     static let counter = "homegate/Main House/Kitchen/Counter Lights"
     static let thermostat = "homegate/Main House/Hallway/Thermostat"
+    static let lampReachable = "\(lamp)/$reachable"
 
     @Test(
         "a device slower than the timeout: operationTimedOut, no value published, others served meanwhile, shown unreachable until it answers"
@@ -19,8 +20,8 @@ struct AccessoryFaultTests {
     func slowDevice() async throws {
         try await withGateway { gateway in
             let guest = try await Account.connect("guest", to: gateway.broker)
-            try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.client.subscribe(to: [Self.lampReachable])
+            try await guest.receive("true", on: Self.lampReachable)
             await gateway.driver.setWriteDelay(.seconds(30), "living-lamp")
             let before = try await guest.retained("\(Self.lamp)/Lightbulb/On")
 
@@ -55,8 +56,8 @@ struct AccessoryFaultTests {
 
             // The timeouts showed it unreachable, and the probe (a read, which the slow writes do not
             // hold up) shows it reachable again
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.receive("false", on: Self.lampReachable)
+            try await guest.receive("true", on: Self.lampReachable)
 
             // And once the device is quick again, it is served
             await gateway.driver.setWriteDelay(.zero, "living-lamp")
@@ -91,15 +92,15 @@ struct AccessoryFaultTests {
     func deviceStopsAnswering() async throws {
         try await withGateway { gateway in
             let guest = try await Account.connect("guest", to: gateway.broker)
-            try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.client.subscribe(to: [Self.lampReachable])
+            try await guest.receive("true", on: Self.lampReachable)
 
             // A device that goes silent while its driver still calls it reachable
             await gateway.driver.setAnswering(false, "living-lamp")
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").code == "operationTimedOut")
 
             // The gateway noticed: the retained topic and the layout say so, commands fail without waiting
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
+            try await guest.receive("false", on: Self.lampReachable)
             let started = ContinuousClock.now
             let refused = try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true")
             #expect(refused.code == "accessoryNotReachable")
@@ -110,14 +111,12 @@ struct AccessoryFaultTests {
             #expect(accessories.first { $0["name"] == .string("Floor Lamp") }?["reachable"] == .bool(false))
 
             // Probes keep failing while it is silent: it stays unreachable over several probe intervals
-            let wronglyBack = try? await guest.inbox.next(within: .seconds(4)) {
-                $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true"
-            }
+            let wronglyBack: Void? = try? await guest.receive("true", on: Self.lampReachable, within: .seconds(4))
             #expect(wronglyBack == nil, "a silent device was shown reachable again")
 
             // When it answers again, a probe finds it: the topic and the service are back
             await gateway.driver.setAnswering(true, "living-lamp")
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.receive("true", on: Self.lampReachable)
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)
             #expect(try await guest.retained("\(Self.lamp)/Lightbulb/On", becomes: "true"))
             await guest.disconnect()
@@ -130,18 +129,18 @@ struct AccessoryFaultTests {
     func driverReportsDeviceGone() async throws {
         try await withGateway { gateway in
             let guest = try await Account.connect("guest", to: gateway.broker)
-            try await guest.client.subscribe(to: ["\(Self.lamp)/$reachable"])
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.client.subscribe(to: [Self.lampReachable])
+            try await guest.receive("true", on: Self.lampReachable)
 
             await gateway.driver.setReachable(false, "living-lamp")
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "false" }
+            try await guest.receive("false", on: Self.lampReachable)
             let started = ContinuousClock.now
             #expect(
                 try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").code == "accessoryNotReachable")
             #expect(ContinuousClock.now - started < .seconds(1))
 
             await gateway.driver.setReachable(true, "living-lamp")
-            _ = try await guest.inbox.next { $0.topic == "\(Self.lamp)/$reachable" && $0.payloadString == "true" }
+            try await guest.receive("true", on: Self.lampReachable)
             #expect(try await guest.command("\(Self.lamp)/Lightbulb/On/set/guest", "true").isOK)
             await guest.disconnect()
         }

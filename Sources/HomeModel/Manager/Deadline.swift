@@ -60,9 +60,8 @@ enum Deadline {
             }
         }
 
-        /// Resumes the waiting caller with `outcome` (nil: timed out); false when another came first.
-        @discardableResult
-        func finish(_ outcome: Result<Value, any Error>?) -> Bool {
+        /// Resumes the waiting caller with `outcome` (nil: timed out) unless another came first.
+        func finish(_ outcome: Result<Value, any Error>?) {
             let (waiter, tasks) = state.withLock { state -> (Waiter?, [any Cancellable]) in
                 guard !state.done else { return (nil, []) }
                 state.done = true
@@ -71,7 +70,6 @@ enum Deadline {
             }
             for task in tasks { task.cancel() }
             waiter?.resume(returning: outcome)
-            return waiter != nil
         }
     }
 }

@@ -78,6 +78,13 @@ struct Account {
         try await retainedCopies(subscribing: topic) { $0 == topic }.last?.payloadString
     }
 
+    /// Waits for a message on `topic` with `payload` (subscribe first).
+    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(15)) async throws {
+        _ = try await inbox.next(within: timeout, "\(payload) on \(topic)") {
+            $0.topic == topic && $0.payloadString == payload
+        }
+    }
+
     /// Waits until the retained payload of `topic` is `expected` (a command's answer and the value it
     /// changed travel separately, so the value may reach the broker just after the answer).
     func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(5)) async throws
