@@ -33,10 +33,12 @@ struct Fixture {
 
     /// A manager over `database` (in memory by default) with the devices attached and the home built.
     static func make(
-        database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15)
+        database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
+        homeCreators: HomeCreators = .administrators
     ) async throws -> Fixture {
         let manager = try HomeManager(
-            database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout, probeInterval: probeInterval)
+            database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout, probeInterval: probeInterval,
+            homeCreators: homeCreators)
         // Simulated time moves only when a test calls `advance(by:)`: a loop ticking on the real clock
         // would move the lock, thermostat and sensors at moments that depend on the machine's load.
         let driver = VirtualDriver(devices: devices, tick: .seconds(86_400))
@@ -59,11 +61,16 @@ struct Fixture {
 
 /// Runs `body` and returns the code of the `HomeError` it threw, or `nil` if it did not throw.
 func errorCode(_ body: () async throws -> Void) async -> HomeError.Code? {
+    await thrownError(body)?.code
+}
+
+/// Runs `body` and returns the `HomeError` it threw, or `nil` if it did not throw.
+func thrownError(_ body: () async throws -> Void) async -> HomeError? {
     do {
         try await body()
         return nil
     } catch let error as HomeError {
-        return error.code
+        return error
     } catch {
         Issue.record("unexpected error \(error)")
         return nil

@@ -24,6 +24,49 @@ struct NameTests {
         #expect(thrownCode { try HomeName.validate(name) } == .nameDoesNotStartWithValidCharacters)
     }
 
+    @Test(
+        "Invisible characters are refused, named by code point",
+        arguments: [
+            ("Kitchen\u{200B}", "U+200B"), ("Kit\u{200D}chen", "U+200D"), ("Kitchen\u{FEFF}", "U+FEFF"),
+            ("Den\u{00AD}", "U+00AD"), ("\u{3164}", "U+3164"), ("Den \u{3164}", "U+3164"), ("Den\u{FE0F}", "U+FE0F"),
+            ("Den\u{202E}", "U+202E"), ("Den\u{E000}", "U+E000"),
+        ])
+    func invisibleCharacters(name: String, codePoint: String) throws {
+        let error = try #require(validationError { try HomeName.validate(name) })
+        #expect(error.code == .nameContainsProhibitedCharacters)
+        #expect(error.message.contains("invisible character (\(codePoint))"))
+    }
+
+    @Test("A combining mark with no letter before it is refused; one after a letter is part of it")
+    func combiningMarks() throws {
+        let error = try #require(validationError { try HomeName.validate("\u{0301}\u{0301}") })
+        #expect(error.code == .nameContainsProhibitedCharacters)
+        #expect(error.message.contains("combining mark"))
+        #expect(thrownCode { try HomeName.validate("Den \u{0301}") } == .nameContainsProhibitedCharacters)
+        try HomeName.validate("Cafe\u{0301}")
+    }
+
+    @Test("A name may not end with a space")
+    func trailingSpace() throws {
+        let error = try #require(validationError { try HomeName.validate("Kitchen ") })
+        #expect(error.code == .invalidParameter)
+        #expect(error.message.contains("ends with a space"))
+        try HomeName.validate("Living Room")
+    }
+
+    @Test("64 characters bound a name's length, 256 UTF-8 bytes its size")
+    func length() throws {
+        try HomeName.validate(String(repeating: "a", count: 64))
+        try HomeName.validate(String(repeating: "\u{20000}", count: 64))  // 4 bytes each: 256 bytes
+        #expect(thrownCode { try HomeName.validate(String(repeating: "a", count: 65)) } == .invalidParameter)
+        // One character carrying a thousand combining marks: one character, but 2,001 bytes
+        let heavy = "e" + String(repeating: "\u{0301}", count: 1000)
+        #expect(heavy.count == 1)
+        let error = try #require(validationError { try HomeName.validate(heavy) })
+        #expect(error.code == .invalidParameter)
+        #expect(error.message.contains("at most 256 bytes"))
+    }
+
     @Test("An empty name is missing")
     func emptyName() {
         #expect(thrownCode { try HomeName.validate("") } == .missingParameter)
@@ -55,8 +98,8 @@ struct NameTests {
         // Given a home named Home1
         let manager = try HomeManager(database: .inMemory())
         try await manager.addHome(named: "Home1", account: "alice")
-        // When another account adds "home 1"
-        let code = await errorCode { try await manager.addHome(named: "home 1", account: "carol") }
+        // When its administrator adds "home 1"
+        let code = await errorCode { try await manager.addHome(named: "home 1", account: "alice") }
         // Then it is refused and there is still one home
         #expect(code == .homeWithSimilarNameExists)
         #expect(await manager.allHomes().count == 1)
@@ -156,5 +199,17 @@ struct NameMatchingTests {
     func pairs(lhs: String, rhs: String, same: Bool) {
         #expect(HomeName.matches(lhs, rhs) == same)
         #expect(HomeName.matches(lhs, rhs) == (HomeName.key(lhs) == HomeName.key(rhs)))
+    }
+}
+
+/// The `HomeError` that `body` threw, or nil.
+private func validationError(_ body: () throws -> Void) -> HomeError? {
+    do {
+        try body()
+        return nil
+    } catch let error as HomeError {
+        return error
+    } catch {
+        return nil
     }
 }

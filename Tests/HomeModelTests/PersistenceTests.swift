@@ -10,7 +10,8 @@ struct PersistenceTests {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("home.sqlite").path
             // Given a home built on a file database, with values written
-            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            let f = try await Fixture.make(
+                database: HomeDatabase.open(atPath: path), homeCreators: .accounts([Fixture.admin, "carol"]))
             let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)
             try await m.addRoom(named: "Den", home: home, account: admin)
             try await m.addRoom(named: "Hall", home: home, account: admin)

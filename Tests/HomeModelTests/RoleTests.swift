@@ -70,7 +70,7 @@ struct RoleTests {
     /// The fixture plus what the operations act on: rooms Den and Attic, zone Upstairs (with Attic),
     /// action set Night, guest Carol.
     static func prepare() async throws -> Fixture {
-        let f = try await Fixture.make()
+        let f = try await Fixture.make(homeCreators: .accounts([Fixture.admin, "carol"]))
         let (m, admin) = (f.manager, Fixture.admin)
         try await m.addRoom(named: "Den", home: home, account: admin)
         try await m.addRoom(named: "Attic", home: home, account: admin)
@@ -157,5 +157,42 @@ struct RoleTests {
             } == .alreadyExists)
         try await m.removeUser(named: "Bob", home: Self.home, account: Fixture.admin)
         #expect(await m.homes(for: Fixture.guest).isEmpty)
+    }
+
+    // MARK: Who may add a home
+
+    @Test("Anyone may add the first home; then only administrators of a home may add more")
+    func administratorsCreateHomes() async throws {
+        // Given an empty hub
+        let m = try HomeManager(database: .inMemory())
+        // When a first account adds a home, it may (a new hub must be set up)
+        try await m.addHome(named: "Home", account: "alice")
+        try await m.addUser(account: "bob", name: "Bob", home: "Home", account: "alice")
+        // Then a guest and a stranger may not add one, and learn nothing of the homes there are:
+        // a taken name gets the same answer as a free one
+        for account in ["bob", "mallory"] {
+            for name in ["home", "Cabin"] {
+                let error = await thrownError { try await m.addHome(named: name, account: account) }
+                #expect(error?.code == .insufficientPrivileges)
+                #expect(error?.message.contains("Home") == false)
+            }
+        }
+        // And the administrator may add a second home, and is its administrator
+        try await m.addHome(named: "Cabin", account: "alice")
+        #expect(await m.homes(for: "alice").map(\.name) == ["Home", "Cabin"])
+        #expect(await m.allHomes().count == 2)
+    }
+
+    @Test("homes.creators names exactly who may add homes")
+    func listedCreators() async throws {
+        // Given creators carol only, and an existing home of alice's
+        let m = try HomeManager(database: .inMemory(), homeCreators: .accounts(["carol"]))
+        #expect(await errorCode { try await m.addHome(named: "Home", account: "alice") } == .insufficientPrivileges)
+        try await m.addHome(named: "Home", account: "carol")
+        // Then carol may add more, and nobody else may, also not a member of her homes
+        try await m.addHome(named: "Cabin", account: "carol")
+        try await m.addUser(account: "alice", name: "Alice", home: "Home", account: "carol")
+        #expect(await errorCode { try await m.addHome(named: "Flat", account: "alice") } == .insufficientPrivileges)
+        #expect(await m.allHomes().map(\.name) == ["Home", "Cabin"])
     }
 }

@@ -53,9 +53,16 @@ struct HomeGraph: Sendable, Hashable {
 
     // MARK: Homes
 
-    mutating func addHome(named name: String, account: String, userName: String?, events: inout [HomeEvent])
-        throws(HomeError) -> Home
-    {
+    mutating func addHome(
+        named name: String, account: String, userName: String?, creators: HomeCreators, events: inout [HomeEvent]
+    ) throws(HomeError) -> Home {
+        // Checked first, so that an account that may not create homes learns nothing about the
+        // homes there are (not even whether a name is taken).
+        guard creators.allow(account, homes: homes) else {
+            throw HomeError(
+                .insufficientPrivileges,
+                "'\(account)' may not add homes; the hub's owner names who may (homes.creators).")
+        }
         try AccountName.validate(account)
         try HomeName.validate(name)
         if let other = homes.first(where: { HomeName.matches($0.name, name) }) {

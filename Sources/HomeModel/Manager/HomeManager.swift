@@ -25,13 +25,16 @@ public actor HomeManager {
     public let driverTimeout: Duration
     /// How often an accessory that stopped answering is tried again (a read), until it answers.
     public let probeInterval: Duration
+    /// Who may add a home.
+    public let homeCreators: HomeCreators
 
     /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
     public init(
         database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
-        logger: Logger? = nil
+        homeCreators: HomeCreators = .administrators, logger: Logger? = nil
     ) throws {
         self.database = database
+        self.homeCreators = homeCreators
         self.graph = try database.load()
         self.driverTimeout = driverTimeout
         self.probeInterval = probeInterval
@@ -184,11 +187,13 @@ public actor HomeManager {
     // MARK: Homes
 
     /// Adds a home; `account` becomes its administrator (display name `userName`, else the account).
-    /// The first home becomes the primary home.
+    /// The first home becomes the primary home. Only the accounts ``homeCreators`` allows may add one;
+    /// the others get `insufficientPrivileges`, whatever the name.
     @discardableResult
     public func addHome(named name: String, account: String, userName: String? = nil) throws(HomeError) -> Home {
-        try commit { graph, events throws(HomeError) in
-            try graph.addHome(named: name, account: account, userName: userName, events: &events)
+        try commit { [homeCreators] graph, events throws(HomeError) in
+            try graph.addHome(
+                named: name, account: account, userName: userName, creators: homeCreators, events: &events)
         }
     }
 

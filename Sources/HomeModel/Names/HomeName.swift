@@ -53,15 +53,39 @@ public enum HomeName {
         return nil
     }
 
-    /// Checks a new name against the character rules; uniqueness is checked where the namespace is known.
+    /// The longest name in UTF-8 bytes. Characters alone do not bound a name's size (one character may
+    /// carry any number of combining marks), and a name is a topic level: 64 characters of at most
+    /// four bytes each keep every topic far under MQTT's 65,535 bytes.
+    public static let maximumBytes = 256
+
+    /// Checks a new name against the character rules; uniqueness is checked where the namespace is
+    /// known. Every refusal says which rule the name breaks.
     public static func validate(_ name: String) throws(HomeError) {
         guard !name.isEmpty else {
             throw HomeError(.missingParameter, "A name is required.")
         }
+        guard name.utf8.count <= maximumBytes else {
+            throw HomeError(
+                .invalidParameter,
+                "The name '\(name.prefix(20))…' is \(name.utf8.count) bytes long; a name has at most \(maximumBytes) bytes (UTF-8)."
+            )
+        }
         guard name.count <= maximumLength else {
             throw HomeError(
                 .invalidParameter,
-                "The name '\(name.prefix(20))…' is \(name.count) characters long; at most \(maximumLength) are allowed."
+                "The name '\(name.prefix(20))…' is \(name.count) characters long; a name has at most \(maximumLength)."
+            )
+        }
+        if let invisible = name.unicodeScalars.first(where: isInvisible) {
+            throw HomeError(
+                .nameContainsProhibitedCharacters,
+                "The name contains an invisible character (\(codePoint(invisible))); a name has only visible letters, digits, spaces and apostrophes."
+            )
+        }
+        if let mark = name.first(where: { $0.unicodeScalars.first.map(isMark) ?? false }) {
+            throw HomeError(
+                .nameContainsProhibitedCharacters,
+                "The name contains a combining mark with no letter before it (\(codePoint(mark.unicodeScalars.first!))); a mark may only follow a letter or digit."
             )
         }
         if let bad = name.first(where: { !isAllowed($0) }) {
@@ -76,9 +100,34 @@ public enum HomeName {
                 "The name '\(name)' must start with a letter or a digit."
             )
         }
+        if let last = name.last, isSpace(last) {
+            throw HomeError(.invalidParameter, "The name '\(name)' ends with a space; a name must not.")
+        }
         guard !key(name).isEmpty else {
             throw HomeError(.missingParameter, "A name is required.")
         }
+    }
+
+    /// Scalars that show nothing: controls, format characters (zero-width spaces and joiners,
+    /// direction marks), unassigned and private-use code points, and the default-ignorable ones (the
+    /// Hangul filler, variation selectors) that look like a blank or like nothing at all.
+    private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .privateUse, .unassigned, .surrogate, .lineSeparator, .paragraphSeparator: true
+        default: scalar.properties.isDefaultIgnorableCodePoint
+        }
+    }
+
+    private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: true
+        default: false
+        }
+    }
+
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     private static func isAllowed(_ character: Character) -> Bool {

@@ -1,0 +1,19 @@
+/// Who may add a home (config `homes.creators`). A home's creator becomes its administrator, and an
+/// administrator may claim the accessories no home has yet, so creating a home is a privilege.
+public enum HomeCreators: Sendable, Hashable {
+    /// The administrators of the existing homes; anyone while there is no home, so that a new hub
+    /// can be set up.
+    case administrators
+    /// Only these accounts.
+    case accounts(Set<String>)
+
+    /// Whether `account` may add a home to `homes`.
+    func allow(_ account: String, homes: [Home]) -> Bool {
+        switch self {
+        case .administrators:
+            homes.isEmpty || homes.contains { $0.users.contains { $0.account == account && $0.role == .administrator } }
+        case .accounts(let accounts):
+            accounts.contains(account)
+        }
+    }
+}
