@@ -103,6 +103,11 @@ public final class MosquittoBroker: Sendable {
 
     public var configFile: String { "\(directory)/mosquitto.conf" }
     public var logFile: String { "\(directory)/mosquitto.log" }
+    /// The running broker's process id, so that a broker left behind by a killed parent can be
+    /// found and stopped (``stopLeftover(in:)``).
+    public var pidFile: String { Self.pidFile(in: directory) }
+
+    private static func pidFile(in directory: String) -> String { "\(directory)/mosquitto.pid" }
 
     /// What the broker logged so far.
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
@@ -117,6 +122,7 @@ public final class MosquittoBroker: Sendable {
         guard !isRunning else { return }
         let running = try ChildProcess("mosquitto", ["-c", configFile], outputFile: logFile)
         process.withLock { $0 = running }
+        try? "\(running.pid)\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         let ports = [port] + (tlsPort.map { [$0] } ?? [])
         let deadline = ContinuousClock.now + .seconds(15)
         while !ports.allSatisfy(LoopbackPort.isListening) {
@@ -152,6 +158,32 @@ public final class MosquittoBroker: Sendable {
         running.send(signal)
         await running.waitForExit()
         process.withLock { $0 = nil }
+        try? FileManager.default.removeItem(atPath: pidFile)
+    }
+
+    /// Stops a broker that an earlier run left running in `directory`: its parent was killed
+    /// (SIGKILL gives it no chance to stop its child), so the broker still holds the port and the
+    /// persistence file. Only a mosquitto process started with this folder's config is stopped.
+    /// Returns whether there was one.
+    @discardableResult
+    public static func stopLeftover(in directory: String) async -> Bool {
+        guard let text = try? String(contentsOfFile: pidFile(in: directory), encoding: .utf8),
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
+        else { return false }
+        defer { try? FileManager.default.removeItem(atPath: pidFile(in: directory)) }
+        func isOurs() -> Bool {
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.first?.hasSuffix("mosquitto") == true && arguments.contains("\(directory)/mosquitto.conf")
+        }
+        guard isOurs() else { return false }
+        Glibc.kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while isOurs() {
+            if ContinuousClock.now >= deadline { Glibc.kill(pid, SIGKILL) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
     }
 
     // MARK: Dynamic security

@@ -39,11 +39,14 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger(logLevel)
+        let folder = URL(fileURLWithPath: data).standardizedFileURL.path
+        if await MosquittoBroker.stopLeftover(in: "\(folder)/broker") {
+            logger.notice("stopped the demo broker that an earlier demo in \(folder) left running")
+        }
         let chosenPort = LoopbackPort.isListening(port) ? try LoopbackPort.free() : port
         if chosenPort != port {
             logger.notice("port \(port) is taken; the demo broker uses \(chosenPort) instead")
         }
-        let folder = URL(fileURLWithPath: data).standardizedFileURL.path
         var configuration = GatewayConfiguration()
         configuration.mqtt = .init(
             broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)

@@ -15,27 +15,8 @@ struct DemoTests {
     private func withDemo(_ body: (_ port: Int) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
             let port = try LoopbackPort.free()
-            let demo = try ChildProcess(
-                try homegateExecutable(),
-                [
-                    "demo", "--port", "\(port)", "--data", directory, "--home", demoHomeFile.path, "--log-level",
-                    "warning",
-                ],
-                outputFile: "\(directory)/demo.log")
+            let demo = try await startDemo(directory: directory, port: port)
             do {
-                let deadline = ContinuousClock.now + .seconds(30)
-                while !LoopbackPort.isListening(port) {
-                    guard ContinuousClock.now < deadline, demo.isRunning else {
-                        throw TimedOut(
-                            "the demo's broker did not listen: \((try? String(contentsOfFile: "\(directory)/demo.log", encoding: .utf8)) ?? "")"
-                        )
-                    }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                let watcher = try await Account.connect("owner", port: port)
-                try await watcher.client.subscribe(to: ["homegate/$status"])
-                _ = try await watcher.inbox.next("online") { $0.payloadString == "online" }
-                await watcher.disconnect()
                 try await body(port)
             } catch {
                 demo.send(SIGTERM)
@@ -45,6 +26,80 @@ struct DemoTests {
             demo.send(SIGTERM)
             #expect(await demo.waitForExit() == 0)
         }
+    }
+
+    /// Starts `homegate demo` on `port` with its files in `directory`, and returns once it printed
+    /// its instructions (its broker listens) and its gateway says `online`. Each start logs to a
+    /// file of its own (`demo-<n>.log`), so an earlier run's words are not taken for this one's.
+    private func startDemo(directory: String, port: Int) async throws -> ChildProcess {
+        let runs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix("demo-") }
+        let log = "\(directory)/demo-\(runs?.count ?? 0).log"
+        let demo = try ChildProcess(
+            try homegateExecutable(),
+            [
+                "demo", "--port", "\(port)", "--data", directory, "--home", demoHomeFile.path, "--log-level",
+                "warning",
+            ],
+            outputFile: log)
+        do {
+            let ready = "mosquitto listens on 127.0.0.1:\(port) "
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (try? String(contentsOfFile: log, encoding: .utf8))?.contains(ready) != true {
+                guard ContinuousClock.now < deadline, demo.isRunning else {
+                    throw TimedOut(
+                        "the demo did not start its broker on \(port): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+                    )
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let watcher = try await Account.connect("owner", port: port)
+            try await watcher.client.subscribe(to: ["homegate/$status"])
+            _ = try await watcher.inbox.next("online") { $0.payloadString == "online" }
+            await watcher.disconnect()
+            return demo
+        } catch {
+            demo.send(SIGTERM)
+            await demo.waitForExit()
+            throw error
+        }
+    }
+
+    @Test("The demo's virtual devices keep their values across a SIGTERM and a SIGKILL of homegate demo")
+    func valuesSurviveRestarts() async throws {
+        let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb"
+        let read = #"{"home":"Main House","accessory":"Floor Lamp","characteristic":"Brightness"}"#
+        try await withTemporaryDirectory { directory in
+            let port = try LoopbackPort.free()
+            var expected = "100"
+            for (value, signal) in [("37", SIGTERM), ("42", SIGKILL)] {
+                // Given the demo, started again on the same folder, with the value of the run before
+                let demo = try await startDemo(directory: directory, port: port)
+                let guest = try await Account.connect("guest", port: port)
+                #expect(readValue(try await guest.request("read", read)) == .integer(Int(expected)!))
+                #expect(try await guest.retained("\(lamp)/Brightness", becomes: expected))
+                // When guest sets the brightness and the demo is stopped (SIGKILL leaves its broker
+                // running; the next start stops it)
+                #expect(try await guest.command("\(lamp)/Brightness/set/guest", value).isOK)
+                await guest.disconnect()
+                demo.send(signal)
+                await demo.waitForExit()
+                expected = value
+            }
+            // Then the lamp's device and its retained topic still say 42
+            let demo = try await startDemo(directory: directory, port: port)
+            let guest = try await Account.connect("guest", port: port)
+            #expect(readValue(try await guest.request("read", read)) == .integer(42))
+            #expect(try await guest.retained("\(lamp)/Brightness", becomes: "42"))
+            await guest.disconnect()
+            demo.send(SIGTERM)
+            #expect(await demo.waitForExit() == 0)
+        }
+    }
+
+    /// The one value a `read` request's answer carries.
+    private func readValue(_ answer: JSON) -> JSON? {
+        guard case .array(let reads) = answer["data"], reads.count == 1 else { return nil }
+        return reads[0]["value"]
     }
 
     @Test("Home Assistant, behind the generated rules, reads the discovery configs and drives a light with them")

@@ -160,6 +160,29 @@ struct VirtualDevice: Sendable {
 
     mutating func identify() { identifyCount += 1 }
 
+    /// Takes the stored values of `stored` for the characteristics this device has (a value the
+    /// metadata refuses, from an older configuration, is left at the configured one). A lock or door
+    /// stopped halfway by the restart finishes its move.
+    mutating func restore(_ stored: Accessory) {
+        for service in stored.services where accessory.service(service.id) != nil {
+            for characteristic in service.characteristics {
+                guard let value = characteristic.value,
+                    let metadata = accessory.characteristic(service.id, characteristic.type)?.metadata,
+                    (try? metadata.validate(value)) != nil
+                else { continue }
+                _ = accessory.setValue(value, service: service.id, type: characteristic.type)
+            }
+        }
+        switch configuration.kind {
+        case .lock where number(.lockCurrentState) != number(.lockTargetState) && !isJammed:
+            react(to: .lockTargetState)
+        case .garageDoor where number(.currentDoorState) != number(.targetDoorState):
+            react(to: .targetDoorState)
+        default:
+            break
+        }
+    }
+
     // MARK: Behaviour
 
     /// Applies a confirmed write. The written values themselves are not reported back (the manager

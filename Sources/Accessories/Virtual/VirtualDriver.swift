@@ -43,6 +43,14 @@ public actor VirtualDriver: AccessoryDriver {
 
     // MARK: AccessoryDriver
 
+    /// Takes the values the home database holds for these devices, so a simulated lamp set to 37 %
+    /// is still at 37 % after the gateway restarts; devices of no home keep their configured values.
+    public func restore(_ accessories: [Accessory]) async {
+        for accessory in accessories {
+            devices[accessory.id]?.restore(accessory)
+        }
+    }
+
     public func start() async throws {
         guard loop == nil else { return }
         let clock = clock

@@ -11,6 +11,12 @@ public protocol AccessoryDriver: Sendable {
     /// lost. One stream per driver, read by one consumer (the manager).
     var updates: AsyncStream<DriverUpdate> { get }
 
+    /// Hands the driver what the home database remembers of its accessories that are in a home,
+    /// before ``start()``. A simulated device has no memory of its own and takes its values from
+    /// here, so that it keeps its state across restarts as a real device does; a driver of real
+    /// devices ignores it (the device knows its state better than the database).
+    func restore(_ accessories: [Accessory]) async
+
     /// Starts talking to devices. Called once, before any other request.
     func start() async throws
 
@@ -56,4 +62,9 @@ public enum DriverUpdate: Sendable, Hashable {
     case found(Accessory)
     /// The accessory is gone from the driver.
     case lost(AccessoryID)
+}
+
+extension AccessoryDriver {
+    /// Real devices keep their own state: nothing to restore.
+    public func restore(_ accessories: [Accessory]) async {}
 }

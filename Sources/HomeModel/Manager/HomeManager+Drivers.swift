@@ -15,6 +15,7 @@ extension HomeManager {
                     self.apply(update, driver: index)
                 }
             })
+        await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
         for accessory in await driver.accessories() {
             apply(.found(accessory), driver: index)
