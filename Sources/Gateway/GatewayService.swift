@@ -17,18 +17,6 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let logger: Logger
     private let admission = CommandAdmission()
 
-    /// Keeps mosquitto's dynamic-security plugin in step with the homes' users.
-    public struct AccessKeeper: Sendable {
-        public let sync: DynamicSecuritySync
-        /// The rules for the model as it is now.
-        public let rules: @Sendable (HomeManager) async -> AccessRules
-
-        public init(sync: DynamicSecuritySync, rules: @escaping @Sendable (HomeManager) async -> AccessRules) {
-            self.sync = sync
-            self.rules = rules
-        }
-    }
-
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
     ///   - homeAssistant: announce the homes to Home Assistant (MQTT discovery), and again whenever
@@ -63,23 +51,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 group.addTask { await followModel(accessChanged) }
                 group.addTask { await serveCommands() }
                 if let accessKeeper {
-                    group.addTask { await keepAccess(accessKeeper, changes: accessChanges) }
+                    group.addTask {
+                        await accessKeeper.run(
+                            manager: manager, changes: accessChanges, trigger: accessChanged, statistics: statistics,
+                            logger: logger)
+                    }
                 }
-            }
-        }
-    }
-
-    /// Brings the broker's dynamic-security roles in step after every connection and every change of
-    /// homes or users; changes that come while a sync runs are coalesced into the next one.
-    private func keepAccess(_ keeper: AccessKeeper, changes: AsyncStream<Void>) async {
-        for await _ in changes {
-            do {
-                let plan = try await keeper.sync.sync(await keeper.rules(manager))
-                if !plan.commands.isEmpty {
-                    logger.info("dynamic security in step", metadata: ["commands": "\(plan.commands.count)"])
-                }
-            } catch {
-                logger.error("could not bring dynamic security in step", metadata: ["error": "\(error)"])
             }
         }
     }

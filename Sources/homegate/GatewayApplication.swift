@@ -31,7 +31,7 @@ struct GatewayApplication {
         let ruleSource = AccessRuleSource(configuration: configuration)
         let accessKeeper =
             configuration.access.dynamicSecurity
-            ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
+            ? AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
                 ruleSource.rules(memberships: await manager.memberships())
             } : nil
         let homeAssistant = configuration.homeAssistantDiscovery

@@ -60,7 +60,7 @@ struct AccessRulesTests {
         }
     }
 
-    @Test("an account may publish commands in its own name only, and never the values")
+    @Test("an account may publish commands in its own name only, into its own homes only, and never the values")
     func commands() async throws {
         try await withBroker(Self.brokerConfiguration) { broker in
             try await withAccounts(broker, ["homegate", "guest", "stranger"]) { sessions in
@@ -82,14 +82,29 @@ struct AccessRulesTests {
                 try await guest.publish("homegate/$request/owner/addUser", "forged", qos: .atMostOnce)
                 try await stranger.publish("\(Self.lamp)/set/guest", "forged", qos: .atMostOnce)
                 try await guest.publish("homegate/$request/guest/homes", "{}", qos: .atLeastOnce)
-                try await stranger.publish("\(Self.lamp)/set/stranger", "marker", qos: .atLeastOnce)
+                // and stranger and guest send commands in their own names into homes they are no
+                // members of, retained or not
+                for (client, account, topic) in [
+                    (stranger, "stranger", Self.lamp), (guest, "guest", "homegate/Lake Cabin/Porch/Light/Light/On"),
+                ] {
+                    for retain in [false, true] {
+                        let refused = await #expect(throws: MQTTError.self) {
+                            try await client.publish(
+                                "\(topic)/set/\(account)", "forged", qos: .atLeastOnce, retain: retain)
+                        }
+                        #expect(refused?.code == .publishRefused)
+                    }
+                }
+                try await stranger.publish("homegate/$request/stranger/homes", "marker", qos: .atLeastOnce)
                 try await guest.publish("\(Self.lamp)/set/guest", "marker", qos: .atLeastOnce)
 
                 // Then the gateway gets the commands in the publishers' own names and nothing forged
                 let own = try await gateway.inbox.next("guest's command") { $0.topic == "\(Self.lamp)/set/guest" }
                 #expect(own.payloadString == "1")
                 _ = try await gateway.inbox.next("guest's request") { $0.topic == "homegate/$request/guest/homes" }
-                _ = try await gateway.inbox.next("stranger's marker") { $0.payloadString == "marker" }
+                _ = try await gateway.inbox.next("stranger's marker") {
+                    $0.payloadString == "marker" && $0.topic.contains("stranger")
+                }
                 _ = try await gateway.inbox.next("guest's marker") { $0.payloadString == "marker" }
                 let forged = await gateway.inbox.all.filter { $0.payloadString == "forged" }
                 #expect(forged.isEmpty, "forged messages reached the gateway: \(forged.map(\.topic))")
@@ -156,9 +171,11 @@ struct DynamicSecurityTests {
             // When guest2 becomes a member of Main House
             let plan = try await sync.sync(Self.rules(guest2: true))
 
-            // Then the roles exist, owner was created without a password, and guest2 reads its home
-            #expect(plan.commands.contains(.createClient("owner")))
-            #expect(!plan.commands.contains(.createClient("guest2")))
+            // Then the roles exist, owner (no client on the broker) is reported and not created, and
+            // guest2 reads its home
+            #expect(plan.missingAccounts == ["owner"])
+            #expect(!plan.commands.contains { $0.name == "createClient" })
+            #expect(!(try broker.dynamicSecurity(["listClients"])).contains("owner"))
             let roles = try broker.dynamicSecurity(["getClient", "guest2"])
             #expect(roles.contains("homegate:home:Main House"))
             #expect(try await sync.sync(Self.rules(guest2: true)).commands == [], "a second sync changes nothing")

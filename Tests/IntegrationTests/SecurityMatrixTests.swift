@@ -112,16 +112,27 @@ struct SecurityMatrixTests {
         }
     }
 
-    /// The topic kinds a client may try to write, for `account` and `other` (another account).
+    /// The homes each account is a member of.
+    static let homes: [String: Set<String>] = [
+        "owner": ["Main House", "Lake Cabin"], "guest": ["Main House"], "homeassistant": ["Main House"],
+    ]
+
+    /// The topic kinds a client may try to write, for `account` and `other` (another account):
+    /// commands in its own name into its own homes only, requests in its own name.
     static func writable(_ account: String, other: String) -> [(topic: String, allowed: Bool)] {
         let lamp = "homegate/Main House/Living Room/Floor Lamp"
+        let main = homes[account, default: []].contains("Main House")
+        let cabin = homes[account, default: []].contains("Lake Cabin")
         return [
-            ("\(lamp)/Lightbulb/On/set/\(account)", true),
-            ("\(lamp)/$set/\(account)", true),
-            ("\(lamp)/$identify/\(account)", true),
-            ("homegate/Main House/$actionsets/Good Night/$run/\(account)", true),
+            ("\(lamp)/Lightbulb/On/set/\(account)", main),
+            ("\(lamp)/Lightbulb/$ha/set/\(account)", main),
+            ("\(lamp)/$set/\(account)", main),
+            ("\(lamp)/$identify/\(account)", main),
+            ("homegate/Main House/$actionsets/Good Night/$run/\(account)", main),
             ("homegate/$request/\(account)/homes", true),
-            ("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/Switch/On/set/\(account)", true),
+            ("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/Switch/On/set/\(account)", cabin),
+            ("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/$set/\(account)", cabin),
+            ("homegate/Lake Cabin/$actionsets/Away/$run/\(account)", cabin),
             ("\(lamp)/Lightbulb/On/set/\(other)", false),
             ("\(lamp)/$set/\(other)", false),
             ("\(lamp)/$identify/\(other)", false),
@@ -140,8 +151,10 @@ struct SecurityMatrixTests {
         ]
     }
 
-    @Test("writing: commands and requests only in one's own name; no state, answers or discovery", arguments: accounts)
-    func writing(account: String?) async throws {
+    @Test(
+        "writing: commands only in one's own name into one's own homes, retained or not; no state, answers or discovery",
+        arguments: accounts, [false, true])
+    func writing(account: String?, retain: Bool) async throws {
         try await withBroker(Self.brokerConfiguration) { broker in
             let (gateway, gatewayInbox) = try await Self.connect("homegate", port: broker.port)
             try await gateway.subscribe(to: ["homegate/#", "homeassistant/#"], qos: .atLeastOnce)
@@ -152,7 +165,7 @@ struct SecurityMatrixTests {
             for (topic, mayWrite) in Self.writable(name, other: other) {
                 let expected = account == nil ? false : mayWrite
                 do {
-                    try await client.publish(topic, "written by \(name)", qos: .atLeastOnce)
+                    try await client.publish(topic, "written by \(name)", qos: .atLeastOnce, retain: retain)
                     #expect(expected, "\(name) may not write \(topic), but the broker took it")
                     allowed.insert(topic)
                 } catch let error as MQTTError {

@@ -3,7 +3,9 @@ import HomeModel
 /// Who may publish and read what on the broker, derived from the homes' users (CONTRACT.md
 /// "Identity"). MQTT does not tell the gateway who published a command, so every command topic ends
 /// with the account, and these rules make the broker refuse a command whose last level is not the
-/// publisher's own username. They also keep each account to the homes it is a member of.
+/// publisher's own username. They also keep each account to the homes it is a member of, for
+/// reading and for writing: an account may publish commands only into its own homes' trees, so
+/// nothing it publishes (retained or not) reaches the members of a home it does not belong to.
 ///
 /// Pure: the same inputs give the same rules, byte for byte. `aclFile()` renders them for
 /// mosquitto's `acl_file`; `DynamicSecurityPlan` turns them into roles for the dynamic-security plugin.
@@ -110,25 +112,26 @@ public struct AccessRules: Sendable, Hashable {
 
     // MARK: The rules
 
-    /// The command topics an account may publish, with `account` as the last level (`%u` for the
-    /// acl file's patterns).
-    public func commandTopics(account: String) -> [String] {
-        let base = topics.base
-        return [
-            "\(base)/+/+/+/+/+/set/\(account)",
-            "\(base)/+/+/+/$set/\(account)",
-            "\(base)/+/+/+/$identify/\(account)",
-            "\(base)/+/$actionsets/+/$run/\(account)",
-            "\(base)/$request/\(account)/+",
-        ]
+    /// The request topics an account may publish, with `account` as the last level but one (`%u`
+    /// for the acl file's patterns). Requests are not in any home's tree; the gateway checks each
+    /// against the account's role.
+    public func requestTopics(account: String) -> [String] {
+        ["\(topics.base)/$request/\(account)/+"]
     }
 
-    /// The command topics without an account, which only the default account may publish.
-    public var commandTopicsWithoutAccount: [String] {
-        let base = topics.base
-        return [
-            "\(base)/+/+/+/+/+/set", "\(base)/+/+/+/$set", "\(base)/+/+/+/$identify", "\(base)/+/$actionsets/+/$run",
-        ]
+    /// The command topics an account may publish into one home it is a member of, with `account` as
+    /// the last level. The home level is the home's name as stored: behind these rules a command
+    /// must spell the home exactly (the gateway itself would also match `main house`).
+    /// `…/set/<account>` also covers Home Assistant's `<service>/$ha/set/<account>`.
+    public func commandTopics(account: String, home: String) -> [String] {
+        commandTopicsWithoutAccount(home: home).map { "\($0)/\(account)" }
+    }
+
+    /// The command topics of one home without an account, which only the default account may
+    /// publish, and only into its own homes.
+    public func commandTopicsWithoutAccount(home: String) -> [String] {
+        let home = topics.home(home)
+        return ["\(home)/+/+/+/+/set", "\(home)/+/+/$set", "\(home)/+/+/$identify", "\(home)/$actionsets/+/$run"]
     }
 
     /// What every account reads: its own responses (also below, where MQTT v5 clients put their own
@@ -174,8 +177,8 @@ public struct AccessRules: Sendable, Hashable {
         for item in rejected {
             lines.append("# Left out (no access): \(Self.comment(item.description))")
         }
-        lines += ["", "# Every account: commands only in its own name, its own responses, the gateway's status."]
-        lines += commandTopics(account: "%u").map { "pattern write \($0)" }
+        lines += ["", "# Every account: requests only in its own name, its own responses, the gateway's status."]
+        lines += requestTopics(account: "%u").map { "pattern write \($0)" }
         lines += ownTopics(account: "%u").map { "pattern read \($0)" }
 
         lines += ["", "# The gateway.", "user \(gatewayAccount)"]
@@ -184,7 +187,10 @@ public struct AccessRules: Sendable, Hashable {
         let accounts = self.accounts
         var blocks: [String: [String]] = [:]
         for (account, entry) in accounts where account != gatewayAccount {
-            blocks[account, default: []] += entry.homes.map { "topic read \(homeFilter($0))" }
+            for home in entry.homes {
+                blocks[account, default: []].append("topic read \(homeFilter(home))")
+                blocks[account]! += commandTopics(account: account, home: home).map { "topic write \($0)" }
+            }
             if entry.administrator { blocks[account]! += administratorTopics.map { "topic read \($0)" } }
         }
         if let homeAssistant, homeAssistant.account != gatewayAccount {
@@ -194,7 +200,11 @@ public struct AccessRules: Sendable, Hashable {
             ]
         }
         if let defaultAccount, defaultAccount != gatewayAccount {
-            blocks[defaultAccount, default: []] += commandTopicsWithoutAccount.map { "topic write \($0)" }
+            for home in accounts[defaultAccount]?.homes ?? [] {
+                blocks[defaultAccount, default: []] += commandTopicsWithoutAccount(home: home).map {
+                    "topic write \($0)"
+                }
+            }
         }
         for account in blocks.keys.sorted() {
             lines += ["", "user \(account)"] + blocks[account]!.sorted()

@@ -5,8 +5,11 @@
 /// The plugin of mosquitto 2.0 does not substitute `%u` in its ACL topics (verified against 2.0.11:
 /// a `publishClientSend` ACL on `.../set/%u` only matches a literal `%u`), so every account gets a
 /// role of its own with its name written into its command topics. The gateway owns every role whose
-/// name starts with `rolePrefix`, and touches no other role; clients it did not create keep their
-/// other roles.
+/// name starts with `rolePrefix`, and touches no other role; clients keep their other roles.
+///
+/// The gateway manages roles, not logins: it never creates a client (one without a password would be
+/// an account nobody set up). A member whose account the broker does not have is listed in
+/// `missingAccounts` and gets its roles once an administrator created it.
 ///
 /// Roles: `<prefix>home:<home>` (read one home), `<prefix>administrator` (read the homes list and the
 /// discovered accessories), `<prefix>account:<account>` (commands in its own name, its responses,
@@ -63,9 +66,6 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
         case addRoleACL(String, ACL)
         case removeRoleACL(String, ACL)
         case deleteRole(String)
-        /// A client without a password: it cannot log in until an administrator sets one with
-        /// `mosquitto_ctrl dynsec setClientPassword`.
-        case createClient(String)
         case addClientRole(String, role: String)
         case removeClientRole(String, role: String)
         case listClients
@@ -81,7 +81,6 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             case .addRoleACL: "addRoleACL"
             case .removeRoleACL: "removeRoleACL"
             case .deleteRole: "deleteRole"
-            case .createClient: "createClient"
             case .addClientRole: "addClientRole"
             case .removeClientRole: "removeClientRole"
             case .listClients: "listClients"
@@ -110,8 +109,6 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
                 wire.topic = acl.topic
             case .deleteRole(let role):
                 wire.rolename = role
-            case .createClient(let username):
-                wire.username = username
             case .addClientRole(let username, let role), .removeClientRole(let username, let role):
                 wire.username = username
                 wire.rolename = role
@@ -130,12 +127,22 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
     /// The commands, in the order they must run: roles first, then clients and their roles, then
     /// what is no longer needed.
     public let commands: [Command]
+    /// Accounts the rules give roles that the broker has no client for: they get nothing until an
+    /// administrator creates them (`mosquitto_ctrl dynsec createClient`), and the next sync after
+    /// that gives them their roles.
+    public let missingAccounts: [String]
+    /// Accounts whose new roles were held back (see `init(rules:broker:holdingGrantsFor:)`), with the
+    /// roles they would get.
+    public let heldGrants: [String: Set<String>]
 
     /// The prefix of the roles the gateway owns: the base topic and a colon, so that two gateways
     /// with different base topics can share a broker.
     public static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
 
-    public init(rules: AccessRules, broker: BrokerState) {
+    /// - Parameter held: accounts that get no new client roles in this plan (each new role makes the
+    ///   plugin disconnect the client, so the gateway limits how often that happens to one account).
+    ///   Roles are still taken away from them at once: revoking access never waits.
+    public init(rules: AccessRules, broker: BrokerState, holdingGrantsFor held: Set<String> = []) {
         let prefix = Self.rolePrefix(for: rules.topics)
         let (roles, clients) = Self.desired(rules, prefix: prefix)
         desiredRoles = roles
@@ -150,11 +157,23 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             commands += existing.subtracting(acls).sorted().map { .removeRoleACL(role, $0) }
             commands += acls.subtracting(existing).sorted().map { .addRoleACL(role, $0) }
         }
+        var missing: [String] = []
+        var heldGrants: [String: Set<String>] = [:]
         for (client, wanted) in clients.sorted(by: { $0.key < $1.key }) {
-            let has = broker.clients[client]
-            if has == nil { commands.append(.createClient(client)) }
-            commands += wanted.subtracting(has ?? []).sorted().map { .addClientRole(client, role: $0) }
+            guard let has = broker.clients[client] else {
+                missing.append(client)
+                continue
+            }
+            let grants = wanted.subtracting(has)
+            guard !grants.isEmpty else { continue }
+            if held.contains(client) {
+                heldGrants[client] = grants
+            } else {
+                commands += grants.sorted().map { .addClientRole(client, role: $0) }
+            }
         }
+        missingAccounts = missing
+        self.heldGrants = heldGrants
         for (client, has) in broker.clients.sorted(by: { $0.key < $1.key }) {
             let extra = has.filter { $0.hasPrefix(prefix) }.subtracting(clients[client] ?? [])
             commands += extra.sorted().map { .removeClientRole(client, role: $0) }
@@ -162,6 +181,14 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
         let stale = broker.roles.keys.filter { $0.hasPrefix(prefix) && roles[$0] == nil }
         commands += stale.sorted().map { .deleteRole($0) }
         self.commands = commands
+    }
+
+    /// The accounts this plan gives new client roles (and so gets disconnected by the plugin).
+    public var grantedAccounts: Set<String> {
+        Set(
+            commands.compactMap {
+                if case .addClientRole(let account, _) = $0 { account } else { nil }
+            })
     }
 
     private static func desired(
@@ -174,33 +201,42 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             clients[account, default: []].insert(role)
         }
         func accountRole(_ account: String) -> String { "\(prefix)account:\(account)" }
-        func commandsAndResponses(_ account: String) {
+        func requestsAndResponses(_ account: String) {
             grant(
                 account, accountRole(account),
-                rules.commandTopics(account: account).map { ACL("publishClientSend", $0) }
+                rules.requestTopics(account: account).map { ACL("publishClientSend", $0) }
                     + rules.ownTopics(account: account).flatMap(ACL.read))
         }
 
         grant(rules.gatewayAccount, "\(prefix)gateway", rules.gatewayFilters.flatMap(ACL.readWrite))
-        for (account, entry) in rules.accounts where account != rules.gatewayAccount {
-            commandsAndResponses(account)
+        let accounts = rules.accounts
+        for (account, entry) in accounts where account != rules.gatewayAccount {
+            requestsAndResponses(account)
             for home in entry.homes {
                 grant(account, "\(prefix)home:\(home)", ACL.read(rules.homeFilter(home)))
+                // Commands carry the account, so they go into the account's own role, home by home.
+                grant(
+                    account, accountRole(account),
+                    rules.commandTopics(account: account, home: home).map { ACL("publishClientSend", $0) })
             }
             if entry.administrator {
                 grant(account, "\(prefix)administrator", rules.administratorTopics.flatMap(ACL.read))
             }
         }
         if let homeAssistant = rules.homeAssistant, homeAssistant.account != rules.gatewayAccount {
-            commandsAndResponses(homeAssistant.account)
+            requestsAndResponses(homeAssistant.account)
             grant(
                 homeAssistant.account, "\(prefix)homeassistant",
                 ACL.read("\(homeAssistant.discoveryPrefix)/#")
                     + [ACL("publishClientSend", "\(homeAssistant.discoveryPrefix)/status")])
         }
         if let account = rules.defaultAccount, account != rules.gatewayAccount {
-            commandsAndResponses(account)
-            grant(account, accountRole(account), rules.commandTopicsWithoutAccount.map { ACL("publishClientSend", $0) })
+            requestsAndResponses(account)
+            for home in accounts[account]?.homes ?? [] {
+                grant(
+                    account, accountRole(account),
+                    rules.commandTopicsWithoutAccount(home: home).map { ACL("publishClientSend", $0) })
+            }
         }
         return (roles, clients)
     }

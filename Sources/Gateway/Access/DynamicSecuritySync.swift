@@ -43,10 +43,28 @@ public final class DynamicSecuritySync: Sendable {
     /// Reads the broker's state, applies the commands that bring it in step with `rules`, and returns
     /// the plan it carried out. Throws when the broker does not answer or refuses any command (the
     /// others are still carried out; running the sync again retries what is left).
+    ///
+    /// - Parameter limiter: how often one account may be given new roles. The plugin disconnects a
+    ///   client whose roles change, so an administrator adding and removing a member in a loop
+    ///   would disconnect it again and again; grants beyond the limit are held for a later sync
+    ///   (`heldGrants`). Revocations are never held, but count against the limit.
     @discardableResult
-    public func sync(_ rules: AccessRules) async throws(DynamicSecurityError) -> DynamicSecurityPlan {
-        let plan = DynamicSecurityPlan(rules: rules, broker: try await brokerState())
+    public func sync(_ rules: AccessRules, limitingRoleChangesWith limiter: RateLimiter? = nil)
+        async throws(DynamicSecurityError) -> DynamicSecurityPlan
+    {
+        let broker = try await brokerState()
+        var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
+        if let limiter {
+            var held: Set<String> = []
+            for account in plan.grantedAccounts.sorted() where account != own && !limiter.admit(account) {
+                held.insert(account)
+            }
+            for command in plan.commands {
+                if case .removeClientRole(let account, _) = command { _ = limiter.admit(account) }
+            }
+            if !held.isEmpty { plan = DynamicSecurityPlan(rules: rules, broker: broker, holdingGrantsFor: held) }
+        }
         let others = plan.commands.filter { $0.username == nil || $0.username != own }
         let mine = plan.commands.filter { $0.username != nil && $0.username == own }
         if !others.isEmpty { try await apply(others) }
@@ -323,7 +341,7 @@ extension DynamicSecurityPlan.Command {
     /// The client the command changes, if any.
     var username: String? {
         switch self {
-        case .createClient(let username), .addClientRole(let username, _), .removeClientRole(let username, _):
+        case .addClientRole(let username, _), .removeClientRole(let username, _):
             username
         default: nil
         }
@@ -334,7 +352,6 @@ extension DynamicSecurityPlan.Command {
         switch self {
         case .createRole(let role, _), .addRoleACL(let role, _), .removeRoleACL(let role, _), .deleteRole(let role):
             "'\(role)'"
-        case .createClient(let username): "'\(username)'"
         case .addClientRole(let username, let role), .removeClientRole(let username, let role):
             "'\(username)' '\(role)'"
         case .listClients, .listRoles: ""

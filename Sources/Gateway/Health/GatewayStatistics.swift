@@ -8,6 +8,7 @@ public final class GatewayStatistics: Sendable {
         var brokerReconnects = 0
         var commandsOK = 0
         var commandsFailed: [String: Int] = [:]
+        var dynamicSecurity: JSON?
     }
 
     private let counts = Mutex(Counts())
@@ -19,6 +20,8 @@ public final class GatewayStatistics: Sendable {
     public func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
     public func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
     public func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
+    /// What the dynamic-security keeper last saw (``AccessKeeper/Status``).
+    func recordDynamicSecurity(_ status: JSON) { counts.withLock { $0.dynamicSecurity = status } }
 
     /// Counts a handled command or request by its outcome.
     public func handled(_ outcome: Handling.Outcome) {
@@ -38,13 +41,14 @@ public final class GatewayStatistics: Sendable {
         let failed = counts.commandsFailed.sorted { $0.key < $1.key }.map {
             (key: $0.key, value: JSON.integer($0.value))
         }
-        return .object([
-            ("version", .string(version)),
-            ("uptimeSeconds", .integer(Int(uptime.components.seconds))),
-            ("memory", .object([("residentBytes", residentBytes.map(JSON.integer) ?? .null)])),
-            ("broker", .object([("reconnects", .integer(counts.brokerReconnects))])),
-            ("messages", .object([("in", .integer(counts.messagesIn)), ("out", .integer(counts.messagesOut))])),
-            ("commands", .object([("ok", .integer(counts.commandsOK)), ("failed", .object(failed))])),
-        ])
+        return .object(
+            [
+                ("version", .string(version)),
+                ("uptimeSeconds", .integer(Int(uptime.components.seconds))),
+                ("memory", .object([("residentBytes", residentBytes.map(JSON.integer) ?? .null)])),
+                ("broker", .object([("reconnects", .integer(counts.brokerReconnects))])),
+                ("messages", .object([("in", .integer(counts.messagesIn)), ("out", .integer(counts.messagesOut))])),
+                ("commands", .object([("ok", .integer(counts.commandsOK)), ("failed", .object(failed))])),
+            ] + (counts.dynamicSecurity.map { [("dynamicSecurity", $0)] } ?? []))
     }
 }

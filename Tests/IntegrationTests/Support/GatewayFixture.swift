@@ -133,7 +133,7 @@ func withGateway<T>(
                 version: HealthService.version) : nil
         let keeper =
             dynamicSecurity
-            ? GatewayService.AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
+            ? AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
                 AccessRules(
                     topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
                     memberships: await manager.memberships())
