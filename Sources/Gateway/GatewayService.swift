@@ -69,8 +69,17 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             guard case .connected = event else { continue }
             if !subscribed {
                 do {
+                    // Retained as published, so that a command retained right now is told from one
+                    // sent plainly and cleared; not our own messages (the clearings among them).
+                    // MQTT 3.1.1 has neither option: there retained clutter is cleared at each
+                    // connection, by the resync.
+                    let v5 = client.configuration.protocolVersion == .v5
                     try await client.subscribe(
-                        to: topics.commandFilters + (homeAssistant.map { [$0.statusTopic] } ?? []), qos: .atLeastOnce)
+                        to: topics.commandFilters + (v5 ? ["\(topics.responseRoot)/#"] : []),
+                        qos: .atLeastOnce, options: [.noLocal, .retainAsPublished])
+                    if let homeAssistant {
+                        try await client.subscribe(to: [homeAssistant.statusTopic], qos: .atLeastOnce)
+                    }
                     subscribed = true
                 } catch {
                     logger.error("could not subscribe to the command topics", metadata: ["error": "\(error)"])
@@ -118,6 +127,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     if message.payloadString == "online" { await publisher.reannounce() }
                     continue
                 }
+                if let clutter = router.retainedClutter(message) {
+                    send(clutter.topic, [], retain: true)
+                    logger.warning(
+                        "cleared a retained message on a command, request or response topic",
+                        metadata: ["topic": "\(clutter.topic)", "sender": "\(clutter.sender ?? "unknown")"])
+                }
                 let admitted = admission.enter()
                 group.addTask {
                     defer { if admitted { admission.leave() } }
@@ -142,8 +157,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     }
 
     private func send(_ topic: String, _ payload: JSON, retain: Bool) {
+        send(topic, payload.bytes, retain: retain)
+    }
+
+    private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
         do {
-            try client.send(topic, payload: payload.bytes, qos: .atLeastOnce, retain: retain)
+            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
             statistics.sentMessage()
         } catch {
             logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])

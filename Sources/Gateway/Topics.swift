@@ -64,7 +64,9 @@ public struct Topics: Sendable, Hashable {
     }
 
     /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
-    public func response(account: String) -> String { "\(base)/$response/\(account)" }
+    public func response(account: String) -> String { "\(responseRoot)/\(account)" }
+    /// `B/$response`: every account's answers live below it.
+    public var responseRoot: String { "\(base)/$response" }
 
     // MARK: Received by the gateway
 

@@ -36,27 +36,84 @@ struct CommandRouterTests {
         await manager.shutdown()
     }
 
-    @Test("without a default account such a command is refused, and answered where the client asked")
+    @Test("without a default account such a command is refused, and not answered: no account owns a response topic")
     func noDefaultAccount() async throws {
         let (router, manager) = try await router(defaultAccount: nil)
         let message = MQTTMessage(
             topic: Self.lampOn, payload: Array("true".utf8),
-            properties: MQTTProperties(responseTopic: "client/answers", correlationData: [7]))
+            properties: MQTTProperties(responseTopic: "homegate/$response/guest", correlationData: [7]))
         let handling = await router.handle(message)
         #expect(handling.outcome == .failed(code: "insufficientPrivileges"))
-        #expect(handling.answer?.topic == "client/answers")
-        #expect(handling.answer?.correlationData == [7])
+        #expect(handling.answer == nil)
         #expect(try await lampValue(manager) == .bool(false))
         await manager.shutdown()
     }
 
-    @Test("retained copies of commands are never run")
-    func retainedCommandsIgnored() async throws {
+    @Test("retained commands are never run: refused to their sender, and marked for clearing")
+    func retainedCommandsRefused() async throws {
         let (router, manager) = try await router(defaultAccount: "guest")
-        let handling = await router.handle(MQTTMessage(topic: Self.lampOn, payload: Array("true".utf8), retain: true))
-        #expect(handling == .ignored)
+        let message = MQTTMessage(topic: Self.lampOn + "/guest", payload: Array("true".utf8), retain: true)
+        let handling = await router.handle(message)
+        #expect(handling.outcome == .failed(code: "invalidParameter"))
+        #expect(handling.answer?.topic == "homegate/$response/guest")
+        #expect(router.retainedClutter(message)?.sender == "guest")
         #expect(try await lampValue(manager) == .bool(false))
+        // An empty retained message is a clearing: nothing to refuse or clear
+        let clearing = MQTTMessage(topic: Self.lampOn + "/guest", payload: [], retain: true)
+        #expect(await router.handle(clearing) == .ignored)
+        #expect(router.retainedClutter(clearing) == nil)
+        // Retained answers are clutter too; the gateway's own value topics are not
+        let answer = MQTTMessage(topic: "homegate/$response/owner", payload: Array("{}".utf8), retain: true)
+        #expect(router.retainedClutter(answer)?.topic == "homegate/$response/owner")
+        let value = MQTTMessage(
+            topic: "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On", payload: Array("true".utf8), retain: true)
+        #expect(router.retainedClutter(value) == nil)
         await manager.shutdown()
+    }
+
+    @Test(
+        "a response topic that is not the account's own is refused unrun; the refusal goes to its own topic",
+        arguments: [
+            "client/answers", "homeassistant/switch/evil/x/config", "$CONTROL/dynamic-security/v1",
+            "homegate/$response/owner", "homegate/$response/guestbook", "homegate/$response/guest/#", "homegate",
+        ])
+    func foreignResponseTopic(responseTopic: String) async throws {
+        let (router, manager) = try await router(defaultAccount: nil)
+        let message = MQTTMessage(
+            topic: Self.lampOn + "/guest", payload: Array("true".utf8),
+            properties: MQTTProperties(responseTopic: responseTopic, correlationData: [7]))
+        let handling = await router.handle(message)
+        #expect(handling.outcome == .failed(code: "invalidParameter"))
+        #expect(handling.answer?.topic == "homegate/$response/guest")
+        #expect(handling.answer?.correlationData == [7])
+        #expect(try await lampValue(manager) == .bool(false))
+        // while the account's own topic and below it are answered there
+        for own in ["homegate/$response/guest", "homegate/$response/guest/app/1"] {
+            let asked = MQTTMessage(
+                topic: Self.lampOn + "/guest", payload: Array("true".utf8),
+                properties: MQTTProperties(responseTopic: own, correlationData: [8]))
+            #expect(await router.handle(asked).answer?.topic == own)
+        }
+        await manager.shutdown()
+    }
+
+    @Test(
+        "RequestID reads only the top-level id, also from a body that is malformed after it",
+        arguments: [
+            (#"{"id":7}"#, JSON.integer(7)), (#" { "name" : "x", "id" : "a\"b" } "#, .string("a\"b")),
+            (#"{"nested":{"id":1},"list":[{"id":2}],"id":3}"#, .integer(3)), (#"{"id":null}"#, .null),
+            (#"{"id":4.5,"name": }"#, .number(4.5)),
+            (#"{"id":{"k":[1,2]}}"#, .object([("k", .array([.integer(1), .integer(2)]))])),
+        ])
+    func requestID(body: String, id: JSON) {
+        #expect(RequestID.read(Array(body.utf8)) == id)
+    }
+
+    @Test(
+        "RequestID finds nothing where there is no readable id",
+        arguments: ["", "[]", "{", #"{"name": ,"id":1}"#, #"{"ID":1}"#, "not json", #"{"i"d":1}"#])
+    func noRequestID(body: String) {
+        #expect(RequestID.read(Array(body.utf8)) == nil)
     }
 
     @Test("payloads over the limit are refused unread")

@@ -10,7 +10,7 @@ import Testing
 @Suite("Home Assistant mapping")
 struct HomeAssistantMappingTests {
     static let discovery = HomeAssistantDiscovery(
-        discoveryPrefix: "homeassistant", nodeID: "hub", account: "ha", topics: Topics(), version: "1.0")
+        discoveryPrefix: "homeassistant", nodeID: "hub", account: "homeassistant", topics: Topics(), version: "1.0")
 
     private static func service(_ type: ServiceType, _ values: [(CharacteristicType, CharacteristicValue)]) -> Service {
         Service(id: "main", type: type, name: type.rawValue, characteristics: values.map { .standard($0.0, $0.1) })
@@ -185,6 +185,19 @@ struct HomeAssistantMappingTests {
         await manager.shutdown()
     }
 
+    @Test("a home whose users do not include Home Assistant's account is not announced at all")
+    func onlyHomesOfHomeAssistant() async throws {
+        let (manager, home) = try await Self.demo()
+        #expect(Self.discovery.announces(home))
+        #expect(!Self.discovery.configs(for: home).isEmpty)
+        try await manager.removeUser(named: "Home Assistant", home: "Main House", account: "owner")
+        let without = try await manager.home("Main House", account: "owner")
+        #expect(!Self.discovery.announces(without))
+        #expect(Self.discovery.configs(for: without).isEmpty)
+        #expect(without.accessories.allSatisfy { Self.discovery.statePayloads(for: $0, in: without).isEmpty })
+        await manager.shutdown()
+    }
+
     @Test("a service no component fits is not announced, and is listed as unmapped")
     func unmappedService() {
         let odd = Service(
@@ -232,6 +245,7 @@ struct HomeAssistantMappingTests {
         Home(
             id: "home", name: "Home", isPrimary: true,
             defaultRoom: Room(id: "default", name: "$default", isDefault: true),
-            rooms: [], zones: [], accessories: [], actionSets: [], users: [])
+            rooms: [], zones: [], accessories: [], actionSets: [],
+            users: [User(id: "ha", name: "Home Assistant", role: .guest, account: "homeassistant")])
     }
 }

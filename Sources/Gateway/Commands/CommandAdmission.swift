@@ -37,8 +37,6 @@ extension CommandRouter {
         guard !message.retain, let command = try? topics.parse(message.topic) else { return .ignored }
         let error = HomeError(
             .tooManyRequests, "The gateway is working on \(limit) commands; nothing was done, send again shortly.")
-        return Handling(
-            outcome: .failed(code: error.code.name),
-            answer: answer(to: message, account: command.account ?? defaultAccount, id: .null, result: .failure(error)))
+        return refusal(message, command: command, error, respondingTo: true)
     }
 }

@@ -31,7 +31,10 @@ public struct Answer: Sendable, Equatable {
 /// model checks it against the home's users and roles.
 ///
 /// Who gets an answer: every failure is answered, every request is answered, and a successful
-/// command is answered when the client asked for it with an MQTT v5 response topic.
+/// command is answered when the client asked for it with an MQTT v5 response topic. Answers go only
+/// to `B/$response/<account>` or below it: a command whose response topic points elsewhere is
+/// refused unrun, and its refusal goes to the account's default response topic. Every answer
+/// carries the request's `id` when one can be read, and the v5 correlation data.
 public struct CommandRouter: Sendable {
     public let manager: HomeManager
     public let topics: Topics
@@ -56,21 +59,40 @@ public struct CommandRouter: Sendable {
     /// Messages that are not commands (other topics, retained copies that a new subscription
     /// brought) are ignored.
     public func handle(_ message: MQTTMessage) async -> Handling {
-        // A retained command is old: replaying it on every reconnect would repeat it.
-        guard !message.retain else { return .ignored }
         let command: Command
         do {
             guard let parsed = try topics.parse(message.topic) else { return .ignored }
             command = parsed
         } catch {
             let failure = HomeError(.invalidParameter, "Malformed command topic: \(error).")
+            let isRequest = message.topic.hasPrefix("\(topics.base)/$request/")
             return Handling(
                 outcome: .failed(code: failure.code.name),
                 answer: answer(
-                    to: message, account: topics.sender(ofMalformed: message.topic), id: .null,
-                    result: .failure(failure)))
+                    to: message, account: topics.sender(ofMalformed: message.topic),
+                    id: isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(failure)))
+        }
+        // A retained command would stay on the broker for every member of the home to see, and run
+        // again on every reconnect: the gateway clears it (`retainedCommand(_:)`) and does not run it.
+        // An empty retained message is such a clearing, not a command.
+        if message.retain {
+            guard !message.payload.isEmpty else { return .ignored }
+            let failure = HomeError(
+                .invalidParameter,
+                "Commands and requests must not be retained: the gateway cleared this one and did not run it; publish it without the retain flag."
+            )
+            return refusal(message, command: command, failure)
         }
         let account = command.account ?? defaultAccount
+        if let responseTopic = message.properties.responseTopic, account != nil,
+            !isAllowedResponseTopic(responseTopic, account: account)
+        {
+            let failure = HomeError(
+                .invalidParameter,
+                "Answers go only to \(topics.response(account: account!)) or below it, not to '\(responseTopic)'; nothing was done."
+            )
+            return refusal(message, command: command, failure)
+        }
         var id = JSON.null
         let result: Result<JSON?, HomeError>
         if let account {
@@ -89,6 +111,7 @@ public struct CommandRouter: Sendable {
                     result = .success(try await perform(command, payload: message.payload, account: account))
                 }
             } catch {
+                if command.isRequest, id == .null { id = RequestID.read(message.payload) ?? .null }
                 // A home is none of a non-member's business: its commands and requests learn no more
                 // than that there is no such home for it, in the words used for a home that does not exist.
                 if error.code == .insufficientPrivileges, let home = command.home(body: requestBody(message)),
@@ -118,6 +141,33 @@ public struct CommandRouter: Sendable {
         return Handling(outcome: outcome, answer: answer(to: message, account: account, id: id, result: result))
     }
 
+    /// The answer to a command refused before it ran, with the request's id: on the account's
+    /// default response topic, or on the v5 response topic too when `respondingTo`.
+    func refusal(_ message: MQTTMessage, command: Command, _ error: HomeError, respondingTo: Bool = false) -> Handling {
+        Handling(
+            outcome: .failed(code: error.code.name),
+            answer: answer(
+                to: message, account: command.account ?? defaultAccount,
+                id: command.isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(error),
+                respondingTo: respondingTo))
+    }
+
+    /// What to clear when `message` is retained on a topic where only commands, requests and answers
+    /// belong: the topic and, for logging, the account that the topic names as its sender (nil for a
+    /// response topic, which names whose answers it holds). Nil for every other message.
+    public func retainedClutter(_ message: MQTTMessage) -> (topic: String, sender: String?)? {
+        guard message.retain, !message.payload.isEmpty else { return nil }
+        if message.topic == topics.responseRoot || message.topic.hasPrefix(topics.responseRoot + "/") {
+            return (message.topic, nil)
+        }
+        do {
+            guard let command = try topics.parse(message.topic) else { return nil }
+            return (message.topic, command.account ?? defaultAccount)
+        } catch {
+            return (message.topic, topics.sender(ofMalformed: message.topic))
+        }
+    }
+
     private func isMember(_ account: String, of home: String) async -> Bool {
         await manager.homes(for: account).contains { HomeName.matches($0.name, home) }
     }
@@ -129,9 +179,12 @@ public struct CommandRouter: Sendable {
 
     // MARK: Answers
 
-    func answer(to message: MQTTMessage, account: String?, id: JSON, result: Result<JSON?, HomeError>)
-        -> Answer?
-    {
+    /// The answer to `message`, on its response topic when `respondingTo` and that topic is the
+    /// account's own, else on the account's default response topic; with the correlation data.
+    func answer(
+        to message: MQTTMessage, account: String?, id: JSON, result: Result<JSON?, HomeError>,
+        respondingTo: Bool = true
+    ) -> Answer? {
         var members: [(key: String, value: JSON)] = [("id", id)]
         switch result {
         case .success(let data):
@@ -145,20 +198,22 @@ public struct CommandRouter: Sendable {
             ]
         }
         let payload = JSON.object(members)
-        if let responseTopic = message.properties.responseTopic, isAllowedResponseTopic(responseTopic, account: account)
+        let correlationData = message.properties.correlationData
+        if respondingTo, let responseTopic = message.properties.responseTopic,
+            isAllowedResponseTopic(responseTopic, account: account)
         {
-            return Answer(topic: responseTopic, payload: payload, correlationData: message.properties.correlationData)
+            return Answer(topic: responseTopic, payload: payload, correlationData: correlationData)
         }
         guard let account else { return nil }
-        return Answer(topic: topics.response(account: account), payload: payload, correlationData: nil)
+        return Answer(topic: topics.response(account: account), payload: payload, correlationData: correlationData)
     }
 
-    /// A client may not steer the gateway's answer into the gateway's own tree (value topics, other
-    /// accounts' answers): a response topic under the base topic must be the account's own.
-    private func isAllowedResponseTopic(_ topic: String, account: String?) -> Bool {
-        guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else { return false }
-        guard topic == topics.base || topic.hasPrefix(topics.base + "/") else { return true }
-        guard let account else { return false }
+    /// Whether the gateway may answer on `topic`: only the account's own response topic or below
+    /// it. Anywhere else the gateway would publish with its own rights what a client chose: into
+    /// the homes' trees, another account's answers, Home Assistant's discovery prefix, or the
+    /// broker's `$CONTROL` topics.
+    func isAllowedResponseTopic(_ topic: String, account: String?) -> Bool {
+        guard let account, !topic.contains("+"), !topic.contains("#") else { return false }
         let own = topics.response(account: account)
         return topic == own || topic.hasPrefix(own + "/")
     }

@@ -31,8 +31,15 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// broker holds, so configs of things that are gone can be cleared at start.
     public var configFilter: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
 
-    /// The discovery configs of one home: its accessories' entities and its action sets as scenes.
+    /// Whether `home` is announced at all: only homes Home Assistant's account is a user of. Home
+    /// Assistant reads every config under the prefix, so announcing another home would show it
+    /// names and devices it may not see, as entities it may not use.
+    public func announces(_ home: Home) -> Bool { home.isMember(account) }
+
+    /// The discovery configs of one home: its accessories' entities and its action sets as scenes;
+    /// none for a home Home Assistant's account is no user of.
     public func configs(for home: Home) -> [DiscoveryConfig] {
+        guard announces(home) else { return [] }
         var configs: [DiscoveryConfig] = []
         for accessory in home.accessories {
             configs += self.configs(for: accessory, in: home)
@@ -52,6 +59,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// The `$ha` state topics of one accessory: each mapped service's state in Home Assistant's words.
     public func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
+        guard announces(home) else { return [:] }
         let place = Place(accessory, in: home, topics: topics)
         var payloads: [String: [UInt8]] = [:]
         for service in accessory.services where HomeAssistantEntities.kind(of: service) != nil {

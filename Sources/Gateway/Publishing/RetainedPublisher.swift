@@ -124,7 +124,7 @@ public actor RetainedPublisher {
 
     private func view(of snapshot: HomeSnapshot) -> RetainedView {
         if let homeAssistant {
-            for home in snapshot.homes {
+            for home in snapshot.homes where homeAssistant.announces(home) {
                 for (accessory, service) in homeAssistant.unmappedServices(in: home)
                 where reportedUnmapped.insert("\(accessory.id)/\(service.id)").inserted {
                     logger.notice(

@@ -22,6 +22,8 @@ public struct Home: Sendable, Hashable, Identifiable {
     public func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     public func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
     public func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
+    /// Whether `account` is a user of this home (the account itself stays inside the model).
+    public func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
 }
 
 /// A room. It belongs to one home.

@@ -136,7 +136,9 @@ func withGateway<T>(
             ? AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
                 AccessRules(
                     topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
-                    memberships: await manager.memberships())
+                    homeAssistant: discovery.map {
+                        AccessRules.HomeAssistant(account: $0.account, discoveryPrefix: $0.discoveryPrefix)
+                    }, memberships: await manager.memberships())
             } : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
