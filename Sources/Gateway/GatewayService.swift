@@ -13,6 +13,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let publisher: RetainedPublisher
     private let statistics: GatewayStatistics
     private let accessKeeper: AccessKeeper?
+    private let protectionProblems: (@Sendable (HomeManager) async -> [String])?
     private let homeAssistant: HomeAssistantDiscovery?
     private let logger: Logger
     private let admission = CommandAdmission()
@@ -22,14 +23,18 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///   - homeAssistant: announce the homes to Home Assistant (MQTT discovery), and again whenever
     ///     it says `online` on its status topic.
     ///   - rateLimit: how many commands and requests one account may send; nil admits all.
+    ///   - protectionProblems: what is wrong with the broker's protection for the homes as they are
+    ///     (``BrokerProtection``), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     public init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
         accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
+        protectionProblems: (@Sendable (HomeManager) async -> [String])? = nil,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        self.protectionProblems = protectionProblems
         self.manager = manager
         self.homeAssistant = homeAssistant
         self.statistics = statistics
@@ -56,8 +61,24 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                             manager: manager, changes: accessChanges, trigger: accessChanged, statistics: statistics,
                             logger: logger)
                     }
+                } else if let protectionProblems {
+                    group.addTask { await reportProtection(protectionProblems, changes: accessChanges) }
                 }
             }
+        }
+    }
+
+    /// Logs what is wrong with the broker's protection after every change of homes or users, each
+    /// problem once until it changes.
+    private func reportProtection(
+        _ problems: @Sendable (HomeManager) async -> [String], changes: AsyncStream<Void>
+    ) async {
+        var reported: [String] = []
+        for await _ in changes {
+            let now = await problems(manager)
+            guard now != reported else { continue }
+            reported = now
+            for problem in now { logger.warning("the broker's access rules: \(problem)") }
         }
     }
 

@@ -53,6 +53,7 @@ struct Demo: AsyncParsableCommand {
         configuration.data.directory = "\(folder)/home"
         configuration.accessories.virtual = URL(fileURLWithPath: home).standardizedFileURL.path
         configuration.homeAssistant.enabled = true
+        configuration.access.aclFile = "\(folder)/broker/acl"
         configuration.logging.level = logLevel
         try BaseTopic.validate(baseTopic)
 

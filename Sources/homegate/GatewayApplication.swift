@@ -38,7 +38,11 @@ struct GatewayApplication {
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
             homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,
-            rateLimit: configuration.commands.rateLimit
+            rateLimit: configuration.commands.rateLimit,
+            protectionProblems: { [configuration] manager in
+                BrokerProtection(access: configuration.access, regenerate: "homegate acl --config <your config>")
+                    .problems(rules: ruleSource.rules(memberships: await manager.memberships()))
+            }
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),
@@ -65,7 +69,9 @@ struct GatewayApplication {
         let database =
             configuration.data.inMemory
             ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
-        let manager = try HomeManager(database: database, driverTimeout: configuration.commands.timeout, logger: logger)
+        let manager = try HomeManager(
+            database: database, driverTimeout: configuration.commands.timeout,
+            homeCreators: configuration.homes.homeCreators, logger: logger)
         if let devicesFile = configuration.accessories.virtual {
             let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
             try await manager.attach(devices.makeDriver())

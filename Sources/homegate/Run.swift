@@ -35,6 +35,12 @@ struct CheckConfig: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.load()
+        let source = AccessRuleSource(configuration: configuration)
+        let rules =
+            FileManager.default.fileExists(atPath: configuration.data.databaseFile) ? try await source.rules() : nil
+        let protection = BrokerProtection(
+            access: configuration.access, regenerate: "homegate acl --config \(options.config ?? "<file>")")
+        for problem in protection.problems(rules: rules) { printError("warning: \(problem)") }
         print(
             """
             \(options.config ?? ""): ok

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import HomeModel
 import Logging
 import MQTT
 import Testing
@@ -52,7 +53,7 @@ struct ConfigurationTests {
             "mqtt", "broker", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
             "protocolVersion", "tls", "caFile", "certificateFile", "keyFile", "verifyServer", "data", "directory",
             "accessories", "virtual", "commands", "defaultAccount", "timeout", "access", "dynamicSecurity", "enabled",
-            "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
+            "aclFile", "homes", "creators", "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
         ]
         for key in keys {
             #expect(text.contains("\(key):"), "the sample does not mention '\(key)'")
@@ -89,6 +90,9 @@ struct ConfigurationTests {
                 access:
                   dynamicSecurity:
                     enabled: true
+                  aclFile: /etc/mosquitto/acl
+                homes:
+                  creators: [alice, bob]
                 homeAssistant:
                   enabled: true
                   discoveryPrefix: ha
@@ -111,6 +115,9 @@ struct ConfigurationTests {
             #expect(configuration.accessories.virtual == passwordFile)
             #expect(configuration.commands == .init(defaultAccount: "alice", timeout: .milliseconds(2500)))
             #expect(configuration.access.dynamicSecurity)
+            #expect(configuration.access.aclFile == "/etc/mosquitto/acl")
+            #expect(configuration.homes.creators == ["alice", "bob"])
+            #expect(configuration.homes.homeCreators == .accounts(["alice", "bob"]))
             #expect(
                 configuration.homeAssistant
                     == .init(enabled: true, discoveryPrefix: "ha", account: "hass", nodeId: "hub_1"))
@@ -198,6 +205,19 @@ struct ConfigurationTests {
         #expect(problem.code == .wrongType)
         #expect(problem.location == .file("homegate.yml", line: 2, column: 14))
         #expect(problem.message == "'mqtt.keepAlive' must be a whole number, not 'soon'")
+    }
+
+    @Test("homes.creators is a list of accounts; a bad one is named at its line")
+    func creators() throws {
+        #expect(try problem("homes:\n  creators: owner\n").code == .wrongType)
+        let bad = try problem("homes:\n  creators:\n    - owner\n    - \"a/b\"\n")
+        #expect(bad.code == .invalidValue)
+        #expect(bad.location.line == 4)
+        #expect(bad.message.contains("'a/b'"))
+        #expect(try GatewayConfiguration.parse(yaml: "homes:\n  creators: []\n", file: "f").homes.creators == [])
+        #expect(
+            try GatewayConfiguration.parse(yaml: "homes:\n  creators: null\n", file: "f").homes.homeCreators
+                == .administrators)
     }
 
     @Test("a section that is not a mapping is a wrong type")

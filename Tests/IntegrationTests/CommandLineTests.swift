@@ -1,6 +1,7 @@
 import Accessories
 import Broker
 import Foundation
+import Gateway
 import HomeModel
 import Testing
 
@@ -68,8 +69,9 @@ struct CommandLineTests {
             let config = try await demoDatabase(in: directory)
             let (status, acl) = try await homegate(["acl", "--config", config], in: directory)
             #expect(status == 0, "\(acl)")
-            #expect(acl.contains("pattern write homegate/+/+/+/+/+/set/%u"))
+            #expect(acl.contains("pattern write homegate/$request/%u/+"))
             #expect(acl.contains("user guest\ntopic read homegate/Main House/#"))
+            #expect(acl.contains("topic write homegate/Main House/+/+/+/+/set/guest\n"))
             #expect(acl.contains("topic read homegate/Lake Cabin/#"))
             #expect(!acl.contains("user stranger"), "stranger is a member of nothing")
 
@@ -79,6 +81,41 @@ struct CommandLineTests {
             #expect(tree.contains("        On  (retained)"))
             #expect(tree.contains("set\n"))
             #expect(tree.contains("<account>  (command: bool)"))
+        }
+    }
+
+    @Test("check-config warns when nothing protects the broker, and when the acl_file is missing or out of date")
+    func checkConfigProtection() async throws {
+        try await withTemporaryDirectory { directory in
+            let config = try await demoDatabase(in: directory)
+            let base = try String(contentsOfFile: config, encoding: .utf8)
+            func check() async throws -> String {
+                let (status, output) = try await homegate(["check-config", "--config", config], in: directory)
+                #expect(status == 0, "warnings do not fail the check: \(output)")
+                return output
+            }
+            // Neither an acl_file nor dynamic security
+            #expect(try await check().contains("warning: neither access.aclFile nor access.dynamicSecurity.enabled"))
+
+            // An acl_file that is not there
+            let acl = "\(directory)/acl"
+            try (base + "access:\n  aclFile: \(acl)\n").write(toFile: config, atomically: true, encoding: .utf8)
+            #expect(try await check().contains("warning: access.aclFile '\(acl)' cannot be read"))
+
+            // The acl_file homegate acl writes: no warning
+            let database = try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite")
+            let manager = try HomeManager(database: database)
+            let rules = AccessRules(
+                topics: Topics(), gatewayAccount: "homegate", memberships: await manager.memberships())
+            try rules.aclFile().write(toFile: acl, atomically: true, encoding: .utf8)
+            #expect(!(try await check().contains("warning")))
+
+            // A member added since: out of date
+            try await manager.addUser(account: "visitor", name: "Vera", home: "Main House", account: "owner")
+            await manager.shutdown()
+            let output = try await check()
+            #expect(output.contains("warning: access.aclFile '\(acl)' is out of date"), "\(output)")
+            #expect(output.contains("homegate acl --config \(config) > \(acl)"))
         }
     }
 

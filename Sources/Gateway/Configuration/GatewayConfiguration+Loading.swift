@@ -1,4 +1,5 @@
 import Foundation
+import HomeModel
 import Logging
 import MQTT
 import Yams
@@ -106,12 +107,13 @@ private struct Loader {
         var configuration = GatewayConfiguration()
         let top = reader.section(
             root, path: "",
-            keys: ["mqtt", "data", "accessories", "commands", "access", "homeAssistant", "logging"])
+            keys: ["mqtt", "data", "accessories", "commands", "access", "homes", "homeAssistant", "logging"])
         readMQTT(top["mqtt"]?.value, into: &configuration.mqtt)
         readData(top["data"]?.value, into: &configuration.data)
         readAccessories(top["accessories"]?.value, into: &configuration.accessories)
         readCommands(top["commands"]?.value, into: &configuration.commands)
         readAccess(top["access"]?.value, into: &configuration.access)
+        readHomes(top["homes"]?.value, into: &configuration.homes)
         readHomeAssistant(top["homeAssistant"]?.value, into: &configuration.homeAssistant)
         readLogging(top["logging"]?.value, into: &configuration.logging)
         return configuration
@@ -326,12 +328,39 @@ private struct Loader {
     }
 
     private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {
-        let section = reader.section(node, path: "access", keys: ["dynamicSecurity"])
+        let section = reader.section(node, path: "access", keys: ["dynamicSecurity", "aclFile"])
         let dynamic = reader.section(
             section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
         if let enabled = reader.bool(dynamic["enabled"]?.value, "access.dynamicSecurity.enabled") {
             access.dynamicSecurity = enabled
         }
+        if let node = section["aclFile"]?.value, let path = reader.optionalString(node, "access.aclFile") {
+            access.aclFile = path
+        }
+    }
+
+    private mutating func readHomes(_ node: Node?, into homes: inout GatewayConfiguration.HomeSettings) {
+        let section = reader.section(node, path: "homes", keys: ["creators"])
+        guard let node = section["creators"]?.value, node.kind != .null else { return }
+        guard let sequence = node.sequence else {
+            reader.report(
+                .wrongType, at: node, "'homes.creators' must be a list of accounts",
+                fix: "write the accounts as a list, e.g. [owner], or null for the administrators of the homes")
+            return
+        }
+        var creators: [String] = []
+        for item in sequence {
+            guard let account = reader.string(item, "homes.creators") else { continue }
+            do {
+                try AccountName.validate(account)
+                creators.append(account)
+            } catch {
+                reader.report(
+                    .invalidValue, at: item, "'\(account)' in 'homes.creators' is no account: \(error.message)",
+                    fix: "write the MQTT usernames of the accounts that may add homes")
+            }
+        }
+        homes.creators = creators
     }
 
     private mutating func readHomeAssistant(

@@ -1,3 +1,4 @@
+import HomeModel
 import Logging
 import MQTT
 
@@ -113,10 +114,33 @@ public struct GatewayConfiguration: Sendable, Hashable {
     public struct AccessSettings: Sendable, Hashable {
         /// Keep mosquitto's dynamic-security plugin in step with the homes' users.
         public var dynamicSecurity: Bool
+        /// The acl_file the broker reads (written by `homegate acl`): the gateway checks that it is
+        /// there and in step with the homes' users, and says so when it is not.
+        public var aclFile: String?
 
-        public init(dynamicSecurity: Bool = false) {
+        public init(dynamicSecurity: Bool = false, aclFile: String? = nil) {
             self.dynamicSecurity = dynamicSecurity
+            self.aclFile = aclFile
         }
+
+        /// Whether the configuration says how the broker is protected; without either, any account
+        /// can publish commands in any other's name and read every home, unless the broker has
+        /// rules of its own.
+        public var protectsBroker: Bool { dynamicSecurity || aclFile != nil }
+    }
+
+    /// `homes`: who may do what with the homes themselves.
+    public struct HomeSettings: Sendable, Hashable {
+        /// The accounts that may add a home; nil: the administrators of the existing homes, or
+        /// anyone while there is none.
+        public var creators: [String]?
+
+        public init(creators: [String]? = nil) {
+            self.creators = creators
+        }
+
+        /// `creators` as the home model takes it.
+        public var homeCreators: HomeCreators { creators.map { .accounts(Set($0)) } ?? .administrators }
     }
 
     /// `homeAssistant`: MQTT discovery for Home Assistant.
@@ -153,15 +177,17 @@ public struct GatewayConfiguration: Sendable, Hashable {
     public var accessories: AccessorySettings
     public var commands: CommandSettings
     public var access: AccessSettings
+    public var homes: HomeSettings
     public var homeAssistant: HomeAssistantSettings
     public var logging: LoggingSettings
 
     public init(
         mqtt: MQTTSettings = MQTTSettings(), data: DataSettings = DataSettings(),
         accessories: AccessorySettings = AccessorySettings(), commands: CommandSettings = CommandSettings(),
-        access: AccessSettings = AccessSettings(), homeAssistant: HomeAssistantSettings = HomeAssistantSettings(),
-        logging: LoggingSettings = LoggingSettings()
+        access: AccessSettings = AccessSettings(), homes: HomeSettings = HomeSettings(),
+        homeAssistant: HomeAssistantSettings = HomeAssistantSettings(), logging: LoggingSettings = LoggingSettings()
     ) {
+        self.homes = homes
         self.mqtt = mqtt
         self.data = data
         self.accessories = accessories
