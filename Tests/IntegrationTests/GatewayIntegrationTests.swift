@@ -257,13 +257,14 @@ struct GatewayIntegrationTests {
             let new = try await Account.connect("guest", to: gateway.broker)
             #expect(try await new.command("\(Self.lamp)/Lightbulb/Brightness/set/guest", "50").isOK)
 
-            // A v5 client may not steer answers into the gateway's tree
+            // A v5 client may not steer answers into the gateway's tree: refused unrun, on its own topic
             try await new.client.subscribe(to: ["homegate/Main House/#"])
             try await new.client.publish(
                 "\(Self.lamp)/Lightbulb/Brightness/set/guest", "150", qos: .atLeastOnce,
                 properties: MQTTProperties(responseTopic: "\(Self.lamp)/Lightbulb/Brightness"))
             let redirected = try JSON.parse(try await old.inbox.next { $0.topic == "homegate/$response/guest" }.payload)
-            #expect(redirected.code == "valueHigherThanMaximum")
+            #expect(redirected.code == "invalidParameter")
+            #expect(redirected["message"]?.stringValue?.contains("Answers go only to homegate/$response/guest") == true)
             #expect(
                 await new.inbox.all.filter {
                     $0.topic == "\(Self.lamp)/Lightbulb/Brightness" && $0.payloadString?.contains("ok") == true
