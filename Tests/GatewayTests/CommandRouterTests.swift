@@ -204,4 +204,19 @@ struct RateLimiterTests {
         }
         #expect(limiter.knownAccounts <= 101)
     }
+
+    @Test("$health carries the dynamic-security keeper's status once it has one: counts, never accounts")
+    func healthReportsDynamicSecurity() {
+        let statistics = GatewayStatistics()
+        #expect(statistics.health(version: "1", residentBytes: nil)["dynamicSecurity"] == nil)
+        var status = AccessKeeper.Status()
+        status.inStep = false
+        status.failedSyncs = 2
+        status.missingAccounts = 1
+        statistics.recordDynamicSecurity(status.json)
+        let health = statistics.health(version: "1", residentBytes: nil)
+        #expect(health["dynamicSecurity"]?["inStep"] == .bool(false))
+        #expect(health["dynamicSecurity"]?["failedSyncs"] == .integer(2))
+        #expect(health["dynamicSecurity"]?["missingAccounts"] == .integer(1))
+    }
 }

@@ -1,6 +1,7 @@
 import Broker
 import Gateway
 import HomeModel
+import Logging
 import MQTT
 import Testing
 
@@ -266,5 +267,94 @@ func withAccounts(
         var sessions = connected
         sessions[account] = Session(client: client, inbox: inbox)
         try await withAccounts(broker, Array(accounts.dropFirst()), body, connected: sessions)
+    }
+}
+
+@Suite("Dynamic security kept in step: limits and retries", .serialized)
+struct AccessKeeperTests {
+    static func rules(_ guest2: Bool) -> AccessRules { DynamicSecurityTests.rules(guest2: guest2) }
+
+    @Test("an account's new roles beyond the limit are held; taking roles away never waits")
+    func roleChangeLimit() async throws {
+        let configuration = MosquittoBroker.Configuration(
+            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-pw"))
+        try await withBroker(configuration) { broker in
+            // Given guest2's client, and a limit of two role changes per account (and no refill)
+            try broker.dynamicSecurity(["createClient", "guest2", "-p", "pw"])
+            let client = try makeClient(broker, name: "sync") {
+                $0.username = "admin"
+                $0.password = "admin-pw"
+            }
+            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10))
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            let limiter = RateLimiter(RateLimit(perSecond: 0.0001, burst: 2))
+            func roles() throws -> String { try broker.dynamicSecurity(["getClient", "guest2"]) }
+
+            // When an administrator adds guest2, removes it, and adds it again
+            let added = try await sync.sync(Self.rules(true), limitingRoleChangesWith: limiter)
+            #expect(added.grantedAccounts.contains("guest2"))
+            #expect(try roles().contains("homegate:home:Main House"))
+            let removed = try await sync.sync(Self.rules(false), limitingRoleChangesWith: limiter)
+            #expect(removed.commands.contains(.removeClientRole("guest2", role: "homegate:home:Main House")))
+            #expect(!(try roles().contains("homegate:home:Main House")))
+            let again = try await sync.sync(Self.rules(true), limitingRoleChangesWith: limiter)
+
+            // Then the third change is held: no new roles (and so no disconnection) for guest2
+            #expect(again.heldGrants["guest2"]?.contains("homegate:home:Main House") == true)
+            #expect(!again.grantedAccounts.contains("guest2"))
+            #expect(!(try roles().contains("homegate:home:Main House")))
+            // (held, not missing: its client exists; owner has none and is reported missing)
+            #expect(again.missingAccounts == ["owner"])
+            // and removing it again goes through at once although the limit is spent
+            try await sync.sync(Self.rules(true), limitingRoleChangesWith: RateLimiter(RateLimit(burst: 5)))
+            #expect(try roles().contains("homegate:home:Main House"))
+            let revoked = try await sync.sync(Self.rules(false), limitingRoleChangesWith: limiter)
+            #expect(revoked.commands.contains(.removeClientRole("guest2", role: "homegate:home:Main House")))
+            #expect(!(try roles().contains("homegate:home:Main House")))
+            await client.disconnect()
+        }
+    }
+
+    @Test("a failed sync is retried by itself with backoff, and the keeper says so")
+    func retries() async throws {
+        try await withBroker { broker in
+            // Given a broker without the plugin, which never answers
+            let client = try makeClient(broker, name: "sync")
+            let sync = DynamicSecuritySync(client: client, timeout: .milliseconds(100))
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            let keeper = AccessKeeper(
+                sync: sync, retryDelay: .milliseconds(20), maximumRetryDelay: .milliseconds(100)
+            ) { _ in Self.rules(true) }
+            let manager = try HomeManager(database: .inMemory())
+            let (changes, trigger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            var logger = Logger(label: "test.keeper")
+            logger.logLevel = .critical
+            let running = Task {
+                await keeper.run(
+                    manager: manager, changes: changes, trigger: trigger, statistics: GatewayStatistics(),
+                    logger: logger)
+            }
+
+            // When one change asks for a sync
+            trigger.yield()
+
+            // Then it fails, and is tried again and again without another change
+            let deadline = ContinuousClock.now + .seconds(30)
+            while keeper.status.failedSyncs < 3 {
+                guard ContinuousClock.now < deadline else { throw TimedOut("\(keeper.status)") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(keeper.status.inStep == false)
+            #expect(keeper.status.consecutiveFailures >= 3)
+            #expect(keeper.status.lastError?.contains("timedOut") == true)
+            trigger.finish()
+            await running.value
+            await manager.shutdown()
+            await client.disconnect()
+        }
     }
 }

@@ -67,8 +67,8 @@ public final class AccessKeeper: Sendable {
     public var status: Status { state.withLock { $0.status } }
 
     /// Syncs on every element of `changes` (coalesced while a sync runs); schedules its own later
-    /// syncs by yielding into `trigger`, the continuation of `changes`.
-    func run(
+    /// syncs by yielding into `trigger`, the continuation of `changes`. `GatewayService` runs it.
+    public func run(
         manager: HomeManager, changes: AsyncStream<Void>, trigger: AsyncStream<Void>.Continuation,
         statistics: GatewayStatistics, logger: Logger
     ) async {
