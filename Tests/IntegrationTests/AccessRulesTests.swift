@@ -149,22 +149,31 @@ struct DynamicSecurityTests {
         return AccessRules(topics: topics, gatewayAccount: "admin", members: members)
     }
 
-    @Test("the sync gives an account its home when it becomes a member and takes it away when removed")
-    func sync() async throws {
+    /// A broker with the plugin, guest2's client (password `pw`) made by its administrator, and a
+    /// sync on a client of its own as the plugin's admin (the gateway's place), for `body`.
+    static func withSync(_ body: (MosquittoBroker, DynamicSecuritySync, MQTTClient) async throws -> Void)
+        async throws
+    {
         let configuration = MosquittoBroker.Configuration(
             allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-pw"))
         try await withBroker(configuration) { broker in
-            // Given a client the administrator created with a password, and the gateway as the
-            // plugin's admin with a sync of its own
             try broker.dynamicSecurity(["createClient", "guest2", "-p", "pw"])
-            let gatewayClient = try makeClient(broker, name: "sync") {
+            let client = try makeClient(broker, name: "sync") {
                 $0.username = "admin"
                 $0.password = "admin-pw"
             }
-            let sync = DynamicSecuritySync(client: gatewayClient, timeout: .seconds(10))
-            let forwarding = Task { await sync.forward(gatewayClient.messages) }
+            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10))
+            let forwarding = Task { await sync.forward(client.messages) }
             defer { forwarding.cancel() }
-            _ = try await gatewayClient.connect()
+            _ = try await client.connect()
+            try await body(broker, sync, client)
+            await client.disconnect()
+        }
+    }
+
+    @Test("the sync gives an account its home when it becomes a member and takes it away when removed")
+    func sync() async throws {
+        try await Self.withSync { broker, sync, gatewayClient in
             // (and receiving denied by default, so that only the roles' explicit grants let messages
             // through; mosquitto_ctrl 2.0.11's setDefaultACLAccess does not take effect)
             try await sync.perform([.setDefaultACLAccess("publishClientReceive", allow: false)])
@@ -222,7 +231,6 @@ struct DynamicSecurityTests {
                 }
                 #expect(refused?.code == .subscriptionRefused)
             }
-            await gatewayClient.disconnect()
         }
     }
 
@@ -276,19 +284,8 @@ struct AccessKeeperTests {
 
     @Test("an account's new roles beyond the limit are held; taking roles away never waits")
     func roleChangeLimit() async throws {
-        let configuration = MosquittoBroker.Configuration(
-            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-pw"))
-        try await withBroker(configuration) { broker in
+        try await DynamicSecurityTests.withSync { broker, sync, _ in
             // Given guest2's client, and a limit of two role changes per account (and no refill)
-            try broker.dynamicSecurity(["createClient", "guest2", "-p", "pw"])
-            let client = try makeClient(broker, name: "sync") {
-                $0.username = "admin"
-                $0.password = "admin-pw"
-            }
-            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10))
-            let forwarding = Task { await sync.forward(client.messages) }
-            defer { forwarding.cancel() }
-            _ = try await client.connect()
             let limiter = RateLimiter(RateLimit(perSecond: 0.0001, burst: 2))
             func roles() throws -> String { try broker.dynamicSecurity(["getClient", "guest2"]) }
 
@@ -313,7 +310,6 @@ struct AccessKeeperTests {
             let revoked = try await sync.sync(Self.rules(false), limitingRoleChangesWith: limiter)
             #expect(revoked.commands.contains(.removeClientRole("guest2", role: "homegate:home:Main House")))
             #expect(!(try roles().contains("homegate:home:Main House")))
-            await client.disconnect()
         }
     }
 
