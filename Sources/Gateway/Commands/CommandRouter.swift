@@ -56,8 +56,8 @@ public struct CommandRouter: Sendable {
     }
 
     /// Handles one message from the broker: runs the command it carries and says what to answer.
-    /// Messages that are not commands (other topics, retained copies that a new subscription
-    /// brought) are ignored.
+    /// Messages that are not commands (other topics, empty retained messages that clear one) are
+    /// ignored; retained commands are refused unrun.
     public func handle(_ message: MQTTMessage) async -> Handling {
         let command: Command
         do {
@@ -73,7 +73,7 @@ public struct CommandRouter: Sendable {
                     id: isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(failure)))
         }
         // A retained command would stay on the broker for every member of the home to see, and run
-        // again on every reconnect: the gateway clears it (`retainedCommand(_:)`) and does not run it.
+        // again on every reconnect: the gateway clears it (`retainedClutter(_:)`) and does not run it.
         // An empty retained message is such a clearing, not a command.
         if message.retain {
             guard !message.payload.isEmpty else { return .ignored }
