@@ -186,6 +186,18 @@ public final class MosquittoBroker: Sendable {
         return true
     }
 
+    /// Writes new acl_file rules and makes the running broker read them (SIGHUP, as
+    /// `systemctl reload mosquitto` does). Returns false when the rules were already these.
+    @discardableResult
+    public func reload(accessRules: String) throws -> Bool {
+        let file = "\(directory)/acl"
+        guard configuration.accessRules != nil else { throw BrokerError("this broker runs without an acl_file") }
+        guard (try? String(contentsOfFile: file, encoding: .utf8)) != accessRules else { return false }
+        try accessRules.write(toFile: file, atomically: true, encoding: .utf8)
+        process.withLock { $0 }?.send(SIGHUP)
+        return true
+    }
+
     // MARK: Dynamic security
 
     /// Runs `mosquitto_ctrl dynsec ARGUMENTS` against this broker as its dynamic-security admin, e.g.

@@ -70,8 +70,19 @@ struct Demo: AsyncParsableCommand {
             directory: "\(folder)/broker")
         print(Self.instructions(port: chosenPort, topics: configuration.topics, folder: folder))
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
+        // Members added or removed while the demo runs reach its broker: it rewrites the acl_file and
+        // makes mosquitto read it again.
         try await GatewayApplication(
-            configuration: configuration, logger: logger, foundation: [BrokerService(broker: broker)]
+            configuration: configuration, logger: logger, foundation: [BrokerService(broker: broker)],
+            accessRulesChanged: { [logger] rules in
+                do {
+                    if try broker.reload(accessRules: rules.aclFile(generatedBy: "homegate demo")) {
+                        logger.notice("the demo broker's access rules follow the homes' users")
+                    }
+                } catch {
+                    logger.error("could not renew the demo broker's access rules", metadata: ["error": "\(error)"])
+                }
+            }
         ).run()
     }
 

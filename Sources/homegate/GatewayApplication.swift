@@ -16,6 +16,9 @@ struct GatewayApplication {
     var logger: Logger
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
+    /// Called with the rules for the homes' users at start and after every change of homes or
+    /// users, before the acl_file is checked: the demo writes them into its broker's acl_file.
+    var accessRulesChanged: (@Sendable (AccessRules) async -> Void)? = nil
 
     func run() async throws {
         let topics = configuration.topics
@@ -39,9 +42,11 @@ struct GatewayApplication {
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
             homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,
             rateLimit: configuration.commands.rateLimit,
-            protectionProblems: { [configuration] manager in
-                BrokerProtection(access: configuration.access, regenerate: "homegate acl --config <your config>")
-                    .problems(rules: ruleSource.rules(memberships: await manager.memberships()))
+            protectionProblems: { [configuration, accessRulesChanged] manager in
+                let rules = ruleSource.rules(memberships: await manager.memberships())
+                await accessRulesChanged?(rules)
+                return BrokerProtection(access: configuration.access, regenerate: "homegate acl --config <your config>")
+                    .problems(rules: rules)
             }
         ) { [logger] in
             try await RetainedTopics.read(

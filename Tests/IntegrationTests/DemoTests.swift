@@ -96,6 +96,34 @@ struct DemoTests {
         }
     }
 
+    @Test("a member added while the demo runs can use the home at once: the demo renews its broker's rules")
+    func addedMemberGetsAccess() async throws {
+        try await withDemo { port in
+            let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On"
+            let stranger = try await Account.connect("stranger", port: port)
+            #expect(try await stranger.retained(lamp) == nil, "stranger reads nothing of Main House yet")
+            let refused = await #expect(throws: MQTTError.self) {
+                try await stranger.client.publish("\(lamp)/set/stranger", "true", qos: .atLeastOnce)
+            }
+            #expect(refused?.code == .publishRefused)
+
+            // When owner makes stranger a guest of Main House
+            let owner = try await Account.connect("owner", port: port)
+            #expect(
+                try await owner.request("addUser", #"{"home":"Main House","account":"stranger","name":"Sam"}"#).isOK)
+
+            // Then stranger reads the home and commands it, once mosquitto has read the new rules
+            let deadline = ContinuousClock.now + .seconds(15)
+            while try await stranger.retained(lamp) == nil {
+                guard ContinuousClock.now < deadline else { throw TimedOut("stranger never got Main House") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await stranger.command("\(lamp)/set/stranger", "true").isOK)
+            await stranger.disconnect()
+            await owner.disconnect()
+        }
+    }
+
     /// The one value a `read` request's answer carries.
     private func readValue(_ answer: JSON) -> JSON? {
         guard case .array(let reads) = answer["data"], reads.count == 1 else { return nil }
