@@ -32,6 +32,10 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process: a pipe or socket some other thread has open at this moment
+        // (Foundation's are not close-on-exec) would otherwise live as long as this child, and a
+        // reader waiting for that pipe's end (Command.run) would wait until the child exits.
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -69,6 +73,15 @@ public final class ChildProcess: Sendable {
         reaper.name = "wait-\(pid)"
         reaper.start()
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare; nil where the C library lacks it.
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = {
+        let name = "posix_spawn_file_actions_addclosefrom_np"
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    }()
 
     /// True until the process has exited (and been reaped).
     public var isRunning: Bool { status.withLock { $0 == nil } }

@@ -49,6 +49,46 @@ struct CrashTests {
         }
     }
 
+    /// Runs the writer on `path`, kills it once it acknowledged `killAfter` changes, and returns the
+    /// lines it printed, whether it was killed and how it ended. The blocking reads and the wait run on
+    /// a thread of their own: on one of the cooperative pool's threads (two on a 2-core machine) they
+    /// would hold it for the whole test and starve every other test in the process.
+    static func runWriter(_ writer: URL, path: String, killAfter: Int) async throws
+        -> (lines: [String], killed: Bool, reason: Process.TerminationReason)
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        let process = Process()
+                        process.executableURL = writer
+                        process.arguments = [path]
+                        let output = Pipe()
+                        process.standardOutput = output
+                        try process.run()
+                        var lines: [String] = []
+                        var pending = ""
+                        var killed = false
+                        while true {
+                            let data = output.fileHandleForReading.availableData
+                            if data.isEmpty { break }
+                            pending += String(decoding: data, as: UTF8.self)
+                            while let newline = pending.firstIndex(of: "\n") {
+                                lines.append(String(pending[..<newline]))
+                                pending.removeSubrange(...newline)
+                            }
+                            if !killed && lines.count >= killAfter {
+                                kill(process.processIdentifier, SIGKILL)
+                                killed = true
+                            }
+                        }
+                        process.waitUntilExit()
+                        return (lines, killed, process.terminationReason)
+                    })
+            }.start()
+        }
+    }
+
     @Test("The database survives SIGKILL at any moment with every acknowledged change", .timeLimit(.minutes(5)))
     func sigkill() async throws {
         let writer = try #require(Self.crashWriter(), "crash-writer was not built next to the tests")
@@ -57,36 +97,13 @@ struct CrashTests {
             var acknowledged = Acknowledged()
             var generator = SystemRandomNumberGenerator()
             for round in 0..<20 {
-                // Given a writer changing the database as fast as it can
-                let process = Process()
-                process.executableURL = writer
-                process.arguments = [path]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
-
-                // When it is killed after a random number of acknowledged changes
+                // Given a writer changing the database as fast as it can, when it is killed after a
+                // random number of acknowledged changes
                 let killAfter = Int.random(in: 1...60, using: &generator)
-                var seen = 0
-                var pending = ""
-                var killed = false
-                while true {
-                    let data = output.fileHandleForReading.availableData
-                    if data.isEmpty { break }
-                    pending += String(decoding: data, as: UTF8.self)
-                    while let newline = pending.firstIndex(of: "\n") {
-                        acknowledged.read(pending[..<newline])
-                        pending.removeSubrange(...newline)
-                        seen += 1
-                    }
-                    if !killed && seen >= killAfter {
-                        kill(process.processIdentifier, SIGKILL)
-                        killed = true
-                    }
-                }
-                process.waitUntilExit()
+                let (lines, killed, reason) = try await Self.runWriter(writer, path: path, killAfter: killAfter)
+                for line in lines { acknowledged.read(line[...]) }
                 #expect(killed, "round \(round): the writer stopped before it was killed")
-                #expect(process.terminationReason == .uncaughtSignal)
+                #expect(reason == .uncaughtSignal)
 
                 // Then the file is sound and holds every change acknowledged before the kill
                 let database = try HomeDatabase.open(atPath: path)

@@ -56,7 +56,7 @@ final class Gate: Sendable {
     }
 }
 
-@Suite("A driver that ignores cancellation")
+@Suite("A driver that ignores cancellation", .timeLimit(.minutes(1)))
 struct StubbornDriverTests {
     @Test("the command fails with operationTimedOut at the timeout, while the driver is still stuck")
     func timeoutIsKept() async throws {
@@ -68,13 +68,18 @@ struct StubbornDriverTests {
         try await manager.addAccessory("lamp", home: "Home", account: "alice")
 
         // When alice switches it on
+        let started = ContinuousClock.now
         let code = await errorCode {
             try await manager.writeValue(.bool(true), to: Fixture.lampOn, home: "Home", account: "alice")
         }
+        let waited = ContinuousClock.now - started
 
-        // Then she hears operationTimedOut while the driver still hangs, and nothing was recorded
+        // Then she hears operationTimedOut while the driver still hangs (had the manager waited for
+        // it, this test would hang until its time limit), not before the timeout, and nothing was
+        // recorded. No upper bound on the wait: the test shares two threads with every other test.
         #expect(code == .operationTimedOut)
         #expect(driver.gate.held == 1, "the answer waited for the driver to give up")
+        #expect(waited >= .milliseconds(300), "answered after \(waited), before the 0.3 s timeout")
         let home = try await manager.home("Home", account: "alice")
         #expect(home.accessories.first?.services.first?.characteristic(.on)?.value == .bool(false))
         driver.gate.open()
