@@ -23,18 +23,51 @@ struct SecurityMatrixTests {
     /// The account kinds; nil is anonymous.
     static let accounts: [String?] = ["owner", "guest", "homeassistant", "stranger", nil]
 
+    static let rules = AccessRules(
+        topics: topics, gatewayAccount: "homegate",
+        homeAssistant: .init(account: "homeassistant", discoveryPrefix: "homeassistant"),
+        members: [
+            .init(home: "Main House", account: "owner", role: .administrator),
+            .init(home: "Lake Cabin", account: "owner", role: .administrator),
+            .init(home: "Main House", account: "guest", role: .guest),
+            .init(home: "Main House", account: "homeassistant", role: .guest),
+        ])
+
     static var brokerConfiguration: MosquittoBroker.Configuration {
-        let rules = AccessRules(
-            topics: topics, gatewayAccount: "homegate",
-            homeAssistant: .init(account: "homeassistant", discoveryPrefix: "homeassistant"),
-            members: [
-                .init(home: "Main House", account: "owner", role: .administrator),
-                .init(home: "Lake Cabin", account: "owner", role: .administrator),
-                .init(home: "Main House", account: "guest", role: .guest),
-                .init(home: "Main House", account: "homeassistant", role: .guest),
-            ])
-        return MosquittoBroker.Configuration(
-            allowAnonymous: true, passwords: passwords, accessRules: rules.aclFile())
+        MosquittoBroker.Configuration(allowAnonymous: true, passwords: passwords, accessRules: rules.aclFile())
+    }
+
+    /// Runs `body` with a broker that enforces the rules: the generated acl_file, or the
+    /// dynamic-security plugin brought in step by the gateway's sync (each account's client made by
+    /// the broker's administrator, with its password; receiving denied unless a role grants it;
+    /// no anonymous clients).
+    static func withProtectedBroker(
+        _ protection: ConfinementTests.Protection, _ body: (MosquittoBroker) async throws -> Void
+    ) async throws {
+        guard protection == .dynamicSecurity else {
+            try await withBroker(brokerConfiguration, body)
+            return
+        }
+        let configuration = MosquittoBroker.Configuration(
+            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-secret"))
+        try await withBroker(configuration) { broker in
+            for (account, password) in passwords {
+                try broker.dynamicSecurity(["createClient", account, "-p", password])
+            }
+            let admin = try makeClient(broker, name: "admin") {
+                $0.username = "admin"
+                $0.password = "admin-secret"
+            }
+            let sync = DynamicSecuritySync(client: admin)
+            let forwarding = Task { await sync.forward(admin.messages) }
+            _ = try await admin.connect()
+            try await sync.perform([.setDefaultACLAccess("publishClientReceive", allow: false)])
+            let plan = try await sync.sync(rules)
+            #expect(plan.missingAccounts.isEmpty)
+            await admin.disconnect()
+            forwarding.cancel()
+            try await body(broker)
+        }
     }
 
     static let mainValue = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On"
@@ -79,15 +112,20 @@ struct SecurityMatrixTests {
         return (client, inbox)
     }
 
-    @Test("reading: each account kind gets exactly the topic kinds its rules allow")
-    func reading() async throws {
-        try await withBroker(Self.brokerConfiguration) { broker in
+    @Test(
+        "reading: each account kind gets exactly the topic kinds its rules allow",
+        arguments: ConfinementTests.Protection.allCases)
+    func reading(protection: ConfinementTests.Protection) async throws {
+        try await Self.withProtectedBroker(protection) { broker in
             let (gateway, _) = try await Self.connect("homegate", port: broker.port)
             var readers: [(String, MQTTClient, Inbox<MQTTMessage>)] = []
-            for account in Self.accounts {
+            for account in Self.accounts where account != nil || protection == .aclFile {
                 let (client, inbox) = try await Self.connect(account, port: broker.port)
-                // A refused subscription is fine: what matters is what arrives
-                _ = try? await client.subscribe(to: ["homegate/#", "homeassistant/#"], qos: .atLeastOnce)
+                // A refused subscription is fine: what matters is what arrives. The plugin refuses a
+                // subscription wider than a role allows, so there each topic is asked for alone.
+                let filters =
+                    protection == .aclFile ? ["homegate/#", "homeassistant/#"] : Self.readable.map(\.topic)
+                for filter in filters { _ = try? await client.subscribe(to: [filter], qos: .atLeastOnce) }
                 readers.append((account ?? "anonymous", client, inbox))
             }
             for (topic, _) in Self.readable {
@@ -95,13 +133,18 @@ struct SecurityMatrixTests {
             }
             // The marker everyone with any rights may read; anonymous is checked after the others got it
             try await gateway.publish("homegate/$status", "marker", qos: .atLeastOnce)
+            // (under dynamic security a stranger has no role at all, not even for the status)
+            let strangerHasNoRole = protection == .dynamicSecurity
             for (account, _, inbox) in readers where account != "anonymous" {
+                guard !(strangerHasNoRole && account == "stranger") else { continue }
                 _ = try await inbox.next("\(account)'s marker") { $0.payloadString == "marker" }
             }
             try await Task.sleep(for: .milliseconds(200))
             for (account, client, inbox) in readers {
                 let received = Set(await inbox.all.map(\.topic))
-                let expected = Set(Self.readable.filter { $0.readers.contains(account) }.map(\.topic))
+                let expected =
+                    strangerHasNoRole && account == "stranger"
+                    ? [] : Set(Self.readable.filter { $0.readers.contains(account) }.map(\.topic))
                 #expect(
                     received == expected,
                     "\(account): unexpected \(received.subtracting(expected).sorted()), missing \(expected.subtracting(received).sorted())"
@@ -118,9 +161,13 @@ struct SecurityMatrixTests {
     ]
 
     /// The topic kinds a client may try to write, for `account` and `other` (another account):
-    /// commands in its own name into its own homes only, requests in its own name.
-    static func writable(_ account: String, other: String) -> [(topic: String, allowed: Bool)] {
+    /// commands in its own name into its own homes only, requests in its own name (under dynamic
+    /// security only members have a role that allows them).
+    static func writable(_ account: String, other: String, protection: ConfinementTests.Protection)
+        -> [(topic: String, allowed: Bool)]
+    {
         let lamp = "homegate/Main House/Living Room/Floor Lamp"
+        let requests = protection == .aclFile || homes[account] != nil
         let main = homes[account, default: []].contains("Main House")
         let cabin = homes[account, default: []].contains("Lake Cabin")
         return [
@@ -129,7 +176,7 @@ struct SecurityMatrixTests {
             ("\(lamp)/$set/\(account)", main),
             ("\(lamp)/$identify/\(account)", main),
             ("homegate/Main House/$actionsets/Good Night/$run/\(account)", main),
-            ("homegate/$request/\(account)/homes", true),
+            ("homegate/$request/\(account)/homes", requests),
             ("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/Switch/On/set/\(account)", cabin),
             ("homegate/Lake Cabin/Cabin Living Room/Cabin Heater/$set/\(account)", cabin),
             ("homegate/Lake Cabin/$actionsets/Away/$run/\(account)", cabin),
@@ -153,33 +200,39 @@ struct SecurityMatrixTests {
 
     @Test(
         "writing: commands only in one's own name into one's own homes, retained or not; no state, answers or discovery",
-        arguments: accounts, [false, true])
-    func writing(account: String?, retain: Bool) async throws {
-        try await withBroker(Self.brokerConfiguration) { broker in
+        arguments: accounts, ConfinementTests.Protection.allCases)
+    func writing(account: String?, protection: ConfinementTests.Protection) async throws {
+        try await Self.withProtectedBroker(protection) { broker in
             let (gateway, gatewayInbox) = try await Self.connect("homegate", port: broker.port)
             try await gateway.subscribe(to: ["homegate/#", "homeassistant/#"], qos: .atLeastOnce)
             let name = account ?? "anonymous"
             let other = account == "owner" ? "guest" : "owner"
+            guard account != nil || protection == .aclFile else {
+                // Dynamic security lets no anonymous client in at all
+                await #expect(throws: MQTTError.self) { try await Self.connect(nil, port: broker.port) }
+                await gateway.disconnect()
+                return
+            }
             let (client, _) = try await Self.connect(account, port: broker.port)
             var allowed: Set<String> = []
-            for (topic, mayWrite) in Self.writable(name, other: other) {
-                let expected = account == nil ? false : mayWrite
-                do {
-                    try await client.publish(topic, "written by \(name)", qos: .atLeastOnce, retain: retain)
-                    #expect(expected, "\(name) may not write \(topic), but the broker took it")
-                    allowed.insert(topic)
-                } catch let error as MQTTError {
-                    #expect(!expected, "\(name) may write \(topic): \(error)")
-                    #expect(error.code == .publishRefused, "\(error)")
+            for (topic, mayWrite) in Self.writable(name, other: other, protection: protection) {
+                for retain in [false, true] {
+                    let expected = account == nil ? false : mayWrite
+                    do {
+                        try await client.publish(topic, "written by \(name)", qos: .atLeastOnce, retain: retain)
+                        #expect(expected, "\(name) may not write \(topic) (retain \(retain)), but the broker took it")
+                        allowed.insert(topic)
+                    } catch let error as MQTTError {
+                        #expect(!expected, "\(name) may write \(topic) (retain \(retain)): \(error)")
+                        #expect(error.code == .publishRefused, "\(error)")
+                    }
                 }
             }
-            // What reached the gateway is exactly what the broker took
-            if account != nil {
-                try await client.publish("homegate/$request/\(name)/homes", "marker", qos: .atLeastOnce)
-                _ = try await gatewayInbox.next("\(name)'s marker") { $0.payloadString == "marker" }
-            } else {
-                try await Task.sleep(for: .milliseconds(300))
-            }
+            // What reached the gateway is exactly what the broker took: each publish above was
+            // acknowledged (or refused) before this marker was sent, and mosquitto hands a message to
+            // its subscribers before it acknowledges it
+            try await gateway.publish("homegate/$status", "marker", qos: .atLeastOnce)
+            _ = try await gatewayInbox.next("the marker") { $0.payloadString == "marker" }
             let reached = Set(await gatewayInbox.all.filter { $0.payloadString == "written by \(name)" }.map(\.topic))
             #expect(reached == allowed, "\(name): reached \(reached.sorted()), taken \(allowed.sorted())")
             await client.disconnect()
