@@ -96,17 +96,18 @@ public final class AccessKeeper: Sendable {
 
     /// Records a completed sync; returns when to sync again, if anything is left to do.
     private func succeeded(_ plan: DynamicSecurityPlan, logger: Logger) -> Duration? {
-        let status = state.withLock { state in
+        let (status, missingChanged) = state.withLock { state in
+            let missingChanged = state.status.missingAccounts != plan.missingAccounts.count
             state.status.inStep = true
             state.status.consecutiveFailures = 0
             state.status.missingAccounts = plan.missingAccounts.count
             state.status.heldAccounts = plan.heldGrants.count
-            return state.status
+            return (state.status, missingChanged)
         }
         if !plan.commands.isEmpty {
             logger.info("dynamic security in step", metadata: ["commands": "\(plan.commands.count)"])
         }
-        if !plan.missingAccounts.isEmpty {
+        if !plan.missingAccounts.isEmpty && missingChanged {
             logger.warning(
                 "members' accounts missing on the broker get no access until created (mosquitto_ctrl dynsec createClient)",
                 metadata: ["accounts": "\(status.missingAccounts)"])
