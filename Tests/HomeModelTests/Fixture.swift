@@ -32,9 +32,11 @@ struct Fixture {
         accessory: "Lamp", service: "Lightbulb", characteristic: .brightness)
 
     /// A manager over `database` (in memory by default) with the devices attached and the home built.
+    /// `wrap` may put a driver of the test's own around the virtual devices (to count calls, say).
     static func make(
         database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
-        homeCreators: HomeCreators = .administrators
+        homeCreators: HomeCreators = .administrators,
+        attaching wrap: (VirtualDriver) -> any AccessoryDriver = { $0 }
     ) async throws -> Fixture {
         let manager = try HomeManager(
             database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout, probeInterval: probeInterval,
@@ -42,7 +44,7 @@ struct Fixture {
         // Simulated time moves only when a test calls `advance(by:)`: a loop ticking on the real clock
         // would move the lock, thermostat and sensors at moments that depend on the machine's load.
         let driver = VirtualDriver(devices: devices, tick: .seconds(86_400))
-        try await manager.attach(driver)
+        try await manager.attach(wrap(driver))
         try await manager.addHome(named: home, account: admin, userName: "Alice")
         try await manager.addUser(account: guest, name: "Bob", home: home, account: admin)
         try await manager.addAccessory("lamp", home: home, account: admin)
