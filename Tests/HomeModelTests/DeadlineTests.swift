@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 import Testing
 
@@ -45,17 +44,18 @@ struct DeadlineTests {
     func timeoutWins() async throws {
         final class Flag: Sendable { let isSet = Atomic<Bool>(false) }
         let bodyReturned = Flag()
+        // The body waits until the test opens the gate, whatever happens, like a driver stuck in a
+        // system call (without holding a thread): only the timer can end the race
+        let gate = Gate()
         let outcome = await Deadline.race(timeout: .milliseconds(100), clock: CountingClock()) {
-            // Waits 10 s whatever happens, like a driver stuck in a system call (without holding a thread)
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 10) { continuation.resume() }
-            }
+            await gate.pass()
             bodyReturned.isSet.store(true, ordering: .sequentiallyConsistent)
             return 1
         }
         let returnedFirst = bodyReturned.isSet.load(ordering: .sequentiallyConsistent)
         #expect(outcome == nil)
         #expect(!returnedFirst, "the caller waited for the body")
+        gate.open()
     }
 
     @Test("an operation's error is handed back as it was thrown")
