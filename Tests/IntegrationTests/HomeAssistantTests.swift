@@ -115,7 +115,10 @@ struct HomeAssistantTests {
 
     @Test("Home Assistant's payloads on each command topic change the accessory, and its states follow")
     func commandsAndStates() async throws {
-        try await withGateway(homeAssistant: true) { gateway in
+        // The devices move only when the test advances time: on the real clock the lock finishes its
+        // 2 s transition, and the covers theirs, at moments that depend on the machine's load, and a
+        // transient state (UNLOCKING, opening) could be over before Home Assistant's state shows it
+        try await withGateway(homeAssistant: true, tick: .seconds(86_400)) { gateway in
             let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
             defer { Task { await ha.disconnect() } }
             let owner = try await Account.connect("owner", to: gateway.broker)
@@ -150,6 +153,7 @@ struct HomeAssistantTests {
             await gateway.driver.advance(by: .seconds(5))
             try await ha.waitForState("front-lock_main", .string("UNLOCKED"))
             try await ha.send("front-lock_main", "LOCK")
+            try await ha.waitForState("front-lock_main", .string("LOCKING"))
             await gateway.driver.advance(by: .seconds(5))
             try await ha.waitForState("front-lock_main", .string("LOCKED"))
 
@@ -167,13 +171,17 @@ struct HomeAssistantTests {
             try await ha.waitForState(
                 "hall-thermostat_main", topic: "mode_state_topic", template: "mode_state_template", .string("off"))
 
-            // Window covering: a position, then OPEN.
+            // Window covering: a position, then OPEN (it moves 10 % a second; time moves once the
+            // command reached the device).
             try await ha.send("bedroom-blinds_main", "40", on: "set_position_topic")
+            try await Self.waitUntil { await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(40) }
             await gateway.driver.advance(by: .seconds(10))
             try await ha.waitForState(
                 "bedroom-blinds_main", topic: "position_topic", template: "position_template", .integer(40))
             try await ha.waitForState("bedroom-blinds_main", .string("open"))
             try await ha.send("bedroom-blinds_main", "OPEN")
+            try await Self.waitUntil { await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(100) }
+            await gateway.driver.advance(by: .seconds(1))
             try await ha.waitForState("bedroom-blinds_main", .string("opening"))
             await gateway.driver.advance(by: .seconds(10))
             try await ha.waitForState(

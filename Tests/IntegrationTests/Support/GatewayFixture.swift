@@ -96,12 +96,17 @@ func waitForRetainedTopics(
 }
 
 /// Starts a broker (with `configuration`), the demo home in an in-memory database and the gateway,
-/// waits until the home is on the broker, runs `body`, and shuts everything down.
+/// waits until the home is on the broker, runs `body`, and shuts everything down. The virtual devices
+/// move on by themselves every `tick` of real time (a test that must see a transition's states passes
+/// a tick longer than itself and moves time with `driver.advance(by:)`); `rateLimit` is the
+/// gateway's limit per account.
 func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     gatewayAccount: String? = nil,
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
+    tick: Duration = .seconds(1),
+    rateLimit: RateLimit? = .standard,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -113,7 +118,7 @@ func withGateway<T>(
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
         let manager = try HomeManager(database: database, driverTimeout: .seconds(2), probeInterval: .seconds(1))
-        let driver = demo.makeDriver()
+        let driver = demo.makeDriver(tick: tick)
         try await manager.attach(driver)
         _ = try await demo.seed(manager)
 
@@ -142,7 +147,7 @@ func withGateway<T>(
             } : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
-            statistics: statistics, accessKeeper: keeper, logger: logger
+            statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (discovery.map { [$0.configFilter] } ?? []),
