@@ -75,12 +75,26 @@ public final class MosquittoBroker: Sendable {
 
     /// Prepares the folder and files and starts the broker; returns once it accepts connections.
     /// Without `directory` a temporary folder is made, and removed again by `stop(removingFiles:)`.
+    /// A free port is free only until someone takes it: when no port was asked for and another
+    /// socket took the one picked before mosquitto could bind it, the start is tried again (up to
+    /// 5 times) on new ports.
     public static func start(_ configuration: Configuration = Configuration(), directory: String? = nil) async throws
         -> MosquittoBroker
     {
-        let broker = try MosquittoBroker(configuration: configuration, directory: directory)
-        try await broker.start()
-        return broker
+        let picksPorts = configuration.port == nil && configuration.tls?.port == nil
+        var attempt = 1
+        while true {
+            let broker = try MosquittoBroker(configuration: configuration, directory: directory)
+            do {
+                try await broker.start()
+                return broker
+            } catch is BrokerError
+                where picksPorts && attempt < 5 && !broker.isRunning && broker.log.contains("Address already in use")
+            {
+                await broker.stop(removingFiles: true)
+                attempt += 1
+            }
+        }
     }
 
     private init(configuration: Configuration, directory: String?) throws {
@@ -120,12 +134,17 @@ public final class MosquittoBroker: Sendable {
     /// Starts the broker process (again) and waits until every listener accepts connections.
     public func start() async throws {
         guard !isRunning else { return }
+        let runningBefore = Self.runningLines(in: log)
         let running = try ChildProcess("mosquitto", ["-c", configFile], outputFile: logFile)
         process.withLock { $0 = running }
         try? "\(running.pid)\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         let ports = [port] + (tlsPort.map { [$0] } ?? [])
         let deadline = ContinuousClock.now + .seconds(15)
-        while !ports.allSatisfy(LoopbackPort.isListening) {
+        // Something else may listen on a port picked free a moment ago: the broker is up once it
+        // logged that it runs (after binding its listeners; the log is appended to across restarts)
+        // and its ports accept connections.
+        func hasLoggedRunning() -> Bool { Self.runningLines(in: log) > runningBefore }
+        while !(hasLoggedRunning() && ports.allSatisfy(LoopbackPort.isListening)) {
             guard running.isRunning else {
                 throw BrokerError("mosquitto exited at start (wait status \(running.exitStatus ?? 0)):\n\(log)")
             }
@@ -135,6 +154,11 @@ public final class MosquittoBroker: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+    }
+
+    /// How many times the log says a broker started running ("mosquitto version 2.0.11 running").
+    private static func runningLines(in log: String) -> Int {
+        log.split(separator: "\n").count { $0.contains("mosquitto version ") && $0.hasSuffix(" running") }
     }
 
     /// Stops the broker with SIGTERM (it saves its persistence file) and waits until it has exited.
