@@ -169,8 +169,8 @@ struct DynamicSecurityPlanTests {
 
         // Then the roles come first, then each client's roles, and the admin is not touched
         #expect(
-            plan.commands.map(\.name) == Array(repeating: "createRole", count: 6)
-                + Array(repeating: "addClientRole", count: 7))
+            plan.commands.map(\.name) == Array(repeating: "createRole", count: 9)
+                + Array(repeating: "addClientRole", count: 10))
         #expect(plan.missingAccounts.isEmpty)
         #expect(plan.grantedAccounts == ["guest", "homegate", "owner"])
         #expect(plan.commands.contains(.addClientRole("guest", role: "homegate:home:Main House")))
@@ -220,17 +220,26 @@ struct DynamicSecurityPlanTests {
         // Then guest loses Main House at once and gets Lake Cabin later
         #expect(plan.commands.contains(.removeClientRole("guest", role: "homegate:home:Main House")))
         #expect(!plan.commands.contains { if case .addClientRole("guest", _) = $0 { true } else { false } })
-        #expect(plan.heldGrants == ["guest": ["homegate:home:Lake Cabin"]])
+        #expect(plan.heldGrants == ["guest": ["homegate:home:Lake Cabin", "homegate:member:Lake Cabin:guest"]])
         #expect(plan.grantedAccounts.isEmpty)
+        // and no role guest holds changes its ACLs (which would disconnect guest all the same)
+        #expect(!plan.commands.contains { $0.name == "addRoleACL" || $0.name == "removeRoleACL" })
     }
 
-    @Test("the account role carries the account's own name, since the plugin has no %u, for its own homes only")
+    @Test("account and membership roles carry the account's own name, since the plugin has no %u")
     func accountRole() throws {
         let plan = DynamicSecurityPlan(rules: rules, broker: .init())
+        let member = try #require(plan.desiredRoles["homegate:member:Main House:guest"])
+        #expect(
+            member
+                == Set(
+                    ["+/+/+/+/set", "+/+/$set", "+/+/$identify", "$actionsets/+/$run"].map {
+                        ACL("publishClientSend", "homegate/Main House/\($0)/guest")
+                    }))
+        #expect(plan.desiredRoles["homegate:member:Lake Cabin:guest"] == nil)
+        #expect(plan.desiredClients["guest"]?.contains("homegate:member:Main House:guest") == true)
         let acls = try #require(plan.desiredRoles["homegate:account:guest"])
-        #expect(acls.contains(ACL("publishClientSend", "homegate/Main House/+/+/+/+/set/guest")))
-        #expect(acls.contains(ACL("publishClientSend", "homegate/Main House/$actionsets/+/$run/guest")))
-        #expect(!acls.contains { $0.topic.contains("Lake Cabin") || $0.topic.hasPrefix("homegate/+") })
+        #expect(!acls.contains { $0.topic.hasPrefix("homegate/Main House") || $0.topic.hasPrefix("homegate/+") })
         #expect(acls.contains(ACL("publishClientSend", "homegate/$request/guest/+")))
         #expect(acls.contains(ACL("subscribePattern", "homegate/$response/guest/#")))
         #expect(acls.contains(ACL("subscribePattern", "homegate/$status")))
@@ -268,19 +277,19 @@ struct DynamicSecurityPlanTests {
             members: [.init(home: "Main House", account: "owner", role: .administrator)])
         let plan = DynamicSecurityPlan(rules: after, broker: broker)
 
-        // Then guest loses every role the gateway gave it, keeps "family", owner its commands into
-        // the cabin, and the cabin's role goes
-        let cabinCommands = ["$actionsets/+/$run", "+/+/$identify", "+/+/$set", "+/+/+/+/set"].map {
-            DynamicSecurityPlan.Command.removeRoleACL(
-                "homegate:account:owner", ACL("publishClientSend", "homegate/Lake Cabin/\($0)/owner"))
-        }
+        // Then guest loses every role the gateway gave it, keeps "family", owner its membership of
+        // the cabin, and the cabin's roles go; no role anyone keeps has its ACLs changed
         #expect(
-            plan.commands == cabinCommands + [
+            plan.commands == [
                 .removeClientRole("guest", role: "homegate:account:guest"),
                 .removeClientRole("guest", role: "homegate:home:Main House"),
+                .removeClientRole("guest", role: "homegate:member:Main House:guest"),
                 .removeClientRole("owner", role: "homegate:home:Lake Cabin"),
+                .removeClientRole("owner", role: "homegate:member:Lake Cabin:owner"),
                 .deleteRole("homegate:account:guest"),
                 .deleteRole("homegate:home:Lake Cabin"),
+                .deleteRole("homegate:member:Lake Cabin:owner"),
+                .deleteRole("homegate:member:Main House:guest"),
             ])
     }
 

@@ -313,6 +313,59 @@ struct AccessKeeperTests {
         }
     }
 
+    @Test("a member toggled in a second home past the limit is not disconnected: no role it holds changes")
+    func heldGrantDisconnectsNobody() async throws {
+        try await DynamicSecurityTests.withSync { broker, sync, _ in
+            // Given guest2 a member of Main House, connected, with a limit of three role changes
+            func rules(cabin: Bool) -> AccessRules {
+                var members: [AccessRules.Member] = [
+                    .init(home: "Main House", account: "owner", role: .administrator),
+                    .init(home: "Lake Cabin", account: "owner", role: .administrator),
+                    .init(home: "Main House", account: "guest2", role: .guest),
+                ]
+                if cabin { members.append(.init(home: "Lake Cabin", account: "guest2", role: .guest)) }
+                return AccessRules(topics: DynamicSecurityTests.topics, gatewayAccount: "admin", members: members)
+            }
+            let limiter = RateLimiter(RateLimit(perSecond: 0.0001, burst: 3))
+            try await sync.sync(rules(cabin: false), limitingRoleChangesWith: limiter)
+            // When guest2 is added to Lake Cabin and removed (both go through)
+            try await sync.sync(rules(cabin: true), limitingRoleChangesWith: limiter)
+            try await sync.sync(rules(cabin: false), limitingRoleChangesWith: limiter)
+            let guest2 = try makeClient(broker, name: "guest2") {
+                $0.username = "guest2"
+                $0.password = "pw"
+            }
+            let events = await Inbox.draining(guest2.connectionEvents())
+            try await withConnected(guest2) { _ in
+                // and, connected now, is added again past the limit
+                _ = try await events.next("connected") { if case .connected = $0 { true } else { false } }
+                let connectionsBefore = await events.all.count
+                let held = try await sync.sync(rules(cabin: true), limitingRoleChangesWith: limiter)
+
+                // Then the third grant is held, and nothing guest2 holds was touched: no client role
+                // of its own, no ACL of a role it has
+                #expect(held.heldGrants["guest2"] == ["homegate:home:Lake Cabin", "homegate:member:Lake Cabin:guest2"])
+                let holds = try broker.dynamicSecurity(["getClient", "guest2"])
+                let touched = held.commands.filter { command in
+                    switch command {
+                    case .addClientRole("guest2", _), .removeClientRole("guest2", _): true
+                    case .addRoleACL(let role, _), .removeRoleACL(let role, _), .deleteRole(let role):
+                        holds.contains(role)
+                    default: false
+                    }
+                }
+                #expect(touched.isEmpty, "\(touched)")
+                // and a command of guest2's goes through on the connection it had (the plugin kicks a
+                // client before it answers the sync, so a kick would have closed that connection
+                // before this publish, and the client would have reported it)
+                try await guest2.publish(
+                    "homegate/Main House/Kitchen/Lamp/Light/On/set/guest2", "true", qos: .atLeastOnce)
+                let after = await events.all
+                #expect(after.count == connectionsBefore, "guest2 was disconnected: \(after), \(held.commands)")
+            }
+        }
+    }
+
     @Test("a failed sync is retried by itself with backoff, and the keeper says so")
     func retries() async throws {
         try await withBroker { broker in

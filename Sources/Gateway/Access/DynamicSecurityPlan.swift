@@ -11,9 +11,12 @@
 /// an account nobody set up). A member whose account the broker does not have is listed in
 /// `missingAccounts` and gets its roles once an administrator created it.
 ///
-/// Roles: `<prefix>home:<home>` (read one home), `<prefix>administrator` (read the homes list and the
-/// discovered accessories), `<prefix>account:<account>` (commands in its own name, its responses,
-/// the status), `<prefix>gateway`, and `<prefix>homeassistant` when Home Assistant is enabled.
+/// Roles: `<prefix>home:<home>` (read one home), `<prefix>member:<home>:<account>` (commands in its
+/// own name into that home), `<prefix>administrator` (read the homes list and the discovered
+/// accessories), `<prefix>account:<account>` (requests in its own name, its responses, the status),
+/// `<prefix>gateway`, and `<prefix>homeassistant` when Home Assistant is enabled. A role's ACLs never
+/// change while accounts hold it for a membership that stays: the plugin disconnects every holder
+/// of a role whose ACLs change.
 public struct DynamicSecurityPlan: Sendable, Hashable {
     /// One access control entry of a role, as the plugin stores it.
     public struct ACL: Sendable, Hashable, Comparable {
@@ -201,6 +204,7 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             clients[account, default: []].insert(role)
         }
         func accountRole(_ account: String) -> String { "\(prefix)account:\(account)" }
+        func memberRole(_ home: String, _ account: String) -> String { "\(prefix)member:\(home):\(account)" }
         func requestsAndResponses(_ account: String) {
             grant(
                 account, accountRole(account),
@@ -214,9 +218,12 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             requestsAndResponses(account)
             for home in entry.homes {
                 grant(account, "\(prefix)home:\(home)", ACL.read(rules.homeFilter(home)))
-                // Commands carry the account, so they go into the account's own role, home by home.
+                // Commands carry the account, so each membership has a role of its own with the
+                // account written in. A role of its own, not ACLs added to the account's role: the
+                // plugin disconnects every holder of a role whose ACLs change, and only client-role
+                // grants are held back by the role-change limit.
                 grant(
-                    account, accountRole(account),
+                    account, memberRole(home, account),
                     rules.commandTopics(account: account, home: home).map { ACL("publishClientSend", $0) })
             }
             if entry.administrator {
@@ -234,7 +241,7 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
             requestsAndResponses(account)
             for home in accounts[account]?.homes ?? [] {
                 grant(
-                    account, accountRole(account),
+                    account, memberRole(home, account),
                     rules.commandTopicsWithoutAccount(home: home).map { ACL("publishClientSend", $0) })
             }
         }

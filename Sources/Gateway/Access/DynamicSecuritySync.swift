@@ -60,9 +60,10 @@ public final class DynamicSecuritySync: Sendable {
             for account in plan.grantedAccounts.sorted() where account != own && !limiter.admit(account) {
                 held.insert(account)
             }
-            for command in plan.commands {
-                if case .removeClientRole(let account, _) = command { _ = limiter.admit(account) }
-            }
+            // A revocation disconnects the account too: it counts, once per account and sync.
+            let revoked = Set(
+                plan.commands.compactMap { if case .removeClientRole(let account, _) = $0 { account } else { nil } })
+            for account in revoked.sorted() where account != own { _ = limiter.admit(account) }
             if !held.isEmpty { plan = DynamicSecurityPlan(rules: rules, broker: broker, holdingGrantsFor: held) }
         }
         let others = plan.commands.filter { $0.username == nil || $0.username != own }
