@@ -17,6 +17,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let homeAssistant: HomeAssistantDiscovery?
     private let logger: Logger
     private let admission = CommandAdmission()
+    private let echoes: ClearingEchoes?
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
@@ -43,9 +44,11 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.topics = topics
         self.logger = logger
         router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit)
+        let echoes = client.configuration.protocolVersion == .v5 ? nil : ClearingEchoes()
+        self.echoes = echoes
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
-            readBack: readBack)
+            echoes: echoes, readBack: readBack)
     }
 
     public func run() async throws {
@@ -148,7 +151,10 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     if message.payloadString == "online" { await publisher.reannounce() }
                     continue
                 }
+                // MQTT 3.1.1: the gateway's own clearing of a command topic, coming back
+                if let echoes, echoes.consume(message) { continue }
                 if let clutter = router.retainedClutter(message) {
+                    if topics.isCommandTopic(clutter.topic) { echoes?.expect(clutter.topic) }
                     send(clutter.topic, [], retain: true)
                     logger.warning(
                         "cleared a retained message on a command, request or response topic",

@@ -81,6 +81,18 @@ public struct Topics: Sendable, Hashable {
         ]
     }
 
+    /// Whether `topic` is one the gateway takes commands or requests on (well-formed or not).
+    public func isCommandTopic(_ topic: String) -> Bool {
+        do {
+            return try parse(topic) != nil
+        } catch {
+            return true
+        }
+    }
+
+    /// Whether `topic` is a request topic (`B/$request/…`).
+    public func isRequestTopic(_ topic: String) -> Bool { topic.hasPrefix("\(base)/$request/") }
+
     /// Reads a topic the gateway received. Returns nil for topics that are not under the base topic
     /// or are not commands at all (the gateway's own publications); throws for a command topic that
     /// is malformed, with a message that says what is wrong.

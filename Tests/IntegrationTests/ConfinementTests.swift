@@ -150,6 +150,46 @@ struct ConfinementTests {
         }
     }
 
+    @Test("MQTT 3.1.1: a retained command found at connect is cleared, and the clearing coming back runs nothing")
+    func retainedCommandUnderMQTT311() async throws {
+        let identify = "\(Self.lamp)/$identify/guest"
+        // Given a retained identify left on the broker before the gateway connects
+        try await withGateway(protocolVersion: .v311) { broker in
+            let guest = try makeClient(broker, name: "guest")
+            try await withConnected(guest) { _ in
+                try await guest.publish(identify, "now", qos: .atLeastOnce, retain: true)
+            }
+        } _: { gateway in
+            // Then the gateway clears it (at once, and in its resync), and neither the retained
+            // copy nor the empty clearing that comes back to it (3.1.1 has no "no local") identifies
+            // the lamp
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            // (read straight from the broker: Account.retained asks the gateway over a v5 response
+            // topic, which a 3.1.1 gateway does not see)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await retainedTopicsOnBroker(port: gateway.broker.port, account: nil, topics: gateway.topics)
+                .contains(identify)
+            {
+                guard ContinuousClock.now < deadline else { throw TimedOut("'\(identify)' is still retained") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // (a 3.1.1 gateway sees no v5 response topic: the marker's answer comes on the default topic)
+            try await guest.client.subscribe(to: ["homegate/$response/guest"], qos: .atLeastOnce)
+            try await guest.client.publish("homegate/$request/guest/homes", #"{"id":"marker"}"#, qos: .atLeastOnce)
+            _ = try await guest.inbox.next("the marker's answer") {
+                $0.topic == "homegate/$response/guest" && $0.payloadString?.contains("marker") == true
+            }
+            #expect(await gateway.driver.identifyCount("living-lamp") == 0)
+            // while a plain identify does
+            try await guest.client.publish(identify, "", qos: .atLeastOnce)
+            while await gateway.driver.identifyCount("living-lamp") == 0 {
+                guard ContinuousClock.now < deadline else { throw TimedOut("the plain identify never arrived") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            await guest.disconnect()
+        }
+    }
+
     @Test(
         "answers go only to the account's own response topic; a command that asks otherwise is refused unrun",
         arguments: Protection.allCases)

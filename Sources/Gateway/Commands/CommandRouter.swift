@@ -65,7 +65,7 @@ public struct CommandRouter: Sendable {
             command = parsed
         } catch {
             let failure = HomeError(.invalidParameter, "Malformed command topic: \(error).")
-            let isRequest = message.topic.hasPrefix("\(topics.base)/$request/")
+            let isRequest = topics.isRequestTopic(message.topic)
             return Handling(
                 outcome: .failed(code: failure.code.name),
                 answer: answer(

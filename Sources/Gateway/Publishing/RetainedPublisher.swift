@@ -31,6 +31,8 @@ public actor RetainedPublisher {
     private let statistics: GatewayStatistics
     private let logger: Logger
     private let homeAssistant: HomeAssistantDiscovery?
+    /// Clearings of command topics whose echo the gateway must drop (MQTT 3.1.1 only).
+    private let echoes: ClearingEchoes?
     /// What this gateway has told the broker to retain.
     private var published = RetainedView()
     /// Services already logged as having no Home Assistant component (each is said once).
@@ -46,11 +48,14 @@ public actor RetainedPublisher {
     ///   - homeAssistant: also keep Home Assistant's discovery configs and `$ha` states retained.
     ///   - readBack: lists the topics the broker holds retained under the base topic (and this
     ///     gateway's discovery config topics).
+    ///   - echoes: where to note clearings of command topics (stale retained commands), whose
+    ///     echo the gateway must not take for a command (MQTT 3.1.1).
     public init(
         client: MQTTClient, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil,
-        statistics: GatewayStatistics = GatewayStatistics(), logger: Logger,
+        statistics: GatewayStatistics = GatewayStatistics(), logger: Logger, echoes: ClearingEchoes? = nil,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        self.echoes = echoes
         self.homeAssistant = homeAssistant
         self.statistics = statistics
         self.client = client
@@ -163,6 +168,7 @@ public actor RetainedPublisher {
 
     /// Queues one retained QoS 1 message; libmosquitto delivers it, across reconnects too.
     private func send(_ topic: String, _ payload: [UInt8]) -> Bool {
+        if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: true)
             statistics.sentMessage()

@@ -107,6 +107,7 @@ func withGateway<T>(
     homeAssistant: Bool = false,
     tick: Duration = .seconds(1),
     rateLimit: RateLimit? = .standard,
+    protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -125,6 +126,7 @@ func withGateway<T>(
         var mqtt = MQTTConfiguration(port: broker.port, clientID: "gateway-\(UUID().uuidString.prefix(6))")
         mqtt.username = gatewayAccount
         mqtt.password = gatewayAccount
+        mqtt.protocolVersion = protocolVersion
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
         mqtt.keepGatewaySession()
