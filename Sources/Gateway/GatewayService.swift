@@ -18,6 +18,9 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let logger: Logger
     private let admission = CommandAdmission()
     private let echoes: ClearingEchoes?
+    /// Each sender's cleared retained messages are logged once a minute at most (with a count), so
+    /// a client cannot fill a hub's SD card with the gateway's log.
+    private let clutterLog = LogThrottle(interval: .seconds(60))
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
@@ -156,9 +159,14 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 if let clutter = router.retainedClutter(message) {
                     if topics.isCommandTopic(clutter.topic) { echoes?.expect(clutter.topic) }
                     send(clutter.topic, [], retain: true)
-                    logger.warning(
-                        "cleared a retained message on a command, request or response topic",
-                        metadata: ["topic": "\(clutter.topic)", "sender": "\(clutter.sender ?? "unknown")"])
+                    let sender = clutter.sender ?? "unknown"
+                    if let count = clutterLog.admit(sender) {
+                        logger.warning(
+                            "cleared a retained message on a command, request or response topic",
+                            metadata: [
+                                "topic": "\(clutter.topic)", "sender": "\(sender)", "clearedSinceLastLog": "\(count)",
+                            ])
+                    }
                 }
                 let admitted = admission.enter()
                 group.addTask {

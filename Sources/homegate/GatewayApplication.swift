@@ -38,6 +38,11 @@ struct GatewayApplication {
                 ruleSource.rules(memberships: await manager.memberships())
             } : nil
         let homeAssistant = configuration.homeAssistantDiscovery
+        if let homeAssistant, !(await manager.memberships()).contains(where: { $0.account == homeAssistant.account }) {
+            logger.warning(
+                "Home Assistant discovery is on, but its account is a user of no home: nothing is announced (and configs announced before are cleared); add it to the homes it should see with addUser"
+            )
+        }
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
             homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,

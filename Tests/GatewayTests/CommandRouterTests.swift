@@ -116,6 +116,16 @@ struct CommandRouterTests {
         #expect(RequestID.read(Array(body.utf8)) == nil)
     }
 
+    @Test("RequestID reads no further than the largest payload, and echoes no id longer than 256 bytes")
+    func requestIDBounds() {
+        let long = #"{"id":""# + String(repeating: "x", count: 300) + #""}"#
+        #expect(RequestID.read(Array(long.utf8)) == nil)
+        let late = #"{"pad":""# + String(repeating: "x", count: 70_000) + #"","id":1}"#
+        #expect(RequestID.read(Array(late.utf8)) == nil)
+        let early = #"{"id":2,"pad":""# + String(repeating: "x", count: 1_000_000) + #""}"#
+        #expect(RequestID.read(Array(early.utf8)) == .integer(2))
+    }
+
     @Test("payloads over the limit are refused unread")
     func oversizedPayload() async throws {
         let (router, manager) = try await router(defaultAccount: nil)

@@ -63,6 +63,7 @@ struct StubbornDriverTests {
         // Given a lamp whose driver hangs on every write until the test lets it go, and a timeout of 0.3 s
         let manager = try HomeManager(database: .inMemory(), driverTimeout: .milliseconds(300))
         let driver = StubbornDriver(inner: VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
+        defer { driver.gate.open() }
         try await manager.attach(driver)
         try await manager.addHome(named: "Home", account: "alice", userName: "Alice")
         try await manager.addAccessory("lamp", home: "Home", account: "alice")

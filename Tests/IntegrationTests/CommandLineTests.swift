@@ -100,7 +100,7 @@ struct CommandLineTests {
             // An acl_file that is not there
             let acl = "\(directory)/acl"
             try (base + "access:\n  aclFile: \(acl)\n").write(toFile: config, atomically: true, encoding: .utf8)
-            #expect(try await check().contains("warning: access.aclFile '\(acl)' cannot be read"))
+            #expect(try await check().contains("warning: access.aclFile '\(acl)' cannot be read by the gateway"))
 
             // The acl_file homegate acl writes: no warning
             let database = try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite")

@@ -27,8 +27,9 @@ public struct BrokerProtection: Sendable {
         guard let path = access.aclFile else { return [] }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             return [
-                "access.aclFile '\(path)' cannot be read: the broker has no rules from homegate; "
-                    + "write it with '\(regenerate) > \(path)' and point mosquitto's acl_file at it"
+                "access.aclFile '\(path)' cannot be read by the gateway, so it cannot tell whether the broker's rules "
+                    + "are in step: write it with '\(regenerate) > \(path)', point mosquitto's acl_file at it, "
+                    + "and let the gateway's user read it"
             ]
         }
         guard let rules, Self.rulesOnly(text) != Self.rulesOnly(rules.aclFile()) else { return [] }

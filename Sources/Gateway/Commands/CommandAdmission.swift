@@ -32,7 +32,7 @@ public final class CommandAdmission: Sendable {
 
 extension CommandRouter {
     /// The answer to a command that came while the gateway was busy with `limit` others: ignored
-    /// when it is no command, else refused with `tooManyRequests`. Reads only the topic.
+    /// when it is no command, else refused with `tooManyRequests`. Reads only the topic (and a request's id).
     public func refuseWhileBusy(_ message: MQTTMessage, limit: Int) -> Handling {
         guard !message.retain, let command = try? topics.parse(message.topic) else { return .ignored }
         let error = HomeError(

@@ -72,24 +72,29 @@ public struct CommandRouter: Sendable {
                     to: message, account: topics.sender(ofMalformed: message.topic),
                     id: isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(failure)))
         }
+        // An empty retained message is a clearing, not a command.
+        if message.retain && message.payload.isEmpty { return .ignored }
+        let account = command.account ?? defaultAccount
+        // Every refusal below counts against the account's rate too, so none of them is a way to
+        // make the gateway work (or log) without limit.
+        if let account, let rateLimiter, !rateLimiter.admit(account) {
+            return refusal(message, command: command, RateLimiter.refusal(account, rateLimiter), respondingTo: true)
+        }
         // A retained command would stay on the broker for every member of the home to see, and run
         // again on every reconnect: the gateway clears it (`retainedClutter(_:)`) and does not run it.
-        // An empty retained message is such a clearing, not a command.
         if message.retain {
-            guard !message.payload.isEmpty else { return .ignored }
             let failure = HomeError(
                 .invalidParameter,
                 "Commands and requests must not be retained: the gateway cleared this one and did not run it; publish it without the retain flag."
             )
             return refusal(message, command: command, failure)
         }
-        let account = command.account ?? defaultAccount
-        if let responseTopic = message.properties.responseTopic, account != nil,
+        if let account, let responseTopic = message.properties.responseTopic,
             !isAllowedResponseTopic(responseTopic, account: account)
         {
             let failure = HomeError(
                 .invalidParameter,
-                "Answers go only to \(topics.response(account: account!)) or below it, not to '\(responseTopic)'; nothing was done."
+                "Answers go only to \(topics.response(account: account)) or below it, not to '\(responseTopic)'; nothing was done."
             )
             return refusal(message, command: command, failure)
         }
@@ -97,7 +102,6 @@ public struct CommandRouter: Sendable {
         let result: Result<JSON?, HomeError>
         if let account {
             do throws(HomeError) {
-                if let rateLimiter, !rateLimiter.admit(account) { throw RateLimiter.refusal(account, rateLimiter) }
                 guard message.payload.count <= maximumPayloadSize else {
                     throw HomeError(
                         .invalidParameter,

@@ -5,9 +5,15 @@
 /// It walks the top level of the object until it finds `"id"` and parses nothing else, so a refusal
 /// stays cheap however big the body is; it also finds the id in a body that is malformed after it.
 enum RequestID {
-    /// The value of the top-level `"id"` member of `payload`, or nil when there is none to be read.
+    /// How far into a payload the id is looked for (the size of the largest payload the gateway reads).
+    static let scanLimit = 65_536
+    /// The longest id echoed, serialized: an answer stays small whatever a client sends.
+    static let maximumLength = 256
+
+    /// The value of the top-level `"id"` member of `payload`, or nil when there is none to be read
+    /// in its first `scanLimit` bytes, or when it is longer than `maximumLength`.
     static func read(_ payload: [UInt8]) -> JSON? {
-        var scanner = Scanner(bytes: payload)
+        var scanner = Scanner(bytes: payload.count > scanLimit ? Array(payload.prefix(scanLimit)) : payload)
         scanner.skipSpace()
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
         while true {
@@ -19,6 +25,7 @@ enum RequestID {
             let start = scanner.index
             guard scanner.skipValue() else { return nil }
             if payload[key].elementsEqual("\"id\"".utf8) {
+                guard scanner.index - start <= maximumLength else { return nil }
                 return try? JSON.parse(Array(payload[start..<scanner.index]))
             }
             scanner.skipSpace()
