@@ -98,8 +98,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 do {
                     // Retained as published, so that a command retained right now is told from one
                     // sent plainly and cleared; not our own messages (the clearings among them).
-                    // MQTT 3.1.1 has neither option: there retained clutter is cleared at each
-                    // connection, by the resync.
+                    // MQTT 3.1.1 has neither option: there a retained command is seen as retained
+                    // only at the next connection, and the clearings come back (`ClearingEchoes`).
                     let v5 = client.configuration.protocolVersion == .v5
                     try await client.subscribe(
                         to: topics.commandFilters + (v5 ? ["\(topics.responseRoot)/#"] : []),
@@ -157,7 +157,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 // MQTT 3.1.1: the gateway's own clearing of a command topic, coming back
                 if let echoes, echoes.consume(message) { continue }
                 if let clutter = router.retainedClutter(message) {
-                    if topics.isCommandTopic(clutter.topic) { echoes?.expect(clutter.topic) }
+                    // (with 3.1.1, answers are not subscribed to: any clutter seen is a command's)
+                    echoes?.expect(clutter.topic)
                     send(clutter.topic, [], retain: true)
                     let sender = clutter.sender ?? "unknown"
                     if let count = clutterLog.admit(sender) {

@@ -70,7 +70,7 @@ public struct CommandRouter: Sendable {
                 outcome: .failed(code: failure.code.name),
                 answer: answer(
                     to: message, account: topics.sender(ofMalformed: message.topic),
-                    id: isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(failure)))
+                    id: requestID(of: message, isRequest: isRequest), result: .failure(failure)))
         }
         // An empty retained message is a clearing, not a command.
         if message.retain && message.payload.isEmpty { return .ignored }
@@ -115,7 +115,7 @@ public struct CommandRouter: Sendable {
                     result = .success(try await perform(command, payload: message.payload, account: account))
                 }
             } catch {
-                if command.isRequest, id == .null { id = RequestID.read(message.payload) ?? .null }
+                if id == .null { id = requestID(of: message, isRequest: command.isRequest) }
                 // A home is none of a non-member's business: its commands and requests learn no more
                 // than that there is no such home for it, in the words used for a home that does not exist.
                 if error.code == .insufficientPrivileges, let home = command.home(body: requestBody(message)),
@@ -152,8 +152,13 @@ public struct CommandRouter: Sendable {
             outcome: .failed(code: error.code.name),
             answer: answer(
                 to: message, account: command.account ?? defaultAccount,
-                id: command.isRequest ? RequestID.read(message.payload) ?? .null : .null, result: .failure(error),
+                id: requestID(of: message, isRequest: command.isRequest), result: .failure(error),
                 respondingTo: respondingTo))
+    }
+
+    /// The id a refused request's answer carries: read from the body alone (commands have none).
+    private func requestID(of message: MQTTMessage, isRequest: Bool) -> JSON {
+        isRequest ? RequestID.read(message.payload) ?? .null : .null
     }
 
     /// What to clear when `message` is retained on a topic where only commands, requests and answers
