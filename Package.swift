@@ -39,6 +39,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "JSON", swiftSettings: swiftSettings),
+        .target(
+            name: "Zigbee2MQTT",
+            dependencies: [
+                "HomeModel",
+                "JSON",
+                "MQTT",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Zigbee2MQTTStandIn",
+            dependencies: [
+                "JSON",
+                "MQTT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Broker",
             dependencies: [.product(name: "Logging", package: "swift-log")],
@@ -64,7 +85,9 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
+                "JSON",
                 "MQTT",
+                "Zigbee2MQTT",
                 "HomeModel",
                 "Accessories",
                 .product(name: "Logging", package: "swift-log"),
@@ -81,6 +104,8 @@ let package = Package(
                 "HomeModel",
                 "Gateway",
                 "MQTT",
+                "Zigbee2MQTT",
+                "Zigbee2MQTTStandIn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -90,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "HomeModel", "Accessories"],
+            dependencies: ["Gateway", "HomeModel", "Accessories", "JSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -105,10 +130,18 @@ let package = Package(
                 "Broker",
                 "Gateway",
                 "HomeModel",
+                "JSON",
                 "MQTT",
+                "Zigbee2MQTT",
+                "Zigbee2MQTTStandIn",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "Zigbee2MQTTTests",
+            dependencies: ["Zigbee2MQTT", "HomeModel", "JSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -136,7 +169,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-payload",
-            dependencies: ["FuzzSupport", "Gateway", "HomeModel", "Accessories", "MQTT"],
+            dependencies: ["FuzzSupport", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT", "Zigbee2MQTT"],
             path: "Fuzz/Payload",
             swiftSettings: swiftSettings
         ),

@@ -51,6 +51,11 @@ struct AccessRuleSource {
         return AccessRules(
             topics: configuration.topics, gatewayAccount: configuration.mqtt.username ?? "homegate",
             homeAssistant: homeAssistant, defaultAccount: configuration.commands.defaultAccount,
+            zigbee2mqtt: configuration.accessories.zigbee2mqtt.flatMap { settings in
+                // Rules are for the gateway's broker; zigbee2mqtt on another broker is that broker's business.
+                settings.broker == nil
+                    ? AccessRules.Zigbee2MQTT(baseTopic: settings.baseTopic, account: settings.account) : nil
+            },
             memberships: memberships)
     }
 }

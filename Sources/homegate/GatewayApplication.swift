@@ -6,6 +6,7 @@ import Logging
 import MQTT
 import ServiceLifecycle
 import UnixSignals
+import Zigbee2MQTT
 
 /// The gateway put together from a configuration and run until SIGTERM or SIGINT. Services stop in
 /// reverse order: the gateway stops taking commands, `offline` is published, the client
@@ -82,6 +83,12 @@ struct GatewayApplication {
         let manager = try HomeManager(
             database: database, driverTimeout: configuration.commands.timeout,
             homeCreators: configuration.homes.homeCreators, logger: logger)
+        if let zigbee2mqtt = try configuration.zigbee2mqttConfiguration(),
+            let settings = configuration.accessories.zigbee2mqtt
+        {
+            let client = try MQTTClient(zigbee2mqtt, logger: logger)
+            try await manager.attach(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
+        }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
             try await manager.attach(devices.makeDriver())

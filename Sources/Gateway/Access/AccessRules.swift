@@ -51,7 +51,22 @@ public struct AccessRules: Sendable, Hashable {
         public var description: String { "'\(name)': \(reason)" }
     }
 
+    /// A zigbee2mqtt network on the gateway's broker: its base topic and the account zigbee2mqtt
+    /// connects as.
+    public struct Zigbee2MQTT: Sendable, Hashable {
+        public var baseTopic: String
+        public var account: String
+
+        public init(baseTopic: String, account: String) {
+            self.baseTopic = baseTopic
+            self.account = account
+        }
+    }
+
     public let topics: Topics
+    /// zigbee2mqtt on this broker: the gateway and zigbee2mqtt's own account read and write its base
+    /// topic; nobody else gets anything there from these rules.
+    public let zigbee2mqtt: Zigbee2MQTT?
     /// The gateway's own MQTT username: it reads and writes everything under the base topic.
     public let gatewayAccount: String
     public let homeAssistant: HomeAssistant?
@@ -65,7 +80,7 @@ public struct AccessRules: Sendable, Hashable {
 
     public init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        members: [Member]
+        zigbee2mqtt: Zigbee2MQTT? = nil, members: [Member]
     ) {
         var rejected: [Rejected] = []
         func accepted(_ name: String, as what: String) -> Bool {
@@ -74,6 +89,7 @@ public struct AccessRules: Sendable, Hashable {
             return false
         }
         self.topics = topics
+        self.zigbee2mqtt = zigbee2mqtt.flatMap { accepted($0.account, as: "account") ? $0 : nil }
         self.gatewayAccount = gatewayAccount
         self.homeAssistant = homeAssistant
         self.defaultAccount = defaultAccount.flatMap { accepted($0, as: "account") ? $0 : nil }
@@ -85,11 +101,11 @@ public struct AccessRules: Sendable, Hashable {
 
     public init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        memberships: [Membership]
+        zigbee2mqtt: Zigbee2MQTT? = nil, memberships: [Membership]
     ) {
         self.init(
             topics: topics, gatewayAccount: gatewayAccount, homeAssistant: homeAssistant,
-            defaultAccount: defaultAccount, members: memberships.map(Member.init))
+            defaultAccount: defaultAccount, zigbee2mqtt: zigbee2mqtt, members: memberships.map(Member.init))
     }
 
     /// Why `name` cannot stand in a rule, or nil. A name becomes one topic level and, in the acl
@@ -150,6 +166,7 @@ public struct AccessRules: Sendable, Hashable {
     /// Everything the gateway reads and writes.
     public var gatewayFilters: [String] {
         ["\(topics.base)/#"] + (homeAssistant.map { ["\($0.discoveryPrefix)/#"] } ?? [])
+            + (zigbee2mqtt.map { ["\($0.baseTopic)/#"] } ?? [])
     }
 
     /// The homes each account is a member of, and whether it administers any, by account.
@@ -198,6 +215,9 @@ public struct AccessRules: Sendable, Hashable {
                 "topic read \(homeAssistant.discoveryPrefix)/#",
                 "topic write \(homeAssistant.discoveryPrefix)/status",
             ]
+        }
+        if let zigbee2mqtt, zigbee2mqtt.account != gatewayAccount {
+            blocks[zigbee2mqtt.account, default: []].append("topic readwrite \(zigbee2mqtt.baseTopic)/#")
         }
         if let defaultAccount, defaultAccount != gatewayAccount {
             for home in accounts[defaultAccount]?.homes ?? [] {

@@ -6,7 +6,7 @@ extension CommandRouter {
         "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
         "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
         "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
-        "renameActionSet", "addUser", "removeUser", "read",
+        "renameActionSet", "addUser", "removeUser", "read", "permitJoin",
     ]
 
     /// Runs request `operation` (`B/$request/<account>/<operation>`) with its JSON body; returns the
@@ -106,6 +106,13 @@ extension CommandRouter {
                         ("value", Rendering.value($0.value)),
                     ])
                 })
+        case "permitJoin":
+            guard case .integer(let seconds) = try body.value("seconds") else {
+                throw HomeError(.invalidParameter, "\"seconds\" must be a whole number of seconds.")
+            }
+            let permits = try await manager.permitJoin(seconds: seconds, account: account)
+            return .array(
+                permits.map { .object([("network", .string($0.network)), ("seconds", .integer($0.seconds))]) })
         default:
             throw HomeError(
                 .invalidParameter,

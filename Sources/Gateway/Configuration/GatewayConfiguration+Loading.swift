@@ -294,11 +294,63 @@ private struct Loader {
     private mutating func readAccessories(
         _ node: Node?, into accessories: inout GatewayConfiguration.AccessorySettings
     ) {
-        let section = reader.section(node, path: "accessories", keys: ["virtual"])
+        let section = reader.section(node, path: "accessories", keys: ["virtual", "zigbee2mqtt"])
         if let node = section["virtual"]?.value, let path = reader.optionalString(node, "accessories.virtual") {
             if let path { checkReadable(path, "accessories.virtual", at: node) }
             accessories.virtual = path
         }
+        if let node = section["zigbee2mqtt"]?.value, node.kind != .null {
+            accessories.zigbee2mqtt = readZigbee2MQTT(node)
+        }
+    }
+
+    private mutating func readZigbee2MQTT(_ node: Node) -> GatewayConfiguration.Zigbee2MQTTSettings {
+        var settings = GatewayConfiguration.Zigbee2MQTTSettings()
+        let path = "accessories.zigbee2mqtt"
+        let section = reader.section(
+            node, path: path, keys: ["baseTopic", "broker", "username", "passwordFile", "account"])
+        if let entry = section["baseTopic"], let base = reader.string(entry.value, "\(path).baseTopic") {
+            do throws(GatewayConfigurationError) {
+                try BaseTopic.validate(base)
+                settings.baseTopic = base
+            } catch {
+                reader.report(
+                    .invalidValue, at: entry.value, "'\(path).baseTopic': \(error)",
+                    fix: "use zigbee2mqtt's mqtt.base_topic, by default zigbee2mqtt")
+            }
+        }
+        if let entry = section["broker"], let broker = reader.string(entry.value, "\(path).broker") {
+            if (try? MQTTConfiguration(brokerURL: broker, clientID: "check")) == nil {
+                reader.report(
+                    .invalidValue, at: entry.value,
+                    "'\(path).broker' is '\(broker)', not an mqtt[s]://host[:port] address",
+                    fix: "e.g. mqtt://192.168.1.20:1883, or leave it out for the gateway's own broker")
+            } else {
+                settings.broker = broker
+            }
+        }
+        if let entry = section["username"], let username = reader.string(entry.value, "\(path).username") {
+            settings.username = username
+        }
+        if let entry = section["passwordFile"], let file = reader.string(entry.value, "\(path).passwordFile") {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8) {
+                settings.password = String(text.split(separator: "\n", omittingEmptySubsequences: false)[0])
+            } else {
+                reader.report(
+                    .invalidValue, at: entry.value, "'\(path).passwordFile' ('\(file)') cannot be read",
+                    fix: "a file whose first line is the password, readable by the gateway's user")
+            }
+        }
+        if let entry = section["account"], let account = reader.string(entry.value, "\(path).account") {
+            if account.isEmpty || account.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" }) {
+                reader.report(
+                    .invalidValue, at: entry.value, "'\(path).account' must be a broker account name",
+                    fix: "the username zigbee2mqtt connects with, by default zigbee2mqtt")
+            } else {
+                settings.account = account
+            }
+        }
+        return settings
     }
 
     private mutating func readCommands(_ node: Node?, into commands: inout GatewayConfiguration.CommandSettings) {

@@ -85,9 +85,39 @@ public struct GatewayConfiguration: Sendable, Hashable {
         /// A YAML file of virtual devices and homes (the demo home's format); nil runs without the
         /// virtual driver.
         public var virtual: String?
+        /// `accessories.zigbee2mqtt`: the zigbee2mqtt network whose devices become accessories; nil
+        /// runs without the driver. One network today; a list of several may follow.
+        public var zigbee2mqtt: Zigbee2MQTTSettings?
 
-        public init(virtual: String? = nil) {
+        public init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil) {
             self.virtual = virtual
+            self.zigbee2mqtt = zigbee2mqtt
+        }
+    }
+
+    /// `accessories.zigbee2mqtt`: where zigbee2mqtt publishes.
+    public struct Zigbee2MQTTSettings: Sendable, Hashable {
+        /// zigbee2mqtt's `mqtt.base_topic`.
+        public var baseTopic: String
+        /// `mqtt[s]://host[:port]` of zigbee2mqtt's broker when it is not the gateway's; nil: the
+        /// gateway's own broker, with the gateway's account and TLS settings.
+        public var broker: String?
+        /// The account and password for that other broker.
+        public var username: String?
+        public var password: String?
+        /// The account zigbee2mqtt itself connects as on the gateway's broker: the generated access
+        /// rules let it (and the gateway) read and write the base topic, and nobody else write there.
+        public var account: String
+
+        public init(
+            baseTopic: String = "zigbee2mqtt", broker: String? = nil, username: String? = nil, password: String? = nil,
+            account: String = "zigbee2mqtt"
+        ) {
+            self.baseTopic = baseTopic
+            self.broker = broker
+            self.username = username
+            self.password = password
+            self.account = account
         }
     }
 
@@ -195,6 +225,23 @@ public struct GatewayConfiguration: Sendable, Hashable {
         self.access = access
         self.homeAssistant = homeAssistant
         self.logging = logging
+    }
+
+    /// The client settings for zigbee2mqtt's broker: the gateway's own (its own client id) unless
+    /// `accessories.zigbee2mqtt.broker` names another.
+    public func zigbee2mqttConfiguration() throws(MQTTError) -> MQTTConfiguration? {
+        guard let settings = accessories.zigbee2mqtt else { return nil }
+        var configuration: MQTTConfiguration
+        if let broker = settings.broker {
+            configuration = try MQTTConfiguration(brokerURL: broker, clientID: "\(mqtt.clientId)-zigbee2mqtt")
+            configuration.username = settings.username
+            configuration.password = settings.password
+        } else {
+            configuration = try mqttConfiguration()
+            configuration.clientID = "\(mqtt.clientId)-zigbee2mqtt"
+        }
+        configuration.retryInitialConnection = true
+        return configuration
     }
 
     /// The topics under `mqtt.baseTopic`.

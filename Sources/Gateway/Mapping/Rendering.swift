@@ -13,14 +13,18 @@ enum Rendering {
     static func discovered(_ accessories: [Accessory]) -> JSON {
         .array(
             accessories.map { accessory in
-                .object([
+                var fields: [(key: String, value: JSON)] = [
                     ("id", .string(accessory.id.rawValue)),
                     ("name", .string(accessory.name)),
                     ("category", .string(accessory.category.rawValue)),
                     ("manufacturer", .string(accessory.manufacturer)),
                     ("model", .string(accessory.model)),
                     ("bridged", .array(accessory.bridgedAccessories.map { .string($0.rawValue) })),
-                ])
+                ]
+                if !accessory.unmappedFeatures.isEmpty {
+                    fields.append(("unmapped", .array(accessory.unmappedFeatures.map { .string($0) })))
+                }
+                return .object(fields)
             })
     }
 

@@ -68,3 +68,17 @@ extension AccessoryDriver {
     /// Real devices keep their own state: nothing to restore.
     public func restore(_ accessories: [Accessory]) async {}
 }
+
+/// A driver of a network that new devices join only while it is open (zigbee2mqtt's permit join).
+public protocol JoinPermitting: AccessoryDriver {
+    /// Opens the network to new devices for `seconds` (0 closes it) and returns the seconds the
+    /// network says it is open for. Throws ``HomeError`` with the network's own words when it refuses.
+    func permitJoin(seconds: Int) async throws -> Int
+}
+
+/// What one network answered to a permit-join request.
+public struct JoinPermit: Sendable, Hashable {
+    /// The driver's name (`zigbee2mqtt`).
+    public let network: String
+    public let seconds: Int
+}

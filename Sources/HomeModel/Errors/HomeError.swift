@@ -31,6 +31,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
             case objectAlreadyAssociatedToHome
             case communicationFailure
             case tooManyRequests
+            case notSupported
             case unexpectedError
         }
 
@@ -101,6 +102,9 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The account sent more commands and requests than it may (the gateway's per-account rate
         /// limit); nothing was done, the client may send again a little later.
         public static let tooManyRequests = Code(.tooManyRequests)
+        /// The accessory or its driver cannot do that at all (identify a device with no way to, let
+        /// devices join where no driver has a network).
+        public static let notSupported = Code(.notSupported)
         /// Something outside the rules failed (the database); nothing was changed.
         public static let unexpectedError = Code(.unexpectedError)
 

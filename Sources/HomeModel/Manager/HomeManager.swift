@@ -387,6 +387,10 @@ public actor HomeManager {
     func browserIsReachable(_ id: AccessoryID) -> Bool { browser.isReachable(id) }
     func driverFor(_ id: AccessoryID) -> (any AccessoryDriver)? { browser.driver(for: id) }
     func isInHome(_ id: AccessoryID) -> Bool { graph.locate(id) != nil }
+    func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
+    func administersAnyHome(_ account: String) -> Bool {
+        graph.homes.contains { home in home.users.contains { $0.account == account && $0.role == .administrator } }
+    }
     func publishEvents(_ events: [HomeEvent]) { publish(events) }
 
     /// The accessory as the model knows it now, in whichever home holds it.

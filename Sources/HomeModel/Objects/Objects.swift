@@ -78,6 +78,9 @@ public struct Accessory: Sendable, Hashable, Identifiable {
     public var isReachable: Bool
     /// The room it is in; `nil` only while it belongs to no home.
     public internal(set) var room: RoomID?
+    /// What the driver found on the device but cannot offer as a characteristic (a zigbee2mqtt
+    /// expose with no mapping), so the accessory browser can say so. Not persisted.
+    public var unmappedFeatures: [String] = []
 
     public var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
     public var isBridged: Bool { bridge != nil }

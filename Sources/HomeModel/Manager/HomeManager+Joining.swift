@@ -1,0 +1,38 @@
+extension HomeManager {
+    /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
+    public static let maximumJoinSeconds = 254
+
+    /// Lets new devices join every network that needs permission (administrators of any home only),
+    /// for `seconds` (0 closes them again). Devices that join appear in the browser once their
+    /// driver has them. Throws `notSupported` when no driver has such a network.
+    public func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
+        guard administersAnyHome(account) else {
+            throw HomeError(.insufficientPrivileges, "Only an administrator of a home may let devices join.")
+        }
+        guard (0...Self.maximumJoinSeconds).contains(seconds) else {
+            throw HomeError(
+                .invalidParameter, "\"seconds\" must be 0...\(Self.maximumJoinSeconds); 0 closes the network.")
+        }
+        let drivers = joinPermittingDrivers()
+        guard !drivers.isEmpty else {
+            throw HomeError(.notSupported, "No driver has a network that devices join (zigbee2mqtt is not configured).")
+        }
+        var permits: [JoinPermit] = []
+        for driver in drivers {
+            let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+                try await driver.permitJoin(seconds: seconds)
+            }
+            switch outcome {
+            case .success(let open)?:
+                permits.append(JoinPermit(network: driver.name, seconds: open))
+            case nil:
+                throw HomeError(.operationTimedOut, "\(driver.name) did not answer the permit join in time.")
+            case .failure(let error as HomeError)?:
+                throw error
+            case .failure(let error)?:
+                throw HomeError(.communicationFailure, "The permit join to \(driver.name) failed: \(error)")
+            }
+        }
+        return permits
+    }
+}

@@ -1,0 +1,86 @@
+import JSON
+
+/// One device of zigbee2mqtt's retained `bridge/devices`: who it is (the IEEE address, which never
+/// changes, and the friendly name, which the user may change) and what it exposes.
+public struct DeviceDescription: Sendable, Hashable {
+    public var ieeeAddress: String
+    public var friendlyName: String
+    /// `Coordinator`, `Router` or `EndDevice`.
+    public var type: String
+    public var supported: Bool
+    public var interviewCompleted: Bool
+    public var disabled: Bool
+    public var vendor: String
+    public var model: String
+    public var description: String
+    public var exposes: [Expose]
+    /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
+    public var malformedExposes: Int
+
+    /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
+    public init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
+        guard case .object = json else { throw .init("a device entry is not an object") }
+        guard let ieee = json["ieee_address"]?.stringValue, Self.isIEEEAddress(ieee) else {
+            throw .init("a device entry has no valid ieee_address")
+        }
+        guard let friendlyName = json["friendly_name"]?.stringValue, !friendlyName.isEmpty else {
+            throw .init("the device \(ieee) has no friendly_name")
+        }
+        ieeeAddress = ieee
+        self.friendlyName = friendlyName
+        type = json["type"]?.stringValue ?? ""
+        supported = json["supported"] == .bool(true)
+        interviewCompleted = json["interview_completed"] == .bool(true)
+        disabled = json["disabled"] == .bool(true)
+        let definition = json["definition"]
+        vendor = definition?["vendor"]?.stringValue ?? json["manufacturer"]?.stringValue ?? ""
+        model = definition?["model"]?.stringValue ?? json["model_id"]?.stringValue ?? ""
+        description = definition?["description"]?.stringValue ?? ""
+        if case .array(let entries) = definition?["exposes"] {
+            exposes = entries.compactMap { Expose($0) }
+            malformedExposes = entries.count - exposes.count
+        } else {
+            exposes = []
+            malformedExposes = 0
+        }
+    }
+
+    /// `0x` and 16 hex digits, as zigbee2mqtt writes every IEEE address.
+    static func isIEEEAddress(_ text: String) -> Bool {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 18, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "x") else { return false }
+        return utf8.dropFirst(2).allSatisfy {
+            ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70)
+        }
+    }
+
+    /// Whether the device can become an accessory: not the coordinator, interviewed, not disabled.
+    public var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
+
+    /// Reads the whole `bridge/devices` payload. A malformed entry is skipped and named in `problems`;
+    /// a payload that is not a JSON array throws.
+    public static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
+        devices: [DeviceDescription], problems: [String]
+    ) {
+        let json: JSON
+        do { json = try JSON.parse(payload) } catch { throw .init("bridge/devices is not JSON: \(error)") }
+        guard case .array(let entries) = json else { throw .init("bridge/devices is not a JSON array") }
+        var devices: [DeviceDescription] = []
+        var problems: [String] = []
+        for entry in entries {
+            do throws(Zigbee2MQTTPayloadError) {
+                devices.append(try DeviceDescription(entry))
+            } catch {
+                problems.append(error.message)
+            }
+        }
+        return (devices, problems)
+    }
+}
+
+/// Something zigbee2mqtt published that the driver cannot use, with what is wrong in words.
+public struct Zigbee2MQTTPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

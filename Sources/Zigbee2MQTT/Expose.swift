@@ -1,0 +1,99 @@
+import JSON
+
+/// One entry of a zigbee2mqtt device's `exposes`: what the device offers, as zigbee2mqtt describes
+/// it in `bridge/devices` (a generic `numeric`/`binary`/`enum`/`text`/`composite`/`list`, or a
+/// specific `light`/`switch`/`cover`/`lock`/`climate`/`fan` with its `features`).
+public struct Expose: Sendable, Hashable {
+    /// What the device does with the property, from zigbee2mqtt's `access` bits.
+    public struct Access: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Bit 1: the property appears in the device's state publishes.
+        public static let published = Access(rawValue: 1)
+        /// Bit 2: the property can be set with `<device>/set`.
+        public static let settable = Access(rawValue: 2)
+        /// Bit 4: the property can be asked for with `<device>/get`.
+        public static let gettable = Access(rawValue: 4)
+    }
+
+    public var type: String
+    public var name: String?
+    public var label: String?
+    /// The key in the state payload and in `/set` (`state_l1` for an endpoint's state).
+    public var property: String?
+    public var endpoint: String?
+    public var access: Access
+    public var unit: String?
+    public var valueMin: Double?
+    public var valueMax: Double?
+    public var valueStep: Double?
+    /// An enum's values (strings in every exposes seen; kept as JSON in case one is not).
+    public var values: [JSON]
+    /// A binary's values for on and off, e.g. `"ON"`/`"OFF"`, `true`/`false`, or inverted for `contact`.
+    public var valueOn: JSON?
+    public var valueOff: JSON?
+    public var features: [Expose]
+
+    /// Reads one expose; nil when `json` is not an object with a string `type`.
+    public init?(_ json: JSON, depth: Int = 0) {
+        guard case .object = json, let type = json["type"]?.stringValue, depth < 8 else { return nil }
+        self.type = type
+        name = json["name"]?.stringValue
+        label = json["label"]?.stringValue
+        property = json["property"]?.stringValue
+        endpoint = json["endpoint"]?.stringValue
+        access = Access(rawValue: json["access"]?.integerValue ?? 0)
+        unit = json["unit"]?.stringValue
+        valueMin = json["value_min"]?.numberValue
+        valueMax = json["value_max"]?.numberValue
+        valueStep = json["value_step"]?.numberValue
+        if case .array(let values) = json["values"] { self.values = values } else { values = [] }
+        valueOn = json["value_on"]
+        valueOff = json["value_off"]
+        if case .array(let features) = json["features"] {
+            self.features = features.compactMap { Expose($0, depth: depth + 1) }
+        } else {
+            features = []
+        }
+    }
+
+    /// The feature named `name`, searched one level down.
+    func feature(_ name: String) -> Expose? { features.first { $0.name == name } }
+
+    /// How the expose is named in logs and in `$discovered`'s list of what is not mapped:
+    /// its property, else its name, else its type (with the endpoint, if any).
+    public var displayName: String {
+        let base = property ?? name ?? type
+        if property == nil, let endpoint { return "\(base)_\(endpoint)" }
+        return base
+    }
+
+    /// The enum's values that are strings.
+    var stringValues: [String] { values.compactMap(\.stringValue) }
+}
+
+extension JSON {
+    /// An integer, or a number that is a whole one.
+    var integerValue: Int? {
+        switch self {
+        case .integer(let value): value
+        case .number(let value) where value.rounded() == value && abs(value) < 9e15: Int(value)
+        default: nil
+        }
+    }
+
+    /// Any number as a `Double`.
+    var numberValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+
+    /// The members of an object, or nil.
+    var members: [(key: String, value: JSON)]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+}

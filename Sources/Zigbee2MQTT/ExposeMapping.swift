@@ -1,0 +1,416 @@
+import HomeModel
+import JSON
+
+/// A zigbee2mqtt device as an accessory: its services and characteristics with full metadata, how
+/// each characteristic reads and writes the device's properties, and what has no mapping.
+public struct MappedDevice: Sendable, Hashable {
+    /// The accessory, without values (they come with the device's state).
+    public let accessory: Accessory
+    let bindings: [Binding]
+    /// Exposes with no mapping, by property (`linkquality`, `action`, `power_on_behavior`, ...).
+    public let unmapped: [String]
+    /// The property and value that make the device identify itself, when it has an `identify` expose.
+    let identify: (property: String, value: JSON)?
+
+    public static func == (lhs: MappedDevice, rhs: MappedDevice) -> Bool {
+        lhs.accessory == rhs.accessory && lhs.bindings == rhs.bindings && lhs.unmapped == rhs.unmapped
+            && lhs.identify?.property == rhs.identify?.property && lhs.identify?.value == rhs.identify?.value
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(accessory) }
+
+    func bindings(of service: ServiceID, _ type: CharacteristicType) -> Binding? {
+        bindings.first { $0.service == service && $0.characteristic == type }
+    }
+}
+
+/// The table of docs/zigbee2mqtt.md: exposes → services and characteristics.
+public enum ExposeMapping {
+    /// Maps every expose of `device`; what has no mapping is listed, never dropped.
+    public static func map(_ device: DeviceDescription) -> MappedDevice {
+        var builder = Builder()
+        for expose in device.exposes {
+            builder.add(expose, device: device)
+        }
+        builder.unmapped += (0..<device.malformedExposes).map { _ in "(an expose without a type)" }
+        let category = builder.category ?? (builder.services.isEmpty ? .other : .sensor)
+        var accessory = Accessory(
+            id: AccessoryID(device.ieeeAddress), name: accessoryName(device.friendlyName), category: category,
+            manufacturer: device.vendor, model: device.model, services: builder.services, isReachable: false)
+        accessory.unmappedFeatures = builder.unmapped
+        return MappedDevice(
+            accessory: accessory, bindings: builder.bindings, unmapped: builder.unmapped, identify: builder.identify)
+    }
+
+    /// The accessory name a friendly name gives: `/` separates zigbee2mqtt's groups of names but
+    /// separates topic levels in homegate's, so it becomes a space.
+    static func accessoryName(_ friendlyName: String) -> String {
+        let spaced = friendlyName.split(whereSeparator: { $0 == "/" || $0 == "+" || $0 == "#" }).joined(separator: " ")
+        return spaced.isEmpty ? friendlyName : spaced
+    }
+}
+
+private struct Builder {
+    var services: [Service] = []
+    var bindings: [Binding] = []
+    var unmapped: [String] = []
+    var category: AccessoryCategory?
+    var identify: (property: String, value: JSON)?
+
+    private static let readNotify: CharacteristicPermissions = [.read, .notify]
+
+    mutating func add(_ expose: Expose, device: DeviceDescription) {
+        switch expose.type {
+        case "light": addLight(expose)
+        case "switch": addSwitch(expose, device: device)
+        case "cover": addCover(expose)
+        case "lock": addLock(expose)
+        case "climate": addClimate(expose)
+        case "fan": addFan(expose)
+        case "binary", "numeric", "enum": addGeneric(expose)
+        default: unmapped.append(expose.displayName)
+        }
+    }
+
+    // MARK: Specific exposes
+
+    private mutating func addLight(_ light: Expose) {
+        var service = ServiceDraft(kind: "light", name: "Light", type: .lightbulb, endpoint: light.endpoint)
+        var hasColor = false
+        for feature in light.features {
+            switch feature.name {
+            case "state" where feature.valueOn != nil:
+                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+            case "brightness":
+                service.add(
+                    .brightness, feature, .scaled(deviceMax: feature.valueMax ?? 254, modelMax: 100),
+                    metadata: standard(.brightness))
+            case "color_temp":
+                var metadata = standard(.colorTemperature)
+                metadata.minimumValue = feature.valueMin ?? metadata.minimumValue
+                metadata.maximumValue = feature.valueMax ?? metadata.maximumValue
+                service.add(.colorTemperature, feature, .number, metadata: metadata)
+            case "color_hs", "color_xy":
+                guard !hasColor else { continue }  // both use the one `color` property
+                hasColor = true
+                let hs = light.features.contains { $0.name == "color_hs" }
+                service.add(.hue, feature, .color(.hue, hasHueSaturation: hs), metadata: standard(.hue))
+                service.add(
+                    .saturation, feature, .color(.saturation, hasHueSaturation: hs), metadata: standard(.saturation))
+            default:
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: .lightbulb)
+    }
+
+    private mutating func addSwitch(_ expose: Expose, device: DeviceDescription) {
+        let isOutlet =
+            device.exposes.contains { ["power", "energy"].contains($0.name ?? "") }
+            || ["plug", "socket", "outlet"].contains { device.description.lowercased().contains($0) }
+        var service = ServiceDraft(
+            kind: isOutlet ? "outlet" : "switch", name: isOutlet ? "Outlet" : "Switch",
+            type: isOutlet ? .outlet : .switch, endpoint: expose.endpoint)
+        for feature in expose.features {
+            if feature.name == "state", feature.valueOn != nil {
+                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+            } else {
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: isOutlet ? .outlet : .switch)
+    }
+
+    private mutating func addCover(_ cover: Expose) {
+        var service = ServiceDraft(kind: "cover", name: "Cover", type: .windowCovering, endpoint: cover.endpoint)
+        let position = cover.feature("position")
+        if let position {
+            service.add(.currentPosition, position, .number, readOnly: true)
+            service.add(.targetPosition, position, .number)
+        }
+        for feature in cover.features where feature.name != "position" {
+            switch feature.name {
+            case "state":
+                let open: JSON = feature.valueOn ?? (feature.stringValues.contains("OPEN") ? .string("OPEN") : .null)
+                let close: JSON =
+                    feature.valueOff ?? (feature.stringValues.contains("CLOSE") ? .string("CLOSE") : .null)
+                if position == nil, open != .null, close != .null {
+                    var target = standard(.targetPosition)
+                    target.stepValue = 100
+                    service.add(.currentPosition, feature, .openClose(open: open, close: close), readOnly: true)
+                    service.add(.targetPosition, feature, .openClose(open: open, close: close), metadata: target)
+                }
+                if feature.stringValues.contains("STOP"), feature.access.contains(.settable) {
+                    service.add(
+                        .holdPosition, feature, .command(.string("STOP")),
+                        metadata: CharacteristicMetadata(format: .bool, permissions: [.write]))
+                } else if position != nil {
+                    unmapped.append(feature.displayName)
+                }
+            case "tilt":
+                service.add(.currentHorizontalTiltAngle, feature, .tilt, metadata: Self.tiltAngle, readOnly: true)
+                service.add(.targetHorizontalTiltAngle, feature, .tilt, metadata: Self.tiltAngle)
+            default:
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: .windowCovering)
+    }
+
+    private mutating func addLock(_ lock: Expose) {
+        var service = ServiceDraft(kind: "lock", name: "Lock", type: .lockMechanism, endpoint: lock.endpoint)
+        let lockState = lock.feature("lock_state")
+        for feature in lock.features {
+            switch feature.name {
+            case "state" where feature.valueOn != nil:
+                let conversion = binary(feature, on: .int(1), off: .int(0))
+                service.add(.lockTargetState, feature, conversion)
+                if lockState == nil { service.add(.lockCurrentState, feature, conversion, readOnly: true) }
+            case "lock_state":
+                let known: [(String, Int)] = [("unlocked", 0), ("locked", 1), ("not_fully_locked", 2)]
+                let table = known.filter { feature.stringValues.contains($0.0) }
+                service.add(
+                    .lockCurrentState, feature,
+                    .enumeration(names: table.map(\.0), numbers: table.map(\.1)), readOnly: true)
+            default:
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: .doorLock)
+    }
+
+    private mutating func addClimate(_ climate: Expose) {
+        var service = ServiceDraft(kind: "climate", name: "Thermostat", type: .thermostat, endpoint: climate.endpoint)
+        let setpoint =
+            climate.feature("occupied_heating_setpoint") ?? climate.feature("current_heating_setpoint")
+            ?? climate.feature("occupied_cooling_setpoint")
+        for feature in climate.features {
+            switch feature.name {
+            case "local_temperature":
+                service.add(.currentTemperature, feature, .number, metadata: measurement(.currentTemperature, feature))
+            case let name? where name == setpoint?.name:
+                var metadata = standard(.targetTemperature)
+                metadata.minimumValue = feature.valueMin ?? metadata.minimumValue
+                metadata.maximumValue = feature.valueMax ?? metadata.maximumValue
+                metadata.stepValue = feature.valueStep ?? metadata.stepValue
+                service.add(.targetTemperature, feature, .number, metadata: metadata)
+            case "system_mode":
+                let known: [(String, Int)] = [("off", 0), ("heat", 1), ("cool", 2), ("auto", 3)]
+                let table = known.filter { feature.stringValues.contains($0.0) }
+                var metadata = standard(.targetHeatingCoolingState)
+                metadata.validValues = table.map(\.1)
+                service.add(
+                    .targetHeatingCoolingState, feature, .enumeration(names: table.map(\.0), numbers: table.map(\.1)),
+                    metadata: metadata)
+            case "running_state":
+                let known: [(String, Int)] = [("idle", 0), ("heat", 1), ("cool", 2)]
+                let table = known.filter { feature.stringValues.contains($0.0) }
+                service.add(
+                    .currentHeatingCoolingState, feature,
+                    .enumeration(names: table.map(\.0), numbers: table.map(\.1)), readOnly: true)
+            default:
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: .thermostat)
+    }
+
+    private mutating func addFan(_ fan: Expose) {
+        var service = ServiceDraft(kind: "fan", name: "Fan", type: .fan, endpoint: fan.endpoint)
+        for feature in fan.features {
+            if feature.name == "state", feature.valueOn != nil {
+                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+            } else {
+                unmapped.append(feature.displayName)
+            }
+        }
+        finish(service, category: .fan)
+    }
+
+    // MARK: Generic exposes
+
+    private mutating func addGeneric(_ expose: Expose) {
+        switch (expose.type, expose.name) {
+        case ("numeric", "temperature"):
+            sensor("temperature", "Temperature", .temperatureSensor, .currentTemperature, expose, .number)
+        case ("numeric", "humidity"):
+            sensor("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity, expose, .number)
+        case ("numeric", "pressure"):
+            sensor("pressure", "Air Pressure", .airPressureSensor, .airPressure, expose, .number)
+        case ("numeric", "illuminance"), ("numeric", "illuminance_lux"):
+            guard expose.unit == "lx" || expose.name == "illuminance_lux" else { fallthrough }
+            sensor("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, expose, .number)
+        case ("binary", "occupancy"):
+            sensor(
+                "motion", "Motion", .motionSensor, .motionDetected, expose,
+                binary(expose, on: .bool(true), off: .bool(false)))
+        case ("binary", "presence"):
+            sensor(
+                "occupancy", "Occupancy", .occupancySensor, .occupancyDetected, expose,
+                binary(expose, on: .int(1), off: .int(0)))
+        case ("binary", "contact"):
+            // zigbee2mqtt's contact is true when closed: its value_on (the alarm) is false.
+            sensor(
+                "contact", "Contact", .contactSensor, .contactSensorState, expose,
+                binary(expose, on: .int(1), off: .int(0)))
+        case ("binary", "water_leak"):
+            sensor("leak", "Leak", .leakSensor, .leakDetected, expose, binary(expose, on: .int(1), off: .int(0)))
+        case ("binary", "smoke"):
+            sensor("smoke", "Smoke", .smokeSensor, .smokeDetected, expose, binary(expose, on: .int(1), off: .int(0)))
+        case ("numeric", "battery"):
+            sensor("battery", "Battery", .battery, .batteryLevel, expose, .number)
+        case ("binary", "battery_low"):
+            sensor("battery", "Battery", .battery, .statusLowBattery, expose, binary(expose, on: .int(1), off: .int(0)))
+        case ("enum", "identify") where expose.access.contains(.settable) && identify == nil:
+            identify = (expose.property ?? "identify", expose.values.first ?? .string("identify"))
+        default:
+            unmapped.append(expose.displayName)
+        }
+    }
+
+    /// Adds a measurement or state to the sensor service `kind` (made on first use).
+    private mutating func sensor(
+        _ kind: String, _ name: String, _ type: ServiceType, _ characteristic: CharacteristicType, _ expose: Expose,
+        _ conversion: Conversion
+    ) {
+        guard expose.property != nil, expose.access.contains(.published) || expose.access.contains(.gettable) else {
+            unmapped.append(expose.displayName)
+            return
+        }
+        let id = ServiceDraft.id(kind, endpoint: expose.endpoint)
+        var service =
+            services.firstIndex { $0.id == id }.map { index in
+                let existing = services.remove(at: index)
+                var draft = ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
+                draft.characteristics = existing.characteristics
+                draft.bindings = bindings.filter { $0.service == id }
+                bindings.removeAll { $0.service == id }
+                return draft
+            } ?? ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
+        let metadata: CharacteristicMetadata =
+            if case .number = conversion { measurement(characteristic, expose) } else { standard(characteristic) }
+        service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
+        finish(service, category: nil)
+    }
+
+    // MARK: Helpers
+
+    private mutating func finish(_ draft: ServiceDraft, category: AccessoryCategory?) {
+        guard !draft.characteristics.isEmpty else { return }
+        services.append(draft.service)
+        bindings += draft.bindings
+        if self.category == nil, let category { self.category = category }
+    }
+
+    private func binary(_ expose: Expose, on: CharacteristicValue, off: CharacteristicValue) -> Conversion {
+        .binary(
+            valueOn: expose.valueOn ?? .bool(true), valueOff: expose.valueOff ?? .bool(false), onValue: on,
+            offValue: off)
+    }
+
+    private func standard(_ type: CharacteristicType) -> CharacteristicMetadata {
+        .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: Self.readNotify)
+    }
+
+    /// A sensor's reading: the standard metadata with the device's own range where it declares one,
+    /// and its step (measurements are not forced onto HAP's whole-percent steps).
+    private func measurement(_ type: CharacteristicType, _ expose: Expose) -> CharacteristicMetadata {
+        var metadata = standard(type)
+        if let minimum = expose.valueMin { metadata.minimumValue = minimum }
+        if let maximum = expose.valueMax { metadata.maximumValue = maximum }
+        if metadata.format == .float { metadata.stepValue = expose.valueStep ?? 0.01 }
+        return metadata
+    }
+
+    static let tiltAngle = CharacteristicMetadata(
+        format: .int, unit: .arcDegrees, minimumValue: -90, maximumValue: 90, stepValue: 1,
+        permissions: [.read, .write, .notify])
+}
+
+/// A service being assembled from one expose.
+private struct ServiceDraft {
+    let id: ServiceID
+    let name: String
+    let type: ServiceType
+    var characteristics: [Characteristic] = []
+    var bindings: [Binding] = []
+
+    init(kind: String, name: String, type: ServiceType, endpoint: String?) {
+        id = Self.id(kind, endpoint: endpoint)
+        self.name = endpoint.map { "\(name) \($0)" } ?? name
+        self.type = type
+    }
+
+    static func id(_ kind: String, endpoint: String?) -> ServiceID {
+        ServiceID(endpoint.map { "\(kind)_\($0)" } ?? kind)
+    }
+
+    var service: Service { Service(id: id, type: type, name: name, characteristics: characteristics) }
+
+    /// Adds a characteristic bound to `expose`'s property. Permissions come from the access bits:
+    /// published → read and notify, settable → write (unless `readOnly`), gettable → read.
+    mutating func add(
+        _ type: CharacteristicType, _ expose: Expose, _ conversion: Conversion,
+        metadata: CharacteristicMetadata? = nil, readOnly: Bool = false
+    ) {
+        guard let property = expose.property, !characteristics.contains(where: { $0.type == type }) else { return }
+        var metadata = metadata ?? .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: [])
+        var permissions: CharacteristicPermissions = []
+        if expose.access.contains(.published) { permissions.formUnion([.read, .notify]) }
+        if expose.access.contains(.gettable) { permissions.insert(.read) }
+        if expose.access.contains(.settable), !readOnly { permissions.insert(.write) }
+        if case .command = conversion { permissions = expose.access.contains(.settable) ? [.write] : [] }
+        if readOnly { permissions.remove(.write) }
+        guard !permissions.isEmpty else { return }
+        metadata.permissions = permissions
+        characteristics.append(Characteristic(type: type, metadata: metadata, value: nil))
+        bindings.append(
+            Binding(
+                service: id, characteristic: type, metadata: metadata, property: property, conversion: conversion,
+                isPublished: expose.access.contains(.published), isGettable: expose.access.contains(.gettable)))
+    }
+}
+
+extension CharacteristicMetadata {
+    /// HAP's metadata for `type`, including the types only this driver brings (air pressure, light
+    /// level, occupancy, tilt, hold position).
+    static func zigbee(_ type: CharacteristicType) -> CharacteristicMetadata? {
+        if let standard = standard(for: type) { return standard }
+        switch type {
+        case .airPressure:
+            return .init(
+                format: .float, unit: .hectopascals, minimumValue: 300, maximumValue: 1100,
+                permissions: [.read, .notify])
+        case .currentAmbientLightLevel:
+            return .init(
+                format: .float, unit: .lux, minimumValue: 0, maximumValue: 100_000, permissions: [.read, .notify])
+        case .occupancyDetected:
+            return .init(
+                format: .uint8, minimumValue: 0, maximumValue: 1, stepValue: 1, validValues: [0, 1],
+                permissions: [.read, .notify])
+        default:
+            return nil
+        }
+    }
+}
+
+extension CharacteristicType {
+    public static let holdPosition: Self = "HoldPosition"
+    public static let currentHorizontalTiltAngle: Self = "CurrentHorizontalTiltAngle"
+    public static let targetHorizontalTiltAngle: Self = "TargetHorizontalTiltAngle"
+    public static let currentAmbientLightLevel: Self = "CurrentAmbientLightLevel"
+    public static let occupancyDetected: Self = "OccupancyDetected"
+    /// Not HAP's (it has no pressure); Eve's air pressure, in hPa.
+    public static let airPressure: Self = "AirPressure"
+}
+
+extension ServiceType {
+    public static let lightSensor: Self = "LightSensor"
+    public static let occupancySensor: Self = "OccupancySensor"
+    /// Not HAP's; named as Eve names its weather sensor's service.
+    public static let airPressureSensor: Self = "AirPressureSensor"
+}
+
+extension CharacteristicUnit {
+    public static let hectopascals = Self(rawValue: "hPa")
+}

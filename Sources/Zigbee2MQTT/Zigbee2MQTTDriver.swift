@@ -1,0 +1,601 @@
+import HomeModel
+import JSON
+import Logging
+import MQTT
+
+/// zigbee2mqtt's devices as accessories. Follows one zigbee2mqtt network through its MQTT topics:
+/// the retained `bridge/devices` (devices by IEEE address, with their exposes), `bridge/state`,
+/// `bridge/event`, each device's state and `availability`; writes go to `<device>/set` and are
+/// confirmed by the device's next state publish carrying the values (or failed by zigbee2mqtt's
+/// error on `bridge/logging`), reads go to `<device>/get`.
+///
+/// The IEEE address is the accessory's id, so a rename in zigbee2mqtt keeps the accessory, its room
+/// and its action sets. The driver keeps no state on disk: zigbee2mqtt retains what it needs.
+public actor Zigbee2MQTTDriver: JoinPermitting {
+    public nonisolated let name = "zigbee2mqtt"
+    public nonisolated let updates: AsyncStream<DriverUpdate>
+
+    private let sink: AsyncStream<DriverUpdate>.Continuation
+    private let client: MQTTClient
+    private let topics: Zigbee2MQTTTopics
+    private let logger: Logger
+
+    private var devices: [String: Device] = [:]
+    /// IEEE addresses in the order of `bridge/devices`.
+    private var order: [String] = []
+    private var ieeeByName: [String: String] = [:]
+    /// Whether zigbee2mqtt says it is online (`bridge/state`); nil until it said anything.
+    private var bridgeOnline: Bool?
+    private var connected = false
+    /// A state or availability that came before its device was listed (retained messages arrive
+    /// in topic order, not in the order they were published).
+    private var early: [String: [(isAvailability: Bool, payload: [UInt8])]] = [:]
+    private var waiters: [Waiter] = []
+    private var joinWaiters: [String: CheckedContinuation<JSON, any Error>] = [:]
+    private var nextRequest = 0
+    private var reported: Set<String> = []
+    private var tasks: [Task<Void, Never>] = []
+
+    /// - Parameters:
+    ///   - client: a client for the broker zigbee2mqtt uses, not yet connected; the driver runs it.
+    ///   - baseTopic: zigbee2mqtt's `mqtt.base_topic`.
+    public init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
+        self.client = client
+        topics = Zigbee2MQTTTopics(base: baseTopic)
+        self.logger = logger
+        (updates, sink) = AsyncStream.makeStream()
+    }
+
+    // MARK: AccessoryDriver
+
+    public func restore(_ accessories: [Accessory]) async {}
+
+    public func start() async throws {
+        let client = client
+        let filters = [topics.all]
+        let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
+        tasks.append(
+            Task { [logger] in
+                do {
+                    try await client.connect()
+                    try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
+                } catch {
+                    logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
+                }
+            })
+        tasks.append(
+            Task {
+                for await message in client.messages { self.receive(message) }
+            })
+        tasks.append(
+            Task {
+                for await event in client.connectionEvents() { self.connection(event) }
+            })
+    }
+
+    public func stop() async {
+        for task in tasks { task.cancel() }
+        await client.disconnect()
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
+        }
+        waiters = []
+        for (_, waiter) in joinWaiters {
+            waiter.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
+        }
+        joinWaiters = [:]
+        sink.finish()
+    }
+
+    public func accessories() async -> [Accessory] {
+        order.compactMap { devices[$0]?.accessory }
+    }
+
+    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    {
+        let device = try reachableDevice(accessory)
+        guard let binding = device.mapped.bindings(of: service, characteristic) else {
+            throw HomeError(
+                .notFound, "\(characteristic) is not a characteristic of \(device.description.friendlyName).")
+        }
+        if binding.isGettable {
+            let id = await register(device.ieee, [.present(binding.property)]) {
+                try await self.client.publish(
+                    self.topics.get(device.description.friendlyName),
+                    payload: JSON.object([(binding.property, .string(""))]).bytes, qos: .atLeastOnce)
+            }
+            let state = try await wait(id)
+            if case .value(let value) = binding.read(state) { return value }
+        }
+        guard let value = devices[device.ieee]?.accessory.characteristic(service, characteristic)?.value else {
+            throw HomeError(
+                .communicationFailure,
+                "\(device.description.friendlyName) has not reported \(binding.property) and cannot be asked for it.")
+        }
+        return value
+    }
+
+    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+        let device = try reachableDevice(accessory)
+        let (payload, expectations) = try device.setPayload(for: values)
+        let id = await register(device.ieee, expectations) {
+            try await self.client.publish(
+                self.topics.set(device.description.friendlyName), payload: payload.bytes, qos: .atLeastOnce)
+        }
+        _ = try await wait(id)
+    }
+
+    public func identify(_ accessory: AccessoryID) async throws {
+        let device = try reachableDevice(accessory)
+        guard let identify = device.mapped.identify else {
+            throw HomeError(.notSupported, "\(device.description.friendlyName) has no way to identify itself.")
+        }
+        try await client.publish(
+            topics.set(device.description.friendlyName),
+            payload: JSON.object([(identify.property, identify.value)]).bytes,
+            qos: .atLeastOnce)
+    }
+
+    // MARK: Permit join
+
+    /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
+    /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
+    public func permitJoin(seconds: Int) async throws -> Int {
+        let data = try await askPermitJoin(seconds: seconds)
+        return data["time"]?.integerValue ?? seconds
+    }
+
+    private func askPermitJoin(seconds: Int) async throws -> JSON {
+        nextRequest += 1
+        let transaction = "homegate-\(nextRequest)"
+        let request = JSON.object([("time", .integer(seconds)), ("transaction", .string(transaction))])
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
+                joinWaiters[transaction] = continuation
+                Task {
+                    do {
+                        try await client.publish(topics.permitJoinRequest, payload: request.bytes, qos: .atLeastOnce)
+                    } catch {
+                        self.finishJoin(transaction, .failure(error))
+                    }
+                }
+            }
+        } onCancel: {
+            Task { await self.finishJoin(transaction, .failure(CancellationError())) }
+        }
+    }
+
+    private func finishJoin(_ transaction: String, _ result: Result<JSON, any Error>) {
+        joinWaiters.removeValue(forKey: transaction)?.resume(with: result)
+    }
+
+    // MARK: Waiting for the device
+
+    /// Records what the caller waits for, then sends; the waiter is in place before the device can answer.
+    private func register(
+        _ ieee: String, _ expectations: [Expectation], send: @escaping @Sendable () async throws -> Void
+    ) async -> Int {
+        nextRequest += 1
+        let id = nextRequest
+        pendingSends[id] = send
+        waiterExpectations[id] = (ieee, expectations)
+        return id
+    }
+
+    private var pendingSends: [Int: @Sendable () async throws -> Void] = [:]
+    private var waiterExpectations: [Int: (ieee: String, expectations: [Expectation])] = [:]
+
+    /// Sends what `register` recorded and returns the state publish that confirms it (an empty object
+    /// when nothing can be confirmed: a write-only property is confirmed by the broker's PUBACK).
+    private func wait(_ id: Int) async throws -> JSON {
+        guard let send = pendingSends.removeValue(forKey: id),
+            let (ieee, expectations) = waiterExpectations.removeValue(forKey: id)
+        else { throw HomeError(.unexpectedError, "No such request.") }
+        if expectations.isEmpty {
+            try await send()
+            return .object([])
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
+                waiters.append(Waiter(id: id, ieee: ieee, expectations: expectations, continuation: continuation))
+                Task {
+                    do { try await send() } catch { self.finishWaiter(id, .failure(error)) }
+                }
+            }
+        } onCancel: {
+            Task { await self.finishWaiter(id, .failure(CancellationError())) }
+        }
+    }
+
+    private func finishWaiter(_ id: Int, _ result: Result<JSON, any Error>) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(with: result)
+    }
+
+    private func reachableDevice(_ accessory: AccessoryID) throws(HomeError) -> Device {
+        guard let device = devices[accessory.rawValue], device.accessory.isReachable else {
+            throw HomeError(.accessoryNotReachable, "The zigbee2mqtt device \(accessory) is not reachable.")
+        }
+        return device
+    }
+
+    // MARK: Messages
+
+    private func connection(_ event: MQTTConnectionEvent) {
+        switch event {
+        case .connected:
+            connected = true
+        case .disconnected, .closed:
+            connected = false
+            bridgeOnline = nil
+            refreshReachability()
+        }
+    }
+
+    private func receive(_ message: MQTTMessage) {
+        guard let route = topics.route(message.topic) else { return }
+        switch route {
+        case .devices: devicesListed(message.payload)
+        case .bridgeState: bridgeStateChanged(message.payload)
+        case .event: event(message.payload)
+        case .logging: logging(message.payload)
+        case .permitJoinResponse: permitJoinAnswered(message.payload)
+        case .device(let name): deviceMessage(name, isAvailability: false, message.payload)
+        case .availability(let name): deviceMessage(name, isAvailability: true, message.payload)
+        }
+    }
+
+    private func deviceMessage(_ name: String, isAvailability: Bool, _ payload: [UInt8]) {
+        if let ieee = ieeeByName[name] {
+            isAvailability ? availability(ieee, payload) : state(ieee, payload)
+        } else if name.hasSuffix("/availability"), !isAvailability {
+            return  // an availability of an unknown device, seen first as a state topic
+        } else if early.count < 10_000 || early[name] != nil {
+            early[name, default: []].append((isAvailability, payload))
+            if early[name]!.count > 4 { early[name]!.removeFirst() }
+        }
+    }
+
+    private func devicesListed(_ payload: [UInt8]) {
+        let listed: [DeviceDescription]
+        do {
+            let (devices, problems) = try DeviceDescription.list(payload)
+            listed = devices
+            for problem in problems { reportOnce("bridge/devices", problem, "skipped a malformed device entry") }
+        } catch {
+            reportOnce("bridge/devices", "unreadable", "kept the devices known so far; bridge/devices: \(error)")
+            return
+        }
+        var seen: Set<String> = []
+        var newOrder: [String] = []
+        for description in listed where description.isAccessory && !seen.contains(description.ieeeAddress) {
+            seen.insert(description.ieeeAddress)
+            newOrder.append(description.ieeeAddress)
+            let mapped = ExposeMapping.map(description)
+            if var device = devices[description.ieeeAddress] {
+                let renamed = device.description.friendlyName != description.friendlyName
+                if renamed {
+                    ieeeByName[device.description.friendlyName] = nil
+                    logger.notice(
+                        "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
+                        metadata: ["ieee": "\(description.ieeeAddress)"])
+                }
+                ieeeByName[description.friendlyName] = description.ieeeAddress
+                guard renamed || device.mapped != mapped || device.description != description else { continue }
+                device.update(description, mapped)
+                device.accessory.isReachable = isReachable(device)
+                devices[description.ieeeAddress] = device
+                if device.mapped.unmapped != mapped.unmapped { logUnmapped(description, mapped) }
+                sink.yield(.found(device.accessory))
+                if renamed { replayEarly(description) }
+            } else {
+                var device = Device(description: description, mapped: mapped)
+                ieeeByName[description.friendlyName] = description.ieeeAddress
+                device.accessory.isReachable = isReachable(device)
+                devices[description.ieeeAddress] = device
+                logUnmapped(description, mapped)
+                sink.yield(.found(device.accessory))
+                replayEarly(description)
+            }
+        }
+        for ieee in order where !seen.contains(ieee) {
+            forget(ieee, because: "it is no longer in bridge/devices")
+        }
+        order = newOrder
+    }
+
+    private func replayEarly(_ description: DeviceDescription) {
+        for (isAvailability, payload) in early.removeValue(forKey: description.friendlyName) ?? [] {
+            isAvailability
+                ? availability(description.ieeeAddress, payload) : state(description.ieeeAddress, payload)
+        }
+    }
+
+    private func forget(_ ieee: String, because reason: String) {
+        guard let device = devices.removeValue(forKey: ieee) else { return }
+        order.removeAll { $0 == ieee }
+        if ieeeByName[device.description.friendlyName] == ieee { ieeeByName[device.description.friendlyName] = nil }
+        logger.notice(
+            "zigbee2mqtt: \(device.description.friendlyName) is gone: \(reason)", metadata: ["ieee": "\(ieee)"])
+        for waiter in waiters where waiter.ieee == ieee {
+            finishWaiter(waiter.id, .failure(HomeError(.accessoryNotReachable, "The device left the network.")))
+        }
+        sink.yield(.lost(AccessoryID(ieee)))
+    }
+
+    private func state(_ ieee: String, _ payload: [UInt8]) {
+        guard var device = devices[ieee] else { return }
+        guard let json = try? JSON.parse(payload), case .object = json else {
+            reportOnce(
+                ieee, "state",
+                "a state publish of \(device.description.friendlyName) is not a JSON object; kept the last good state")
+            return
+        }
+        for binding in device.mapped.bindings {
+            switch binding.read(json) {
+            case .absent:
+                continue
+            case .invalid(let reason):
+                reportOnce(ieee, "\(binding.property) invalid", "\(device.description.friendlyName): ignored \(reason)")
+            case .value(let value):
+                if device.accessory.setValue(value, service: binding.service, type: binding.characteristic) {
+                    sink.yield(
+                        .value(
+                            device.accessory.id, service: binding.service, characteristic: binding.characteristic, value
+                        ))
+                }
+            }
+        }
+        device.merge(json)
+        devices[ieee] = device
+        for waiter in waiters where waiter.ieee == ieee && waiter.expectations.allSatisfy({ $0.isMet(by: json) }) {
+            finishWaiter(waiter.id, .success(json))
+        }
+    }
+
+    private func availability(_ ieee: String, _ payload: [UInt8]) {
+        guard var device = devices[ieee] else { return }
+        guard let online = Self.onlineState(payload) else {
+            reportOnce(
+                ieee, "availability",
+                "the availability of \(device.description.friendlyName) is neither online nor offline")
+            return
+        }
+        device.available = online
+        devices[ieee] = device
+        updateReachability(ieee)
+    }
+
+    private func bridgeStateChanged(_ payload: [UInt8]) {
+        guard let online = Self.onlineState(payload) else {
+            reportOnce("bridge", "state", "bridge/state is neither online nor offline")
+            return
+        }
+        if online != bridgeOnline { logger.notice("zigbee2mqtt is \(online ? "online" : "offline")") }
+        bridgeOnline = online
+        refreshReachability()
+    }
+
+    /// `{"state":"online"}` (2.x) or plain `online` (1.x).
+    static func onlineState(_ payload: [UInt8]) -> Bool? {
+        let text: String? =
+            if let json = try? JSON.parse(payload), let state = json["state"]?.stringValue { state } else {
+                String(decoding: payload, as: UTF8.self)
+            }
+        switch text {
+        case "online": return true
+        case "offline": return false
+        default: return nil
+        }
+    }
+
+    private func event(_ payload: [UInt8]) {
+        guard let json = try? JSON.parse(payload), let type = json["type"]?.stringValue else {
+            reportOnce("bridge", "event", "a bridge/event is not a JSON object with a type")
+            return
+        }
+        let data = json["data"]
+        let name = data?["friendly_name"]?.stringValue ?? "?"
+        switch type {
+        case "device_leave":
+            if let ieee = data?["ieee_address"]?.stringValue { forget(ieee, because: "it left the network") }
+        case "device_joined":
+            logger.notice("zigbee2mqtt: \(name) joined; it is listed once interviewed")
+        case "device_interview":
+            logger.info("zigbee2mqtt: interview of \(name): \(data?["status"]?.stringValue ?? "?")")
+        default:
+            break
+        }
+    }
+
+    /// zigbee2mqtt reports a failed `/set` only in its log: `Publish 'set' 'state' to 'bulb' failed: '…'`.
+    private func logging(_ payload: [UInt8]) {
+        guard let json = try? JSON.parse(payload), json["level"]?.stringValue == "error",
+            let message = json["message"]?.stringValue
+        else { return }
+        for waiter in waiters {
+            guard let name = devices[waiter.ieee]?.description.friendlyName, message.contains("'\(name)'") else {
+                continue
+            }
+            finishWaiter(waiter.id, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(message)")))
+        }
+    }
+
+    private func permitJoinAnswered(_ payload: [UInt8]) {
+        guard let json = try? JSON.parse(payload) else { return }
+        let transaction = json["transaction"]?.stringValue ?? json["transaction"].map(\.serialized) ?? ""
+        guard joinWaiters[transaction] != nil else { return }
+        if json["status"]?.stringValue == "ok" {
+            finishJoin(transaction, .success(json["data"] ?? .object([])))
+        } else {
+            let error = json["error"]?.stringValue ?? "zigbee2mqtt refused"
+            finishJoin(transaction, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(error)")))
+        }
+    }
+
+    // MARK: Reachability
+
+    private func isReachable(_ device: Device) -> Bool {
+        connected && bridgeOnline != false && device.available != false
+    }
+
+    private func updateReachability(_ ieee: String) {
+        guard var device = devices[ieee] else { return }
+        let reachable = isReachable(device)
+        guard reachable != device.accessory.isReachable else { return }
+        device.accessory.isReachable = reachable
+        devices[ieee] = device
+        sink.yield(.reachability(device.accessory.id, isReachable: reachable))
+    }
+
+    private func refreshReachability() {
+        for ieee in order { updateReachability(ieee) }
+    }
+
+    // MARK: Logging
+
+    private func logUnmapped(_ description: DeviceDescription, _ mapped: MappedDevice) {
+        guard !mapped.unmapped.isEmpty else { return }
+        logger.info(
+            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(mapped.unmapped.joined(separator: ", "))",
+            metadata: ["ieee": "\(description.ieeeAddress)"])
+    }
+
+    /// Logs `message` the first time `subject` shows `cause`; a device that keeps sending the same bad
+    /// payload is logged once.
+    private func reportOnce(_ subject: String, _ cause: String, _ message: String) {
+        let key = "\(subject)|\(cause)"
+        guard !reported.contains(key), reported.count < 10_000 else { return }
+        reported.insert(key)
+        logger.warning("zigbee2mqtt: \(message)", metadata: ["device": "\(subject)"])
+    }
+}
+
+/// What a waiting write or read needs to see in one state publish of its device.
+enum Expectation: Sendable, Hashable {
+    case equal(String, JSON)
+    /// A number inside an object property (`color.hue`), within a tolerance.
+    case near(String, key: String, Double, tolerance: Double)
+    case present(String)
+
+    func isMet(by state: JSON) -> Bool {
+        switch self {
+        case .equal(let property, let value):
+            guard let actual = state[property] else { return false }
+            if actual == value { return true }
+            if let a = actual.numberValue, let b = value.numberValue { return abs(a - b) < 1e-9 }
+            return false
+        case .near(let property, let key, let value, let tolerance):
+            guard let actual = state[property]?[key]?.numberValue else { return false }
+            return abs(actual - value) <= tolerance
+        case .present(let property):
+            guard let actual = state[property] else { return false }
+            return actual != .null
+        }
+    }
+}
+
+private struct Waiter {
+    let id: Int
+    let ieee: String
+    let expectations: [Expectation]
+    let continuation: CheckedContinuation<JSON, any Error>
+}
+
+/// One device as the driver follows it.
+private struct Device {
+    var description: DeviceDescription
+    var mapped: MappedDevice
+    var accessory: Accessory
+    /// zigbee2mqtt's last state of the device, merged over time (a `null` keeps what was known).
+    var state: [String: JSON] = [:]
+    var available: Bool?
+
+    init(description: DeviceDescription, mapped: MappedDevice) {
+        self.description = description
+        self.mapped = mapped
+        accessory = mapped.accessory
+    }
+
+    var ieee: String { description.ieeeAddress }
+
+    mutating func update(_ description: DeviceDescription, _ mapped: MappedDevice) {
+        let old = accessory
+        self.description = description
+        self.mapped = mapped
+        accessory = mapped.accessory
+        for service in old.services {
+            for characteristic in service.characteristics {
+                if let value = characteristic.value {
+                    accessory.setValue(value, service: service.id, type: characteristic.type)
+                }
+            }
+        }
+    }
+
+    mutating func merge(_ json: JSON) {
+        for (key, value) in json.members ?? [] where value != .null { state[key] = value }
+    }
+
+    /// The `/set` payload for `writes` and what the next state publish must carry to confirm it.
+    func setPayload(for writes: [CharacteristicWrite]) throws(HomeError) -> (JSON, [Expectation]) {
+        var fields: [(key: String, value: JSON)] = []
+        var expectations: [Expectation] = []
+        var colors: [String: (binding: Binding, hue: Double?, saturation: Double?)] = [:]
+        for write in writes {
+            guard let binding = mapped.bindings(of: write.service, write.characteristic),
+                binding.metadata.permissions.contains(.write)
+            else {
+                throw HomeError(
+                    .readOnlyCharacteristic, "\(write.characteristic) of \(description.friendlyName) cannot be written."
+                )
+            }
+            if case .color(let component, _) = binding.conversion {
+                var entry = colors[binding.property] ?? (binding, nil, nil)
+                if component == .hue {
+                    entry.hue = write.value.doubleValue
+                } else {
+                    entry.saturation = write.value.doubleValue
+                }
+                colors[binding.property] = entry
+                continue
+            }
+            guard let value = binding.deviceValue(for: write.value) else {
+                throw HomeError(.invalidParameter, "\(write.value.plainText) has no meaning for \(binding.property).")
+            }
+            fields.removeAll { $0.key == binding.property }
+            fields.append((binding.property, value))
+            if binding.isPublished, case .command = binding.conversion {
+            } else if binding.isPublished {
+                expectations.append(.equal(binding.property, value))
+            }
+        }
+        for (property, entry) in colors.sorted(by: { $0.key < $1.key }) {
+            guard case .color(_, let hasHueSaturation) = entry.binding.conversion else { continue }
+            let service = entry.binding.service
+            let hue = entry.hue ?? accessory.characteristic(service, .hue)?.value?.doubleValue ?? 0
+            let saturation =
+                entry.saturation ?? accessory.characteristic(service, .saturation)?.value?.doubleValue ?? 100
+            if hasHueSaturation {
+                fields.append((property, .object([("hue", .number(hue)), ("saturation", .number(saturation))])))
+                if entry.binding.isPublished {
+                    expectations += [
+                        .near(property, key: "hue", hue, tolerance: 1.5),
+                        .near(property, key: "saturation", saturation, tolerance: 1.5),
+                    ]
+                }
+            } else {
+                let xy = ColorSpace.xy(hue: hue, saturation: saturation)
+                fields.append((property, .object([("x", .number(xy.x)), ("y", .number(xy.y))])))
+                if entry.binding.isPublished {
+                    expectations += [
+                        .near(property, key: "x", xy.x, tolerance: 0.002),
+                        .near(property, key: "y", xy.y, tolerance: 0.002),
+                    ]
+                }
+            }
+        }
+        return (.object(fields), expectations)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import JSON
+
+/// The recorded zigbee2mqtt payloads in Fixtures/zigbee2mqtt (see its README): `bridge/devices` as
+/// zigbee2mqtt 2.12.1 published it, and the device states its test suite asserts.
+public struct Zigbee2MQTTRecordings: Sendable {
+    /// The `bridge/devices` entries, verbatim.
+    public let devices: [JSON]
+    /// Every recorded state publish: topic suffix (the friendly name) and payload text, in file order.
+    public let statePublishes: [(device: String, payload: String)]
+
+    public init(folder: String) throws {
+        let devicesText = try String(
+            contentsOfFile: "\(folder)/bridge-devices-z2m-test-startup.wire.txt", encoding: .utf8)
+        guard case .array(let devices) = try JSON.parse(devicesText) else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        self.devices = devices
+        var publishes: [(String, String)] = []
+        for line in try String(contentsOfFile: "\(folder)/states.jsonl", encoding: .utf8).split(separator: "\n") {
+            guard let record = try? JSON.parse(String(line)), record["kind"]?.stringValue == "state",
+                let device = record["device"]?.stringValue, let text = record["payload_text"]?.stringValue
+            else { continue }
+            publishes.append((device, text))
+        }
+        statePublishes = publishes
+    }
+
+    /// The devices named (all when `names` is nil), in the order of `bridge/devices`; the coordinator
+    /// always comes along, as it does in zigbee2mqtt.
+    public func devices(named names: Set<String>?) -> [JSON] {
+        devices.filter { device in
+            guard let names else { return true }
+            return device["type"]?.stringValue == "Coordinator"
+                || names.contains(device["friendly_name"]?.stringValue ?? "")
+        }
+    }
+
+    /// Each listed device's first recorded state that is a JSON object with at least one known value.
+    public func firstStates(of devices: [JSON]) -> [String: JSON] {
+        var states: [String: JSON] = [:]
+        let names = Set(devices.compactMap { $0["friendly_name"]?.stringValue })
+        for (device, text) in statePublishes where names.contains(device) && states[device] == nil {
+            if let json = try? JSON.parse(text), case .object(let members) = json,
+                members.contains(where: { $0.value != .null })
+            {
+                states[device] = json
+            }
+        }
+        return states
+    }
+
+    /// The recorded state publishes of `device`, verbatim.
+    public func states(of device: String) -> [String] {
+        statePublishes.filter { $0.device == device }.map(\.payload)
+    }
+
+    /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
+    public static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
+}

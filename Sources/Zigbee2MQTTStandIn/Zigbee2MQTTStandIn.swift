@@ -1,0 +1,261 @@
+import Foundation
+import JSON
+import Logging
+import MQTT
+import ServiceLifecycle
+import Synchronization
+
+/// A stand-in for zigbee2mqtt on a real broker, for tests, the demo and the benchmark: it publishes
+/// recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt, taken from zigbee2mqtt 2.12.1's own test
+/// suite) and answers `/set`, `/get` and `bridge/request/permit_join` the way zigbee2mqtt does: a
+/// set merges into the device's state and the whole state is published (keys sorted), a set it
+/// cannot apply is an error on `bridge/logging`. It invents no device: every device is an entry
+/// of a recorded `bridge/devices`.
+public final class Zigbee2MQTTStandIn: Service, Sendable {
+    private let client: MQTTClient
+    private let base: String
+    private let logger: Logger
+    private let world: Mutex<World>
+
+    private struct World {
+        var devices: [JSON]
+        var states: [String: [(key: String, value: JSON)]]
+        /// Devices whose sets fail, with zigbee2mqtt's error text.
+        var failing: [String: String] = [:]
+        /// Devices that take sets silently (a device that went quiet).
+        var silent: Set<String> = []
+        var setsReceived = 0
+    }
+
+    /// - Parameters:
+    ///   - devices: the `bridge/devices` array (entries as zigbee2mqtt published them).
+    ///   - states: each device's first state payload, by friendly name.
+    public init(
+        client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON], logger: Logger
+    ) {
+        self.client = client
+        base = baseTopic
+        self.logger = logger
+        world = Mutex(
+            World(devices: devices, states: states.mapValues { $0.objectMembers ?? [] }))
+    }
+
+    /// Connects, publishes the bridge, its devices and their states (retained, as zigbee2mqtt does),
+    /// and answers requests until shut down.
+    public func run() async throws {
+        try await start()
+        await withGracefulShutdownHandler {
+            for await message in client.messages { await handle(message) }
+        } onGracefulShutdown: {
+            Task { await self.client.disconnect() }
+        }
+        await client.disconnect()
+    }
+
+    /// Connects and publishes everything; returns when the broker has it. Then `serve()` answers.
+    public func start() async throws {
+        try await client.connect()
+        try await client.subscribe(
+            to: ["\(base)/+/set", "\(base)/+/get", "\(base)/bridge/request/#"], qos: .atLeastOnce)
+        try await publish("bridge/state", .object([("state", .string("online"))]), retain: true)
+        try await publishDevices()
+        let (names, states) = world.withLock { world in (world.devices.compactMap(\.friendlyName), world.states) }
+        for name in names {
+            try await publish("\(name)/availability", .object([("state", .string("online"))]), retain: true)
+            if let state = states[name] { try await publish(name, .object(state), retain: true) }
+        }
+    }
+
+    /// Answers requests until the client disconnects (for callers that run `start()` themselves).
+    public func serve() async {
+        for await message in client.messages { await handle(message) }
+    }
+
+    public func stop() async { await client.disconnect() }
+
+    // MARK: What a test or the demo does to the network
+
+    /// Publishes a device's state as given (any bytes: a broken payload is a test too).
+    public func publishState(_ name: String, _ payload: [UInt8], retain: Bool = true) async throws {
+        try await client.publish("\(base)/\(name)", payload: payload, qos: .atLeastOnce, retain: retain)
+    }
+
+    /// zigbee2mqtt's availability of one device (2.x JSON form, or 1.x plain with `legacy`).
+    public func setAvailability(_ name: String, online: Bool, legacy: Bool = false) async throws {
+        let word = online ? "online" : "offline"
+        let payload = legacy ? Array(word.utf8) : JSON.object([("state", .string(word))]).bytes
+        try await client.publish("\(base)/\(name)/availability", payload: payload, qos: .atLeastOnce, retain: true)
+    }
+
+    public func setBridgeState(online: Bool) async throws {
+        try await publish("bridge/state", .object([("state", .string(online ? "online" : "offline"))]), retain: true)
+    }
+
+    /// Renames a device as `bridge/request/device/rename` does: the new `bridge/devices`, the state on
+    /// the new topic, the old retained topics cleared.
+    public func rename(_ old: String, to new: String) async throws {
+        let state = world.withLock { world -> [(key: String, value: JSON)]? in
+            world.devices = world.devices.map {
+                $0.friendlyName == old ? $0.replacing("friendly_name", .string(new)) : $0
+            }
+            let state = world.states.removeValue(forKey: old)
+            world.states[new] = state
+            return state
+        }
+        try await client.publish("\(base)/\(old)", payload: [], qos: .atLeastOnce, retain: true)
+        try await client.publish("\(base)/\(old)/availability", payload: [], qos: .atLeastOnce, retain: true)
+        try await publishDevices()
+        try await publish("\(new)/availability", .object([("state", .string("online"))]), retain: true)
+        if let state { try await publish(new, .object(state), retain: true) }
+    }
+
+    /// A device leaves the network: `bridge/event` device_leave, then `bridge/devices` without it.
+    public func leave(_ name: String) async throws {
+        let ieee = world.withLock { world -> String? in
+            let ieee = world.devices.first { $0.friendlyName == name }?["ieee_address"]?.stringValue
+            world.devices.removeAll { $0.friendlyName == name }
+            return ieee
+        }
+        guard let ieee else { return }
+        try await publish(
+            "bridge/event",
+            .object([
+                ("data", .object([("friendly_name", .string(name)), ("ieee_address", .string(ieee))])),
+                ("type", .string("device_leave")),
+            ]), retain: false)
+        try await publishDevices()
+    }
+
+    /// Publishes `bridge/devices` as given (a broken one is a test too).
+    public func publishRawDevices(_ payload: [UInt8]) async throws {
+        try await client.publish("\(base)/bridge/devices", payload: payload, qos: .atLeastOnce, retain: true)
+    }
+
+    /// Makes sets to `name` fail with `error` (nil: succeed again).
+    public func failSets(to name: String, with error: String?) {
+        world.withLock { $0.failing[name] = error }
+    }
+
+    /// Makes `name` take sets without answering (nil effect, no state publish).
+    public func silence(_ name: String, _ silent: Bool = true) {
+        world.withLock { world in
+            if silent { world.silent.insert(name) } else { world.silent.remove(name) }
+        }
+    }
+
+    public var setsReceived: Int { world.withLock { $0.setsReceived } }
+
+    // MARK: Answering
+
+    private func handle(_ message: MQTTMessage) async {
+        let topic = message.topic
+        guard topic.hasPrefix(base + "/") else { return }
+        let rest = String(topic.dropFirst(base.count + 1))
+        do {
+            if rest == "bridge/request/permit_join" {
+                try await permitJoin(message.payload)
+            } else if rest.hasSuffix("/set") {
+                try await set(String(rest.dropLast(4)), message.payload)
+            } else if rest.hasSuffix("/get") {
+                let name = String(rest.dropLast(4))
+                if let state = world.withLock({ $0.states[name] }) {
+                    try await publish(name, .object(state), retain: true)
+                }
+            }
+        } catch {
+            logger.error(
+                "stand-in zigbee2mqtt: could not answer", metadata: ["topic": "\(topic)", "error": "\(error)"])
+        }
+    }
+
+    private func set(_ name: String, _ payload: [UInt8]) async throws {
+        enum Outcome { case unknown, error(String), silent, state([(key: String, value: JSON)]) }
+        let outcome = world.withLock { world -> Outcome in
+            world.setsReceived += 1
+            guard let device = world.devices.first(where: { $0.friendlyName == name }) else { return .unknown }
+            guard let json = try? JSON.parse(payload), let fields = json.objectMembers else {
+                return .error("Invalid message '\(String(decoding: payload, as: UTF8.self))', skipping...")
+            }
+            let settable = device.settableProperties
+            for (key, value) in fields where !settable.contains(key) {
+                return .error("No converter available for '\(key)' on '\(name)': (\(value.serialized))")
+            }
+            if let error = world.failing[name] {
+                return .error("Publish 'set' '\(fields.first?.key ?? "")' to '\(name)' failed: '\(error)'")
+            }
+            if world.silent.contains(name) { return .silent }
+            var state = world.states[name] ?? []
+            for (key, value) in fields where value != .string("") {
+                if let index = state.firstIndex(where: { $0.key == key }) {
+                    state[index].value = value
+                } else {
+                    state.append((key, value))
+                }
+            }
+            state.sort { $0.key < $1.key }
+            world.states[name] = state
+            return .state(state)
+        }
+        switch outcome {
+        case .unknown, .silent: return
+        case .error(let text):
+            try await publish(
+                "bridge/logging",
+                .object([("level", .string("error")), ("message", .string(text)), ("namespace", .string("z2m"))]),
+                retain: false)
+        case .state(let state):
+            try await publish(name, .object(state), retain: true)
+        }
+    }
+
+    private func permitJoin(_ payload: [UInt8]) async throws {
+        let json = try? JSON.parse(payload)
+        var response: [(key: String, value: JSON)]
+        if let time = json?["time"], case .integer = time {
+            response = [("data", .object([("time", time)])), ("status", .string("ok"))]
+        } else {
+            response = [("data", .object([])), ("error", .string("Invalid payload")), ("status", .string("error"))]
+        }
+        if let transaction = json?["transaction"] { response.append(("transaction", transaction)) }
+        try await publish("bridge/response/permit_join", .object(response), retain: false)
+    }
+
+    private func publishDevices() async throws {
+        let devices = world.withLock { $0.devices }
+        try await publish("bridge/devices", .array(devices), retain: true)
+    }
+
+    private func publish(_ suffix: String, _ json: JSON, retain: Bool) async throws {
+        try await client.publish("\(base)/\(suffix)", payload: json.bytes, qos: .atLeastOnce, retain: retain)
+    }
+}
+
+extension JSON {
+    var objectMembers: [(key: String, value: JSON)]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+
+    var friendlyName: String? { self["friendly_name"]?.stringValue }
+
+    func replacing(_ key: String, _ value: JSON) -> JSON {
+        guard let members = objectMembers else { return self }
+        return .object(members.map { $0.key == key ? ($0.key, value) : $0 })
+    }
+
+    /// The properties of a `bridge/devices` entry that zigbee2mqtt accepts in `/set` (access bit 2),
+    /// at any depth of its exposes.
+    var settableProperties: Set<String> {
+        var properties: Set<String> = []
+        func collect(_ expose: JSON) {
+            if let property = expose["property"]?.stringValue, case .integer(let access)? = expose["access"],
+                access & 2 != 0
+            {
+                properties.insert(property)
+            }
+            if case .array(let features)? = expose["features"] { features.forEach(collect) }
+        }
+        if case .array(let exposes)? = self["definition"]?["exposes"] { exposes.forEach(collect) }
+        return properties
+    }
+}
