@@ -55,8 +55,9 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     /// Connects and publishes everything; returns when the broker has it. Then `serve()` answers.
     public func start() async throws {
         try await client.connect()
-        try await client.subscribe(
-            to: ["\(base)/+/set", "\(base)/+/get", "\(base)/bridge/request/#"], qos: .atLeastOnce)
+        // Friendly names may contain '/', so `+/set` is not enough; its own publishes are not echoed.
+        let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
+        try await client.subscribe(to: ["\(base)/#"], qos: .atLeastOnce, options: noLocal)
         try await publish("bridge/state", .object([("state", .string("online"))]), retain: true)
         try await publishDevices()
         let (names, states) = world.withLock { world in (world.devices.compactMap(\.friendlyName), world.states) }

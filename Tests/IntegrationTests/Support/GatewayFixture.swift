@@ -6,11 +6,19 @@ import HomeModel
 import Logging
 import MQTT
 import ServiceLifecycle
+import Zigbee2MQTT
+import Zigbee2MQTTStandIn
 
 /// The repository's `Config/demo-home.yml`.
 let demoHomeFile = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Config/demo-home.yml")
+
+/// The repository's recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt).
+let zigbeeRecordings: Zigbee2MQTTRecordings = {
+    let root = demoHomeFile.deletingLastPathComponent().deletingLastPathComponent().path
+    return try! Zigbee2MQTTRecordings(folder: Zigbee2MQTTRecordings.folder(root: root))
+}()
 
 /// A gateway running in this process against a real broker, with the demo home on virtual devices.
 struct RunningGateway {
@@ -25,6 +33,8 @@ struct RunningGateway {
     let inspector: String?
     /// Home Assistant discovery, when the gateway announces it.
     let homeAssistant: HomeAssistantDiscovery?
+    /// The stand-in zigbee2mqtt, when the gateway has the zigbee2mqtt driver.
+    let zigbee: Zigbee2MQTTStandIn?
 
     /// What the broker must hold under the base topic (and the discovery prefix) now, computed from
     /// the model.
@@ -108,6 +118,7 @@ func withGateway<T>(
     tick: Duration = .seconds(1),
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
+    zigbee2mqtt devices: Set<String>? = nil,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -115,12 +126,31 @@ func withGateway<T>(
         try await prepare(broker)
         var logger = Logger(label: "test.gateway")
         logger.logLevel = .critical
+        var zigbee: Zigbee2MQTTStandIn?
+        var zigbeeDriver: Zigbee2MQTTDriver?
+        if let devices {
+            let listed = zigbeeRecordings.devices(named: devices)
+            let standIn = Zigbee2MQTTStandIn(
+                client: try makeClient(broker, name: "zigbee2mqtt") {
+                    $0.username = "zigbee2mqtt"; $0.password = "zigbee2mqtt"
+                },
+                devices: listed, states: zigbeeRecordings.firstStates(of: listed), logger: logger)
+            try await standIn.start()
+            zigbee = standIn
+            zigbeeDriver = Zigbee2MQTTDriver(
+                client: try makeClient(broker, name: "gateway-zigbee2mqtt") {
+                    $0.username = gatewayAccount
+                    $0.password = gatewayAccount
+                }, logger: logger)
+        }
         let topics = Topics()
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
         let manager = try HomeManager(database: database, driverTimeout: .seconds(2), probeInterval: .seconds(1))
         let driver = demo.makeDriver(tick: tick)
         try await manager.attach(driver)
+        if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
+        let serving = zigbee.map { standIn in Task { await standIn.serve() } }
         _ = try await demo.seed(manager)
 
         var mqtt = MQTTConfiguration(port: broker.port, clientID: "gateway-\(UUID().uuidString.prefix(6))")
@@ -168,18 +198,22 @@ func withGateway<T>(
         let fixture = RunningGateway(
             broker: broker, manager: manager, database: database, driver: driver, topics: topics, logger: logger,
             inspector: gatewayAccount,
-            homeAssistant: discovery)
+            homeAssistant: discovery, zigbee: zigbee)
         do {
             try await fixture.waitUntilPublished()
             let result = try await body(fixture)
             await group.triggerGracefulShutdown()
             try await running.value
             await manager.shutdown()
+            await zigbee?.stop()
+            await serving?.value
             return result
         } catch {
             await group.triggerGracefulShutdown()
             _ = try? await running.value
             await manager.shutdown()
+            await zigbee?.stop()
+            await serving?.value
             throw error
         }
     }

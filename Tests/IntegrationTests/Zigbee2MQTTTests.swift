@@ -1,0 +1,205 @@
+import Foundation
+import Gateway
+import HomeModel
+import MQTT
+import Testing
+import Zigbee2MQTTStandIn
+
+/// The zigbee2mqtt driver end to end: a real mosquitto, the stand-in zigbee2mqtt replaying
+/// zigbee2mqtt 2.12.1's recorded payloads (Fixtures/zigbee2mqtt), the gateway with the driver, and
+/// accounts talking MQTT.
+@Suite(.timeLimit(.minutes(3)))
+struct Zigbee2MQTTTests {
+    static let devices: Set<String> = [
+        "bulb", "bulb_color_2", "zigfred_plus", "weather_sensor", "power_plug", "button",
+    ]
+    static let bulb = "0x000b57fffec6a5b2"
+    static let zigfred = "0xf4ce368a38be56a1"
+    static let weather = "0x0017880104e45522"
+    static let lamp = "homegate/Main House/Kitchen/Zigbee Bulb"
+    static let blinds = "homegate/Main House/Bedroom/Zigfred"
+
+    @Test func discoverAddWriteAndFollowTheNetwork() async throws {
+        try await withGateway(homeAssistant: true, zigbee2mqtt: Self.devices) { gateway in
+            let zigbee = try #require(gateway.zigbee)
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            defer {
+                Task {
+                    await owner.disconnect(); await guest.disconnect()
+                }
+            }
+
+            // Discovery: every interviewed device but the coordinator, with vendor, model, category
+            // and what has no mapping.
+            let discovered = try await owner.retainedJSON("homegate/$discovered") { json in
+                Self.entry(Self.zigfred, in: json) != nil && Self.entry(Self.weather, in: json) != nil
+            }
+            let bulbEntry = try #require(Self.entry(Self.bulb, in: discovered))
+            #expect(bulbEntry["manufacturer"]?.stringValue == "IKEA")
+            #expect(bulbEntry["model"]?.stringValue == "LED1545G12")
+            #expect(bulbEntry["category"]?.stringValue == "lightbulb")
+            #expect(bulbEntry["unmapped"]?.serialized.contains("linkquality") == true)
+            #expect(Self.entry("0x00124b00120144ae", in: discovered) == nil, "the coordinator is no accessory")
+
+            // An administrator adds devices with the existing request; a guest may not permit joins.
+            for (id, room, name) in [
+                (Self.bulb, "Kitchen", "Zigbee Bulb"), (Self.zigfred, "Bedroom", "Zigfred"),
+                (Self.weather, "Bathroom", "Weather"),
+            ] {
+                let added = try await owner.request(
+                    "addAccessory", #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
+                #expect(added.isOK, "\(added.serialized)")
+            }
+            // The recorded state arrives as values (brightness 50 of 254 → 20 %).
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+            #expect(try await owner.retained("\(Self.lamp)/Light/On", becomes: "true"))
+
+            // A guest writes a light's brightness: zigbee2mqtt gets 0...254, the value moves after the
+            // device's state publish confirms it.
+            let dim = try await guest.command("\(Self.lamp)/Light/Brightness/set/guest", "80")
+            #expect(dim.isOK, "\(dim.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "80"))
+            #expect(try await owner.retained("zigbee2mqtt/bulb")?.contains(#""brightness":203"#) == true)
+            let state = try await owner.retainedJSON("\(Self.lamp)/$state") {
+                $0["Light"]?["Brightness"] == .integer(80)
+            }
+            #expect(state["Light"]?["On"] == .bool(true))
+
+            // A cover's position on an endpoint (zigfred's l6).
+            let close = try await guest.command("\(Self.blinds)/Cover l6/TargetPosition/set/guest", "40")
+            #expect(close.isOK, "\(close.serialized)")
+            #expect(try await owner.retained("\(Self.blinds)/Cover l6/CurrentPosition", becomes: "40"))
+            #expect(try await owner.retained("zigbee2mqtt/zigfred_plus")?.contains(#""position_l6":40"#) == true)
+
+            // Home Assistant discovery announces the new accessories.
+            let configs = try await owner.retainedTopics(under: "homeassistant/#")
+            #expect(configs.contains { $0.hasPrefix("homeassistant/light/") && $0.contains(Self.bulb) })
+            #expect(configs.contains { $0.hasPrefix("homeassistant/cover/") && $0.contains(Self.zigfred) })
+
+            // Availability flips reachability (2.x JSON, then 1.x plain).
+            try await zigbee.setAvailability("bulb", online: false)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "false"))
+            let refused = try await guest.command("\(Self.lamp)/Light/On/set/guest", "false")
+            #expect(refused.code == "accessoryNotReachable")
+            try await zigbee.setAvailability("bulb", online: true, legacy: true)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true"))
+
+            // A rename in zigbee2mqtt keeps the accessory, its room and name; writes follow the new name.
+            try await zigbee.rename("bulb", to: "kitchen/ceiling")
+            // The device reports under its new name (a recorded state of the bulb): the value moves.
+            let report = try #require(
+                zigbeeRecordings.states(of: "bulb").first { $0.contains(#""brightness":200,"state":"ON""#) })
+            try await zigbee.publishState("kitchen/ceiling", Array(report.utf8))
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "79"))
+            let off = try await guest.command("\(Self.lamp)/Light/On/set/guest", "false")
+            #expect(off.isOK, "\(off.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/On", becomes: "false"))
+            #expect(try await owner.retained("zigbee2mqtt/kitchen/ceiling")?.contains(#""state":"OFF""#) == true)
+
+            // A leave makes the device unreachable; it stays in the home until an administrator removes it.
+            try await zigbee.leave("weather_sensor")
+            #expect(try await owner.retained("homegate/Main House/Bathroom/Weather/$reachable", becomes: "false"))
+            let layout = try await owner.retainedJSON("homegate/Main House/$layout") { _ in true }
+            #expect(layout.serialized.contains(#""name":"Weather""#))
+
+            // Permit join: answered with zigbee2mqtt's answer; guests and bad durations are refused.
+            let join = try await owner.request("permitJoin", #"{"seconds":60}"#)
+            #expect(join.isOK, "\(join.serialized)")
+            #expect(
+                join["data"] == .array([.object([("network", .string("zigbee2mqtt")), ("seconds", .integer(60))])]))
+            #expect(try await guest.request("permitJoin", #"{"seconds":60}"#).code == "insufficientPrivileges")
+            #expect(try await owner.request("permitJoin", #"{"seconds":300}"#).code == "invalidParameter")
+            #expect(try await owner.request("permitJoin", #"{"seconds":"soon"}"#).code == "invalidParameter")
+        }
+    }
+
+    @Test func failuresAndBrokenPayloadsChangeNothing() async throws {
+        try await withGateway(zigbee2mqtt: Self.devices) { gateway in
+            let zigbee = try #require(gateway.zigbee)
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            defer {
+                Task {
+                    await owner.disconnect(); await guest.disconnect()
+                }
+            }
+            _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
+            let added = try await owner.request(
+                "addAccessory",
+                #"{"accessory":"\#(Self.bulb)","home":"Main House","room":"Kitchen","name":"Zigbee Bulb"}"#)
+            #expect(added.isOK, "\(added.serialized)")
+            #expect(
+                try await owner.retained("\(Self.lamp)/Light/ColorTemperature", becomes: "370", within: .seconds(15)))
+            let layoutBefore = try await owner.retained("homegate/Main House/$layout")
+            let discoveredBefore = try await owner.retained("homegate/$discovered")
+
+            // zigbee2mqtt's error on bridge/logging fails the write with its words; nothing moves.
+            zigbee.failSets(to: "bulb", with: "Error: Delivery failed for '40369'")
+            let failed = try await guest.command("\(Self.lamp)/Light/Brightness/set/guest", "90")
+            #expect(failed.code == "communicationFailure")
+            #expect(failed["message"]?.stringValue?.contains("Delivery failed") == true, "\(failed.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness") == "20")
+            zigbee.failSets(to: "bulb", with: nil)
+
+            // A device that never answers: operationTimedOut, and no value is published.
+            zigbee.silence("bulb")
+            let silent = try await guest.command("\(Self.lamp)/Light/Brightness/set/guest", "90")
+            #expect(silent.code == "operationTimedOut")
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness") == "20")
+            zigbee.silence("bulb", false)
+            // Shown unreachable after the timeout, until the manager's probe (a /get) is answered.
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true", within: .seconds(15)))
+
+            // Recorded payloads zigbee2mqtt really published: a colour temperature outside the bulb's
+            // 250...454 mired, and a weather sensor's nulls. Then bytes that are not JSON at all.
+            let outOfRange = try #require(
+                zigbeeRecordings.states(of: "bulb").first { $0.contains(#""color_temp":548"#) })
+            try await zigbee.publishState("bulb", Array(outOfRange.utf8))
+            try await zigbee.publishState("bulb", Array("not json {".utf8))
+            try await zigbee.publishRawDevices(Array(#"[{"ieee_address": 12"#.utf8))
+            // A marker after the junk: once it shows, the junk before it has been handled.
+            let marker = try #require(
+                zigbeeRecordings.states(of: "bulb").first { $0.contains(#""brightness":200,"state":"ON""#) })
+            try await zigbee.publishState("bulb", Array(marker.utf8))
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "79"))
+            #expect(try await owner.retained("\(Self.lamp)/Light/ColorTemperature") == "370")
+            #expect(try await owner.retained("homegate/Main House/$layout") == layoutBefore)
+            #expect(try await owner.retained("homegate/$discovered") == discoveredBefore)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable") == "true")
+
+            // zigbee2mqtt goes offline: every device is unreachable; back online, reachable again.
+            try await zigbee.setBridgeState(online: false)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "false"))
+            try await zigbee.setBridgeState(online: true)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true"))
+        }
+    }
+
+    static func entry(_ id: String, in discovered: JSON) -> JSON? {
+        guard case .array(let entries) = discovered else { return nil }
+        return entries.first { $0["id"]?.stringValue == id }
+    }
+}
+
+extension Account {
+    /// Waits until the retained payload of `topic` is JSON for which `accept` holds, and returns it.
+    func retainedJSON(
+        _ topic: String, within timeout: Duration = .seconds(15), _ accept: (JSON) -> Bool
+    ) async throws -> JSON {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let text = try await retained(topic), let json = try? JSON.parse(text), accept(json) { return json }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(topic) is \(try await retained(topic) ?? "nothing")")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The topics retained under `filter` now.
+    func retainedTopics(under filter: String) async throws -> [String] {
+        try await retainedMessages(under: filter).map(\.topic)
+    }
+}
