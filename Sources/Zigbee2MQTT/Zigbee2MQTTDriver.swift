@@ -100,12 +100,11 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
                 .notFound, "\(characteristic) is not a characteristic of \(device.description.friendlyName).")
         }
         if binding.isGettable {
-            let id = await register(device.ieee, [.present(binding.property)]) {
-                try await self.client.publish(
-                    self.topics.get(device.description.friendlyName),
-                    payload: JSON.object([(binding.property, .string(""))]).bytes, qos: .atLeastOnce)
+            let topic = topics.get(device.description.friendlyName)
+            let request = JSON.object([(binding.property, .string(""))]).bytes
+            let state = try await send(to: device.ieee, expecting: [.present(binding.property)]) { [client] in
+                try await client.publish(topic, payload: request, qos: .atLeastOnce)
             }
-            let state = try await wait(id)
             if case .value(let value) = binding.read(state) { return value }
         }
         guard let value = devices[device.ieee]?.accessory.characteristic(service, characteristic)?.value else {
@@ -119,11 +118,10 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         let device = try reachableDevice(accessory)
         let (payload, expectations) = try device.setPayload(for: values)
-        let id = await register(device.ieee, expectations) {
-            try await self.client.publish(
-                self.topics.set(device.description.friendlyName), payload: payload.bytes, qos: .atLeastOnce)
+        let topic = topics.set(device.description.friendlyName)
+        _ = try await send(to: device.ieee, expecting: expectations) { [client] in
+            try await client.publish(topic, payload: payload.bytes, qos: .atLeastOnce)
         }
-        _ = try await wait(id)
     }
 
     public func identify(_ accessory: AccessoryID) async throws {
@@ -172,30 +170,18 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
 
     // MARK: Waiting for the device
 
-    /// Records what the caller waits for, then sends; the waiter is in place before the device can answer.
-    private func register(
-        _ ieee: String, _ expectations: [Expectation], send: @escaping @Sendable () async throws -> Void
-    ) async -> Int {
-        nextRequest += 1
-        let id = nextRequest
-        pendingSends[id] = send
-        waiterExpectations[id] = (ieee, expectations)
-        return id
-    }
-
-    private var pendingSends: [Int: @Sendable () async throws -> Void] = [:]
-    private var waiterExpectations: [Int: (ieee: String, expectations: [Expectation])] = [:]
-
-    /// Sends what `register` recorded and returns the state publish that confirms it (an empty object
-    /// when nothing can be confirmed: a write-only property is confirmed by the broker's PUBACK).
-    private func wait(_ id: Int) async throws -> JSON {
-        guard let send = pendingSends.removeValue(forKey: id),
-            let (ieee, expectations) = waiterExpectations.removeValue(forKey: id)
-        else { throw HomeError(.unexpectedError, "No such request.") }
+    /// Sends a request to a device and returns the state publish that confirms it: the waiter is in
+    /// place before the request leaves, so the device cannot answer too early. With nothing to wait
+    /// for (a write-only property), the broker's PUBACK is the confirmation.
+    private func send(
+        to ieee: String, expecting expectations: [Expectation], _ send: @escaping @Sendable () async throws -> Void
+    ) async throws -> JSON {
         if expectations.isEmpty {
             try await send()
             return .object([])
         }
+        nextRequest += 1
+        let id = nextRequest
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
                 waiters.append(Waiter(id: id, ieee: ieee, expectations: expectations, continuation: continuation))
@@ -249,13 +235,15 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private func deviceMessage(_ name: String, isAvailability: Bool, _ payload: [UInt8]) {
         if let ieee = ieeeByName[name] {
             isAvailability ? availability(ieee, payload) : state(ieee, payload)
-        } else if name.hasSuffix("/availability"), !isAvailability {
-            return  // an availability of an unknown device, seen first as a state topic
-        } else if early.count < 10_000 || early[name] != nil {
-            early[name, default: []].append((isAvailability, payload))
-            if early[name]!.count > 4 { early[name]!.removeFirst() }
+        } else if early[name] != nil || early.count < Self.earlyNamesKept {
+            // Only the newest of each kind matters; groups and unknown names are bounded by the cap.
+            early[name, default: []].removeAll { $0.isAvailability == isAvailability }
+            early[name]!.append((isAvailability, payload))
         }
     }
+
+    /// How many unlisted names' early messages are kept (groups' states land here too).
+    static let earlyNamesKept = 1_000
 
     private func devicesListed(_ payload: [UInt8]) {
         let listed: [DeviceDescription]

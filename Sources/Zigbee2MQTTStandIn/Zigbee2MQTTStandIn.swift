@@ -25,6 +25,8 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
         /// Devices that take sets silently (a device that went quiet).
         var silent: Set<String> = []
         var setsReceived = 0
+        /// Every `/set` and `/get` payload, by device, in order (`set {…}`, `get {…}`).
+        var requests: [(device: String, request: String)] = []
     }
 
     /// - Parameters:
@@ -146,6 +148,33 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
 
     public var setsReceived: Int { world.withLock { $0.setsReceived } }
 
+    /// The `/set` and `/get` requests `device` received, in order: `set {"brightness":203}`.
+    public func requests(to device: String) -> [String] {
+        world.withLock { $0.requests.filter { $0.device == device }.map(\.request) }
+    }
+
+    /// A device joins while the network is open, as zigbee2mqtt reports it: `device_joined`, the
+    /// interview, then `bridge/devices` with the device (a recorded entry), its availability and state.
+    public func join(_ device: JSON, state: JSON?) async throws {
+        guard let name = device.friendlyName, let ieee = device["ieee_address"] else { return }
+        let data = JSON.object([("friendly_name", .string(name)), ("ieee_address", ieee)])
+        try await publish("bridge/event", .object([("data", data), ("type", .string("device_joined"))]), retain: false)
+        for status in ["started", "successful"] {
+            let interview = JSON.object([
+                ("friendly_name", .string(name)), ("ieee_address", ieee), ("status", .string(status)),
+            ])
+            try await publish(
+                "bridge/event", .object([("data", interview), ("type", .string("device_interview"))]), retain: false)
+        }
+        world.withLock { world in
+            world.devices.append(device)
+            if let state { world.states[name] = state.objectMembers }
+        }
+        try await publishDevices()
+        try await publish("\(name)/availability", .object([("state", .string("online"))]), retain: true)
+        if let state { try await publish(name, state, retain: true) }
+    }
+
     // MARK: Answering
 
     private func handle(_ message: MQTTMessage) async {
@@ -159,6 +188,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
                 try await set(String(rest.dropLast(4)), message.payload)
             } else if rest.hasSuffix("/get") {
                 let name = String(rest.dropLast(4))
+                world.withLock { $0.requests.append((name, "get " + String(decoding: message.payload, as: UTF8.self))) }
                 if let state = world.withLock({ $0.states[name] }) {
                     try await publish(name, .object(state), retain: true)
                 }
@@ -173,6 +203,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
         enum Outcome { case unknown, error(String), silent, state([(key: String, value: JSON)]) }
         let outcome = world.withLock { world -> Outcome in
             world.setsReceived += 1
+            world.requests.append((name, "set " + String(decoding: payload, as: UTF8.self)))
             guard let device = world.devices.first(where: { $0.friendlyName == name }) else { return .unknown }
             guard let json = try? JSON.parse(payload), let fields = json.objectMembers else {
                 return .error("Invalid message '\(String(decoding: payload, as: UTF8.self))', skipping...")

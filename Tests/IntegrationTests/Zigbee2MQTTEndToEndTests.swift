@@ -9,7 +9,7 @@ import Zigbee2MQTTStandIn
 /// zigbee2mqtt 2.12.1's recorded payloads (Fixtures/zigbee2mqtt), the gateway with the driver, and
 /// accounts talking MQTT.
 @Suite(.timeLimit(.minutes(3)))
-struct Zigbee2MQTTTests {
+struct Zigbee2MQTTEndToEndTests {
     static let devices: Set<String> = [
         "bulb", "bulb_color_2", "zigfred_plus", "weather_sensor", "power_plug", "button",
     ]
@@ -173,6 +173,56 @@ struct Zigbee2MQTTTests {
             #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "false"))
             try await zigbee.setBridgeState(online: true)
             #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true"))
+        }
+    }
+
+    @Test func joinReadAndIdentify() async throws {
+        try await withGateway(zigbee2mqtt: ["bulb", "weather_sensor"]) { gateway in
+            let zigbee = try #require(gateway.zigbee)
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            let guest = try await Account.connect("guest", to: gateway.broker)
+            defer {
+                Task {
+                    await owner.disconnect(); await guest.disconnect()
+                }
+            }
+
+            // A device joins while the network is open; it shows in the browser once interviewed.
+            let join = try await owner.request("permitJoin", #"{"seconds":120}"#)
+            #expect(join.isOK, "\(join.serialized)")
+            let colourBulb = try #require(
+                zigbeeRecordings.devices.first { $0["friendly_name"]?.stringValue == "bulb_color_2" })
+            try await zigbee.join(colourBulb, state: zigbeeRecordings.firstStates(of: [colourBulb])["bulb_color_2"])
+            let discovered = try await owner.retainedJSON("homegate/$discovered") {
+                Self.entry("0x000b57fffec6a5b4", in: $0) != nil
+            }
+            #expect(Self.entry("0x000b57fffec6a5b4", in: discovered)?["manufacturer"]?.stringValue == "Philips")
+
+            for (id, room, name) in [(Self.bulb, "Kitchen", "Zigbee Bulb"), (Self.weather, "Bathroom", "Weather")] {
+                let added = try await owner.request(
+                    "addAccessory", #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
+                #expect(added.isOK, "\(added.serialized)")
+            }
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+
+            // A read asks the device (/get) for what it can be asked; a sensor that cannot be asked
+            // answers with what it last reported.
+            let read = try await guest.request(
+                "read", #"{"home":"Main House","accessory":"Zigbee Bulb","characteristic":"Brightness"}"#)
+            #expect(read.isOK, "\(read.serialized)")
+            #expect(read["data"]?.serialized.contains(#""value":20"#) == true, "\(read.serialized)")
+            #expect(zigbee.requests(to: "bulb").contains(#"get {"brightness":""}"#))
+            let sensor = try await guest.request(
+                "read", #"{"home":"Main House","accessory":"Weather","characteristic":"CurrentTemperature"}"#)
+            #expect(sensor["data"]?.serialized.contains(#""value":-0.85"#) == true, "\(sensor.serialized)")
+            #expect(zigbee.requests(to: "weather_sensor").isEmpty)
+
+            // Identify: the identify expose where there is one, otherwise notSupported.
+            let identify = try await guest.command("\(Self.lamp)/$identify/guest")
+            #expect(identify.isOK, "\(identify.serialized)")
+            #expect(zigbee.requests(to: "bulb").contains(#"set {"identify":"identify"}"#))
+            let cannot = try await guest.command("homegate/Main House/Bathroom/Weather/$identify/guest")
+            #expect(cannot.code == "notSupported", "\(cannot.serialized)")
         }
     }
 

@@ -1,0 +1,258 @@
+import Foundation
+import HomeModel
+import JSON
+import Testing
+
+@testable import Zigbee2MQTT
+
+/// The mapping of docs/zigbee2mqtt.md, on zigbee2mqtt's own `bridge/devices` and the recorded exposes
+/// of more models (Fixtures/zigbee2mqtt), never on invented devices.
+struct ExposeMappingTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/zigbee2mqtt").path
+
+    static let devices: [DeviceDescription] = {
+        let bytes = Array(FileManager.default.contents(atPath: "\(fixtures)/bridge-devices-z2m-test-startup.wire.txt")!)
+        return try! DeviceDescription.list(bytes).devices
+    }()
+
+    static func device(_ name: String) -> MappedDevice {
+        ExposeMapping.map(devices.first { $0.friendlyName == name }!)
+    }
+
+    /// A recorded exposes array (homebridge-z2m's fixtures) wrapped as a bridge/devices entry of
+    /// the model it belongs to.
+    static func model(_ path: String, vendor: String, model: String, description: String = "") throws -> MappedDevice {
+        let text = try String(contentsOfFile: "\(fixtures)/exposes/homebridge-z2m/\(path)", encoding: .utf8)
+        let exposes = try JSON.parse(text)
+        let entry = JSON.object([
+            ("ieee_address", .string("0x0000000000000001")), ("friendly_name", .string(model)),
+            ("type", .string("EndDevice")), ("interview_completed", .bool(true)), ("supported", .bool(true)),
+            (
+                "definition",
+                .object([
+                    ("vendor", .string(vendor)), ("model", .string(model)), ("description", .string(description)),
+                    ("exposes", exposes),
+                ])
+            ),
+        ])
+        return ExposeMapping.map(try DeviceDescription(entry))
+    }
+
+    static func characteristic(_ mapped: MappedDevice, _ service: String, _ type: CharacteristicType) -> Characteristic?
+    {
+        mapped.accessory.service(ServiceID(service))?.characteristic(type)
+    }
+
+    @Test func everyRecordedDeviceIsReadAndTheCoordinatorIsNoAccessory() {
+        #expect(Self.devices.count == 10)
+        #expect(Self.devices.filter(\.isAccessory).count == 9)
+        #expect(Self.devices.first { $0.type == "Coordinator" }?.isAccessory == false)
+    }
+
+    @Test func colourTemperatureBulb() throws {
+        let bulb = Self.device("bulb")
+        #expect(bulb.accessory.id == "0x000b57fffec6a5b2")
+        #expect(bulb.accessory.category == .lightbulb)
+        #expect(bulb.accessory.manufacturer == "IKEA" && bulb.accessory.model == "LED1545G12")
+        #expect(bulb.accessory.services.map(\.type) == [.lightbulb])
+        let on = try #require(Self.characteristic(bulb, "light", .on))
+        #expect(on.metadata.permissions == [.read, .write, .notify])
+        let brightness = try #require(Self.characteristic(bulb, "light", .brightness))
+        #expect(brightness.metadata.maximumValue == 100 && brightness.metadata.unit == .percentage)
+        let temperature = try #require(Self.characteristic(bulb, "light", .colorTemperature))
+        #expect(temperature.metadata.minimumValue == 250 && temperature.metadata.maximumValue == 454)
+        #expect(Self.characteristic(bulb, "light", .hue) == nil)
+        #expect(bulb.identify?.property == "identify")
+        #expect(
+            Set(bulb.unmapped).isSuperset(of: ["linkquality", "effect", "power_on_behavior", "color_temp_startup"]))
+        #expect(bulb.accessory.unmappedFeatures == bulb.unmapped)
+    }
+
+    @Test func brightnessScalesBothWaysAndClampsZigbee2MQTTs255() throws {
+        let binding = try #require(Self.device("bulb").bindings(of: "light", .brightness))
+        #expect(binding.read(.object([("brightness", .integer(254))])) == .value(.int(100)))
+        #expect(binding.read(.object([("brightness", .integer(255))])) == .value(.int(100)))
+        #expect(binding.read(.object([("brightness", .integer(50))])) == .value(.int(20)))
+        #expect(binding.read(.object([("brightness", .null)])) == .absent)
+        #expect(binding.deviceValue(for: .int(80)) == .integer(203))
+        for percent in 0...100 {
+            guard case .integer(let device)? = binding.deviceValue(for: .int(percent)) else { Issue.record(); continue }
+            #expect(binding.read(.object([("brightness", .integer(device))])) == .value(.int(percent)))
+        }
+    }
+
+    @Test func outOfRangeValuesAreInvalidNotClamped() throws {
+        let binding = try #require(Self.device("bulb").bindings(of: "light", .colorTemperature))
+        guard case .invalid = binding.read(.object([("color_temp", .integer(548))])) else {
+            Issue.record("548 mired is outside 250...454")
+            return
+        }
+        #expect(binding.read(.object([("color_temp", .integer(370))])) == .value(.int(370)))
+    }
+
+    @Test func colourBulbHasHueAndSaturationOnTheSharedColorProperty() throws {
+        let bulb = Self.device("bulb_color_2")
+        let hue = try #require(bulb.bindings(of: "light", .hue))
+        #expect(hue.property == "color")
+        #expect(hue.conversion == .color(.hue, hasHueSaturation: true))
+        let temperature = try #require(Self.characteristic(bulb, "light", .colorTemperature))
+        #expect(temperature.metadata.minimumValue == 150 && temperature.metadata.maximumValue == 500)
+        let state = try JSON.parse(#"{"color":{"hue":120,"saturation":50},"color_mode":"hs"}"#)
+        #expect(hue.read(state) == .value(.float(120)))
+    }
+
+    @Test func xyColourConvertsBothWays() {
+        for (hue, saturation) in [(0.0, 100.0), (120.0, 100.0), (240.0, 100.0), (30.0, 60.0), (300.0, 80.0)] {
+            let xy = ColorSpace.xy(hue: hue, saturation: saturation)
+            let back = ColorSpace.hueSaturation(x: xy.x, y: xy.y)
+            #expect(abs(back.hue - hue) < 2 || abs(back.hue - hue) > 358, "hue \(hue) → \(xy) → \(back)")
+            #expect(abs(back.saturation - saturation) < 3, "saturation \(saturation) → \(xy) → \(back)")
+        }
+    }
+
+    @Test func endpointsBecomeServicesOfOneAccessory() throws {
+        let zigfred = Self.device("zigfred_plus")
+        #expect(
+            zigfred.accessory.services.map(\.id.rawValue) == [
+                "light_l1", "light_l2", "light_l3", "light_l4", "light_l5", "cover_l6", "cover_l7",
+            ])
+        #expect(
+            zigfred.accessory.services.map(\.name) == [
+                "Light l1", "Light l2", "Light l3", "Light l4", "Light l5", "Cover l6", "Cover l7",
+            ])
+        #expect(zigfred.bindings(of: "light_l1", .on)?.property == "state_l1")
+        #expect(zigfred.bindings(of: "light_l1", .hue)?.conversion == .color(.hue, hasHueSaturation: false))
+        let cover = try #require(zigfred.accessory.service("cover_l6"))
+        #expect(cover.type == .windowCovering)
+        #expect(
+            cover.characteristics.map(\.type) == [
+                .currentPosition, .targetPosition, .holdPosition, .currentHorizontalTiltAngle,
+                .targetHorizontalTiltAngle,
+            ])
+        #expect(cover.characteristic(.currentPosition)?.metadata.permissions == [.read, .notify])
+        #expect(zigfred.bindings(of: "cover_l6", .targetPosition)?.property == "position_l6")
+        let tilt = try #require(zigfred.bindings(of: "cover_l6", .targetHorizontalTiltAngle))
+        #expect(tilt.deviceValue(for: .int(0)) == .integer(50))
+        #expect(tilt.read(.object([("tilt_l6", .integer(100))])) == .value(.int(90)))
+        #expect(zigfred.bindings(of: "cover_l6", .holdPosition)?.deviceValue(for: .bool(true)) == .string("STOP"))
+    }
+
+    @Test func sensorsAndBattery() throws {
+        let weather = Self.device("weather_sensor")
+        #expect(weather.accessory.category == .sensor)
+        #expect(
+            weather.accessory.services.map(\.type) == [
+                .battery, .temperatureSensor, .humiditySensor, .airPressureSensor,
+            ])
+        let temperature = try #require(weather.bindings(of: "temperature", .currentTemperature))
+        #expect(temperature.read(.object([("temperature", .number(-0.85))])) == .value(.float(-0.85)))
+        #expect(weather.unmapped.contains("voltage"))
+    }
+
+    @Test func plugIsAnOutletAndSwitchesAreSwitches() throws {
+        #expect(Self.device("power_plug").accessory.services.map(\.type) == [.outlet])
+        #expect(Self.device("power_plug").accessory.category == .outlet)
+        let relays = try Self.model("tuya/ts0115.json", vendor: "Tuya", model: "TS0115")
+        #expect(
+            relays.accessory.services.map(\.name) == ["Switch l1", "Switch l2", "Switch l3", "Switch l4", "Switch l5"])
+        let plug = try Self.model("tuya/ts011f_plug_1.json", vendor: "Tuya", model: "TS011F_plug_1")
+        #expect(plug.accessory.services.map(\.type) == [.outlet])
+        #expect(plug.identify?.value == .string("identify"))
+    }
+
+    @Test func contactIsInvertedAsZigbee2MQTTDeclaresIt() throws {
+        let contact = try Self.model("aqara/mccgq11lm.json", vendor: "Aqara", model: "MCCGQ11LM")
+        let binding = try #require(contact.bindings(of: "contact", .contactSensorState))
+        // contact true = the magnet is near = closed = HomeKit's 0 (contact detected).
+        #expect(binding.read(.object([("contact", .bool(true))])) == .value(.int(0)))
+        #expect(binding.read(.object([("contact", .bool(false))])) == .value(.int(1)))
+    }
+
+    @Test func occupancyLeakSmokePresenceAndLightLevel() throws {
+        let motion = try Self.model("aqara/rtcgq11lm.json", vendor: "Aqara", model: "RTCGQ11LM")
+        #expect(motion.accessory.services.map(\.type) == [.battery, .motionSensor, .lightSensor])
+        #expect(
+            motion.bindings(of: "motion", .motionDetected)?.read(.object([("occupancy", .bool(true))]))
+                == .value(.bool(true)))
+        let leak = try Self.model("aqara/sjcgq11lm.json", vendor: "Aqara", model: "SJCGQ11LM")
+        #expect(
+            leak.bindings(of: "leak", .leakDetected)?.read(.object([("water_leak", .bool(true))])) == .value(.int(1)))
+        #expect(leak.accessory.service("battery")?.characteristics.map(\.type) == [.batteryLevel, .statusLowBattery])
+        let smoke = try Self.model("xiaomi/jtyj-gd-01lm_bw.json", vendor: "Xiaomi", model: "JTYJ-GD-01LM/BW")
+        #expect(smoke.accessory.services.map(\.type).contains(.smokeSensor))
+        let presence = try Self.model("smartthings/stss-pres-001.json", vendor: "SmartThings", model: "STSS-PRES-001")
+        #expect(presence.accessory.services.map(\.type).contains(.occupancySensor))
+    }
+
+    @Test func lockMapsTargetAndCurrentState() throws {
+        let lock = try Self.model("danalock/v3-btzb_v3-btzbe.json", vendor: "Danalock", model: "V3-BTZB")
+        #expect(lock.accessory.category == .doorLock)
+        let target = try #require(lock.bindings(of: "lock", .lockTargetState))
+        #expect(target.deviceValue(for: .int(1)) == .string("LOCK"))
+        #expect(target.read(.object([("state", .string("UNLOCK"))])) == .value(.int(0)))
+        let current = try #require(lock.bindings(of: "lock", .lockCurrentState))
+        #expect(current.read(.object([("lock_state", .string("not_fully_locked"))])) == .value(.int(2)))
+        #expect(lock.unmapped.contains("pin_code"))
+    }
+
+    @Test func thermostatOffersOnlyTheDevicesModes() throws {
+        let valve = try Self.model("immax/07703l.json", vendor: "Immax", model: "07703L")
+        let service = try #require(valve.accessory.service("climate"))
+        #expect(service.type == .thermostat)
+        let target = try #require(service.characteristic(.targetTemperature))
+        #expect(
+            target.metadata.minimumValue == 5 && target.metadata.maximumValue == 35 && target.metadata.stepValue == 0.5)
+        // access 3: published and settable, not gettable.
+        #expect(target.metadata.permissions == [.read, .write, .notify])
+        #expect(service.characteristic(.targetHeatingCoolingState)?.metadata.validValues == [0, 1, 3])
+        let mode = try #require(valve.bindings(of: "climate", .targetHeatingCoolingState))
+        #expect(mode.deviceValue(for: .int(3)) == .string("auto"))
+        #expect(
+            valve.bindings(of: "climate", .currentHeatingCoolingState)?.read(
+                .object([("running_state", .string("heat"))])) == .value(.int(1)))
+    }
+
+    @Test func tiltOnlyCoverOpensAndClosesByState() throws {
+        let blind = try Self.model(
+            "current_products_corp/cp180335e-01.json", vendor: "Current Products Corp", model: "CP180335E-01")
+        let target = try #require(blind.bindings(of: "cover", .targetPosition))
+        #expect(target.deviceValue(for: .int(100)) == .string("OPEN"))
+        #expect(target.deviceValue(for: .int(0)) == .string("CLOSE"))
+        #expect(blind.accessory.service("cover")?.characteristic(.targetPosition)?.metadata.stepValue == 100)
+    }
+
+    @Test func fanFromZigbee2MQTTsDocumentation() throws {
+        let examples = try JSON.parse(
+            String(contentsOfFile: "\(Self.fixtures)/docs-examples/exposes.examples.json", encoding: .utf8))
+        guard case .array(let entries) = examples,
+            let fan = entries.first(where: { $0["section"]?.stringValue == "Fan" })?["expose"]
+        else {
+            Issue.record("no fan example")
+            return
+        }
+        let entry = JSON.object([
+            ("ieee_address", .string("0x0000000000000002")), ("friendly_name", .string("fan")),
+            ("interview_completed", .bool(true)),
+            ("definition", .object([("exposes", .array([fan]))])),
+        ])
+        let mapped = ExposeMapping.map(try DeviceDescription(entry))
+        #expect(mapped.accessory.services.map(\.type) == [.fan])
+        #expect(mapped.bindings(of: "fan", .on)?.property == "fan_state")
+        #expect(mapped.unmapped == ["fan_mode"])
+    }
+
+    @Test func malformedDeviceListsAreRefusedOrSkipped() throws {
+        #expect(throws: Zigbee2MQTTPayloadError.self) { try DeviceDescription.list(Array("not json".utf8)) }
+        #expect(throws: Zigbee2MQTTPayloadError.self) { try DeviceDescription.list(Array("{}".utf8)) }
+        let mixed = try DeviceDescription.list(Array(#"[{"ieee_address":"0xzz"},{"friendly_name":"x"},7]"#.utf8))
+        #expect(mixed.devices.isEmpty && mixed.problems.count == 3)
+    }
+
+    @Test func availabilityInBothForms() {
+        #expect(Zigbee2MQTTDriver.onlineState(Array(#"{"state":"online"}"#.utf8)) == true)
+        #expect(Zigbee2MQTTDriver.onlineState(Array("offline".utf8)) == false)
+        #expect(Zigbee2MQTTDriver.onlineState(Array("maybe".utf8)) == nil)
+        #expect(Zigbee2MQTTDriver.onlineState([]) == nil)
+    }
+}
