@@ -394,23 +394,6 @@ extension CharacteristicMetadata {
     }
 }
 
-extension CharacteristicType {
-    public static let holdPosition: Self = "HoldPosition"
-    public static let currentHorizontalTiltAngle: Self = "CurrentHorizontalTiltAngle"
-    public static let targetHorizontalTiltAngle: Self = "TargetHorizontalTiltAngle"
-    public static let currentAmbientLightLevel: Self = "CurrentAmbientLightLevel"
-    public static let occupancyDetected: Self = "OccupancyDetected"
-    /// Not HAP's (it has no pressure); Eve's air pressure, in hPa.
-    public static let airPressure: Self = "AirPressure"
-}
-
-extension ServiceType {
-    public static let lightSensor: Self = "LightSensor"
-    public static let occupancySensor: Self = "OccupancySensor"
-    /// Not HAP's; named as Eve names its weather sensor's service.
-    public static let airPressureSensor: Self = "AirPressureSensor"
-}
-
 extension CharacteristicUnit {
     public static let hectopascals = Self(rawValue: "hPa")
 }

@@ -59,6 +59,8 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
                 do {
                     try await client.connect()
                     try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
+                } catch let error as MQTTError where error.code == .clientClosed {
+                    return  // stopped before it connected
                 } catch {
                     logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
                 }

@@ -6,6 +6,7 @@ import HomeModel
 import Logging
 import MQTT
 import ServiceLifecycle
+import Zigbee2MQTTStandIn
 
 /// `homegate demo`: a private mosquitto on loopback with the demo accounts and access rules, and the
 /// gateway with the virtual devices and the demo home connected to it.
@@ -14,13 +15,23 @@ struct Demo: AsyncParsableCommand {
         abstract: "Start a private mosquitto on loopback and the gateway with the demo home (Ctrl-C stops both).",
         discussion: """
             The demo accounts are owner (administrator of both homes), guest (guest in Main House), \
-            stranger (member of none), homeassistant (guest in both) and homegate (the gateway itself). \
-            Each password is the account's name: for the demo only.
+            stranger (member of none), homeassistant (guest in both), homegate (the gateway itself) and \
+            zigbee2mqtt (the stand-in zigbee2mqtt). Each password is the account's name: for the demo only.
             """
     )
 
     /// Demo accounts; each password is the account name (for the demo only).
-    static let accounts = ["owner", "guest", "stranger", "homeassistant", "homegate"]
+    static let accounts = ["owner", "guest", "stranger", "homeassistant", "homegate", "zigbee2mqtt"]
+
+    /// The recorded zigbee2mqtt devices the demo's stand-in zigbee2mqtt offers, and where the demo puts
+    /// them when it builds its home (by IEEE address; the power plug stays in the browser to be added).
+    static let zigbeeDevices: [(friendlyName: String, ieee: String, name: String, room: String?)] = [
+        ("bulb", "0x000b57fffec6a5b2", "Kitchen Ceiling", "Kitchen"),
+        ("bulb_color_2", "0x000b57fffec6a5b4", "Colour Lamp", "Living Room"),
+        ("zigfred_plus", "0xf4ce368a38be56a1", "Zigfred", "Bedroom"),
+        ("weather_sensor", "0x0017880104e45522", "Weather Station", "Garage"),
+        ("power_plug", "0x0017880104e45524", "Power Plug", nil),
+    ]
 
     @Option(help: "The broker's port on 127.0.0.1; when taken, a free port is used instead.")
     var port = 1883
@@ -30,6 +41,9 @@ struct Demo: AsyncParsableCommand {
 
     @Option(help: "The demo home: virtual devices and the homes built from them.")
     var home = "Config/demo-home.yml"
+
+    @Option(help: "The recorded zigbee2mqtt payloads the stand-in zigbee2mqtt replays.")
+    var zigbee2mqttRecordings = "Fixtures/zigbee2mqtt"
 
     @Option(help: "The topic every gateway topic starts with.")
     var baseTopic = "homegate"
@@ -52,12 +66,15 @@ struct Demo: AsyncParsableCommand {
             broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)
         configuration.data.directory = "\(folder)/home"
         configuration.accessories.virtual = URL(fileURLWithPath: home).standardizedFileURL.path
+        configuration.accessories.zigbee2mqtt = .init()
         configuration.homeAssistant.enabled = true
         configuration.access.aclFile = "\(folder)/broker/acl"
         configuration.logging.level = logLevel
         try BaseTopic.validate(baseTopic)
 
+        let recordings = try Zigbee2MQTTRecordings(folder: zigbee2mqttRecordings)
         // The broker's access rules come from the demo home's users, so build the home first.
+        let freshHome = !FileManager.default.fileExists(atPath: configuration.data.databaseFile)
         let manager = try await GatewayApplication.openHome(configuration, logger: logger)
         let rules = AccessRuleSource(configuration: configuration).rules(memberships: await manager.memberships())
         await manager.shutdown()
@@ -72,8 +89,20 @@ struct Demo: AsyncParsableCommand {
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
         // Members added or removed while the demo runs reach its broker: it rewrites the acl_file and
         // makes mosquitto read it again.
+        let devices = recordings.devices(named: Set(Self.zigbeeDevices.map(\.friendlyName)))
+        var standInMQTT = MQTTConfiguration(port: chosenPort, clientID: "zigbee2mqtt-standin")
+        standInMQTT.username = "zigbee2mqtt"
+        standInMQTT.password = "zigbee2mqtt"
+        let standIn = Zigbee2MQTTStandIn(
+            client: try MQTTClient(standInMQTT, logger: logger), devices: devices,
+            states: recordings.firstStates(of: devices), logger: logger)
+        var place: (@Sendable (HomeManager) async -> Void)? = nil
+        if freshHome {
+            place = { [logger] manager in await Self.placeZigbeeDevices(manager, logger: logger) }
+        }
+        let foundation: [any ServiceLifecycle.Service] = [BrokerService(broker: broker), standIn]
         try await GatewayApplication(
-            configuration: configuration, logger: logger, foundation: [BrokerService(broker: broker)],
+            configuration: configuration, logger: logger, foundation: foundation, started: place,
             accessRulesChanged: { [logger] rules in
                 do {
                     if try broker.reload(accessRules: rules.aclFile(generatedBy: "homegate demo")) {
@@ -84,6 +113,32 @@ struct Demo: AsyncParsableCommand {
                 }
             }
         ).run()
+    }
+
+    /// Puts the stand-in's devices into the demo home as the owner would, once the driver has found
+    /// them (only when the demo built its home in this run: a device removed later stays removed).
+    static func placeZigbeeDevices(_ manager: HomeManager, logger: Logger) async {
+        var waiting = zigbeeDevices.filter { $0.room != nil }
+        let events = await manager.events()
+        while !waiting.isEmpty {
+            let found = Set(await manager.discoveredAccessories().map(\.id.rawValue))
+            for device in waiting where found.contains(device.ieee) {
+                do {
+                    try await manager.addAccessory(
+                        AccessoryID(device.ieee), home: "Main House", room: device.room, name: device.name,
+                        account: "owner")
+                } catch {
+                    logger.error(
+                        "could not add the zigbee2mqtt device \(device.friendlyName) to the demo home: \(error)")
+                }
+            }
+            waiting.removeAll { found.contains($0.ieee) }
+            guard !waiting.isEmpty else { break }
+            var iterator = events.makeAsyncIterator()
+            while let event = await iterator.next() {
+                if case .didFindNewAccessory = event { break }
+            }
+        }
     }
 
     static func instructions(port: Int, topics: Topics, folder: String) -> String {
@@ -102,6 +157,9 @@ struct Demo: AsyncParsableCommand {
             See answers to guest's commands (a refused one, for instance):
               mosquitto_sub \(connect) -u guest -P guest -t '\(b)/$response/guest' -v
               mosquitto_pub \(connect) -u guest -P guest -t '\(b)/$request/guest/addRoom' -m '{"home":"Main House","name":"Attic"}'
+            Zigbee: a stand-in zigbee2mqtt replays recorded devices; dim the kitchen ceiling light as guest:
+              mosquitto_pub \(connect) -u guest -P guest -t '\(b)/Main House/Kitchen/Kitchen Ceiling/Light/Brightness/set/guest' -m 60
+              mosquitto_sub \(connect) -u zigbee2mqtt -P zigbee2mqtt -t 'zigbee2mqtt/#' -v
             Press Ctrl-C to stop the gateway and the broker.
 
             """

@@ -17,6 +17,9 @@ struct GatewayApplication {
     var logger: Logger
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
+    /// Run once the home is open and its drivers attached, beside the gateway (the demo places its
+    /// zigbee2mqtt devices).
+    var started: (@Sendable (HomeManager) async -> Void)? = nil
     /// Called with the rules for the homes' users at start and after every change of homes or
     /// users, before the acl_file is checked: the demo writes them into its broker's acl_file.
     var accessRulesChanged: (@Sendable (AccessRules) async -> Void)? = nil
@@ -70,6 +73,8 @@ struct GatewayApplication {
                 services: services.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
+        let starting = started.map { started in Task { await started(manager) } }
+        defer { starting?.cancel() }
         try await group.run()
     }
 

@@ -48,6 +48,9 @@ enum HomeAssistantEntities {
         case .fan: service.characteristic(.on) != nil ? .fan : nil
         case .temperatureSensor: service.characteristic(.currentTemperature) != nil ? .sensor : nil
         case .humiditySensor: service.characteristic(.currentRelativeHumidity) != nil ? .sensor : nil
+        case .lightSensor: service.characteristic(.currentAmbientLightLevel) != nil ? .sensor : nil
+        case .airPressureSensor: service.characteristic(.airPressure) != nil ? .sensor : nil
+        case .occupancySensor: service.characteristic(.occupancyDetected) != nil ? .binarySensor : nil
         case .motionSensor: service.characteristic(.motionDetected) != nil ? .binarySensor : nil
         case .contactSensor: service.characteristic(.contactSensorState) != nil ? .binarySensor : nil
         case .leakSensor: service.characteristic(.leakDetected) != nil ? .binarySensor : nil
@@ -111,6 +114,7 @@ enum HomeAssistantEntities {
                 case .motionSensor: "motion"
                 case .contactSensor: "opening"
                 case .leakSensor: "moisture"
+                case .occupancySensor: "occupancy"
                 default: "smoke"
                 }
             return [binarySensor(context, suffix: nil, name: context.name, field: "state", deviceClass: deviceClass)]
@@ -229,8 +233,12 @@ enum HomeAssistantEntities {
 
     private static func sensor(_ context: Context) -> Entity {
         let (field, deviceClass, unit, precision): (String, String, String, Int) =
-            context.service.type == .temperatureSensor
-            ? ("temperature", "temperature", "°C", 1) : ("humidity", "humidity", "%", 0)
+            switch context.service.type {
+            case .temperatureSensor: ("temperature", "temperature", "°C", 1)
+            case .lightSensor: ("illuminance", "illuminance", "lx", 0)
+            case .airPressureSensor: ("pressure", "pressure", "hPa", 1)
+            default: ("humidity", "humidity", "%", 0)
+            }
         return Entity(
             component: "sensor", suffix: nil,
             fields: [

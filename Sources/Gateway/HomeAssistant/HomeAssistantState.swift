@@ -31,6 +31,9 @@ enum HomeAssistantState {
         case .windowCovering: members = covering(values)
         case .temperatureSensor: members = optional("temperature", values.number(.currentTemperature))
         case .humiditySensor: members = optional("humidity", values.number(.currentRelativeHumidity))
+        case .lightSensor: members = optional("illuminance", values.number(.currentAmbientLightLevel))
+        case .airPressureSensor: members = optional("pressure", values.number(.airPressure))
+        case .occupancySensor: members = [("state", onOff(values.int(.occupancyDetected).map { $0 != 0 }))]
         case .motionSensor: members = [("state", onOff(values.bool(.motionDetected)))]
         // ContactSensorState 0 is "contact detected": the door is closed.
         case .contactSensor: members = [("state", onOff(values.int(.contactSensorState).map { $0 != 0 }))]

@@ -42,6 +42,13 @@ public struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable,
     public static let chargingState: Self = "ChargingState"
     public static let statusLowBattery: Self = "StatusLowBattery"
     public static let identify: Self = "Identify"
+    public static let holdPosition: Self = "HoldPosition"
+    public static let currentHorizontalTiltAngle: Self = "CurrentHorizontalTiltAngle"
+    public static let targetHorizontalTiltAngle: Self = "TargetHorizontalTiltAngle"
+    public static let currentAmbientLightLevel: Self = "CurrentAmbientLightLevel"
+    public static let occupancyDetected: Self = "OccupancyDetected"
+    /// Not HAP's (HAP has no air pressure); Eve's, in hPa.
+    public static let airPressure: Self = "AirPressure"
 }
 
 /// A service's type (Lightbulb, Thermostat, ...). An open set, like ``CharacteristicType``.
@@ -68,6 +75,10 @@ public struct ServiceType: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let leakSensor: Self = "LeakSensor"
     public static let smokeSensor: Self = "SmokeSensor"
     public static let battery: Self = "Battery"
+    public static let lightSensor: Self = "LightSensor"
+    public static let occupancySensor: Self = "OccupancySensor"
+    /// Not HAP's; named as Eve names its weather sensor's service.
+    public static let airPressureSensor: Self = "AirPressureSensor"
 }
 
 /// The unit of a numeric characteristic. An open set.
