@@ -42,8 +42,11 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The demo home: virtual devices and the homes built from them.")
     var home = "Config/demo-home.yml"
 
-    @Option(help: "The recorded zigbee2mqtt payloads the stand-in zigbee2mqtt replays.")
-    var zigbee2mqttRecordings = "Fixtures/zigbee2mqtt"
+    @Option(
+        help:
+            "The recorded zigbee2mqtt payloads the stand-in zigbee2mqtt replays (default: Fixtures/zigbee2mqtt next to the demo home's Config folder)."
+    )
+    var zigbee2mqttRecordings: String?
 
     @Option(help: "The topic every gateway topic starts with.")
     var baseTopic = "homegate"
@@ -72,7 +75,16 @@ struct Demo: AsyncParsableCommand {
         configuration.logging.level = logLevel
         try BaseTopic.validate(baseTopic)
 
-        let recordings = try Zigbee2MQTTRecordings(folder: zigbee2mqttRecordings)
+        let homeFolder = URL(fileURLWithPath: home).standardizedFileURL.deletingLastPathComponent()
+        let recordingsFolder =
+            zigbee2mqttRecordings
+            ?? homeFolder.deletingLastPathComponent().appendingPathComponent("Fixtures/zigbee2mqtt").path
+        let recordings: Zigbee2MQTTRecordings
+        do {
+            recordings = try Zigbee2MQTTRecordings(folder: recordingsFolder)
+        } catch {
+            throw ValidationError("cannot read the recorded zigbee2mqtt payloads in \(recordingsFolder): \(error)")
+        }
         // The broker's access rules come from the demo home's users, so build the home first.
         let freshHome = !FileManager.default.fileExists(atPath: configuration.data.databaseFile)
         let manager = try await GatewayApplication.openHome(configuration, logger: logger)

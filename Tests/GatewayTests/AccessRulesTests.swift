@@ -88,6 +88,30 @@ struct AccessRulesFileTests {
         #expect(text.contains("topic write hg/Main House/+/+/+/+/set/hass\ntopic write homeassistant/status\n"))
     }
 
+    @Test("zigbee2mqtt's base topic is the gateway's and zigbee2mqtt's own; no member gets anything there")
+    func zigbee2mqtt() {
+        // Given zigbee2mqtt on the gateway's broker
+        let rules = AccessRules(
+            topics: Topics(base: "homegate"), gatewayAccount: "homegate",
+            zigbee2mqtt: .init(baseTopic: "zigbee2mqtt", account: "z2m"), members: household)
+
+        // When the acl file and the dynamic-security roles are made
+        let text = rules.aclFile()
+        let plan = DynamicSecurityPlan(
+            rules: rules, broker: .init(clients: ["homegate": [], "owner": [], "guest": []]))
+
+        // Then the gateway and zigbee2mqtt's account read and write it, and no other line names it
+        #expect(text.contains("user homegate\ntopic readwrite homegate/#\ntopic readwrite zigbee2mqtt/#\n"))
+        #expect(text.contains("user z2m\ntopic readwrite zigbee2mqtt/#\n"))
+        #expect(text.components(separatedBy: "zigbee2mqtt/").count - 1 == 2)
+        #expect(!text.contains("pattern readwrite") && !text.contains("topic write #"))
+        #expect(plan.desiredRoles["homegate:gateway"]?.contains { "\($0)".contains("zigbee2mqtt/#") } == true)
+        #expect(
+            plan.desiredRoles.filter { $0.key != "homegate:gateway" }.values.allSatisfy { acls in
+                !acls.contains { "\($0)".contains("zigbee2mqtt") }
+            })
+    }
+
     @Test("only the default account may publish commands without an account, into its own homes")
     func defaultAccount() {
         let rules = AccessRules(

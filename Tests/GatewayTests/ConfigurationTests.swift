@@ -138,6 +138,36 @@ struct ConfigurationTests {
 
     // MARK: One test per kind of problem
 
+    @Test("accessories.zigbee2mqtt: defaults, another broker, and each bad value located")
+    func zigbee2mqtt() throws {
+        let defaults = try GatewayConfiguration.parse(
+            yaml: "accessories:\n  zigbee2mqtt: {}\n", file: "homegate.yml", environment: [:])
+        #expect(defaults.accessories.zigbee2mqtt == .init())
+        let mqtt = try #require(try defaults.zigbee2mqttConfiguration())
+        #expect(mqtt.clientID == "homegate-zigbee2mqtt" && mqtt.port == 1883)
+        let off = try GatewayConfiguration.parse(
+            yaml: "accessories:\n  zigbee2mqtt: null\n", file: "homegate.yml", environment: [:])
+        #expect(off.accessories.zigbee2mqtt == nil)
+        #expect(try off.zigbee2mqttConfiguration() == nil)
+
+        let other = try GatewayConfiguration.parse(
+            yaml:
+                "accessories:\n  zigbee2mqtt:\n    baseTopic: z2m/home\n    broker: mqtt://10.0.0.2:1884\n    username: gw\n    account: zb\n",
+            file: "homegate.yml", environment: [:])
+        #expect(
+            other.accessories.zigbee2mqtt
+                == .init(baseTopic: "z2m/home", broker: "mqtt://10.0.0.2:1884", username: "gw", account: "zb"))
+        let otherMQTT = try #require(try other.zigbee2mqttConfiguration())
+        #expect(otherMQTT.host == "10.0.0.2" && otherMQTT.port == 1884 && otherMQTT.username == "gw")
+
+        #expect(try problem("accessories:\n  zigbee2mqtt:\n    baseTopic: z2m/#\n").code == .invalidValue)
+        #expect(try problem("accessories:\n  zigbee2mqtt:\n    broker: http://x\n").code == .invalidValue)
+        #expect(try problem("accessories:\n  zigbee2mqtt:\n    account: a/b\n").code == .invalidValue)
+        #expect(try problem("accessories:\n  zigbee2mqtt:\n    passwordFile: /nonexistent/pw\n").code == .invalidValue)
+        let typo = try problem("accessories:\n  zigbee2mqtt:\n    baseTopik: z\n")
+        #expect(typo.code == .unknownKey && typo.location.line == 3)
+    }
+
     @Test("a missing file is reported with its path")
     func missingFile() throws {
         // Given a path where no file is

@@ -64,6 +64,29 @@ struct DemoTests {
         }
     }
 
+    @Test(
+        "the demo's Zigbee lamps sit in rooms of Main House; guest dims one; only the gateway may command zigbee2mqtt")
+    func zigbeeLamps() async throws {
+        try await withDemo { port in
+            let lamp = "homegate/Main House/Kitchen/Kitchen Ceiling/Light"
+            let guest = try await Account.connect("guest", port: port)
+            #expect(try await guest.retained("\(lamp)/Brightness", becomes: "20", within: .seconds(15)))
+            #expect(try await guest.command("\(lamp)/Brightness/set/guest", "60").isOK)
+            #expect(try await guest.retained("\(lamp)/Brightness", becomes: "60"))
+            let zigbee = try await Account.connect("zigbee2mqtt", port: port)
+            #expect(try await zigbee.retained("zigbee2mqtt/bulb")?.contains(#""brightness":152"#) == true)
+            // The owner of the home may not go around it to zigbee2mqtt; nor may a stranger read it.
+            let owner = try await Account.connect("owner", port: port)
+            await #expect(throws: MQTTError.self) {
+                try await owner.client.publish("zigbee2mqtt/bulb/set", #"{"state":"OFF"}"#, qos: .atLeastOnce)
+            }
+            let stranger = try await Account.connect("stranger", port: port)
+            #expect(try await stranger.retainedMessages(under: "zigbee2mqtt/#").isEmpty)
+            #expect(try await zigbee.retained("zigbee2mqtt/bulb")?.contains(#""state":"ON""#) == true)
+            for account in [guest, zigbee, owner, stranger] { await account.disconnect() }
+        }
+    }
+
     @Test("The demo's virtual devices keep their values across a SIGTERM and a SIGKILL of homegate demo")
     func valuesSurviveRestarts() async throws {
         let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb"
@@ -135,11 +158,13 @@ struct DemoTests {
         try await withDemo { port in
             var ha = try await HomeAssistantClient.connect(port: port)
             let deadline = ContinuousClock.now + .seconds(10)
-            while ha.configs.count < 48, ContinuousClock.now < deadline {
+            while ha.configs.count < 65, ContinuousClock.now < deadline {
                 await ha.disconnect()
                 ha = try await HomeAssistantClient.connect(port: port)
             }
-            #expect(ha.configs.count == 48, "28 entities and 17 identify buttons of the accessories, 3 scenes")
+            #expect(
+                ha.configs.count == 65,
+                "41 entities and 21 identify buttons of the accessories (13 and 4 of them zigbee2mqtt's), 3 scenes")
             try await ha.send("living-lamp_main", #"{"state":"ON","brightness":255}"#)
             try await ha.waitForState("living-lamp_main", template: nil) {
                 $0?["state"] == .string("ON") && $0?["brightness"] == .integer(255)
