@@ -6,6 +6,7 @@ import Gateway
 import HomeModel
 import MQTT
 import Synchronization
+import Zigbee2MQTT
 
 /// The command topics a fuzz input is sent to; its first byte picks one, the rest is the payload.
 let targets = [
@@ -51,6 +52,32 @@ let router: CommandRouter = blocking {
     }
 }
 
+/// zigbee2mqtt's devices as the driver maps them (the recorded bridge/devices), for state payloads.
+let zigbeeDevices: [MappedDevice] = {
+    let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/zigbee2mqtt/bridge-devices-z2m-test-startup.wire.txt")
+    guard let bytes = FileManager.default.contents(atPath: file.path),
+        let list = try? DeviceDescription.list(Array(bytes))
+    else { fatalError("cannot read \(file.path)") }
+    return list.devices.map(ExposeMapping.map)
+}()
+
+/// zigbee2mqtt's payloads: any bytes as a `bridge/devices` (mapped when they parse) and as every
+/// recorded device's state; every value taken passes its characteristic's own validation.
+func checkZigbee(_ bytes: [UInt8]) {
+    if let list = try? DeviceDescription.list(bytes) {
+        for device in list.devices { _ = ExposeMapping.map(device) }
+    }
+    guard let state = try? JSON.parse(bytes) else { return }
+    for device in zigbeeDevices {
+        for reported in device.values(in: state).values {
+            let metadata = device.accessory.characteristic(reported.service, reported.characteristic)!.metadata
+            precondition((try? metadata.validate(reported.value)) == reported.value, "\(reported) escapes \(metadata)")
+        }
+    }
+}
+
 /// The payload parser: any bytes as JSON (what parses serializes to text that parses back to the same
 /// text), and as the
 /// payload of a command or request, which is handled without trapping and, when it fails, answered
@@ -60,6 +87,7 @@ func check(_ bytes: [UInt8]) {
         let again = try? JSON.parse(json.bytes)
         precondition(again?.serialized == json.serialized, "round trip changed \(json.serialized)")
     }
+    checkZigbee(bytes)
     guard let selector = bytes.first else { return }
     let message = MQTTMessage(
         topic: targets[Int(selector) % targets.count], payload: Array(bytes.dropFirst()), qos: .atLeastOnce)

@@ -19,6 +19,29 @@ public struct MappedDevice: Sendable, Hashable {
 
     public func hash(into hasher: inout Hasher) { hasher.combine(accessory) }
 
+    /// One characteristic's value as a state payload gives it.
+    public struct Reported: Sendable, Hashable {
+        public let service: ServiceID
+        public let characteristic: CharacteristicType
+        public let value: CharacteristicValue
+    }
+
+    /// What a state payload says: the values it carries (checked against each characteristic's
+    /// metadata) and, by property, why the ones it carries unusably were left out.
+    public func values(in state: JSON) -> (values: [Reported], problems: [(property: String, reason: String)]) {
+        var values: [Reported] = []
+        var problems: [(property: String, reason: String)] = []
+        for binding in bindings {
+            switch binding.read(state) {
+            case .absent: continue
+            case .invalid(let reason): problems.append((binding.property, reason))
+            case .value(let value):
+                values.append(Reported(service: binding.service, characteristic: binding.characteristic, value: value))
+            }
+        }
+        return (values, problems)
+    }
+
     func bindings(of service: ServiceID, _ type: CharacteristicType) -> Binding? {
         bindings.first { $0.service == service && $0.characteristic == type }
     }

@@ -214,6 +214,8 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         switch event {
         case .connected:
             connected = true
+            // zigbee2mqtt's retained bridge/state and availabilities follow and correct this.
+            refreshReachability()
         case .disconnected, .closed:
             connected = false
             bridgeOnline = nil
@@ -322,20 +324,17 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
                 "a state publish of \(device.description.friendlyName) is not a JSON object; kept the last good state")
             return
         }
-        for binding in device.mapped.bindings {
-            switch binding.read(json) {
-            case .absent:
-                continue
-            case .invalid(let reason):
-                reportOnce(ieee, "\(binding.property) invalid", "\(device.description.friendlyName): ignored \(reason)")
-            case .value(let value):
-                if device.accessory.setValue(value, service: binding.service, type: binding.characteristic) {
-                    sink.yield(
-                        .value(
-                            device.accessory.id, service: binding.service, characteristic: binding.characteristic, value
-                        ))
-                }
-            }
+        let (values, problems) = device.mapped.values(in: json)
+        for problem in problems {
+            reportOnce(
+                ieee, "\(problem.property) invalid", "\(device.description.friendlyName): ignored \(problem.reason)")
+        }
+        for reported in values
+        where device.accessory.setValue(reported.value, service: reported.service, type: reported.characteristic) {
+            sink.yield(
+                .value(
+                    device.accessory.id, service: reported.service, characteristic: reported.characteristic,
+                    reported.value))
         }
         device.merge(json)
         devices[ieee] = device

@@ -1,9 +1,15 @@
+import Broker
 import Foundation
 import Gateway
 import HomeModel
+import Logging
 import MQTT
 import Testing
 import Zigbee2MQTTStandIn
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The zigbee2mqtt driver end to end: a real mosquitto, the stand-in zigbee2mqtt replaying
 /// zigbee2mqtt 2.12.1's recorded payloads (Fixtures/zigbee2mqtt), the gateway with the driver, and
@@ -85,7 +91,13 @@ struct Zigbee2MQTTEndToEndTests {
             try await zigbee.setAvailability("bulb", online: true, legacy: true)
             #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true"))
 
-            // A rename in zigbee2mqtt keeps the accessory, its room and name; writes follow the new name.
+            // A rename in zigbee2mqtt keeps the accessory, its room, name and action sets; writes
+            // follow the new name.
+            let scene = try await owner.request(
+                "addActionSet",
+                #"{"home":"Main House","name":"Dim Kitchen","actions":[{"accessory":"Zigbee Bulb","service":"Light","characteristic":"Brightness","value":10}]}"#
+            )
+            #expect(scene.isOK, "\(scene.serialized)")
             try await zigbee.rename("bulb", to: "kitchen/ceiling")
             // The device reports under its new name (a recorded state of the bulb): the value moves.
             let report = try #require(
@@ -96,6 +108,10 @@ struct Zigbee2MQTTEndToEndTests {
             #expect(off.isOK, "\(off.serialized)")
             #expect(try await owner.retained("\(Self.lamp)/Light/On", becomes: "false"))
             #expect(try await owner.retained("zigbee2mqtt/kitchen/ceiling")?.contains(#""state":"OFF""#) == true)
+            let ran = try await guest.command("homegate/Main House/$actionsets/Dim Kitchen/$run/guest")
+            #expect(ran.isOK, "\(ran.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "10"))
+            #expect(try await owner.retained("zigbee2mqtt/kitchen/ceiling")?.contains(#""brightness":25"#) == true)
 
             // A leave makes the device unreachable; it stays in the home until an administrator removes it.
             try await zigbee.leave("weather_sensor")
@@ -226,13 +242,90 @@ struct Zigbee2MQTTEndToEndTests {
         }
     }
 
+    @Test func theHomegateProcessKeepsItsZigbeeAccessoriesAcrossASIGKILL() async throws {
+        try await withBroker { broker in
+            var logger = Logger(label: "test.zigbee2mqtt")
+            logger.logLevel = .critical
+            let devices = zigbeeRecordings.devices(named: ["bulb"])
+            let zigbee = Zigbee2MQTTStandIn(
+                client: try makeClient(broker, name: "zigbee2mqtt"), devices: devices,
+                states: zigbeeRecordings.firstStates(of: devices), logger: logger)
+            try await zigbee.start()
+            let serving = Task { await zigbee.serve() }
+            defer { serving.cancel() }
+            let arguments = try runArguments(
+                port: broker.port, clientID: "gateway-under-test", directory: broker.directory)
+            try "accessories:\n  zigbee2mqtt: {}\n".appendToFile(arguments[2])
+            let owner = try await Account.connect("owner", to: broker)
+            defer { Task { await owner.disconnect() } }
+            try await owner.client.subscribe(to: ["homegate/$status"])
+            let lamp = "homegate/Flat/Hall/Bulb/Light"
+
+            var gateway = try ChildProcess(
+                try homegateExecutable(), arguments, outputFile: "\(broker.directory)/gateway-1.log")
+            do {
+                // Given the gateway with a zigbee2mqtt bulb in a home
+                try await owner.waitUntilAnswered()
+                _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
+                #expect(try await owner.request("addHome", #"{"name":"Flat"}"#).isOK)
+                #expect(try await owner.request("addRoom", #"{"home":"Flat","name":"Hall"}"#).isOK)
+                let added = try await owner.request(
+                    "addAccessory", #"{"accessory":"\#(Self.bulb)","home":"Flat","room":"Hall","name":"Bulb"}"#)
+                #expect(added.isOK, "\(added.serialized)")
+                #expect(try await owner.command("\(lamp)/Brightness/set/owner", "80").isOK)
+
+                // When the gateway is killed and started again
+                gateway.send(SIGKILL)
+                await gateway.waitForExit()
+                gateway = try ChildProcess(
+                    try homegateExecutable(), arguments, outputFile: "\(broker.directory)/gateway-2.log")
+                try await owner.waitUntilAnswered()
+
+                // Then the bulb is still in its room, reachable with its value, and commands reach it
+                #expect(try await owner.retained("\(lamp)/Brightness", becomes: "80", within: .seconds(15)))
+                #expect(
+                    try await owner.retained(
+                        "homegate/Flat/Hall/Bulb/$reachable", becomes: "true", within: .seconds(15)))
+                let dim = try await owner.command("\(lamp)/Brightness/set/owner", "30")
+                #expect(dim.isOK, "\(dim.serialized)")
+                #expect(try await owner.retained("zigbee2mqtt/bulb")?.contains(#""brightness":76"#) == true)
+            } catch {
+                gateway.send(SIGTERM)
+                await gateway.waitForExit()
+                await zigbee.stop()
+                throw error
+            }
+            gateway.send(SIGTERM)
+            #expect(await gateway.waitForExit() == 0)
+            await zigbee.stop()
+        }
+    }
+
     static func entry(_ id: String, in discovered: JSON) -> JSON? {
         guard case .array(let entries) = discovered else { return nil }
         return entries.first { $0["id"]?.stringValue == id }
     }
 }
 
+extension String {
+    func appendToFile(_ path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(utf8))
+        try handle.close()
+    }
+}
+
 extension Account {
+    /// Waits until the gateway answers requests (it announces `online` as it subscribes, so a
+    /// request sent at once may come before the subscription).
+    func waitUntilAnswered(within timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while (try? await request("homes", within: .milliseconds(500))) == nil {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+        }
+    }
+
     /// Waits until the retained payload of `topic` is JSON for which `accept` holds, and returns it.
     func retainedJSON(
         _ topic: String, within timeout: Duration = .seconds(15), _ accept: (JSON) -> Bool
