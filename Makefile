@@ -61,9 +61,9 @@ fuzz: fuzz-build
 demo: build
 	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT)
 
-## Installs what is missing, builds homegate (release) and the C floor and load generator, and runs the
+## Installs what is missing, builds homegate (release) and the C floors and load generators, and runs the
 ## benchmark: a table on stdout, bench/out/results.json, and the figures in docs/benchmarks.md.
-bench: deps bench/out/floor bench/out/loadgen
+bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload
 	$(SWIFT) build -c release --product homegate
 	bench/run.sh
 

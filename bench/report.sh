@@ -34,7 +34,7 @@ function ratio(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "–" }
 function mark(ok) { return ok ? "met" : "**missed**" }
 function load_name(l) { return l == "window" ? "window " window_size : l "/s" }
 BEGIN { window_size = 100; lost_total = 0; lost_runs = 0 }
-{ lost = get("lost"); if (lost != "" && lost > 0) { lost_total += lost; lost_runs++ } }
+get("scenario") != "zigbee2mqtt" { lost = get("lost"); if (lost != "" && lost > 0) { lost_total += lost; lost_runs++ } }
 get("scenario") == "roundtrip" {
     gw = get("gateway"); key = get("qos") SUBSEP get("load")
     cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
@@ -52,6 +52,23 @@ get("scenario") == "roundtrip" {
 get("scenario") == "actionset" {
     actions = actions sprintf("| %s | %s | %s | %.1f | %.1f | %s |\n", get("db"), get("writes"), get("runs"), \
         get("p50_ms"), get("max_ms"), get("lost"))
+}
+get("scenario") == "zigbee2mqtt-setup" {
+    z2m_setup = get("setup_ms"); z2m_rest = get("idle_ms"); z2m_bytes = get("bridge_devices_bytes"); z2m_idle = get("rss_idle_mb")
+}
+get("scenario") == "zigbee2mqtt" {
+    gw = get("gateway"); z2m_devices = get("devices")
+    cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
+    z2m = z2m sprintf("| %s | %s/s | %s | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %s | %.2f | %s |\n", \
+        get("round"), get("rate"), gw, get("db") == "none" ? "–" : get("db"), get("offered"), get("throughput"), \
+        get("p50_ms"), get("p90_ms"), get("p99_ms"), get("max_ms"), get("lost"), get("stale"), cpu10k, get("rss_load_mb"))
+    key = get("round") SUBSEP get("point")
+    if (gw == "floor") { zf50[key] = get("p50_ms"); zf99[key] = get("p99_ms"); zftp[key] = get("throughput"); next }
+    z2m_ratios = z2m_ratios sprintf("| %s | %s/s | %s | %s | %s |\n", get("round"), get("rate"), \
+        ratio(get("p50_ms"), zf50[key]), ratio(get("p99_ms"), zf99[key]), ratio(get("throughput"), zftp[key]))
+    z2m_runs++
+    z2m_lost += get("lost"); z2m_stale += get("stale")
+    if (get("point") == "nominal") { z2m_nominal++; z2m_rate = get("rate"); if (get("throughput") < 0.98 * get("rate")) z2m_slow++ }
 }
 get("scenario") == "scale" {
     n = get("accessories"); gw = get("gateway")
@@ -88,6 +105,25 @@ END {
     print "| database | writes | runs | p50 | max | lost |"
     print "|---|---|---|---|---|---|"
     printf "%s\n", actions
+    if (z2m_runs > 0) {
+        print "### zigbee2mqtt state updates: " z2m_devices " devices, homegate and the floor on one broker\n"
+        print "Latency from the publish of a device state by zigbee2mqtt to the retained topic of the gateway with the new"
+        print "temperature (ms); updates/s: updates answered ÷ (first publish → last answer); lost: updates"
+        print "whose value never arrived; stale: devices whose topic did not end at the last value sent; CPU:"
+        print "seconds of the gateway process per 10,000 updates; RSS: peak under load.\n"
+        print "| round | load | gateway | database | offered/s | updates/s | p50 | p90 | p99 | max | lost | stale | CPU s/10k | RSS (MB) |"
+        print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        printf "%s\n", z2m
+        print "homegate ÷ floor (same round, measured right after the floor):\n"
+        print "| round | load | p50 | p99 | updates/s |"
+        print "|---|---|---|---|---|"
+        printf "%s\n", z2m_ratios
+        printf "Start with zigbee2mqtt (empty database), from the start of the homegate process: all %s devices of\n", z2m_devices
+        printf "a %.1f MB `bridge/devices` in a home (1 addHome, %d addRoom, %s addAccessory, every answer received)\n", \
+            z2m_bytes / 1048576, int((z2m_devices + 19) / 20), z2m_devices
+        printf "after %s ms; homegate at rest (under 5 %% of a core for a second) after %s ms, RSS then %s MB.\n\n", \
+            z2m_setup, z2m_rest, z2m_idle
+    }
     print "### Targets\n"
     print "| target | figure | |"
     print "|---|---|---|"
@@ -97,6 +133,12 @@ END {
     if ((10000) in start) printf "| 10,000 accessories on the broker within 2 s of start | %s ms | %s |\n", start[10000], mark(start[10000] <= 2000)
     printf "| under 30 MB RSS with 1,000 accessories (under load) | %s MB | %s |\n", peak[1000, "homegate"], mark(peak[1000, "homegate"] < 30)
     printf "| zero commands lost in every run | %d lost (runs with a loss: %d) | %s |\n", lost_total, lost_runs, mark(lost_total == 0)
+    if (z2m_runs > 0) {
+        printf "| zigbee2mqtt: %s devices at %s updates/s, each update on its retained topic | %d of %d runs below 98 %% of the rate | %s |\n", \
+            z2m_devices, z2m_rate, z2m_slow, z2m_nominal, mark(z2m_slow == 0)
+        printf "| zigbee2mqtt: zero updates lost in every run | %d lost, %d devices stale | %s |\n", \
+            z2m_lost, z2m_stale, mark(z2m_lost == 0 && z2m_stale == 0)
+    }
 }' "$results")
 
 printf '\n%s\n\nmachine: %s\n%s, commit %s%s, %s s\n' "$tables" "$machine" "$date" "$commit" "$dirty" "$duration"

@@ -4,7 +4,8 @@
 # Prints a table, writes bench/out/results.json and the figures of docs/benchmarks.md.
 #
 # usage: bench/run.sh [--quick]      (--quick: shorter runs, for trying the script itself)
-# Expects the release build of homegate and bench/out/{floor,loadgen} (the Makefile builds them).
+# Expects the release build of homegate and bench/out/{floor,loadgen,z2mfloor,z2mload} (the Makefile
+# builds them).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -13,15 +14,22 @@ out=$root/bench/out
 homegate=${HOMEGATE:-$root/.build/release/homegate}
 floor=$out/floor
 loadgen=$out/loadgen
+z2mfloor=$out/z2mfloor
+z2mload=$out/z2mload
 quick=false
 [[ ${1:-} == --quick ]] && quick=true
 
-# Run lengths: each fixed-rate point lasts about 5 s, the window runs send 10,000 writes.
+# Run lengths: each fixed-rate point lasts about 5 s, the window runs send 10,000 writes; the
+# zigbee2mqtt points (z2m_rate for z2m_seconds, then z2m_capacity_rate, above what homegate sustains,
+# for z2m_capacity_seconds) are repeated z2m_rounds times per gateway.
 if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
+    z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
+    z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
 fi
+z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
 round_trip_accessories=1000
 room_size=20
@@ -160,12 +168,15 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 # measure PID LABELS LOADGEN-ARGS...: runs the load generator against the process PID while sampling
 # its RSS, and records the generator's figures with the process's CPU time and peak RSS.
-measure() {
-    local pid=$1 labels=$2
-    shift 2
+measure() { measure_with "$loadgen" "$@"; }
+
+# measure_with GENERATOR PID LABELS ARGS...: the same with another generator (bench/out/z2mload).
+measure_with() {
+    local generator_binary=$1 pid=$2 labels=$3
+    shift 3
     local cpu_before cpu_after peak=0 rss result
     cpu_before=$(cpu_seconds "$pid")
-    "$loadgen" -p "$broker_port" -r "$room_size" "$@" >"$work/loadgen.out" &
+    "$generator_binary" -p "$broker_port" -r "$room_size" "$@" >"$work/loadgen.out" &
     local generator=$!
     while kill -0 "$generator" 2>/dev/null; do
         rss=$(rss_mb "$pid")
@@ -182,6 +193,20 @@ measure() {
 }
 
 record() { printf '{%s}\n' "$1" >>"$results"; log "$1"; }
+
+# wait_idle PID: waits until the process used less than 5 % of a core for a whole second (at most
+# 10 minutes): a gateway still publishing what it was just asked to do is not yet ready for a point.
+wait_idle() {
+    local before after
+    for _ in $(seq 600); do
+        before=$(cpu_seconds "$1")
+        sleep 1
+        after=$(cpu_seconds "$1")
+        awk -v a="$before" -v b="$after" 'BEGIN { exit !(b - a < 0.05) }' && return
+    done
+    log "process $1 did not come to rest"
+    exit 1
+}
 
 # round_trips GATEWAY PID BASE QOS DB: the fixed rates and the window, for one gateway.
 round_trip_point() {
@@ -268,9 +293,100 @@ scale_scenario() {
     stop "$broker_pid"
 }
 
+# 5: state updates from zigbee2mqtt. z2mload plays zigbee2mqtt with z2m_devices weather sensors;
+# homegate (accessories.zigbee2mqtt, database on file) has them in a home and publishes each new
+# temperature on its retained value topic; the floor (bench/z2mfloor.c) republishes each state payload
+# retained. Both run on one broker for the whole scenario, the points alternate. The floor's
+# zigbee2mqtt plays under its own base topic (z2m-floor), so homegate is idle during the floor's
+# points and the floor during homegate's, as the round trips do with the base topics of the writes.
+write_z2m_config() {
+    local dir=$1
+    mkdir -p "$dir/data"
+    cat >"$dir/homegate.yml" <<CONF
+mqtt:
+  broker: mqtt://127.0.0.1:$broker_port
+  clientId: homegate-bench
+  baseTopic: homegate
+data:
+  directory: $dir/data
+  inMemory: false
+accessories:
+  zigbee2mqtt:
+    baseTopic: zigbee2mqtt
+commands:
+  timeout: 10
+  rateLimit: null
+logging:
+  level: warning
+CONF
+}
+
+zigbee2mqtt_scenario() {
+    log "zigbee2mqtt: $z2m_devices devices, $z2m_rate and $z2m_capacity_rate updates/s"
+    start_broker zigbee2mqtt
+    local dir=$work/zigbee2mqtt result started setup_ms
+    write_z2m_config "$dir"
+    local z2m=(-z zigbee2mqtt -b homegate -H Zigbee -k homegate -n "$z2m_devices")
+    local floor_z2m=(-z z2m-floor -b floor -k floor -n "$z2m_devices")
+
+    # homegate from an empty database: it reads bridge/devices, then the devices go into a home
+    # through its requests (the time is from the process start until the last addAccessory is answered).
+    started=$(date +%s%N)
+    "$homegate" run --config "$dir/homegate.yml" 2>>"$dir/homegate.log" &
+    homegate_pid=$!
+    pids+=("$homegate_pid")
+    result=$("$z2mload" -p "$broker_port" -r "$room_size" "${z2m[@]}" -m setup -A) || {
+        log "homegate did not take the zigbee2mqtt devices into a home; its log: $(tail -5 "$dir/homegate.log")"
+        exit 1
+    }
+    setup_ms=$((($(date +%s%N) - started) / 1000000))
+    # The answers come before homegate has published the home it built: it is ready when it rests.
+    wait_idle "$homegate_pid"
+    local idle_ms=$((($(date +%s%N) - started) / 1000000 - 1000))
+    "$z2mload" -p "$broker_port" "${floor_z2m[@]}" -m setup >/dev/null
+    local fifo=$work/z2mfloor.fifo
+    mkfifo "$fifo"
+    "$z2mfloor" 127.0.0.1 "$broker_port" z2m-floor floor 1 >"$fifo" &
+    floor_pid=$!
+    pids+=("$floor_pid")
+    read -r -t 10 _ <"$fifo" || { log "the zigbee2mqtt floor did not subscribe"; exit 1; }
+    rm -f "$fifo"
+    record "\"scenario\":\"zigbee2mqtt-setup\",\"gateway\":\"homegate\",\"devices\":$z2m_devices,\"bridge_devices_bytes\":$(field "$result" bridge_devices_bytes),\"setup_ms\":$setup_ms,\"idle_ms\":$idle_ms,\"rss_idle_mb\":$(rss_mb "$homegate_pid")"
+
+    # Warm-up, not recorded: one update per device, so every value topic exists before the points.
+    local warm=(-m rate -R "$z2m_rate" -c "$z2m_devices")
+    "$z2mload" -p "$broker_port" -r "$room_size" "${floor_z2m[@]}" "${warm[@]}" >/dev/null
+    "$z2mload" -p "$broker_port" -r "$room_size" "${z2m[@]}" "${warm[@]}" >/dev/null
+
+    local round point rate count labels
+    for ((round = 1; round <= z2m_rounds; round++)); do
+        for point in nominal capacity; do
+            if [[ $point == nominal ]]; then
+                rate=$z2m_rate count=$((z2m_rate * z2m_seconds))
+            else
+                rate=$z2m_capacity_rate count=$((z2m_capacity_rate * z2m_capacity_seconds))
+            fi
+            labels="\"scenario\":\"zigbee2mqtt\",\"point\":\"$point\",\"gateway\":\"floor\",\"db\":\"none\",\"round\":$round"
+            measure_with "$z2mload" "$floor_pid" "$labels" "${floor_z2m[@]}" -m rate -R "$rate" -c "$count"
+            labels="\"scenario\":\"zigbee2mqtt\",\"point\":\"$point\",\"gateway\":\"homegate\",\"db\":\"file\",\"round\":$round"
+            measure_with "$z2mload" "$homegate_pid" "$labels" "${z2m[@]}" -m rate -R "$rate" -c "$count"
+            # A point above what homegate sustains leaves a backlog; the next point starts without it.
+            wait_idle "$homegate_pid"
+        done
+    done
+    stop "$floor_pid"
+    stop "$homegate_pid"
+    stop "$broker_pid"
+    # What homegate logged (warnings and up), but the note that the benchmark broker has no access rules.
+    local logged
+    logged=$(grep -v "the broker's access rules" "$dir/homegate.log" | cut -c26- | sort | uniq -c | sort -rn | head -5 || true)
+    [[ -z $logged ]] || log "homegate's log in the zigbee2mqtt scenario: $logged"
+}
+
 began=$(date +%s)
 round_trip_scenario
 for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done
+zigbee2mqtt_scenario
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
 
