@@ -7,8 +7,9 @@ enum Conversion: Sendable, Hashable {
     /// A `binary` expose: the characteristic is `on` when the property equals `valueOn`.
     /// `onValue`/`offValue` are the model's values (a bool, or 1/0 for a uint8 state).
     case binary(valueOn: JSON, valueOff: JSON, onValue: CharacteristicValue, offValue: CharacteristicValue)
-    /// A numeric expose on another scale: brightness 0...254 ↔ 0...100 %. Device values above
-    /// `deviceMax` (states sometimes carry 255) count as `deviceMax`.
+    /// A numeric expose on another scale: brightness 0...254 ↔ 0...100 %. A device value one above
+    /// `deviceMax` (states sometimes carry 255 for 254) counts as `deviceMax`; anything further out
+    /// is invalid.
     case scaled(deviceMax: Double, modelMax: Double)
     /// A numeric expose taken as it is (°C, %, mired, hPa, lx), rounded to the characteristic's step.
     case number
@@ -38,6 +39,10 @@ struct Binding: Sendable, Hashable {
     let isPublished: Bool
     /// Whether `/get` can ask for it.
     let isGettable: Bool
+    /// A target the device moves towards (a cover's position or tilt): its state carries where the
+    /// device is, not where it goes, so the target is read from the state only while it has no value,
+    /// and a write is confirmed by the device's next state publish whatever it carries.
+    let isTarget: Bool
 
     /// What the state payload says this characteristic is now.
     enum Reading: Equatable {
@@ -58,7 +63,10 @@ struct Binding: Sendable, Hashable {
                 "\(property) is \(raw.serialized), neither \(valueOn.serialized) nor \(valueOff.serialized)")
         case .scaled(let deviceMax, let modelMax):
             guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }
-            return checked(min(max(number, 0), deviceMax) * modelMax / deviceMax)
+            guard number <= deviceMax + 1 else {
+                return .invalid("\(property) \(raw.serialized) is above \(Int(deviceMax))")
+            }
+            return checked(min(number, deviceMax) * modelMax / deviceMax)
         case .number:
             guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }
             return checked(number)
@@ -85,7 +93,8 @@ struct Binding: Sendable, Hashable {
     /// A device number as the characteristic's value: rounded to its step (and to an integer for an
     /// integer format), then checked against its range.
     private func checked(_ number: Double) -> Reading {
-        guard number.isFinite else { return .invalid("\(property) is not a finite number") }
+        // Beyond 2^53 no device value means anything, and Int() of it could trap.
+        guard number.isFinite, abs(number) < 9e15 else { return .invalid("\(property) is not a usable number") }
         var rounded = number
         if let step = metadata.stepValue, step > 0 {
             let base = metadata.minimumValue ?? 0
@@ -119,7 +128,7 @@ struct Binding: Sendable, Hashable {
         case .color:
             return nil
         case .command(let command):
-            return command
+            return value.boolValue == false ? nil : command
         case .openClose(let open, let close):
             return (value.intValue ?? 0) >= 50 ? open : close
         }

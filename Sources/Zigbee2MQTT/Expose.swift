@@ -55,6 +55,11 @@ public struct Expose: Sendable, Hashable {
         } else {
             features = []
         }
+        // A composite without access bits of its own (zigbee2mqtt's documentation shows such
+        // `color_xy`) can do what its features can.
+        if json["access"] == nil, !features.isEmpty {
+            access = features.reduce(into: Access()) { $0.formUnion($1.access) }
+        }
     }
 
     /// The feature named `name`, searched one level down.

@@ -24,6 +24,8 @@ public struct MappedDevice: Sendable, Hashable {
         public let service: ServiceID
         public let characteristic: CharacteristicType
         public let value: CharacteristicValue
+        /// A target (a cover's position or tilt): the state says where the device is, not where it goes.
+        public let isTarget: Bool
     }
 
     /// What a state payload says: the values it carries (checked against each characteristic's
@@ -36,7 +38,10 @@ public struct MappedDevice: Sendable, Hashable {
             case .absent: continue
             case .invalid(let reason): problems.append((binding.property, reason))
             case .value(let value):
-                values.append(Reported(service: binding.service, characteristic: binding.characteristic, value: value))
+                values.append(
+                    Reported(
+                        service: binding.service, characteristic: binding.characteristic, value: value,
+                        isTarget: binding.isTarget))
             }
         }
         return (values, problems)
@@ -51,41 +56,53 @@ public struct MappedDevice: Sendable, Hashable {
 public enum ExposeMapping {
     /// Maps every expose of `device`; what has no mapping is listed, never dropped.
     public static func map(_ device: DeviceDescription) -> MappedDevice {
-        var builder = Builder()
+        var builder = Builder(device: device)
         for expose in device.exposes {
-            builder.add(expose, device: device)
+            builder.add(expose)
         }
         builder.unmapped += (0..<device.malformedExposes).map { _ in "(an expose without a type)" }
-        let category = builder.category ?? (builder.services.isEmpty ? .other : .sensor)
+        let category =
+            Builder.categoryOrder.first { builder.categories.contains($0) }
+            ?? (builder.services.isEmpty ? .other : .sensor)
         var accessory = Accessory(
-            id: AccessoryID(device.ieeeAddress), name: accessoryName(device.friendlyName), category: category,
+            id: AccessoryID(device.ieeeAddress), name: accessoryName(device.friendlyName, ieee: device.ieeeAddress),
+            category: category,
             manufacturer: device.vendor, model: device.model, services: builder.services, isReachable: false)
         accessory.unmappedFeatures = builder.unmapped
         return MappedDevice(
             accessory: accessory, bindings: builder.bindings, unmapped: builder.unmapped, identify: builder.identify)
     }
 
-    /// The accessory name a friendly name gives: `/` separates zigbee2mqtt's groups of names but
-    /// separates topic levels in homegate's, so it becomes a space.
-    static func accessoryName(_ friendlyName: String) -> String {
-        let spaced = friendlyName.split(whereSeparator: { $0 == "/" || $0 == "+" || $0 == "#" }).joined(separator: " ")
-        return spaced.isEmpty ? friendlyName : spaced
+    /// The accessory name a friendly name gives: homegate's names are topic levels of letters,
+    /// digits, spaces and apostrophes, so `weather_sensor` becomes `weather sensor` and
+    /// `kitchen/ceiling` `kitchen ceiling`; a name with nothing usable becomes `Zigbee <address>`.
+    static func accessoryName(_ friendlyName: String, ieee: String) -> String {
+        HomeName.suggestion(from: friendlyName) ?? "Zigbee \(ieee.dropFirst(2))"
     }
 }
 
 private struct Builder {
+    let device: DeviceDescription
     var services: [Service] = []
     var bindings: [Binding] = []
     var unmapped: [String] = []
-    var category: AccessoryCategory?
+    var categories: Set<AccessoryCategory> = []
+
+    /// Which service gives the accessory its category when it has several (a radiator valve with an
+    /// away-mode switch is a thermostat).
+    static let categoryOrder: [AccessoryCategory] = [
+        .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch,
+    ]
     var identify: (property: String, value: JSON)?
 
     private static let readNotify: CharacteristicPermissions = [.read, .notify]
 
-    mutating func add(_ expose: Expose, device: DeviceDescription) {
+    init(device: DeviceDescription) { self.device = device }
+
+    mutating func add(_ expose: Expose) {
         switch expose.type {
         case "light": addLight(expose)
-        case "switch": addSwitch(expose, device: device)
+        case "switch": addSwitch(expose)
         case "cover": addCover(expose)
         case "lock": addLock(expose)
         case "climate": addClimate(expose)
@@ -127,13 +144,18 @@ private struct Builder {
         finish(service, category: .lightbulb)
     }
 
-    private mutating func addSwitch(_ expose: Expose, device: DeviceDescription) {
+    private mutating func addSwitch(_ expose: Expose) {
         let isOutlet =
             device.exposes.contains { ["power", "energy"].contains($0.name ?? "") }
             || ["plug", "socket", "outlet"].contains { device.description.lowercased().contains($0) }
+        // A switch of something else than the device's power (a valve's `away_mode`) is named after it.
+        let property = expose.features.first { $0.name == "state" }?.property
+        let suffix = expose.endpoint.map { "_\($0)" } ?? ""
+        let other = property.flatMap { $0 == "state\(suffix)" ? nil : $0 }
         var service = ServiceDraft(
-            kind: isOutlet ? "outlet" : "switch", name: isOutlet ? "Outlet" : "Switch",
-            type: isOutlet ? .outlet : .switch, endpoint: expose.endpoint)
+            kind: other.map { "switch_\($0)" } ?? (isOutlet ? "outlet" : "switch"),
+            name: other.map(Self.words) ?? (isOutlet ? "Outlet" : "Switch"),
+            type: isOutlet && other == nil ? .outlet : .switch, endpoint: other == nil ? expose.endpoint : nil)
         for feature in expose.features {
             if feature.name == "state", feature.valueOn != nil {
                 service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
@@ -141,7 +163,12 @@ private struct Builder {
                 unmapped.append(feature.displayName)
             }
         }
-        finish(service, category: isOutlet ? .outlet : .switch)
+        finish(service, category: isOutlet && other == nil ? .outlet : .switch)
+    }
+
+    /// `away_mode` → `Away Mode`.
+    static func words(_ property: String) -> String {
+        property.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
     }
 
     private mutating func addCover(_ cover: Expose) {
@@ -149,7 +176,15 @@ private struct Builder {
         let position = cover.feature("position")
         if let position {
             service.add(.currentPosition, position, .number, readOnly: true)
-            service.add(.targetPosition, position, .number)
+            service.add(.targetPosition, position, .number, isTarget: true)
+            // HAP's PositionState, from the device's motor state where it has one.
+            if let motor = motorState(endpoint: cover.endpoint) {
+                let known: [(String, Int)] = [("closing", 0), ("opening", 1), ("stopped", 2)]
+                let table = known.filter { motor.stringValues.contains($0.0) }
+                service.add(
+                    .positionState, motor, .enumeration(names: table.map(\.0), numbers: table.map(\.1)),
+                    readOnly: true)
+            }
         }
         for feature in cover.features where feature.name != "position" {
             switch feature.name {
@@ -157,22 +192,26 @@ private struct Builder {
                 let open: JSON = feature.valueOn ?? (feature.stringValues.contains("OPEN") ? .string("OPEN") : .null)
                 let close: JSON =
                     feature.valueOff ?? (feature.stringValues.contains("CLOSE") ? .string("CLOSE") : .null)
+                var used = false
                 if position == nil, open != .null, close != .null {
                     var target = standard(.targetPosition)
                     target.stepValue = 100
                     service.add(.currentPosition, feature, .openClose(open: open, close: close), readOnly: true)
-                    service.add(.targetPosition, feature, .openClose(open: open, close: close), metadata: target)
+                    service.add(
+                        .targetPosition, feature, .openClose(open: open, close: close), metadata: target, isTarget: true
+                    )
+                    used = true
                 }
                 if feature.stringValues.contains("STOP"), feature.access.contains(.settable) {
                     service.add(
                         .holdPosition, feature, .command(.string("STOP")),
                         metadata: CharacteristicMetadata(format: .bool, permissions: [.write]))
-                } else if position != nil {
-                    unmapped.append(feature.displayName)
+                    used = true
                 }
+                if !used { unmapped.append(feature.displayName) }
             case "tilt":
                 service.add(.currentHorizontalTiltAngle, feature, .tilt, metadata: Self.tiltAngle, readOnly: true)
-                service.add(.targetHorizontalTiltAngle, feature, .tilt, metadata: Self.tiltAngle)
+                service.add(.targetHorizontalTiltAngle, feature, .tilt, metadata: Self.tiltAngle, isTarget: true)
             default:
                 unmapped.append(feature.displayName)
             }
@@ -261,8 +300,14 @@ private struct Builder {
         case ("numeric", "pressure"):
             sensor("pressure", "Air Pressure", .airPressureSensor, .airPressure, expose, .number)
         case ("numeric", "illuminance"), ("numeric", "illuminance_lux"):
-            guard expose.unit == "lx" || expose.name == "illuminance_lux" else { fallthrough }
+            // zigbee2mqtt 1.x's `illuminance` without a unit is a raw reading, not lux.
+            guard expose.unit == "lx" || expose.name == "illuminance_lux" else {
+                unmapped.append(expose.displayName)
+                return
+            }
             sensor("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, expose, .number)
+        case ("enum", "motor_state") where device.exposes.contains(where: { $0.type == "cover" }):
+            break  // the cover's PositionState
         case ("binary", "occupancy"):
             sensor(
                 "motion", "Motion", .motionSensor, .motionDetected, expose,
@@ -319,10 +364,16 @@ private struct Builder {
     // MARK: Helpers
 
     private mutating func finish(_ draft: ServiceDraft, category: AccessoryCategory?) {
+        unmapped += draft.dropped
         guard !draft.characteristics.isEmpty else { return }
         services.append(draft.service)
         bindings += draft.bindings
-        if self.category == nil, let category { self.category = category }
+        if let category { categories.insert(category) }
+    }
+
+    /// The device's `motor_state` for a cover on `endpoint`.
+    private func motorState(endpoint: String?) -> Expose? {
+        device.exposes.first { $0.type == "enum" && $0.name == "motor_state" && $0.endpoint == endpoint }
     }
 
     private func binary(_ expose: Expose, on: CharacteristicValue, off: CharacteristicValue) -> Conversion {
@@ -357,6 +408,9 @@ private struct ServiceDraft {
     let type: ServiceType
     var characteristics: [Characteristic] = []
     var bindings: [Binding] = []
+    /// Features that could not become a characteristic (no property, no permission, a second one
+    /// of the same type), to be listed as unmapped.
+    var dropped: [String] = []
 
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
         id = Self.id(kind, endpoint: endpoint)
@@ -374,9 +428,16 @@ private struct ServiceDraft {
     /// published → read and notify, settable → write (unless `readOnly`), gettable → read.
     mutating func add(
         _ type: CharacteristicType, _ expose: Expose, _ conversion: Conversion,
-        metadata: CharacteristicMetadata? = nil, readOnly: Bool = false
+        metadata: CharacteristicMetadata? = nil, readOnly: Bool = false, isTarget: Bool = false
     ) {
-        guard let property = expose.property, !characteristics.contains(where: { $0.type == type }) else { return }
+        guard let property = expose.property, !characteristics.contains(where: { $0.type == type }) else {
+            if !characteristics.contains(where: { $0.type == type }) || expose.property == nil {
+                dropped.append(expose.displayName)
+            } else if !bindings.contains(where: { $0.property == expose.property }) {
+                dropped.append(expose.displayName)
+            }
+            return
+        }
         var metadata = metadata ?? .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: [])
         var permissions: CharacteristicPermissions = []
         if expose.access.contains(.published) { permissions.formUnion([.read, .notify]) }
@@ -384,13 +445,17 @@ private struct ServiceDraft {
         if expose.access.contains(.settable), !readOnly { permissions.insert(.write) }
         if case .command = conversion { permissions = expose.access.contains(.settable) ? [.write] : [] }
         if readOnly { permissions.remove(.write) }
-        guard !permissions.isEmpty else { return }
+        guard !permissions.isEmpty else {
+            if !bindings.contains(where: { $0.property == property }) { dropped.append(expose.displayName) }
+            return
+        }
         metadata.permissions = permissions
         characteristics.append(Characteristic(type: type, metadata: metadata, value: nil))
         bindings.append(
             Binding(
                 service: id, characteristic: type, metadata: metadata, property: property, conversion: conversion,
-                isPublished: expose.access.contains(.published), isGettable: expose.access.contains(.gettable)))
+                isPublished: expose.access.contains(.published), isGettable: expose.access.contains(.gettable),
+                isTarget: isTarget))
     }
 }
 

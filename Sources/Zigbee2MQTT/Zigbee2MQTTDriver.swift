@@ -14,6 +14,8 @@ import MQTT
 public actor Zigbee2MQTTDriver: JoinPermitting {
     public nonisolated let name = "zigbee2mqtt"
     public nonisolated let updates: AsyncStream<DriverUpdate>
+    /// Values move only with the device's own state publishes (and a target once the device took it).
+    public nonisolated var reportsConfirmedValues: Bool { true }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -24,7 +26,10 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     /// IEEE addresses in the order of `bridge/devices`.
     private var order: [String] = []
     private var ieeeByName: [String: String] = [:]
-    /// Whether zigbee2mqtt says it is online (`bridge/state`); nil until it said anything.
+    /// The last `bridge/devices` taken, to skip the same list again cheaply.
+    private var lastDevicesPayload: [UInt8] = []
+    /// Whether zigbee2mqtt says it is online (its retained `bridge/state`); nil until it said so
+    /// on this connection, and devices count as unreachable until then.
     private var bridgeOnline: Bool?
     private var connected = false
     /// A state or availability that came before its device was listed (retained messages arrive
@@ -104,7 +109,9 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         if binding.isGettable {
             let topic = topics.get(device.description.friendlyName)
             let request = JSON.object([(binding.property, .string(""))]).bytes
-            let state = try await send(to: device.ieee, expecting: [.present(binding.property)]) { [client] in
+            let state = try await send(
+                to: device.ieee, kind: "get", properties: [binding.property], expecting: [.present(binding.property)]
+            ) { [client] in
                 try await client.publish(topic, payload: request, qos: .atLeastOnce)
             }
             if case .value(let value) = binding.read(state) { return value }
@@ -119,10 +126,23 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
 
     public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         let device = try reachableDevice(accessory)
-        let (payload, expectations) = try device.setPayload(for: values)
+        let request = try device.setRequest(for: values)
+        guard case .object(let fields) = request.payload, !fields.isEmpty else { return }
         let topic = topics.set(device.description.friendlyName)
-        _ = try await send(to: device.ieee, expecting: expectations) { [client] in
-            try await client.publish(topic, payload: payload.bytes, qos: .atLeastOnce)
+        _ = try await send(
+            to: device.ieee, kind: "set", properties: Set(fields.map(\.key)), expecting: request.expectations,
+            targets: request.targets
+        ) { [client] in
+            try await client.publish(topic, payload: request.payload.bytes, qos: .atLeastOnce)
+        }
+        // A stop ends the targets the device was moving towards: they follow it again.
+        let stopped = Set(
+            values.filter { $0.characteristic == .holdPosition && $0.value == .bool(true) }.map(\.service))
+        if !stopped.isEmpty, var device = devices[device.ieee] {
+            device.pendingTargets = device.pendingTargets.filter { key, _ in
+                !stopped.contains { key.hasPrefix("\($0)|") }
+            }
+            devices[device.ieee] = device
         }
     }
 
@@ -149,7 +169,10 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private func askPermitJoin(seconds: Int) async throws -> JSON {
         nextRequest += 1
         let transaction = "homegate-\(nextRequest)"
-        let request = JSON.object([("time", .integer(seconds)), ("transaction", .string(transaction))])
+        // `value` is what zigbee2mqtt 1.x needs; 2.x reads `time` only.
+        let request = JSON.object([
+            ("time", .integer(seconds)), ("transaction", .string(transaction)), ("value", .bool(seconds > 0)),
+        ])
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
                 joinWaiters[transaction] = continuation
@@ -176,17 +199,25 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     /// place before the request leaves, so the device cannot answer too early. With nothing to wait
     /// for (a write-only property), the broker's PUBACK is the confirmation.
     private func send(
-        to ieee: String, expecting expectations: [Expectation], _ send: @escaping @Sendable () async throws -> Void
+        to ieee: String, kind: String, properties: Set<String>, expecting expectations: [Expectation],
+        targets: [CharacteristicWrite] = [], _ send: @escaping @Sendable () async throws -> Void
     ) async throws -> JSON {
         if expectations.isEmpty {
             try await send()
+            if var device = devices[ieee] {
+                takeTargets(targets, into: &device)
+                devices[ieee] = device
+            }
             return .object([])
         }
         nextRequest += 1
         let id = nextRequest
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
-                waiters.append(Waiter(id: id, ieee: ieee, expectations: expectations, continuation: continuation))
+                waiters.append(
+                    Waiter(
+                        id: id, ieee: ieee, kind: kind, properties: properties, expectations: expectations,
+                        targets: targets, continuation: continuation))
                 Task {
                     do { try await send() } catch { self.finishWaiter(id, .failure(error)) }
                 }
@@ -213,9 +244,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private func connection(_ event: MQTTConnectionEvent) {
         switch event {
         case .connected:
-            connected = true
-            // zigbee2mqtt's retained bridge/state and availabilities follow and correct this.
-            refreshReachability()
+            connected = true  // reachable again once zigbee2mqtt's retained bridge/state says online
         case .disconnected, .closed:
             connected = false
             bridgeOnline = nil
@@ -239,17 +268,24 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private func deviceMessage(_ name: String, isAvailability: Bool, _ payload: [UInt8]) {
         if let ieee = ieeeByName[name] {
             isAvailability ? availability(ieee, payload) : state(ieee, payload)
-        } else if early[name] != nil || early.count < Self.earlyNamesKept {
-            // Only the newest of each kind matters; groups and unknown names are bounded by the cap.
+        } else if payload.count <= Self.earlyPayloadLimit, early[name] != nil || early.count < Self.earlyNamesKept {
+            // Only the newest of each kind matters; groups and unknown names are bounded by the cap
+            // and dropped at every bridge/devices.
             early[name, default: []].removeAll { $0.isAvailability == isAvailability }
             early[name]!.append((isAvailability, payload))
         }
     }
 
-    /// How many unlisted names' early messages are kept (groups' states land here too).
+    /// How many unlisted names' early messages are kept (groups' states land here too), and the
+    /// largest payload kept: at most about 64 MB.
     static let earlyNamesKept = 1_000
+    static let earlyPayloadLimit = 65_536
 
     private func devicesListed(_ payload: [UInt8]) {
+        // zigbee2mqtt republishes the whole list (1.6 MB for 500 devices) on every join, leave, rename
+        // and interview, and the broker sends it again on every reconnect: the same bytes change nothing.
+        guard payload != lastDevicesPayload else { return }
+        lastDevicesPayload = payload
         let listed: [DeviceDescription]
         do {
             let (devices, problems) = try DeviceDescription.list(payload)
@@ -268,12 +304,10 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
             if var device = devices[description.ieeeAddress] {
                 let renamed = device.description.friendlyName != description.friendlyName
                 if renamed {
-                    ieeeByName[device.description.friendlyName] = nil
                     logger.notice(
                         "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
                         metadata: ["ieee": "\(description.ieeeAddress)"])
                 }
-                ieeeByName[description.friendlyName] = description.ieeeAddress
                 guard renamed || device.mapped != mapped || device.description != description else { continue }
                 device.update(description, mapped)
                 device.accessory.isReachable = isReachable(device)
@@ -283,7 +317,6 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
                 if renamed { replayEarly(description) }
             } else {
                 var device = Device(description: description, mapped: mapped)
-                ieeeByName[description.friendlyName] = description.ieeeAddress
                 device.accessory.isReachable = isReachable(device)
                 devices[description.ieeeAddress] = device
                 logUnmapped(description, mapped)
@@ -295,6 +328,9 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
             forget(ieee, because: "it is no longer in bridge/devices")
         }
         order = newOrder
+        // Names follow the list as a whole, so two devices that swapped names keep their own topics.
+        ieeeByName = Dictionary(devices.values.map { ($0.description.friendlyName, $0.ieee) }) { first, _ in first }
+        early = [:]
     }
 
     private func replayEarly(_ description: DeviceDescription) {
@@ -307,6 +343,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private func forget(_ ieee: String, because reason: String) {
         guard let device = devices.removeValue(forKey: ieee) else { return }
         order.removeAll { $0 == ieee }
+        lastDevicesPayload = []  // the same list again would bring it back
         if ieeeByName[device.description.friendlyName] == ieee { ieeeByName[device.description.friendlyName] = nil }
         logger.notice(
             "zigbee2mqtt: \(device.description.friendlyName) is gone: \(reason)", metadata: ["ieee": "\(ieee)"])
@@ -329,18 +366,43 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
             reportOnce(
                 ieee, "\(problem.property) invalid", "\(device.description.friendlyName): ignored \(problem.reason)")
         }
-        for reported in values
-        where device.accessory.setValue(reported.value, service: reported.service, type: reported.characteristic) {
-            sink.yield(
-                .value(
-                    device.accessory.id, service: reported.service, characteristic: reported.characteristic,
-                    reported.value))
+        for reported in values {
+            if reported.isTarget {
+                // A target the device was sent stays until the device reports reaching it; otherwise
+                // (moved by a wall switch, say) the target follows where the device is.
+                let key = Device.key(reported.service, reported.characteristic)
+                if let pending = device.pendingTargets[key] {
+                    guard reported.value == pending else { continue }
+                    device.pendingTargets[key] = nil
+                }
+            }
+            record(reported.value, reported.service, reported.characteristic, of: &device)
         }
-        device.merge(json)
+        let confirmed = waiters.filter { $0.ieee == ieee && $0.expectations.allSatisfy { $0.isMet(by: json) } }
+        for waiter in confirmed {
+            takeTargets(waiter.targets, into: &device)
+        }
         devices[ieee] = device
-        for waiter in waiters where waiter.ieee == ieee && waiter.expectations.allSatisfy({ $0.isMet(by: json) }) {
-            finishWaiter(waiter.id, .success(json))
+        for waiter in confirmed { finishWaiter(waiter.id, .success(json)) }
+    }
+
+    /// The device took a command: the targets it was sent are its targets now (a stop ends them).
+    private func takeTargets(_ targets: [CharacteristicWrite], into device: inout Device) {
+        for target in targets {
+            record(target.value, target.service, target.characteristic, of: &device)
+            let reached =
+                device.accessory.characteristic(target.service, Device.current(of: target.characteristic))?.value
+                == target.value
+            device.pendingTargets[Device.key(target.service, target.characteristic)] = reached ? nil : target.value
         }
+    }
+
+    /// Takes a value into the driver's copy and reports it when it changed.
+    private func record(
+        _ value: CharacteristicValue, _ service: ServiceID, _ type: CharacteristicType, of device: inout Device
+    ) {
+        guard device.accessory.setValue(value, service: service, type: type) else { return }
+        sink.yield(.value(device.accessory.id, service: service, characteristic: type, value))
     }
 
     private func availability(_ ieee: String, _ payload: [UInt8]) {
@@ -403,12 +465,27 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         guard let json = try? JSON.parse(payload), json["level"]?.stringValue == "error",
             let message = json["message"]?.stringValue
         else { return }
-        for waiter in waiters {
-            guard let name = devices[waiter.ieee]?.description.friendlyName, message.contains("'\(name)'") else {
+        guard let failure = Self.failure(in: message) else { return }
+        for waiter in waiters where devices[waiter.ieee]?.description.friendlyName == failure.device {
+            guard failure.kind.map({ $0 == waiter.kind }) ?? true, waiter.properties.contains(failure.property) else {
                 continue
             }
             finishWaiter(waiter.id, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(message)")))
         }
+    }
+
+    /// The request a zigbee2mqtt error names: `Publish 'set' 'state' to 'bulb' failed: '…'`, or
+    /// `No converter available for 'state' on 'bulb': …` (kind nil: a set).
+    static func failure(in message: String) -> (kind: String?, property: String, device: String)? {
+        let quoted = message.split(separator: "'", omittingEmptySubsequences: false).map(String.init)
+        // Text between quotes sits at the odd indices.
+        if message.hasPrefix("Publish '"), quoted.count >= 7, quoted[4] == " to " {
+            return (quoted[1], quoted[3], quoted[5])
+        }
+        if message.hasPrefix("No converter available for '"), quoted.count >= 5, quoted[2] == " on " {
+            return ("set", quoted[1], quoted[3])
+        }
+        return nil
     }
 
     private func permitJoinAnswered(_ payload: [UInt8]) {
@@ -426,7 +503,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     // MARK: Reachability
 
     private func isReachable(_ device: Device) -> Bool {
-        connected && bridgeOnline != false && device.available != false
+        connected && bridgeOnline == true && device.available != false
     }
 
     private func updateReachability(_ ieee: String) {
@@ -436,6 +513,12 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         device.accessory.isReachable = reachable
         devices[ieee] = device
         sink.yield(.reachability(device.accessory.id, isReachable: reachable))
+        guard !reachable else { return }
+        for waiter in waiters where waiter.ieee == ieee {
+            finishWaiter(
+                waiter.id,
+                .failure(HomeError(.accessoryNotReachable, "\(device.description.friendlyName) became unreachable.")))
+        }
     }
 
     private func refreshReachability() {
@@ -455,7 +538,8 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     /// payload is logged once.
     private func reportOnce(_ subject: String, _ cause: String, _ message: String) {
         let key = "\(subject)|\(cause)"
-        guard !reported.contains(key), reported.count < 10_000 else { return }
+        guard !reported.contains(key) else { return }
+        if reported.count >= 10_000 { reported = [] }  // bounded: after 10,000 causes, each may be said again
         reported.insert(key)
         logger.warning("zigbee2mqtt: \(message)", metadata: ["device": "\(subject)"])
     }
@@ -467,9 +551,13 @@ enum Expectation: Sendable, Hashable {
     /// A number inside an object property (`color.hue`), within a tolerance.
     case near(String, key: String, Double, tolerance: Double)
     case present(String)
+    /// Any state publish of the device: a target it moves towards is confirmed by its next report.
+    case anyPublish
 
     func isMet(by state: JSON) -> Bool {
         switch self {
+        case .anyPublish:
+            return true
         case .equal(let property, let value):
             guard let actual = state[property] else { return false }
             if actual == value { return true }
@@ -488,7 +576,12 @@ enum Expectation: Sendable, Hashable {
 private struct Waiter {
     let id: Int
     let ieee: String
+    /// `set` or `get`, and the properties sent: what a zigbee2mqtt error must name to fail it.
+    let kind: String
+    let properties: Set<String>
     let expectations: [Expectation]
+    /// Targets written (a cover's position): recorded once the device took the command.
+    let targets: [CharacteristicWrite]
     let continuation: CheckedContinuation<JSON, any Error>
 }
 
@@ -497,9 +590,9 @@ private struct Device {
     var description: DeviceDescription
     var mapped: MappedDevice
     var accessory: Accessory
-    /// zigbee2mqtt's last state of the device, merged over time (a `null` keeps what was known).
-    var state: [String: JSON] = [:]
     var available: Bool?
+    /// Targets sent that the device has not reported reaching yet, by ``key(_:_:)``.
+    var pendingTargets: [String: CharacteristicValue] = [:]
 
     init(description: DeviceDescription, mapped: MappedDevice) {
         self.description = description
@@ -508,6 +601,17 @@ private struct Device {
     }
 
     var ieee: String { description.ieeeAddress }
+
+    static func key(_ service: ServiceID, _ type: CharacteristicType) -> String { "\(service)|\(type)" }
+
+    /// The characteristic that says where a target's device is.
+    static func current(of target: CharacteristicType) -> CharacteristicType {
+        switch target {
+        case .targetPosition: .currentPosition
+        case .targetHorizontalTiltAngle: .currentHorizontalTiltAngle
+        default: target
+        }
+    }
 
     mutating func update(_ description: DeviceDescription, _ mapped: MappedDevice) {
         let old = accessory
@@ -523,14 +627,20 @@ private struct Device {
         }
     }
 
-    mutating func merge(_ json: JSON) {
-        for (key, value) in json.members ?? [] where value != .null { state[key] = value }
+    /// A `/set` request: the payload, what the next state publish must carry to confirm it, and the
+    /// targets to record once the device took it.
+    struct SetRequest {
+        var payload: JSON
+        var expectations: [Expectation]
+        var targets: [CharacteristicWrite]
     }
 
-    /// The `/set` payload for `writes` and what the next state publish must carry to confirm it.
-    func setPayload(for writes: [CharacteristicWrite]) throws(HomeError) -> (JSON, [Expectation]) {
+    /// The `/set` request for `writes`, all in one payload.
+    func setRequest(for writes: [CharacteristicWrite]) throws(HomeError) -> SetRequest {
         var fields: [(key: String, value: JSON)] = []
-        var expectations: [Expectation] = []
+        var expectations: [(service: ServiceID, property: String, expectation: Expectation)] = []
+        var targets: [CharacteristicWrite] = []
+        var switchedOff: Set<ServiceID> = []
         var colors: [String: (binding: Binding, hue: Double?, saturation: Double?)] = [:]
         for write in writes {
             guard let binding = mapped.bindings(of: write.service, write.characteristic),
@@ -551,13 +661,18 @@ private struct Device {
                 continue
             }
             guard let value = binding.deviceValue(for: write.value) else {
+                if case .command = binding.conversion { continue }  // HoldPosition false: nothing to do
                 throw HomeError(.invalidParameter, "\(write.value.plainText) has no meaning for \(binding.property).")
             }
             fields.removeAll { $0.key == binding.property }
             fields.append((binding.property, value))
-            if binding.isPublished, case .command = binding.conversion {
+            if write.characteristic == .on, write.value == .bool(false) { switchedOff.insert(binding.service) }
+            if binding.isTarget {
+                targets.append(write)
+                if binding.isPublished { expectations.append((binding.service, binding.property, .anyPublish)) }
+            } else if case .command = binding.conversion {
             } else if binding.isPublished {
-                expectations.append(.equal(binding.property, value))
+                expectations.append((binding.service, binding.property, .equal(binding.property, value)))
             }
         }
         for (property, entry) in colors.sorted(by: { $0.key < $1.key }) {
@@ -566,25 +681,29 @@ private struct Device {
             let hue = entry.hue ?? accessory.characteristic(service, .hue)?.value?.doubleValue ?? 0
             let saturation =
                 entry.saturation ?? accessory.characteristic(service, .saturation)?.value?.doubleValue ?? 100
+            var expected: [Expectation]
             if hasHueSaturation {
                 fields.append((property, .object([("hue", .number(hue)), ("saturation", .number(saturation))])))
-                if entry.binding.isPublished {
-                    expectations += [
-                        .near(property, key: "hue", hue, tolerance: 1.5),
-                        .near(property, key: "saturation", saturation, tolerance: 1.5),
-                    ]
-                }
+                expected = [
+                    .near(property, key: "hue", hue, tolerance: 1.5),
+                    .near(property, key: "saturation", saturation, tolerance: 1.5),
+                ]
             } else {
                 let xy = ColorSpace.xy(hue: hue, saturation: saturation)
                 fields.append((property, .object([("x", .number(xy.x)), ("y", .number(xy.y))])))
-                if entry.binding.isPublished {
-                    expectations += [
-                        .near(property, key: "x", xy.x, tolerance: 0.002),
-                        .near(property, key: "y", xy.y, tolerance: 0.002),
-                    ]
-                }
+                expected = [
+                    .near(property, key: "x", xy.x, tolerance: 0.002),
+                    .near(property, key: "y", xy.y, tolerance: 0.002),
+                ]
             }
+            if entry.binding.isPublished { expectations += expected.map { (service, property, $0) } }
         }
-        return (.object(fields), expectations)
+        // A light switched off does not report the brightness sent with it (zigbee2mqtt's own tests:
+        // `{"brightness":20,"color":{…},"state":"OFF"}` publishes the colour and the state only).
+        let offBrightness = Set(
+            mapped.bindings.filter { $0.characteristic == .brightness && switchedOff.contains($0.service) }.map(
+                \.property))
+        let kept = expectations.filter { !offBrightness.contains($0.property) }
+        return SetRequest(payload: .object(fields), expectations: kept.map(\.expectation), targets: targets)
     }
 }

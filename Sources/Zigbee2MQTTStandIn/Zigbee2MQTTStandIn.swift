@@ -25,6 +25,10 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
         /// Devices that take sets silently (a device that went quiet).
         var silent: Set<String> = []
         var setsReceived = 0
+        /// Whether permit join is on, as the last `permit_join` request left it.
+        var joinPermitted = false
+        /// zigbee2mqtt's error for every `permit_join` (an adapter that fails), or nil.
+        var joinRefusal: String?
         /// Every `/set` and `/get` payload, by device, in order (`set {…}`, `get {…}`).
         var requests: [(device: String, request: String)] = []
     }
@@ -112,21 +116,47 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
         if let state { try await publish(new, .object(state), retain: true) }
     }
 
-    /// A device leaves the network: `bridge/event` device_leave, then `bridge/devices` without it.
-    public func leave(_ name: String) async throws {
+    /// Two devices swap names in one step, as a user renaming both while homegate was away would
+    /// leave them: one `bridge/devices` with both changed.
+    public func swapNames(_ first: String, _ second: String) async throws {
+        world.withLock { world in
+            world.devices = world.devices.map { device in
+                switch device.friendlyName {
+                case first: device.replacing("friendly_name", .string(second))
+                case second: device.replacing("friendly_name", .string(first))
+                default: device
+                }
+            }
+            let a = world.states[first]
+            world.states[first] = world.states[second]
+            world.states[second] = a
+        }
+        try await publishDevices()
+    }
+
+    /// zigbee2mqtt answers every `permit_join` with `error` (nil: as usual).
+    public func refuseJoins(with error: String?) {
+        world.withLock { $0.joinRefusal = error }
+    }
+
+    /// A device leaves the network: `bridge/event` device_leave (when `announced`), then
+    /// `bridge/devices` without it (when `relisted`).
+    public func leave(_ name: String, announced: Bool = true, relisted: Bool = true) async throws {
         let ieee = world.withLock { world -> String? in
             let ieee = world.devices.first { $0.friendlyName == name }?["ieee_address"]?.stringValue
             world.devices.removeAll { $0.friendlyName == name }
             return ieee
         }
         guard let ieee else { return }
-        try await publish(
-            "bridge/event",
-            .object([
-                ("data", .object([("friendly_name", .string(name)), ("ieee_address", .string(ieee))])),
-                ("type", .string("device_leave")),
-            ]), retain: false)
-        try await publishDevices()
+        if announced {
+            try await publish(
+                "bridge/event",
+                .object([
+                    ("data", .object([("friendly_name", .string(name)), ("ieee_address", .string(ieee))])),
+                    ("type", .string("device_leave")),
+                ]), retain: false)
+        }
+        if relisted { try await publishDevices() }
     }
 
     /// Publishes `bridge/devices` as given (a broken one is a test too).
@@ -157,6 +187,9 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     /// interview, then `bridge/devices` with the device (a recorded entry), its availability and state.
     public func join(_ device: JSON, state: JSON?) async throws {
         guard let name = device.friendlyName, let ieee = device["ieee_address"] else { return }
+        guard world.withLock({ $0.joinPermitted }) else {
+            throw StandInError("the network is closed: nothing can join")
+        }
         let data = JSON.object([("friendly_name", .string(name)), ("ieee_address", ieee)])
         try await publish("bridge/event", .object([("data", data), ("type", .string("device_joined"))]), retain: false)
         for status in ["started", "successful"] {
@@ -217,7 +250,14 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
             }
             if world.silent.contains(name) { return .silent }
             var state = world.states[name] ?? []
-            for (key, value) in fields where value != .string("") {
+            // Switched off, a light does not take the brightness sent with it (zigbee2mqtt's tests).
+            let off = fields.compactMap { field -> String? in
+                guard field.key == "state" || field.key.hasPrefix("state_"), field.value == .string("OFF") else {
+                    return nil
+                }
+                return "brightness" + field.key.dropFirst("state".count)
+            }
+            for (key, value) in fields where value != .string("") && !off.contains(key) {
                 if let index = state.firstIndex(where: { $0.key == key }) {
                     state[index].value = value
                 } else {
@@ -243,7 +283,10 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     private func permitJoin(_ payload: [UInt8]) async throws {
         let json = try? JSON.parse(payload)
         var response: [(key: String, value: JSON)]
-        if let time = json?["time"], case .integer = time {
+        if let refusal = world.withLock({ $0.joinRefusal }) {
+            response = [("data", .object([])), ("error", .string(refusal)), ("status", .string("error"))]
+        } else if let time = json?["time"], case .integer(let seconds) = time {
+            world.withLock { $0.joinPermitted = seconds > 0 }
             response = [("data", .object([("time", time)])), ("status", .string("ok"))]
         } else {
             response = [("data", .object([])), ("error", .string("Invalid payload")), ("status", .string("error"))]
@@ -260,6 +303,12 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     private func publish(_ suffix: String, _ json: JSON, retain: Bool) async throws {
         try await client.publish("\(base)/\(suffix)", payload: json.bytes, qos: .atLeastOnce, retain: retain)
     }
+}
+
+/// A test asked the stand-in for something zigbee2mqtt would not do.
+public struct StandInError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
 
 extension JSON {

@@ -164,6 +164,13 @@ struct ConfigurationTests {
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    broker: http://x\n").code == .invalidValue)
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    account: a/b\n").code == .invalidValue)
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    passwordFile: /nonexistent/pw\n").code == .invalidValue)
+        #expect(try problem("accessories:\n  zigbee2mqtt:\n    baseTopic: homegate/zigbee\n").code == .invalidValue)
+        #expect(
+            try problem("homeAssistant:\n  enabled: true\naccessories:\n  zigbee2mqtt:\n    baseTopic: homeassistant\n")
+                .code
+                == .invalidValue)
+        #expect(
+            problems("accessories:\n  zigbee2mqtt:\n    baseTopic: homegate\n    broker: mqtt://10.0.0.2\n").isEmpty)
         let typo = try problem("accessories:\n  zigbee2mqtt:\n    baseTopik: z\n")
         #expect(typo.code == .unknownKey && typo.location.line == 3)
     }

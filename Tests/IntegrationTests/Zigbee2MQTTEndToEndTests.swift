@@ -203,12 +203,21 @@ struct Zigbee2MQTTEndToEndTests {
                 }
             }
 
-            // A device joins while the network is open; it shows in the browser once interviewed.
-            let join = try await owner.request("permitJoin", #"{"seconds":120}"#)
-            #expect(join.isOK, "\(join.serialized)")
+            // zigbee2mqtt's refusal is the answer, in its words (its own test's adapter failure).
+            zigbee.refuseJoins(with: "Failed to connect to adapter")
+            let refused = try await owner.request("permitJoin", #"{"seconds":120}"#)
+            #expect(refused.code == "communicationFailure", "\(refused.serialized)")
+            #expect(refused["message"]?.stringValue?.contains("Failed to connect to adapter") == true)
+            zigbee.refuseJoins(with: nil)
+
+            // A device joins only while the network is open; it shows in the browser once interviewed.
             let colourBulb = try #require(
                 zigbeeRecordings.devices.first { $0["friendly_name"]?.stringValue == "bulb_color_2" })
-            try await zigbee.join(colourBulb, state: zigbeeRecordings.firstStates(of: [colourBulb])["bulb_color_2"])
+            let colourState = zigbeeRecordings.firstStates(of: [colourBulb])["bulb_color_2"]
+            await #expect(throws: StandInError.self) { try await zigbee.join(colourBulb, state: colourState) }
+            let join = try await owner.request("permitJoin", #"{"seconds":120}"#)
+            #expect(join.isOK, "\(join.serialized)")
+            try await zigbee.join(colourBulb, state: colourState)
             let discovered = try await owner.retainedJSON("homegate/$discovered") {
                 Self.entry("0x000b57fffec6a5b4", in: $0) != nil
             }
@@ -239,6 +248,66 @@ struct Zigbee2MQTTEndToEndTests {
             #expect(zigbee.requests(to: "bulb").contains(#"set {"identify":"identify"}"#))
             let cannot = try await guest.command("homegate/Main House/Bathroom/Weather/$identify/guest")
             #expect(cannot.code == "notSupported", "\(cannot.serialized)")
+
+            // Closing the network again.
+            let close = try await owner.request("permitJoin", #"{"seconds":0}"#)
+            #expect(close["data"]?.serialized.contains(#""seconds":0"#) == true, "\(close.serialized)")
+        }
+    }
+
+    @Test func switchedOffALightReportsNoBrightnessAndTheWriteIsStillConfirmed() async throws {
+        try await withGateway(zigbee2mqtt: ["bulb"]) { gateway in
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            defer { Task { await owner.disconnect() } }
+            _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
+            let added = try await owner.request(
+                "addAccessory",
+                #"{"accessory":"\#(Self.bulb)","home":"Main House","room":"Kitchen","name":"Zigbee Bulb"}"#)
+            #expect(added.isOK, "\(added.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+            // On false with a brightness: zigbee2mqtt publishes the state only, and that confirms it.
+            let off = try await owner.command("\(Self.lamp)/$set/owner", #"{"Light":{"On":false,"Brightness":60}}"#)
+            #expect(off.isOK, "\(off.serialized)")
+            #expect(try await owner.retained("\(Self.lamp)/Light/On", becomes: "false"))
+            // The brightness the device did not report is not published.
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness") == "20")
+        }
+    }
+
+    @Test func aLeaveEitherWayMakesTheDeviceUnreachableAndNamesThatSwapKeepTheirDevices() async throws {
+        try await withGateway(zigbee2mqtt: ["bulb", "bulb_color_2", "weather_sensor"]) { gateway in
+            let zigbee = try #require(gateway.zigbee)
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            defer { Task { await owner.disconnect() } }
+            _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.weather, in: $0) != nil }
+            for (id, room, name) in [
+                (Self.bulb, "Kitchen", "Zigbee Bulb"), ("0x000b57fffec6a5b4", "Kitchen", "Colour Lamp"),
+                (Self.weather, "Bathroom", "Weather"),
+            ] {
+                let added = try await owner.request(
+                    "addAccessory", #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
+                #expect(added.isOK, "\(added.serialized)")
+            }
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+
+            // Two devices swap names in one bridge/devices: each accessory keeps its own device.
+            try await zigbee.swapNames("bulb", "bulb_color_2")
+            let report = try #require(
+                zigbeeRecordings.states(of: "bulb").first { $0.contains(#""brightness":200,"state":"ON""#) })
+            try await zigbee.publishState("bulb", Array(report.utf8))  // now the colour lamp's name
+            #expect(
+                try await owner.retained("homegate/Main House/Kitchen/Colour Lamp/Light/Brightness", becomes: "79"))
+            #expect(try await owner.retained("\(Self.lamp)/Light/Brightness") == "20")
+            let dim = try await owner.command("\(Self.lamp)/Light/Brightness/set/owner", "80")
+            #expect(dim.isOK, "\(dim.serialized)")
+            #expect(zigbee.requests(to: "bulb_color_2").contains(#"set {"brightness":203}"#))
+
+            // device_leave alone, and a bridge/devices without the device alone: both lose it.
+            try await zigbee.leave("bulb_color_2", announced: true, relisted: false)
+            #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "false"))
+            try await zigbee.leave("weather_sensor", announced: false, relisted: true)
+            #expect(try await owner.retained("homegate/Main House/Bathroom/Weather/$reachable", becomes: "false"))
+            #expect(try await owner.retained("homegate/Main House/Kitchen/Colour Lamp/$reachable") == "true")
         }
     }
 

@@ -249,6 +249,87 @@ struct ExposeMappingTests {
         #expect(mixed.devices.isEmpty && mixed.problems.count == 3)
     }
 
+    @Test func numbersNoDeviceMeansAreInvalidNotATrap() throws {
+        let bulb = Self.device("bulb")
+        for state in [#"{"color_temp":1e19}"#, #"{"color_temp":-1e300}"#, #"{"brightness":1e308}"#] {
+            let (values, problems) = bulb.values(in: try JSON.parse(state))
+            #expect(values.isEmpty && problems.count == 1, "\(state)")
+        }
+        let zigfred = Self.device("zigfred_plus")
+        #expect(zigfred.values(in: try JSON.parse(#"{"position_l6":1e300,"tilt_l6":9e18}"#)).values.isEmpty)
+    }
+
+    @Test func rawIlluminanceIsListedNotTakenForMotion() throws {
+        let entry = try JSON.parse(
+            #"{"ieee_address":"0x0000000000000003","friendly_name":"lux","interview_completed":true,"definition":{"exposes":[{"type":"numeric","name":"illuminance","property":"illuminance","access":1}]}}"#
+        )
+        let mapped = ExposeMapping.map(try DeviceDescription(entry))
+        #expect(mapped.accessory.services.isEmpty)
+        #expect(mapped.unmapped == ["illuminance"])
+    }
+
+    @Test func aCompositeWithoutAccessBitsCanDoWhatItsFeaturesCan() throws {
+        let examples = try JSON.parse(
+            String(contentsOfFile: "\(Self.fixtures)/docs-examples/exposes.examples.json", encoding: .utf8))
+        guard case .array(let entries) = examples,
+            let light = entries.first(where: { $0["section"]?.stringValue == "Light" })?["expose"]
+        else {
+            Issue.record("no light example")
+            return
+        }
+        // zigbee2mqtt's documented light: color_xy and color_hs without access of their own.
+        let expose = try #require(Expose(light))
+        #expect(expose.feature("color_xy")?.access == [.published, .settable, .gettable])
+        let entry = JSON.object([
+            ("ieee_address", .string("0x0000000000000004")), ("friendly_name", .string("light")),
+            ("interview_completed", .bool(true)), ("definition", .object([("exposes", .array([light]))])),
+        ])
+        let mapped = ExposeMapping.map(try DeviceDescription(entry))
+        #expect(
+            mapped.accessory.service("light")?.characteristic(.hue)?.metadata.permissions == [.read, .write, .notify])
+    }
+
+    @Test func aValveWithAnAwayModeSwitchIsAThermostat() throws {
+        let valve = try Self.model("immax/07703l.json", vendor: "Immax", model: "07703L")
+        #expect(valve.accessory.category == .thermostat)
+        let away = try #require(valve.accessory.services.first { $0.type == .switch })
+        #expect(away.name == "Away Mode" && away.id == "switch_away_mode")
+        #expect(valve.bindings(of: away.id, .on)?.property == "away_mode")
+    }
+
+    @Test func coverMotorStateIsHAPsPositionState() throws {
+        let motor = try Self.model("_manual/bosch/bmct-slz.json", vendor: "Bosch", model: "BMCT-SLZ")
+        let state = try #require(motor.bindings(of: "cover", .positionState))
+        #expect(state.read(.object([("motor_state", .string("closing"))])) == .value(.int(0)))
+        #expect(state.read(.object([("motor_state", .string("stopped"))])) == .value(.int(2)))
+        #expect(!motor.unmapped.contains("motor_state"))
+        #expect(motor.bindings(of: "cover", .targetPosition)?.isTarget == true)
+        #expect(motor.bindings(of: "cover", .currentPosition)?.isTarget == false)
+    }
+
+    @Test func zigbee2MQTTsErrorsNameTheRequestTheyFail() {
+        let publish = Zigbee2MQTTDriver.failure(
+            in: "Publish 'set' 'brightness' to 'kitchen/ceiling' failed: 'Error: Timeout'")
+        #expect(publish?.kind == "set" && publish?.property == "brightness" && publish?.device == "kitchen/ceiling")
+        let get = Zigbee2MQTTDriver.failure(in: "Publish 'get' 'state' to 'bulb' failed: 'Error: x'")
+        #expect(get?.kind == "get")
+        let converter = Zigbee2MQTTDriver.failure(in: "No converter available for 'nonsense' on 'bulb': (1)")
+        #expect(converter?.property == "nonsense" && converter?.device == "bulb")
+        #expect(Zigbee2MQTTDriver.failure(in: "Zigbee: allowing new devices to join.") == nil)
+        #expect(Zigbee2MQTTDriver.failure(in: "Publish '") == nil)
+    }
+
+    @Test func friendlyNamesBecomeNamesTheHomeTakes() throws {
+        #expect(Self.device("weather_sensor").accessory.name == "weather sensor")
+        #expect(Self.device("bulb_color_2").accessory.name == "bulb color 2")
+        #expect(ExposeMapping.accessoryName("kitchen/ceiling", ieee: "0x0000000000000001") == "kitchen ceiling")
+        #expect(ExposeMapping.accessoryName("__", ieee: "0x00000000000000ab") == "Zigbee 00000000000000ab")
+        #expect(ExposeMapping.accessoryName("Détecteur_Mouvement_Bureau", ieee: "0x1") == "Détecteur Mouvement Bureau")
+        for device in Self.devices {
+            #expect(throws: Never.self) { try HomeName.validate(ExposeMapping.map(device).accessory.name) }
+        }
+    }
+
     @Test func availabilityInBothForms() {
         #expect(Zigbee2MQTTDriver.onlineState(Array(#"{"state":"online"}"#.utf8)) == true)
         #expect(Zigbee2MQTTDriver.onlineState(Array("offline".utf8)) == false)

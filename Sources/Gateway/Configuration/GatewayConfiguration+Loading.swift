@@ -116,7 +116,29 @@ private struct Loader {
         readHomes(top["homes"]?.value, into: &configuration.homes)
         readHomeAssistant(top["homeAssistant"]?.value, into: &configuration.homeAssistant)
         readLogging(top["logging"]?.value, into: &configuration.logging)
+        checkZigbee2MQTTTopics(configuration, at: top["accessories"]?.value)
         return configuration
+    }
+
+    /// zigbee2mqtt's base topic must be its own: the access rules give zigbee2mqtt's account
+    /// everything under it, so it must not take in the gateway's topics or Home Assistant's.
+    private mutating func checkZigbee2MQTTTopics(_ configuration: GatewayConfiguration, at node: Node?) {
+        guard let zigbee = configuration.accessories.zigbee2mqtt, zigbee.broker == nil else { return }
+        var others = [("mqtt.baseTopic", configuration.mqtt.baseTopic)]
+        if configuration.homeAssistant.enabled {
+            others.append(("homeAssistant.discoveryPrefix", configuration.homeAssistant.discoveryPrefix))
+        }
+        for (key, topic) in others where Self.overlaps(zigbee.baseTopic, topic) {
+            reader.report(
+                .invalidValue, at: node,
+                "'accessories.zigbee2mqtt.baseTopic' ('\(zigbee.baseTopic)') overlaps '\(key)' ('\(topic)'): zigbee2mqtt's account would get the gateway's topics",
+                fix: "use zigbee2mqtt's own base topic, by default zigbee2mqtt")
+        }
+    }
+
+    /// Whether one topic tree contains the other (`a` is `b`, or one is a level prefix of the other).
+    static func overlaps(_ a: String, _ b: String) -> Bool {
+        a == b || a.hasPrefix(b + "/") || b.hasPrefix(a + "/")
     }
 
     // MARK: Environment

@@ -37,6 +37,17 @@ public protocol AccessoryDriver: Sendable {
 
     /// Asks the device to show itself (blink, beep).
     func identify(_ accessory: AccessoryID) async throws
+
+    /// Whether the driver reports, through ``updates`` and before ``write(_:values:)`` returns, every
+    /// value a write changed, as the device reported it. The manager then records nothing itself
+    /// after a write, so what it publishes is exactly what the device said, in the order it said it
+    /// (a real device may confirm at its own resolution, or change again at once). Default: false,
+    /// and the manager records the values written once the driver confirmed.
+    var reportsConfirmedValues: Bool { get }
+}
+
+extension AccessoryDriver {
+    public var reportsConfirmedValues: Bool { false }
 }
 
 /// One value to write, addressed within an accessory.

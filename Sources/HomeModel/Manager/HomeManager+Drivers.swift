@@ -113,6 +113,7 @@ extension HomeManager {
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
+        guard !driver.reportsConfirmedValues else { return }
         commitDeviceState(id) { graph, events in
             for write in writes {
                 graph.recordValue(

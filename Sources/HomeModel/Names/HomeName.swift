@@ -108,6 +108,32 @@ public enum HomeName {
         }
     }
 
+    /// A valid name made from text that may not be one (a device's own name, `weather_sensor`):
+    /// other characters become spaces, runs of spaces one, and what cannot start or end a name is
+    /// cut; nil when nothing usable is left. Drivers name what they find with it.
+    public static func suggestion(from text: String) -> String? {
+        var words: [String] = []
+        var word = ""
+        for character in text {
+            if isAllowed(character), !isSpace(character), !character.unicodeScalars.contains(where: isInvisible) {
+                word.append(character)
+            } else if !word.isEmpty {
+                words.append(word)
+                word = ""
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        var name = words.joined(separator: " ")
+        while let first = name.first, !(first.isLetter || first.isNumber) {
+            name.removeFirst()
+            name = String(name.drop { $0 == " " })
+        }
+        if name.count > maximumLength { name = String(name.prefix(maximumLength)) }
+        while name.last == " " { name.removeLast() }
+        guard (try? validate(name)) != nil else { return nil }
+        return name
+    }
+
     /// Scalars that show nothing: controls, format characters (zero-width spaces and joiners,
     /// direction marks), unassigned and private-use code points, and the default-ignorable ones (the
     /// Hangul filler, variation selectors) that look like a blank or like nothing at all.
