@@ -39,6 +39,25 @@ struct ExposeMappingTests {
         return ExposeMapping.map(try DeviceDescription(entry))
     }
 
+    /// The expose of zigbee2mqtt's documentation (docs-examples) in `section`.
+    static func documented(_ section: String) throws -> JSON {
+        let examples = try JSON.parse(
+            String(contentsOfFile: "\(fixtures)/docs-examples/exposes.examples.json", encoding: .utf8))
+        guard case .array(let entries) = examples,
+            let expose = entries.first(where: { $0["section"]?.stringValue == section })?["expose"]
+        else { throw Zigbee2MQTTPayloadError("no \(section) example") }
+        return expose
+    }
+
+    /// A device of nothing but `exposes`, as a bridge/devices entry would list it.
+    static func device(exposing exposes: [JSON], name: String) throws -> MappedDevice {
+        let entry = JSON.object([
+            ("ieee_address", .string("0x0000000000000009")), ("friendly_name", .string(name)),
+            ("interview_completed", .bool(true)), ("definition", .object([("exposes", .array(exposes))])),
+        ])
+        return ExposeMapping.map(try DeviceDescription(entry))
+    }
+
     static func characteristic(_ mapped: MappedDevice, _ service: String, _ type: CharacteristicType) -> Characteristic?
     {
         mapped.accessory.service(ServiceID(service))?.characteristic(type)
@@ -223,20 +242,7 @@ struct ExposeMappingTests {
     }
 
     @Test func fanFromZigbee2MQTTsDocumentation() throws {
-        let examples = try JSON.parse(
-            String(contentsOfFile: "\(Self.fixtures)/docs-examples/exposes.examples.json", encoding: .utf8))
-        guard case .array(let entries) = examples,
-            let fan = entries.first(where: { $0["section"]?.stringValue == "Fan" })?["expose"]
-        else {
-            Issue.record("no fan example")
-            return
-        }
-        let entry = JSON.object([
-            ("ieee_address", .string("0x0000000000000002")), ("friendly_name", .string("fan")),
-            ("interview_completed", .bool(true)),
-            ("definition", .object([("exposes", .array([fan]))])),
-        ])
-        let mapped = ExposeMapping.map(try DeviceDescription(entry))
+        let mapped = try Self.device(exposing: [try Self.documented("Fan")], name: "fan")
         #expect(mapped.accessory.services.map(\.type) == [.fan])
         #expect(mapped.bindings(of: "fan", .on)?.property == "fan_state")
         #expect(mapped.unmapped == ["fan_mode"])
@@ -269,22 +275,11 @@ struct ExposeMappingTests {
     }
 
     @Test func aCompositeWithoutAccessBitsCanDoWhatItsFeaturesCan() throws {
-        let examples = try JSON.parse(
-            String(contentsOfFile: "\(Self.fixtures)/docs-examples/exposes.examples.json", encoding: .utf8))
-        guard case .array(let entries) = examples,
-            let light = entries.first(where: { $0["section"]?.stringValue == "Light" })?["expose"]
-        else {
-            Issue.record("no light example")
-            return
-        }
+        let light = try Self.documented("Light")
         // zigbee2mqtt's documented light: color_xy and color_hs without access of their own.
         let expose = try #require(Expose(light))
         #expect(expose.feature("color_xy")?.access == [.published, .settable, .gettable])
-        let entry = JSON.object([
-            ("ieee_address", .string("0x0000000000000004")), ("friendly_name", .string("light")),
-            ("interview_completed", .bool(true)), ("definition", .object([("exposes", .array([light]))])),
-        ])
-        let mapped = ExposeMapping.map(try DeviceDescription(entry))
+        let mapped = try Self.device(exposing: [light], name: "light")
         #expect(
             mapped.accessory.service("light")?.characteristic(.hue)?.metadata.permissions == [.read, .write, .notify])
     }
