@@ -128,14 +128,15 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             default:
                 break
             }
-            // A value touches one accessory's topics; anything else (reachability too, which the
-            // layout shows) is a diff of the whole view.
+            // A value touches one accessory's topics; anything else renders the parts of the view
+            // it touches (reachability: the accessory and its home's layout).
             if case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _) = event {
                 if let home = homes.first(where: { $0.id == homeID }) {
                     await publisher.update(accessory: accessory, in: home)
                 }
             } else {
-                await publisher.update(HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
+                await publisher.update(
+                    event, HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
             }
             if let message = EventMessage(event, homes: homes, topics: topics) {
                 send(message.topic, message.payload, retain: false)

@@ -72,6 +72,17 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     // MARK: Configs
 
+    /// The configs of one accessory's entities (its identify button too); none for a home Home
+    /// Assistant does not see.
+    public func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+        announces(home) ? configs(for: accessory, in: home) : []
+    }
+
+    /// The home's action sets as scenes; none for a home Home Assistant does not see.
+    public func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
+        announces(home) ? home.actionSets.map { scene($0, in: home) } : []
+    }
+
     private func configs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
         let place = Place(accessory, in: home, topics: topics)
         let mapped = accessory.services.filter { HomeAssistantEntities.kind(of: $0) != nil }

@@ -15,21 +15,65 @@ public struct RetainedView: Sendable, Equatable {
     public init(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) {
-        payloads[topics.homes] = Rendering.homes(homes).bytes
-        payloads[topics.discovered] = Rendering.discovered(discovered).bytes
+        for (_, part) in Self.parts(homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant)
+        {
+            payloads.merge(part) { _, new in new }
+        }
+    }
+
+    /// The view made of its parts.
+    public init(merging parts: [Part: [String: [UInt8]]]) {
+        for (_, part) in parts { payloads.merge(part) { _, new in new } }
+    }
+
+    /// What one part of the view depends on, so that a change renders only the parts it touches:
+    /// `$homes` and `$discovered`; a home's `$layout` and scenes; an accessory's topics and configs.
+    public enum Part: Hashable, Sendable {
+        case global
+        case home(HomeID)
+        case accessory(AccessoryID)
+    }
+
+    /// The whole view, part by part.
+    public static func parts(
+        homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [Part: [String: [UInt8]]] {
+        var parts: [Part: [String: [UInt8]]] = [
+            .global: globalPayloads(homes: homes, discovered: discovered, topics: topics)
+        ]
         for home in homes {
-            payloads[topics.layout(home: home.name)] = Rendering.layout(home).bytes
+            parts[.home(home.id)] = homePayloads(home, topics: topics, homeAssistant: homeAssistant)
             for accessory in home.accessories {
-                payloads.merge(
-                    Self.accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
-                ) {
-                    _, new in new
-                }
-            }
-            for config in homeAssistant?.configs(for: home) ?? [] {
-                payloads[config.topic] = config.payload.bytes
+                parts[.accessory(accessory.id)] = accessoryPart(
+                    accessory, in: home, topics: topics, homeAssistant: homeAssistant)
             }
         }
+        return parts
+    }
+
+    /// `$homes` and `$discovered`.
+    public static func globalPayloads(homes: [Home], discovered: [Accessory], topics: Topics) -> [String: [UInt8]] {
+        [topics.homes: Rendering.homes(homes).bytes, topics.discovered: Rendering.discovered(discovered).bytes]
+    }
+
+    /// A home's `$layout` and its action sets as Home Assistant scenes.
+    public static func homePayloads(
+        _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [String: [UInt8]] {
+        var payloads = [topics.layout(home: home.name): Rendering.layout(home).bytes]
+        for config in homeAssistant?.sceneConfigs(for: home) ?? [] { payloads[config.topic] = config.payload.bytes }
+        return payloads
+    }
+
+    /// An accessory's topics (``accessoryPayloads(_:in:topics:homeAssistant:)``) and its discovery configs.
+    public static func accessoryPart(
+        _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [String: [UInt8]] {
+        var payloads = accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+        for config in homeAssistant?.accessoryConfigs(for: accessory, in: home) ?? [] {
+            payloads[config.topic] = config.payload.bytes
+        }
+        return payloads
     }
 
     /// One accessory's topics: each readable value, `$reachable` and `$state` (and its `$ha` states).

@@ -35,6 +35,12 @@ public actor RetainedPublisher {
     private let echoes: ClearingEchoes?
     /// What this gateway has told the broker to retain.
     private var published = RetainedView()
+    /// Which part of the view each published topic belongs to, and the topics of each part: a change
+    /// renders and compares only the parts it touches (``parts(touchedBy:)``).
+    private var owner: [String: RetainedView.Part] = [:]
+    private var partTopics: [RetainedView.Part: Set<String>] = [:]
+    /// The accessories of each home as last published, for changes that touch a whole home.
+    private var homeAccessories: [HomeID: Set<AccessoryID>] = [:]
     /// Services already logged as having no Home Assistant component (each is said once).
     private var reportedUnmapped: Set<String> = []
     /// A full reload is under way: updates wait for it (see ``synchronize(_:)``).
@@ -87,7 +93,8 @@ public actor RetainedPublisher {
             held = published.topics
         }
         let current = await snapshot()
-        let desired = view(of: current)
+        let parts = view(of: current)
+        let desired = RetainedView(merging: parts)
         var sent = 0
         for (topic, payload) in desired.payloads.sorted(by: { $0.key < $1.key }) {
             sent += send(topic, payload) ? 1 : 0
@@ -95,11 +102,12 @@ public actor RetainedPublisher {
         let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
+        index(parts, homes: current.homes)
         hasSynchronized = true
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
         while changedWhileSynchronizing {
             changedWhileSynchronizing = false
-            apply(view(of: await snapshot()))
+            apply(await snapshot())
         }
     }
 
@@ -110,7 +118,110 @@ public actor RetainedPublisher {
             changedWhileSynchronizing = isSynchronizing
             return
         }
-        apply(view(of: snapshot))
+        apply(snapshot)
+    }
+
+    /// Brings the broker in step after `event`, rendering only the parts of the view it touches
+    /// (``parts(touchedBy:homes:)``): adding the 500th accessory renders that accessory, its home's
+    /// `$layout` and `$discovered`, not the 499 others; a reachability flap renders that accessory
+    /// and its home's `$layout`. `snapshot` is the model after the event.
+    public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
+        guard hasSynchronized, !isSynchronizing else {
+            changedWhileSynchronizing = isSynchronizing
+            return
+        }
+        guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
+            apply(snapshot)
+            return
+        }
+        var done: Set<RetainedView.Part> = []
+        for part in touched where done.insert(part).inserted { refresh(part, from: snapshot) }
+    }
+
+    /// The parts of the view `event` may have changed; nil for "everything".
+    private func parts(touchedBy event: HomeEvent, homes: [Home]) -> [RetainedView.Part]? {
+        /// Every accessory of `home`, as published and as it is now (added, removed or renamed ones too).
+        func accessories(of home: HomeID) -> [RetainedView.Part] {
+            let now = homes.first { $0.id == home }.map { Set($0.accessories.map(\.id)) } ?? []
+            return now.union(homeAccessories[home] ?? []).sorted().map { .accessory($0) }
+        }
+        /// Every home's layout (each says whether it is the primary home).
+        var everyHome: [RetainedView.Part] {
+            Set(homes.map(\.id)).union(homeAccessories.keys).sorted().map { .home($0) }
+        }
+        /// Accessories that joined or left `home` since it was published: a bridge comes and goes with
+        /// its bridged accessories, and HomeKit reports only those.
+        func arrivedOrLeft(_ home: HomeID) -> [RetainedView.Part] {
+            let now = homes.first { $0.id == home }.map { Set($0.accessories.map(\.id)) } ?? []
+            return now.symmetricDifference(homeAccessories[home] ?? []).sorted().map { .accessory($0) }
+        }
+        switch event {
+        case .homeManagerDidUpdateHomes:
+            return nil
+        case .didAddHome(let home, _), .didRemoveHome(let home, _), .didUpdateNameForHome(let home, _, _):
+            return [.global] + everyHome + accessories(of: home)
+        case .didUpdatePrimaryHome:
+            return [.global] + everyHome
+        case .didFindNewAccessory, .didRemoveNewAccessory:
+            return [.global]
+        case .didAddRoom(let home, _, _), .didAddZone(let home, _, _), .didRemoveZone(let home, _, _),
+            .didUpdateNameForZone(let home, _, _, _), .didAddRoomToZone(let home, _, _),
+            .didRemoveRoomFromZone(let home, _, _), .didAddActionSet(let home, _, _),
+            .didRemoveActionSet(let home, _, _), .didUpdateNameForActionSet(let home, _, _, _):
+            return [.home(home)]
+        case .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _), .didAddUser(let home, _, _),
+            .didRemoveUser(let home, _, _):
+            // Accessories' topics name their room; users decide whether Home Assistant sees the home.
+            return [.home(home)] + accessories(of: home)
+        case .didAddAccessory(let home, let accessory, _, _), .didRemoveAccessory(let home, let accessory, _, _):
+            return [.global, .home(home), .accessory(accessory)] + arrivedOrLeft(home)
+        case .didUpdateRoomForAccessory(let home, let accessory, _, _),
+            .didUpdateNameForAccessory(let home, let accessory, _, _):
+            // A bridge's configs and layout name its bridged accessories and theirs name it.
+            let bridged = homes.first { $0.id == home }?.accessory(accessory)?.bridgedAccessories ?? []
+            return [.home(home), .accessory(accessory)] + bridged.map { .accessory($0) }
+        case .accessoryDidUpdateReachability(let home, let accessory, _):
+            return [.home(home), .accessory(accessory)]
+        case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
+            return [.accessory(accessory)]
+        case .didExecuteActionSet:
+            return []
+        }
+    }
+
+    /// Renders one part from `snapshot`, publishes what changed in it and clears what it no longer has.
+    private func refresh(_ part: RetainedView.Part, from snapshot: HomeSnapshot) {
+        let desired: [String: [UInt8]]
+        switch part {
+        case .global:
+            desired = RetainedView.globalPayloads(
+                homes: snapshot.homes, discovered: snapshot.discovered, topics: topics)
+        case .home(let id):
+            if let home = snapshot.homes.first(where: { $0.id == id }) {
+                reportUnmapped(in: home)
+                desired = RetainedView.homePayloads(home, topics: topics, homeAssistant: homeAssistant)
+                homeAccessories[id] = Set(home.accessories.map(\.id))
+            } else {
+                desired = [:]
+                homeAccessories[id] = nil
+            }
+        case .accessory(let id):
+            if let home = snapshot.homes.first(where: { $0.accessory(id) != nil }), let accessory = home.accessory(id) {
+                desired = RetainedView.accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+            } else {
+                desired = [:]
+            }
+        }
+        for (topic, payload) in desired.sorted(by: { $0.key < $1.key }) where published[topic] != payload {
+            if send(topic, payload) { published[topic] = payload }
+        }
+        for (topic, _) in desired { owner[topic] = part }
+        for topic in (partTopics[part] ?? []).subtracting(desired.keys).sorted() where owner[topic] == part {
+            owner[topic] = nil
+            published[topic] = nil
+            _ = send(topic, [])
+        }
+        partTopics[part] = desired.isEmpty ? nil : Set(desired.keys)
     }
 
     /// Announces every discovery config again and republishes the states Home Assistant reads
@@ -127,22 +238,34 @@ public actor RetainedPublisher {
             metadata: ["configs": "\(configs.count)", "states": "\(states.count)"])
     }
 
-    private func view(of snapshot: HomeSnapshot) -> RetainedView {
-        if let homeAssistant {
-            for home in snapshot.homes where homeAssistant.announces(home) {
-                for (accessory, service) in homeAssistant.unmappedServices(in: home)
-                where reportedUnmapped.insert("\(accessory.id)/\(service.id)").inserted {
-                    logger.notice(
-                        "no Home Assistant component fits this service; it is not announced",
-                        metadata: [
-                            "accessory": "\(accessory.name)", "service": "\(service.name)",
-                            "type": "\(service.type.rawValue)",
-                        ])
-                }
-            }
-        }
-        return RetainedView(
+    private func view(of snapshot: HomeSnapshot) -> [RetainedView.Part: [String: [UInt8]]] {
+        for home in snapshot.homes { reportUnmapped(in: home) }
+        return RetainedView.parts(
             homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant)
+    }
+
+    /// Logs, once each, the services of `home` that no Home Assistant component fits.
+    private func reportUnmapped(in home: Home) {
+        guard let homeAssistant, homeAssistant.announces(home) else { return }
+        for (accessory, service) in homeAssistant.unmappedServices(in: home)
+        where reportedUnmapped.insert("\(accessory.id)/\(service.id)").inserted {
+            logger.notice(
+                "no Home Assistant component fits this service; it is not announced",
+                metadata: [
+                    "accessory": "\(accessory.name)", "service": "\(service.name)", "type": "\(service.type.rawValue)",
+                ])
+        }
+    }
+
+    /// Remembers which part each topic of a full view belongs to.
+    private func index(_ parts: [RetainedView.Part: [String: [UInt8]]], homes: [Home]) {
+        owner = [:]
+        partTopics = [:]
+        for (part, payloads) in parts {
+            partTopics[part] = Set(payloads.keys)
+            for topic in payloads.keys { owner[topic] = part }
+        }
+        homeAccessories = Dictionary(uniqueKeysWithValues: homes.map { ($0.id, Set($0.accessories.map(\.id))) })
     }
 
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
@@ -152,18 +275,27 @@ public actor RetainedPublisher {
             return
         }
         guard let snapshot = home.accessory(accessory) else { return }
+        let part = RetainedView.Part.accessory(accessory)
         for (topic, payload) in RetainedView.accessoryPayloads(
             snapshot, in: home, topics: topics, homeAssistant: homeAssistant)
         where published[topic] != payload {
-            if send(topic, payload) { published[topic] = payload }
+            if send(topic, payload) {
+                published[topic] = payload
+                owner[topic] = part
+                partTopics[part, default: []].insert(topic)
+            }
         }
     }
 
-    private func apply(_ desired: RetainedView) {
+    /// Everything again: renders the whole view and sends the difference.
+    private func apply(_ snapshot: HomeSnapshot) {
+        let parts = view(of: snapshot)
+        let desired = RetainedView(merging: parts)
         let (publish, clear) = desired.changes(from: published)
         for (topic, payload) in publish { _ = send(topic, payload) }
         for topic in clear { _ = send(topic, []) }
         published = desired
+        index(parts, homes: snapshot.homes)
     }
 
     /// Queues one retained QoS 1 message; libmosquitto delivers it, across reconnects too.

@@ -1,0 +1,80 @@
+import Accessories
+import Foundation
+import Gateway
+import HomeModel
+import MQTT
+import Testing
+
+/// The publisher renders only the parts of the view a change touches. After every kind of change,
+/// what the broker holds must be byte for byte what rendering the whole model gives.
+@Suite(.timeLimit(.minutes(3)))
+struct IncrementalPublishingTests {
+    @Test func everyKindOfChangeLeavesTheBrokerExactlyAsAFullRenderingWould() async throws {
+        try await withGateway(homeAssistant: true) { gateway in
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            defer { Task { await owner.disconnect() } }
+            func request(_ operation: String, _ body: String) async throws {
+                let answer = try await owner.request(operation, body)
+                #expect(answer.isOK, "\(operation) \(body): \(answer.serialized)")
+                try await expectBrokerHoldsTheFullView(gateway, owner, after: "\(operation) \(body)")
+            }
+            let home = #""home":"Main House""#
+            try await request("addRoom", #"{\#(home),"name":"Attic"}"#)
+            try await request("renameRoom", #"{\#(home),"room":"Kitchen","name":"Galley"}"#)
+            try await request("assignAccessory", #"{\#(home),"accessory":"Floor Lamp","room":"Attic"}"#)
+            try await request("renameAccessory", #"{\#(home),"accessory":"Hue Bridge","name":"Bridge"}"#)
+            try await request("renameAccessory", #"{\#(home),"accessory":"Desk Lamp","name":"Reading Lamp"}"#)
+            try await request("addZone", #"{\#(home),"name":"Roof"}"#)
+            try await request("addRoomToZone", #"{\#(home),"room":"Attic","zone":"Roof"}"#)
+            try await request("renameZone", #"{\#(home),"zone":"Roof","name":"Top"}"#)
+            try await request("removeRoomFromZone", #"{\#(home),"room":"Attic","zone":"Top"}"#)
+            try await request("removeZone", #"{\#(home),"zone":"Top"}"#)
+            try await request(
+                "addActionSet",
+                #"{\#(home),"name":"Glow","actions":[{"accessory":"Floor Lamp","service":"Lightbulb","characteristic":"Brightness","value":30}]}"#
+            )
+            try await request("renameActionSet", #"{\#(home),"actionSet":"Glow","name":"Soft Glow"}"#)
+            try await request("removeActionSet", #"{\#(home),"actionSet":"Soft Glow"}"#)
+            try await request("removeUser", #"{\#(home),"user":"Home Assistant"}"#)
+            try await request("addUser", #"{\#(home),"account":"homeassistant","name":"HA"}"#)
+            try await request("removeRoom", #"{\#(home),"room":"Attic"}"#)
+            try await request("removeAccessory", #"{\#(home),"accessory":"Bridge"}"#)
+            try await request("addAccessory", #"{\#(home),"accessory":"hue-bridge","room":"Office"}"#)
+            try await request("addHome", #"{"name":"Boat"}"#)
+            try await request("setPrimaryHome", #"{"home":"Boat"}"#)
+            try await request("renameHome", #"{"home":"Lake Cabin","name":"Cabin"}"#)
+            try await request("removeHome", #"{"home":"Boat"}"#)
+
+            // Reachability: the accessory and its home's layout.
+            await gateway.driver.setReachable(false, "coffee-outlet")
+            try await expectBrokerHoldsTheFullView(gateway, owner, after: "coffee-outlet unreachable")
+            await gateway.driver.setReachable(true, "coffee-outlet")
+            try await expectBrokerHoldsTheFullView(gateway, owner, after: "coffee-outlet reachable")
+        }
+    }
+
+    /// Waits until the broker's retained payloads under the base topic and the discovery prefix are
+    /// exactly the full view of the model (rendered in one piece), or records the difference.
+    private func expectBrokerHoldsTheFullView(
+        _ gateway: RunningGateway, _ account: Account, after change: String
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var difference: [String] = []
+        while ContinuousClock.now < deadline {
+            let snapshot = await HomeSnapshot(of: gateway.manager)
+            let full = RetainedView(
+                homes: snapshot.homes, discovered: snapshot.discovered, topics: gateway.topics,
+                homeAssistant: gateway.homeAssistant)
+            var held: [String: [UInt8]] = [:]
+            for filter in ["homegate/#", "homeassistant/#"] {
+                for (topic, payload) in try await account.retainedMessages(under: filter) { held[topic] = payload }
+            }
+            held[gateway.topics.status] = nil
+            held[gateway.topics.health] = nil
+            difference = Set(held.keys).union(full.topics).filter { held[$0] != full[$0] }.sorted()
+            if difference.isEmpty { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("after \(change), the broker differs from the full view at \(difference.prefix(10))")
+    }
+}
