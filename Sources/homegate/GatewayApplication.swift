@@ -87,7 +87,8 @@ struct GatewayApplication {
             ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
         let manager = try HomeManager(
             database: database, driverTimeout: configuration.commands.timeout,
-            homeCreators: configuration.homes.homeCreators, logger: logger)
+            homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
+            logger: logger)
         if let zigbee2mqtt = try configuration.zigbee2mqttConfiguration(),
             let settings = configuration.accessories.zigbee2mqtt
         {

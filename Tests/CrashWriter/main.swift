@@ -1,7 +1,7 @@
 // The writer the SIGKILL test kills: it changes the home database as fast as it can and prints one
 // line per acknowledged change, so the test knows exactly what must survive.
 //
-//   crash-writer <database path>
+//   crash-writer <database path> [value commit window in ms]
 //
 // Lines: `room N` (room "Room N" added), `rename N` (it became "Renamed N"), `value N` (the Counter
 // characteristic was written N).
@@ -43,7 +43,10 @@ func acknowledge(_ line: String) {
 
 let home = "Crash Home"
 let account = "writer"
-let manager = try HomeManager(database: try HomeDatabase.open(atPath: CommandLine.arguments[1]))
+let window = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) : nil
+let manager = try HomeManager(
+    database: try HomeDatabase.open(atPath: CommandLine.arguments[1]),
+    valueCommitWindow: window.map { .milliseconds($0) } ?? .milliseconds(100))
 try await manager.attach(CounterDriver())
 if await manager.homes(for: account).isEmpty {
     try await manager.addHome(named: home, account: account)

@@ -300,7 +300,7 @@ private struct Loader {
     }
 
     private mutating func readData(_ node: Node?, into data: inout GatewayConfiguration.DataSettings) {
-        let section = reader.section(node, path: "data", keys: ["directory", "inMemory"])
+        let section = reader.section(node, path: "data", keys: ["directory", "inMemory", "valueCommitWindow"])
         if let directory = overridden("HOMEGATE_DATA_DIRECTORY", fileString(section["directory"], "data.directory")) {
             if directory.value.isEmpty {
                 invalid(directory.location, "'data.directory' is empty", fix: "use e.g. /var/lib/homegate")
@@ -310,6 +310,18 @@ private struct Loader {
         }
         if let inMemory = reader.bool(section["inMemory"]?.value, "data.inMemory") {
             data.inMemory = inMemory
+        }
+        if let window = reader.number(section["valueCommitWindow"]?.value, "data.valueCommitWindow") {
+            if window < 0 || window > 5 {
+                reader.report(
+                    .invalidValue, at: section["valueCommitWindow"]?.value,
+                    "'data.valueCommitWindow' is \(window) seconds; it must be 0...5",
+                    fix:
+                        "use 0.1 (a power cut loses at most that much of device values), or 0 to write each value before its answer"
+                )
+            } else {
+                data.valueCommitWindow = .milliseconds(Int64((window * 1000).rounded()))
+            }
         }
     }
 

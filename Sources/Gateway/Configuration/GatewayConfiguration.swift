@@ -68,10 +68,18 @@ public struct GatewayConfiguration: Sendable, Hashable {
         /// Keep the home database in memory only: nothing survives a restart. For benchmarks (the
         /// price of durability) and trials; the file is the default.
         public var inMemory: Bool
+        /// How long device values may wait to be written together (group commit, one fsync for all):
+        /// what a power cut can lose of device values. Layout changes are always written before they
+        /// are answered. Zero writes every value before its answer.
+        public var valueCommitWindow: Duration
 
-        public init(directory: String = "/var/lib/homegate", inMemory: Bool = false) {
+        public init(
+            directory: String = "/var/lib/homegate", inMemory: Bool = false,
+            valueCommitWindow: Duration = .milliseconds(100)
+        ) {
             self.directory = directory
             self.inMemory = inMemory
+            self.valueCommitWindow = valueCommitWindow
         }
 
         /// The SQLite file of the home database.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The durable store of the home database: one SQLite file in WAL mode with `synchronous = FULL`, so a
 /// change is on disk when ``HomeManager`` acknowledges it and survives the process being killed.
@@ -247,6 +248,36 @@ public final class HomeDatabase: Sendable {
 
     /// Writes the values of `accessories` as `graph` holds them: the save of a change that touched
     /// nothing but values.
+    /// Writes the services (with their values) of each accessory in one transaction on the database's
+    /// own queue, and returns at once; `completion` says how it went. Writes keep their order with
+    /// ``save(from:to:)`` and ``saveValues(of:in:)``, which wait on the same queue.
+    func saveValuesLater(
+        _ rows: [(AccessoryID, [Service])], completion: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        let rows = rows.map { RowValues(id: $0.0, services: $0.1) }
+        writer.asyncWrite(
+            { db in
+                for row in rows {
+                    try AccessoryRecord
+                        .filter(AccessoryRecord.Columns.id == row.id.rawValue)
+                        .updateAll(db, AccessoryRecord.Columns.services.set(to: Self.json(row.services)))
+                }
+            },
+            completion: { [self] _, result in
+                valueCommitCount.withLock { $0 += 1 }
+                if case .failure(let error) = result { completion(error) } else { completion(nil) }
+            })
+    }
+
+    /// How many group commits of values ran, for tests.
+    var valueCommits: Int { valueCommitCount.withLock { $0 } }
+    private let valueCommitCount = Mutex(0)
+
+    private struct RowValues: Sendable {
+        let id: AccessoryID
+        let services: [Service]
+    }
+
     func saveValues(of accessories: Set<AccessoryID>, in graph: HomeGraph) throws {
         try writer.write { db in
             for id in accessories {

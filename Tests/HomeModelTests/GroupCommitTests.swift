@@ -1,0 +1,112 @@
+import Accessories
+import Foundation
+import Testing
+
+@testable import HomeModel
+
+/// Device values are written in groups (``HomeManager/valueCommitWindow``), off the manager's actor:
+/// they reach the file without any other change, in fewer transactions than values, and a layout
+/// change writes the waiting ones before it is answered.
+@Suite("Group commit of device values")
+struct GroupCommitTests {
+    @Test("a burst of values reaches the file in fewer transactions than values, with no other change")
+    func burst() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let database = try HomeDatabase.open(atPath: path)
+            let manager = try HomeManager(database: database)
+            let sensor = ReportingDriver()
+            try await manager.attach(sensor)
+            try await manager.addHome(named: "Home", account: "alice")
+            try await manager.addAccessory("sensor", home: "Home", account: "alice")
+            let before = database.valueCommits
+
+            // Given 200 readings the sensor reports as fast as it can, the last one 77
+            for reading in 1...200 { sensor.report(Double(reading % 50)) }
+            sensor.report(77)
+
+            // Then the file holds the last one, without a layout change or a shutdown to carry it
+            let other = try HomeDatabase.open(atPath: path)
+            while try Self.reading(in: other) != 77 { try await Task.sleep(for: .milliseconds(10)) }
+            // And fewer transactions than readings were needed
+            #expect(database.valueCommits - before < 201, "\(database.valueCommits - before) transactions")
+            await manager.shutdown()
+        }
+    }
+
+    static func reading(in database: HomeDatabase) throws -> Double? {
+        try database.load().homes.first?.accessory("sensor")?.characteristic("main", .currentTemperature)?.value?
+            .doubleValue
+    }
+
+    @Test("a layout change writes the values waiting for their group before it is answered")
+    func layoutCarriesValues() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            let manager = f.manager
+            // Given a value written just now (its group commit still waiting: the window is 100 ms)
+            try await manager.writeValue(
+                .int(13), to: Fixture.lampBrightness, home: Fixture.home, account: Fixture.admin)
+            try await manager.addRoom(named: "Den", home: Fixture.home, account: Fixture.admin)
+            // Then, with the answer to the layout change, the file holds the value too
+            #expect(try Self.brightness(in: HomeDatabase.open(atPath: path)) == 13)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("with no window every value is written before it is answered")
+    func noWindow() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let database = try HomeDatabase.open(atPath: path)
+            let manager = try HomeManager(database: database, valueCommitWindow: .zero)
+            let driver = VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400))
+            try await manager.attach(driver)
+            try await manager.addHome(named: Fixture.home, account: Fixture.admin)
+            try await manager.addAccessory("lamp", home: Fixture.home, account: Fixture.admin)
+            try await manager.writeValue(
+                .int(21), to: Fixture.lampBrightness, home: Fixture.home, account: Fixture.admin)
+            #expect(try Self.brightness(in: HomeDatabase.open(atPath: path)) == 21)
+            await manager.shutdown()
+        }
+    }
+
+    /// The lamp's brightness as the file holds it.
+    static func brightness(in database: HomeDatabase) throws -> Int? {
+        try database.load().homes.first?.accessory("lamp")?.services.first?.characteristic(.brightness)?.value?.intValue
+    }
+}
+
+/// One temperature sensor whose readings the test reports.
+final class ReportingDriver: AccessoryDriver, Sendable {
+    let name = "reporting"
+    let updates: AsyncStream<DriverUpdate>
+    private let sink: AsyncStream<DriverUpdate>.Continuation
+
+    init() { (updates, sink) = AsyncStream.makeStream() }
+
+    func report(_ reading: Double) {
+        sink.yield(.value("sensor", service: "main", characteristic: .currentTemperature, .float(reading)))
+    }
+
+    func restore(_ accessories: [Accessory]) async {}
+    func start() async throws {}
+    func stop() async { sink.finish() }
+    func accessories() async -> [Accessory] {
+        [
+            Accessory(
+                id: "sensor", name: "Sensor", category: .sensor,
+                services: [
+                    Service(
+                        id: "main", type: .temperatureSensor, name: "Temperature",
+                        characteristics: [.standard(.currentTemperature, .float(20))])
+                ])
+        ]
+    }
+    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    { .float(20) }
+    func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
+    func identify(_ accessory: AccessoryID) async throws {}
+}
