@@ -25,6 +25,12 @@ struct ConfigOptions: ParsableArguments {
     /// The configuration: the file (or the defaults without one), the environment, then the flags.
     /// Problems are printed to stderr with file, line and fix, and end the command with exit code 1.
     func load() throws -> GatewayConfiguration {
+        try loadWithDemoHome().configuration
+    }
+
+    /// The configuration and the demo home (virtual devices) it names, read once: with 10,000
+    /// devices, reading the file costs most of a start.
+    func loadWithDemoHome() throws -> (configuration: GatewayConfiguration, demoHome: DemoHome?) {
         var configuration: GatewayConfiguration
         do {
             if let config {
@@ -50,13 +56,13 @@ struct ConfigOptions: ParsableArguments {
         } catch {
             throw ValidationError("--base-topic: \(error)")
         }
-        try checkTogether(configuration)
-        return configuration
+        let demoHome = try checkTogether(configuration)
+        return (configuration, demoHome)
     }
 
     /// Reads the demo-home file the config names and checks the settings that only together can
     /// be wrong; prints every problem with file, line and fix and ends with exit code 1.
-    private func checkTogether(_ configuration: GatewayConfiguration) throws {
+    private func checkTogether(_ configuration: GatewayConfiguration) throws -> DemoHome? {
         var problems: [ConfigurationError] = []
         var demoHome: DemoHome?
         if let file = configuration.accessories.virtual {
@@ -73,6 +79,7 @@ struct ConfigOptions: ParsableArguments {
             printError(ConfigurationErrors(problems).description)
             throw ExitCode.failure
         }
+        return demoHome
     }
 }
 

@@ -15,6 +15,8 @@ import Zigbee2MQTT
 struct GatewayApplication {
     var configuration: GatewayConfiguration
     var logger: Logger
+    /// The virtual devices `accessories.virtual` names, when the caller read them already.
+    var demoHome: DemoHome? = nil
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
     /// Run once the home is open and its drivers attached, beside the gateway (the demo places its
@@ -26,7 +28,7 @@ struct GatewayApplication {
 
     func run() async throws {
         let topics = configuration.topics
-        let manager = try await Self.openHome(configuration, logger: logger)
+        let manager = try await Self.openHome(configuration, demoHome: demoHome, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
@@ -80,7 +82,9 @@ struct GatewayApplication {
 
     /// The home manager on the configured database, with the virtual devices attached (and their
     /// homes built while the database is empty).
-    static func openHome(_ configuration: GatewayConfiguration, logger: Logger) async throws -> HomeManager {
+    static func openHome(_ configuration: GatewayConfiguration, demoHome: DemoHome? = nil, logger: Logger) async throws
+        -> HomeManager
+    {
         try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
         let database =
             configuration.data.inMemory
@@ -96,7 +100,7 @@ struct GatewayApplication {
             try await manager.attach(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
         }
         if let devicesFile = configuration.accessories.virtual {
-            let devices = try DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
+            let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
             try await manager.attach(devices.makeDriver())
             if try await devices.seed(manager) {
                 logger.notice("built the homes of \(devicesFile) into the empty database")

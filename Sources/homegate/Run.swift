@@ -14,9 +14,11 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let configuration = try options.load()
-        try await GatewayApplication(configuration: configuration, logger: makeLogger(configuration.logging.level))
-            .run()
+        let (configuration, demoHome) = try options.loadWithDemoHome()
+        try await GatewayApplication(
+            configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome
+        )
+        .run()
     }
 }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The whole home database as one value, and every rule of the model as a mutation of it.
 ///
 /// Each mutation checks the acting account's role first, then the naming, default-room, bridge and
@@ -7,6 +9,19 @@
 struct HomeGraph: Sendable, Hashable {
     var homes: [Home] = []
     var primaryHome: HomeID?
+    /// Counts the changes of which accessory sits where (added, removed, a home removed), so that
+    /// ``locate(_:)`` can trust its index until the next one. Not part of the graph's value.
+    private var placement = 0
+    private let index = LocationIndex()
+
+    static func == (lhs: HomeGraph, rhs: HomeGraph) -> Bool {
+        lhs.homes == rhs.homes && lhs.primaryHome == rhs.primaryHome
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(homes)
+        hasher.combine(primaryHome)
+    }
 
     /// What an operation needs the account to be.
     enum Privilege {
@@ -44,12 +59,15 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     /// Where an accessory is, in whichever home holds it.
+    /// Where `accessory` is: every value a device reports and every request looks it up, so an index
+    /// answers, rebuilt after each change of placement (a search per lookup made a start with 10,000
+    /// accessories quadratic).
     func locate(_ accessory: AccessoryID) -> (home: Int, accessory: Int)? {
-        for (h, home) in homes.enumerated() {
-            if let a = home.accessories.firstIndex(where: { $0.id == accessory }) { return (h, a) }
-        }
-        return nil
+        index.locate(accessory, placement: placement, in: homes)
     }
+
+    /// Notes that accessories were added or removed, or homes removed: the index is rebuilt.
+    mutating func placementChanged() { placement &+= 1 }
 
     // MARK: Homes
 
@@ -94,6 +112,7 @@ struct HomeGraph: Sendable, Hashable {
     {
         let index = try homeIndex(name, account: account, .administrator)
         let home = homes.remove(at: index)
+        placementChanged()
         events.append(.didRemoveHome(home: home.id, name: home.name))
         if primaryHome == home.id {
             primaryHome = homes.first?.id
@@ -323,6 +342,7 @@ struct HomeGraph: Sendable, Hashable {
             home.accessories.append(accessory)
         }
         homes[h] = home
+        placementChanged()
         for accessory in accessories where !accessory.isBridge {
             events.append(.didAddAccessory(home: home.id, accessory: accessory.id, name: accessory.name, room: roomID))
         }
@@ -346,6 +366,7 @@ struct HomeGraph: Sendable, Hashable {
         let removedIDs = Set([accessory.id] + accessory.bridgedAccessories)
         let removed = homes[h].accessories.filter { removedIDs.contains($0.id) }
         homes[h].accessories.removeAll { removedIDs.contains($0.id) }
+        placementChanged()
         for s in homes[h].actionSets.indices {
             homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
         }
@@ -540,6 +561,34 @@ struct HomeGraph: Sendable, Hashable {
         homes[h].accessories[a].isReachable = isReachable
         events.append(
             .accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
+    }
+}
+
+/// Where each accessory of a graph is, as of one placement count. Shared by copies of a graph (it is a
+/// cache, not part of the value); each lookup checks the count, so a copy placed differently rebuilds it.
+final class LocationIndex: Sendable {
+    private let state = Mutex<(placement: Int, count: Int, places: [AccessoryID: (home: Int, accessory: Int)])>(
+        (-1, -1, [:]))
+
+    func locate(_ id: AccessoryID, placement: Int, in homes: [Home]) -> (home: Int, accessory: Int)? {
+        state.withLock { state in
+            let count = homes.reduce(0) { $0 + $1.accessories.count }
+            if state.placement != placement || state.count != count {
+                var places: [AccessoryID: (home: Int, accessory: Int)] = [:]
+                places.reserveCapacity(count)
+                for (h, home) in homes.enumerated() {
+                    for (a, accessory) in home.accessories.enumerated() where places[accessory.id] == nil {
+                        places[accessory.id] = (h, a)
+                    }
+                }
+                state = (placement, count, places)
+            }
+            guard let place = state.places[id], place.home < homes.count,
+                place.accessory < homes[place.home].accessories.count,
+                homes[place.home].accessories[place.accessory].id == id
+            else { return nil }
+            return place
+        }
     }
 }
 
