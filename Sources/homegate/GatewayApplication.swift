@@ -102,7 +102,8 @@ struct GatewayApplication {
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
             try await manager.attach(devices.makeDriver())
-            if try await devices.seed(manager) {
+            // One transaction for the whole home, not one per room and accessory.
+            if try await manager.building({ try await devices.seed($0) }) {
                 logger.notice("built the homes of \(devicesFile) into the empty database")
             }
         }

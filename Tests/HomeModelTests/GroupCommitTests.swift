@@ -110,3 +110,33 @@ final class ReportingDriver: AccessoryDriver, Sendable {
     func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
     func identify(_ accessory: AccessoryID) async throws {}
 }
+
+/// Building a home from a file writes it in one transaction at the end.
+@Suite("Building in one transaction")
+struct BuildingTests {
+    @Test("changes made while building are checked and announced at once, and on disk only at the end")
+    func oneTransaction() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let manager = try HomeManager(database: HomeDatabase.open(atPath: path))
+            try await manager.attach(VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
+            let onDisk = try HomeDatabase.open(atPath: path)
+            try await manager.building { manager in
+                try await manager.addHome(named: "Home", account: "alice")
+                for room in 1...50 { try await manager.addRoom(named: "Room \(room)", home: "Home", account: "alice") }
+                try await manager.addAccessory("lamp", home: "Home", room: "Room 7", account: "alice")
+                // Checked as always
+                #expect(
+                    await errorCode { try await manager.addRoom(named: "room 7", home: "Home", account: "alice") }
+                        != nil)
+                // Visible in the model at once, not yet on disk
+                #expect(try await manager.home("Home", account: "alice").rooms.count == 50)
+                #expect(try onDisk.load().homes.isEmpty)
+            }
+            let saved = try onDisk.load().homes
+            #expect(saved.first?.rooms.count == 50)
+            #expect(saved.first?.accessory("lamp")?.room == saved.first?.rooms[6].id)
+            await manager.shutdown()
+        }
+    }
+}

@@ -149,8 +149,9 @@ private struct DemoHomeRules {
                     path + [Key("accessories"), Key(a), Key("id")],
                     "'\(accessory.id)' is not the id of any device in 'devices'", fix: "use an id from 'devices'")
             }
+            let roomKeys = Set((seed.rooms ?? []).map(HomeName.key))
             for (a, accessory) in (seed.accessories ?? []).enumerated() {
-                if let room = accessory.room, !(seed.rooms ?? []).contains(where: { HomeName.matches($0, room) }) {
+                if let room = accessory.room, !roomKeys.contains(HomeName.key(room)) {
                     report(
                         path + [Key("accessories"), Key(a), Key("room")],
                         "the room '\(room)' is not in the rooms of '\(seed.name)'",

@@ -66,8 +66,16 @@ struct HomeGraph: Sendable, Hashable {
         index.locate(accessory, placement: placement, in: homes)
     }
 
-    /// Notes that accessories were added or removed, or homes removed: the index is rebuilt.
+    /// Notes that accessories were removed, or homes: the index is rebuilt.
     mutating func placementChanged() { placement &+= 1 }
+
+    /// Notes accessories appended to home `h` from position `start`: the index takes them in place of
+    /// a rebuild (building a home adds its accessories one by one).
+    mutating func accessoriesAppended(home h: Int, from start: Int) {
+        let previous = placement
+        placement &+= 1
+        index.append(homes[h].accessories[start...].map(\.id), home: h, from: start, after: previous, now: placement)
+    }
 
     // MARK: Homes
 
@@ -150,17 +158,16 @@ struct HomeGraph: Sendable, Hashable {
     /// home other than `except` already has a similar name.
     static func checkName(_ name: String, in home: Home, except: String? = nil) throws(HomeError) {
         try HomeName.validate(name)
-        let taken: [(id: String, kind: String, name: String)] =
-            home.rooms.map { ($0.id.rawValue, "room", $0.name) }
-            + home.zones.map { ($0.id.rawValue, "zone", $0.name) }
-            + home.accessories.map { ($0.id.rawValue, "accessory", $0.name) }
-            + home.actionSets.map { ($0.id.rawValue, "action set", $0.name) }
-        if let clash = taken.first(where: { $0.id != except && HomeName.matches($0.name, name) }) {
+        // Every object of the home is compared in place: no list of names is built per check.
+        func clash(_ kind: String, _ id: String, _ other: String) throws(HomeError) {
+            guard id != except, HomeName.matches(other, name) else { return }
             throw HomeError(
-                .objectWithSimilarNameExistsInHome,
-                "The home '\(home.name)' already has a \(clash.kind) named '\(clash.name)'."
-            )
+                .objectWithSimilarNameExistsInHome, "The home '\(home.name)' already has a \(kind) named '\(other)'.")
         }
+        for room in home.rooms { try clash("room", room.id.rawValue, room.name) }
+        for zone in home.zones { try clash("zone", zone.id.rawValue, zone.name) }
+        for accessory in home.accessories { try clash("accessory", accessory.id.rawValue, accessory.name) }
+        for actionSet in home.actionSets { try clash("action set", actionSet.id.rawValue, actionSet.name) }
     }
 
     static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
@@ -335,14 +342,23 @@ struct HomeGraph: Sendable, Hashable {
             try roomName.map { name throws(HomeError) in try Self.roomID(name, in: homes[h]) }
             ?? homes[h].defaultRoom.id
         if let name { accessories[0].name = name }
-        var home = homes[h]
+        // Checked against the home and each other first, then appended in place (a copy of the home
+        // would copy all its accessories).
+        var added: [Accessory] = []
         for var accessory in accessories {
-            try Self.checkName(accessory.name, in: home)
+            try Self.checkName(accessory.name, in: homes[h])
+            if let other = added.first(where: { HomeName.matches($0.name, accessory.name) }) {
+                throw HomeError(
+                    .objectWithSimilarNameExistsInHome,
+                    "The home '\(homes[h].name)' already has a accessory named '\(other.name)'.")
+            }
             accessory.room = roomID
-            home.accessories.append(accessory)
+            added.append(accessory)
         }
-        homes[h] = home
-        placementChanged()
+        let start = homes[h].accessories.count
+        homes[h].accessories.append(contentsOf: added)
+        accessoriesAppended(home: h, from: start)
+        let home = homes[h]
         for accessory in accessories where !accessory.isBridge {
             events.append(.didAddAccessory(home: home.id, accessory: accessory.id, name: accessory.name, room: roomID))
         }
@@ -569,6 +585,19 @@ struct HomeGraph: Sendable, Hashable {
 final class LocationIndex: Sendable {
     private let state = Mutex<(placement: Int, count: Int, places: [AccessoryID: (home: Int, accessory: Int)])>(
         (-1, -1, [:]))
+
+    /// Adds appended accessories when the index was current before they came; otherwise leaves it
+    /// to be rebuilt.
+    func append(_ ids: [AccessoryID], home h: Int, from start: Int, after previous: Int, now placement: Int) {
+        state.withLock { state in
+            guard state.placement == previous else { return }
+            for (offset, id) in ids.enumerated() where state.places[id] == nil {
+                state.places[id] = (h, start + offset)
+            }
+            state.placement = placement
+            state.count += ids.count
+        }
+    }
 
     func locate(_ id: AccessoryID, placement: Int, in homes: [Home]) -> (home: Int, accessory: Int)? {
         state.withLock { state in

@@ -15,6 +15,8 @@ public actor HomeManager {
     private var unsavedValues: Set<AccessoryID> = []
     /// The group commit of values that is scheduled, if any.
     private var valueFlush: Task<Void, Never>?
+    /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
+    private var batchBase: HomeGraph?
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
@@ -113,17 +115,59 @@ public actor HomeManager {
     ) throws(HomeError) -> Result {
         var next = graph
         var events: [HomeEvent] = []
-        let result = try change(&next, &events)
+        // While building, nothing needs the graph before the change (a failure undoes the whole
+        // build): the change takes it over, so a home's accessories are not copied on every change.
+        if batchBase != nil { graph = HomeGraph() }
+        let result: Result
         do {
-            try database.save(from: graph, to: next)
+            result = try change(&next, &events)
         } catch {
-            logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
-            throw HomeDatabase.failure(error)
+            if batchBase != nil { graph = next }
+            throw error
+        }
+        if batchBase == nil {
+            do {
+                try database.save(from: graph, to: next)
+            } catch {
+                logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+                throw HomeDatabase.failure(error)
+            }
         }
         graph = next
         if !unsavedValues.isEmpty { saveValues(of: []) }
         publish(events)
         return result
+    }
+
+    /// Runs `build` (many layout changes: a home built from a file) and writes all its changes in one
+    /// transaction at the end, instead of one transaction (and fsync) per change: building 10,000
+    /// accessories took 38 s of fsyncs. Each change is checked and announced as always; until the end
+    /// nothing is on disk, so a crash in the middle leaves the database as it was before, and a change
+    /// that fails undoes the whole build. Only for building before the gateway serves: other changes
+    /// made meanwhile are written (or undone) with it.
+    public func building<T: Sendable>(_ build: @Sendable (HomeManager) async throws -> T) async throws -> T {
+        precondition(batchBase == nil, "building(_:) does not nest")
+        batchBase = graph
+        let result: Result<T, any Error>
+        do { result = .success(try await build(self)) } catch { result = .failure(error) }
+        let base = batchBase ?? graph
+        batchBase = nil
+        if case .failure(let error) = result {
+            // All or nothing: the build is undone, nothing of it was written.
+            graph = base
+            publish([.homeManagerDidUpdateHomes])
+            throw error
+        }
+        do {
+            try database.save(from: base, to: graph)
+        } catch {
+            logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+            graph = base
+            publish([.homeManagerDidUpdateHomes])
+            throw HomeDatabase.failure(error)
+        }
+        if !unsavedValues.isEmpty { saveValues(of: []) }
+        return try result.get()
     }
 
     /// Records what a device did or reported (values, reachability) of `accessory`, in place: only a

@@ -17,7 +17,7 @@ public struct Home: Sendable, Hashable, Identifiable {
     /// The default room followed by the user-made rooms.
     public var allRooms: [Room] { [defaultRoom] + rooms }
 
-    public func room(_ id: RoomID) -> Room? { allRooms.first { $0.id == id } }
+    public func room(_ id: RoomID) -> Room? { id == defaultRoom.id ? defaultRoom : rooms.first { $0.id == id } }
     public func accessory(_ id: AccessoryID) -> Accessory? { accessories.first { $0.id == id } }
     public func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     public func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
