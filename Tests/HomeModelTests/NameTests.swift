@@ -200,6 +200,20 @@ struct NameMatchingTests {
         #expect(HomeName.matches(lhs, rhs) == same)
         #expect(HomeName.matches(lhs, rhs) == (HomeName.key(lhs) == HomeName.key(rhs)))
     }
+
+    @Test("random names: the in-place byte comparison agrees with comparing keys")
+    func random() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "B", "b", "A", " ", "'", "é", "É", "1", "\u{2019}", "\u{212A}", "k"]
+        func name() -> String {
+            String(
+                (0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+        for _ in 0..<5_000 {
+            let (a, b) = (name(), name())
+            #expect(HomeName.matches(a, b) == (HomeName.key(a) == HomeName.key(b)), "'\(a)' vs '\(b)'")
+        }
+    }
 }
 
 /// The `HomeError` that `body` threw, or nil.

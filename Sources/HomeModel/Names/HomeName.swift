@@ -24,7 +24,39 @@ public enum HomeName {
     /// Commands look names up by this on every message, so ASCII names (nearly all) are compared in
     /// place; other names go through ``key(_:)``.
     public static func matches(_ lhs: String, _ rhs: String) -> Bool {
-        asciiMatches(lhs.utf8, rhs.utf8) ?? (key(lhs) == key(rhs))
+        // Native strings are compared on their bytes in place (a home's every name is compared with
+        // each new one); others through the UTF-8 views' iterators.
+        let contiguous: Bool?? = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in asciiMatches(left, right) } ?? nil
+        }
+        if let result = contiguous ?? nil { return result }
+        return asciiMatches(lhs.utf8, rhs.utf8) ?? (key(lhs) == key(rhs))
+    }
+
+    /// `asciiMatches` on two byte buffers: the same answer, without an iterator per byte.
+    private static func asciiMatches(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>)
+        -> Bool?
+    {
+        var i = 0
+        var j = 0
+        while true {
+            while i < left.count, left[i] == UInt8(ascii: " ") || left[i] == UInt8(ascii: "'") { i += 1 }
+            while j < right.count, right[j] == UInt8(ascii: " ") || right[j] == UInt8(ascii: "'") { j += 1 }
+            let leftEnded = i == left.count
+            let rightEnded = j == right.count
+            if leftEnded || rightEnded {
+                if leftEnded && rightEnded { return true }
+                return (leftEnded ? right[j] : left[i]) >= 0x80 ? nil : false
+            }
+            var l = left[i]
+            var r = right[j]
+            if l >= 0x80 || r >= 0x80 { return nil }
+            if l >= UInt8(ascii: "A") && l <= UInt8(ascii: "Z") { l += 0x20 }
+            if r >= UInt8(ascii: "A") && r <= UInt8(ascii: "Z") { r += 0x20 }
+            if l != r { return false }
+            i += 1
+            j += 1
+        }
     }
 
     /// `matches` for two ASCII names without allocating; nil when either is not ASCII.
