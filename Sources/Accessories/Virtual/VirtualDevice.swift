@@ -212,6 +212,18 @@ struct VirtualDevice: Sendable {
     }
 
     /// Lets `elapsed` seconds of simulated time pass.
+    /// Whether time changes anything about the device: a thermostat, lock, door, covering or sensor
+    /// moves on its own, and a battery drains; a switch, outlet or lamp only does what it is told.
+    var changesOverTime: Bool {
+        switch configuration.kind {
+        case .thermostat, .lock, .garageDoor, .windowCovering, .temperatureSensor, .humiditySensor, .motionSensor,
+            .contactSensor:
+            true
+        default:
+            value(.batteryLevel, service: Self.batteryService) != nil
+        }
+    }
+
     mutating func advance(by elapsed: Double, using random: inout SplitMix64) {
         switch configuration.kind {
         case .thermostat: advanceThermostat(elapsed)

@@ -52,7 +52,9 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     public func start() async throws {
-        guard loop == nil else { return }
+        // Devices that only do what they are told need no clock: a home of switches and lamps keeps
+        // the process asleep until a command comes.
+        guard loop == nil, devices.values.contains(where: \.changesOverTime) else { return }
         let clock = clock
         let tick = tick
         loop = Task {
