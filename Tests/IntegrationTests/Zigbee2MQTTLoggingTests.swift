@@ -1,0 +1,70 @@
+import Foundation
+import HomeModel
+import Logging
+import MQTT
+import Synchronization
+import Testing
+import Zigbee2MQTT
+import Zigbee2MQTTStandIn
+
+/// Bad input from the network is logged once per device and cause, however often it comes.
+@Suite(.timeLimit(.minutes(2)))
+struct Zigbee2MQTTLoggingTests {
+    @Test func theSameBadPayloadIsLoggedOncePerDeviceAndCause() async throws {
+        try await withBroker { broker in
+            let lines = LogLines()
+            let logger = Logger(label: "test.zigbee2mqtt") { _ in lines }
+            let devices = zigbeeRecordings.devices(named: ["bulb"])
+            let zigbee = Zigbee2MQTTStandIn(
+                client: try makeClient(broker, name: "zigbee2mqtt"), devices: devices,
+                states: zigbeeRecordings.firstStates(of: devices),
+                logger: Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() })
+            try await zigbee.start()
+            let manager = try HomeManager(database: .inMemory())
+            try await manager.attach(Zigbee2MQTTDriver(client: try makeClient(broker, name: "driver"), logger: logger))
+            // The bulb is found: its recorded state says brightness 50 of 254
+            while await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value != .int(20) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+
+            // When the same broken payload and the same out-of-range value come three times each
+            let outOfRange = try #require(
+                zigbeeRecordings.states(of: "bulb").first { $0.contains(#""color_temp":548"#) })
+            for _ in 0..<3 {
+                try await zigbee.publishState("bulb", Array("not json {".utf8))
+                try await zigbee.publishState("bulb", Array(outOfRange.utf8))
+            }
+            // (a marker after them: once it shows, all of them were handled)
+            try await zigbee.publishState("bulb", Array(#"{"brightness":254,"state":"ON"}"#.utf8))
+            while await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value != .int(100)
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+
+            // Then each cause is in the log once
+            let warnings = lines.all.filter { $0.level == .warning }.map(\.message)
+            #expect(warnings.filter { $0.contains("not a JSON object") }.count == 1, "\(warnings)")
+            #expect(warnings.filter { $0.contains("color_temp") }.count == 1, "\(warnings)")
+            await manager.shutdown()
+            await zigbee.stop()
+        }
+    }
+}
+
+/// Every log line a logger wrote, for tests.
+final class LogLines: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var all: [(level: Logger.Level, message: String)] { lines.withLock { $0 } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append((event.level, "\(event.message)")) }
+    }
+}
