@@ -61,10 +61,12 @@ fuzz: fuzz-build
 demo: build
 	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT)
 
-## Installs what is missing, builds homegate (release) and the C floors and load generators, and runs the
+## Installs what is missing, builds homegate (release), the hub's release build (static Swift standard
+## library, in .build-static), the C floors, load generators and the slow-disk library, and runs the
 ## benchmark: a table on stdout, bench/out/results.json, and the figures in docs/benchmarks.md.
-bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload
+bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload bench/out/slowfsync.so
 	$(SWIFT) build -c release --product homegate
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product homegate
 	bench/run.sh
 
 BENCH_CFLAGS ?= -O2 -Wall -Wextra
@@ -73,5 +75,10 @@ bench/out/%: bench/%.c
 	@mkdir -p bench/out
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libmosquitto) -lpthread
 
+## The slow disk of the benchmark: an LD_PRELOAD library whose fsync, fdatasync and syncfs sleep first.
+bench/out/slowfsync.so: bench/slowfsync.c
+	@mkdir -p bench/out
+	$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
 clean:
-	rm -rf .build .build-fuzz .homegate-demo bench/out
+	rm -rf .build .build-fuzz .build-static .homegate-demo bench/out

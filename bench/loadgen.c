@@ -16,6 +16,12 @@
  *            held retained before does not count); prints when (CLOCK_REALTIME)
  *   actionset  run action sets ACTION_ON / ACTION_OFF (-a, -A) COUNT times, timing until all of the
  *            first FIFTY (-F) switches published their new value
+ *   layout   COUNT addRoom requests (B/$request/ACCOUNT/addRoom) to HOME, one after another, each sent
+ *            when the one before was answered on B/$response/ACCOUNT, timing each until its answer.
+ *            The rooms are named "Layout <pid> <k>", so runs against one database do not collide. A
+ *            layout change is on disk before its answer: the time is at least one commit's fsync.
+ *            With -S COUNTS (the counts file of bench/slowfsync.c's SLOWFSYNC_COUNTS) it also counts
+ *            the requests during which the gateway synced at least once before the answer came.
  * Prints one JSON object on stdout.
  */
 #define _GNU_SOURCE
@@ -37,7 +43,7 @@ struct accessory {
 };
 
 static struct {
-    const char *host, *base, *home, *account, *mode, *action_on, *action_off;
+    const char *host, *base, *home, *account, *mode, *action_on, *action_off, *sync_counts;
     int port, accessories, room_size, qos, count, window, fifty;
     double rate, timeout;
 } options = {
@@ -52,6 +58,7 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct accessory *accessories;
 static double *latencies;          /* milliseconds, one per answered write */
 static int answered, in_flight, unexpected, retained_seen, live_seen, subscribed;
+static int layout_answered = -1, layout_failed; /* layout: the id of the last answer, failed answers */
 static struct timespec last_answer, last_retained;
 
 static double seconds_between(struct timespec from, struct timespec to)
@@ -89,8 +96,29 @@ static void on_connect(struct mosquitto *mosq, void *context, int rc)
         return;
     }
     char filter[512];
+    if (strcmp(options.mode, "layout") == 0) {
+        snprintf(filter, sizeof filter, "%s/$response/%s", options.base, options.account);
+        mosquitto_subscribe(mosq, NULL, filter, 1);
+        return;
+    }
     snprintf(filter, sizeof filter, "%s/%s/+/+/Switch/On", options.base, options.home);
     mosquitto_subscribe(mosq, NULL, filter, options.qos);
+}
+
+/* layout: an answer {"id":…,"ok":true|false,…} on the account's response topic. */
+static void layout_message(const struct mosquitto_message *message)
+{
+    char text[2048];
+    int length = message->payloadlen < (int)sizeof text - 1 ? message->payloadlen : (int)sizeof text - 1;
+    memcpy(text, message->payload, length);
+    text[length] = '\0';
+    const char *id = strstr(text, "\"id\":");
+    if (!id) return;
+    if (!strstr(text, "\"ok\":true")) {
+        if (layout_failed++ < 5) fprintf(stderr, "loadgen: request failed: %s\n", text);
+    }
+    layout_answered = atoi(id + 5);
+    pthread_cond_broadcast(&changed);
 }
 
 static void on_subscribe(struct mosquitto *mosq, void *context, int mid, int count, const int *granted)
@@ -106,6 +134,12 @@ static void on_subscribe(struct mosquitto *mosq, void *context, int mid, int cou
 static void on_message(struct mosquitto *mosq, void *context, const struct mosquitto_message *message)
 {
     (void)mosq, (void)context;
+    if (strcmp(options.mode, "layout") == 0) {
+        pthread_mutex_lock(&lock);
+        layout_message(message);
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     int index = index_of(message->topic);
     if (index < 0 || message->payloadlen == 0) return;
     int value = message->payloadlen == 4 && memcmp(message->payload, "true", 4) == 0;
@@ -288,19 +322,65 @@ static void run_actionset(struct mosquitto *mosq)
     free(times);
 }
 
+/* The syncs the slow-disk library counted so far (fsync + fdatasync + syncfs), or -1 without the file. */
+static long long syncs_so_far(void)
+{
+    if (!options.sync_counts) return -1;
+    unsigned long long counts[3] = { 0, 0, 0 };
+    FILE *file = fopen(options.sync_counts, "rb");
+    if (!file) return -1;
+    size_t got = fread(counts, sizeof counts[0], 3, file);
+    fclose(file);
+    return got == 3 ? (long long)(counts[0] + counts[1] + counts[2]) : -1;
+}
+
+static void run_layout(struct mosquitto *mosq)
+{
+    int synced = 0; /* requests with a sync between sending and the answer */
+    char topic[512], body[512];
+    snprintf(topic, sizeof topic, "%s/$request/%s/addRoom", options.base, options.account);
+    int lost = 0;
+    struct timespec start = now();
+    for (int i = 1; i <= options.count; i++) {
+        snprintf(body, sizeof body, "{\"id\":%d,\"name\":\"Layout %d %d\",\"home\":\"%s\"}", i, (int)getpid(), i,
+                 options.home);
+        long long syncs_before = syncs_so_far();
+        struct timespec sent = now();
+        mosquitto_publish(mosq, NULL, topic, (int)strlen(body), body, 1, false);
+        while (layout_answered != i) {
+            if (!wait_changed(options.timeout) && layout_answered != i) break;
+        }
+        if (layout_answered != i) {
+            lost++;
+            continue;
+        }
+        latencies[answered++] = seconds_between(sent, now()) * 1000;
+        if (syncs_before >= 0 && syncs_so_far() > syncs_before) synced++;
+    }
+    double elapsed = seconds_between(start, now());
+    qsort(latencies, answered, sizeof *latencies, compare);
+    printf("{\"mode\":\"layout\",\"operation\":\"addRoom\",\"sent\":%d,\"answered\":%d,\"failed\":%d,"
+           "\"synced_before_answer\":%d,\"lost\":%d,\"elapsed_s\":%.3f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,"
+           "\"p99_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f}\n",
+           options.count, answered, layout_failed, options.sync_counts ? synced : -1, lost, elapsed, elapsed > 0 ? answered / elapsed : 0,
+           percentile(0.5), percentile(0.9), percentile(0.99), answered ? latencies[0] : 0,
+           answered ? latencies[answered - 1] : 0);
+}
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: loadgen [-h host] [-p port] [-b base] [-H home] [-u account] [-n accessories]\n"
-            "               [-r room size] [-q qos] [-m rate|window|startup|actionset] [-R rate]\n"
-            "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n");
+            "               [-r room size] [-q qos] [-m rate|window|startup|actionset|layout] [-R rate]\n"
+            "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n"
+            "               [-S slowfsync counts file]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int option;
-    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:")) != -1) {
+    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:")) != -1) {
         switch (option) {
         case 'h': options.host = optarg; break;
         case 'p': options.port = atoi(optarg); break;
@@ -318,6 +398,7 @@ int main(int argc, char **argv)
         case 'a': options.action_on = optarg; break;
         case 'A': options.action_off = optarg; break;
         case 'F': options.fifty = atoi(optarg); break;
+        case 'S': options.sync_counts = optarg; break;
         default: usage();
         }
     }
@@ -357,6 +438,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(options.mode, "startup") == 0) {
         run_startup();
+    } else if (strcmp(options.mode, "layout") == 0) {
+        run_layout(mosq);
     } else {
         /* Let the retained values arrive: all of them, or none for 300 ms. */
         while (retained_seen < options.accessories && seconds_between(last_retained, now()) < 0.3) {

@@ -2,10 +2,11 @@
 # Turns bench/out/results.jsonl (one JSON object per measurement, written by bench/run.sh) into the
 # table on stdout, bench/out/results.json, and the figures between the markers of docs/benchmarks.md.
 #
-# usage: bench/report.sh RESULTS.jsonl DURATION_SECONDS QUICK
+# usage: bench/report.sh RESULTS.jsonl DURATION_SECONDS QUICK [partial]
+#   (partial: only some scenarios ran, bench/run.sh --only; docs/benchmarks.md is left alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-results=$1 duration=$2 quick=$3
+results=$1 duration=$2 quick=$3 partial=${4:-}
 out=bench/out
 doc=docs/benchmarks.md
 
@@ -34,7 +35,9 @@ function ratio(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "–" }
 function mark(ok) { return ok ? "met" : "**missed**" }
 function load_name(l) { return l == "window" ? "window " window_size : l "/s" }
 BEGIN { window_size = 100; lost_total = 0; lost_runs = 0 }
-get("scenario") != "zigbee2mqtt" { lost = get("lost"); if (lost != "" && lost > 0) { lost_total += lost; lost_runs++ } }
+get("scenario") != "zigbee2mqtt" && get("scenario") != "slowdisk-z2m" {
+    lost = get("lost"); if (lost != "" && lost > 0) { lost_total += lost; lost_runs++ }
+}
 get("scenario") == "roundtrip" {
     gw = get("gateway"); key = get("qos") SUBSEP get("load")
     cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
@@ -70,6 +73,51 @@ get("scenario") == "zigbee2mqtt" {
     z2m_lost += get("lost"); z2m_stale += get("stale")
     if (get("point") == "nominal") { z2m_nominal++; z2m_rate = get("rate"); if (get("throughput") < 0.98 * get("rate")) z2m_slow++ }
 }
+get("scenario") == "layout" { layout_p50 = get("p50_ms"); layout_max = get("max_ms"); layout_n = get("answered") }
+get("scenario") == "slowdisk-setup" { sync_ms = get("sync_ms"); slow_setup_ms = get("setup_ms"); slow_setup_syncs = get("syncs"); slow_devices = get("devices") }
+get("scenario") == "slowdisk-z2m" {
+    cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
+    span = get("throughput") > 0 ? get("answered") / get("throughput") : 0
+    slow = slow sprintf("| %s s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f | %.2f |\n", get("window_s"), \
+        get("offered"), get("throughput"), get("p50_ms"), get("p90_ms"), get("p99_ms"), get("max_ms"), get("lost"), \
+        get("late"), get("stale"), get("syncs"), span > 0 ? get("syncs") / span : 0, cpu10k)
+    if (get("window_s") > 0) {
+        slow_rate = get("rate"); slow_tput = get("throughput"); slow_lost = get("lost") + get("stale")
+    } else { slow_tput0 = get("throughput"); drain_limit = get("drain_limit_s") }
+}
+get("scenario") == "slowdisk-value-sync" {
+    value_sync = value_sync sprintf("| %s s | %s | %s | %s |\n", get("window_s"), get("delays_ms") == "" ? "–" : get("delays_ms"), \
+        get("unsynced") " of " get("samples"), get("limit_s"))
+    if (get("window_s") > 0) {
+        value_sync_max = get("max_ms"); value_unsynced = get("unsynced"); value_window = get("window_s")
+        value_samples = get("samples"); value_limit = get("limit_s")
+    }
+}
+get("scenario") == "slowdisk-layout" {
+    slow_layout_p50 = get("p50_ms"); slow_layout_p90 = get("p90_ms"); slow_layout_min = get("min_ms"); slow_layout_max = get("max_ms")
+    slow_layout_n = get("answered"); slow_layout_synced = get("synced_before_answer"); slow_layout_syncs = get("syncs")
+}
+get("scenario") == "slowdisk-roundtrip" {
+    slow_rt = sprintf("| %.2f | %.2f | %.2f | %.2f | %.0f | %s | %s | %s | %s |", get("p50_ms"), get("p90_ms"), get("p99_ms"), \
+        get("max_ms"), get("throughput"), get("lost"), get("syncs"), ratio(get("p50_ms"), f50[1 SUBSEP 1000]), \
+        ratio(get("p99_ms"), f99[1 SUBSEP 1000]))
+}
+get("scenario") == "idle" {
+    idle_s = get("seconds"); idle_cpu = get("cpu_s"); idle_switches = get("context_switches"); idle_threads = get("threads")
+    idle_rss = get("rss_before_mb") " → " get("rss_after_mb")
+}
+get("scenario") == "memory" {
+    memory = memory sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", get("build") == "hub" ? "hub (static Swift, stripped)" : "release", \
+        get("rss_mb"), get("anon_mb"), get("file_mb"), get("shmem_mb"), get("file_binary_mb"), get("file_libraries_mb"), \
+        get("anon_mappings_mb"), get("anon_heap_mb"), get("anon_in_files_mb"))
+    if (get("build") == "hub") hub_rss = get("rss_mb"); else { release_rss = get("rss_mb"); release_anon = get("anon_mb") }
+}
+get("scenario") == "hub-build" {
+    hub = sprintf("%s MB as built, %s MB stripped (the default release build, Swift libraries shared: %s MB); `homegate --help` %s.\n", \
+        get("binary_mb"), get("stripped_mb"), get("default_build_mb"), get("runs") == "true" ? "runs" : "**does not run**")
+    hub = hub sprintf("It names (NEEDED) `%s`; with what those bring in, ldd lists `%s`.\n", get("needed"), get("libraries"))
+    hub_mb = get("stripped_mb"); hub_runs = get("runs")
+}
 get("scenario") == "scale" {
     n = get("accessories"); gw = get("gateway")
     idle[n, gw] = get("rss_idle_mb")
@@ -81,6 +129,7 @@ get("scenario") == "scale-load" {
     cpu[n, gw] = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
 }
 END {
+    if (rt != "") {
     print "### Command round trip: 1,000 accessories, homegate and the floor on one broker\n"
     print "Latency from publishing the write to receiving the state (ms); throughput in answered writes/s;"
     print "CPU: seconds of the gateway process per 10,000 writes.\n"
@@ -91,6 +140,8 @@ END {
     print "| QoS | load | database | p50 | p99 | throughput |"
     print "|---|---|---|---|---|---|"
     printf "%s\n", ratios
+    }
+    if (count > 0) {
     print "### Scale of the home (QoS 1, database on file)\n"
     print "Start: process start until the last value topic is at the broker (database already built; first"
     print "start: building the home into an empty database). RSS under load and CPU: " window_size " writes in flight.\n"
@@ -101,10 +152,14 @@ END {
         printf "| %s | %s | %s | %s | %s | %.2f | %.0f | %s | %.2f | %.0f |\n", n, first[n], start[n], idle[n, "homegate"], \
             peak[n, "homegate"], cpu[n, "homegate"], tput[n, "homegate"], peak[n, "floor"], cpu[n, "floor"], tput[n, "floor"]
     }
-    print "\n### Action sets: 50 writes, until all 50 states are published (ms)\n"
+    print ""
+    }
+    if (actions != "") {
+    print "### Action sets: 50 writes, until all 50 states are published (ms)\n"
     print "| database | writes | runs | p50 | max | lost |"
     print "|---|---|---|---|---|---|"
     printf "%s\n", actions
+    }
     if (z2m_runs > 0) {
         print "### zigbee2mqtt state updates: " z2m_devices " devices, homegate and the floor on one broker\n"
         print "Latency from the publish of a device state by zigbee2mqtt to the retained topic of the gateway with the new"
@@ -124,14 +179,62 @@ END {
         printf "after %s ms; homegate at rest (under 5 %% of a core for a second) after %s ms, RSS then %s MB.\n\n", \
             z2m_setup, z2m_rest, z2m_idle
     }
+    if (sync_ms != "") {
+        print "### Slow disk: " sync_ms " ms per sync (LD_PRELOAD bench/out/slowfsync.so), database on file\n"
+        print "Every fsync, fdatasync and syncfs of homegate sleeps " sync_ms " ms first, as on a hub'"'"'s SD card; syncs: the"
+        print "calls the library counted. zigbee2mqtt as above (" slow_devices " devices), window: `data.valueCommitWindow`; late:"
+        print "unanswered when the run was cut (" drain_limit " s after the last update sent), not lost.\n"
+        print "| window | offered/s | updates/s | p50 | p90 | p99 | max | lost | late | stale | syncs | syncs/s | CPU s/10k |"
+        print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        printf "%s\n", slow
+        print "A device value on disk: with no other traffic, one update at a time, from its value published to the next"
+        print "sync (ms; unsynced: no sync within the limit):\n"
+        print "| window | delays (ms) | unsynced | limit (s) |"
+        print "|---|---|---|---|"
+        printf "%s\n", value_sync
+        printf "Layout changes: %s `addRoom` one after another, each sent when the one before was answered: p50 %.1f ms, p90 %.1f ms,\n", \
+            slow_layout_n, slow_layout_p50, slow_layout_p90
+        printf "min %.1f ms, max %.1f ms; %s syncs in all, %s of the %s with a sync before their answer", \
+            slow_layout_min, slow_layout_max, slow_layout_syncs, slow_layout_synced, slow_layout_n
+        if (layout_p50 != "") printf " (this machine'"'"'s disk: p50 %.1f ms, max %.1f ms, %s addRoom)", layout_p50, layout_max, layout_n
+        printf ". Taking the %s devices into a home (%d layout changes) took %s ms and %s syncs.\n\n", \
+            slow_devices, 1 + int((slow_devices + 19) / 20) + slow_devices, slow_setup_ms, slow_setup_syncs
+        if (slow_rt != "") {
+            print "Command round trip, 1,000 accessories, QoS 1, 1,000/s, on the slow disk:\n"
+            print "| p50 | p90 | p99 | max | writes/s | lost | syncs | p50 ÷ floor | p99 ÷ floor |"
+            print "|---|---|---|---|---|---|---|---|---|"
+            print slow_rt "\n"
+        }
+    }
+    if (idle_s != "" || memory != "") {
+        print "### Idle and memory: 1,000 accessories\n"
+        if (idle_s != "") printf "Idle: %s s of CPU over %s s with no traffic, once at rest after its start (%s context switches of its %s threads; RSS %s MB).\n\n", \
+            idle_cpu, idle_s, idle_switches, idle_threads, idle_rss
+        if (memory != "") {
+            print "Resident memory at rest after the window load (MB): VmRSS = RssAnon (the process'"'"'s own) + RssFile (the"
+            print "executable and shared libraries, clean pages of the page cache) + RssShmem; from /proc/PID/smaps the"
+            print "file-backed pages of the executable and of the libraries, and where the anonymous ones are: anonymous"
+            print "mappings (malloc'"'"'s arenas, thread stacks), the brk heap, pages written in file mappings (relocated data).\n"
+            print "| build | VmRSS | RssAnon | RssFile | RssShmem | executable | libraries | anon mappings | heap | anon in files |"
+            print "|---|---|---|---|---|---|---|---|---|---|"
+            printf "%s\n", memory
+        }
+    }
+    if (hub != "") {
+        print "### The hub build: `swift build -c release --static-swift-stdlib`, stripped\n"
+        printf "%s\n", hub
+    }
     print "### Targets\n"
     print "| target | figure | |"
     print "|---|---|---|"
+    if (rt != "") {
     printf "| round-trip p50 ≤ 1.5× the floor (QoS 1, 1,000/s; aim 1.1×) | %.2f× | %s |\n", p50r, mark(p50r <= 1.5)
     printf "| round-trip p99 ≤ 2× the floor (QoS 1, 1,000/s) | %.2f× | %s |\n", p99r, mark(p99r <= 2)
     printf "| sustained throughput ≥ ½ the floor (QoS 1, window) | %.2f× | %s |\n", tpr, mark(tpr >= 0.5)
+    }
     if ((10000) in start) printf "| 10,000 accessories on the broker within 2 s of start | %s ms | %s |\n", start[10000], mark(start[10000] <= 2000)
-    printf "| under 30 MB RSS with 1,000 accessories (under load) | %s MB | %s |\n", peak[1000, "homegate"], mark(peak[1000, "homegate"] < 30)
+    if ((1000, "homegate") in peak)
+        printf "| under 30 MB RSS with 1,000 accessories (under load) | %s MB | %s |\n", peak[1000, "homegate"], mark(peak[1000, "homegate"] < 30)
     printf "| zero commands lost in every run | %d lost (runs with a loss: %d) | %s |\n", lost_total, lost_runs, mark(lost_total == 0)
     if (z2m_runs > 0) {
         printf "| zigbee2mqtt: %s devices at %s updates/s, each update on its retained topic | %d of %d runs below 98 %% of the rate | %s |\n", \
@@ -139,12 +242,33 @@ END {
         printf "| zigbee2mqtt: zero updates lost in every run | %d lost, %d devices stale | %s |\n", \
             z2m_lost, z2m_stale, mark(z2m_lost == 0 && z2m_stale == 0)
     }
+    if (sync_ms != "") {
+        printf "| slow disk (%s ms/sync): ≥ %s zigbee2mqtt updates/s, nothing lost (window %s s) | %.0f/s, %d lost or stale | %s |\n", \
+            sync_ms, slow_rate, value_window, slow_tput, slow_lost, mark(slow_tput >= 0.98 * slow_rate && slow_lost == 0)
+        printf "| slow disk: group commit buys (updates/s with the window ÷ without) | %.0f/s ÷ %.0f/s = %s | |\n", \
+            slow_tput, slow_tput0, ratio(slow_tput, slow_tput0)
+        if (value_unsynced > 0) value_figure = value_unsynced " of " value_samples " updates not within " value_limit " s"
+        else value_figure = "at most " value_sync_max " ms"
+        printf "| slow disk: a device value on disk within a few hundred ms (≤ 300 ms) | %s | %s |\n", \
+            value_figure, mark(value_unsynced == 0 && value_sync_max <= 300)
+        printf "| slow disk: every layout change on disk before its answer | %s of %s synced first, p50 %.1f ms | %s |\n", \
+            slow_layout_synced, slow_layout_n, slow_layout_p50, mark(slow_layout_synced == slow_layout_n && slow_layout_min >= sync_ms)
+    }
+    if (idle_s != "")
+        printf "| idle: under 0.1 s of CPU over 60 s (1,000 accessories, no traffic) | %s s over %s s | %s |\n", \
+            idle_cpu, idle_s, mark(idle_cpu * 60 / idle_s < 0.1)
+    if (release_rss != "")
+        printf "| RSS ≤ 30 MB at rest after the load (1,000 accessories) | release %s MB (own %s MB)%s | %s |\n", \
+            release_rss, release_anon, hub_rss != "" ? ", hub build " hub_rss " MB" : "", mark(release_rss <= 30 || (hub_rss != "" && hub_rss <= 30))
+    if (hub_mb != "")
+        printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
+            hub_runs == "true" ? "met" : "**missed**"
 }' "$results")
 
 printf '\n%s\n\nmachine: %s\n%s, commit %s%s, %s s\n' "$tables" "$machine" "$date" "$commit" "$dirty" "$duration"
 
-if [[ $quick == true ]]; then
-    echo "(--quick: docs/benchmarks.md left as it is)"
+if [[ $quick == true || -n $partial ]]; then
+    echo "(--quick or --only: docs/benchmarks.md left as it is)"
     exit 0
 fi
 figures=$(printf '<!-- bench:begin (written by bench/report.sh; edit outside the markers) -->\n_%s on %s; commit %s%s; the whole run took %s s._\n\n%s\n<!-- bench:end -->' \

@@ -3,9 +3,12 @@
 # libmosquitto allows) on the same private mosquitto, in the same run, interleaved point by point.
 # Prints a table, writes bench/out/results.json and the figures of docs/benchmarks.md.
 #
-# usage: bench/run.sh [--quick]      (--quick: shorter runs, for trying the script itself)
-# Expects the release build of homegate and bench/out/{floor,loadgen,z2mfloor,z2mload} (the Makefile
-# builds them).
+# usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
+#   --quick  shorter runs, for trying the script itself
+#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hub (docs/benchmarks.md is
+#            then left alone, as with --quick)
+# Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
+# for the hub section the static build in .build-static (the Makefile builds them all).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -16,19 +19,36 @@ floor=$out/floor
 loadgen=$out/loadgen
 z2mfloor=$out/z2mfloor
 z2mload=$out/z2mload
-quick=false
-[[ ${1:-} == --quick ]] && quick=true
+slowfsync=$out/slowfsync.so
+hub_homegate=${HOMEGATE_HUB:-$root/.build-static/release/homegate}
+quick=false only=""
+while (($#)); do
+    case $1 in
+    --quick) quick=true ;;
+    --only) only=,${2:?--only needs a list of scenarios},; shift ;;
+    *) echo "usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]" >&2; exit 2 ;;
+    esac
+    shift
+done
+wanted() { [[ -z $only || $only == *",$1,"* ]]; }
 
 # Run lengths: each fixed-rate point lasts about 5 s, the window runs send 10,000 writes; the
 # zigbee2mqtt points (z2m_rate for z2m_seconds, then z2m_capacity_rate, above what homegate sustains,
 # for z2m_capacity_seconds) are repeated z2m_rounds times per gateway.
+# The slow disk: slow_rate updates/s for slow_seconds with the default commit window, then for
+# slow_nowindow_seconds with none (its drain cut after slow_drain_limit: without a window a disk this
+# slow may leave a backlog of minutes); layout_count addRoom one after another; idle_seconds without
+# traffic.
 if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
+    slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
+    slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60
 fi
+slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
 round_trip_accessories=1000
@@ -45,7 +65,8 @@ pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    rm -rf "$work"
+    # BENCH_KEEP=1 keeps the processes' configs, databases and logs, to look into a failed run.
+    if [[ ${BENCH_KEEP:-} == 1 ]]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -107,7 +128,8 @@ start_floor() {
     rm -f "$fifo"
 }
 
-# write_config DIR ACCESSORIES IN_MEMORY: homegate's config for the benchmark home.
+# write_config DIR ACCESSORIES IN_MEMORY [WINDOW]: homegate's config for the benchmark home, values
+# group-committed within WINDOW seconds (data.valueCommitWindow, 0.1 as by default unless given).
 write_config() {
     local dir=$1
     mkdir -p "$dir/data"
@@ -120,6 +142,7 @@ mqtt:
 data:
   directory: $dir/data
   inMemory: $3
+  valueCommitWindow: ${4:-0.1}
 accessories:
   virtual: $work/home-$2.yml
 commands:
@@ -131,6 +154,16 @@ logging:
 CONF
 }
 
+# homegate runs with these variables in its environment (the slow disk sets LD_PRELOAD).
+homegate_env=()
+
+# slow_disk_env COUNTS: homegate_env for the slow disk: every fsync, fdatasync and syncfs sleeps
+# slow_ms first (bench/slowfsync.c), the calls counted in the file COUNTS.
+slow_disk_env() { homegate_env=(LD_PRELOAD="$slowfsync" SLOWFSYNC_MS="$slow_ms" SLOWFSYNC_COUNTS="$1"); }
+
+# syncs COUNTS: how many syncs the slow-disk library counted in COUNTS so far (0 without the file).
+syncs() { [[ -s $1 ]] && od -A n -t u8 -N 24 "$1" | awk '{ for (i = 1; i <= NF; i++) n += $i } END { print n + 0 }' || echo 0; }
+
 # start_homegate DIR ACCESSORIES: starts homegate and waits until every value topic of the home is
 # at the broker. Sets homegate_pid and startup_ms (process start to the last value topic).
 start_homegate() {
@@ -141,7 +174,7 @@ start_homegate() {
     exec 4<"$fifo"
     read -r -t 10 _ <&4
     started=$(date +%s%N)
-    "$homegate" run --config "$dir/homegate.yml" 2>>"$dir/homegate.log" &
+    env "${homegate_env[@]}" "$homegate" run --config "$dir/homegate.yml" 2>>"$dir/homegate.log" &
     homegate_pid=$!
     pids+=("$homegate_pid")
     read -r -t 600 result <&4 || { log "homegate did not publish the home"; exit 1; }
@@ -171,11 +204,14 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 measure() { measure_with "$loadgen" "$@"; }
 
 # measure_with GENERATOR PID LABELS ARGS...: the same with another generator (bench/out/z2mload).
+# With sync_counts set (the slow disk's counts file), the record also has the syncs the run caused.
+sync_counts=""
 measure_with() {
     local generator_binary=$1 pid=$2 labels=$3
     shift 3
-    local cpu_before cpu_after peak=0 rss result
+    local cpu_before cpu_after peak=0 rss result syncs_before
     cpu_before=$(cpu_seconds "$pid")
+    syncs_before=$(syncs "$sync_counts")
     "$generator_binary" -p "$broker_port" -r "$room_size" "$@" >"$work/loadgen.out" &
     local generator=$!
     while kill -0 "$generator" 2>/dev/null; do
@@ -188,7 +224,9 @@ measure_with() {
     result=$(cat "$work/loadgen.out")
     local cpu
     cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')
-    printf '{%s,%s,"cpu_s":%s,"rss_load_mb":%s}\n' "$labels" "${result:1:${#result}-2}" "$cpu" "$peak" >>"$results"
+    local synced=""
+    [[ -z $sync_counts ]] || synced=,\"syncs\":$(($(syncs "$sync_counts") - syncs_before))
+    printf '{%s,%s,"cpu_s":%s,"rss_load_mb":%s%s}\n' "$labels" "${result:1:${#result}-2}" "$cpu" "$peak" "$synced" >>"$results"
     log "$labels $(tail -1 "$results" | sed 's/.*"mode"/"mode"/')"
 }
 
@@ -198,6 +236,11 @@ record() { printf '{%s}\n' "$1" >>"$results"; log "$1"; }
 # 10 minutes): a gateway still publishing what it was just asked to do is not yet ready for a point.
 wait_idle() {
     local before after
+    if [[ ! -e /proc/$1/stat ]]; then
+        # The last log a process wrote is the likeliest to say why it is gone.
+        log "process $1 has exited; the newest log: $(ls -t "$work"/*/homegate.log 2>/dev/null | head -1 | xargs -r tail -5)"
+        exit 1
+    fi
     for _ in $(seq 600); do
         before=$(cpu_seconds "$1")
         sleep 1
@@ -219,6 +262,46 @@ round_trip_point() {
     esac
 }
 
+# idle_cpu PID ACCESSORIES: once the process is at rest after its start, the CPU time it takes over
+# idle_seconds without any traffic, and its RSS before and after.
+idle_cpu() {
+    local pid=$1 before after rss_before switches_before
+    wait_idle "$pid"
+    rss_before=$(rss_mb "$pid")
+    switches_before=$(context_switches "$pid")
+    before=$(cpu_seconds "$pid")
+    sleep "$idle_seconds"
+    after=$(cpu_seconds "$pid")
+    record "\"scenario\":\"idle\",\"gateway\":\"homegate\",\"accessories\":$2,\"seconds\":$idle_seconds,\"cpu_s\":$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }'),\"context_switches\":$(($(context_switches "$pid") - switches_before)),\"threads\":$(ls "/proc/$pid/task" | wc -l),\"rss_before_mb\":$rss_before,\"rss_after_mb\":$(rss_mb "$pid")"
+}
+
+# context_switches PID: context switches of all the process's threads so far (about how often its
+# threads were woken).
+context_switches() { cat /proc/"$1"/task/*/status | awk '/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+
+# memory_split PID LABELS: once the process is at rest after a load, its resident memory: VmRSS,
+# RssAnon (the process's own), RssFile (the binary and the shared libraries), RssShmem, and from
+# /proc/PID/smaps how the file-backed part divides into the executable and the libraries and where the
+# anonymous part is: the brk heap, anonymous mappings (malloc's arenas, thread stacks, the runtimes'
+# allocations) and pages written in file mappings (the libraries' relocated data).
+memory_split() {
+    local pid=$1 labels=$2 status split
+    wait_idle "$pid"
+    status=$(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf ",\"%s_mb\":%.1f", $1 == "VmRSS:" ? "rss" : tolower(substr($1, 4, length($1) - 4)), $2 / 1024 }' "/proc/$pid/status")
+    split=$(awk -v exe="$(readlink "/proc/$pid/exe")" '
+        /^[0-9a-f]+-[0-9a-f]+ / { path = ""; for (i = 6; i <= NF; i++) path = path (i > 6 ? " " : "") $i; next }
+        /^Rss:/ { rss = $2; next }
+        /^Anonymous:/ {
+            if (path == exe) { binary += rss - $2; anon_files += $2 }
+            else if (path ~ /^\//) { libraries += rss - $2; anon_files += $2 }
+            else if (path == "[heap]") heap += $2
+            else other += $2
+        }
+        END { printf ",\"file_binary_mb\":%.1f,\"file_libraries_mb\":%.1f,\"anon_heap_mb\":%.1f,\"anon_mappings_mb\":%.1f,\"anon_in_files_mb\":%.1f", \
+            binary / 1024, libraries / 1024, heap / 1024, other / 1024, anon_files / 1024 }' "/proc/$pid/smaps")
+    record "\"scenario\":\"memory\",$labels$status$split"
+}
+
 # ---- scenarios --------------------------------------------------------------------------------
 
 # 1 and 3: round trips at 1,000 accessories, homegate (database on file, then in memory) and the
@@ -238,6 +321,8 @@ round_trip_scenario() {
         done
         stop "$floor_pid"
     done
+    # Layout changes on this machine's disk, for the slow disk's (scenario 6) to compare with.
+    measure "$file_pid" "\"scenario\":\"layout\",\"gateway\":\"homegate\",\"db\":\"file\"" -b homegate -m layout -c "$layout_count"
     stop "$file_pid"
 
     # The same home with the database in memory, against the floor again (QoS 1).
@@ -280,8 +365,12 @@ scale_scenario() {
     local idle
     idle=$(rss_mb "$homegate_pid")
     record "\"scenario\":\"scale\",\"gateway\":\"homegate\",\"accessories\":$accessories,\"first_start_ms\":$seed_ms,\"startup_ms\":$startup_ms,\"rss_idle_mb\":$idle"
+    if ((accessories == round_trip_accessories)); then idle_cpu "$homegate_pid" "$accessories"; fi
     local labels="\"scenario\":\"scale-load\",\"gateway\":\"homegate\",\"accessories\":$accessories"
     measure "$homegate_pid" "$labels" -b homegate -n "$accessories" -q 1 -m window -w "$window" -c "$window_count"
+    if ((accessories == round_trip_accessories)); then
+        memory_split "$homegate_pid" "\"gateway\":\"homegate\",\"build\":\"release\",\"accessories\":$accessories"
+    fi
     stop "$homegate_pid"
 
     start_floor 1
@@ -300,7 +389,7 @@ scale_scenario() {
 # zigbee2mqtt plays under its own base topic (z2m-floor), so homegate is idle during the floor's
 # points and the floor during homegate's, as the round trips do with the base topics of the writes.
 write_z2m_config() {
-    local dir=$1
+    local dir=$1 window=${2:-0.1}
     mkdir -p "$dir/data"
     cat >"$dir/homegate.yml" <<CONF
 mqtt:
@@ -310,6 +399,7 @@ mqtt:
 data:
   directory: $dir/data
   inMemory: false
+  valueCommitWindow: $window
 accessories:
   zigbee2mqtt:
     baseTopic: zigbee2mqtt
@@ -383,11 +473,142 @@ zigbee2mqtt_scenario() {
     [[ -z $logged ]] || log "homegate's log in the zigbee2mqtt scenario: $logged"
 }
 
+# 6: a disk that takes slow_ms per sync, like a hub's SD card (this machine's acknowledges one in about
+# a millisecond): homegate runs under LD_PRELOAD=bench/out/slowfsync.so, database on file. (a) The
+# zigbee2mqtt load of scenario 5 at slow_rate updates/s with the default commit window, then with
+# data.valueCommitWindow 0 (every value on disk before it is published); (b) layout_count addRoom one
+# after another, each answered only once on disk; (c) the command round trip at 1,000/s.
+slow_disk_scenario() {
+    log "slow disk: ${slow_ms} ms per sync; zigbee2mqtt at $slow_rate updates/s, addRoom, round trips"
+    [[ -f $slowfsync ]] || { log "no $slowfsync (make bench/out/slowfsync.so)"; exit 1; }
+    start_broker slowdisk
+    local dir=$work/slowdisk result started setup_ms labels
+    local z2m=(-z zigbee2mqtt -b homegate -H Zigbee -k homegate -n "$z2m_devices")
+    sync_counts=$dir/syncs
+    slow_disk_env "$sync_counts"
+    write_z2m_config "$dir" "$slow_window"
+    started=$(date +%s%N)
+    env "${homegate_env[@]}" "$homegate" run --config "$dir/homegate.yml" 2>>"$dir/homegate.log" &
+    homegate_pid=$!
+    pids+=("$homegate_pid")
+    result=$("$z2mload" -p "$broker_port" -r "$room_size" "${z2m[@]}" -m setup -A) || {
+        log "homegate did not take the zigbee2mqtt devices into a home; its log: $(tail -5 "$dir/homegate.log")"
+        exit 1
+    }
+    setup_ms=$((($(date +%s%N) - started) / 1000000))
+    wait_idle "$homegate_pid"
+    # Proof that the library is in the way of SQLite's syncs: the setup's 526 layout changes synced.
+    local setup_syncs
+    setup_syncs=$(syncs "$sync_counts")
+    ((setup_syncs > 0)) || { log "the slow-disk library counted no sync: is it preloaded?"; exit 1; }
+    record "\"scenario\":\"slowdisk-setup\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"devices\":$z2m_devices,\"setup_ms\":$setup_ms,\"syncs\":$setup_syncs"
+
+    # (a) with the commit window, after the warm-up of scenario 5.
+    "$z2mload" -p "$broker_port" -r "$room_size" "${z2m[@]}" -m rate -R "$z2m_rate" -c "$z2m_devices" >/dev/null
+    wait_idle "$homegate_pid"
+    labels="\"scenario\":\"slowdisk-z2m\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"window_s\":$slow_window"
+    measure_with "$z2mload" "$homegate_pid" "$labels" "${z2m[@]}" -m rate -R "$slow_rate" -c $((slow_rate * slow_seconds))
+    wait_idle "$homegate_pid"
+    value_sync_delay "\"scenario\":\"slowdisk-value-sync\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"window_s\":$slow_window" "${z2m[@]}"
+
+    # (b) layout changes, one after another, with no other traffic.
+    labels="\"scenario\":\"slowdisk-layout\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms"
+    measure "$homegate_pid" "$labels" -b homegate -H Zigbee -m layout -c "$layout_count" -S "$sync_counts"
+    stop "$homegate_pid"
+
+    # (a) again without a window: every value is on disk before it is published.
+    write_z2m_config "$dir" 0
+    env "${homegate_env[@]}" "$homegate" run --config "$dir/homegate.yml" 2>>"$dir/homegate.log" &
+    homegate_pid=$!
+    pids+=("$homegate_pid")
+    sleep 1
+    wait_idle "$homegate_pid"
+    "$z2mload" -p "$broker_port" -r "$room_size" "${z2m[@]}" -m rate -R "$z2m_rate" -c "$z2m_devices" >/dev/null
+    wait_idle "$homegate_pid"
+    value_sync_delay "\"scenario\":\"slowdisk-value-sync\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"window_s\":0" "${z2m[@]}"
+    labels="\"scenario\":\"slowdisk-z2m\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"window_s\":0,\"drain_limit_s\":$slow_drain_limit"
+    measure_with "$z2mload" "$homegate_pid" "$labels" "${z2m[@]}" -m rate -R "$slow_rate" -c $((slow_rate * slow_nowindow_seconds)) -D "$slow_drain_limit"
+    stop "$homegate_pid"
+    stop "$broker_pid"
+
+    # (c) the command round trip on the home of scenario 1, QoS 1, at 1,000/s.
+    start_broker slowdisk-roundtrip
+    dir=$work/slowdisk-roundtrip
+    sync_counts=$dir/syncs
+    slow_disk_env "$sync_counts"
+    write_config "$dir" "$round_trip_accessories" false "$slow_window"
+    start_homegate "$dir" "$round_trip_accessories"
+    wait_idle "$homegate_pid"
+    labels="\"scenario\":\"slowdisk-roundtrip\",\"gateway\":\"homegate\",\"sync_ms\":$slow_ms,\"window_s\":$slow_window"
+    measure "$homegate_pid" "$labels" -b homegate -n "$round_trip_accessories" -q 1 -m rate -R 1000 -c $((1000 * rate_seconds))
+    stop "$homegate_pid"
+    stop "$broker_pid"
+    homegate_env=() sync_counts=""
+}
+
+# value_sync_delay LABELS Z2M-ARGS...: with no other traffic, one update at a time (value_samples of
+# them): the time from its value being published (the generator got its answer) to the next sync the
+# slow-disk library counts, i.e. how long a device value waits to be on disk; "unsynced" counts the
+# updates with no sync within value_sync_limit seconds.
+value_samples=3 value_sync_limit=2
+value_sync_delay() {
+    local labels=$1
+    shift
+    local delays=() unsynced=0 before answered now_ns
+    for ((i = 0; i < value_samples; i++)); do
+        sleep 0.5
+        before=$(syncs "$sync_counts")
+        "$z2mload" -p "$broker_port" -r "$room_size" "$@" -m rate -R 100 -c 1 >/dev/null
+        answered=$(date +%s%N)
+        while :; do
+            now_ns=$(date +%s%N)
+            (($(syncs "$sync_counts") > before)) && { delays+=($(((now_ns - answered) / 1000000))); break; }
+            ((now_ns - answered < value_sync_limit * 1000000000)) || { unsynced=$((unsynced + 1)); break; }
+            sleep 0.005
+        done
+    done
+    local max=-1 sorted
+    sorted=$(printf '%s\n' "${delays[@]}" | sort -n | tr '\n' ' ')
+    ((${#delays[@]} == 0)) || max=$(printf '%s\n' "${delays[@]}" | sort -n | tail -1)
+    record "$labels,\"samples\":$value_samples,\"unsynced\":$unsynced,\"limit_s\":$value_sync_limit,\"max_ms\":$max,\"delays_ms\":\"${sorted% }\""
+}
+
+# 7: the release build for a hub: `swift build -c release --static-swift-stdlib` (the Makefile builds
+# it in .build-static), stripped; its size, whether it runs, and what it still loads from the system.
+hub_scenario() {
+    if [[ ! -x $hub_homegate ]]; then
+        log "hub build: no $hub_homegate (swift build -c release --static-swift-stdlib --scratch-path .build-static --product homegate); skipped"
+        return
+    fi
+    local stripped=$out/homegate-hub runs=false needed libraries
+    strip -o "$stripped" "$hub_homegate"
+    "$stripped" --help >/dev/null 2>&1 && runs=true
+    # What it names itself (NEEDED), and what the loader brings in with them (ldd: libmosquitto's own).
+    needed=$(objdump -p "$stripped" | awk '$1 == "NEEDED" { sub(/\.so.*/, "", $2); printf "%s%s", sep, $2; sep = " " }')
+    libraries=$(ldd "$stripped" | awk '$1 !~ /^linux-vdso/ { sub(/\.so.*/, "", $1); sub(/^.*\//, "", $1); printf "%s%s", sep, $1; sep = " " }')
+    record "\"scenario\":\"hub-build\",\"binary_mb\":$(stat -c %s "$hub_homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"stripped_mb\":$(stat -c %s "$stripped" | awk '{ printf "%.1f", $1 / 1048576 }'),\"default_build_mb\":$(stat -c %s "$homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"runs\":$runs,\"needed\":\"$needed\",\"libraries\":\"$libraries\""
+    $runs || return 0
+
+    # Its memory at 1,000 accessories after the same load as scenario 2's (the Swift runtime and
+    # Foundation are then part of the executable, not shared libraries).
+    start_broker hub
+    local dir=$work/hub homegate=$stripped
+    write_config "$dir" "$round_trip_accessories" false
+    start_homegate "$dir" "$round_trip_accessories"
+    wait_idle "$homegate_pid"
+    measure "$homegate_pid" "\"scenario\":\"hub-load\",\"gateway\":\"homegate\"" -b homegate -n "$round_trip_accessories" -q 1 -m window -w "$window" -c "$window_count"
+    memory_split "$homegate_pid" "\"gateway\":\"homegate\",\"build\":\"hub\",\"accessories\":$round_trip_accessories"
+    stop "$homegate_pid"
+    stop "$broker_pid"
+}
+
 began=$(date +%s)
-round_trip_scenario
-for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done
-zigbee2mqtt_scenario
+if wanted roundtrip; then round_trip_scenario; fi
+if wanted scale; then for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done; fi
+if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
+if wanted slowdisk; then slow_disk_scenario; fi
+if wanted hub; then hub_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
 
-bench/report.sh "$results" "$duration" "$quick"
+bench/report.sh "$results" "$duration" "$quick" "${only:+partial}"

@@ -25,6 +25,9 @@
  *            homegate  B/HOME/Room r/sensor NNN/Temperature/CurrentTemperature, the value as text
  *            floor     B/sensor_NNN, the whole payload (its "temperature" is read)
  *          An update counts as lost when its value has not arrived TIMEOUT s after the last answer.
+ *          With -D SECONDS the run ends at most SECONDS after the last update was sent, even while
+ *          answers still come: what is unanswered then is "late", not lost (a gateway far behind the
+ *          rate would otherwise keep the run going for as long as its backlog lasts).
  * Prints one JSON object on stdout.
  */
 #define _GNU_SOURCE
@@ -61,7 +64,7 @@ struct device {
 static struct {
     const char *host, *z2m, *base, *home, *account, *mode, *kind, *fixture;
     int port, devices, room_size, qos, count;
-    double rate, timeout;
+    double rate, timeout, drain_limit;
     bool add;
 } options = {
     .host = "127.0.0.1", .z2m = "zigbee2mqtt", .base = "homegate", .home = "Zigbee", .account = "owner",
@@ -310,10 +313,19 @@ static void setup_message(const struct mosquitto_message *message)
 {
     const char *payload = message->payload;
     if (strstr(message->topic, "/$discovered")) {
+        /* The devices it lists, by the number in their names: the driver offers "sensor 000" for the
+         * friendly name "sensor_000" (earlier versions listed the friendly name itself). */
+        static unsigned char *seen;
+        if (!seen) seen = malloc(options.devices);
+        memset(seen, 0, options.devices);
         int count = 0;
-        for (const char *at = payload; at && (at = memmem(at, payload + message->payloadlen - at, "\"sensor_", 8));
-             at += 8) {
-            count++;
+        const char *end = payload + message->payloadlen;
+        for (const char *at = payload; at && (at = memmem(at, end - at, "\"sensor", 7)); at += 7) {
+            int device = device_in(at, end - at < 16 ? (size_t)(end - at) : 16);
+            if (device >= 0 && !seen[device]) {
+                seen[device] = 1;
+                count++;
+            }
         }
         discovered = count;
         return;
@@ -490,6 +502,24 @@ static double percentile(double p)
     return latencies[(int)(p * (answered - 1) + 0.5)];
 }
 
+/* Says on stderr where the unanswered updates were in the run: one burst, or spread over it. */
+static void report_unanswered(struct timespec start, int sent)
+{
+    int first = -1, last = -1, devices_hit = 0;
+    for (int i = 0; i < sent; i++) {
+        if (updates[i].answered || (updates[i].sent.tv_sec == 0 && updates[i].sent.tv_nsec == 0)) continue;
+        if (first < 0) first = i;
+        last = i;
+    }
+    if (first < 0) return;
+    for (int d = 0; d < options.devices; d++) devices_hit += devices[d].pending_count > 0;
+    fprintf(stderr,
+            "z2mload: %d updates unanswered, of %d devices; the first sent %.3f s into the run (update %d),"
+            " the last %.3f s (update %d)\n",
+            pending_total, devices_hit, seconds_between(start, updates[first].sent), first,
+            seconds_between(start, updates[last].sent), last);
+}
+
 static int run_rate(struct mosquitto *mosq)
 {
     /* Let the retained values arrive: all of them, or none for 300 ms. */
@@ -533,26 +563,33 @@ static int run_rate(struct mosquitto *mosq)
     }
     int sent = options.count;
     double sending = seconds_between(start, now());
-    /* Drain: until every update is answered or none was for TIMEOUT seconds. */
+    /* Drain: until every update is answered or none was for TIMEOUT seconds (or DRAIN_LIMIT passed). */
     struct timespec waiting = now();
+    bool cut = false;
     while (pending_total > 0) {
         wait_changed(0.1);
         struct timespec t = now();
         struct timespec latest = seconds_between(last_answer, waiting) > 0 ? waiting : last_answer;
         if (seconds_between(latest, t) >= options.timeout) break;
+        if (options.drain_limit > 0 && seconds_between(waiting, t) >= options.drain_limit) {
+            cut = seconds_between(last_answer, t) < options.timeout;
+            break;
+        }
     }
     /* A device whose topic does not hold the last value sent ends the run stale. */
     int stale = 0;
     for (int d = 0; d < options.devices; d++) {
         if (devices[d].last_sent >= 0 && devices[d].last_seen != devices[d].last_sent) stale++;
     }
+    report_unanswered(start, sent);
     double span = seconds_between(start, last_answer);
     qsort(latencies, answered, sizeof *latencies, compare);
     printf("{\"mode\":\"rate\",\"qos\":%d,\"devices\":%d,\"rate\":%.0f,\"sent\":%d,\"answered\":%d,\"lost\":%d,"
-           "\"stale\":%d,\"overtaken\":%d,\"out_of_order\":%d,\"unexpected\":%d,\"elapsed_s\":%.3f,"
+           "\"late\":%d,\"stale\":%d,\"overtaken\":%d,\"out_of_order\":%d,\"unexpected\":%d,\"elapsed_s\":%.3f,"
            "\"offered\":%.1f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
            "\"max_ms\":%.3f}\n",
-           options.qos, options.devices, options.rate, sent, answered, pending_total, stale, overtaken, out_of_order,
+           options.qos, options.devices, options.rate, sent, answered, cut ? 0 : pending_total, cut ? pending_total : 0,
+           cut ? 0 : stale, overtaken, out_of_order,
            unexpected, sending, sending > 0 ? sent / sending : 0, span > 0 ? answered / span : 0, percentile(0.5),
            percentile(0.9), percentile(0.99), answered ? latencies[answered - 1] : 0);
     return 0;
@@ -563,14 +600,14 @@ static void usage(void)
     fprintf(stderr,
             "usage: z2mload [-h host] [-p port] [-z zigbee2mqtt base] [-b gateway base] [-k homegate|floor]\n"
             "               [-H home] [-u account] [-n devices] [-r room size] [-q qos] [-m setup|rate] [-A]\n"
-            "               [-R rate] [-c count] [-t timeout s] [-f bridge-devices fixture]\n");
+            "               [-R rate] [-c count] [-t timeout s] [-D drain limit s] [-f bridge-devices fixture]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int option;
-    while ((option = getopt(argc, argv, "h:p:z:b:k:H:u:n:r:q:m:AR:c:t:f:")) != -1) {
+    while ((option = getopt(argc, argv, "h:p:z:b:k:H:u:n:r:q:m:AR:c:t:D:f:")) != -1) {
         switch (option) {
         case 'h': options.host = optarg; break;
         case 'p': options.port = atoi(optarg); break;
@@ -587,6 +624,7 @@ int main(int argc, char **argv)
         case 'R': options.rate = atof(optarg); break;
         case 'c': options.count = atoi(optarg); break;
         case 't': options.timeout = atof(optarg); break;
+        case 'D': options.drain_limit = atof(optarg); break;
         case 'f': options.fixture = optarg; break;
         default: usage();
         }
