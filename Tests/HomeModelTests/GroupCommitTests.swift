@@ -39,6 +39,14 @@ struct GroupCommitTests {
             .doubleValue
     }
 
+    @Test("the writer syncs every commit: synchronous is FULL, not the NORMAL that WAL set-up leaves")
+    func fullSync() async throws {
+        try await withTemporaryDirectory { directory in
+            let database = try HomeDatabase.open(atPath: directory.appendingPathComponent("home.sqlite").path)
+            #expect(try database.synchronousMode() == 2)
+        }
+    }
+
     @Test("a layout change writes the values waiting for their group before it is answered")
     func layoutCarriesValues() async throws {
         try await withTemporaryDirectory { directory in

@@ -20,10 +20,17 @@ public final class HomeDatabase: Sendable {
         // Another process may hold the file for a moment (a backup, `sqlite3`, a reader recovering the
         // WAL after a crash): wait for it instead of failing to start.
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        return try HomeDatabase(writer: DatabasePool(path: path, configuration: configuration))
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        // After the pool is open: GRDB's WAL set-up sets `synchronous = NORMAL` on the writer after any
+        // `prepareDatabase`, and NORMAL syncs only at checkpoints, so a power cut could lose answered
+        // layout changes. FULL syncs every commit (device values are grouped, see HomeManager).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        return try HomeDatabase(writer: pool)
+    }
+
+    /// SQLite's `synchronous` setting on the writer connection (2 = FULL), for tests.
+    public func synchronousMode() throws -> Int {
+        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// A private in-memory database: for tests, and for `data.inMemory` (nothing survives a restart).
