@@ -28,8 +28,8 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     private var ieeeByName: [String: String] = [:]
     /// The last `bridge/devices` taken, to skip the same list again cheaply.
     private var lastDevicesPayload: [UInt8] = []
-    /// Whether zigbee2mqtt says it is online (its retained `bridge/state`); nil until it said so
-    /// on this connection, and devices count as unreachable until then.
+    /// Whether zigbee2mqtt says it is online (its retained `bridge/state`); nil until it said
+    /// anything, and devices count as unreachable until it says online.
     private var bridgeOnline: Bool?
     private var connected = false
     /// A state or availability that came before its device was listed (retained messages arrive
@@ -241,15 +241,18 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
 
     // MARK: Messages
 
+    /// Connection events come on their own stream, so they may be handled before or after the
+    /// retained messages of the same connection: reachability is computed again on both sides.
+    /// zigbee2mqtt's last word on `bridge/state` is kept across a reconnect (its retained copy
+    /// comes again and corrects it).
     private func connection(_ event: MQTTConnectionEvent) {
         switch event {
         case .connected:
-            connected = true  // reachable again once zigbee2mqtt's retained bridge/state says online
+            connected = true
         case .disconnected, .closed:
             connected = false
-            bridgeOnline = nil
-            refreshReachability()
         }
+        refreshReachability()
     }
 
     private func receive(_ message: MQTTMessage) {
