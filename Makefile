@@ -1,6 +1,7 @@
 # The two commands of the README, and the steps they share.
 SWIFT ?= swift
 DEMO_PORT ?= 1883
+DEMO_WEB_PORT ?= 8080
 
 .PHONY: all deps build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
 
@@ -59,7 +60,7 @@ fuzz: fuzz-build
 
 ## Installs what is missing, builds, and starts a loopback broker with the gateway connected to it.
 demo: build
-	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT)
+	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT) --web-port $(DEMO_WEB_PORT)
 
 ## Installs what is missing, builds homegate (release), the hub's release build (static Swift standard
 ## library, in .build-static), the C floors, load generators and the slow-disk library, and runs the

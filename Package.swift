@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         .systemLibrary(
@@ -96,9 +97,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "Web",
+            dependencies: [
+                "Gateway",
+                "HomeModel",
+                "JSON",
+                "MQTT",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "Web",
                 "Accessories",
                 "Broker",
                 "HomeModel",
@@ -119,6 +134,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "WebTests",
+            dependencies: [
+                "Web", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MQTTTests",
             dependencies: ["MQTT"],
             swiftSettings: swiftSettings
@@ -132,8 +156,10 @@ let package = Package(
                 "HomeModel",
                 "JSON",
                 "MQTT",
+                "Web",
                 "Zigbee2MQTT",
                 "Zigbee2MQTTStandIn",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

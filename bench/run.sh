@@ -151,6 +151,8 @@ commands:
   rateLimit: null
 logging:
   level: warning
+# Like for like with the earlier figures; the page costs nothing until a browser opens it.
+web: null
 CONF
 }
 
@@ -408,6 +410,8 @@ commands:
   rateLimit: null
 logging:
   level: warning
+# Like for like with the earlier figures; the page costs nothing until a browser opens it.
+web: null
 CONF
 }
 

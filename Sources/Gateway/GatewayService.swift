@@ -9,7 +9,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let manager: HomeManager
     private let client: MQTTClient
     private let topics: Topics
-    private let router: CommandRouter
+    /// The one command path: the web page hands its commands to it too.
+    public let router: CommandRouter
     private let publisher: RetainedPublisher
     private let statistics: GatewayStatistics
     private let accessKeeper: AccessKeeper?

@@ -36,6 +36,9 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The broker's port on 127.0.0.1; when taken, a free port is used instead.")
     var port = 1883
 
+    @Option(help: "The web page's port on 127.0.0.1; when taken, a free port is used instead.")
+    var webPort = 8080
+
     @Option(help: "The folder for the demo's broker files and home database.")
     var data = ".homegate-demo"
 
@@ -64,7 +67,12 @@ struct Demo: AsyncParsableCommand {
         if chosenPort != port {
             logger.notice("port \(port) is taken; the demo broker uses \(chosenPort) instead")
         }
+        let chosenWebPort = LoopbackPort.isListening(webPort) ? try LoopbackPort.free() : webPort
+        if chosenWebPort != webPort {
+            logger.notice("port \(webPort) is taken; the demo's web page uses \(chosenWebPort) instead")
+        }
         var configuration = GatewayConfiguration()
+        configuration.web = .init(host: "127.0.0.1", port: chosenWebPort)
         configuration.mqtt = .init(
             broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)
         configuration.data.directory = "\(folder)/home"
@@ -97,7 +105,7 @@ struct Demo: AsyncParsableCommand {
                 passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }),
                 accessRules: rules.aclFile(generatedBy: "homegate demo"), persistence: true),
             directory: "\(folder)/broker")
-        print(Self.instructions(port: chosenPort, topics: configuration.topics, folder: folder))
+        print(Self.instructions(port: chosenPort, webPort: chosenWebPort, topics: configuration.topics, folder: folder))
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
         // Members added or removed while the demo runs reach its broker: it rewrites the acl_file and
         // makes mosquitto read it again.
@@ -153,7 +161,7 @@ struct Demo: AsyncParsableCommand {
         }
     }
 
-    static func instructions(port: Int, topics: Topics, folder: String) -> String {
+    static func instructions(port: Int, webPort: Int, topics: Topics, folder: String) -> String {
         let b = topics.base
         let connect = "-h 127.0.0.1 -p \(port)"
         return """
@@ -161,6 +169,8 @@ struct Demo: AsyncParsableCommand {
             homegate demo: mosquitto listens on 127.0.0.1:\(port) with access rules for the demo accounts;
             its files and the home database are in \(folder).
             Accounts: owner, guest, stranger, homeassistant (each password is the account's name: demo only).
+
+            The web page: http://127.0.0.1:\(webPort)/ (log in as owner or guest, password = account name).
 
             Watch the whole home as its owner:
               mosquitto_sub \(connect) -u owner -P owner -t '\(b)/#' -v

@@ -6,6 +6,7 @@ import Logging
 import MQTT
 import ServiceLifecycle
 import UnixSignals
+import Web
 import Zigbee2MQTT
 
 /// The gateway put together from a configuration and run until SIGTERM or SIGINT. Services stop in
@@ -25,6 +26,8 @@ struct GatewayApplication {
     /// Called with the rules for the homes' users at start and after every change of homes or
     /// users, before the acl_file is checked: the demo writes them into its broker's acl_file.
     var accessRulesChanged: (@Sendable (AccessRules) async -> Void)? = nil
+    /// Called with the web page's port once it is served (the demo prints the address).
+    var webListening: @Sendable (Int) async -> Void = { _ in }
 
     func run() async throws {
         let topics = configuration.topics
@@ -64,12 +67,21 @@ struct GatewayApplication {
                 under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),
                 markerTopic: "\(topics.base)/$sync", using: readBackConfiguration, logger: logger)
         }
-        let services: [any ServiceLifecycle.Service] =
+        var services: [any ServiceLifecycle.Service] =
             foundation + [
                 HomeService(manager: manager), client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
             ]
+        if let web = configuration.web {
+            // Last, so it stops first: no page action arrives after the gateway stopped taking commands.
+            services.append(
+                WebServer(
+                    settings: web, manager: manager, router: gateway.router,
+                    credentials: BrokerCredentials(
+                        configuration: try configuration.mqttConfiguration(), logger: logger),
+                    statistics: statistics, client: client, logger: logger, listening: webListening))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

@@ -175,6 +175,27 @@ struct ConfigurationTests {
         #expect(typo.code == .unknownKey && typo.location.line == 3)
     }
 
+    @Test("web: on at 127.0.0.1:8080 by default, off with null, IPv6 in brackets, and each bad value located")
+    func web() throws {
+        let defaults = try GatewayConfiguration.parse(yaml: "", file: "homegate.yml", environment: [:])
+        #expect(defaults.web == .init(host: "127.0.0.1", port: 8080, sessionLifetime: .seconds(43_200)))
+        let off = try GatewayConfiguration.parse(yaml: "web: null\n", file: "homegate.yml", environment: [:])
+        #expect(off.web == nil)
+        let chosen = try GatewayConfiguration.parse(
+            yaml: "web:\n  listen: \"[::1]:9090\"\n  sessionLifetime: 600\n", file: "homegate.yml", environment: [:])
+        #expect(chosen.web == .init(host: "::1", port: 9090, sessionLifetime: .seconds(600)))
+        #expect(chosen.web?.listen == "[::1]:9090")
+        for bad in ["8080", "hub:", "hub:65536", ":8080", "a b:80", "::1:80"] {
+            let problem = try problem("web:\n  listen: \"\(bad)\"\n")
+            #expect(problem.location.line == 2, "\(bad)")
+            #expect(problem.message.contains("'web.listen' is '\(bad)'"))
+        }
+        let short = try problem("web:\n  sessionLifetime: 5\n")
+        #expect(short.message.contains("'web.sessionLifetime' is 5"))
+        let typo = try problem("web:\n  listn: 127.0.0.1:80\n")
+        #expect(typo.message.contains("listen"))
+    }
+
     @Test("a missing file is reported with its path")
     func missingFile() throws {
         // Given a path where no file is

@@ -19,6 +19,7 @@ func runArguments(port: Int, clientID: String, directory: String, devices: Bool 
           directory: \(directory)/data
         logging:
           level: warning
+        web: null
 
         """
     if devices { yaml += "accessories:\n  virtual: \(demoHomeFile.path)\n" }

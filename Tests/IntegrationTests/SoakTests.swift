@@ -93,6 +93,7 @@ struct SoakTests {
                     burst: \(max(100, rate / Self.accounts.count * 4))
                 logging:
                   level: warning
+                web: null
 
                 """.write(toFile: "\(directory)/homegate.yml", atomically: true, encoding: .utf8)
                 let gateway = try ChildProcess(

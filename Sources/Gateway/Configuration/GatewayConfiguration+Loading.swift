@@ -107,7 +107,7 @@ private struct Loader {
         var configuration = GatewayConfiguration()
         let top = reader.section(
             root, path: "",
-            keys: ["mqtt", "data", "accessories", "commands", "access", "homes", "homeAssistant", "logging"])
+            keys: ["mqtt", "data", "accessories", "commands", "access", "homes", "homeAssistant", "logging", "web"])
         readMQTT(top["mqtt"]?.value, into: &configuration.mqtt)
         readData(top["data"]?.value, into: &configuration.data)
         readAccessories(top["accessories"]?.value, into: &configuration.accessories)
@@ -116,6 +116,7 @@ private struct Loader {
         readHomes(top["homes"]?.value, into: &configuration.homes)
         readHomeAssistant(top["homeAssistant"]?.value, into: &configuration.homeAssistant)
         readLogging(top["logging"]?.value, into: &configuration.logging)
+        readWeb(top["web"], into: &configuration.web)
         checkZigbee2MQTTTopics(configuration, at: top["accessories"]?.value)
         return configuration
     }
@@ -488,6 +489,60 @@ private struct Loader {
                 homeAssistant.nodeId = nodeId
             }
         }
+    }
+
+    /// `web: null` turns the page off; `web.listen` is `host:port` (`[v6]:port` for IPv6).
+    private mutating func readWeb(
+        _ entry: (key: Node, value: Node)?, into web: inout GatewayConfiguration.WebSettings?
+    ) {
+        guard let entry else { return }
+        if entry.value.kind == .null {
+            web = nil
+            return
+        }
+        var settings = GatewayConfiguration.WebSettings()
+        let section = reader.section(entry.value, path: "web", keys: ["listen", "sessionLifetime"])
+        if let node = section["listen"]?.value, let listen = reader.string(node, "web.listen") {
+            if let (host, port) = Self.hostAndPort(listen) {
+                settings.host = host
+                settings.port = port
+            } else {
+                reader.report(
+                    .invalidValue, at: node, "'web.listen' is '\(listen)'; it must be host:port with a port 0...65535",
+                    fix: "use 127.0.0.1:8080 (or [::1]:8080), or web: null for no page")
+            }
+        }
+        if let node = section["sessionLifetime"]?.value, let seconds = reader.number(node, "web.sessionLifetime") {
+            if seconds < 60 || seconds > 30 * 86_400 {
+                reader.report(
+                    .invalidValue, at: node, "'web.sessionLifetime' is \(seconds) seconds; it must be 60...2592000",
+                    fix: "use 43200 (twelve hours)")
+            } else {
+                settings.sessionLifetime = .seconds(seconds)
+            }
+        }
+        web = settings
+    }
+
+    /// `host:port` or `[v6]:port` split, or nil when it is neither.
+    static func hostAndPort(_ listen: String) -> (String, Int)? {
+        let host: Substring
+        let portText: Substring
+        if listen.hasPrefix("["), let close = listen.firstIndex(of: "]") {
+            host = listen[listen.index(after: listen.startIndex)..<close]
+            let rest = listen[listen.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = listen.lastIndex(of: ":") else { return nil }
+            host = listen[..<colon]
+            portText = listen[listen.index(after: colon)...]
+            guard !host.contains(":") else { return nil }
+        }
+        guard !host.isEmpty, !host.contains(where: \.isWhitespace), let port = Int(portText),
+            (0...65_535).contains(port)
+        else { return nil }
+        return (String(host), port)
     }
 
     private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {

@@ -201,6 +201,26 @@ public struct GatewayConfiguration: Sendable, Hashable {
         }
     }
 
+    /// `web`: the hub's web page (docs/web.md).
+    public struct WebSettings: Sendable, Hashable {
+        /// The address the page is served on. Loopback by default: open it to the network only
+        /// behind a reverse proxy with TLS, since logins carry broker passwords.
+        public var host: String
+        /// The TCP port; 0 picks a free one (tests).
+        public var port: Int
+        /// How long a login lasts: the session cookie expires then, whatever is done with it.
+        public var sessionLifetime: Duration
+
+        public init(host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600)) {
+            self.host = host
+            self.port = port
+            self.sessionLifetime = sessionLifetime
+        }
+
+        /// `host:port` as `web.listen` writes it.
+        public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
     /// `logging`.
     public struct LoggingSettings: Sendable, Hashable {
         public var level: Logger.Level
@@ -218,13 +238,17 @@ public struct GatewayConfiguration: Sendable, Hashable {
     public var homes: HomeSettings
     public var homeAssistant: HomeAssistantSettings
     public var logging: LoggingSettings
+    /// The web page; nil (`web: null`) serves none.
+    public var web: WebSettings?
 
     public init(
         mqtt: MQTTSettings = MQTTSettings(), data: DataSettings = DataSettings(),
         accessories: AccessorySettings = AccessorySettings(), commands: CommandSettings = CommandSettings(),
         access: AccessSettings = AccessSettings(), homes: HomeSettings = HomeSettings(),
-        homeAssistant: HomeAssistantSettings = HomeAssistantSettings(), logging: LoggingSettings = LoggingSettings()
+        homeAssistant: HomeAssistantSettings = HomeAssistantSettings(), logging: LoggingSettings = LoggingSettings(),
+        web: WebSettings? = WebSettings()
     ) {
+        self.web = web
         self.homes = homes
         self.mqtt = mqtt
         self.data = data

@@ -9,6 +9,34 @@ public final class GatewayStatistics: Sendable {
         var commandsOK = 0
         var commandsFailed: [String: Int] = [:]
         var dynamicSecurity: JSON?
+        var lastMinute = MinuteCounter()
+    }
+
+    /// Commands handled per second over the last minute, in a ring of 60 counts.
+    struct MinuteCounter {
+        private var handled = [Int](repeating: 0, count: 60)
+        private var failed = [Int](repeating: 0, count: 60)
+        private var second: Int64 = 0
+
+        mutating func count(failed isFailure: Bool, at now: Int64) {
+            advance(to: now)
+            handled[Int(now % 60)] += 1
+            if isFailure { failed[Int(now % 60)] += 1 }
+        }
+
+        mutating func totals(at now: Int64) -> (handled: Int, failed: Int) {
+            advance(to: now)
+            return (handled.reduce(0, +), failed.reduce(0, +))
+        }
+
+        private mutating func advance(to now: Int64) {
+            guard now > second else { return }
+            for passed in (second + 1)...min(now, second + 60) {
+                handled[Int(passed % 60)] = 0
+                failed[Int(passed % 60)] = 0
+            }
+            second = now
+        }
     }
 
     private let counts = Mutex(Counts())
@@ -25,14 +53,47 @@ public final class GatewayStatistics: Sendable {
 
     /// Counts a handled command or request by its outcome.
     public func handled(_ outcome: Handling.Outcome) {
+        let second = secondsSinceStart()
         counts.withLock { counts in
             switch outcome {
             case .ignored: break
-            case .succeeded: counts.commandsOK += 1
-            case .failed(let code): counts.commandsFailed[code, default: 0] += 1
+            case .succeeded:
+                counts.commandsOK += 1
+                counts.lastMinute.count(failed: false, at: second)
+            case .failed(let code):
+                counts.commandsFailed[code, default: 0] += 1
+                counts.lastMinute.count(failed: true, at: second)
             }
         }
     }
+
+    /// What the gateway's health page shows: the counters so far and the last minute's commands.
+    public struct Summary: Sendable, Equatable {
+        public var uptime: Duration
+        public var messagesIn: Int
+        public var messagesOut: Int
+        public var brokerReconnects: Int
+        public var commandsSucceeded: Int
+        /// Failed commands and requests by error code, since the start.
+        public var commandsFailed: [String: Int]
+        /// Commands and requests handled in the last 60 seconds, and how many of them failed.
+        public var commandsLastMinute: Int
+        public var failuresLastMinute: Int
+    }
+
+    public func summary() -> Summary {
+        let second = secondsSinceStart()
+        return counts.withLock { counts in
+            let minute = counts.lastMinute.totals(at: second)
+            return Summary(
+                uptime: ContinuousClock.now - started, messagesIn: counts.messagesIn, messagesOut: counts.messagesOut,
+                brokerReconnects: counts.brokerReconnects, commandsSucceeded: counts.commandsOK,
+                commandsFailed: counts.commandsFailed, commandsLastMinute: minute.handled,
+                failuresLastMinute: minute.failed)
+        }
+    }
+
+    private func secondsSinceStart() -> Int64 { (ContinuousClock.now - started).components.seconds }
 
     /// The `B/$health` payload.
     func health(version: String, residentBytes: Int?) -> JSON {

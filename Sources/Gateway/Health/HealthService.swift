@@ -60,7 +60,7 @@ public struct HealthService: ServiceLifecycle.Service {
     }
 
     /// The process's resident memory from /proc (Linux); nil elsewhere.
-    static func residentBytes() -> Int? {
+    public static func residentBytes() -> Int? {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }

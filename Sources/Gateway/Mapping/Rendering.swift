@@ -3,7 +3,7 @@ import HomeModel
 
 /// The JSON payloads of CONTRACT.md, from model snapshots. Key order is fixed, so the same home always
 /// renders to the same bytes. Accounts never appear: users are shown by display name and role only.
-enum Rendering {
+public enum Rendering {
     /// `B/$homes`: the homes, in order, and which one is primary.
     static func homes(_ homes: [Home]) -> JSON {
         .array(homes.map { .object([("name", .string($0.name)), ("primary", .bool($0.isPrimary))]) })
@@ -133,7 +133,7 @@ enum Rendering {
     }
 
     /// A characteristic value as JSON (data as base64 text).
-    static func value(_ value: CharacteristicValue) -> JSON {
+    public static func value(_ value: CharacteristicValue) -> JSON {
         switch value {
         case .bool(let bool): .bool(bool)
         case .int(let int): .integer(int)
@@ -144,7 +144,7 @@ enum Rendering {
     }
 
     /// The topic level of a room: its name (the default room's name is its reserved `$default`).
-    static func roomName(_ room: RoomID?, in home: Home) -> String {
+    public static func roomName(_ room: RoomID?, in home: Home) -> String {
         room.flatMap { home.room($0)?.name } ?? home.defaultRoom.name
     }
 }

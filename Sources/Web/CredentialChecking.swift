@@ -1,0 +1,78 @@
+import Logging
+import MQTT
+
+/// What the broker said of an account and password.
+public enum CredentialCheck: Sendable, Equatable {
+    case accepted
+    /// Wrong account or password (the broker refused the connection).
+    case refused
+    /// The broker could not be asked, or does not check passwords: no one may log in.
+    case unavailable(String)
+}
+
+/// Checks an account's password. The web page has no accounts of its own: the broker is the one
+/// source of identities.
+public protocol CredentialChecking: Sendable {
+    func check(account: String, password: String) async -> CredentialCheck
+}
+
+/// Checks a password by connecting to the gateway's broker as the account (same address and TLS),
+/// then disconnecting. A broker that also accepts a made-up password for the account does not check
+/// passwords, so the login is refused: otherwise anyone could log in as anyone.
+public struct BrokerCredentials: CredentialChecking {
+    private let configuration: MQTTConfiguration
+    private let logger: Logger
+
+    /// - Parameter configuration: the gateway's own client settings; the account, password and
+    ///   client id are replaced for each check.
+    public init(configuration: MQTTConfiguration, logger: Logger) {
+        var configuration = configuration
+        configuration.will = nil
+        configuration.retryInitialConnection = false
+        configuration.cleanSession = true
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func check(account: String, password: String) async -> CredentialCheck {
+        switch await connect(account: account, password: password) {
+        case .accepted:
+            // A broker without a password file lets every password in.
+            if await connect(account: account, password: "not-" + randomToken()) == .accepted {
+                logger.error(
+                    "web login refused: the broker accepts any password for '\(account)'; the web page needs a broker that checks passwords (password_file)"
+                )
+                return .unavailable("The broker does not check passwords, so the page cannot either.")
+            }
+            return .accepted
+        case let other:
+            return other
+        }
+    }
+
+    private func connect(account: String, password: String) async -> CredentialCheck {
+        var configuration = configuration
+        configuration.username = account
+        configuration.password = password
+        configuration.clientID = "homegate-web-\(randomToken().prefix(12))"
+        var quiet = logger
+        quiet.logLevel = .critical
+        do {
+            let client = try MQTTClient(configuration, logger: quiet)
+            do {
+                try await client.connect()
+                await client.disconnect()
+                return .accepted
+            } catch let error as MQTTError where error.code == .badCredentials || error.code == .notAuthorized {
+                await client.disconnect()
+                return .refused
+            } catch {
+                await client.disconnect()
+                logger.warning("web login: could not reach the broker", metadata: ["error": "\(error)"])
+                return .unavailable("The broker cannot be reached: \(error)")
+            }
+        } catch {
+            return .unavailable("\(error)")
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Gateway
+import HomeModel
+import JSON
+import Synchronization
+
+/// What an open page learns from the model: the latest value of each characteristic shown,
+/// reachability, and that the layout changed (the page then loads itself again).
+enum LiveUpdate: Sendable, Equatable {
+    case value(key: String, text: String, value: JSON)
+    case reachable(accessory: String, isReachable: Bool)
+    case reload
+
+    /// The server-sent event for this update.
+    var event: String {
+        switch self {
+        case .value(let key, let text, let value):
+            let data = JSON.object([("k", .string(key)), ("t", .string(text)), ("v", value)])
+            return "event: value\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
+        case .reachable(let accessory, let isReachable):
+            let data = JSON.object([("a", .string(accessory)), ("r", .bool(isReachable))])
+            return "event: reachable\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
+        case .reload:
+            return "event: reload\ndata: {}\n\n"
+        }
+    }
+}
+
+/// The element key of a characteristic on the page: stable across renames.
+func characteristicKey(accessory: AccessoryID, service: ServiceID, type: CharacteristicType) -> String {
+    "\(accessory.rawValue)/\(service.rawValue)/\(type.rawValue)"
+}
+
+/// One open page's mailbox: the latest update per characteristic and accessory, so a slow browser
+/// costs memory bounded by what its page shows, never a queue of every value that went by.
+final class LiveMailbox: Sendable {
+    private struct Pending {
+        var order: [String] = []
+        var updates: [String: LiveUpdate] = [:]
+        var closed = false
+    }
+
+    private let pending = Mutex(Pending())
+    private let signal: AsyncStream<Void>.Continuation
+    let signals: AsyncStream<Void>
+    /// The homes the page may hear of (the account's, when it opened).
+    let homes: Set<HomeID>
+
+    init(homes: Set<HomeID>) {
+        self.homes = homes
+        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func post(_ update: LiveUpdate) {
+        let slot: String
+        switch update {
+        case .value(let key, _, _): slot = "v" + key
+        case .reachable(let accessory, _): slot = "r" + accessory
+        case .reload: slot = "reload"
+        }
+        let posted = pending.withLock { pending in
+            guard !pending.closed else { return false }
+            if pending.updates.updateValue(update, forKey: slot) == nil { pending.order.append(slot) }
+            return true
+        }
+        if posted { signal.yield() }
+    }
+
+    /// Everything posted since the last call, oldest slot first.
+    func take() -> [LiveUpdate] {
+        pending.withLock { pending in
+            defer {
+                pending.order = []
+                pending.updates = [:]
+            }
+            return pending.order.compactMap { pending.updates[$0] }
+        }
+    }
+
+    func close() {
+        pending.withLock { $0.closed = true }
+        signal.finish()
+    }
+}
+
+/// Follows the model once for every open page and posts to each page what its homes need.
+final class LiveFeed: Sendable {
+    private let mailboxes = Mutex<[ObjectIdentifier: LiveMailbox]?>([:])
+
+    /// A mailbox for a page showing `homes`; closed at once after shutdown began.
+    func open(homes: Set<HomeID>) -> LiveMailbox {
+        let mailbox = LiveMailbox(homes: homes)
+        let opened = mailboxes.withLock { mailboxes in
+            guard mailboxes != nil else { return false }
+            mailboxes?[ObjectIdentifier(mailbox)] = mailbox
+            return true
+        }
+        if !opened { mailbox.close() }
+        return mailbox
+    }
+
+    func close(_ mailbox: LiveMailbox) {
+        mailbox.close()
+        _ = mailboxes.withLock { $0?.removeValue(forKey: ObjectIdentifier(mailbox)) }
+    }
+
+    /// Ends every page's stream (shutdown).
+    func closeAll() {
+        let pages = mailboxes.withLock { mailboxes in
+            defer { mailboxes = nil }
+            return Array(mailboxes?.values ?? [:].values)
+        }
+        for page in pages { page.close() }
+    }
+
+    var openPages: Int { mailboxes.withLock { $0?.count ?? 0 } }
+
+    /// Posts what `event` means to each page: values and reachability to the pages of that home,
+    /// a reload for any other change of a home shown, and to every page when homes or users change
+    /// (what an account may see may have changed).
+    func deliver(_ event: HomeEvent) {
+        let pages = mailboxes.withLock { Array($0?.values ?? [:].values) }
+        guard !pages.isEmpty else { return }
+        switch event {
+        case .didUpdateValueForCharacteristic(let home, let accessory, let service, let type, let value):
+            let update = LiveUpdate.value(
+                key: characteristicKey(accessory: accessory, service: service, type: type),
+                text: displayedValueText(value), value: Rendering.value(value))
+            for page in pages where page.homes.contains(home) { page.post(update) }
+        case .accessoryDidUpdateReachability(let home, let accessory, let isReachable):
+            for page in pages where page.homes.contains(home) {
+                page.post(.reachable(accessory: accessory.rawValue, isReachable: isReachable))
+            }
+        case .didFindNewAccessory, .didRemoveNewAccessory, .homeManagerDidUpdateHomes, .didAddHome, .didRemoveHome,
+            .didUpdatePrimaryHome, .didAddUser, .didRemoveUser:
+            for page in pages { page.post(.reload) }
+        case .didExecuteActionSet:
+            break
+        default:
+            if let home = event.home {
+                for page in pages where page.homes.contains(home) { page.post(.reload) }
+            }
+        }
+    }
+
+    /// The plain value; the page adds the unit it knows.
+    private func displayedValueText(_ value: CharacteristicValue) -> String {
+        if case .bool(let on) = value { return on ? "on" : "off" }
+        return value.plainText
+    }
+}

@@ -1,0 +1,401 @@
+import Gateway
+import HomeModel
+
+/// The server-rendered pages. Every text from the model, a form or an answer is escaped here; the
+/// pages load only the page's own stylesheet and script (no fonts, scripts or CDNs from elsewhere).
+enum Pages {
+    /// The frame of every page: header with the account's homes, health (administrators) and logout.
+    static func document(
+        title: String, session: Session?, homes: [HomeSummary] = [], live: String? = nil, notice: Notice? = nil,
+        body: String
+    ) -> String {
+        var html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escaped(title)) · homegate</title>
+            <link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script>
+            </head><body\(live.map { " data-live=\"\(escaped($0))\"" } ?? "")>
+            <header><a class="brand" href="/">homegate</a>
+            """
+        if let session {
+            html += "<nav>"
+            for home in homes {
+                html += "<a href=\"/home?name=\(queryEncoded(home.name))\">\(escaped(home.name))</a>"
+            }
+            if homes.contains(where: { $0.role == .administrator }) { html += "<a href=\"/health\">Health</a>" }
+            html += """
+                <form method="post" action="/logout" class="inline">\(csrfField(session))\
+                <button type="submit" class="link" id="logout">Log out \(escaped(session.account))</button></form></nav>
+                """
+        }
+        html += "</header><main>"
+        html += noticeBlock(notice)
+        html += body
+        html += "</main></body></html>\n"
+        return html
+    }
+
+    static func csrfField(_ session: Session) -> String {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(escaped(session.csrf))\">"
+    }
+
+    static func noticeBlock(_ notice: Notice?) -> String {
+        guard let notice else { return "<p id=\"notice\" class=\"notice\" role=\"status\" hidden></p>" }
+        let kind = notice.succeeded ? "ok" : "error"
+        return "<p id=\"notice\" class=\"notice \(kind)\" role=\"status\">\(escaped(noticeText(notice)))</p>"
+    }
+
+    static func noticeText(_ notice: Notice) -> String {
+        notice.succeeded || notice.code == nil ? notice.text : "\(notice.text) (\(notice.code ?? ""))"
+    }
+
+    // MARK: Login
+
+    static func login(loginToken: String, account: String = "", problem: String? = nil) -> String {
+        document(
+            title: "Log in", session: nil, notice: problem.map { Notice(succeeded: false, text: $0, code: nil) },
+            body: """
+                <section class="card narrow"><h1>Log in</h1>
+                <p class="hint">With your MQTT account and its password.</p>
+                <form method="post" action="/login" class="stack">
+                <input type="hidden" name="csrf" value="\(escaped(loginToken))">
+                <label>Account <input name="account" autocomplete="username" required value="\(escaped(account))"></label>
+                <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+                <button type="submit" id="login">Log in</button></form></section>
+                """)
+    }
+
+    // MARK: Homes
+
+    static func homes(session: Session, homes: [HomeSummary], notice: Notice?) -> String {
+        var body = "<h1>Your homes</h1>"
+        if homes.isEmpty {
+            body +=
+                "<p class=\"hint\">\(escaped(session.account)) is a member of no home yet; an administrator adds it.</p>"
+        }
+        body += "<ul class=\"cards\">"
+        for home in homes {
+            body += """
+                <li class="card"><a href="/home?name=\(queryEncoded(home.name))"><strong>\(escaped(home.name))</strong></a>
+                <span class="badge">\(home.role.rawValue)</span>\(home.isPrimary ? " <span class=\"badge\">primary</span>" : "")</li>
+                """
+        }
+        body += "</ul>"
+        return document(title: "Homes", session: session, homes: homes, notice: notice, body: body)
+    }
+
+    // MARK: One home
+
+    /// What the home page needs beside the home.
+    struct HomeContext {
+        var session: Session
+        var homes: [HomeSummary]
+        var home: Home
+        var role: Role
+        var discovered: [Accessory]
+        var notice: Notice?
+        /// When the last permit join the page asked for ends (for the countdown), in Unix seconds.
+        var joinOpenUntil: Int?
+        var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
+    }
+
+    static func home(_ context: HomeContext) -> String {
+        let home = context.home
+        let admin = context.role.mayChangeLayout
+        var body = "<h1>\(escaped(home.name)) <span class=\"badge\">\(context.role.rawValue)</span></h1>"
+        for room in home.allRooms {
+            let accessories = home.accessories(in: room.id).filter { !$0.isBridge || !$0.services.isEmpty }
+            if room.isDefault && accessories.isEmpty { continue }
+            let zones = home.zones.filter { $0.rooms.contains(room.id) }.map(\.name)
+            body += "<section class=\"room\"><h2>\(escaped(room.isDefault ? "Whole home" : room.name))"
+            if !zones.isEmpty {
+                body += " <small>\(zones.map { escaped($0) }.joined(separator: ", "))</small>"
+            }
+            body += "</h2>"
+            if accessories.isEmpty { body += "<p class=\"hint\">No accessories.</p>" }
+            body += "<div class=\"grid\">"
+            for accessory in accessories {
+                body += accessoryCard(accessory, room: room, context: context, admin: admin)
+            }
+            body += "</div>"
+            if admin && !room.isDefault {
+                body += """
+                    <details class="edit"><summary>Edit room</summary>\
+                    \(requestForm("renameRoom", context, fields: [("home", home.name), ("room", room.name)], input: ("name", "New name"), button: "Rename"))\
+                    \(requestForm("removeRoom", context, fields: [("home", home.name), ("room", room.name)], button: "Remove room", danger: true))\
+                    </details>
+                    """
+            }
+            body += "</section>"
+        }
+        if !home.actionSets.isEmpty {
+            body += "<section><h2>Scenes</h2><div class=\"row\">"
+            for actionSet in home.actionSets {
+                body += commandForm(
+                    "run", context,
+                    fields: [("actionSet", actionSet.name)],
+                    control: "<button type=\"submit\" class=\"scene\">\(escaped(actionSet.name))</button>")
+            }
+            body += "</div></section>"
+        }
+        if admin { body += administration(context) }
+        return document(
+            title: home.name, session: context.session, homes: context.homes,
+            live: "/home/live?name=\(queryEncoded(home.name))", notice: context.notice, body: body)
+    }
+
+    static func accessoryCard(_ accessory: Accessory, room: Room, context: HomeContext, admin: Bool) -> String {
+        var card = """
+            <article class="card accessory" data-accessory="\(escaped(accessory.id.rawValue))">
+            <h3>\(escaped(accessory.name)) <span class="badge off" data-reach="\(escaped(accessory.id.rawValue))"\
+            \(accessory.isReachable ? " hidden" : "")>unreachable</span></h3>
+            """
+        let roomLevel = room.name
+        for service in accessory.services where service.type.rawValue != "AccessoryInformation" {
+            let shown = service.characteristics.filter {
+                !$0.metadata.permissions.contains(.hidden) && $0.type != .name
+                    && !$0.metadata.permissions.isDisjoint(with: [.read, .write])
+            }
+            guard !shown.isEmpty else { continue }
+            if accessory.services.count > 1 { card += "<h4>\(escaped(service.name))</h4>" }
+            for characteristic in shown {
+                card += characteristicRow(
+                    characteristic, accessory: accessory, service: service, room: roomLevel, context: context)
+            }
+        }
+        card += commandForm(
+            "identify", context, fields: [("room", roomLevel), ("accessory", accessory.name)],
+            control: "<button type=\"submit\" class=\"link\">Identify</button>")
+        if admin {
+            let home = context.home.name
+            let rooms = context.home.allRooms.filter { $0.id != accessory.room }
+            card += "<details class=\"edit\"><summary>Edit</summary>"
+            card += requestForm(
+                "renameAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
+                input: ("name", "New name"), button: "Rename")
+            if !rooms.isEmpty {
+                card += requestForm(
+                    "assignAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
+                    select: ("room", rooms.map { ($0.name, $0.isDefault ? "Whole home" : $0.name) }), button: "Move")
+            }
+            card += requestForm(
+                "removeAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
+                button: "Remove from home", danger: true)
+            card += "</details>"
+        }
+        return card + "</article>"
+    }
+
+    static func characteristicRow(
+        _ characteristic: Characteristic, accessory: Accessory, service: Service, room: String, context: HomeContext
+    ) -> String {
+        let key = characteristicKey(accessory: accessory.id, service: service.id, type: characteristic.type)
+        let metadata = characteristic.metadata
+        var row = """
+            <div class="characteristic"><span class="label">\(escaped(words(characteristic.type.rawValue)))</span>
+            <span class="value"><output data-k="\(escaped(key))">\(escaped(displayedValue(characteristic.value)))</output>\
+            \(escaped(unitSuffix(metadata.unit)))</span>
+            """
+        guard metadata.permissions.contains(.write) else { return row + "</div>" }
+        let fields = [
+            ("room", room), ("accessory", accessory.name), ("service", service.name),
+            ("characteristic", characteristic.type.rawValue),
+        ]
+        let control: String
+        switch metadata.format {
+        case .bool:
+            let on = characteristic.value?.boolValue ?? false
+            control = """
+                <button type="submit" name="value" value="\(on ? "false" : "true")" class="toggle\(on ? " on" : "")" \
+                data-toggle="\(escaped(key))" aria-pressed="\(on)">\(on ? "Turn off" : "Turn on")</button>
+                """
+        case _ where metadata.validValues != nil:
+            let current = characteristic.value?.intValue
+            let options = (metadata.validValues ?? []).map {
+                "<option value=\"\($0)\"\($0 == current ? " selected" : "")>\($0)</option>"
+            }.joined()
+            control =
+                "<select name=\"value\" data-k-input=\"\(escaped(key))\">\(options)</select><button type=\"submit\">Set</button>"
+        case .string:
+            control = """
+                <input name="value" maxlength="\(metadata.maxLength ?? CharacteristicMetadata.defaultMaxStringLength)" \
+                value="\(escaped(characteristic.value?.plainText ?? ""))"><button type="submit">Set</button>
+                """
+        case .data, .tlv8:
+            return row + "</div>"
+        default:
+            let current = characteristic.value?.plainText ?? ""
+            if let minimum = metadata.minimumValue, let maximum = metadata.maximumValue {
+                let step = metadata.stepValue.map(number) ?? (metadata.format == .float ? "any" : "1")
+                control = """
+                    <input type="range" name="value" min="\(number(minimum))" max="\(number(maximum))" step="\(step)" \
+                    value="\(escaped(current))" data-k-input="\(escaped(key))" aria-label="\(escaped(words(characteristic.type.rawValue)))">\
+                    <button type="submit">Set</button>
+                    """
+            } else {
+                control = """
+                    <input type="number" name="value" step="any" value="\(escaped(current))" \
+                    data-k-input="\(escaped(key))"><button type="submit">Set</button>
+                    """
+            }
+        }
+        row += commandForm("set", context, fields: fields, control: control)
+        return row + "</div>"
+    }
+
+    private static func number(_ value: Double) -> String { CharacteristicValue.float(value).plainText }
+
+    /// A form that sends a command (`set`, `run`, `identify`) of this home through the command path.
+    static func commandForm(
+        _ kind: String, _ context: HomeContext, fields: [(String, String)], control: String
+    ) -> String {
+        var form = """
+            <form method="post" action="/command" class="command" data-async>\(csrfField(context.session))\
+            <input type="hidden" name="kind" value="\(kind)">\
+            <input type="hidden" name="home" value="\(escaped(context.home.name))">\
+            <input type="hidden" name="return" value="\(escaped(context.returnPath))">
+            """
+        for (name, value) in fields {
+            form += "<input type=\"hidden\" name=\"\(name)\" value=\"\(escaped(value))\">"
+        }
+        return form + control + "</form>"
+    }
+
+    /// A form that sends request `operation` through the command path, with fixed fields and at most
+    /// one text input or choice.
+    static func requestForm(
+        _ operation: String, _ context: HomeContext, fields: [(String, String)], input: (String, String)? = nil,
+        inputs: [(String, String)] = [], select: (String, [(String, String)])? = nil, button: String,
+        danger: Bool = false
+    ) -> String {
+        var form = """
+            <form method="post" action="/request" class="request" data-operation="\(operation)">\(csrfField(context.session))\
+            <input type="hidden" name="operation" value="\(operation)">\
+            <input type="hidden" name="return" value="\(escaped(context.returnPath))">
+            """
+        for (name, value) in fields {
+            form += "<input type=\"hidden\" name=\"\(name)\" value=\"\(escaped(value))\">"
+        }
+        for (name, label) in (input.map { [$0] } ?? []) + inputs {
+            form +=
+                "<input name=\"\(name)\" placeholder=\"\(escaped(label))\" aria-label=\"\(escaped(label))\" required>"
+        }
+        if let (name, options) = select {
+            form += "<select name=\"\(name)\">"
+            for (value, label) in options {
+                form += "<option value=\"\(escaped(value))\">\(escaped(label))</option>"
+            }
+            form += "</select>"
+        }
+        return form + "<button type=\"submit\"\(danger ? " class=\"danger\"" : "")>\(escaped(button))</button></form>"
+    }
+
+    /// The administrator's part of a home page: new accessories, rooms, pairing, users.
+    static func administration(_ context: HomeContext) -> String {
+        let home = context.home
+        var html = "<section class=\"admin\"><h2>New accessories</h2>"
+        if context.discovered.isEmpty {
+            html += "<p class=\"hint\">None found. Pair a Zigbee device, then it appears here.</p>"
+        }
+        for accessory in context.discovered {
+            html += """
+                <div class="card discovered"><strong>\(escaped(accessory.name))</strong> \
+                <small>\(escaped([accessory.manufacturer, accessory.model].filter { !$0.isEmpty }.joined(separator: " ")))</small>
+                """
+            html += requestForm(
+                "addAccessory", context, fields: [("home", home.name), ("accessory", accessory.id.rawValue)],
+                inputs: [],
+                select: (
+                    "room", home.allRooms.map { ($0.isDefault ? "" : $0.name, $0.isDefault ? "Whole home" : $0.name) }
+                ),
+                button: "Add to \(home.name)")
+            html += "</div>"
+        }
+        html += "<h3>Pair Zigbee devices</h3>"
+        if let until = context.joinOpenUntil {
+            html += "<p class=\"countdown\" data-until=\"\(until)\">Joining is open.</p>"
+        }
+        html += requestForm("permitJoin", context, fields: [("seconds", "120")], button: "Allow joining for 2 minutes")
+        html += "</section><section class=\"admin\"><h2>Rooms and zones</h2>"
+        html += requestForm(
+            "addRoom", context, fields: [("home", home.name)], input: ("name", "Room name"), button: "Add room")
+        html += requestForm(
+            "addZone", context, fields: [("home", home.name)], input: ("name", "Zone name"), button: "Add zone")
+        for zone in home.zones {
+            let inZone = home.rooms.filter { zone.rooms.contains($0.id) }
+            let outside = home.rooms.filter { !zone.rooms.contains($0.id) }
+            html += "<div class=\"card\"><strong>\(escaped(zone.name))</strong>: "
+            html += inZone.isEmpty ? "no rooms" : inZone.map { escaped($0.name) }.joined(separator: ", ")
+            if !outside.isEmpty {
+                html += requestForm(
+                    "addRoomToZone", context, fields: [("home", home.name), ("zone", zone.name)],
+                    select: ("room", outside.map { ($0.name, $0.name) }), button: "Add room")
+            }
+            html += requestForm(
+                "removeZone", context, fields: [("home", home.name), ("zone", zone.name)], button: "Remove zone",
+                danger: true)
+            html += "</div>"
+        }
+        html += "</section><section class=\"admin\"><h2>Users</h2><ul class=\"users\">"
+        for user in home.users {
+            html += "<li>\(escaped(user.name)) <span class=\"badge\">\(user.role.rawValue)</span>"
+            if user.role != .administrator {
+                html += requestForm(
+                    "removeUser", context, fields: [("home", home.name), ("user", user.name)], button: "Remove",
+                    danger: true)
+            }
+            html += "</li>"
+        }
+        html += "</ul>"
+        html += requestForm(
+            "addUser", context, fields: [("home", home.name)], inputs: [("account", "Account"), ("name", "Name")],
+            button: "Add guest")
+        return html + "</section>"
+    }
+
+    // MARK: Health
+
+    struct Health {
+        var connected: Bool
+        var summary: GatewayStatistics.Summary
+        var residentBytes: Int?
+        var openPages: Int
+        var version: String
+    }
+
+    static func health(session: Session, homes: [HomeSummary], health: Health) -> String {
+        let summary = health.summary
+        let seconds = Int(summary.uptime.components.seconds)
+        let uptime = "\(seconds / 86_400) d \(seconds / 3_600 % 24) h \(seconds / 60 % 60) min"
+        let memory = health.residentBytes.map { "\($0 / 1_048_576) MiB" } ?? "unknown"
+        var rows: [(String, String, String)] = [
+            ("broker", "Broker", health.connected ? "connected" : "not connected"),
+            ("uptime", "Up for", uptime),
+            ("memory", "Memory (resident)", memory),
+            ("commands", "Commands in the last minute", "\(summary.commandsLastMinute)"),
+            ("failures", "Refused or failed in the last minute", "\(summary.failuresLastMinute)"),
+            ("succeeded", "Commands since start", "\(summary.commandsSucceeded)"),
+            ("messages", "Messages in / out", "\(summary.messagesIn) / \(summary.messagesOut)"),
+            ("reconnects", "Broker reconnects", "\(summary.brokerReconnects)"),
+            ("pages", "Open pages", "\(health.openPages)"),
+            ("version", "Version", health.version),
+        ]
+        for (code, count) in summary.commandsFailed.sorted(by: { $0.key < $1.key }) {
+            rows.append(("error-\(code)", "Errors: \(code)", "\(count)"))
+        }
+        var body = "<h1>Gateway health</h1><dl class=\"health\">"
+        for (id, label, value) in rows {
+            body += "<dt>\(escaped(label))</dt><dd id=\"health-\(escaped(id))\">\(escaped(value))</dd>"
+        }
+        body += "</dl>"
+        return document(title: "Health", session: session, homes: homes, body: body)
+    }
+
+    /// A page that only says what went wrong (not found, refused).
+    static func problem(title: String, message: String, session: Session?, homes: [HomeSummary] = []) -> String {
+        document(
+            title: title, session: session, homes: homes,
+            body: "<h1>\(escaped(title))</h1><p class=\"notice error\" role=\"alert\">\(escaped(message))</p>")
+    }
+}

@@ -1,0 +1,115 @@
+import Synchronization
+
+/// A random token of 32 bytes as hex, from the system's secure generator (getrandom on Linux).
+func randomToken() -> String {
+    var generator = SystemRandomNumberGenerator()
+    var text = ""
+    for _ in 0..<4 {
+        let word = generator.next()
+        let hex = String(word, radix: 16)
+        text += String(repeating: "0", count: 16 - hex.count) + hex
+    }
+    return text
+}
+
+/// Compares two secrets in time that does not depend on where they differ.
+func sameSecret(_ a: String, _ b: String) -> Bool {
+    let left = Array(a.utf8)
+    let right = Array(b.utf8)
+    guard left.count == right.count else { return false }
+    var difference: UInt8 = 0
+    for index in left.indices { difference |= left[index] ^ right[index] }
+    return difference == 0
+}
+
+/// What the page says after an action: the command path's answer in words.
+struct Notice: Sendable, Equatable {
+    var succeeded: Bool
+    var text: String
+    /// The error code when it failed (`insufficientPrivileges`, …).
+    var code: String?
+}
+
+/// One login: the account, the token that CSRF-protects its forms, when it ends, and the notice
+/// to show on the next page.
+struct Session: Sendable, Equatable {
+    let token: String
+    let account: String
+    let csrf: String
+    let expires: ContinuousClock.Instant
+    var notice: Notice?
+}
+
+/// The logins of the web page, in memory (a restart logs everyone out). Sessions end at a fixed
+/// time after login, whatever is done with them; at most `capacity` live at once, the oldest
+/// ending first.
+final class SessionStore: Sendable {
+    private let sessions = Mutex<[String: Session]>([:])
+    let lifetime: Duration
+    let capacity: Int
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    init(
+        lifetime: Duration, capacity: Int = 1_000,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+        self.now = now
+    }
+
+    /// A new session for `account`, with a fresh token (never one the browser brought).
+    func start(account: String) -> Session {
+        let moment = now()
+        let session = Session(token: randomToken(), account: account, csrf: randomToken(), expires: moment + lifetime)
+        sessions.withLock { sessions in
+            sessions = sessions.filter { $0.value.expires > moment }
+            while sessions.count >= capacity, let oldest = sessions.min(by: { $0.value.expires < $1.value.expires }) {
+                sessions[oldest.key] = nil
+            }
+            sessions[session.token] = session
+        }
+        return session
+    }
+
+    /// The live session of `token`; nil when there is none or it expired (and then it is ended).
+    func session(_ token: String?) -> Session? {
+        guard let token else { return nil }
+        let moment = now()
+        return sessions.withLock { sessions in
+            guard let session = sessions[token] else { return nil }
+            guard session.expires > moment else {
+                sessions[token] = nil
+                return nil
+            }
+            return session
+        }
+    }
+
+    func end(_ token: String) {
+        _ = sessions.withLock { $0.removeValue(forKey: token) }
+    }
+
+    /// Ends every session of `account` (its password may have changed).
+    func end(account: String) {
+        sessions.withLock { sessions in sessions = sessions.filter { $0.value.account != account } }
+    }
+
+    /// Keeps `notice` for the next page of this session.
+    func leave(_ notice: Notice, for token: String) {
+        sessions.withLock { $0[token]?.notice = notice }
+    }
+
+    /// The notice waiting for this session, removed.
+    func takeNotice(_ token: String) -> Notice? {
+        sessions.withLock { sessions in
+            defer { sessions[token]?.notice = nil }
+            return sessions[token]?.notice
+        }
+    }
+
+    /// Seconds left of `session`, for the cookie's Max-Age.
+    func secondsLeft(_ session: Session) -> Int {
+        max(0, Int((session.expires - now()).components.seconds))
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Gateway
+import HTTPTypes
+import HomeModel
+import Hummingbird
+import Logging
+import MQTT
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The request context of the page: Hummingbird's core context and the peer's address (for the
+/// login throttle).
+public struct WebRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    let remoteAddress: String
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+}
+
+/// The hub's web page (docs/web.md), served by `homegate run` beside the gateway: a login with a
+/// broker account, the account's homes with live values and the controls its role allows, and for
+/// administrators the accessory browser, rooms, users, pairing and the gateway's health. Every
+/// action is a command or request handed to the gateway's ``CommandRouter``, the path MQTT's
+/// commands take, with the session's account: the page can do nothing MQTT could not.
+public struct WebServer: ServiceLifecycle.Service {
+    let host: String
+    let port: Int
+    let site: WebSite
+    let logger: Logger
+    let listening: @Sendable (Int) async -> Void
+
+    /// - Parameters:
+    ///   - listening: called with the port once the page is served (a configured port 0 is chosen
+    ///     by the system).
+    public init(
+        settings: GatewayConfiguration.WebSettings, manager: HomeManager, router: CommandRouter,
+        credentials: any CredentialChecking, statistics: GatewayStatistics, client: MQTTClient?, logger: Logger,
+        listening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
+        host = settings.host
+        port = settings.port
+        site = WebSite(
+            manager: manager, router: router, credentials: credentials, statistics: statistics,
+            sessions: SessionStore(lifetime: settings.sessionLifetime),
+            isConnected: { client?.isConnected ?? false }, logger: logger)
+        self.logger = logger
+        self.listening = listening
+    }
+
+    public func run() async throws {
+        let router = site.router()
+        let logger = logger
+        let listening = listening
+        let host = host
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.notice("web page on http://\(host.contains(":") ? "[\(host)]" : host):\(port)/")
+                await listening(port)
+            },
+            logger: logger.quieter())
+        await withDiscardingTaskGroup { group in
+            group.addTask { await cancelWhenGracefulShutdown { await site.followModel() } }
+            group.addTask {
+                do {
+                    try await application.run()
+                } catch {
+                    // The gateway goes on without its page: MQTT is what the hub is for.
+                    logger.error(
+                        "the web page could not be served on \(host):\(port); the gateway runs without it",
+                        metadata: ["error": "\(error)"])
+                    try? await gracefulShutdown()
+                }
+            }
+            // Open pages' event streams never end by themselves; the server's graceful shutdown
+            // waits for every response, so they are ended first.
+            try? await gracefulShutdown()
+            site.feed.closeAll()
+        }
+    }
+}
+
+extension Logger {
+    /// Hummingbird logs every request at info; the gateway's log keeps only its warnings.
+    fileprivate func quieter() -> Logger {
+        var logger = self
+        if logger.logLevel < .warning { logger.logLevel = .warning }
+        return logger
+    }
+}

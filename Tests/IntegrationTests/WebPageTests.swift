@@ -1,0 +1,204 @@
+import Broker
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import JSON
+import Logging
+import MQTT
+import NIOCore
+import Testing
+import Web
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("The web page against a real broker and the real process", .timeLimit(.minutes(2)))
+struct WebPageTests {
+    static let accounts = ["owner", "guest", "stranger", "homegate"]
+
+    private func credentials(port: Int) -> BrokerCredentials {
+        var logger = Logger(label: "test.web")
+        logger.logLevel = .critical
+        return BrokerCredentials(configuration: MQTTConfiguration(port: port, clientID: "unused"), logger: logger)
+    }
+
+    @Test("the broker decides who logs in: the right password, a wrong one, an unknown account, no broker")
+    func brokerCredentials() async throws {
+        let passwords = ["owner": "owner-secret", "guest": "guest"]
+        try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
+            let check = credentials(port: broker.port)
+            #expect(await check.check(account: "owner", password: "owner-secret") == .accepted)
+            #expect(await check.check(account: "owner", password: "owner") == .refused)
+            #expect(await check.check(account: "nobody", password: "x") == .refused)
+        }
+        let closed = try LoopbackPort.free()
+        guard case .unavailable = await credentials(port: closed).check(account: "owner", password: "owner") else {
+            Issue.record("a broker that cannot be reached must not let anyone in")
+            return
+        }
+    }
+
+    @Test("a broker that lets any password in lets no one into the page")
+    func brokerWithoutPasswords() async throws {
+        try await withBroker(.init(allowAnonymous: true)) { broker in
+            let result = await credentials(port: broker.port).check(account: "owner", password: "anything")
+            guard case .unavailable(let reason) = result else {
+                Issue.record("expected unavailable, got \(result)")
+                return
+            }
+            #expect(reason.contains("does not check passwords"))
+        }
+    }
+
+    @Test(
+        "homegate run serves the page: a guest logs in, switches the lamp, the retained topic follows; SIGTERM ends it with a page open"
+    )
+    func servedByTheGateway() async throws {
+        let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
+        try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
+            let webPort = try LoopbackPort.free()
+            try "homegate\n".write(toFile: "\(broker.directory)/password", atomically: true, encoding: .utf8)
+            let yaml = """
+                mqtt:
+                  broker: mqtt://127.0.0.1:\(broker.port)
+                  clientId: web-gateway
+                  username: homegate
+                  passwordFile: \(broker.directory)/password
+                data:
+                  directory: \(broker.directory)/data
+                accessories:
+                  virtual: \(demoHomeFile.path)
+                logging:
+                  level: warning
+                web:
+                  listen: 127.0.0.1:\(webPort)
+
+                """
+            try yaml.write(toFile: "\(broker.directory)/homegate.yml", atomically: true, encoding: .utf8)
+            let owner = try await Account.connect("owner", to: broker)
+            defer { Task { await owner.client.disconnect() } }
+            try await owner.client.subscribe(to: ["homegate/$status"], qos: .atLeastOnce)
+            let gateway = try ChildProcess(
+                try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"],
+                outputFile: "\(broker.directory)/homegate.log")
+            defer { gateway.send(SIGKILL) }
+            _ = try await owner.inbox.next("online") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
+            try await waitUntil("the page is served") { LoopbackPort.isListening(webPort) }
+
+            try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
+                let browser = try await client.logIn("guest", port: webPort)
+                let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On"
+                #expect(try await owner.retained(lamp) == "false")
+                let switched = try await client.postForm(
+                    "/command",
+                    [
+                        ("csrf", browser.csrf), ("kind", "set"), ("home", "Main House"), ("room", "Living Room"),
+                        ("accessory", "Floor Lamp"), ("service", "Lightbulb"), ("characteristic", "On"),
+                        ("value", "true"),
+                    ], cookie: browser.cookie, json: true)
+                #expect(switched.text == #"{"ok":true,"message":"Done."}"#)
+                #expect(try await owner.retained(lamp, becomes: "true"))
+
+                // A change made over MQTT is on the next page.
+                let brightness = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/Brightness"
+                let answer = try await owner.command("\(brightness)/set/owner", "30")
+                #expect(answer["ok"] == .bool(true))
+                #expect(try await owner.retained(brightness, becomes: "30"))
+                let page = try await client.get(
+                    "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+                #expect(page.text.contains(#"data-k="living-lamp/main/Brightness">30<"#))
+
+                // A guest's page has no layout controls over the real server either.
+                #expect(!page.text.contains("renameAccessory"))
+            }
+
+            // An open page's event stream does not hold up the shutdown.
+            let stream = Task {
+                try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
+                    let browser = try await client.logIn("owner", port: webPort)
+                    return try await client.get(
+                        "/home/live?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+                }
+            }
+            try await waitUntil("the page is open") { try await openPages(port: webPort) > 0 }
+            gateway.send(SIGTERM)
+            #expect(await gateway.waitForExit() == 0)
+            let streamed = try await stream.value
+            #expect(streamed.head.status == .ok)
+        }
+    }
+
+    /// The number of open pages, from the health page as the owner sees it.
+    private func openPages(port: Int) async throws -> Int {
+        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            let browser = try await client.logIn("owner", port: port)
+            let health = try await client.get("/health", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+            let match = health.text.firstMatch(of: /id="health-pages">(\d+)</)
+            return match.flatMap { Int($0.1) } ?? 0
+        }
+    }
+}
+
+/// Waits until `condition` holds, checking every 50 ms, for at most `timeout`.
+func waitUntil(
+    _ what: String, within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TimedOut("waited \(timeout) for \(what)") }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}
+
+/// A browser's session on a live server.
+struct WebLogin {
+    var cookie: String
+    var csrf: String
+}
+
+extension TestClient {
+    /// Logs in as `account` (password = account) as a browser does.
+    func logIn(_ account: String, port: Int) async throws -> WebLogin {
+        let form = try await get("/login")
+        let text = form.text
+        guard let token = text.firstMatch(of: /name="csrf" value="([0-9a-f]+)"/)?.1,
+            let loginCookie = form.head.headerFields[values: .setCookie].first(where: {
+                $0.hasPrefix("homegate_login=")
+            })?
+            .dropFirst("homegate_login=".count).prefix(while: { $0 != ";" })
+        else { throw TimedOut("no login form") }
+        let response = try await postForm(
+            "/login", [("csrf", String(token)), ("account", account), ("password", account)],
+            headers: [.cookie: "homegate_login=\(loginCookie)"])
+        guard response.head.status == .seeOther,
+            let session = response.head.headerFields[values: .setCookie].first(where: {
+                $0.hasPrefix("homegate_session=")
+            })?
+            .dropFirst("homegate_session=".count).prefix(while: { $0 != ";" })
+        else { throw TimedOut("login as \(account) answered \(response.head.status)") }
+        let homes = try await get("/", headers: [.cookie: "homegate_session=\(session)"])
+        guard let csrf = homes.text.firstMatch(of: /name="csrf" value="([0-9a-f]+)"/)?.1 else {
+            throw TimedOut("no CSRF token on the homes page")
+        }
+        return WebLogin(cookie: String(session), csrf: String(csrf))
+    }
+
+    func postForm(
+        _ uri: String, _ fields: [(String, String)], cookie: String? = nil, json: Bool = false,
+        headers: HTTPFields = [:]
+    ) async throws -> TestClient.Response {
+        var headers = headers
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        if let cookie { headers[.cookie] = "homegate_session=\(cookie)" }
+        if json { headers[.accept] = "application/json" }
+        let body = fields.map { name, value in
+            "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value)"
+        }.joined(separator: "&")
+        return try await post(uri, headers: headers, body: ByteBuffer(string: body))
+    }
+}
+
+extension TestClient.Response {
+    var text: String { body.map { String(buffer: $0) } ?? "" }
+}

@@ -1,0 +1,372 @@
+import Foundation
+import Gateway
+import HTTPTypes
+import HomeModel
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+
+@testable import Web
+
+@Suite("The web page's routes, without a network")
+struct WebRouteTests {
+    /// The form fields that switch the Floor Lamp, with `csrf`.
+    static func lampForm(_ csrf: String, value: String, home: String = "Main House") -> KeyValuePairs<String, String> {
+        [
+            "csrf": csrf, "kind": "set", "home": home, "room": "Living Room", "accessory": "Floor Lamp",
+            "service": "Lightbulb", "characteristic": "On", "value": value, "return": "/home?name=Main%20House",
+        ]
+    }
+
+    @Test("pages need a login; the login page sets its token cookie HttpOnly and SameSite=Strict")
+    func loginRequired() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            for path in ["/", "/home?name=Main%20House", "/health"] {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .seeOther, "\(path)")
+                #expect(response.headers[.location] == "/login")
+            }
+            let live = try await client.execute(uri: "/home/live?name=Main%20House", method: .get)
+            #expect(live.status == .unauthorized)
+            let page = try await client.execute(uri: "/login", method: .get)
+            #expect(page.status == .ok)
+            let cookie = try #require(page.setCookieHeader("homegate_login"))
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+            #expect(page.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+            #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            let css = try await client.execute(uri: "/static/app.css", method: .get)
+            let script = try await client.execute(uri: "/static/app.js", method: .get)
+            #expect(css.status == .ok && script.status == .ok)
+            #expect(css.headers[.contentType]?.hasPrefix("text/css") == true)
+        }
+    }
+
+    @Test("a login with the account's password starts a session in an HttpOnly, SameSite=Strict, expiring cookie")
+    func login() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let (token, loginCookie) = try await client.loginForm()
+            let response = try await client.post(
+                "/login", ["csrf": token, "account": "owner", "password": "owner"],
+                headers: [.cookie: "homegate_login=\(loginCookie)"])
+            #expect(response.status == .seeOther)
+            let cookie = try #require(response.setCookieHeader("homegate_session"))
+            #expect(
+                cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age=3600"))
+            let session = try #require(response.cookie("homegate_session"))
+            let homes = try await client.execute(
+                uri: "/", method: .get, headers: [.cookie: "homegate_session=\(session)"])
+            #expect(homes.status == .ok)
+            #expect(homes.bodyText.contains("Main House") && homes.bodyText.contains("Lake Cabin"))
+        }
+    }
+
+    @Test("a wrong password is refused, and after five failures the account is refused unchecked until they age out")
+    func wrongPasswordAndThrottle() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            for _ in 0..<5 {
+                let (token, cookie) = try await client.loginForm()
+                let response = try await client.post(
+                    "/login", ["csrf": token, "account": "owner", "password": "guess"],
+                    headers: [.cookie: "homegate_login=\(cookie)"])
+                #expect(response.status == .unauthorized)
+                #expect(response.bodyText.contains("Wrong account or password."))
+                #expect(response.cookie("homegate_session") == nil)
+            }
+            let checked = fixture.credentials.checks.withLock { $0 }
+            let (token, cookie) = try await client.loginForm()
+            let refused = try await client.post(
+                "/login", ["csrf": token, "account": "owner", "password": "owner"],
+                headers: [.cookie: "homegate_login=\(cookie)"])
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] != nil)
+            #expect(fixture.credentials.checks.withLock { $0 } == checked, "a throttled login is not checked")
+            // Another account is not held up by owner's failures.
+            _ = try await client.logIn("guest")
+            fixture.clock.advance(by: .seconds(301))
+            _ = try await client.logIn("owner")
+        }
+    }
+
+    @Test("a login form without the login page's token is refused unchecked")
+    func forgedLogin() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let (token, _) = try await client.loginForm()
+            let withoutCookie = try await client.post(
+                "/login", ["csrf": token, "account": "owner", "password": "owner"])
+            #expect(withoutCookie.status == .forbidden)
+            let (_, cookie) = try await client.loginForm()
+            let wrongToken = try await client.post(
+                "/login", ["csrf": "0123", "account": "owner", "password": "owner"],
+                headers: [.cookie: "homegate_login=\(cookie)"])
+            #expect(wrongToken.status == .forbidden)
+            #expect(fixture.credentials.checks.withLock { $0 } == 0)
+        }
+    }
+
+    @Test("a guest sees only its homes, no layout controls, and a home it is not in does not exist for it")
+    func guestView() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let homes = try await client.execute(uri: "/", method: .get, headers: guest.headers)
+            #expect(homes.bodyText.contains("Main House"))
+            #expect(!homes.bodyText.contains("Lake Cabin"))
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+            #expect(page.status == .ok)
+            let html = page.bodyText
+            #expect(html.contains("data-k=\"living-lamp/main/On\""))
+            #expect(html.contains("name=\"kind\" value=\"set\""), "a guest may switch")
+            for control in [
+                "renameAccessory", "removeAccessory", "assignAccessory", "addRoom", "addUser", "permitJoin",
+            ] {
+                #expect(!html.contains(control), "a guest's page has no \(control)")
+            }
+            #expect(!html.contains("/health"))
+            let other = try await client.execute(uri: "/home?name=Lake%20Cabin", method: .get, headers: guest.headers)
+            #expect(other.status == .notFound)
+            #expect(other.bodyText.contains("There is no home named &#39;Lake Cabin&#39;."))
+            let health = try await client.execute(uri: "/health", method: .get, headers: guest.headers)
+            #expect(health.status == .forbidden)
+            let live = try await client.execute(
+                uri: "/home/live?name=Lake%20Cabin", method: .get, headers: guest.headers)
+            #expect(live.status == .notFound)
+        }
+    }
+
+    @Test("the owner's page has the layout controls, users by name, and the health page")
+    func ownerView() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            let html = page.bodyText
+            for control in [
+                "renameAccessory", "removeAccessory", "assignAccessory", "addRoom", "addUser", "permitJoin",
+            ] {
+                #expect(html.contains("value=\"\(control)\""), "the owner's page has \(control)")
+            }
+            #expect(html.contains("Gabriel"), "users by display name")
+            #expect(!html.contains(">guest<") || html.contains("badge\">guest"), "accounts are not shown, roles are")
+            #expect(html.contains("type=\"range\" name=\"value\" min=\"0\" max=\"100\""), "a slider with the metadata")
+            let health = try await client.execute(uri: "/health", method: .get, headers: owner.headers)
+            #expect(health.status == .ok)
+            #expect(health.bodyText.contains("id=\"health-broker\">connected<"))
+            #expect(health.bodyText.contains("id=\"health-memory\""))
+        }
+    }
+
+    @Test("a switch goes through the command path: it changes the value and the answer comes back")
+    func command() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let redirected = try await client.post(
+                "/command", Self.lampForm(guest.csrf, value: "true"), headers: guest.headers)
+            #expect(redirected.status == .seeOther)
+            #expect(redirected.headers[.location] == "/home?name=Main%20House")
+            #expect(try await fixture.value("Floor Lamp", .on) == .bool(true))
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+            #expect(page.bodyText.contains("class=\"notice ok\""), "the answer is shown once")
+            var json = guest.headers
+            json[.accept] = "application/json"
+            let answer = try await client.post("/command", Self.lampForm(guest.csrf, value: "false"), headers: json)
+            #expect(answer.bodyText == #"{"ok":true,"message":"Done."}"#)
+            #expect(try await fixture.value("Floor Lamp", .on) == .bool(false))
+            let invalid = try await client.post("/command", Self.lampForm(guest.csrf, value: "maybe"), headers: json)
+            #expect(
+                invalid.bodyText.contains(#""ok":false"#) && invalid.bodyText.contains(#""code":"invalidValueType""#))
+            #expect(fixture.statistics.summary().commandsLastMinute == 3)
+            #expect(fixture.statistics.summary().failuresLastMinute == 1)
+        }
+    }
+
+    @Test("a guest's write to another home is refused as if the home did not exist, and changes nothing")
+    func guestWriteToOtherHome() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let before = try await fixture.manager.home("Lake Cabin", account: "owner")
+            var json = guest.headers
+            json[.accept] = "application/json"
+            let answer = try await client.post(
+                "/command", Self.lampForm(guest.csrf, value: "true", home: "Lake Cabin"), headers: json)
+            #expect(answer.bodyText.contains(#""code":"notFound""#))
+            let request = try await client.post(
+                "/request",
+                ["csrf": guest.csrf, "operation": "addRoom", "home": "Main House", "name": "Attic"], headers: json)
+            #expect(request.bodyText.contains(#""code":"insufficientPrivileges""#))
+            #expect(try await fixture.manager.home("Lake Cabin", account: "owner") == before)
+            #expect(
+                try await fixture.manager.home("Main House", account: "owner").rooms.allSatisfy { $0.name != "Attic" })
+        }
+    }
+
+    @Test("forged forms are refused and change nothing: no token, another session's token, another origin")
+    func forgedForms() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let owner = try await client.logIn("owner")
+            let forged: [(KeyValuePairs<String, String>, HTTPFields)] = [
+                (Self.lampForm("", value: "true"), guest.headers),
+                (Self.lampForm(owner.csrf, value: "true"), guest.headers),
+                (Self.lampForm(guest.csrf, value: "true"), guest.headers + [.origin: "http://evil.example"]),
+                (
+                    Self.lampForm(guest.csrf, value: "true"),
+                    guest.headers + [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"]
+                ),
+            ]
+            for (fields, headers) in forged {
+                let response = try await client.post("/command", fields, headers: headers)
+                #expect(response.status == .forbidden)
+            }
+            let request = try await client.post(
+                "/request", ["operation": "addRoom", "home": "Main House", "name": "Attic"], headers: owner.headers)
+            #expect(request.status == .forbidden)
+            let logout = try await client.post("/logout", ["csrf": "nope"], headers: owner.headers)
+            #expect(logout.status == .forbidden)
+            #expect(try await fixture.value("Floor Lamp", .on) == .bool(false))
+            #expect(
+                try await fixture.manager.home("Main House", account: "owner").rooms.allSatisfy { $0.name != "Attic" })
+            let stillIn = try await client.execute(uri: "/", method: .get, headers: owner.headers)
+            #expect(stillIn.status == .ok, "a forged logout does not log out")
+        }
+    }
+
+    @Test("an expired session is a logged-out browser: pages send it to the login, actions are refused")
+    func expiredSession() async throws {
+        let fixture = try await WebFixture.make(sessionLifetime: .seconds(600))
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            fixture.clock.advance(by: .seconds(601))
+            let page = try await client.execute(uri: "/", method: .get, headers: guest.headers)
+            #expect(page.status == .seeOther && page.headers[.location] == "/login")
+            let action = try await client.post(
+                "/command", Self.lampForm(guest.csrf, value: "true"), headers: guest.headers)
+            #expect(action.status == .seeOther && action.headers[.location] == "/login")
+            var json = guest.headers
+            json[.accept] = "application/json"
+            let answer = try await client.post("/command", Self.lampForm(guest.csrf, value: "true"), headers: json)
+            #expect(answer.status == .unauthorized)
+            #expect(try await fixture.value("Floor Lamp", .on) == .bool(false))
+        }
+    }
+
+    @Test("logout ends the session on the server and clears the cookie")
+    func logout() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let response = try await client.post("/logout", ["csrf": owner.csrf], headers: owner.headers)
+            #expect(response.status == .seeOther && response.headers[.location] == "/login")
+            #expect(response.setCookieHeader("homegate_session")?.contains("Max-Age=0") == true)
+            let after = try await client.execute(uri: "/", method: .get, headers: owner.headers)
+            #expect(after.status == .seeOther, "the old cookie is worth nothing")
+        }
+    }
+
+    @Test(
+        "the owner's requests run through the command path: add a room, move, rename and remove an accessory, add a guest"
+    )
+    func administration() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            var json = owner.headers
+            json[.accept] = "application/json"
+            let steps: [KeyValuePairs<String, String>] = [
+                ["csrf": owner.csrf, "operation": "addRoom", "home": "Main House", "name": "Attic"],
+                [
+                    "csrf": owner.csrf, "operation": "assignAccessory", "home": "Main House", "accessory": "Floor Lamp",
+                    "room": "Attic",
+                ],
+                [
+                    "csrf": owner.csrf, "operation": "renameAccessory", "home": "Main House", "accessory": "Floor Lamp",
+                    "name": "Attic Lamp",
+                ],
+                [
+                    "csrf": owner.csrf, "operation": "addUser", "home": "Main House", "account": "stranger",
+                    "name": "Sam",
+                ],
+            ]
+            for step in steps {
+                let answer = try await client.post("/request", step, headers: json)
+                #expect(answer.bodyText.contains(#""ok":true"#), "\(step): \(answer.bodyText)")
+            }
+            let home = try await fixture.manager.home("Main House", account: "owner")
+            let attic = try #require(home.rooms.first { $0.name == "Attic" })
+            #expect(home.accessories.first { $0.name == "Attic Lamp" }?.room == attic.id)
+            #expect(home.users.contains { $0.name == "Sam" && $0.role == .guest })
+            let unknown = try await client.post("/request", ["csrf": owner.csrf, "operation": "launch"], headers: json)
+            #expect(unknown.bodyText.contains(#""code":"invalidParameter""#))
+            let joining = try await client.post(
+                "/request", ["csrf": owner.csrf, "operation": "permitJoin", "seconds": "60"], headers: json)
+            #expect(joining.bodyText.contains(#""code":"notSupported""#), "the demo's virtual driver pairs nothing")
+            let removed = try await client.post(
+                "/request",
+                ["csrf": owner.csrf, "operation": "removeAccessory", "home": "Main House", "accessory": "Attic Lamp"],
+                headers: json)
+            #expect(removed.bodyText.contains(#""ok":true"#))
+            #expect(try await fixture.manager.discoveredAccessories().contains { $0.id == "living-lamp" })
+        }
+    }
+
+    @Test("names that would change the topic's levels are refused before they reach the command path")
+    func topicLevelsInNames() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            var json = guest.headers
+            json[.accept] = "application/json"
+            let fields: KeyValuePairs<String, String> = [
+                "csrf": guest.csrf, "kind": "set", "home": "Main House", "room": "Living Room/Floor Lamp",
+                "accessory": "+", "service": "Lightbulb", "characteristic": "On", "value": "true",
+            ]
+            let answer = try await client.post("/command", fields, headers: json)
+            #expect(answer.bodyText.contains(#""code":"invalidParameter""#))
+            let escape = try await client.post(
+                "/command",
+                [
+                    "csrf": guest.csrf, "kind": "set", "home": "Main House", "room": "Living Room",
+                    "accessory": "Floor Lamp", "service": "Lightbulb", "characteristic": "On", "value": "true",
+                    "return": "//evil.example/",
+                ], headers: guest.headers)
+            #expect(escape.headers[.location]?.hasPrefix("/") == true)
+        }
+    }
+
+    @Test("a page's live stream carries its home's values and ends when the session does")
+    func liveStream() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            async let stream = client.execute(
+                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await fixture.manager.writeValue(
+                .bool(true), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                home: "Main House", account: "owner")
+            _ = try await client.post("/logout", ["csrf": guest.csrf], headers: guest.headers)
+            try await fixture.manager.writeValue(
+                .bool(false), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                home: "Main House", account: "owner")
+            let response = try await stream
+            #expect(response.headers[.contentType] == "text/event-stream")
+            #expect(response.bodyText.contains(#"data: {"k":"living-lamp/main/On","t":"on","v":true}"#))
+            #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
+        }
+    }
+}
+
+extension HTTPFields {
+    fileprivate static func + (lhs: HTTPFields, rhs: HTTPFields) -> HTTPFields {
+        var fields = lhs
+        fields.append(contentsOf: rhs)
+        return fields
+    }
+}
