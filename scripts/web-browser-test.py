@@ -1,0 +1,178 @@
+"""The web page in a real browser (issue 16): Debian's chromium, headless, driven by selenium.
+
+Started by Tests/IntegrationTests/WebBrowserTests.swift against a real broker and `homegate run`
+with the demo home (accounts: password = account name). Checks, as a person would:
+- the owner logs in, opens Main House, sees the layout controls, switches the Floor Lamp and the
+  retained topic changes; a value set over MQTT appears on the open page; a refused rename shows
+  its error in words with its code; a screenshot of the page is saved;
+- the guest, on a phone-sized screen, sees Main House only, no layout controls, switches the lamp,
+  and Lake Cabin does not exist for it.
+Exits 0 when all hold; otherwise prints what failed and exits 1.
+
+Usage: web-browser-test.py --url http://127.0.0.1:PORT --broker-port N --screenshots DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser_session import DESKTOP, PHONE, save_screenshot, start_driver, wait_for_element, wait_for_text  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+BASE = "homegate"
+LAMP = f"{BASE}/Main House/Living Room/Floor Lamp/Lightbulb"
+LAMP_ON_KEY = "living-lamp/main/On"
+BRIGHTNESS_KEY = "living-lamp/main/Brightness"
+
+
+class Check:
+    def __init__(self, broker_port: int):
+        self.broker_port = broker_port
+
+    def retained(self, topic: str, account: str = "owner") -> str:
+        """The retained payload of topic, read with mosquitto_sub as account."""
+        result = subprocess.run(
+            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(self.broker_port), "-u", account, "-P", account,
+             "-t", topic, "-C", "1", "-W", "10"],
+            capture_output=True, text=True, check=True)
+        return result.stdout.strip()
+
+    def wait_retained(self, topic: str, expected: str, seconds: float = 10) -> None:
+        deadline = time.monotonic() + seconds
+        while True:
+            value = self.retained(topic)
+            if value == expected:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic} stayed {value!r}, expected {expected!r}")
+            time.sleep(0.05)
+
+    def publish(self, topic: str, payload: str, account: str = "owner") -> None:
+        subprocess.run(
+            ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.broker_port), "-u", account, "-P", account,
+             "-t", topic, "-m", payload],
+            check=True)
+
+
+def log_in(driver, url: str, account: str) -> None:
+    driver.get(f"{url}/login")
+    driver.find_element(By.NAME, "account").send_keys(account)
+    driver.find_element(By.NAME, "password").send_keys(account)
+    driver.find_element(By.ID, "login").click()
+    wait_for_text(driver, "h1", "Your homes")
+
+
+def open_home(driver, name: str) -> None:
+    driver.find_element(By.LINK_TEXT, name).click()
+    wait_for_element(driver, "body[data-live]")
+    heading = driver.find_element(By.TAG_NAME, "h1").text
+    assert heading.startswith(name), f"the home page's heading is {heading!r}"
+
+
+def toggle(driver, key: str):
+    return driver.find_element(By.CSS_SELECTOR, f'button[data-toggle="{key}"]')
+
+
+def output(driver, key: str) -> str:
+    return f'output[data-k="{key}"]'
+
+
+def switch_lamp(driver, check: Check, to_on: bool) -> None:
+    """Clicks the lamp's toggle; the page shows the new state from the live stream, and the
+    retained topic has it."""
+    button = toggle(driver, LAMP_ON_KEY)
+    assert button.get_attribute("aria-pressed") == ("false" if to_on else "true"), "the toggle shows the old state"
+    button.click()
+    wait_for_text(driver, output(driver, LAMP_ON_KEY), "on" if to_on else "off")
+    WebDriverWait(driver, 10, poll_frequency=0.05).until(
+        lambda d: toggle(d, LAMP_ON_KEY).get_attribute("aria-pressed") == ("true" if to_on else "false"))
+    check.wait_retained(f"{LAMP}/On", "true" if to_on else "false")
+
+
+def owner(url: str, check: Check, screenshots: Path) -> None:
+    driver = start_driver(DESKTOP)
+    try:
+        log_in(driver, url, "owner")
+        open_home(driver, "Main House")
+        assert driver.find_elements(By.CSS_SELECTOR, "details.edit"), "the owner has Edit on each accessory"
+        assert driver.find_elements(By.CSS_SELECTOR, 'form[data-operation="addRoom"]'), "the owner may add rooms"
+        assert driver.find_elements(By.LINK_TEXT, "Health"), "the owner sees the health page's link"
+
+        switch_lamp(driver, check, to_on=True)
+        print("owner: the toggle switched the lamp; the retained topic is true")
+
+        # A value changed over MQTT appears on the open page (live, no reload).
+        started = time.monotonic()
+        check.publish(f"{LAMP}/Brightness/set/owner", "55")
+        wait_for_text(driver, output(driver, BRIGHTNESS_KEY), "55")
+        print(f"owner: brightness 55 set over MQTT was on the page after {time.monotonic() - started:.2f} s")
+
+        save_screenshot(driver, screenshots / "web-page.png")
+
+        # A refused rename: the answer in words, with its code.
+        card = driver.find_element(By.CSS_SELECTOR, 'article[data-accessory="living-lamp"]')
+        card.find_element(By.CSS_SELECTOR, "details.edit summary").click()
+        rename = card.find_element(By.CSS_SELECTOR, 'form[data-operation="renameAccessory"]')
+        rename.find_element(By.NAME, "name").send_keys("Counter Lights")
+        rename.find_element(By.CSS_SELECTOR, "button").click()
+        notice = wait_for_element(driver, "#notice.error")
+        assert "Counter Lights" in notice.text and notice.text.endswith(")"), f"the refusal reads {notice.text!r}"
+        print(f"owner: a refused rename shows {notice.text!r}")
+
+        driver.find_element(By.LINK_TEXT, "Health").click()
+        wait_for_text(driver, "#health-broker", "connected")
+
+        driver.find_element(By.ID, "logout").click()
+        wait_for_text(driver, "h1", "Log in")
+    finally:
+        driver.quit()
+
+
+def guest(url: str, check: Check, screenshots: Path) -> None:
+    driver = start_driver(PHONE)
+    try:
+        log_in(driver, url, "guest")
+        assert driver.find_elements(By.LINK_TEXT, "Main House"), "the guest sees Main House"
+        assert not driver.find_elements(By.LINK_TEXT, "Lake Cabin"), "the guest does not see Lake Cabin"
+        open_home(driver, "Main House")
+        assert not driver.find_elements(By.CSS_SELECTOR, "details.edit"), "a guest has no Edit"
+        assert not driver.find_elements(By.CSS_SELECTOR, "form[data-operation]"), "a guest has no layout forms"
+        assert not driver.find_elements(By.LINK_TEXT, "Health"), "the health page is for administrators"
+        switch_lamp(driver, check, to_on=False)
+        print("guest: the toggle switched the lamp off on a phone-sized screen")
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= PHONE[0], f"the page is {width} px wide on a {PHONE[0]} px screen"
+        save_screenshot(driver, screenshots / "web-page-phone.png")
+        driver.get(f"{url}/home?name=Lake%20Cabin")
+        wait_for_text(driver, "h1", "No such home")
+    finally:
+        driver.quit()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--broker-port", type=int, required=True)
+    parser.add_argument("--screenshots", required=True)
+    arguments = parser.parse_args()
+    check = Check(arguments.broker_port)
+    screenshots = Path(arguments.screenshots)
+    try:
+        owner(arguments.url, check, screenshots)
+        guest(arguments.url, check, screenshots)
+    except Exception as error:  # noqa: BLE001 - every failure is reported the same way
+        print(f"FAILED: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    print("all browser checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
