@@ -3,12 +3,18 @@ SWIFT ?= swift
 DEMO_PORT ?= 1883
 DEMO_WEB_PORT ?= 8080
 
-.PHONY: all deps build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
+.PHONY: all deps browser-deps build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+## What the real-browser tests need, and only they (not `make demo`): Debian's chromium and
+## chromedriver, then .build/venv with scripts/python-requirements.txt. After deps: one apt at a time.
+browser-deps: deps
+	@scripts/install-browser.sh
+	@scripts/install-python-tools.sh
 
 build: deps
 	$(SWIFT) build
@@ -16,9 +22,9 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
-## Installs what is missing, builds, and runs the whole test suite against real mosquitto brokers,
-## the fuzz corpora as regression tests, and each fuzz target for FUZZ_SECONDS.
-test: deps lint
+## Installs what is missing (the browser tests' tools too), builds, and runs the whole test suite against
+## real mosquitto brokers, the fuzz corpora as regression tests, and each fuzz target for FUZZ_SECONDS.
+test: deps browser-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-replay fuzz-short
