@@ -3,7 +3,7 @@ SWIFT ?= swift
 DEMO_PORT ?= 1883
 DEMO_WEB_PORT ?= 8080
 
-.PHONY: all deps browser-deps build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
+.PHONY: all deps browser-deps browser-smoke build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
 
 all: build
 
@@ -16,15 +16,21 @@ browser-deps: deps
 	@scripts/install-browser.sh
 	@scripts/install-python-tools.sh
 
+## Headless chromium loads a local page, fills its form and waits for its JavaScript, at a phone's
+## and a desktop's size; the screenshots go to .build/browser-smoke/.
+browser-smoke: browser-deps
+	.build/venv/bin/python scripts/browser-smoke.py --size phone .build/browser-smoke/phone.png
+	.build/venv/bin/python scripts/browser-smoke.py --size desktop .build/browser-smoke/desktop.png
+
 build: deps
 	$(SWIFT) build
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
-## Installs what is missing (the browser tests' tools too), builds, and runs the whole test suite against
+## Installs what is missing, checks the browser chain, builds, and runs the whole test suite against
 ## real mosquitto brokers, the fuzz corpora as regression tests, and each fuzz target for FUZZ_SECONDS.
-test: deps browser-deps lint
+test: deps browser-smoke lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-replay fuzz-short
