@@ -28,9 +28,9 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
-## Installs what is missing, checks the browser chain, builds, and runs the whole test suite against
+## Installs what is missing (the browser tests' tools too), builds, and runs the whole test suite against
 ## real mosquitto brokers, the fuzz corpora as regression tests, and each fuzz target for FUZZ_SECONDS.
-test: deps browser-smoke lint
+test: deps browser-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-replay fuzz-short

@@ -432,7 +432,8 @@ struct SecurityHeaders: RouterMiddleware {
         response.headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // (not no-referrer: with it browsers send `Origin: null` on their own forms)
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         return response
     }

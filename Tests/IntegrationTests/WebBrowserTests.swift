@@ -1,0 +1,86 @@
+import Broker
+import Foundation
+import MQTT
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The repository's folder (for scripts/ and .build/venv).
+let repositoryRoot = demoHomeFile.deletingLastPathComponent().deletingLastPathComponent()
+
+@Suite("The web page in a real browser", .timeLimit(.minutes(3)))
+struct WebBrowserTests {
+    static let accounts = ["owner", "guest", "stranger", "homegate"]
+
+    /// Runs scripts/web-browser-test.py (headless chromium through selenium, installed by `make
+    /// test`) against `homegate run` with the demo home. HOMEGATE_SCREENSHOTS keeps the screenshots
+    /// in that folder (docs/ holds the ones made so).
+    @Test("owner and guest in chromium: log in, switch a lamp, see an MQTT change live, guest without layout controls")
+    func browser() async throws {
+        let python = repositoryRoot.appendingPathComponent(".build/venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python),
+            FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")
+        else {
+            Issue.record(
+                "the browser tests need chromium and .build/venv: run `make test` (or scripts/install-browser.sh and scripts/install-python-tools.sh)"
+            )
+            return
+        }
+        let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
+        try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
+            let webPort = try LoopbackPort.free()
+            try "homegate\n".write(toFile: "\(broker.directory)/password", atomically: true, encoding: .utf8)
+            try """
+            mqtt:
+              broker: mqtt://127.0.0.1:\(broker.port)
+              clientId: browser-gateway
+              username: homegate
+              passwordFile: \(broker.directory)/password
+            data:
+              directory: \(broker.directory)/data
+            accessories:
+              virtual: \(demoHomeFile.path)
+            logging:
+              level: warning
+            web:
+              listen: 127.0.0.1:\(webPort)
+
+            """.write(toFile: "\(broker.directory)/homegate.yml", atomically: true, encoding: .utf8)
+            let gateway = try ChildProcess(
+                try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"],
+                outputFile: "\(broker.directory)/homegate.log")
+            defer {
+                gateway.send(SIGTERM)
+            }
+            try await waitUntil("the page is served") { LoopbackPort.isListening(webPort) }
+            let owner = try await Account.connect("owner", to: broker)
+            defer { Task { await owner.client.disconnect() } }
+            #expect(
+                try await owner.retained("homegate/Main House/Living Room/Floor Lamp/Lightbulb/On", becomes: "false"))
+
+            let screenshots =
+                ProcessInfo.processInfo.environment["HOMEGATE_SCREENSHOTS"] ?? "\(broker.directory)/screenshots"
+            let output = "\(broker.directory)/browser.log"
+            let script = try ChildProcess(
+                python,
+                [
+                    repositoryRoot.appendingPathComponent("scripts/web-browser-test.py").path,
+                    "--url", "http://127.0.0.1:\(webPort)", "--broker-port", "\(broker.port)",
+                    "--screenshots", screenshots,
+                ], outputFile: output)
+            let status = await script.waitForExit()
+            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            #expect(status == 0, "the browser test failed:\n\(log)")
+            #expect(log.contains("all browser checks passed"))
+            if status != 0 {
+                Issue.record(
+                    "gateway log:\n\((try? String(contentsOfFile: "\(broker.directory)/homegate.log", encoding: .utf8)) ?? "")"
+                )
+            }
+            gateway.send(SIGTERM)
+            #expect(await gateway.waitForExit() == 0)
+        }
+    }
+}
