@@ -131,9 +131,14 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             }
             // A value touches one accessory's topics; anything else renders the parts of the view
             // it touches (reachability: the accessory and its home's layout).
-            if case .didUpdateValueForCharacteristic(let homeID, let accessory, _, _, _) = event {
+            if case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
+                event
+            {
+                // The snapshot may already hold a later value (the model moves on while the
+                // publisher is behind): publish this event's own, so every value is passed on in order.
                 if let home = homes.first(where: { $0.id == homeID }) {
-                    await publisher.update(accessory: accessory, in: home)
+                    await publisher.update(
+                        accessory: accessory, in: home.with(value, accessory: accessory, service: service, type: type))
                 }
             } else {
                 await publisher.update(

@@ -36,7 +36,7 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The broker's port on 127.0.0.1; when taken, a free port is used instead.")
     var port = 1883
 
-    @Option(help: "The web page's port on 127.0.0.1; when taken, a free port is used instead.")
+    @Option(help: "The web page's port on 127.0.0.1; when taken (or 0), the system picks a free one.")
     var webPort = 8080
 
     @Option(help: "The folder for the demo's broker files and home database.")
@@ -67,10 +67,8 @@ struct Demo: AsyncParsableCommand {
         if chosenPort != port {
             logger.notice("port \(port) is taken; the demo broker uses \(chosenPort) instead")
         }
-        let chosenWebPort = LoopbackPort.isListening(webPort) ? try LoopbackPort.free() : webPort
-        if chosenWebPort != webPort {
-            logger.notice("port \(webPort) is taken; the demo's web page uses \(chosenWebPort) instead")
-        }
+        // Port 0 when taken: the system picks one as the page binds (no window for another to take it).
+        let chosenWebPort = webPort != 0 && LoopbackPort.isListening(webPort) ? 0 : webPort
         var configuration = GatewayConfiguration()
         configuration.web = .init(host: "127.0.0.1", port: chosenWebPort)
         configuration.mqtt = .init(
@@ -105,7 +103,7 @@ struct Demo: AsyncParsableCommand {
                 passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }),
                 accessRules: rules.aclFile(generatedBy: "homegate demo"), persistence: true),
             directory: "\(folder)/broker")
-        print(Self.instructions(port: chosenPort, webPort: chosenWebPort, topics: configuration.topics, folder: folder))
+        print(Self.instructions(port: chosenPort, topics: configuration.topics, folder: folder))
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
         // Members added or removed while the demo runs reach its broker: it rewrites the acl_file and
         // makes mosquitto read it again.
@@ -131,6 +129,11 @@ struct Demo: AsyncParsableCommand {
                 } catch {
                     logger.error("could not renew the demo broker's access rules", metadata: ["error": "\(error)"])
                 }
+            },
+            webListening: { port in
+                if webPort != 0 && port != webPort { print("homegate demo: port \(webPort) is taken") }
+                print("homegate demo: the web page is on http://127.0.0.1:\(port)/ (owner/owner or guest/guest)")
+                fflush(nil)
             }
         ).run()
     }
@@ -161,7 +164,7 @@ struct Demo: AsyncParsableCommand {
         }
     }
 
-    static func instructions(port: Int, webPort: Int, topics: Topics, folder: String) -> String {
+    static func instructions(port: Int, topics: Topics, folder: String) -> String {
         let b = topics.base
         let connect = "-h 127.0.0.1 -p \(port)"
         return """
@@ -170,7 +173,7 @@ struct Demo: AsyncParsableCommand {
             its files and the home database are in \(folder).
             Accounts: owner, guest, stranger, homeassistant (each password is the account's name: demo only).
 
-            The web page: http://127.0.0.1:\(webPort)/ (log in as owner or guest, password = account name).
+            The web page's address follows as soon as it is served (log in as owner or guest).
 
             Watch the whole home as its owner:
               mosquitto_sub \(connect) -u owner -P owner -t '\(b)/#' -v

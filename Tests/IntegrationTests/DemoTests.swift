@@ -1,6 +1,8 @@
 import Broker
 import Foundation
 import Gateway
+import HTTPTypes
+import HummingbirdTesting
 import MQTT
 import Testing
 
@@ -37,7 +39,8 @@ struct DemoTests {
         let demo = try ChildProcess(
             try homegateExecutable(),
             [
-                "demo", "--port", "\(port)", "--data", directory, "--home", demoHomeFile.path, "--log-level",
+                "demo", "--port", "\(port)", "--web-port", "0", "--data", directory, "--home", demoHomeFile.path,
+                "--log-level",
                 "warning",
             ],
             outputFile: log)
@@ -84,6 +87,28 @@ struct DemoTests {
             #expect(try await stranger.retainedMessages(under: "zigbee2mqtt/#").isEmpty)
             #expect(try await zigbee.retained("zigbee2mqtt/bulb")?.contains(#""state":"ON""#) == true)
             for account in [guest, zigbee, owner, stranger] { await account.disconnect() }
+        }
+    }
+
+    @Test("the demo prints its web page's address, and guest logs in there with its demo password")
+    func webPage() async throws {
+        try await withTemporaryDirectory { directory in
+            let demo = try await startDemo(directory: directory, port: try LoopbackPort.free())
+            defer { demo.send(SIGTERM) }
+            var webPort: Int?
+            try await waitUntil("the web page's address") {
+                let log = (try? String(contentsOfFile: "\(directory)/demo-0.log", encoding: .utf8)) ?? ""
+                webPort = log.firstMatch(of: /the web page is on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
+                return webPort != nil
+            }
+            let port = try #require(webPort)
+            try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                let guest = try await client.logIn("guest", port: port)
+                let homes = try await client.get("/", headers: [.cookie: "homegate_session=\(guest.cookie)"])
+                #expect(homes.text.contains("Main House") && !homes.text.contains("Lake Cabin"))
+            }
+            demo.send(SIGTERM)
+            #expect(await demo.waitForExit() == 0)
         }
     }
 

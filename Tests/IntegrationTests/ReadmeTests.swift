@@ -41,7 +41,7 @@ struct ReadmeTests {
             let port = try LoopbackPort.free()
             let demo = try ChildProcess(
                 try homegateExecutable(),
-                ["demo", "--port", "\(port)", "--data", directory, "--home", demoHomeFile.path],
+                ["demo", "--port", "\(port)", "--web-port", "0", "--data", directory, "--home", demoHomeFile.path],
                 outputFile: "\(directory)/demo.log")
             do {
                 try await runLines(lines, against: demo, port: port, in: directory)
