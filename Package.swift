@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -41,6 +43,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "JSON", swiftSettings: swiftSettings),
+        .target(
+            name: "HAPProtocol",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "BigInt", package: "BigInt"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Zigbee2MQTT",
             dependencies: [
@@ -139,6 +149,15 @@ let package = Package(
                 "Web", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HAPProtocolTests",
+            dependencies: [
+                "HAPProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "BigInt", package: "BigInt"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,129 @@
+import Crypto
+
+/// The two keys of an encrypted HAP session, derived from pair verify's shared secret.
+public struct SessionKeys: Sendable {
+    // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
+    private let readKey: [UInt8]
+    private let writeKey: [UInt8]
+
+    /// Derives both keys from the X25519 shared secret of pair verify.
+    public init(sharedSecret: [UInt8]) {
+        readKey = HAPKeyDerivation.controlRead.derive(from: sharedSecret).bytes
+        writeKey = HAPKeyDerivation.controlWrite.derive(from: sharedSecret).bytes
+    }
+
+    /// Encrypts accessory-to-controller frames ("Control-Read-Encryption-Key").
+    public var accessoryToController: SymmetricKey { SymmetricKey(data: readKey) }
+    /// Encrypts controller-to-accessory frames ("Control-Write-Encryption-Key").
+    public var controllerToAccessory: SymmetricKey { SymmetricKey(data: writeKey) }
+}
+
+/// The encrypted framing of a HAP session after pair verify.
+///
+/// Each frame is a 2-byte little-endian plaintext length (at most 1,024), the ChaCha20-Poly1305 ciphertext
+/// and its 16-byte tag; the length bytes are the AAD. Each direction has its own key and its own 64-bit
+/// counter, starting at 0, that is the nonce (`HAPNonce.counter`) and goes up by one per frame. Outgoing
+/// bytes are cut into frames of at most 1,024 bytes; incoming bytes may arrive in any pieces, and a partial
+/// frame is kept until the rest comes. A frame that fails authentication (tampered, replayed, or
+/// reordered: its counter is not the expected one) throws, and the session stays failed: the
+/// connection must be dropped.
+public struct SecureSession: Sendable {
+    /// The largest plaintext of one frame.
+    public static let maximumFrameLength = 1024
+
+    // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
+    private let encryptionKeyBytes: [UInt8]
+    private let decryptionKeyBytes: [UInt8]
+    private var outgoingCounter: UInt64 = 0
+    private var incomingCounter: UInt64 = 0
+    private var buffer: [UInt8] = []
+    private var failure: HAPError?
+
+    /// A session that encrypts with one key and decrypts with the other.
+    public init(encryptionKey: SymmetricKey, decryptionKey: SymmetricKey) {
+        self.encryptionKeyBytes = encryptionKey.bytes
+        self.decryptionKeyBytes = decryptionKey.bytes
+    }
+
+    /// The controller's end: writes with the controller-to-accessory key, reads the other.
+    public static func controller(_ keys: SessionKeys) -> SecureSession {
+        SecureSession(encryptionKey: keys.controllerToAccessory, decryptionKey: keys.accessoryToController)
+    }
+
+    /// The accessory's end (for tests and loopback peers).
+    public static func accessory(_ keys: SessionKeys) -> SecureSession {
+        SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
+    }
+
+    /// The number of frames sent so far (the next outgoing nonce).
+    public var framesSent: UInt64 { outgoingCounter }
+    /// The number of frames received so far (the next expected incoming nonce).
+    public var framesReceived: UInt64 { incomingCounter }
+    /// How many received bytes wait for the rest of their frame.
+    public var bufferedByteCount: Int { buffer.count }
+
+    /// Encrypts `plaintext` into frames of at most 1,024 bytes each, ready to write to the socket.
+    ///
+    /// - Throws: `.nonceExhausted` if the 64-bit counter would wrap.
+    public mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+        let encryptionKey = SymmetricKey(data: encryptionKeyBytes)
+        var out: [UInt8] = []
+        var start = 0
+        while start < plaintext.count {
+            let length = min(Self.maximumFrameLength, plaintext.count - start)
+            guard outgoingCounter < UInt64.max else {
+                throw HAPError(.nonceExhausted, "outgoing frame counter exhausted")
+            }
+            let lengthBytes: [UInt8] = [UInt8(length & 0xFF), UInt8(length >> 8)]
+            out += lengthBytes
+            out += HAPCipher.seal(
+                Array(plaintext[start..<(start + length)]), key: encryptionKey,
+                nonce: HAPNonce.counter(outgoingCounter), authenticating: lengthBytes)
+            outgoingCounter += 1
+            start += length
+        }
+        return out
+    }
+
+    /// Takes bytes read from the socket and returns the plaintext of every frame they complete (empty when
+    /// none is complete yet).
+    ///
+    /// - Throws: `.authenticationFailed` for a frame whose tag does not verify under the expected counter,
+    ///   `.frameTooLong` for a length above 1,024; after either, every call throws the same error.
+    public mutating func decrypt(_ bytes: some Collection<UInt8>) throws -> [UInt8] {
+        if let failure { throw failure }
+        buffer.append(contentsOf: bytes)
+        let decryptionKey = SymmetricKey(data: decryptionKeyBytes)
+        var plaintext: [UInt8] = []
+        var consumed = 0
+        while buffer.count - consumed >= 2 {
+            let length = Int(buffer[consumed]) | Int(buffer[consumed + 1]) << 8
+            guard length <= Self.maximumFrameLength else {
+                return try fail(HAPError(.frameTooLong, "frame announces \(length) bytes, at most 1024 allowed"))
+            }
+            let frameEnd = consumed + 2 + length + HAPCipher.tagLength
+            guard buffer.count >= frameEnd else { break }
+            guard incomingCounter < UInt64.max else {
+                return try fail(HAPError(.nonceExhausted, "incoming frame counter exhausted"))
+            }
+            do {
+                plaintext += try HAPCipher.open(
+                    Array(buffer[(consumed + 2)..<frameEnd]), key: decryptionKey,
+                    nonce: HAPNonce.counter(incomingCounter), authenticating: Array(buffer[consumed..<(consumed + 2)]))
+            } catch {
+                return try fail(
+                    HAPError(.authenticationFailed, "frame \(incomingCounter) failed authentication"))
+            }
+            incomingCounter += 1
+            consumed = frameEnd
+        }
+        buffer.removeFirst(consumed)
+        return plaintext
+    }
+
+    private mutating func fail(_ error: HAPError) throws -> [UInt8] {
+        failure = error
+        buffer = []
+        throw error
+    }
+}

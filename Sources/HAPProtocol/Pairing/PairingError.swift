@@ -1,0 +1,110 @@
+/// An error code an accessory answered a pairing request with (kTLVType_Error), as a typed error.
+///
+/// `authentication` after pair setup's M3 means a wrong setup code; `backoff` carries the accessory's
+/// retry delay (kTLVType_RetryDelay), which a controller must wait out before trying again.
+public struct PairingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The accessory's kTLVError code.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: UInt8
+
+        public init(rawValue: UInt8) {
+            self.rawValue = rawValue
+        }
+
+        /// kTLVError_Unknown (1).
+        public static let unknown = Code(rawValue: 1)
+        /// kTLVError_Authentication (2): a wrong setup code, or a proof or signature that did not verify.
+        public static let authentication = Code(rawValue: 2)
+        /// kTLVError_Backoff (3): wait the retry delay before the next attempt.
+        public static let backoff = Code(rawValue: 3)
+        /// kTLVError_MaxPeers (4): the accessory cannot hold another pairing.
+        public static let maxPeers = Code(rawValue: 4)
+        /// kTLVError_MaxTries (5): too many failed attempts; the accessory refuses pair setup.
+        public static let maxTries = Code(rawValue: 5)
+        /// kTLVError_Unavailable (6): the accessory is already paired (or cannot pair now).
+        public static let unavailable = Code(rawValue: 6)
+        /// kTLVError_Busy (7): another pair setup is in progress.
+        public static let busy = Code(rawValue: 7)
+
+        public var description: String {
+            switch self {
+            case .unknown: "unknown"
+            case .authentication: "authentication"
+            case .backoff: "backoff"
+            case .maxPeers: "maxPeers"
+            case .maxTries: "maxTries"
+            case .unavailable: "unavailable"
+            case .busy: "busy"
+            default: "error \(rawValue)"
+            }
+        }
+    }
+
+    /// The accessory's code.
+    public let code: Code
+    /// The pairing state (M2, M4, M6...) the error came in.
+    public let state: UInt8
+    /// Seconds to wait before retrying, from kTLVType_RetryDelay (with `backoff`), if the accessory sent it.
+    public let retryDelay: UInt64?
+
+    public init(code: Code, state: UInt8, retryDelay: UInt64? = nil) {
+        self.code = code
+        self.state = state
+        self.retryDelay = retryDelay
+    }
+
+    public var description: String {
+        let delay = retryDelay.map { ", retry in \($0) s" } ?? ""
+        return "accessory answered M\(state) with \(code)\(delay)"
+    }
+
+    /// The error a message carries, if it has a kTLVType_Error item.
+    static func carried(by message: TLV8) -> PairingError? {
+        guard let code = message[.error]?.first else { return nil }
+        return PairingError(
+            code: Code(rawValue: code), state: message[.state]?.first ?? 0, retryDelay: message.integer(.retryDelay))
+    }
+}
+
+/// The pairing methods (kTLVType_Method values).
+public struct PairingMethod: RawRepresentable, Hashable, Sendable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// Pair setup without MFi authentication.
+    public static let pairSetup = PairingMethod(rawValue: 0)
+    /// Pair setup with MFi authentication.
+    public static let pairSetupWithAuth = PairingMethod(rawValue: 1)
+    /// Pair verify.
+    public static let pairVerify = PairingMethod(rawValue: 2)
+    /// Add pairing (/pairings).
+    public static let addPairing = PairingMethod(rawValue: 3)
+    /// Remove pairing (/pairings).
+    public static let removePairing = PairingMethod(rawValue: 4)
+    /// List pairings (/pairings).
+    public static let listPairings = PairingMethod(rawValue: 5)
+}
+
+/// Reads one pairing answer: checks its state and turns an error item into a thrown `PairingError`.
+func readPairingAnswer(_ body: [UInt8], expectedState: UInt8) throws -> TLV8 {
+    let message = try TLV8(decoding: body)
+    if let error = PairingError.carried(by: message) {
+        throw error
+    }
+    guard let state = message[.state], state == [expectedState] else {
+        let got = message[.state].map { "\($0)" } ?? "none"
+        throw HAPError(.unexpectedMessage, "expected state M\(expectedState), got \(got)")
+    }
+    return message
+}
+
+/// A required item of a pairing message.
+func requiredItem(_ type: TLVType, in message: TLV8, _ step: String) throws -> [UInt8] {
+    guard let value = message[type] else {
+        throw HAPError(.unexpectedMessage, "\(step) has no item of type \(type)")
+    }
+    return value
+}

@@ -1,0 +1,135 @@
+import BigInt
+import Crypto
+
+@testable import HAPProtocol
+
+/// The accessory's side of pair setup and pair verify, written from the HAP specification for the tests
+/// of the controller's state machines (the real peer is HAP-python, in `HAPPythonTests`).
+struct TestAccessory {
+    var identifier = "AA:BB:CC:DD:EE:FF"
+    let signingKey = Curve25519.Signing.PrivateKey()
+    var setupCode = "031-45-154"
+    /// An error item put in the next answer instead of the normal one.
+    var injectedError: (code: UInt8, retryDelay: [UInt8]?)?
+    private(set) var controllerIdentifier: [UInt8] = []
+    private(set) var controllerPublicKey: [UInt8] = []
+
+    private let salt: [UInt8] = Array(0..<16)
+    private let serverPrivate = BigUInt(bigEndian: Array(repeating: 0x5A, count: 32))
+    private var serverPublic = BigUInt(0)
+    private var verifier = BigUInt(0)
+    private var sessionKey: [UInt8] = []
+    private var verifyKeys: (own: Curve25519.KeyAgreement.PrivateKey, shared: [UInt8], peer: [UInt8])?
+
+    var publicKey: [UInt8] { Array(signingKey.publicKey.rawRepresentation) }
+
+    private var srp: SRPClient<SHA512> {
+        // Used for its group arithmetic and hash only (verifier, k, u): the private key is irrelevant.
+        SRPClient(
+            group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array(setupCode.utf8),
+            privateKey: 1)
+    }
+
+    private func errorAnswer(state: UInt8) -> [UInt8]? {
+        guard let injectedError else { return nil }
+        var message = TLV8()
+        message.append(.state, byte: state)
+        message.append(.error, byte: injectedError.code)
+        if let delay = injectedError.retryDelay { message.append(.retryDelay, delay) }
+        return message.encoded()
+    }
+
+    mutating func pairSetup(_ body: [UInt8]) throws -> [UInt8] {
+        let request = try TLV8(decoding: body)
+        let state = request[.state]?.first ?? 0
+        if let answer = errorAnswer(state: state + 1) { return answer }
+        let group = SRPGroup.rfc5054Group3072
+        switch state {
+        case 1:
+            verifier = srp.verifier(salt: salt)
+            let v = verifier
+            serverPublic =
+                (srp.multiplier * v + group.generator.power(serverPrivate, modulus: group.prime)) % group.prime
+            return TLV8([.init(.state, [2]), .init(.salt, salt), .init(.publicKey, serverPublic.minimalBytes)])
+                .encoded()
+        case 3:
+            let aBytes = request[.publicKey]!
+            let a = BigUInt(bigEndian: aBytes)
+            let u = BigUInt(
+                bigEndian: SRPClient<SHA512>.hash(
+                    a.paddedBytes(to: group.byteCount), serverPublic.paddedBytes(to: group.byteCount)))
+            let v = verifier
+            let secret = (a * v.power(u, modulus: group.prime)).power(serverPrivate, modulus: group.prime)
+            sessionKey = BigUInt(bigEndian: SRPClient<SHA512>.hash(secret.minimalBytes)).minimalBytes
+            let groupHash = zip(
+                SRPClient<SHA512>.hash(group.prime.minimalBytes), SRPClient<SHA512>.hash(group.generator.minimalBytes)
+            ).map { $0 ^ $1 }
+            let expected = SRPClient<SHA512>.hash(
+                groupHash, SRPClient<SHA512>.hash(Array("Pair-Setup".utf8)), salt, aBytes, serverPublic.minimalBytes,
+                sessionKey)
+            guard request[.proof] == expected else {
+                return TLV8([.init(.state, [4]), .init(.error, [2])]).encoded()
+            }
+            let answer = SRPClient<SHA512>.hash(aBytes, expected, sessionKey)
+            return TLV8([.init(.state, [4]), .init(.proof, answer)]).encoded()
+        case 5:
+            let key = HAPKeyDerivation.pairSetupEncryption.derive(from: sessionKey)
+            let inner = try TLV8(
+                decoding: HAPCipher.open(request[.encryptedData]!, key: key, nonce: HAPNonce.pairSetupM5))
+            let material = HAPKeyDerivation.pairSetupControllerSign.derive(from: sessionKey).bytes
+            controllerIdentifier = inner[.identifier]!
+            controllerPublicKey = inner[.publicKey]!
+            try verifySignature(
+                inner[.signature]!, of: material + controllerIdentifier + controllerPublicKey,
+                publicKey: controllerPublicKey, "controller")
+            let own = HAPKeyDerivation.pairSetupAccessorySign.derive(from: sessionKey).bytes
+            let info = own + Array(identifier.utf8) + publicKey
+            let reply: TLV8 = [
+                (.identifier, Array(identifier.utf8)), (.publicKey, publicKey),
+                (.signature, Array(try signingKey.signature(for: info))),
+            ]
+            let sealed = HAPCipher.seal(reply.encoded(), key: key, nonce: HAPNonce.pairSetupM6)
+            return TLV8([.init(.state, [6]), .init(.encryptedData, sealed)]).encoded()
+        default:
+            return TLV8([.init(.state, [state + 1]), .init(.error, [1])]).encoded()
+        }
+    }
+
+    mutating func pairVerify(_ body: [UInt8]) throws -> [UInt8] {
+        let request = try TLV8(decoding: body)
+        let state = request[.state]?.first ?? 0
+        if let answer = errorAnswer(state: state + 1) { return answer }
+        switch state {
+        case 1:
+            let own = Curve25519.KeyAgreement.PrivateKey()
+            let peer = request[.publicKey]!
+            let shared = try own.sharedSecretFromKeyAgreement(
+                with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: peer)
+            ).withUnsafeBytes { Array($0) }
+            verifyKeys = (own, shared, peer)
+            let ownPublic = Array(own.publicKey.rawRepresentation)
+            let signature = Array(try signingKey.signature(for: ownPublic + Array(identifier.utf8) + peer))
+            let inner: TLV8 = [(.identifier, Array(identifier.utf8)), (.signature, signature)]
+            let key = HAPKeyDerivation.pairVerifyEncryption.derive(from: shared)
+            let sealed = HAPCipher.seal(inner.encoded(), key: key, nonce: HAPNonce.pairVerifyM2)
+            return TLV8([.init(.state, [2]), .init(.publicKey, ownPublic), .init(.encryptedData, sealed)]).encoded()
+        case 3:
+            let keys = verifyKeys!
+            let key = HAPKeyDerivation.pairVerifyEncryption.derive(from: keys.shared)
+            let inner = try TLV8(
+                decoding: HAPCipher.open(request[.encryptedData]!, key: key, nonce: HAPNonce.pairVerifyM3))
+            let info = keys.peer + inner[.identifier]! + Array(keys.own.publicKey.rawRepresentation)
+            guard inner[.identifier] == controllerIdentifier,
+                (try? verifySignature(inner[.signature]!, of: info, publicKey: controllerPublicKey, "")) != nil
+            else {
+                return TLV8([.init(.state, [4]), .init(.error, [2])]).encoded()
+            }
+            return TLV8([.init(.state, [4])]).encoded()
+        default:
+            return TLV8([.init(.state, [state + 1]), .init(.error, [1])]).encoded()
+        }
+    }
+
+    /// The shared secret of the last pair verify.
+    var verifySharedSecret: [UInt8] { verifyKeys?.shared ?? [] }
+}
