@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
+
+Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR
+
+The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor. It listens on
+127.0.0.1 only and does not advertise over mDNS, so nothing leaves loopback.
+Standard output carries one JSON object a line:
+  {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
+  {"event": "write", "accessory": A, "characteristic": C, "value": V}
+                                                              for every write a callback receives
+Logs go to standard error. SIGTERM stops the bridge.
+"""
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+
+from pyhap.accessory import Accessory, Bridge
+from pyhap.accessory_driver import AccessoryDriver
+from pyhap.const import CATEGORY_LIGHTBULB, CATEGORY_SENSOR, CATEGORY_SWITCH
+
+
+def emit(**fields):
+    """Writes one JSON line to standard output at once."""
+    sys.stdout.write(json.dumps(fields, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def reporter(accessory, characteristic):
+    def report(value):
+        emit(event="write", accessory=accessory, characteristic=characteristic, value=value)
+
+    return report
+
+
+class Lightbulb(Accessory):
+    category = CATEGORY_LIGHTBULB
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        service = self.add_preload_service("Lightbulb", chars=["On", "Brightness"])
+        service.configure_char("On", setter_callback=reporter(self.display_name, "On"))
+        service.configure_char("Brightness", setter_callback=reporter(self.display_name, "Brightness"))
+
+
+class Switch(Accessory):
+    category = CATEGORY_SWITCH
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        service = self.add_preload_service("Switch")
+        service.configure_char("On", setter_callback=reporter(self.display_name, "On"))
+
+
+class TemperatureSensor(Accessory):
+    category = CATEGORY_SENSOR
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        service = self.add_preload_service("TemperatureSensor")
+        self.temperature = service.configure_char("CurrentTemperature", value=21.5)
+
+
+class TestBridge(Bridge):
+    """A bridge that says when it listens instead of printing a QR code."""
+
+    def setup_message(self):
+        pass
+
+    async def run(self):
+        server = self.driver.http_server.server
+        port = server.sockets[0].getsockname()[1] if server and server.sockets else self.driver.state.port
+        emit(event="ready", port=port, pairing_id=self.driver.state.mac)
+        await super().run()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--name", required=True, help="the bridge's name")
+    parser.add_argument("--port", type=int, required=True, help="the TCP port on 127.0.0.1")
+    parser.add_argument("--setup-code", required=True, help="the setup code, XXX-XX-XXX")
+    parser.add_argument("--state-dir", required=True, help="the folder of the bridge's state file")
+    parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
+    arguments = parser.parse_args()
+
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("HAP_LOG_LEVEL", "WARNING"))
+    os.makedirs(arguments.state_dir, exist_ok=True)
+    driver = AccessoryDriver(
+        address="127.0.0.1",
+        port=arguments.port,
+        pincode=arguments.setup_code.encode(),
+        persist_file=os.path.join(arguments.state_dir, "accessory.state"),
+        mac=arguments.pairing_id,
+        advertise=False,
+    )
+    bridge = TestBridge(driver, arguments.name)
+    bridge.add_accessory(Lightbulb(driver, "Light"))
+    bridge.add_accessory(Switch(driver, "Switch"))
+    bridge.add_accessory(TemperatureSensor(driver, "Temperature"))
+    driver.add_accessory(accessory=bridge)
+    signal.signal(signal.SIGTERM, driver.signal_handler)
+    driver.start()
+
+
+if __name__ == "__main__":
+    main()
