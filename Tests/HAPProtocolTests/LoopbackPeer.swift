@@ -3,6 +3,8 @@ import HAPProtocol
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A failure of the test harness itself (socket, process), as opposed to a protocol error under test.
@@ -186,7 +188,7 @@ final class HAPPythonBridge {
             var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, Int32(remaining * 1000)) > 0 else { continue }
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(output.fileDescriptor, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { read(output.fileDescriptor, $0.baseAddress, $0.count) }
             guard count > 0 else { throw HarnessError("hap-accessory.py ended (exit status unknown)") }
             pending += buffer[0..<count]
         }
