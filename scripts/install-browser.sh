@@ -5,26 +5,10 @@
 # and `make build` do not pull in a browser. Does nothing when both are there already.
 set -euo pipefail
 
-packages=(chromium chromium-driver)
-missing=()
-for package in "${packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-        missing+=("$package")
-    fi
-done
-
-if ((${#missing[@]})); then
-    sudo=()
-    if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null || { echo "install-browser: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-        sudo=(sudo)
-    fi
-    echo "install-browser: installing ${missing[*]}"
-    "${sudo[@]}" apt-get update -qq
-    # --no-install-recommends: the recommended extras (a desktop's fonts, sound, upower...) are not
-    # needed headless and would double the download.
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source "$(dirname "$0")/apt-install.sh"
+# --no-install-recommends: the recommended extras (a desktop's fonts, sound, upower...) are not
+# needed headless and would double the download.
+apt_install install-browser --no-install-recommends chromium chromium-driver
 
 # Both paths are what scripts/browser_session.py uses.
 for tool in /usr/bin/chromium /usr/bin/chromedriver; do

@@ -12,14 +12,8 @@ installed=$venv/installed-requirements.txt
 
 # Debian's python3 leaves venv's ensurepip to the python3-venv package; install it when missing.
 if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-    sudo=()
-    if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null || { echo "install-python-tools: need root (or sudo) to install python3 python3-venv" >&2; exit 1; }
-        sudo=(sudo)
-    fi
-    echo "install-python-tools: installing python3 python3-venv"
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq python3 python3-venv
+    source "$(dirname "$0")/apt-install.sh"
+    apt_install install-python-tools python3 python3-venv
 fi
 
 # A venv whose python no longer runs (its interpreter was upgraded or removed) is made anew.

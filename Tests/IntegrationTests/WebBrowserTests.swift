@@ -30,31 +30,8 @@ struct WebBrowserTests {
         }
         let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
         try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
-            let webPort = try LoopbackPort.free()
-            try "homegate\n".write(toFile: "\(broker.directory)/password", atomically: true, encoding: .utf8)
-            try """
-            mqtt:
-              broker: mqtt://127.0.0.1:\(broker.port)
-              clientId: browser-gateway
-              username: homegate
-              passwordFile: \(broker.directory)/password
-            data:
-              directory: \(broker.directory)/data
-            accessories:
-              virtual: \(demoHomeFile.path)
-            logging:
-              level: warning
-            web:
-              listen: 127.0.0.1:\(webPort)
-
-            """.write(toFile: "\(broker.directory)/homegate.yml", atomically: true, encoding: .utf8)
-            let gateway = try ChildProcess(
-                try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"],
-                outputFile: "\(broker.directory)/homegate.log")
-            defer {
-                gateway.send(SIGTERM)
-            }
-            try await waitUntil("the page is served") { LoopbackPort.isListening(webPort) }
+            let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "browser-gateway")
+            defer { gateway.send(SIGTERM) }
             let owner = try await Account.connect("owner", to: broker)
             defer { Task { await owner.client.disconnect() } }
             #expect(

@@ -57,34 +57,12 @@ struct WebPageTests {
     func servedByTheGateway() async throws {
         let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
         try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
-            let webPort = try LoopbackPort.free()
-            try "homegate\n".write(toFile: "\(broker.directory)/password", atomically: true, encoding: .utf8)
-            let yaml = """
-                mqtt:
-                  broker: mqtt://127.0.0.1:\(broker.port)
-                  clientId: web-gateway
-                  username: homegate
-                  passwordFile: \(broker.directory)/password
-                data:
-                  directory: \(broker.directory)/data
-                accessories:
-                  virtual: \(demoHomeFile.path)
-                logging:
-                  level: warning
-                web:
-                  listen: 127.0.0.1:\(webPort)
-
-                """
-            try yaml.write(toFile: "\(broker.directory)/homegate.yml", atomically: true, encoding: .utf8)
             let owner = try await Account.connect("owner", to: broker)
             defer { Task { await owner.client.disconnect() } }
             try await owner.client.subscribe(to: ["homegate/$status"], qos: .atLeastOnce)
-            let gateway = try ChildProcess(
-                try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"],
-                outputFile: "\(broker.directory)/homegate.log")
+            let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "web-gateway")
             defer { gateway.send(SIGKILL) }
             _ = try await owner.inbox.next("online") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
-            try await waitUntil("the page is served") { LoopbackPort.isListening(webPort) }
 
             try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
                 let browser = try await client.logIn("guest", port: webPort)
@@ -137,6 +115,48 @@ struct WebPageTests {
             let match = health.text.firstMatch(of: /id="health-pages">(\d+)</)
             return match.flatMap { Int($0.1) } ?? 0
         }
+    }
+}
+
+/// Starts `homegate run` against `broker` (as `homegate`, password = account) with the demo home and
+/// the web page on a port the system picks as it binds (no free port chosen beforehand that another
+/// test could take); returns once the page is served, with its port. The log is `homegate.log` in
+/// the broker's folder.
+func startGatewayWithPage(_ broker: MosquittoBroker, clientID: String) async throws -> (ChildProcess, Int) {
+    try "homegate\n".write(toFile: "\(broker.directory)/password", atomically: true, encoding: .utf8)
+    try """
+    mqtt:
+      broker: mqtt://127.0.0.1:\(broker.port)
+      clientId: \(clientID)
+      username: homegate
+      passwordFile: \(broker.directory)/password
+    data:
+      directory: \(broker.directory)/data
+    accessories:
+      virtual: \(demoHomeFile.path)
+    logging:
+      level: notice
+    web:
+      listen: 127.0.0.1:0
+
+    """.write(toFile: "\(broker.directory)/homegate.yml", atomically: true, encoding: .utf8)
+    let log = "\(broker.directory)/homegate.log"
+    let gateway = try ChildProcess(
+        try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"], outputFile: log)
+    var port: Int?
+    do {
+        try await waitUntil("the web page's address in \(log)") {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            port = text.firstMatch(of: /web page on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
+            return port != nil || !gateway.isRunning
+        }
+        guard let port else {
+            throw TimedOut("homegate exited:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+        return (gateway, port)
+    } catch {
+        gateway.send(SIGKILL)
+        throw error
     }
 }
 
