@@ -6,7 +6,7 @@ extension CommandRouter {
         "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
         "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
         "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
-        "renameActionSet", "addUser", "removeUser", "read", "permitJoin",
+        "renameActionSet", "addUser", "removeUser", "read", "permitJoin", "pairAccessory", "unpairAccessory",
     ]
 
     /// Runs request `operation` (`B/$request/<account>/<operation>`) with its JSON body; returns the
@@ -113,6 +113,15 @@ extension CommandRouter {
             let permits = try await manager.permitJoin(seconds: seconds, account: account)
             return .array(
                 permits.map { .object([("network", .string($0.network)), ("seconds", .integer($0.seconds))]) })
+        case "pairAccessory":
+            let accessory = try await manager.pairAccessory(
+                AccessoryID(try body.string("id")), setupCode: try body.string("setupCode"),
+                home: try body.string("home"), room: try body.optionalString("room"),
+                name: try body.optionalString("name"), account: account)
+            return .object([("name", .string(accessory.name))])
+        case "unpairAccessory":
+            try await manager.unpairAccessory(
+                try body.string("accessory"), home: try body.string("home"), account: account)
         default:
             throw HomeError(
                 .invalidParameter,

@@ -33,6 +33,9 @@ struct AccessoryBrowser: Sendable {
         owner[id].map { drivers[$0] }
     }
 
+    /// The index of the driver that reported `id`.
+    func driverIndex(for id: AccessoryID) -> Int? { owner[id] }
+
     func isReachable(_ id: AccessoryID) -> Bool { found[id]?.isReachable ?? false }
 
     mutating func setReachable(_ isReachable: Bool, _ id: AccessoryID) {

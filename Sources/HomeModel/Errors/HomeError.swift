@@ -32,6 +32,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
             case communicationFailure
             case tooManyRequests
             case notSupported
+            case authenticationFailed
             case unexpectedError
         }
 
@@ -105,6 +106,9 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The accessory or its driver cannot do that at all (identify a device with no way to, let
         /// devices join where no driver has a network).
         public static let notSupported = Code(.notSupported)
+        /// The accessory refused the proof of who we are: a wrong setup code when pairing (HAP's
+        /// kTLVError_Authentication), or a pairing the accessory no longer knows.
+        public static let authenticationFailed = Code(.authenticationFailed)
         /// Something outside the rules failed (the database); nothing was changed.
         public static let unexpectedError = Code(.unexpectedError)
 

@@ -485,6 +485,18 @@ public actor HomeManager {
     func browserSetReachable(_ isReachable: Bool, _ id: AccessoryID) { browser.setReachable(isReachable, id) }
     func browserIsReachable(_ id: AccessoryID) -> Bool { browser.isReachable(id) }
     func driverFor(_ id: AccessoryID) -> (any AccessoryDriver)? { browser.driver(for: id) }
+    func driverIndexFor(_ id: AccessoryID) -> Int? { browser.driverIndex(for: id) }
+    /// The id of the accessory named `name` in `home`, for an administrator of it.
+    func administeredAccessory(_ name: String, home: String, account: String) throws(HomeError) -> Accessory {
+        let index = try graph.homeIndex(home, account: account, .administrator)
+        guard let accessory = graph.homes[index].accessories.first(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "There is no accessory '\(name)' in '\(graph.homes[index].name)'.")
+        }
+        return accessory
+    }
+    func checkAdministrator(of home: String, account: String) throws(HomeError) {
+        _ = try graph.homeIndex(home, account: account, .administrator)
+    }
     func isInHome(_ id: AccessoryID) -> Bool { graph.locate(id) != nil }
     func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
     func administersAnyHome(_ account: String) -> Bool {

@@ -137,6 +137,16 @@ public final class HomeDatabase: Sendable {
                 t.primaryKey(["actionSetID", "position"])
             }
         }
+        migrator.registerMigration("v2: driver secrets") { db in
+            // What a driver must keep and nobody may see: a HAP controller's long-term key, the
+            // accessories' pairings. Never on a topic, in a log or in a layout.
+            try db.create(table: "driverSecret") { t in
+                t.column("driver", .text).notNull()
+                t.column("key", .text).notNull()
+                t.column("value", .blob).notNull()
+                t.primaryKey(["driver", "key"])
+            }
+        }
         return migrator
     }
 

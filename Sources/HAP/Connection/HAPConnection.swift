@@ -1,0 +1,198 @@
+import HAPProtocol
+import NIOCore
+import NIOPosix
+
+/// Why a connection to an accessory ended or a request on it failed.
+public struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: String, Sendable {
+        /// TCP could not connect.
+        case connectFailed
+        /// The accessory closed the connection, or it was closed here.
+        case closed
+        /// No answer within the request's time.
+        case timedOut
+        /// What came back was not HAP: a frame that failed authentication, HTTP that does not parse.
+        case protocolViolation
+    }
+
+    public let reason: Reason
+    public let detail: String
+
+    public init(_ reason: Reason, _ detail: String) {
+        self.reason = reason
+        self.detail = detail
+    }
+
+    public var description: String { "\(reason.rawValue): \(detail)" }
+}
+
+/// One TCP connection to an accessory: plain HTTP for pair setup and pair verify, then, once
+/// ``secure(with:)`` is called, HAP's encrypted session. One request at a time, answered in order;
+/// `EVENT/1.0` notifications come out of ``events``. Any protocol violation (a frame that fails
+/// authentication, bytes that are not HTTP) closes the connection: HAP has no way to resynchronise.
+public actor HAPConnection {
+    public nonisolated let host: String
+    public nonisolated let port: Int
+    /// Notifications the accessory sent (`EVENT/1.0`), in order; finishes when the connection ends.
+    public nonisolated let events: AsyncStream<HTTPMessage>
+    private let eventSink: AsyncStream<HTTPMessage>.Continuation
+
+    private var outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
+    private var channel: (any Channel)?
+    private var session: SecureSession?
+    private var parser = HTTPResponseParser()
+    private var answers: [CheckedContinuation<HTTPMessage, any Error>] = []
+    private var requestQueue: [CheckedContinuation<Void, Never>] = []
+    private var busy = false
+    private var ended: HAPConnectionError?
+    private var reader: Task<Void, Never>?
+
+    private init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        (events, eventSink) = AsyncStream.makeStream(of: HTTPMessage.self, bufferingPolicy: .bufferingNewest(4_096))
+    }
+
+    /// Connects to `host:port` within `timeout`.
+    public static func open(host: String, port: Int, timeout: Duration = .seconds(5)) async throws -> HAPConnection {
+        let connection = HAPConnection(host: host, port: port)
+        let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + 1))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw HAPConnectionError(.connectFailed, "\(host):\(port): \(error)")
+        }
+        await connection.run(asyncChannel)
+        return connection
+    }
+
+    private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        let ready = AsyncStream<Void>.makeStream()
+        reader = Task { [weak self] in
+            do {
+                try await asyncChannel.executeThenClose { inbound, outbound in
+                    await self?.attach(outbound, channel: asyncChannel.channel)
+                    ready.continuation.finish()
+                    for try await buffer in inbound {
+                        guard let self, await self.received(buffer) else { break }
+                    }
+                }
+                await self?.end(HAPConnectionError(.closed, "the accessory closed the connection"))
+            } catch {
+                ready.continuation.finish()
+                await self?.end(HAPConnectionError(.closed, "\(error)"))
+            }
+        }
+        for await _ in ready.stream {}
+    }
+
+    private func attach(_ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel) {
+        self.outbound = outbound
+        self.channel = channel
+    }
+
+    /// From now on everything is encrypted with the session's keys (after pair verify).
+    public func secure(with keys: SessionKeys) {
+        session = .controller(keys)
+    }
+
+    /// Whether the connection still works.
+    public var isOpen: Bool { ended == nil }
+
+    /// Sends `request` and returns its answer, waiting at most `timeout`; a time-out closes the
+    /// connection (its answer could still come and be taken for the next request's).
+    public func send(_ request: HTTPRequest, timeout: Duration = .seconds(10)) async throws -> HTTPMessage {
+        await takeTurn()
+        defer { passTurn() }
+        if let ended { throw ended }
+        guard let outbound else { throw HAPConnectionError(.closed, "not connected") }
+        var bytes = request.encoded(host: "\(host):\(port)")
+        if session != nil {
+            do {
+                bytes = try session!.encrypt(bytes)
+            } catch {
+                end(HAPConnectionError(.protocolViolation, "\(error)"))
+                throw ended!
+            }
+        }
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            await self?.end(
+                HAPConnectionError(.timedOut, "no answer to \(request.method) \(request.path) in \(timeout)"))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            answers.append(continuation)
+            Task {
+                do {
+                    try await outbound.write(ByteBuffer(bytes: bytes))
+                } catch {
+                    self.end(HAPConnectionError(.closed, "\(error)"))
+                }
+            }
+        }
+    }
+
+    /// Closes the connection; waiting requests fail.
+    public func close() {
+        end(HAPConnectionError(.closed, "closed by the controller"))
+    }
+
+    // MARK: Inside
+
+    private func takeTurn() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { requestQueue.append($0) }
+    }
+
+    private func passTurn() {
+        if requestQueue.isEmpty {
+            busy = false
+        } else {
+            requestQueue.removeFirst().resume()
+        }
+    }
+
+    /// Takes bytes from the accessory; false when the connection must end.
+    private func received(_ buffer: ByteBuffer) -> Bool {
+        guard ended == nil else { return false }
+        var bytes = Array(buffer.readableBytesView)
+        do {
+            if session != nil { bytes = try session!.decrypt(bytes) }
+            parser.append(bytes)
+            while let message = try parser.next() {
+                if message.kind == .event {
+                    eventSink.yield(message)
+                } else if !answers.isEmpty {
+                    answers.removeFirst().resume(returning: message)
+                } else {
+                    throw HAPError(.unexpectedMessage, "an answer nobody asked for")
+                }
+            }
+            return true
+        } catch {
+            end(HAPConnectionError(.protocolViolation, "\(error)"))
+            return false
+        }
+    }
+
+    private func end(_ error: HAPConnectionError) {
+        guard ended == nil else { return }
+        ended = error
+        for answer in answers { answer.resume(throwing: error) }
+        answers.removeAll()
+        eventSink.finish()
+        channel?.close(promise: nil)
+        outbound?.finish()
+    }
+}

@@ -1,0 +1,57 @@
+extension HomeManager {
+    /// How long pairing may take: SRP with the 3072-bit group costs seconds on a small hub.
+    public static let pairingTimeout: Duration = .seconds(120)
+
+    /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
+    /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge
+    /// brings its bridged accessories. Nothing is added when pairing fails.
+    @discardableResult
+    public func pairAccessory(
+        _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
+    ) async throws(HomeError) -> Accessory {
+        try checkAdministrator(of: home, account: account)
+        guard let index = driverIndexFor(id), let driver = driverFor(id) else {
+            throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
+        }
+        guard let pairing = driver as? any PairingDriver else {
+            throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
+        }
+        let outcome = await Deadline.race(timeout: Self.pairingTimeout, clock: ContinuousClock()) {
+            try await pairing.pair(id, setupCode: setupCode)
+        }
+        let paired: [Accessory]
+        switch outcome {
+        case .success(let accessories)?: paired = accessories
+        case nil: throw HomeError(.operationTimedOut, "Pairing with '\(id)' did not finish in time.")
+        case .failure(let error as HomeError)?: throw error
+        case .failure(let error)?: throw HomeError(.communicationFailure, "Pairing with '\(id)' failed: \(error).")
+        }
+        guard let primary = paired.first else {
+            throw HomeError(.communicationFailure, "'\(id)' paired but listed no accessory.")
+        }
+        // The driver reports them too, later; the browser must know them before they are added.
+        for accessory in paired { apply(.found(accessory), driver: index) }
+        return try addAccessory(primary.id, home: home, room: room, name: name, account: account)
+    }
+
+    /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
+    /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
+    public func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
+        let accessory = try administeredAccessory(name, home: home, account: account)
+        guard let pairing = driverFor(accessory.id) as? any PairingDriver else {
+            throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
+        }
+        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+            try await pairing.unpair(accessory.id)
+        }
+        switch outcome {
+        case .success?: break
+        case nil: throw HomeError(.operationTimedOut, "'\(accessory.name)' did not answer the unpairing in time.")
+        case .failure(let error as HomeError)?: throw error
+        case .failure(let error)?:
+            throw HomeError(.communicationFailure, "Unpairing '\(accessory.name)' failed: \(error).")
+        }
+        // The driver reports the accessory lost (or unpaired again) by itself.
+        try removeAccessory(accessory.name, home: home, account: account)
+    }
+}
