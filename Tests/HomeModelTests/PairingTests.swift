@@ -1,0 +1,116 @@
+import Foundation
+import HomeModel
+import Synchronization
+import Testing
+
+/// A pairing driver that knows one unpaired device `new-bridge`, takes the code 111-22-333, and then
+/// is a bridge with one bridged lamp. Counts unpairings.
+actor ScriptedPairingDriver: PairingDriver {
+    nonisolated let name = "scripted"
+    nonisolated let updates: AsyncStream<DriverUpdate>
+    private let sink: AsyncStream<DriverUpdate>.Continuation
+    private(set) var unpaired: [AccessoryID] = []
+    private var paired = false
+
+    init() { (updates, sink) = AsyncStream.makeStream(of: DriverUpdate.self) }
+
+    static let lamp = Service(
+        id: "light", type: .lightbulb, name: "Light", characteristics: [.standard(.on, .bool(false))])
+
+    func start() async throws {}
+    func stop() async { sink.finish() }
+    func accessories() async -> [Accessory] {
+        paired
+            ? Self.pairedAccessories : [Accessory(id: "new-bridge", name: "New Bridge", category: .other, services: [])]
+    }
+
+    static let pairedAccessories = [
+        Accessory(
+            id: "AA:BB", name: "Bridge", category: .bridge, bridgedAccessories: ["AA:BB:2"], services: []),
+        Accessory(id: "AA:BB:2", name: "Lamp", category: .lightbulb, bridge: "AA:BB", services: [lamp]),
+    ]
+
+    func pair(_ id: AccessoryID, setupCode: String) async throws -> [Accessory] {
+        guard id == "new-bridge" else { throw HomeError(.notFound, "no \(id)") }
+        guard setupCode == "111-22-333" else { throw HomeError(.authenticationFailed, "wrong code") }
+        paired = true
+        sink.yield(.lost(id))
+        return Self.pairedAccessories
+    }
+
+    func unpair(_ id: AccessoryID) async throws { unpaired.append(id) }
+    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    { .bool(false) }
+    func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
+    func identify(_ accessory: AccessoryID) async throws {}
+}
+
+@Suite("Pairing accessories")
+struct PairingTests {
+    private func manager() async throws -> (HomeManager, ScriptedPairingDriver) {
+        let manager = try HomeManager(database: .inMemory())
+        let driver = ScriptedPairingDriver()
+        try await manager.attach(driver)
+        try await manager.addHome(named: "Home", account: "alice", userName: "Alice")
+        try await manager.addUser(account: "bob", name: "Bob", home: "Home", account: "alice")
+        try await manager.addRoom(named: "Hall", home: "Home", account: "alice")
+        return (manager, driver)
+    }
+
+    @Test("a guest may not pair, a wrong code is authenticationFailed, and neither adds anything")
+    func refusals() async throws {
+        let (manager, _) = try await manager()
+        #expect(
+            await errorCode {
+                try await manager.pairAccessory("new-bridge", setupCode: "111-22-333", home: "Home", account: "bob")
+            } == .insufficientPrivileges)
+        #expect(
+            await errorCode {
+                try await manager.pairAccessory("new-bridge", setupCode: "999-99-999", home: "Home", account: "alice")
+            } == .authenticationFailed)
+        #expect(
+            await errorCode {
+                try await manager.pairAccessory("nothing", setupCode: "111-22-333", home: "Home", account: "alice")
+            } == .notFound)
+        #expect(try await manager.home("Home", account: "alice").accessories.isEmpty)
+        #expect(await manager.discoveredAccessories().map(\.id) == ["new-bridge"])
+        await manager.shutdown()
+    }
+
+    @Test("pairing adds the bridge and its bridged accessory to the room asked for; unpairing removes them")
+    func pairAndUnpair() async throws {
+        let (manager, driver) = try await manager()
+        let added = try await manager.pairAccessory(
+            "new-bridge", setupCode: "111-22-333", home: "Home", room: "Hall", name: "Hall Bridge", account: "alice")
+        #expect(added.name == "Hall Bridge")
+        let home = try await manager.home("Home", account: "alice")
+        let hall = try #require(home.rooms.first { $0.name == "Hall" })
+        #expect(Set(home.accessories.map(\.id)) == ["AA:BB", "AA:BB:2"])
+        #expect(home.accessories.allSatisfy { $0.room == hall.id })
+        #expect(
+            await errorCode { try await manager.unpairAccessory("Lamp", home: "Home", account: "bob") }
+                == .insufficientPrivileges)
+        try await manager.unpairAccessory("Hall Bridge", home: "Home", account: "alice")
+        #expect(await driver.unpaired == ["AA:BB"])
+        #expect(try await manager.home("Home", account: "alice").accessories.isEmpty)
+        await manager.shutdown()
+    }
+
+    @Test("driver secrets survive a reopen of the database file and stay apart per driver")
+    func secrets() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("home.sqlite").path
+            do {
+                let database = try HomeDatabase.open(atPath: path)
+                try database.secrets(for: "hap").set("controller.key", [1, 2, 3])
+                try database.secrets(for: "other").set("controller.key", [9])
+                try database.secrets(for: "hap").set("gone", [4])
+                try database.secrets(for: "hap").remove("gone")
+            }
+            let reopened = try HomeDatabase.open(atPath: path)
+            #expect(try reopened.secrets(for: "hap").all() == ["controller.key": [1, 2, 3]])
+            #expect(try reopened.secrets(for: "other").value("controller.key") == [9])
+        }
+    }
+}
