@@ -175,6 +175,23 @@ struct ConfigurationTests {
         #expect(typo.code == .unknownKey && typo.location.line == 3)
     }
 
+    @Test("accessories.hap: off by default, discovery on with {}, fixed addresses checked one by one")
+    func hap() throws {
+        #expect(try GatewayConfiguration.parse(yaml: "", file: "homegate.yml", environment: [:]).accessories.hap == nil)
+        let on = try GatewayConfiguration.parse(
+            yaml: "accessories:\n  hap: {}\n", file: "homegate.yml", environment: [:])
+        #expect(on.accessories.hap == .init(discovery: true, accessories: []))
+        let fixed = try GatewayConfiguration.parse(
+            yaml: "accessories:\n  hap:\n    discovery: false\n    accessories: [\"127.0.0.1:51826\", \"[::1]:9\"]\n",
+            file: "homegate.yml", environment: [:])
+        #expect(fixed.accessories.hap?.discovery == false)
+        #expect(fixed.accessories.hap?.endpoints.map { "\($0.host) \($0.port)" } == ["127.0.0.1 51826", "::1 9"])
+        let bad = try problem("accessories:\n  hap:\n    accessories: [\"hub\", \"10.0.0.2:51826\"]\n")
+        #expect(bad.location.line == 3 && bad.message.contains("'hub'"))
+        let notList = try problem("accessories:\n  hap:\n    accessories: hub:1\n")
+        #expect(notList.code == .wrongType)
+    }
+
     @Test("web: on at 127.0.0.1:8080 by default, off with null, IPv6 in brackets, and each bad value located")
     func web() throws {
         let defaults = try GatewayConfiguration.parse(yaml: "", file: "homegate.yml", environment: [:])

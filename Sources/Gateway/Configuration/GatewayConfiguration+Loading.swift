@@ -329,7 +329,7 @@ private struct Loader {
     private mutating func readAccessories(
         _ node: Node?, into accessories: inout GatewayConfiguration.AccessorySettings
     ) {
-        let section = reader.section(node, path: "accessories", keys: ["virtual", "zigbee2mqtt"])
+        let section = reader.section(node, path: "accessories", keys: ["virtual", "zigbee2mqtt", "hap"])
         if let node = section["virtual"]?.value, let path = reader.optionalString(node, "accessories.virtual") {
             if let path { checkReadable(path, "accessories.virtual", at: node) }
             accessories.virtual = path
@@ -337,6 +337,35 @@ private struct Loader {
         if let node = section["zigbee2mqtt"]?.value, node.kind != .null {
             accessories.zigbee2mqtt = readZigbee2MQTT(node)
         }
+        if let node = section["hap"]?.value, node.kind != .null {
+            accessories.hap = readHAP(node)
+        }
+    }
+
+    private mutating func readHAP(_ node: Node) -> GatewayConfiguration.HAPSettings {
+        var settings = GatewayConfiguration.HAPSettings()
+        let section = reader.section(node, path: "accessories.hap", keys: ["discovery", "accessories"])
+        if let discovery = reader.bool(section["discovery"]?.value, "accessories.hap.discovery") {
+            settings.discovery = discovery
+        }
+        guard let list = section["accessories"]?.value, list.kind != .null else { return settings }
+        guard let sequence = list.sequence else {
+            reader.report(
+                .wrongType, at: list, "'accessories.hap.accessories' must be a list of host:port",
+                fix: "write e.g. [\"192.168.1.20:51826\"]")
+            return settings
+        }
+        for item in sequence {
+            guard let entry = reader.string(item, "accessories.hap.accessories") else { continue }
+            if let (_, port) = GatewayConfiguration.hostAndPort(entry), port > 0 {
+                settings.accessories.append(entry)
+            } else {
+                reader.report(
+                    .invalidValue, at: item, "'\(entry)' in 'accessories.hap.accessories' is not host:port",
+                    fix: "write the accessory's address and HAP port, e.g. 192.168.1.20:51826")
+            }
+        }
+        return settings
     }
 
     private mutating func readZigbee2MQTT(_ node: Node) -> GatewayConfiguration.Zigbee2MQTTSettings {
@@ -503,7 +532,7 @@ private struct Loader {
         var settings = GatewayConfiguration.WebSettings()
         let section = reader.section(entry.value, path: "web", keys: ["listen", "sessionLifetime"])
         if let node = section["listen"]?.value, let listen = reader.string(node, "web.listen") {
-            if let (host, port) = Self.hostAndPort(listen) {
+            if let (host, port) = GatewayConfiguration.hostAndPort(listen) {
                 settings.host = host
                 settings.port = port
             } else {
@@ -524,6 +553,25 @@ private struct Loader {
         web = settings
     }
 
+    private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {
+        let section = reader.section(node, path: "logging", keys: ["level"])
+        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else {
+            return
+        }
+        if let value = Logger.Level(rawValue: level.value.lowercased()) {
+            logging.level = value
+        } else {
+            let names = Logger.Level.allCases.map(\.rawValue)
+            let suggestion = ConfigurationReader.nearest(to: level.value, in: names)
+            invalid(
+                level.location,
+                "unknown log level '\(level.value)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
+                fix: "use one of: \(names.joined(separator: ", "))")
+        }
+    }
+}
+
+extension GatewayConfiguration {
     /// `host:port` or `[v6]:port` split, or nil when it is neither.
     static func hostAndPort(_ listen: String) -> (String, Int)? {
         let host: Substring
@@ -543,22 +591,5 @@ private struct Loader {
             (0...65_535).contains(port)
         else { return nil }
         return (String(host), port)
-    }
-
-    private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {
-        let section = reader.section(node, path: "logging", keys: ["level"])
-        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else {
-            return
-        }
-        if let value = Logger.Level(rawValue: level.value.lowercased()) {
-            logging.level = value
-        } else {
-            let names = Logger.Level.allCases.map(\.rawValue)
-            let suggestion = ConfigurationReader.nearest(to: level.value, in: names)
-            invalid(
-                level.location,
-                "unknown log level '\(level.value)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
-                fix: "use one of: \(names.joined(separator: ", "))")
-        }
     }
 }

@@ -96,10 +96,31 @@ public struct GatewayConfiguration: Sendable, Hashable {
         /// `accessories.zigbee2mqtt`: the zigbee2mqtt network whose devices become accessories; nil
         /// runs without the driver. One network today; a list of several may follow.
         public var zigbee2mqtt: Zigbee2MQTTSettings?
+        /// `accessories.hap`: HomeKit accessories over IP (docs/hap.md); nil runs without the driver.
+        public var hap: HAPSettings?
 
-        public init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil) {
+        public init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil, hap: HAPSettings? = nil) {
             self.virtual = virtual
             self.zigbee2mqtt = zigbee2mqtt
+            self.hap = hap
+        }
+    }
+
+    /// `accessories.hap`: where HomeKit accessories are found.
+    public struct HAPSettings: Sendable, Hashable {
+        /// Browse `_hap._tcp` over mDNS (through Avahi).
+        public var discovery: Bool
+        /// Accessories at fixed addresses, for networks mDNS does not reach: `host:port`.
+        public var accessories: [String]
+
+        public init(discovery: Bool = true, accessories: [String] = []) {
+            self.discovery = discovery
+            self.accessories = accessories
+        }
+
+        /// `accessories` split into host and port (every entry was checked when the file was read).
+        public var endpoints: [(host: String, port: Int)] {
+            accessories.compactMap { GatewayConfiguration.hostAndPort($0) }
         }
     }
 
