@@ -296,20 +296,26 @@ enum Pages {
         let home = context.home
         var html = "<section class=\"admin\"><h2>New accessories</h2>"
         if context.discovered.isEmpty {
-            html += "<p class=\"hint\">None found. Pair a Zigbee device, then it appears here.</p>"
+            html +=
+                "<p class=\"hint\">None found. Let a Zigbee device join, or switch on a HomeKit accessory near the hub.</p>"
         }
         for accessory in context.discovered {
             html += """
                 <div class="card discovered"><strong>\(escaped(accessory.name))</strong> \
                 <small>\(escaped([accessory.manufacturer, accessory.model].filter { !$0.isEmpty }.joined(separator: " ")))</small>
                 """
-            html += requestForm(
-                "addAccessory", context, fields: [("home", home.name), ("accessory", accessory.id.rawValue)],
-                inputs: [],
-                select: (
-                    "room", home.allRooms.map { ($0.isDefault ? "" : $0.name, $0.isDefault ? "Whole home" : $0.name) }
-                ),
-                button: "Add to \(home.name)")
+            let rooms = home.allRooms.map { ($0.isDefault ? "" : $0.name, $0.isDefault ? "Whole home" : $0.name) }
+            if accessory.needsPairing {
+                // HomeKit: the setup code on the accessory or its box, XXX-XX-XXX.
+                html += requestForm(
+                    "pairAccessory", context, fields: [("home", home.name), ("id", accessory.id.rawValue)],
+                    inputs: [("setupCode", "Setup code XXX-XX-XXX")], select: ("room", rooms),
+                    button: "Pair and add to \(home.name)")
+            } else {
+                html += requestForm(
+                    "addAccessory", context, fields: [("home", home.name), ("accessory", accessory.id.rawValue)],
+                    select: ("room", rooms), button: "Add to \(home.name)")
+            }
             html += "</div>"
         }
         html += "<h3>Pair Zigbee devices</h3>"

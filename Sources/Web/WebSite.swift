@@ -348,6 +348,8 @@ final class WebSite: Sendable {
         case "addUser": "The guest was added."
         case "removeUser": "The user was removed."
         case "permitJoin": "Joining is open."
+        case "pairAccessory": "Paired, and added to the home."
+        case "unpairAccessory": "The pairing was removed, and the accessory with it."
         default: "Done."
         }
     }

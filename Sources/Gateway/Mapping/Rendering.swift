@@ -24,6 +24,7 @@ public enum Rendering {
                 if !accessory.unmappedFeatures.isEmpty {
                     fields.append(("unmapped", .array(accessory.unmappedFeatures.map { .string($0) })))
                 }
+                if accessory.needsPairing { fields.append(("needsPairing", .bool(true))) }
                 return .object(fields)
             })
     }

@@ -66,6 +66,10 @@ struct AccessoryBrowser: Sendable {
         guard let accessory = found[id] else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }
+        if accessory.needsPairing {
+            throw HomeError(
+                .invalidParameter, "'\(accessory.name)' must be paired first: pairAccessory with its setup code.")
+        }
         if let bridge = accessory.bridge {
             throw HomeError(
                 .invalidParameter,

@@ -93,6 +93,9 @@ public struct Accessory: Sendable, Hashable, Identifiable {
     /// What the driver found on the device but cannot offer as a characteristic (a zigbee2mqtt
     /// expose with no mapping), so the accessory browser can say so. Not persisted.
     public var unmappedFeatures: [String] = []
+    /// The accessory must be paired with its setup code before it can join a home (an unpaired
+    /// HomeKit accessory: `pairAccessory`, not `addAccessory`). Not persisted.
+    public var needsPairing = false
 
     public var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
     public var isBridged: Bool { bridge != nil }
