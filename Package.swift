@@ -138,6 +138,7 @@ let package = Package(
             name: "homegate",
             dependencies: [
                 "Web",
+                "HAP",
                 "Accessories",
                 "Broker",
                 "HomeModel",
@@ -190,6 +191,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 "Web",
+                "HAP",
                 "Zigbee2MQTT",
                 "Zigbee2MQTTStandIn",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -9,6 +9,9 @@ Standard output carries one JSON object a line:
   {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
   {"event": "write", "accessory": A, "characteristic": C, "value": V}
                                                               for every write a callback receives
+  {"event": "changed", "accessory": "Temperature", "characteristic": "CurrentTemperature", "value": V}
+                                                              after SIGUSR1, which warms the sensor
+                                                              by 0.5 (an event for subscribed controllers)
 Logs go to standard error. SIGTERM stops the bridge.
 """
 
@@ -100,9 +103,20 @@ def main():
     bridge = TestBridge(driver, arguments.name)
     bridge.add_accessory(Lightbulb(driver, "Light"))
     bridge.add_accessory(Switch(driver, "Switch"))
-    bridge.add_accessory(TemperatureSensor(driver, "Temperature"))
+    sensor = TemperatureSensor(driver, "Temperature")
+    bridge.add_accessory(sensor)
     driver.add_accessory(accessory=bridge)
     signal.signal(signal.SIGTERM, driver.signal_handler)
+
+    def warm(*_):
+        def change():
+            value = sensor.temperature.value + 0.5
+            sensor.temperature.set_value(value)
+            emit(event="changed", accessory="Temperature", characteristic="CurrentTemperature", value=value)
+
+        driver.loop.call_soon_threadsafe(change)
+
+    signal.signal(signal.SIGUSR1, warm)
     driver.start()
 
 

@@ -1,6 +1,7 @@
 import Accessories
 import Foundation
 import Gateway
+import HAP
 import HomeModel
 import Logging
 import MQTT
@@ -110,6 +111,12 @@ struct GatewayApplication {
         {
             let client = try MQTTClient(zigbee2mqtt, logger: logger)
             try await manager.attach(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
+        }
+        if let hap = configuration.accessories.hap {
+            try await manager.attach(
+                HAPDriver(
+                    endpoints: hap.endpoints.map { HAPEndpoint(host: $0.host, port: $0.port) },
+                    secrets: database.secrets(for: "hap"), logger: logger))
         }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))

@@ -2,6 +2,7 @@ import Accessories
 import Broker
 import Foundation
 import Gateway
+import HAP
 import HomeModel
 import Logging
 import MQTT
@@ -119,6 +120,7 @@ func withGateway<T>(
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,
+    hap: [HAPEndpoint]? = nil,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -150,6 +152,9 @@ func withGateway<T>(
         let driver = demo.makeDriver(tick: tick)
         try await manager.attach(driver)
         if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
+        if let hap {
+            try await manager.attach(HAPDriver(endpoints: hap, secrets: database.secrets(for: "hap"), logger: logger))
+        }
         let serving = zigbee.map { standIn in Task { await standIn.serve() } }
         _ = try await demo.seed(manager)
 

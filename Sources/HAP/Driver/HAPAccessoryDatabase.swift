@@ -1,0 +1,242 @@
+import Foundation
+import HAPProtocol
+import HomeModel
+import JSON
+
+/// Where a characteristic lives on a HAP device: its accessory's `aid` and its own `iid`.
+public struct HAPAddress: Sendable, Hashable {
+    public let aid: Int
+    public let iid: Int
+
+    public init(aid: Int, iid: Int) {
+        self.aid = aid
+        self.iid = iid
+    }
+}
+
+/// A device's `/accessories` answer as model accessories, with the address of every characteristic
+/// for reads, writes and events. Accessory ids: the device's pairing identifier for aid 1 (the
+/// accessory, or the bridge), `<identifier>:<aid>` for a bridged accessory.
+struct HAPAccessoryDatabase: Sendable {
+    struct Entry: Sendable {
+        let accessory: AccessoryID
+        let service: ServiceID
+        let type: CharacteristicType
+        let metadata: CharacteristicMetadata
+        let permissions: Set<String>
+    }
+
+    private(set) var accessories: [Accessory] = []
+    private var addresses: [String: HAPAddress] = [:]
+    private var entries: [HAPAddress: Entry] = [:]
+
+    init(json body: [UInt8], deviceID: String) throws {
+        guard case .object(let root) = try Self.parse(body),
+            case .array(let list)? = root.first(where: { $0.key == "accessories" })?.value
+        else { throw HAPError(.unexpectedMessage, "/accessories has no accessories list") }
+        for item in list {
+            guard case .object(let fields) = item, let aid = Self.int(fields, "aid"),
+                case .array(let services)? = fields.first(where: { $0.key == "services" })?.value
+            else { throw HAPError(.unexpectedMessage, "an accessory without aid or services") }
+            try add(aid: aid, services: services, deviceID: deviceID)
+        }
+        // aid 1 of a device with several accessories is its bridge.
+        if accessories.count > 1, let bridge = accessories.firstIndex(where: { $0.id.rawValue == deviceID }) {
+            accessories[bridge].category = .bridge
+            accessories[bridge].bridgedAccessories = accessories.map(\.id).filter { $0.rawValue != deviceID }
+            for index in accessories.indices where index != bridge {
+                accessories[index].bridge = accessories[bridge].id
+            }
+        }
+    }
+
+    private mutating func add(aid: Int, services: [JSON], deviceID: String) throws {
+        let id = AccessoryID(aid == 1 ? deviceID : "\(deviceID):\(aid)")
+        var modelServices: [Service] = []
+        var name = id.rawValue
+        var manufacturer = ""
+        var model = ""
+        var usedNames: Set<String> = []
+        for service in services {
+            guard case .object(let fields) = service, let iid = Self.int(fields, "iid"),
+                case .string(let typeText)? = fields.first(where: { $0.key == "type" })?.value,
+                case .array(let characteristics)? = fields.first(where: { $0.key == "characteristics" })?.value
+            else { throw HAPError(.unexpectedMessage, "a service without iid, type or characteristics") }
+            let type = HAPTypes.service(typeText)
+            let serviceID = ServiceID("\(iid)")
+            var modelCharacteristics: [Characteristic] = []
+            var serviceName: String?
+            for characteristic in characteristics {
+                guard case .object(let c) = characteristic, let ciid = Self.int(c, "iid"),
+                    case .string(let ctypeText)? = c.first(where: { $0.key == "type" })?.value
+                else { throw HAPError(.unexpectedMessage, "a characteristic without iid or type") }
+                let ctype = HAPTypes.characteristic(ctypeText)
+                let (metadata, permissions) = Self.metadata(c)
+                let value = c.first(where: { $0.key == "value" }).flatMap { Self.value($0.value, metadata.format) }
+                // The information service's Name is the accessory's; it names other services.
+                if ctype == .name, type.rawValue != "AccessoryInformation", case .string(let text)? = value {
+                    serviceName = text
+                }
+                if type.rawValue == "AccessoryInformation", case .string(let text)? = value {
+                    switch ctype.rawValue {
+                    case "Name": name = text
+                    case "Manufacturer": manufacturer = text
+                    case "Model": model = text
+                    default: break
+                    }
+                }
+                let address = HAPAddress(aid: aid, iid: ciid)
+                addresses["\(id.rawValue)/\(serviceID.rawValue)/\(ctype.rawValue)"] = address
+                entries[address] = Entry(
+                    accessory: id, service: serviceID, type: ctype, metadata: metadata, permissions: permissions)
+                modelCharacteristics.append(Characteristic(type: ctype, metadata: metadata, value: value))
+            }
+            var unique = serviceName ?? type.rawValue
+            var counter = 2
+            while usedNames.contains(unique) {
+                unique = "\(serviceName ?? type.rawValue) \(counter)"
+                counter += 1
+            }
+            usedNames.insert(unique)
+            modelServices.append(
+                Service(id: serviceID, type: type, name: unique, characteristics: modelCharacteristics))
+        }
+        accessories.append(
+            Accessory(
+                id: id, name: name, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
+                model: model, services: modelServices))
+    }
+
+    // MARK: Lookups
+
+    func address(of accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) -> HAPAddress? {
+        addresses["\(accessory.rawValue)/\(service.rawValue)/\(characteristic.rawValue)"]
+    }
+
+    /// The characteristics the device reports changes of (`ev`).
+    var eventAddresses: [HAPAddress] {
+        entries.filter { $0.value.permissions.contains("ev") }.keys.sorted { ($0.aid, $0.iid) < ($1.aid, $1.iid) }
+    }
+
+    func requiresTimedWrite(_ address: HAPAddress) -> Bool { entries[address]?.permissions.contains("tw") ?? false }
+
+    /// The Identify characteristic of the accessory's information service.
+    func identifyCharacteristic(of accessory: AccessoryID) -> (ServiceID, CharacteristicType)? {
+        entries.values.first { $0.accessory == accessory && $0.type == .identify }.map { ($0.service, $0.type) }
+    }
+
+    /// A value of an `EVENT` or a read answer's entry `{"aid","iid","value"}`.
+    func update(fromEvent entry: JSON) -> (
+        accessory: AccessoryID, service: ServiceID, type: CharacteristicType, value: CharacteristicValue
+    )? {
+        guard case .object(let fields) = entry, let aid = Self.int(fields, "aid"), let iid = Self.int(fields, "iid"),
+            let found = entries[HAPAddress(aid: aid, iid: iid)],
+            let json = fields.first(where: { $0.key == "value" })?.value,
+            let value = Self.value(json, found.metadata.format)
+        else { return nil }
+        return (found.accessory, found.service, found.type, value)
+    }
+
+    /// The value at `address` in a `GET /characteristics` answer.
+    func value(inReadAnswer body: [UInt8], at address: HAPAddress) -> CharacteristicValue? {
+        guard case .object(let root)? = try? Self.parse(body),
+            case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value
+        else { return nil }
+        for entry in list {
+            guard case .object(let fields) = entry, Self.int(fields, "aid") == address.aid,
+                Self.int(fields, "iid") == address.iid, let json = fields.first(where: { $0.key == "value" })?.value,
+                let format = entries[address]?.metadata.format
+            else { continue }
+            return Self.value(json, format)
+        }
+        return nil
+    }
+
+    /// A value as HAP's JSON for the characteristic at `address`.
+    func json(_ value: CharacteristicValue, at address: HAPAddress) -> JSON {
+        switch value {
+        case .bool(let flag):
+            return entries[address]?.metadata.format == .bool ? .bool(flag) : .integer(flag ? 1 : 0)
+        case .int(let number): return .integer(number)
+        case .float(let number): return .number(number)
+        case .string(let text): return .string(text)
+        case .data(let data): return .string(data.base64EncodedString())
+        }
+    }
+
+    // MARK: Reading JSON
+
+    private static func parse(_ body: [UInt8]) throws -> JSON {
+        do {
+            return try JSON.parse(body)
+        } catch {
+            throw HAPError(.unexpectedMessage, "an answer that is not JSON: \(error)")
+        }
+    }
+
+    static func int(_ fields: [(key: String, value: JSON)], _ key: String) -> Int? {
+        switch fields.first(where: { $0.key == key })?.value {
+        case .integer(let number)?: number
+        case .number(let number)? where number == number.rounded(): Int(number)
+        default: nil
+        }
+    }
+
+    static func number(_ fields: [(key: String, value: JSON)], _ key: String) -> Double? {
+        switch fields.first(where: { $0.key == key })?.value {
+        case .integer(let number)?: Double(number)
+        case .number(let number)?: number
+        default: nil
+        }
+    }
+
+    private static func metadata(_ fields: [(key: String, value: JSON)]) -> (CharacteristicMetadata, Set<String>) {
+        var permissions: Set<String> = []
+        if case .array(let list)? = fields.first(where: { $0.key == "perms" })?.value {
+            for case .string(let permission) in list { permissions.insert(permission) }
+        }
+        var modelPermissions: CharacteristicPermissions = []
+        if permissions.contains("pr") { modelPermissions.insert(.read) }
+        if permissions.contains("pw") { modelPermissions.insert(.write) }
+        if permissions.contains("ev") { modelPermissions.insert(.notify) }
+        if permissions.contains("hd") { modelPermissions.insert(.hidden) }
+        var format = CharacteristicFormat.string
+        if case .string(let text)? = fields.first(where: { $0.key == "format" })?.value {
+            format = CharacteristicFormat(rawValue: text)
+        }
+        var unit: CharacteristicUnit?
+        if case .string(let text)? = fields.first(where: { $0.key == "unit" })?.value {
+            unit = CharacteristicUnit(rawValue: text)
+        }
+        var validValues: [Int]?
+        if case .array(let list)? = fields.first(where: { $0.key == "valid-values" })?.value {
+            validValues = list.compactMap {
+                if case .integer(let number) = $0 { return number }
+                return nil
+            }
+        }
+        let metadata = CharacteristicMetadata(
+            format: format, unit: unit, minimumValue: number(fields, "minValue"),
+            maximumValue: number(fields, "maxValue"),
+            stepValue: number(fields, "minStep"), maxLength: int(fields, "maxLen") ?? int(fields, "maxDataLen"),
+            validValues: validValues, permissions: modelPermissions)
+        return (metadata, permissions)
+    }
+
+    /// A JSON value read by the characteristic's format; nil for null or a kind that does not fit.
+    static func value(_ json: JSON, _ format: CharacteristicFormat) -> CharacteristicValue? {
+        switch (format, json) {
+        case (.bool, .bool(let flag)): return .bool(flag)
+        case (.bool, .integer(let number)): return .bool(number != 0)
+        case (.float, .integer(let number)): return .float(Double(number))
+        case (.float, .number(let number)): return .float(number)
+        case (.string, .string(let text)): return .string(text)
+        case (.data, .string(let text)), (.tlv8, .string(let text)):
+            return Data(base64Encoded: text).map { .data($0) }
+        case (_, .integer(let number)): return .int(number)
+        case (_, .number(let number)) where number == number.rounded(): return .int(Int(number))
+        case (_, .bool(let flag)): return .int(flag ? 1 : 0)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+import HAPProtocol
+import HomeModel
+import JSON
+import Logging
+
+/// Where an accessory listens: from mDNS, from `accessories.hap.accessories`, or remembered with its pairing.
+public struct HAPEndpoint: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// homegate as a HomeKit controller: accessories and bridges that speak HAP over IP become
+/// accessories of the home. Unpaired ones wait in the browser until an administrator pairs one with
+/// its setup code (``pair(_:setupCode:)``); paired ones are reached on every start with pair verify,
+/// their `/accessories` database becomes services and characteristics, their events become values.
+/// A connection that fails makes its accessories unreachable and is tried again with backoff; when it
+/// comes back, every value is read again.
+public actor HAPDriver: PairingDriver {
+    public nonisolated let name = "hap"
+    public nonisolated let updates: AsyncStream<DriverUpdate>
+    private let sink: AsyncStream<DriverUpdate>.Continuation
+    private let keychain: HAPKeychain
+    private let logger: Logger
+    private let configured: [HAPEndpoint]
+    private var controller: ControllerIdentity?
+
+    /// One accessory device (an accessory or a bridge) and what is known of it.
+    private struct Device {
+        /// Its pairing identifier once paired; `host:port` before.
+        var id: String
+        var endpoint: HAPEndpoint
+        var pairing: AccessoryPairing?
+        var database: HAPAccessoryDatabase?
+        var connection: HAPConnection?
+        var task: Task<Void, Never>?
+        var isReachable = false
+        /// The last thing that went wrong, logged once until something else goes wrong.
+        var lastProblem: String?
+    }
+
+    private var devices: [String: Device] = [:]
+
+    public init(endpoints: [HAPEndpoint], secrets: DriverSecrets, logger: Logger) {
+        configured = endpoints
+        keychain = HAPKeychain(secrets: secrets)
+        var logger = logger
+        logger[metadataKey: "driver"] = "hap"
+        self.logger = logger
+        (updates, sink) = AsyncStream.makeStream(of: DriverUpdate.self)
+    }
+
+    public func start() async throws {
+        controller = try keychain.controller()
+        for pairing in try keychain.pairings() {
+            let id = pairing.accessory.identifier
+            devices[id] = Device(
+                id: id, endpoint: HAPEndpoint(host: pairing.host, port: pairing.port), pairing: pairing.accessory)
+            follow(id)
+        }
+        for endpoint in configured where !devices.values.contains(where: { $0.endpoint == endpoint }) {
+            let id = Self.unpairedID(endpoint)
+            devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
+        }
+    }
+
+    public func stop() async {
+        for device in devices.values {
+            device.task?.cancel()
+            await device.connection?.close()
+        }
+        for device in devices.values { await device.task?.value }
+        sink.finish()
+    }
+
+    public func accessories() async -> [Accessory] {
+        devices.values.sorted { $0.id < $1.id }.flatMap { device -> [Accessory] in
+            guard device.pairing != nil else { return [Self.unpairedAccessory(device)] }
+            guard let database = device.database else { return [] }
+            return database.accessories.map { accessory in
+                var accessory = accessory
+                accessory.isReachable = device.isReachable
+                return accessory
+            }
+        }
+    }
+
+    // MARK: Pairing
+
+    public func pair(_ id: AccessoryID, setupCode: String) async throws -> [Accessory] {
+        guard let device = devices[id.rawValue], device.pairing == nil else {
+            throw HomeError(.notFound, "There is no unpaired HAP accessory '\(id)'.")
+        }
+        guard let controller else { throw HomeError(.unexpectedError, "The HAP driver has not started.") }
+        do {
+            try PairSetup.validate(setupCode: setupCode)
+        } catch {
+            throw HomeError(.invalidParameter, "A setup code is written XXX-XX-XXX (eight digits).")
+        }
+        let pairing: AccessoryPairing
+        do {
+            let connection = try await HAPConnection.open(host: device.endpoint.host, port: device.endpoint.port)
+            defer { Task { await connection.close() } }
+            pairing = try await connection.pairSetup(setupCode: setupCode, controller: controller)
+        } catch let error as PairingError {
+            throw Self.homeError(error, accessory: id.rawValue)
+        } catch {
+            throw HomeError(.communicationFailure, "Pairing with '\(id)' failed: \(error).")
+        }
+        let saved = HAPKeychain.Pairing(accessory: pairing, host: device.endpoint.host, port: device.endpoint.port)
+        do {
+            try keychain.save(saved)
+        } catch {
+            throw HomeError(.unexpectedError, "The pairing could not be saved: \(error).")
+        }
+        devices[id.rawValue] = nil
+        sink.yield(.lost(id))
+        let newID = pairing.identifier
+        devices[newID] = Device(id: newID, endpoint: device.endpoint, pairing: pairing)
+        logger.notice("paired with the HAP accessory \(newID) at \(device.endpoint.host):\(device.endpoint.port)")
+        try await connect(newID)
+        follow(newID)
+        return await accessories().filter { $0.id.rawValue == newID || $0.id.rawValue.hasPrefix(newID + ":") }
+    }
+
+    public func unpair(_ id: AccessoryID) async throws {
+        let deviceID = Self.deviceID(of: id)
+        guard let device = devices[deviceID], let controller, device.pairing != nil else {
+            throw HomeError(.notFound, "'\(id)' is not a paired HAP accessory.")
+        }
+        guard let connection = device.connection, await connection.isOpen else {
+            throw HomeError(.accessoryNotReachable, "'\(id)' cannot be reached to remove the pairing.")
+        }
+        do {
+            let answer = try await connection.send(
+                .pairing("/pairings", PairingsRequest.remove(identifier: controller.identifier)))
+            try PairingsRequest.readResult(answer.body)
+        } catch let error as PairingError {
+            throw Self.homeError(error, accessory: deviceID)
+        } catch {
+            throw HomeError(.communicationFailure, "Removing the pairing from '\(id)' failed: \(error).")
+        }
+        try? keychain.remove(deviceID)
+        device.task?.cancel()
+        await connection.close()
+        for accessory in device.database?.accessories ?? [] { sink.yield(.lost(accessory.id)) }
+        devices[deviceID] = nil
+        if configured.contains(device.endpoint) {
+            let unpaired = Self.unpairedID(device.endpoint)
+            devices[unpaired] = Device(id: unpaired, endpoint: device.endpoint, isReachable: true)
+            sink.yield(.found(Self.unpairedAccessory(devices[unpaired]!)))
+        }
+        logger.notice("removed the pairing with the HAP accessory \(deviceID)")
+    }
+
+    // MARK: Sessions
+
+    /// Keeps a paired device connected: pair verify, the accessory database, events; on failure the
+    /// accessories go unreachable and the connection is tried again with backoff.
+    private func follow(_ id: String) {
+        devices[id]?.task?.cancel()
+        devices[id]?.task = Task { [weak self] in
+            var delay = Duration.milliseconds(500)
+            while !Task.isCancelled {
+                guard let self else { return }
+                do {
+                    if await self.connection(of: id) == nil { try await self.connect(id) }
+                    delay = .milliseconds(500)
+                    await self.listen(id)
+                } catch {
+                    await self.problem(id, "\(error)")
+                }
+                await self.lostConnection(id)
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(60))
+            }
+        }
+    }
+
+    private func connection(of id: String) -> HAPConnection? {
+        guard let connection = devices[id]?.connection else { return nil }
+        return connection
+    }
+
+    /// Connects, verifies, reads the accessory database, subscribes to events and reports it all.
+    private func connect(_ id: String) async throws {
+        guard let device = devices[id], let pairing = device.pairing, let controller else { return }
+        let connection = try await HAPConnection.open(host: device.endpoint.host, port: device.endpoint.port)
+        do {
+            try await connection.pairVerify(controller: controller, accessory: pairing)
+            let listing = try await connection.send(.get("/accessories"))
+            guard listing.statusCode == 200 else {
+                throw HAPError(.unexpectedMessage, "/accessories answered HTTP \(listing.statusCode)")
+            }
+            let database = try HAPAccessoryDatabase(json: listing.body, deviceID: id)
+            let subscriptions = database.eventAddresses
+            if !subscriptions.isEmpty {
+                let body = JSON.object([
+                    (
+                        "characteristics",
+                        .array(
+                            subscriptions.map {
+                                .object([("aid", .integer($0.aid)), ("iid", .integer($0.iid)), ("ev", .bool(true))])
+                            })
+                    )
+                ])
+                let answer = try await connection.send(.putJSON("/characteristics", body.bytes))
+                if answer.statusCode != 204 && answer.statusCode != 207 {
+                    logger.warning("\(id) refused event subscriptions: HTTP \(answer.statusCode)")
+                }
+            }
+            devices[id]?.connection = connection
+            devices[id]?.database = database
+            devices[id]?.isReachable = true
+            devices[id]?.lastProblem = nil
+            for accessory in database.accessories {
+                var reported = accessory
+                reported.isReachable = true
+                sink.yield(.found(reported))
+            }
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    private func listen(_ id: String) async {
+        guard let connection = devices[id]?.connection else { return }
+        for await event in connection.events {
+            guard let database = devices[id]?.database,
+                case .object(let members)? = try? JSON.parse(event.body),
+                case .array(let entries)? = members.first(where: { $0.key == "characteristics" })?.value
+            else { continue }
+            for entry in entries {
+                guard let update = database.update(fromEvent: entry) else { continue }
+                sink.yield(.value(update.accessory, service: update.service, characteristic: update.type, update.value))
+            }
+        }
+    }
+
+    private func lostConnection(_ id: String) async {
+        guard var device = devices[id] else { return }
+        await device.connection?.close()
+        device.connection = nil
+        if device.isReachable {
+            device.isReachable = false
+            for accessory in device.database?.accessories ?? [] {
+                sink.yield(.reachability(accessory.id, isReachable: false))
+            }
+        }
+        devices[id] = device
+    }
+
+    private func problem(_ id: String, _ text: String) {
+        guard devices[id]?.lastProblem != text else { return }
+        devices[id]?.lastProblem = text
+        logger.warning("HAP accessory \(id): \(text); trying again")
+    }
+
+    // MARK: Reads, writes, identify
+
+    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    {
+        let (connection, database) = try session(for: accessory)
+        guard let address = database.address(of: accessory, service: service, characteristic: characteristic) else {
+            throw HomeError(.notFound, "'\(accessory)' has no \(characteristic) in '\(service)'.")
+        }
+        let answer = try await request(connection, .get("/characteristics?id=\(address.aid).\(address.iid)"), accessory)
+        try HAPStatus.check(answer.statusCode, body: answer.body, accessory: accessory.rawValue)
+        guard let value = database.value(inReadAnswer: answer.body, at: address) else {
+            throw HomeError(.communicationFailure, "'\(accessory)' sent no value for \(characteristic).")
+        }
+        return value
+    }
+
+    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+        let (connection, database) = try session(for: accessory)
+        var entries: [JSON] = []
+        var timed = false
+        for write in values {
+            guard
+                let address = database.address(
+                    of: accessory, service: write.service, characteristic: write.characteristic)
+            else { throw HomeError(.notFound, "'\(accessory)' has no \(write.characteristic) in '\(write.service)'.") }
+            timed = timed || database.requiresTimedWrite(address)
+            entries.append(
+                .object([
+                    ("aid", .integer(address.aid)), ("iid", .integer(address.iid)),
+                    ("value", database.json(write.value, at: address)),
+                ]))
+        }
+        var members: [(key: String, value: JSON)] = [("characteristics", .array(entries))]
+        if timed {
+            let pid = Int.random(in: 1...Int(UInt32.max))
+            let prepare = JSON.object([("ttl", .integer(5_000)), ("pid", .integer(pid))])
+            let prepared = try await request(connection, .putJSON("/prepare", prepare.bytes), accessory)
+            try HAPStatus.check(prepared.statusCode, body: prepared.body, accessory: accessory.rawValue)
+            members.append(("pid", .integer(pid)))
+        }
+        let answer = try await request(connection, .putJSON("/characteristics", JSON.object(members).bytes), accessory)
+        try HAPStatus.check(answer.statusCode, body: answer.body, accessory: accessory.rawValue)
+        for write in values {
+            sink.yield(.value(accessory, service: write.service, characteristic: write.characteristic, write.value))
+        }
+    }
+
+    public func identify(_ accessory: AccessoryID) async throws {
+        let (_, database) = try session(for: accessory)
+        guard let (service, type) = database.identifyCharacteristic(of: accessory) else {
+            throw HomeError(.notSupported, "'\(accessory)' cannot identify itself.")
+        }
+        try await write(
+            accessory, values: [CharacteristicWrite(service: service, characteristic: type, value: .bool(true))])
+    }
+
+    public nonisolated var reportsConfirmedValues: Bool { true }
+
+    private func session(for accessory: AccessoryID) throws -> (HAPConnection, HAPAccessoryDatabase) {
+        let id = Self.deviceID(of: accessory)
+        guard let device = devices[id], let database = device.database else {
+            throw HomeError(.notFound, "The HAP driver does not know '\(accessory)'.")
+        }
+        guard let connection = device.connection else {
+            throw HomeError(.accessoryNotReachable, "'\(accessory)' is not connected.")
+        }
+        return (connection, database)
+    }
+
+    private func request(_ connection: HAPConnection, _ request: HTTPRequest, _ accessory: AccessoryID) async throws
+        -> HTTPMessage
+    {
+        do {
+            return try await connection.send(request)
+        } catch let error as HAPConnectionError where error.reason == .timedOut {
+            throw HomeError(.operationTimedOut, "'\(accessory)' did not answer in time.")
+        } catch {
+            throw HomeError(.communicationFailure, "'\(accessory)': \(error).")
+        }
+    }
+
+    // MARK: Naming
+
+    /// The accessory id of a device's accessory `aid`: the device's pairing identifier for aid 1 (the
+    /// accessory itself, or the bridge), `<identifier>:<aid>` for a bridged one.
+    static func accessoryID(device: String, aid: Int) -> AccessoryID {
+        AccessoryID(aid == 1 ? device : "\(device):\(aid)")
+    }
+
+    static func deviceID(of accessory: AccessoryID) -> String {
+        let raw = accessory.rawValue
+        // Pairing identifiers are XX:XX:XX:XX:XX:XX (17 characters); a bridged accessory adds :<aid>.
+        return raw.count > 17 ? String(raw.prefix(17)) : raw
+    }
+
+    static func unpairedID(_ endpoint: HAPEndpoint) -> String { "hap@\(endpoint.host):\(endpoint.port)" }
+
+    private static func unpairedAccessory(_ device: Device) -> Accessory {
+        var accessory = Accessory(
+            id: AccessoryID(device.id),
+            name: "HomeKit accessory at \(device.endpoint.host) port \(device.endpoint.port)",
+            category: .other, manufacturer: "", model: "unpaired HomeKit accessory", services: [], isReachable: true)
+        accessory.needsPairing = true
+        return accessory
+    }
+
+    static func homeError(_ error: PairingError, accessory: String) -> HomeError {
+        switch error.code {
+        case .authentication:
+            return HomeError(.authenticationFailed, "'\(accessory)' refused the setup code.")
+        case .backoff:
+            let wait = error.retryDelay.map { " Try again in \($0) seconds, as the accessory asks." } ?? ""
+            return HomeError(.authenticationFailed, "'\(accessory)' refuses pairing attempts for now.\(wait)")
+        case .maxPeers:
+            return HomeError(.notSupported, "'\(accessory)' has as many controllers as it can take.")
+        case .maxTries:
+            return HomeError(.authenticationFailed, "'\(accessory)' took too many wrong setup codes; reset it.")
+        case .unavailable:
+            return HomeError(.notSupported, "'\(accessory)' is paired with another controller already.")
+        case .busy:
+            return HomeError(.communicationFailure, "'\(accessory)' is pairing with another controller; try again.")
+        default:
+            return HomeError(.communicationFailure, "'\(accessory)' refused pairing: \(error).")
+        }
+    }
+}

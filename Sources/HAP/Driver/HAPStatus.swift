@@ -1,0 +1,58 @@
+import HomeModel
+import JSON
+
+/// HAP's status codes as the model's errors.
+enum HAPStatus {
+    /// The model's error for a HAP status (negative, −70401…); nil for 0 (success).
+    static func error(_ status: Int, accessory: String) -> HomeError? {
+        switch status {
+        case 0: return nil
+        case -70401: return HomeError(.insufficientPrivileges, "'\(accessory)' refused: insufficient privileges.")
+        case -70402: return HomeError(.communicationFailure, "'\(accessory)' could not talk to the device.")
+        case -70403: return HomeError(.communicationFailure, "'\(accessory)' is busy; try again.")
+        case -70404: return HomeError(.readOnlyCharacteristic, "'\(accessory)': the characteristic is read-only.")
+        case -70405: return HomeError(.writeOnlyCharacteristic, "'\(accessory)': the characteristic is write-only.")
+        case -70406: return HomeError(.notSupported, "'\(accessory)' does not report changes of it.")
+        case -70407: return HomeError(.communicationFailure, "'\(accessory)' is out of resources.")
+        case -70408: return HomeError(.operationTimedOut, "'\(accessory)' timed out.")
+        case -70409: return HomeError(.notFound, "'\(accessory)' has no such characteristic.")
+        case -70410: return HomeError(.invalidParameter, "'\(accessory)' refused the value as invalid.")
+        case -70411: return HomeError(.insufficientPrivileges, "'\(accessory)' wants additional authorization.")
+        default: return HomeError(.communicationFailure, "'\(accessory)' answered HAP status \(status).")
+        }
+    }
+
+    /// Throws the first error an answer carries: an HTTP error status, or a 207 multi-status entry
+    /// with a non-zero `status`.
+    static func check(_ httpStatus: Int, body: [UInt8], accessory: String) throws(HomeError) {
+        if httpStatus == 204 || (httpStatus == 200 && !hasFailure(body)) { return }
+        if case .object(let root)? = try? JSON.parse(body) {
+            if case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value {
+                for case .object(let fields) in list {
+                    if let status = HAPAccessoryDatabase.int(fields, "status"),
+                        let error = error(status, accessory: accessory)
+                    {
+                        throw error
+                    }
+                }
+            }
+            if let status = HAPAccessoryDatabase.int(root, "status"), let error = error(status, accessory: accessory) {
+                throw error
+            }
+        }
+        if (200..<300).contains(httpStatus) { return }
+        throw HomeError(.communicationFailure, "'\(accessory)' answered HTTP \(httpStatus).")
+    }
+
+    private static func hasFailure(_ body: [UInt8]) -> Bool {
+        guard case .object(let root)? = try? JSON.parse(body),
+            case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value
+        else { return false }
+        return list.contains {
+            guard case .object(let fields) = $0, let status = HAPAccessoryDatabase.int(fields, "status") else {
+                return false
+            }
+            return status != 0
+        }
+    }
+}
