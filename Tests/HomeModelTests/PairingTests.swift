@@ -39,6 +39,11 @@ actor ScriptedPairingDriver: PairingDriver {
     }
 
     func unpair(_ id: AccessoryID) async throws { unpaired.append(id) }
+    func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
+        [ControllerPairing(identifier: "gateway", isAdministrator: true, isThisGateway: true)]
+    }
+    func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws {}
+    func removePairing(controller: String, from id: AccessoryID) async throws {}
     func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     { .bool(false) }

@@ -54,7 +54,32 @@ struct HAPEndToEndTests {
                 // A read goes to the device.
                 let read = try await owner.request(
                     "read", #"{"home":"Main House","accessory":"Temperature","characteristic":"CurrentTemperature"}"#)
-                #expect(read.isOK && "\(read)".contains("21.5"), "\(read)")
+                #expect(read.isOK && text(read).contains("21.5"), "\(text(read))")
+
+                // The accessory's pairings: this gateway as administrator; another controller added and removed.
+                let listed = try await owner.request("listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#)
+                #expect(
+                    text(listed).contains(#""admin":true"#) && text(listed).contains(#""thisGateway":true"#),
+                    "\(text(listed))")
+                let otherKey = Data((0..<32).map { UInt8($0) }).base64EncodedString()
+                let other = "2A9A3B7C-0000-4000-8000-00000000BEEF"
+                let added = try await owner.request(
+                    "addPairing",
+                    #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)","publicKey":"\#(otherKey)","admin":false}"#
+                )
+                #expect(added.isOK, "\(added)")
+                let two = try await owner.request("listPairings", #"{"home":"Main House","accessory":"Light"}"#)
+                #expect(text(two).contains(other), "\(text(two))")
+                let guest = try await Account.connect("guest", to: gateway.broker)
+                let refused = try await guest.request(
+                    "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
+                #expect(refused["code"] == .string("insufficientPrivileges"))
+                let dropped = try await owner.request(
+                    "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
+                #expect(dropped.isOK, "\(dropped)")
+                #expect(
+                    !text(try await owner.request("listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#))
+                        .contains(other))
 
                 // A write reaches the accessory's own callback, and its value topic.
                 let written = try await owner.command("\(light)/set/owner", "true")
@@ -90,3 +115,6 @@ struct HAPEndToEndTests {
         }
     }
 }
+
+/// A JSON answer as its text.
+private func text(_ json: JSON) -> String { String(decoding: json.bytes, as: UTF8.self) }

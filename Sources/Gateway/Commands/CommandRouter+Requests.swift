@@ -1,3 +1,4 @@
+import Foundation
 import HomeModel
 
 extension CommandRouter {
@@ -7,6 +8,7 @@ extension CommandRouter {
         "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
         "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
         "renameActionSet", "addUser", "removeUser", "read", "permitJoin", "pairAccessory", "unpairAccessory",
+        "listPairings", "addPairing", "removePairing",
     ]
 
     /// Runs request `operation` (`B/$request/<account>/<operation>`) with its JSON body; returns the
@@ -122,6 +124,34 @@ extension CommandRouter {
         case "unpairAccessory":
             try await manager.unpairAccessory(
                 try body.string("accessory"), home: try body.string("home"), account: account)
+        case "listPairings":
+            let pairings = try await manager.pairings(
+                ofAccessory: try body.string("accessory"), home: try body.string("home"), account: account)
+            return .array(
+                pairings.map {
+                    .object([
+                        ("controller", .string($0.identifier)), ("admin", .bool($0.isAdministrator)),
+                        ("thisGateway", .bool($0.isThisGateway)),
+                    ])
+                })
+        case "addPairing":
+            guard let key = Data(base64Encoded: try body.string("publicKey")) else {
+                throw HomeError(.invalidParameter, "\"publicKey\" is the controller's Ed25519 public key in base64.")
+            }
+            let admin: Bool
+            switch try body.value("admin") {
+            case .bool(let flag): admin = flag
+            default: throw HomeError(.invalidParameter, "\"admin\" is true or false.")
+            }
+            try await manager.addPairing(
+                ControllerPairing(
+                    identifier: try body.string("controller"), isAdministrator: admin, isThisGateway: false),
+                publicKey: Array(key), toAccessory: try body.string("accessory"), home: try body.string("home"),
+                account: account)
+        case "removePairing":
+            try await manager.removePairing(
+                controller: try body.string("controller"), fromAccessory: try body.string("accessory"),
+                home: try body.string("home"), account: account)
         default:
             throw HomeError(
                 .invalidParameter,

@@ -40,6 +40,8 @@ public actor HAPDriver: PairingDriver {
         var connection: HAPConnection?
         var task: Task<Void, Never>?
         var isReachable = false
+        /// Until when the accessory asked not to be tried again (kTLVError_Backoff's retry delay).
+        var retryAfter: ContinuousClock.Instant?
         /// The last thing that went wrong, logged once until something else goes wrong.
         var lastProblem: String?
     }
@@ -97,6 +99,12 @@ public actor HAPDriver: PairingDriver {
             throw HomeError(.notFound, "There is no unpaired HAP accessory '\(id)'.")
         }
         guard let controller else { throw HomeError(.unexpectedError, "The HAP driver has not started.") }
+        if let retryAfter = device.retryAfter, retryAfter > .now {
+            let seconds = Int((retryAfter - .now).components.seconds) + 1
+            throw HomeError(
+                .authenticationFailed,
+                "'\(id)' refuses pairing attempts for now; try again in \(seconds) seconds, as it asked.")
+        }
         do {
             try PairSetup.validate(setupCode: setupCode)
         } catch {
@@ -108,6 +116,9 @@ public actor HAPDriver: PairingDriver {
             defer { Task { await connection.close() } }
             pairing = try await connection.pairSetup(setupCode: setupCode, controller: controller)
         } catch let error as PairingError {
+            if error.code == .backoff, let delay = error.retryDelay {
+                devices[id.rawValue]?.retryAfter = .now + .seconds(Int64(min(delay, 86_400)))
+            }
             throw Self.homeError(error, accessory: id.rawValue)
         } catch {
             throw HomeError(.communicationFailure, "Pairing with '\(id)' failed: \(error).")
@@ -156,6 +167,41 @@ public actor HAPDriver: PairingDriver {
             sink.yield(.found(Self.unpairedAccessory(devices[unpaired]!)))
         }
         logger.notice("removed the pairing with the HAP accessory \(deviceID)")
+    }
+
+    public func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
+        let answer = try await pairingsRequest(PairingsRequest.list(), id)
+        let own = controller?.identifier
+        return try PairingsRequest.readList(answer).map {
+            ControllerPairing(
+                identifier: $0.identifier, isAdministrator: $0.isAdmin, isThisGateway: $0.identifier == own)
+        }
+    }
+
+    public func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws {
+        guard publicKey.count == 32 else {
+            throw HomeError(.invalidParameter, "A controller's public key is 32 bytes (Ed25519).")
+        }
+        let entry = PairingEntry(identifier: pairing.identifier, publicKey: publicKey, isAdmin: pairing.isAdministrator)
+        try PairingsRequest.readResult(try await pairingsRequest(PairingsRequest.add(entry), id))
+    }
+
+    public func removePairing(controller identifier: String, from id: AccessoryID) async throws {
+        guard identifier != controller?.identifier else {
+            throw HomeError(.invalidParameter, "That is this gateway's own pairing: use unpairAccessory.")
+        }
+        try PairingsRequest.readResult(try await pairingsRequest(PairingsRequest.remove(identifier: identifier), id))
+    }
+
+    /// A /pairings exchange with the device of `id`, its answer's body.
+    private func pairingsRequest(_ body: [UInt8], _ id: AccessoryID) async throws -> [UInt8] {
+        let (connection, _) = try session(for: id)
+        do {
+            let answer = try await request(connection, .pairing("/pairings", body), id)
+            return answer.body
+        } catch let error as PairingError {
+            throw Self.homeError(error, accessory: id.rawValue)
+        }
     }
 
     // MARK: Sessions

@@ -9,4 +9,29 @@ public protocol PairingDriver: AccessoryDriver {
 
     /// Removes the pairing from the accessory `id` (a bridge: its own id) and forgets its keys.
     func unpair(_ id: AccessoryID) async throws
+
+    /// The controllers paired with the accessory `id`, as the accessory lists them.
+    func pairings(of id: AccessoryID) async throws -> [ControllerPairing]
+
+    /// Pairs another controller with the accessory `id` (its pairing identifier and Ed25519
+    /// long-term public key), as an administrator or not.
+    func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws
+
+    /// Removes another controller's pairing from the accessory `id`.
+    func removePairing(controller: String, from id: AccessoryID) async throws
+}
+
+/// A controller paired with an accessory.
+public struct ControllerPairing: Sendable, Hashable {
+    /// The controller's pairing identifier.
+    public let identifier: String
+    public let isAdministrator: Bool
+    /// Whether it is this gateway.
+    public let isThisGateway: Bool
+
+    public init(identifier: String, isAdministrator: Bool, isThisGateway: Bool) {
+        self.identifier = identifier
+        self.isAdministrator = isAdministrator
+        self.isThisGateway = isThisGateway
+    }
 }

@@ -54,4 +54,57 @@ extension HomeManager {
         // The driver reports the accessory lost (or unpaired again) by itself.
         try removeAccessory(accessory.name, home: home, account: account)
     }
+
+    /// The controllers paired with an accessory of `home` (administrator only).
+    public func pairings(ofAccessory name: String, home: String, account: String) async throws(HomeError)
+        -> [ControllerPairing]
+    {
+        let (accessory, driver) = try pairingDriver(name, home: home, account: account)
+        return try await run("listing the pairings of '\(accessory.name)'") {
+            try await driver.pairings(of: accessory.id)
+        }
+    }
+
+    /// Pairs another controller with an accessory of `home` (administrator only).
+    public func addPairing(
+        _ pairing: ControllerPairing, publicKey: [UInt8], toAccessory name: String, home: String, account: String
+    ) async throws(HomeError) {
+        let (accessory, driver) = try pairingDriver(name, home: home, account: account)
+        try await run("adding a pairing to '\(accessory.name)'") {
+            try await driver.addPairing(pairing, publicKey: publicKey, to: accessory.id)
+        }
+    }
+
+    /// Removes another controller's pairing from an accessory of `home` (administrator only).
+    public func removePairing(controller: String, fromAccessory name: String, home: String, account: String)
+        async throws(HomeError)
+    {
+        let (accessory, driver) = try pairingDriver(name, home: home, account: account)
+        try await run("removing a pairing from '\(accessory.name)'") {
+            try await driver.removePairing(controller: controller, from: accessory.id)
+        }
+    }
+
+    private func pairingDriver(_ name: String, home: String, account: String) throws(HomeError) -> (
+        Accessory, any PairingDriver
+    ) {
+        let accessory = try administeredAccessory(name, home: home, account: account)
+        guard let driver = driverFor(accessory.bridge ?? accessory.id) as? any PairingDriver else {
+            throw HomeError(.notSupported, "'\(accessory.name)' has no pairings.")
+        }
+        return (accessory, driver)
+    }
+
+    /// Runs a driver call within the driver timeout, with its failure as the model's error.
+    private func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T)
+        async throws(HomeError)
+        -> T
+    {
+        switch await Deadline.race(timeout: driverTimeout, clock: ContinuousClock(), body) {
+        case .success(let value)?: return value
+        case nil: throw HomeError(.operationTimedOut, "No answer in time \(what).")
+        case .failure(let error as HomeError)?: throw error
+        case .failure(let error)?: throw HomeError(.communicationFailure, "Failed \(what): \(error).")
+        }
+    }
 }
