@@ -79,6 +79,8 @@ demo: build
 ## benchmark: a table on stdout, bench/out/results.json, and the figures in docs/benchmarks.md.
 bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload bench/out/slowfsync.so
 	$(SWIFT) build -c release --product homegate
+	$(SWIFT) build -c release --product hap-bench
+	scripts/install-python-tools.sh
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product homegate
 	bench/run.sh
 

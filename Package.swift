@@ -241,6 +241,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "hap-bench",
+            dependencies: [
+                "Broker", "HAP", "HAPProtocol", "MQTT",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "bench/hap",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "crash-writer",
             dependencies: ["HomeModel"],
             path: "Tests/CrashWriter",

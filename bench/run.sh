@@ -5,7 +5,7 @@
 #
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
-#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hub (docs/benchmarks.md is
+#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub (docs/benchmarks.md is
 #            then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the static build in .build-static (the Makefile builds them all).
@@ -42,11 +42,11 @@ wanted() { [[ -z $only || $only == *",$1,"* ]]; }
 if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
-    slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15
+    slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
-    slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60
+    slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
@@ -579,6 +579,19 @@ value_sync_delay() {
 
 # 7: the release build for a hub: `swift build -c release --static-swift-stdlib` (the Makefile builds
 # it in .build-static), stripped; its size, whether it runs, and what it still loads from the system.
+# HomeKit accessories: bench/hap (hap-bench) against HAP-python (scripts/hap-accessory.py, in .build/venv).
+hap_scenario() {
+    local hap_bench=$root/.build/release/hap-bench figures
+    if [[ ! -x $hap_bench || ! -x $root/.build/venv/bin/python ]]; then
+        log "hap: no $hap_bench or .build/venv (make bench builds them); skipped"
+        return
+    fi
+    log "hap: pair setup, pair verify, reads, writes, events against HAP-python"
+    figures=$("$hap_bench" --root "$root" --homegate "$homegate" --rounds "$hap_rounds" --setups 3 | tail -1)
+    figures=${figures#\{}
+    record "\"scenario\":\"hap\",${figures%\}}"
+}
+
 hub_scenario() {
     if [[ ! -x $hub_homegate ]]; then
         log "hub build: no $hub_homegate (swift build -c release --static-swift-stdlib --scratch-path .build-static --product homegate); skipped"
@@ -611,6 +624,7 @@ if wanted roundtrip; then round_trip_scenario; fi
 if wanted scale; then for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done; fi
 if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
 if wanted slowdisk; then slow_disk_scenario; fi
+if wanted hap; then hap_scenario; fi
 if wanted hub; then hub_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"

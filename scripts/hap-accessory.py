@@ -88,7 +88,14 @@ def main():
     parser.add_argument("--setup-code", required=True, help="the setup code, XXX-XX-XXX")
     parser.add_argument("--state-dir", required=True, help="the folder of the bridge's state file")
     parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
+    parser.add_argument(
+        "--event-window", type=float, default=None,
+        help="seconds HAP-python gathers events before sending them (its default is 0.5); 0 for the benchmark")
     arguments = parser.parse_args()
+    if arguments.event_window is not None:
+        import pyhap.hap_protocol
+
+        pyhap.hap_protocol.EVENT_COALESCE_TIME_WINDOW = arguments.event_window
 
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("HAP_LOG_LEVEL", "WARNING"))
     os.makedirs(arguments.state_dir, exist_ok=True)
