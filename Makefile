@@ -10,10 +10,12 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
-## What the real-browser tests need, and only they (not `make demo`): Debian's chromium and
-## chromedriver, then .build/venv with scripts/python-requirements.txt. After deps: one apt at a time.
+## What the real-browser and real-peer tests need, and only they (not `make demo`): Debian's chromium
+## and chromedriver, an avahi-daemon for the mDNS test, then .build/venv with
+## scripts/python-requirements.txt (selenium, HAP-python). After deps: one apt at a time.
 browser-deps: deps
 	@scripts/install-browser.sh
+	@scripts/install-mdns-tools.sh
 	@scripts/install-python-tools.sh
 
 ## Headless chromium loads a local page, fills its form and waits for its JavaScript, at a phone's

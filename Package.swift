@@ -34,6 +34,12 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        .systemLibrary(
+            name: "CAvahi",
+            path: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
         .target(
             name: "MQTT",
             dependencies: [
@@ -111,6 +117,7 @@ let package = Package(
         .target(
             name: "HAP",
             dependencies: [
+                "CAvahi",
                 "HAPProtocol",
                 "HomeModel",
                 "JSON",
@@ -174,6 +181,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "BigInt", package: "BigInt"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HAPTests",
+            dependencies: ["HAP", "HomeModel", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -248,6 +260,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/hap",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "hap-browse",
+            dependencies: ["HAP", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/HAPBrowse",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

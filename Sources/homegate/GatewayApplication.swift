@@ -116,7 +116,8 @@ struct GatewayApplication {
             try await manager.attach(
                 HAPDriver(
                     endpoints: hap.endpoints.map { HAPEndpoint(host: $0.host, port: $0.port) },
-                    secrets: database.secrets(for: "hap"), logger: logger))
+                    browser: hap.discovery ? HAPBrowser(logger: logger) : nil, secrets: database.secrets(for: "hap"),
+                    logger: logger))
         }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))

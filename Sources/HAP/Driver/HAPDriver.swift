@@ -28,6 +28,10 @@ public actor HAPDriver: PairingDriver {
     private let keychain: HAPKeychain
     private let logger: Logger
     private let configured: [HAPEndpoint]
+    private let browser: HAPBrowser?
+    private var browsing: [Task<Void, Never>] = []
+    /// The mDNS instance name of each discovered device, for its removal.
+    private var instances: [String: String] = [:]
     private var controller: ControllerIdentity?
 
     /// One accessory device (an accessory or a bridge) and what is known of it.
@@ -40,6 +44,8 @@ public actor HAPDriver: PairingDriver {
         var connection: HAPConnection?
         var task: Task<Void, Never>?
         var isReachable = false
+        /// What mDNS said of it last (name, category, configuration number), when it was seen there.
+        var discovered: DiscoveredHAPAccessory?
         /// Until when the accessory asked not to be tried again (kTLVError_Backoff's retry delay).
         var retryAfter: ContinuousClock.Instant?
         /// The last thing that went wrong, logged once until something else goes wrong.
@@ -48,8 +54,12 @@ public actor HAPDriver: PairingDriver {
 
     private var devices: [String: Device] = [:]
 
-    public init(endpoints: [HAPEndpoint], secrets: DriverSecrets, logger: Logger) {
+    /// - Parameters:
+    ///   - endpoints: accessories at fixed addresses (`accessories.hap.accessories`).
+    ///   - browser: mDNS discovery (`accessories.hap.discovery`); nil finds only `endpoints`.
+    public init(endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets, logger: Logger) {
         configured = endpoints
+        self.browser = browser
         keychain = HAPKeychain(secrets: secrets)
         var logger = logger
         logger[metadataKey: "driver"] = "hap"
@@ -69,9 +79,67 @@ public actor HAPDriver: PairingDriver {
             let id = Self.unpairedID(endpoint)
             devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
         }
+        if let browser {
+            browsing.append(Task { await browser.run() })
+            browsing.append(
+                Task { [weak self] in
+                    for await event in browser.events { await self?.discovered(event) }
+                })
+        }
+    }
+
+    /// What mDNS reports: an unpairable accessory waits in the browser; a paired one's new address is
+    /// kept; a new configuration number (the accessory database changed) makes the driver connect
+    /// again and read `/accessories` anew.
+    func discovered(_ event: HAPBrowserEvent) async {
+        switch event {
+        case .found(let seen):
+            instances[seen.name] = seen.id
+            let endpoint = HAPEndpoint(host: seen.host, port: seen.port)
+            if var device = devices[seen.id], let pairing = device.pairing {
+                let reload = device.discovered.map { $0.configuration != seen.configuration } ?? false
+                device.discovered = seen
+                if device.endpoint != endpoint {
+                    device.endpoint = endpoint
+                    try? keychain.save(HAPKeychain.Pairing(accessory: pairing, host: seen.host, port: seen.port))
+                }
+                devices[seen.id] = device
+                if reload, let connection = device.connection {
+                    logger.info("HAP accessory \(seen.id): configuration \(seen.configuration); reading it again")
+                    await connection.close()
+                } else if !device.isReachable && device.connection == nil {
+                    // Announced again while the driver waits out its backoff: try now.
+                    follow(seen.id)
+                }
+                return
+            }
+            guard seen.isPairable else {
+                // Paired with another controller: nothing to offer here.
+                if devices[seen.id]?.pairing == nil, devices.removeValue(forKey: seen.id) != nil {
+                    sink.yield(.lost(AccessoryID(seen.id)))
+                }
+                return
+            }
+            // The same accessory listed at a fixed address gives way to its mDNS entry.
+            let manual = Self.unpairedID(endpoint)
+            if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
+            var device = devices[seen.id] ?? Device(id: seen.id, endpoint: endpoint, isReachable: true)
+            device.endpoint = endpoint
+            device.discovered = seen
+            devices[seen.id] = device
+            sink.yield(.found(Self.unpairedAccessory(device)))
+        case .removed(let name):
+            guard let id = instances.removeValue(forKey: name), let device = devices[id], device.pairing == nil else {
+                return
+            }
+            devices[id] = nil
+            sink.yield(.lost(AccessoryID(id)))
+        }
     }
 
     public func stop() async {
+        browser?.stop()
+        for task in browsing { task.cancel() }
         for device in devices.values {
             device.task?.cancel()
             await device.connection?.close()
@@ -130,9 +198,10 @@ public actor HAPDriver: PairingDriver {
             throw HomeError(.unexpectedError, "The pairing could not be saved: \(error).")
         }
         devices[id.rawValue] = nil
-        sink.yield(.lost(id))
         let newID = pairing.identifier
-        devices[newID] = Device(id: newID, endpoint: device.endpoint, pairing: pairing)
+        // A discovered accessory keeps its id (its pairing identifier); one at a fixed address gets it now.
+        if newID != id.rawValue { sink.yield(.lost(id)) }
+        devices[newID] = Device(id: newID, endpoint: device.endpoint, pairing: pairing, discovered: device.discovered)
         logger.notice("paired with the HAP accessory \(newID) at \(device.endpoint.host):\(device.endpoint.port)")
         try await connect(newID)
         follow(newID)
@@ -407,12 +476,28 @@ public actor HAPDriver: PairingDriver {
     static func unpairedID(_ endpoint: HAPEndpoint) -> String { "hap@\(endpoint.host):\(endpoint.port)" }
 
     private static func unpairedAccessory(_ device: Device) -> Accessory {
+        let name =
+            device.discovered?.name ?? "HomeKit accessory at \(device.endpoint.host) port \(device.endpoint.port)"
         var accessory = Accessory(
-            id: AccessoryID(device.id),
-            name: "HomeKit accessory at \(device.endpoint.host) port \(device.endpoint.port)",
-            category: .other, manufacturer: "", model: "unpaired HomeKit accessory", services: [], isReachable: true)
+            id: AccessoryID(device.id), name: name, category: category(device.discovered?.category),
+            manufacturer: "", model: device.discovered?.model ?? "unpaired HomeKit accessory", services: [],
+            isReachable: true)
         accessory.needsPairing = true
         return accessory
+    }
+
+    /// HAP's accessory category (`ci`) as the model's.
+    static func category(_ code: Int?) -> AccessoryCategory {
+        switch code {
+        case 2: .bridge
+        case 4: .garageDoorOpener
+        case 5: .lightbulb
+        case 6: .doorLock
+        case 7: .outlet
+        case 8: .switch
+        case 9: .thermostat
+        default: .other
+        }
     }
 
     static func homeError(_ error: PairingError, accessory: String) -> HomeError {

@@ -1,0 +1,73 @@
+import Foundation
+import HomeModel
+import Logging
+import Testing
+
+@testable import HAP
+
+@Suite("What the HAP driver makes of mDNS")
+struct HAPDriverDiscoveryTests {
+    static func seen(configuration: Int = 1, pairable: Bool = true, port: Int = 51826) -> DiscoveredHAPAccessory {
+        DiscoveredHAPAccessory(
+            name: "Hall Bridge", id: "11:22:33:44:55:66", category: 2, isPairable: pairable,
+            configuration: configuration, model: "Bridge", host: "127.0.0.1", port: port)
+    }
+
+    private func driver(endpoints: [HAPEndpoint] = []) async throws -> HAPDriver {
+        let driver = HAPDriver(
+            endpoints: endpoints, secrets: try HomeDatabase.inMemory().secrets(for: "hap"),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await driver.start()
+        return driver
+    }
+
+    @Test("an unpaired accessory waits in the browser under its pairing identifier, needing pairing")
+    func unpaired() async throws {
+        let driver = try await driver()
+        await driver.discovered(.found(Self.seen()))
+        let accessories = await driver.accessories()
+        #expect(accessories.map(\.id) == ["11:22:33:44:55:66"])
+        #expect(accessories.first?.needsPairing == true)
+        #expect(accessories.first?.name == "Hall Bridge" && accessories.first?.category == .bridge)
+        await driver.discovered(.removed(name: "Hall Bridge"))
+        #expect(await driver.accessories().isEmpty)
+        await driver.stop()
+    }
+
+    @Test("an accessory paired with another controller is not offered; one listed at a fixed address gives way to mDNS")
+    func pairedElsewhereAndManual() async throws {
+        let driver = try await driver(endpoints: [HAPEndpoint(host: "127.0.0.1", port: 51826)])
+        #expect(await driver.accessories().map(\.id) == ["hap@127.0.0.1:51826"])
+        await driver.discovered(.found(Self.seen()))
+        #expect(await driver.accessories().map(\.id) == ["11:22:33:44:55:66"])
+        await driver.discovered(.found(Self.seen(configuration: 2, pairable: false)))
+        #expect(await driver.accessories().isEmpty)
+        await driver.stop()
+    }
+
+    @Test("TXT records: the fields read, and a record without id, c# or sf refused with the reason")
+    func txt() {
+        let good = DiscoveredHAPAccessory.read(
+            name: "Lamp", host: "10.0.0.2", port: 80,
+            txt: ["id": "aa:bb:cc:dd:ee:ff", "c#": "7", "sf": "0", "ci": "5", "md": "A19", "pv": "1.1"])
+        #expect(
+            (try? good.get())
+                == DiscoveredHAPAccessory(
+                    name: "Lamp", id: "AA:BB:CC:DD:EE:FF", category: 5, isPairable: false, configuration: 7,
+                    model: "A19", host: "10.0.0.2", port: 80))
+        for (txt, reason) in [
+            (["c#": "1", "sf": "1"], "pairing identifier"),
+            (["id": "1:2", "c#": "1", "sf": "1"], "pairing identifier"),
+            (["id": "11:22:33:44:55:66", "sf": "1"], "configuration"),
+            (["id": "11:22:33:44:55:66", "c#": "x", "sf": "1"], "configuration"),
+            (["id": "11:22:33:44:55:66", "c#": "1"], "status flags"),
+        ] {
+            guard case .failure(let problem) = DiscoveredHAPAccessory.read(name: "X", host: "h", port: 1, txt: txt)
+            else {
+                Issue.record("\(txt) was taken")
+                continue
+            }
+            #expect(problem.description.contains(reason), "\(txt)")
+        }
+    }
+}
