@@ -19,6 +19,7 @@ if [[ ${1:-} != --inside ]]; then
 fi
 browse=$2 work=$3
 mkdir -p "$work"
+: >"$work/publish.log"
 ip link set lo up
 ip link set lo multicast on
 for folder in /run/dbus /run/avahi-daemon; do
@@ -53,32 +54,44 @@ pids+=($!)
 until [[ -S /run/dbus/system_bus_socket ]]; do sleep 0.05; done
 avahi-daemon -f "$work/avahi.conf" --no-drop-root --no-chroot --no-rlimits >"$work/avahi.log" 2>&1 &
 pids+=($!)
+# avahi-publish gives up at once when the daemon is not serving yet, so wait until it says it is (on a
+# loaded machine that can take seconds).
+deadline=$((SECONDS + 60))
+until grep -q "Server startup complete" "$work/avahi.log"; do
+    if ((SECONDS > deadline)); then
+        echo "mdns-test: avahi-daemon did not start:" >&2
+        cat "$work/avahi.log" >&2
+        exit 1
+    fi
+    sleep 0.05
+done
 "$browse" >"$work/browse.jsonl" 2>"$work/browse.log" &
 pids+=($!)
 
-# Waits (at most 30 s) until the browser printed a line matching the pattern; prints it.
+# Waits (at most 60 s, a bound for a stalled machine, not a pace) until the browser printed a line
+# matching the pattern; prints it.
 expect_line() {
-    local pattern=$1 deadline=$((SECONDS + 30))
+    local pattern=$1 deadline=$((SECONDS + 60))
     until grep -E -- "$pattern" "$work/browse.jsonl"; do
         if ((SECONDS > deadline)); then
             echo "mdns-test: no line matching $pattern; the browser printed:" >&2
-            cat "$work/browse.jsonl" "$work/browse.log" "$work/avahi.log" >&2
+            cat "$work/browse.jsonl" "$work/browse.log" "$work/avahi.log" "$work/publish.log" >&2
             exit 1
         fi
         sleep 0.05
     done
 }
 
-avahi-publish -s "Test Bridge" _hap._tcp 51826 id=11:22:33:44:55:66 c#=2 s#=1 sf=1 ci=2 md=Bridge pv=1.1 >/dev/null 2>&1 &
+avahi-publish -s "Test Bridge" _hap._tcp 51826 id=11:22:33:44:55:66 c#=2 s#=1 sf=1 ci=2 md=Bridge pv=1.1 >/dev/null 2>>"$work/publish.log" &
 publisher=$!
 expect_line '"event":"found","name":"Test Bridge","id":"11:22:33:44:55:66","category":2,"pairable":true,"configuration":2,"model":"Bridge","host":"127.0.0.1","port":51826'
 # A malformed record (no id) is skipped, not taken.
-avahi-publish -s "No Id" _hap._tcp 51827 c#=1 sf=1 >/dev/null 2>&1 &
+avahi-publish -s "No Id" _hap._tcp 51827 c#=1 sf=1 >/dev/null 2>>"$work/publish.log" &
 pids+=($!)
 expect_line '"event":"found".*"configuration":2' >/dev/null
 kill "$publisher"
 expect_line '"event":"removed","name":"Test Bridge"'
-avahi-publish -s "Test Bridge" _hap._tcp 51826 id=11:22:33:44:55:66 c#=3 s#=1 sf=0 ci=2 md=Bridge pv=1.1 >/dev/null 2>&1 &
+avahi-publish -s "Test Bridge" _hap._tcp 51826 id=11:22:33:44:55:66 c#=3 s#=1 sf=0 ci=2 md=Bridge pv=1.1 >/dev/null 2>>"$work/publish.log" &
 pids+=($!)
 expect_line '"pairable":false,"configuration":3'
 if grep -q '"name":"No Id"' "$work/browse.jsonl"; then

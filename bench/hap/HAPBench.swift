@@ -75,8 +75,10 @@ struct HAPBench {
         var writes: [Double] = []
         for index in 0..<rounds {
             reads.append(try await measure { _ = try await session.send(.get("/characteristics?id=\(light)")) })
-            let body = #"{"characteristics":[{"aid":\#(light.split(separator: ".")[0]),"iid":\#(light.split(separator: ".")[1]),"value":\#(index % 2 == 0)}]}"#
-            writes.append(try await measure { _ = try await session.send(.putJSON("/characteristics", Array(body.utf8))) })
+            let body =
+                #"{"characteristics":[{"aid":\#(light.split(separator: ".")[0]),"iid":\#(light.split(separator: ".")[1]),"value":\#(index % 2 == 0)}]}"#
+            writes.append(
+                try await measure { _ = try await session.send(.putJSON("/characteristics", Array(body.utf8))) })
         }
         await session.close()
         await accessory.stop()
@@ -123,7 +125,8 @@ struct HAPBench {
         let deadline = ContinuousClock.now + .seconds(60)
         while (try? String(contentsOfFile: output, encoding: .utf8))?.contains(#""event": "ready""#) != true {
             guard ContinuousClock.now < deadline, process.isRunning else {
-                throw BenchError("HAP-python did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+                throw BenchError(
+                    "HAP-python did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -168,7 +171,8 @@ struct HAPBench {
         web: null
 
         """.write(toFile: "\(folder)/homegate.yml", atomically: true, encoding: .utf8)
-        let gateway = try ChildProcess(homegate, ["run", "--config", "\(folder)/homegate.yml"], outputFile: "\(folder)/homegate.log")
+        let gateway = try ChildProcess(
+            homegate, ["run", "--config", "\(folder)/homegate.yml"], outputFile: "\(folder)/homegate.log")
         defer { gateway.send(SIGKILL) }
 
         var configuration = MQTTConfiguration(port: broker.port, clientID: "bench-client")

@@ -117,6 +117,7 @@ func withGateway<T>(
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
     tick: Duration = .seconds(1),
+    driverTimeout: Duration = .seconds(2),
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,
@@ -148,7 +149,7 @@ func withGateway<T>(
         let topics = Topics()
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
-        let manager = try HomeManager(database: database, driverTimeout: .seconds(2), probeInterval: .seconds(1))
+        let manager = try HomeManager(database: database, driverTimeout: driverTimeout, probeInterval: .seconds(1))
         let driver = demo.makeDriver(tick: tick)
         try await manager.attach(driver)
         if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
