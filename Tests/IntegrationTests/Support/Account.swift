@@ -87,7 +87,7 @@ struct Account {
 
     /// Waits until the retained payload of `topic` is `expected` (a command's answer and the value it
     /// changed travel separately, so the value may reach the broker just after the answer).
-    func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(5)) async throws
+    func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(15)) async throws
         -> Bool
     {
         let deadline = ContinuousClock.now + timeout
