@@ -118,33 +118,17 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         }
     }
 
-    /// Publishes what the model reports: a changed value as that accessory's topics, every other
-    /// change as a diff of the whole view, and every event on its `$events` topic.
+    /// Publishes what the model reports (``RetainedPublisher/follow(_:observe:)``), and every event on
+    /// its `$events` topic.
     private func followModel(_ accessChanged: AsyncStream<Void>.Continuation) async {
-        for await event in await manager.events() {
-            let homes = await manager.homes(describing: event)
-            switch event {
+        await publisher.follow(await manager.changes()) { change in
+            switch change.event {
             case .didAddUser, .didRemoveUser, .didAddHome, .didRemoveHome, .didUpdateNameForHome:
                 accessChanged.yield()
             default:
                 break
             }
-            // A value touches one accessory's topics; anything else renders the parts of the view
-            // it touches (reachability: the accessory and its home's layout).
-            if case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
-                event
-            {
-                // The snapshot may already hold a later value (the model moves on while the
-                // publisher is behind): publish this event's own, so every value is passed on in order.
-                if let home = homes.first(where: { $0.id == homeID }) {
-                    await publisher.update(
-                        accessory: accessory, in: home.with(value, accessory: accessory, service: service, type: type))
-                }
-            } else {
-                await publisher.update(
-                    event, HomeSnapshot(homes: homes, discovered: await manager.discoveredAccessories()))
-            }
-            if let message = EventMessage(event, homes: homes, topics: topics) {
+            if let message = EventMessage(change.event, homes: change.homes, topics: topics) {
                 send(message.topic, message.payload, retain: false)
             }
         }

@@ -312,7 +312,7 @@ struct WebRouteTests {
                 ["csrf": owner.csrf, "operation": "removeAccessory", "home": "Main House", "accessory": "Attic Lamp"],
                 headers: json)
             #expect(removed.bodyText.contains(#""ok":true"#))
-            #expect(try await fixture.manager.discoveredAccessories().contains { $0.id == "living-lamp" })
+            #expect(await fixture.manager.discoveredAccessories().contains { $0.id == "living-lamp" })
         }
     }
 

@@ -268,6 +268,31 @@ public actor RetainedPublisher {
         homeAccessories = Dictionary(uniqueKeysWithValues: homes.map { ($0.id, Set($0.accessories.map(\.id))) })
     }
 
+    /// Publishes every change of `changes` as it comes, on this actor: one hop per change, and none
+    /// back to the manager (a change carries the state it left). `observe` runs after each.
+    public func follow(_ changes: AsyncStream<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
+        for await change in changes {
+            publish(change)
+            observe(change)
+        }
+    }
+
+    /// Brings the broker in step after one change: a value renders its accessory's topics, anything
+    /// else the parts of the view it touches.
+    public func publish(_ change: HomeChange) {
+        if case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
+            change.event
+        {
+            // A change committed with others may carry a later value of this characteristic: publish
+            // this event's own, so every value is passed on in order.
+            if let home = change.homes.first(where: { $0.id == homeID }) {
+                update(accessory: accessory, in: home.with(value, accessory: accessory, service: service, type: type))
+            }
+        } else {
+            update(change.event, HomeSnapshot(homes: change.homes, discovered: change.discovered ?? []))
+        }
+    }
+
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
     public func update(accessory: AccessoryID, in home: Home) {
         guard hasSynchronized, !isSynchronizing else {

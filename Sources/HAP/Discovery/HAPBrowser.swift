@@ -187,7 +187,7 @@ public final class HAPBrowser: Sendable {
         guard event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
         var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
         avahi_address_snprint(&text, text.count, address)
-        let host = String(cString: text)
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var record: [String: String] = [:]
         var item = txt
         while let current = item {

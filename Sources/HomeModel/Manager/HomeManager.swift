@@ -20,6 +20,7 @@ public actor HomeManager {
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
+    private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
     private var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
@@ -68,14 +69,45 @@ public actor HomeManager {
         return stream
     }
 
+    /// A new stream of every change from now on with the state it left (``HomeChange``), in commit
+    /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
+    /// gateway publishes from: one hop per change, none back to the manager.
+    public func changes() -> AsyncStream<HomeChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: HomeChange.self, bufferingPolicy: .unbounded)
+        let id = UUID()
+        changeSubscribers[id] = continuation
+        continuation.onTermination = { _ in
+            Task { await self.unsubscribe(id) }
+        }
+        continuation.yield(change(.homeManagerDidUpdateHomes))
+        return stream
+    }
+
     private func unsubscribe(_ id: UUID) {
         subscribers[id] = nil
+        changeSubscribers[id] = nil
     }
 
     private func publish(_ events: [HomeEvent]) {
         for event in events {
             for continuation in subscribers.values { continuation.yield(event) }
+            guard !changeSubscribers.isEmpty else { continue }
+            let change = change(event)
+            for continuation in changeSubscribers.values { continuation.yield(change) }
         }
+    }
+
+    /// `event` with the model as it is now. A value's change holds only its accessory, so that
+    /// the next value committed in place does not copy the home's accessories.
+    private func change(_ event: HomeEvent) -> HomeChange {
+        if case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event,
+            let (h, a) = graph.locate(accessory)
+        {
+            var home = graph.homes[h]
+            home.accessories = [home.accessories[a]]
+            return HomeChange(event: event, homes: [home], discovered: nil)
+        }
+        return HomeChange(event: event, homes: graph.homes, discovered: browser.unowned(by: graph))
     }
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
@@ -105,6 +137,8 @@ public actor HomeManager {
         if !unsavedValues.isEmpty { saveValues(of: []) }
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
+        for continuation in changeSubscribers.values { continuation.finish() }
+        changeSubscribers.removeAll()
     }
 
     // MARK: Committing

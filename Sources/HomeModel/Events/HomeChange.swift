@@ -1,0 +1,16 @@
+/// A change of the model with the state it left behind, taken when it was committed: a listener
+/// (the gateway's publisher) renders from it without asking the manager again, and sees each change
+/// exactly as it was, even when it is behind.
+public struct HomeChange: Sendable {
+    public let event: HomeEvent
+    /// The homes after the change. For a value: only the accessory's home, cut down to that accessory.
+    public let homes: [Home]
+    /// The accessories no home has yet, after the change; nil for a value, which cannot change them.
+    public let discovered: [Accessory]?
+
+    public init(event: HomeEvent, homes: [Home], discovered: [Accessory]?) {
+        self.event = event
+        self.homes = homes
+        self.discovered = discovered
+    }
+}
