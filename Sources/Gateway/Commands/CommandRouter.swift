@@ -232,15 +232,15 @@ public struct CommandRouter: Sendable {
     private func perform(_ command: Command, payload: [UInt8], account: String) async throws(HomeError) -> JSON? {
         switch command {
         case .setCharacteristic(let path, let serviceName, let characteristicName, _):
-            let (home, accessory) = try await locate(path, account: account)
-            let (service, characteristic) = try Self.characteristic(characteristicName, of: serviceName, in: accessory)
-            let value = try ValueDecoding.value(
-                fromPayload: payload, for: characteristic.metadata, type: characteristic.type)
-            try await manager.writeValue(
-                value,
-                to: CharacteristicReference(
-                    accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                home: home, account: account)
+            // One call on the manager: the lookups and the decoding run there, on the model itself.
+            try await manager.writeValue(home: path.home, account: account) { home throws(HomeError) in
+                let accessory = try Self.accessory(at: path, in: home)
+                let (service, characteristic) = try Self.characteristic(
+                    characteristicName, of: serviceName, in: accessory)
+                return (accessory, service, characteristic)
+            } decode: { characteristic throws(HomeError) in
+                try ValueDecoding.value(fromPayload: payload, for: characteristic.metadata, type: characteristic.type)
+            }
             return nil
         case .setAccessory(let path, _):
             let (home, accessory) = try await locate(path, account: account)
@@ -311,12 +311,17 @@ public struct CommandRouter: Sendable {
     /// the write would make the model copy the home's accessories to commit it.
     private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
         let home = try await manager.home(path.home, account: account)
+        return (home.name, try Self.accessory(at: path, in: home))
+    }
+
+    /// The accessory `path` names in `home`, in the room the path says.
+    static func accessory(at path: AccessoryPath, in home: borrowing Home) throws(HomeError) -> Accessory {
         let accessory = try Self.accessory(path.accessory, in: home)
         let room = Rendering.roomName(accessory.room, in: home)
         guard HomeName.matches(room, path.room) else {
             throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
         }
-        return (home.name, accessory)
+        return accessory
     }
 
     /// The accessory of `home` that `name` names, compared the way the model compares names.

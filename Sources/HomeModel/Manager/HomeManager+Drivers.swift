@@ -77,6 +77,26 @@ extension HomeManager {
         try await writeValues([ActionRequest(target, value)], home: home, account: account)
     }
 
+    /// Writes the one characteristic a command names, found, decoded and checked in a single call on
+    /// the manager (the gateway's fast path: one permission check, one lookup, no home copied out).
+    /// `select` finds the accessory, service and characteristic in the home the account is a member
+    /// of, `decode` reads the value for that characteristic's metadata; both run on the manager and
+    /// their errors are the answer. Then as ``writeValue(_:to:home:account:)``.
+    public func writeValue(
+        home: String, account: String,
+        select: @Sendable (borrowing Home) throws(HomeError) -> (Accessory, Service, Characteristic),
+        decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue
+    ) async throws(HomeError) {
+        let (accessory, write) = try withHome(home, account: account) { home throws(HomeError) in
+            let (accessory, service, characteristic) = try select(home)
+            let value = try HomeGraph.writable(try decode(characteristic), to: characteristic, of: accessory)
+            return (
+                accessory, CharacteristicWrite(service: service.id, characteristic: characteristic.type, value: value)
+            )
+        }
+        try await self.write([write], to: accessory)
+    }
+
     /// Writes several values of one accessory together (admin or guest): all are validated first, then
     /// sent in one driver write; either all are recorded or none.
     public func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {

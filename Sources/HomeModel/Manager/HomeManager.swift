@@ -290,6 +290,14 @@ public actor HomeManager {
         graph.homes[try graph.homeIndex(name, account: account, .member)]
     }
 
+    /// Runs `body` on the home `name` names, which `account` must be a member of, in place: no copy
+    /// of the home outlives the call.
+    func withHome<Result>(
+        _ name: String, account: String, _ body: (borrowing Home) throws(HomeError) -> Result
+    ) throws(HomeError) -> Result {
+        try body(graph.homes[try graph.homeIndex(name, account: account, .member)])
+    }
+
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
     public func allHomes() -> [Home] { graph.homes }
 
