@@ -93,7 +93,7 @@ struct HAPAccessoryDatabaseTests {
         let expected: [(Int, HomeError.Code)] = [
             (-70401, .insufficientPrivileges), (-70402, .communicationFailure), (-70404, .readOnlyCharacteristic),
             (-70405, .writeOnlyCharacteristic), (-70408, .operationTimedOut), (-70409, .notFound),
-            (-70410, .invalidParameter),
+            (-70410, .invalidValueType),
         ]
         for (status, code) in expected {
             let body = Array(

@@ -16,7 +16,7 @@ enum HAPStatus {
         case -70407: return HomeError(.communicationFailure, "'\(accessory)' is out of resources.")
         case -70408: return HomeError(.operationTimedOut, "'\(accessory)' timed out.")
         case -70409: return HomeError(.notFound, "'\(accessory)' has no such characteristic.")
-        case -70410: return HomeError(.invalidParameter, "'\(accessory)' refused the value as invalid.")
+        case -70410: return HomeError(.invalidValueType, "'\(accessory)' refused the value as invalid.")
         case -70411: return HomeError(.insufficientPrivileges, "'\(accessory)' wants additional authorization.")
         default: return HomeError(.communicationFailure, "'\(accessory)' answered HAP status \(status).")
         }
