@@ -43,64 +43,80 @@ public enum JSON: Sendable, Hashable {
 
 extension JSON {
     /// Compact JSON text.
-    public var serialized: String {
-        var output = ""
+    public var serialized: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Compact JSON as UTF-8 bytes, the way it goes into a payload.
+    public var bytes: [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
         write(to: &output)
         return output
     }
 
-    /// Compact JSON as UTF-8 bytes, the way it goes into a payload.
-    public var bytes: [UInt8] { Array(serialized.utf8) }
-
-    private func write(to output: inout String) {
+    private func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .integer(let value): output += String(value)
+        case .null: Self.append("null", to: &output)
+        case .bool(let value): Self.append(value ? "true" : "false", to: &output)
+        case .integer(let value): Self.append(String(value), to: &output)
         case .number(let value):
             if !value.isFinite {
-                output += "null"
+                Self.append("null", to: &output)
             } else if value == value.rounded(), abs(value) < 1e15 {
-                output += String(Int(value))
+                Self.append(String(Int(value)), to: &output)
             } else {
-                output += String(value)
+                Self.append(String(value), to: &output)
             }
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let elements):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 element.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 Self.writeString(member.key, to: &output)
-                output += ":"
+                output.append(UInt8(ascii: ":"))
                 member.value.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ value: String, to output: inout String) {
-        output += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    private static func append(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { output.append(contentsOf: $0) }
+    }
+
+    /// A string in quotes, escaped where JSON requires it; a string that needs no escape (nearly
+    /// every name and value) is copied as one block of bytes.
+    private static func writeString(_ value: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                output.append(contentsOf: utf8[start..<index])
+                start = index + 1
+                switch byte {
+                case 0x22: output += [0x5C, 0x22]
+                case 0x5C: output += [0x5C, 0x5C]
+                case 0x0A: output += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: output += [0x5C, UInt8(ascii: "r")]
+                case 0x09: output += [0x5C, UInt8(ascii: "t")]
+                default:
+                    let hex = Array(String(byte, radix: 16).utf8)
+                    output += [0x5C, UInt8(ascii: "u"), 0x30, 0x30]
+                    if hex.count == 1 { output.append(0x30) }
+                    output += hex
+                }
             }
+            output.append(contentsOf: utf8[start...])
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 

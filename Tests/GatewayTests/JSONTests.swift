@@ -12,6 +12,10 @@ struct JSONTests {
         #expect(json.serialized == #"{"b":1,"a":[true,false,null,-2.5,"x\"y\\z\n\u0001"],"c":{}}"#)
         #expect(json["b"] == .integer(1))
         #expect(try JSON.parse(#""\ud83d\ude00""#) == .string("😀"))
+        // Escapes between plain runs, the highest control character, and text beyond ASCII as is
+        let mixed = JSON.object([("k\u{1F}", .string("a\"b\u{1F}c\r\td\\é😀"))])
+        #expect(mixed.serialized == #"{"k\u001f":"a\"b\u001fc\r\td\\é😀"}"#)
+        #expect(try JSON.parse(mixed.bytes) == mixed)
     }
 
     @Test(

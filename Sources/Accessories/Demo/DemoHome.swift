@@ -80,6 +80,11 @@ public struct DemoHome: Sendable, Decodable {
         try YAMLDecoder().decode(DemoHome.self, from: yaml)
     }
 
+    /// Reads a demo home from YAML already composed into a node (no second parse of the text).
+    public static func decode(_ node: Node) throws -> DemoHome {
+        try YAMLDecoder().decode(DemoHome.self, from: node)
+    }
+
     /// A virtual driver for the declared devices.
     public func makeDriver(clock: any Clock<Duration> = ContinuousClock(), tick: Duration = .seconds(1))
         -> VirtualDriver

@@ -33,7 +33,11 @@ public enum DemoHomeLoading {
         }
         let home: DemoHome
         do {
-            home = try DemoHome.parse(yaml)
+            guard let root else {
+                throw DecodingError.valueNotFound(
+                    DemoHome.self, .init(codingPath: [], debugDescription: "the file is empty"))
+            }
+            home = try DemoHome.decode(root)
         } catch let error as DecodingError {
             throw ConfigurationErrors([decodingProblem(error, root: root, file: file)])
         } catch {
