@@ -131,7 +131,7 @@ struct Zigbee2MQTTEndToEndTests {
     }
 
     @Test func failuresAndBrokenPayloadsChangeNothing() async throws {
-        try await withGateway(zigbee2mqtt: Self.devices) { gateway in
+        try await withGateway(driverTimeout: .seconds(2), zigbee2mqtt: Self.devices) { gateway in
             let zigbee = try #require(gateway.zigbee)
             let owner = try await Account.connect("owner", to: gateway.broker)
             let guest = try await Account.connect("guest", to: gateway.broker)

@@ -117,7 +117,7 @@ func withGateway<T>(
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
     tick: Duration = .seconds(1),
-    driverTimeout: Duration = .seconds(2),
+    driverTimeout: Duration = .seconds(10),
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,
