@@ -31,7 +31,29 @@ public enum Rendering {
 
     /// `B/<home>/$layout`: the whole home as clients may see it.
     static func layout(_ home: Home) -> JSON {
-        .object([
+        .object(
+            layoutHead(home) + [("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) }))]
+                + layoutTail(home))
+    }
+
+    /// The same bytes as `layout(home).bytes`, with each accessory's entry taken from `fragments`,
+    /// which renders only the accessories that changed since it last saw them.
+    static func layoutBytes(_ home: Home, fragments: inout LayoutFragments) -> [UInt8] {
+        var bytes = JSON.object(layoutHead(home)).bytes
+        bytes.removeLast()  // the head's "}"
+        bytes += Array(#","accessories":["#.utf8)
+        for (index, accessory) in home.accessories.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += fragments.bytes(for: accessory, in: home)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        var tail = JSON.object(layoutTail(home)).bytes
+        tail[0] = UInt8(ascii: ",")  // the tail's "{"
+        return bytes + tail
+    }
+
+    private static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
+        [
             ("name", .string(home.name)),
             ("primary", .bool(home.isPrimary)),
             ("defaultRoom", .string(home.defaultRoom.name)),
@@ -49,7 +71,11 @@ public enum Rendering {
                         ])
                     })
             ),
-            ("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) })),
+        ]
+    }
+
+    private static func layoutTail(_ home: Home) -> [(key: String, value: JSON)] {
+        [
             (
                 "actionSets",
                 .array(
@@ -64,10 +90,10 @@ public enum Rendering {
                 "users",
                 .array(home.users.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) })
             ),
-        ])
+        ]
     }
 
-    private static func accessoryLayout(_ accessory: Accessory, in home: Home) -> JSON {
+    static func accessoryLayout(_ accessory: Accessory, in home: Home) -> JSON {
         .object([
             ("name", .string(accessory.name)),
             ("room", .string(roomName(accessory.room, in: home))),

@@ -38,11 +38,22 @@ public struct RetainedView: Sendable, Equatable {
     public static func parts(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [Part: [String: [UInt8]]] {
+        var fragments = LayoutFragments()
+        return parts(
+            homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant, fragments: &fragments)
+    }
+
+    /// The whole view, part by part, the layouts' accessory entries from `fragments`.
+    static func parts(
+        homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery?,
+        fragments: inout LayoutFragments
+    ) -> [Part: [String: [UInt8]]] {
         var parts: [Part: [String: [UInt8]]] = [
             .global: globalPayloads(homes: homes, discovered: discovered, topics: topics)
         ]
         for home in homes {
-            parts[.home(home.id)] = homePayloads(home, topics: topics, homeAssistant: homeAssistant)
+            parts[.home(home.id)] = homePayloads(
+                home, topics: topics, homeAssistant: homeAssistant, fragments: &fragments)
             for accessory in home.accessories {
                 parts[.accessory(accessory.id)] = accessoryPart(
                     accessory, in: home, topics: topics, homeAssistant: homeAssistant)
@@ -60,7 +71,22 @@ public struct RetainedView: Sendable, Equatable {
     public static func homePayloads(
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
-        var payloads = [topics.layout(home: home.name): Rendering.layout(home).bytes]
+        homePayloads(home, topics: topics, homeAssistant: homeAssistant, layout: Rendering.layout(home).bytes)
+    }
+
+    /// The same, the layout's accessory entries from `fragments` (rendered only where they changed).
+    static func homePayloads(
+        _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery?, fragments: inout LayoutFragments
+    ) -> [String: [UInt8]] {
+        homePayloads(
+            home, topics: topics, homeAssistant: homeAssistant,
+            layout: Rendering.layoutBytes(home, fragments: &fragments))
+    }
+
+    private static func homePayloads(
+        _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery?, layout: [UInt8]
+    ) -> [String: [UInt8]] {
+        var payloads = [topics.layout(home: home.name): layout]
         for config in homeAssistant?.sceneConfigs(for: home) ?? [] { payloads[config.topic] = config.payload.bytes }
         return payloads
     }

@@ -41,6 +41,8 @@ public actor RetainedPublisher {
     private var partTopics: [RetainedView.Part: Set<String>] = [:]
     /// The accessories of each home as last published, for changes that touch a whole home.
     private var homeAccessories: [HomeID: Set<AccessoryID>] = [:]
+    /// Each accessory's `$layout` entry as last rendered: a flap renders one entry, not the home.
+    private var layoutFragments = LayoutFragments()
     /// Services already logged as having no Home Assistant component (each is said once).
     private var reportedUnmapped: Set<String> = []
     /// A full reload is under way: updates wait for it (see ``synchronize(_:)``).
@@ -199,7 +201,8 @@ public actor RetainedPublisher {
         case .home(let id):
             if let home = snapshot.homes.first(where: { $0.id == id }) {
                 reportUnmapped(in: home)
-                desired = RetainedView.homePayloads(home, topics: topics, homeAssistant: homeAssistant)
+                desired = RetainedView.homePayloads(
+                    home, topics: topics, homeAssistant: homeAssistant, fragments: &layoutFragments)
                 homeAccessories[id] = Set(home.accessories.map(\.id))
             } else {
                 desired = [:]
@@ -210,6 +213,7 @@ public actor RetainedPublisher {
                 desired = RetainedView.accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
             } else {
                 desired = [:]
+                layoutFragments.forget(id)
             }
         }
         for (topic, payload) in desired.sorted(by: { $0.key < $1.key }) where published[topic] != payload {
@@ -240,8 +244,10 @@ public actor RetainedPublisher {
 
     private func view(of snapshot: HomeSnapshot) -> [RetainedView.Part: [String: [UInt8]]] {
         for home in snapshot.homes { reportUnmapped(in: home) }
+        layoutFragments.keep(only: Set(snapshot.homes.flatMap { $0.accessories.map(\.id) }))
         return RetainedView.parts(
-            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant)
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
+            fragments: &layoutFragments)
     }
 
     /// Logs, once each, the services of `home` that no Home Assistant component fits.

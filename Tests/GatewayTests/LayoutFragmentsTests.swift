@@ -1,0 +1,51 @@
+import Accessories
+import Foundation
+import Testing
+
+@testable import Gateway
+@testable import HomeModel
+
+/// `$layout` spliced from remembered accessory entries must be the bytes a full rendering gives, after
+/// every change that alters what an entry shows: its own name, room and reachability, its room's name,
+/// its bridge's name.
+@Suite("The layout from remembered accessory entries")
+struct LayoutFragmentsTests {
+    @Test("equal to a full rendering after each change, with one cache kept throughout")
+    func equalToFullRendering() async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
+        let demo = try DemoHome.load(contentsOf: file)
+        let manager = try HomeManager(database: .inMemory())
+        let driver = demo.makeDriver()
+        try await manager.attach(driver)
+        try await demo.seed(manager)
+        var fragments = LayoutFragments()
+
+        func check(_ after: String) async throws {
+            let home = try await manager.home("Main House", account: "owner")
+            let spliced = String(decoding: Rendering.layoutBytes(home, fragments: &fragments), as: UTF8.self)
+            let full = Rendering.layout(home).serialized
+            let same = spliced == full
+            #expect(same, "after \(after): the spliced layout differs from the full rendering")
+        }
+
+        try await check("the start")
+        try await check("nothing")
+        await driver.setReachable(false, "living-lamp")
+        // The driver's report reaches the model through its stream: wait for the state
+        while try await manager.home("Main House", account: "owner").accessory("living-lamp")?.isReachable != false {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await check("a lamp unreachable")
+        try await manager.renameAccessory("Floor Lamp", to: "Reading Lamp", home: "Main House", account: "owner")
+        try await check("a rename")
+        try await manager.renameRoom("Living Room", to: "Lounge", home: "Main House", account: "owner")
+        try await check("its room renamed")
+        try await manager.renameAccessory("Hue Bridge", to: "Philips Bridge", home: "Main House", account: "owner")
+        try await check("a bridge renamed (its bridged accessories name it)")
+        try await manager.assignAccessory("Reading Lamp", toRoom: "Kitchen", home: "Main House", account: "owner")
+        try await check("a move")
+        try await manager.removeAccessory("Philips Bridge", home: "Main House", account: "owner")
+        try await check("a bridge removed with its bridged accessories")
+    }
+}
