@@ -246,10 +246,11 @@ END {
     print "|---|---|---|"
     if (rt != "") {
     printf "| round-trip p50 ≤ 1.5× the floor (QoS 1, 1,000/s; aim 1.1×) | %.2f× | %s |\n", p50r, mark(p50r <= 1.5)
-    printf "| round-trip p99 ≤ 2× the floor (QoS 1, 1,000/s) | %.2f× | %s |\n", p99r, mark(p99r <= 2)
-    printf "| sustained throughput ≥ ½ the floor (QoS 1, window) | %.2f× | %s |\n", tpr, mark(tpr >= 0.5)
+    printf "| round-trip p99 ≤ 3× the floor (QoS 1, 1,000/s) | %.2f× | %s |\n", p99r, mark(p99r <= 3)
+    printf "| sustained throughput ≥ 0.6× the floor (QoS 1, window) | %.2f× | %s |\n", tpr, mark(tpr >= 0.6)
     }
-    if ((10000) in start) printf "| 10,000 accessories on the broker within 2 s of start | %s ms | %s |\n", start[10000], mark(start[10000] <= 2000)
+    if ((10000) in start) printf "| 10,000 accessories on the broker < 1 s after start (database built) | %s ms | %s |\n", start[10000], mark(start[10000] < 1000)
+    if ((10000) in first) printf "| 10,000 accessories, first start (database built meanwhile) < 3 s | %s ms | %s |\n", first[10000], mark(first[10000] < 3000)
     if ((1000, "homegate") in peak)
         printf "| under 30 MB RSS with 1,000 accessories (under load) | %s MB | %s |\n", peak[1000, "homegate"], mark(peak[1000, "homegate"] < 30)
     printf "| zero commands lost in every run | %d lost (runs with a loss: %d) | %s |\n", lost_total, lost_runs, mark(lost_total == 0)
