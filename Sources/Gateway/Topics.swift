@@ -153,10 +153,18 @@ public struct Topics: Sendable, Hashable {
 
     fileprivate static func checkLevel(_ level: String, _ what: String) throws(TopicError) {
         guard !level.isEmpty else { throw TopicError("the \(what) level is empty") }
-        guard !level.contains(where: { $0 == "+" || $0 == "#" }) else {
-            throw TopicError("the \(what) level '\(level)' contains an MQTT wildcard")
+        // On the bytes: every command's levels pass here. '+' and '#' are ASCII, and UTF-8 never
+        // hides an ASCII byte inside another character.
+        var isASCII = true
+        for byte in level.utf8 {
+            if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") {
+                throw TopicError("the \(what) level '\(level)' contains an MQTT wildcard")
+            }
+            if byte < 0x20 || byte == 0x7F { throw TopicError("the \(what) level contains a control character") }
+            if byte >= 0x80 { isASCII = false }
         }
-        guard !level.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Other control characters (U+0080...U+009F) only in text beyond ASCII
+        guard isASCII || !level.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw TopicError("the \(what) level contains a control character")
         }
     }

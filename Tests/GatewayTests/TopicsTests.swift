@@ -67,6 +67,10 @@ struct TopicsTests {
             ("homegate/H/R/A/S/C/set/guest/extra", "too many"),
             ("homegate/H//A/S/C/set", "room level is empty"),
             ("homegate/H/R/A/$set/gu\u{1}est", "control character"),
+            ("homegate/H/R/La\u{7F}mp/S/C/set", "control character"),
+            ("homegate/Küche/R/La\u{85}mpe/S/C/set", "control character"),
+            ("homegate/H/R/A/S/C/set/gu+est", "wildcard"),
+            ("homegate/Küche/R/Lämpe #2/S/C/set", "wildcard"),
         ])
     func malformed(topic: String, reason: String) {
         #expect {
