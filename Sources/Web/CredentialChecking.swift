@@ -40,8 +40,8 @@ public struct BrokerCredentials: CredentialChecking {
             // A broker without a password file lets every password in.
             if await connect(account: account, password: "not-" + randomToken()) == .accepted {
                 logger.error(
-                    "web login refused: the broker accepts any password for '\(account)'; the web page needs a broker that checks passwords (password_file)"
-                )
+                    "web login refused: the broker accepts any password; the web page needs a broker that checks passwords (password_file)",
+                    metadata: ["account": "\(printable(account))"])
                 return .unavailable("The broker does not check passwords, so the page cannot either.")
             }
             return .accepted
@@ -68,11 +68,21 @@ public struct BrokerCredentials: CredentialChecking {
                 return .refused
             } catch {
                 await client.disconnect()
+                // The reason goes to the log; a visitor who is not logged in learns only that.
                 logger.warning("web login: could not reach the broker", metadata: ["error": "\(error)"])
-                return .unavailable("The broker cannot be reached: \(error)")
+                return .unavailable("The broker cannot be reached; the hub's log says why.")
             }
         } catch {
-            return .unavailable("\(error)")
+            logger.warning("web login: could not make a client", metadata: ["error": "\(error)"])
+            return .unavailable("The broker cannot be reached; the hub's log says why.")
         }
     }
+}
+
+/// An account name as it may go into a log line: control characters shown as `?`, at most 64
+/// characters (a login form's account is anything a visitor typed).
+func printable(_ account: String) -> String {
+    let shown = String(
+        account.unicodeScalars.prefix(64).map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+    return account.unicodeScalars.count > 64 ? shown + "…" : shown
 }

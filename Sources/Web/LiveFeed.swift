@@ -44,11 +44,22 @@ final class LiveMailbox: Sendable {
     let signals: AsyncStream<Void>
     /// The homes the page may hear of (the account's, when it opened).
     let homes: Set<HomeID>
+    /// The session whose page it is: its logout closes the mailbox.
+    let session: String
 
-    init(homes: Set<HomeID>) {
+    init(homes: Set<HomeID>, session: String) {
         self.homes = homes
+        self.session = session
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// Wakes the page's stream without an update (its heartbeat: the stream then checks the
+    /// session and writes a comment, which also finds a browser that went away).
+    func poke() {
+        signal.yield()
+    }
+
+    var isClosed: Bool { pending.withLock { $0.closed } }
 
     func post(_ update: LiveUpdate) {
         let slot: String
@@ -86,16 +97,36 @@ final class LiveMailbox: Sendable {
 final class LiveFeed: Sendable {
     private let mailboxes = Mutex<[ObjectIdentifier: LiveMailbox]?>([:])
 
-    /// A mailbox for a page showing `homes`; closed at once after shutdown began.
-    func open(homes: Set<HomeID>) -> LiveMailbox {
-        let mailbox = LiveMailbox(homes: homes)
-        let opened = mailboxes.withLock { mailboxes in
-            guard mailboxes != nil else { return false }
+    /// How many streams one session may hold open (tabs of one browser), and all together.
+    let perSession: Int
+    let capacity: Int
+
+    init(perSession: Int = 8, capacity: Int = 256) {
+        self.perSession = perSession
+        self.capacity = capacity
+    }
+
+    /// A mailbox for a page of `session` showing `homes`; nil when the session or the gateway has
+    /// as many streams open as it may. Closed at once after shutdown began.
+    func open(homes: Set<HomeID>, session: String) -> LiveMailbox? {
+        let mailbox = LiveMailbox(homes: homes, session: session)
+        let opened: Bool? = mailboxes.withLock { mailboxes in
+            guard let open = mailboxes else { return false }
+            guard open.count < capacity, open.values.count(where: { $0.session == session }) < perSession else {
+                return nil
+            }
             mailboxes?[ObjectIdentifier(mailbox)] = mailbox
             return true
         }
+        guard let opened else { return nil }
         if !opened { mailbox.close() }
         return mailbox
+    }
+
+    /// Ends the streams of a session (its logout).
+    func close(session: String) {
+        let pages = mailboxes.withLock { Array(($0 ?? [:]).values.filter { $0.session == session }) }
+        for page in pages { close(page) }
     }
 
     func close(_ mailbox: LiveMailbox) {
@@ -113,6 +144,13 @@ final class LiveFeed: Sendable {
     }
 
     var openPages: Int { mailboxes.withLock { $0?.count ?? 0 } }
+
+    private let written = Mutex(0)
+
+    /// Counts updates a stream wrote to its page (for tests, which wait for them).
+    func noteWritten(_ count: Int) { written.withLock { $0 += count } }
+
+    var writtenUpdates: Int { written.withLock { $0 } }
 
     /// Posts what `event` means to each page: values and reachability to the pages of that home,
     /// a reload for any other change of a home shown, and to every page when homes or users change

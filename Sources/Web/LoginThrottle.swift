@@ -2,7 +2,9 @@ import Synchronization
 
 /// Limits password guessing: after `limit` failed logins within `window` for one account, or
 /// `limit × 4` from one address, further attempts are refused unchecked until the oldest failure
-/// leaves the window. A successful login clears its account's failures.
+/// leaves the window. A login being checked counts as a failure until it succeeds, so logins sent
+/// side by side get no more checks than logins sent one after another. A successful login clears
+/// its account's failures.
 final class LoginThrottle: Sendable {
     private struct Failures {
         var byAccount: [String: [ContinuousClock.Instant]] = [:]
@@ -23,8 +25,10 @@ final class LoginThrottle: Sendable {
         self.now = now
     }
 
-    /// Nil when an attempt may be checked now; else how long until one may.
-    func wait(account: String, address: String) -> Duration? {
+    /// Starts checking one login: nil and the attempt counted as a failure until ``finish(_:account:address:at:)``
+    /// says otherwise (so logins sent side by side cannot all be checked before the first failure is
+    /// recorded); else how long until one may be checked, and nothing counted.
+    func begin(account: String, address: String) -> Attempt {
         let moment = now()
         return failures.withLock { failures in
             prune(&failures, at: moment)
@@ -35,20 +39,47 @@ final class LoginThrottle: Sendable {
             if let recent = failures.byAddress[address], recent.count >= limit * 4 {
                 waits.append(recent[recent.count - limit * 4] + window - moment)
             }
-            return waits.max()
-        }
-    }
-
-    func failed(account: String, address: String) {
-        let moment = now()
-        failures.withLock { failures in
+            if let wait = waits.max() { return .refused(wait: wait) }
             failures.byAccount[account, default: []].append(moment)
             failures.byAddress[address, default: []].append(moment)
+            return .admitted(moment)
         }
     }
 
-    func succeeded(account: String) {
-        _ = failures.withLock { $0.byAccount.removeValue(forKey: account) }
+    /// What ``begin(account:address:)`` decided.
+    enum Attempt: Equatable {
+        /// Check it; pass the instant to ``finish(_:account:address:at:)``.
+        case admitted(ContinuousClock.Instant)
+        case refused(wait: Duration)
+    }
+
+    /// How a checked login ended: a failure stays counted; a success clears the account's failures;
+    /// a check that could not be made (broker unreachable) is not counted.
+    enum Outcome {
+        case failed, succeeded, notChecked
+    }
+
+    func finish(_ outcome: Outcome, account: String, address: String, at moment: ContinuousClock.Instant) {
+        failures.withLock { failures in
+            switch outcome {
+            case .failed:
+                break
+            case .succeeded:
+                failures.byAccount[account] = nil
+                Self.remove(moment, from: &failures.byAddress, key: address)
+            case .notChecked:
+                Self.remove(moment, from: &failures.byAccount, key: account)
+                Self.remove(moment, from: &failures.byAddress, key: address)
+            }
+        }
+    }
+
+    private static func remove(
+        _ moment: ContinuousClock.Instant, from table: inout [String: [ContinuousClock.Instant]], key: String
+    ) {
+        guard var times = table[key], let index = times.lastIndex(of: moment) else { return }
+        times.remove(at: index)
+        table[key] = times.isEmpty ? nil : times
     }
 
     private func prune(_ failures: inout Failures, at moment: ContinuousClock.Instant) {

@@ -41,20 +41,24 @@ struct Session: Sendable, Equatable {
 }
 
 /// The logins of the web page, in memory (a restart logs everyone out). Sessions end at a fixed
-/// time after login, whatever is done with them; at most `capacity` live at once, the oldest
-/// ending first.
+/// time after login, whatever is done with them. One account has at most `perAccount` at once (its
+/// own oldest ends first), all together at most `capacity` (then the oldest of the account that
+/// holds the most ends): logging in again and again ends only one's own sessions, never another
+/// account's while it holds fewer.
 final class SessionStore: Sendable {
     private let sessions = Mutex<[String: Session]>([:])
     let lifetime: Duration
     let capacity: Int
+    let perAccount: Int
     private let now: @Sendable () -> ContinuousClock.Instant
 
     init(
-        lifetime: Duration, capacity: Int = 1_000,
+        lifetime: Duration, capacity: Int = 1_000, perAccount: Int = 20,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
         self.lifetime = lifetime
         self.capacity = capacity
+        self.perAccount = perAccount
         self.now = now
     }
 
@@ -64,8 +68,15 @@ final class SessionStore: Sendable {
         let session = Session(token: randomToken(), account: account, csrf: randomToken(), expires: moment + lifetime)
         sessions.withLock { sessions in
             sessions = sessions.filter { $0.value.expires > moment }
-            while sessions.count >= capacity, let oldest = sessions.min(by: { $0.value.expires < $1.value.expires }) {
-                sessions[oldest.key] = nil
+            func endOldest(of owner: String) {
+                let oldest = sessions.filter { $0.value.account == owner }.min { $0.value.expires < $1.value.expires }
+                if let oldest { sessions[oldest.key] = nil }
+            }
+            while sessions.values.count(where: { $0.account == account }) >= perAccount { endOldest(of: account) }
+            while sessions.count >= capacity {
+                let counts = Dictionary(grouping: sessions.values, by: \.account).mapValues(\.count)
+                guard let busiest = counts.max(by: { $0.value < $1.value })?.key else { break }
+                endOldest(of: busiest)
             }
             sessions[session.token] = session
         }

@@ -14,10 +14,14 @@ import Synchronization
 public struct WebRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let remoteAddress: String
+    /// Whether the peer is this host (a reverse proxy beside the gateway may then speak for the visitor).
+    let isLoopback: Bool
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        let address = source.channel.remoteAddress?.ipAddress
+        remoteAddress = address ?? "unknown"
+        isLoopback = address.map { $0.hasPrefix("127.") || $0 == "::1" || $0 == "::ffff:127.0.0.1" } ?? false
     }
 }
 
@@ -46,7 +50,7 @@ public struct WebServer: ServiceLifecycle.Service {
         site = WebSite(
             manager: manager, router: router, credentials: credentials, statistics: statistics,
             sessions: SessionStore(lifetime: settings.sessionLifetime),
-            isConnected: { client?.isConnected ?? false }, logger: logger)
+            isConnected: { client?.isConnected ?? false }, logger: logger, behindProxy: settings.behindProxy)
         self.logger = logger
         self.listening = listening
     }

@@ -14,6 +14,8 @@ final class WebSite: Sendable {
     static let loginCookie = "homegate_login"
     /// The largest form accepted.
     static let maximumBody = 65_536
+    /// The longest account name a login may name (it becomes a key of the login throttle).
+    static let maximumAccountBytes = 256
 
     let manager: HomeManager
     let commands: CommandRouter
@@ -24,14 +26,21 @@ final class WebSite: Sendable {
     let feed = LiveFeed()
     let isConnected: @Sendable () -> Bool
     let logger: Logger
+    /// How often an open page's stream checks its session and shows it is alive.
+    let heartbeat: Duration
+    /// Behind a reverse proxy on this host (`web.behindProxy`): see ``Proxy``.
+    let proxy: Proxy
     /// When the last permit join asked for from the page ends (Unix seconds), for its countdown.
     private let joinOpenUntil = Mutex<Int?>(nil)
 
     init(
         manager: HomeManager, router: CommandRouter, credentials: any CredentialChecking,
         statistics: GatewayStatistics, sessions: SessionStore, throttle: LoginThrottle = LoginThrottle(),
-        isConnected: @escaping @Sendable () -> Bool, logger: Logger
+        isConnected: @escaping @Sendable () -> Bool, logger: Logger, heartbeat: Duration = .seconds(20),
+        behindProxy: Bool = false
     ) {
+        self.heartbeat = heartbeat
+        proxy = Proxy(isTrusted: behindProxy)
         self.manager = manager
         commands = router
         self.credentials = credentials
@@ -54,25 +63,25 @@ final class WebSite: Sendable {
         router.get("/static/app.js") { _, _ in
             Self.asset(Assets.script, type: "text/javascript; charset=utf-8")
         }
-        router.get("/login") { [self] request, _ in loginPage(request) }
+        router.get("/login") { [self] request, context in loginPage(request, context: context) }
         router.post("/login") { [self] request, context in try await login(request, context: context) }
-        router.post("/logout") { [self] request, _ in try await logout(request) }
+        router.post("/logout") { [self] request, context in try await logout(request, context: context) }
         router.get("/") { [self] request, _ in await homesPage(request) }
         router.get("/home") { [self] request, _ in await homePage(request) }
         router.get("/home/live") { [self] request, _ in await liveUpdates(request) }
         router.get("/health") { [self] request, _ in await healthPage(request) }
-        router.post("/command") { [self] request, _ in try await command(request) }
-        router.post("/request") { [self] request, _ in try await operation(request) }
+        router.post("/command") { [self] request, context in try await command(request, context: context) }
+        router.post("/request") { [self] request, context in try await operation(request, context: context) }
         return router
     }
 
     // MARK: Login and logout
 
-    private func loginPage(_ request: Request) -> Response {
+    private func loginPage(_ request: Request, context: WebRequestContext) -> Response {
         if sessions.session(request.cookies[Self.sessionCookie]?.value) != nil { return Self.redirect("/") }
         let token = randomToken()
         var response = Self.html(Pages.login(loginToken: token))
-        response.setCookie(Self.cookie(Self.loginCookie, token, maxAge: 3_600, path: "/login"))
+        response.setCookie(cookie(Self.loginCookie, token, maxAge: 3_600, path: "/login", request, context))
         return response
     }
 
@@ -80,7 +89,7 @@ final class WebSite: Sendable {
         guard let form = try await Self.form(request) else { return Self.tooLarge() }
         let account = form["account"] ?? ""
         guard let expected = request.cookies[Self.loginCookie]?.value, let sent = form["csrf"],
-            sameSecret(expected, sent), Self.sameOrigin(request)
+            sameSecret(expected, sent), proxy.sameOrigin(request, context: context)
         else {
             return forbidden(request, session: nil, "The login form was not this page's own; open the page again.")
         }
@@ -88,48 +97,61 @@ final class WebSite: Sendable {
             let token = randomToken()
             var response = Self.html(Pages.login(loginToken: token, account: account, problem: problem), status: status)
             response.headers.append(contentsOf: headers)
-            response.setCookie(Self.cookie(Self.loginCookie, token, maxAge: 3_600, path: "/login"))
+            response.setCookie(cookie(Self.loginCookie, token, maxAge: 3_600, path: "/login", request, context))
             return response
         }
         let password = form["password"] ?? ""
         guard !account.isEmpty, !password.isEmpty else { return again(.badRequest, "Enter your account and password.") }
-        if let wait = throttle.wait(account: account, address: context.remoteAddress) {
+        guard account.utf8.count <= Self.maximumAccountBytes else {
+            return again(.badRequest, "An account name has at most \(Self.maximumAccountBytes) bytes.")
+        }
+        let address = proxy.visitor(request, context: context)
+        let started: ContinuousClock.Instant
+        switch throttle.begin(account: account, address: address) {
+        case .refused(let wait):
             let seconds = max(1, Int(wait.components.seconds) + 1)
-            logger.warning("web login refused: too many failed logins", metadata: ["account": "\(account)"])
+            logger.warning("web login refused: too many failed logins", metadata: ["account": "\(printable(account))"])
             return again(
                 .tooManyRequests, "Too many failed logins; try again in \(seconds) seconds.",
                 headers: [.retryAfter: "\(seconds)"])
+        case .admitted(let moment):
+            started = moment
         }
         switch await credentials.check(account: account, password: password) {
         case .accepted:
-            throttle.succeeded(account: account)
+            throttle.finish(.succeeded, account: account, address: address, at: started)
             let session = sessions.start(account: account)
             var response = Self.redirect("/")
             response.setCookie(
-                Self.cookie(Self.sessionCookie, session.token, maxAge: sessions.secondsLeft(session), path: "/"))
-            response.setCookie(Self.cookie(Self.loginCookie, "", maxAge: 0, path: "/login"))
-            logger.info("web login", metadata: ["account": "\(account)"])
+                cookie(
+                    Self.sessionCookie, session.token, maxAge: sessions.secondsLeft(session), path: "/", request,
+                    context))
+            response.setCookie(cookie(Self.loginCookie, "", maxAge: 0, path: "/login", request, context))
+            logger.info("web login", metadata: ["account": "\(printable(account))"])
             return response
         case .refused:
-            throttle.failed(account: account, address: context.remoteAddress)
-            logger.notice("web login failed", metadata: ["account": "\(account)", "from": "\(context.remoteAddress)"])
+            throttle.finish(.failed, account: account, address: address, at: started)
+            logger.notice("web login failed", metadata: ["account": "\(printable(account))", "from": "\(address)"])
             return again(.unauthorized, "Wrong account or password.")
         case .unavailable(let reason):
+            throttle.finish(.notChecked, account: account, address: address, at: started)
             return again(.serviceUnavailable, "Logging in is not possible now: \(reason)")
         }
     }
 
-    private func logout(_ request: Request) async throws -> Response {
+    private func logout(_ request: Request, context: WebRequestContext) async throws -> Response {
         guard let session = sessions.session(request.cookies[Self.sessionCookie]?.value) else {
             return Self.redirect("/login")
         }
         guard let form = try await Self.form(request) else { return Self.tooLarge() }
-        guard let sent = form["csrf"], sameSecret(session.csrf, sent), Self.sameOrigin(request) else {
+        guard let sent = form["csrf"], sameSecret(session.csrf, sent), proxy.sameOrigin(request, context: context)
+        else {
             return forbidden(request, session: session, "That form was not this page's own; nothing was done.")
         }
         sessions.end(session.token)
+        feed.close(session: session.token)
         var response = Self.redirect("/login")
-        response.setCookie(Self.cookie(Self.sessionCookie, "", maxAge: 0, path: "/"))
+        response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0, path: "/", request, context))
         return response
     }
 
@@ -188,7 +210,10 @@ final class WebSite: Sendable {
     // MARK: Live values
 
     /// Server-sent events for one home's page: values, reachability, and `reload` when the layout
-    /// changed. Ends when the session does (`ended`), when the page goes, or at shutdown.
+    /// or the account's homes changed, after which the stream ends (the page loads itself again,
+    /// and its account's membership is checked again then). Every `heartbeat` it checks that the
+    /// session lives and writes a comment, which also finds a browser that went away. Ends with
+    /// `ended` when the session does (logout, expiry), and at shutdown.
     private func liveUpdates(_ request: Request) async -> Response {
         guard let session = sessions.session(request.cookies[Self.sessionCookie]?.value) else {
             return Response(status: .unauthorized)
@@ -196,20 +221,38 @@ final class WebSite: Sendable {
         let name = request.uri.queryParameters["name"].map(String.init) ?? ""
         let homes = await manager.homes(for: session.account).filter { HomeName.matches($0.name, name) }
         guard !homes.isEmpty else { return Response(status: .notFound) }
-        let mailbox = feed.open(homes: Set(homes.map(\.id)))
+        guard let mailbox = feed.open(homes: Set(homes.map(\.id)), session: session.token) else {
+            return Response(status: .tooManyRequests, headers: [.retryAfter: "10", .cacheControl: "no-store"])
+        }
         let sessions = sessions
         let feed = feed
+        let heartbeat = heartbeat
         let body = ResponseBody { writer in
-            defer { feed.close(mailbox) }
+            let beating = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    mailbox.poke()
+                }
+            }
+            defer {
+                beating.cancel()
+                feed.close(mailbox)
+            }
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
             for await _ in mailbox.signals {
-                // What happened before the session ended still reaches the page, then the end.
-                let updates = mailbox.take().map(\.event).joined()
-                let ended = sessions.session(session.token) == nil
-                if !updates.isEmpty || ended {
-                    try await writer.write(ByteBuffer(string: updates + (ended ? "event: ended\ndata: {}\n\n" : "")))
+                // A session that ended hears nothing more, whatever is waiting.
+                if sessions.session(session.token) == nil { break }
+                let updates = mailbox.take()
+                guard !updates.isEmpty else {
+                    try await writer.write(ByteBuffer(string: ": alive\n\n"))
+                    continue
                 }
-                if ended { break }
+                try await writer.write(ByteBuffer(string: updates.map(\.event).joined()))
+                feed.noteWritten(updates.count)
+                if updates.contains(.reload) { break }
+            }
+            if sessions.session(session.token) == nil {
+                try await writer.write(ByteBuffer(string: "event: ended\ndata: {}\n\n"))
             }
             try await writer.finish(nil)
         }
@@ -223,8 +266,8 @@ final class WebSite: Sendable {
 
     /// A command of a home (`set`, `run`, `identify`) through the command path, as the session's
     /// account.
-    private func command(_ request: Request) async throws -> Response {
-        try await act(request) { form, session in
+    private func command(_ request: Request, context: WebRequestContext) async throws -> Response {
+        try await act(request, context: context) { form, session in
             let home = form["home"] ?? ""
             let topics = commands.topics
             let levels: [String]
@@ -243,8 +286,17 @@ final class WebSite: Sendable {
             default:
                 return Notice(succeeded: false, text: "Unknown command.", code: HomeError.Code.invalidParameter.name)
             }
-            let names = levels.filter { !$0.hasPrefix("$") && $0 != "set" }
-            if let bad = names.first(where: { $0.isEmpty || $0.contains(where: { "/+#".contains($0) }) }) {
+            // The levels that hold names, by position; only a room may be `$default`.
+            var names: [String]
+            switch form["kind"] {
+            case "set": names = Array(levels[0..<5])
+            case "run": names = [levels[0], levels[2]]
+            default: names = Array(levels[0..<3])
+            }
+            if names.count > 1, names[1] == HomeName.defaultRoom, form["kind"] != "run" { names.remove(at: 1) }
+            if let bad = names.first(where: { name in
+                name.isEmpty || name.hasPrefix("$") || name.contains(where: { "/+#".contains($0) })
+            }) {
                 return Notice(
                     succeeded: false, text: "'\(bad)' is not a name of this home.",
                     code: HomeError.Code.invalidParameter.name)
@@ -255,8 +307,8 @@ final class WebSite: Sendable {
     }
 
     /// A request (`B/$request/<account>/<operation>`) built from the form's fields.
-    private func operation(_ request: Request) async throws -> Response {
-        try await act(request) { form, session in
+    private func operation(_ request: Request, context: WebRequestContext) async throws -> Response {
+        try await act(request, context: context) { form, session in
             let operation = form["operation"] ?? ""
             guard !operation.isEmpty, !operation.contains(where: { "/+#".contains($0) }) else {
                 return Notice(succeeded: false, text: "Unknown operation.", code: HomeError.Code.invalidParameter.name)
@@ -285,7 +337,7 @@ final class WebSite: Sendable {
     /// Checks the session and the form's CSRF token, runs `perform`, and answers: JSON for the
     /// page's script, else a redirect back with the notice kept for the next page.
     private func act(
-        _ request: Request, _ perform: (FormBody, Session) async -> Notice
+        _ request: Request, context: WebRequestContext, _ perform: (FormBody, Session) async -> Notice
     ) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") ?? false
         guard let session = sessions.session(request.cookies[Self.sessionCookie]?.value) else {
@@ -295,7 +347,8 @@ final class WebSite: Sendable {
                 : Self.redirect("/login")
         }
         guard let form = try await Self.form(request) else { return Self.tooLarge() }
-        guard let sent = form["csrf"], sameSecret(session.csrf, sent), Self.sameOrigin(request) else {
+        guard let sent = form["csrf"], sameSecret(session.csrf, sent), proxy.sameOrigin(request, context: context)
+        else {
             logger.warning(
                 "web: refused a form without this session's token", metadata: ["account": "\(session.account)"])
             return wantsJSON
@@ -321,8 +374,13 @@ final class WebSite: Sendable {
         let handling = await commands.handle(message)
         statistics.handled(handling.outcome)
         switch handling.outcome {
-        case .succeeded, .ignored:
+        case .succeeded:
             return Notice(succeeded: true, text: successText, code: nil)
+        case .ignored:
+            // Not a command the gateway knows: nothing was done, and the page must not say otherwise.
+            return Notice(
+                succeeded: false, text: "That is not a command of this home; nothing was done.",
+                code: HomeError.Code.invalidParameter.name)
         case .failed(let code):
             var message = "Refused."
             if case .object(let members)? = handling.answer?.payload,
@@ -392,8 +450,14 @@ final class WebSite: Sendable {
         Self.html(Pages.problem(title: "Refused", message: message, session: session), status: .forbidden)
     }
 
-    static func cookie(_ name: String, _ value: String, maxAge: Int, path: String) -> Cookie {
-        Cookie(name: name, value: value, maxAge: maxAge, path: path, secure: false, httpOnly: true, sameSite: .strict)
+    /// A cookie of the page: HttpOnly, SameSite=Strict, and Secure when the browser came over HTTPS
+    /// (through a trusted proxy).
+    private func cookie(
+        _ name: String, _ value: String, maxAge: Int, path: String, _ request: Request, _ context: WebRequestContext
+    ) -> Cookie {
+        Cookie(
+            name: name, value: value, maxAge: maxAge, path: path, secure: proxy.isHTTPS(request, context: context),
+            httpOnly: true, sameSite: .strict)
     }
 
     /// The form of a POST, or nil when it is larger than ``maximumBody``.
@@ -403,21 +467,11 @@ final class WebSite: Sendable {
         return FormBody(String(buffer: buffer))
     }
 
-    /// A POST must come from this page: a browser's `Origin` (when it sends one) must name the host
-    /// the page is served on, and `Sec-Fetch-Site` must not say another site. Beside the CSRF token.
-    static func sameOrigin(_ request: Request) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site == "cross-site" || site == "same-site" {
-            return false
-        }
-        guard let origin = request.headers[.origin] else { return true }
-        guard let host = request.head.authority else { return false }
-        return origin == "http://\(host)" || origin == "https://\(host)"
-    }
-
-    /// Only this site's own paths, so a form cannot send the browser elsewhere.
+    /// Only the pages a form returns to (`/`, `/home?name=…`, `/health`), and nothing a browser
+    /// would read as another host: no control characters, no backslash.
     static func safeReturn(_ path: String?) -> String {
-        guard let path, path.hasPrefix("/"), !path.hasPrefix("//"), !path.contains("\\"),
-            !path.contains(where: { $0.isNewline })
+        guard let path, path == "/" || path == "/health" || path.hasPrefix("/home?name="),
+            !path.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F || $0 == "\\" })
         else { return "/" }
         return path
     }
@@ -438,5 +492,46 @@ struct SecurityHeaders: RouterMiddleware {
         response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         return response
+    }
+}
+
+/// What the page believes of forwarding headers. Without `web.behindProxy` none of them: the peer is
+/// the visitor and the `Host` header the page's host. With it, and only for requests from this host
+/// (the proxy beside the gateway), the last `X-Forwarded-For` address is the visitor (what the login
+/// throttle counts), `X-Forwarded-Host` the host the browser used, `X-Forwarded-Proto` its scheme.
+struct Proxy: Sendable {
+    let isTrusted: Bool
+
+    private func trusts(_ context: WebRequestContext) -> Bool { isTrusted && context.isLoopback }
+
+    private static func last(_ request: Request, _ name: String) -> String? {
+        guard let field = HTTPField.Name(name), let value = request.headers[values: field].last else { return nil }
+        let item = value.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        return item?.isEmpty == false ? item : nil
+    }
+
+    /// The address the login throttle counts for this request.
+    func visitor(_ request: Request, context: WebRequestContext) -> String {
+        guard trusts(context), let forwarded = Self.last(request, "X-Forwarded-For") else {
+            return context.remoteAddress
+        }
+        return forwarded
+    }
+
+    /// Whether the browser reached the page over HTTPS (so cookies may say `Secure`).
+    func isHTTPS(_ request: Request, context: WebRequestContext) -> Bool {
+        trusts(context) && Self.last(request, "X-Forwarded-Proto")?.lowercased() == "https"
+    }
+
+    /// A POST must come from this page: a browser's `Origin` (when it sends one) must name the host
+    /// the page is served on, and `Sec-Fetch-Site` must not say another site. Beside the CSRF token.
+    func sameOrigin(_ request: Request, context: WebRequestContext) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site == "cross-site" || site == "same-site" {
+            return false
+        }
+        guard let origin = request.headers[.origin] else { return true }
+        let forwardedHost = trusts(context) ? Self.last(request, "X-Forwarded-Host") : nil
+        guard let host = forwardedHost ?? request.head.authority else { return false }
+        return origin == "http://\(host)" || origin == "https://\(host)"
     }
 }

@@ -211,6 +211,12 @@ struct ConfigurationTests {
         #expect(short.message.contains("'web.sessionLifetime' is 5"))
         let typo = try problem("web:\n  listn: 127.0.0.1:80\n")
         #expect(typo.message.contains("listen"))
+        #expect(defaults.web?.behindProxy == false)
+        let proxied = try GatewayConfiguration.parse(
+            yaml: "web:\n  behindProxy: true\n", file: "homegate.yml", environment: [:])
+        #expect(proxied.web?.behindProxy == true)
+        let notBool = try problem("web:\n  behindProxy: sometimes\n")
+        #expect(notBool.message.contains("web.behindProxy"), "\(notBool.message)")
     }
 
     @Test("a missing file is reported with its path")

@@ -21,6 +21,41 @@ final class FakeCredentials: CredentialChecking {
     }
 }
 
+/// Holds every check until the test opens the gate; counts the checks begun. Refuses every password.
+final class GatedCredentials: CredentialChecking {
+    private struct State {
+        var begun = 0
+        var isOpen = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    var begun: Int { state.withLock { $0.begun } }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func check(account: String, password: String) async -> CredentialCheck {
+        await withCheckedContinuation { continuation in
+            let proceed = state.withLock { state in
+                state.begun += 1
+                if state.isOpen { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+        return .refused
+    }
+}
+
 /// A clock the tests move: sessions and the login throttle read it.
 final class TestClock: Sendable {
     private let offset = Mutex(Duration.zero)
@@ -42,7 +77,10 @@ struct WebFixture {
     let clock: TestClock
     let statistics: GatewayStatistics
 
-    static func make(sessionLifetime: Duration = .seconds(3600)) async throws -> WebFixture {
+    static func make(
+        sessionLifetime: Duration = .seconds(3600), heartbeat: Duration = .seconds(20),
+        checker: (any CredentialChecking)? = nil, behindProxy: Bool = false
+    ) async throws -> WebFixture {
         let demo = try DemoHome.load(contentsOf: demoHome)
         let manager = try HomeManager(database: .inMemory())
         try await manager.attach(demo.makeDriver())
@@ -55,19 +93,24 @@ struct WebFixture {
         let site = WebSite(
             manager: manager,
             router: CommandRouter(manager: manager, topics: Topics(), defaultAccount: nil, rateLimit: nil),
-            credentials: credentials, statistics: statistics,
+            credentials: checker ?? credentials, statistics: statistics,
             sessions: SessionStore(lifetime: sessionLifetime, now: { clock.now }),
-            throttle: LoginThrottle(now: { clock.now }), isConnected: { true }, logger: logger)
+            throttle: LoginThrottle(now: { clock.now }), isConnected: { true }, logger: logger, heartbeat: heartbeat,
+            behindProxy: behindProxy)
         return WebFixture(manager: manager, site: site, credentials: credentials, clock: clock, statistics: statistics)
     }
 
-    /// Runs `body` with a client of the page's routes (no network), then stops the home.
-    func test<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        let application = Application(router: site.router())
+    /// Runs `body` with a client of the page's routes (no network, or a real server on loopback
+    /// with `.live`), then stops the home.
+    func test<T: Sendable>(
+        _ mode: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> T
+    ) async throws -> T {
+        let application = Application(
+            router: site.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         let following = Task { [site] in await site.followModel() }
         defer { following.cancel() }
         do {
-            let result = try await application.test(.router, body)
+            let result = try await application.test(mode, body)
             await manager.shutdown()
             return result
         } catch {

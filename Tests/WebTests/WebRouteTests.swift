@@ -9,7 +9,7 @@ import Testing
 
 @testable import Web
 
-@Suite("The web page's routes, without a network")
+@Suite("The web page's routes, without a network", .timeLimit(.minutes(2)))
 struct WebRouteTests {
     /// The form fields that switch the Floor Lamp, with `csrf`.
     static func lampForm(_ csrf: String, value: String, home: String = "Main House") -> KeyValuePairs<String, String> {
@@ -336,11 +336,39 @@ struct WebRouteTests {
                     "accessory": "Floor Lamp", "service": "Lightbulb", "characteristic": "On", "value": "true",
                     "return": "//evil.example/",
                 ], headers: guest.headers)
-            #expect(escape.headers[.location]?.hasPrefix("/") == true)
+            #expect(escape.headers[.location] == "/")
+            for (sent, expected) in [
+                ("/%09/evil.example/", "/"), ("/\t/evil.example/", "/"), ("https://evil.example/", "/"),
+                ("/home?name=Main%20House", "/home?name=Main%20House"), ("/health", "/health"),
+                ("/home?name=x\\y", "/"),
+            ] {
+                #expect(WebSite.safeReturn(sent) == expected, "\(sent)")
+            }
+            // `$` names are no names of a home: refused before the command path, nothing done
+            let before = try await fixture.manager.home("Main House", account: "owner")
+            for (home, room) in [("Main House", "$x/y"), ("$nothing", "Living Room"), ("Main House", "$layout")] {
+                let answer = try await client.post(
+                    "/command",
+                    [
+                        "csrf": guest.csrf, "kind": "set", "home": home, "room": room, "accessory": "Floor Lamp",
+                        "service": "Lightbulb", "characteristic": "On", "value": "true",
+                    ], headers: json)
+                #expect(answer.bodyText.contains(#""ok":false"#), "\(home) / \(room): \(answer.bodyText)")
+                #expect(answer.bodyText.contains(#""code":"invalidParameter""#), "\(home) / \(room)")
+            }
+            #expect(try await fixture.manager.home("Main House", account: "owner") == before)
+            // while the default room is a room of every home
+            let inDefault = try await client.post(
+                "/command",
+                [
+                    "csrf": guest.csrf, "kind": "set", "home": "Main House", "room": "$default",
+                    "accessory": "Floor Lamp", "service": "Lightbulb", "characteristic": "On", "value": "true",
+                ], headers: json)
+            #expect(inDefault.bodyText.contains(#""code":"notFound""#), "Floor Lamp is in the Living Room")
         }
     }
 
-    @Test("a page's live stream carries its home's values and ends when the session does")
+    @Test("a page's live stream carries its home's values; logout ends it at once, with nothing after")
     func liveStream() async throws {
         let fixture = try await WebFixture.make()
         try await fixture.test { client in
@@ -351,6 +379,8 @@ struct WebRouteTests {
             try await fixture.manager.writeValue(
                 .bool(true), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
                 home: "Main House", account: "owner")
+            // Wait until the page has it, then log out: no event follows the logout
+            while fixture.site.feed.writtenUpdates == 0 { try await Task.sleep(for: .milliseconds(5)) }
             _ = try await client.post("/logout", ["csrf": guest.csrf], headers: guest.headers)
             try await fixture.manager.writeValue(
                 .bool(false), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
@@ -358,8 +388,225 @@ struct WebRouteTests {
             let response = try await stream
             #expect(response.headers[.contentType] == "text/event-stream")
             #expect(response.bodyText.contains(#"data: {"k":"living-lamp/main/On","t":"on","v":true}"#))
+            #expect(!response.bodyText.contains(#""v":false"#), "a value set after the logout")
             #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
+            #expect(fixture.site.feed.openPages == 0)
         }
+    }
+
+    @Test("a member removed from the home: its stream says reload and ends, and a new one is refused")
+    func removedMemberStream() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            async let stream = client.execute(
+                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await fixture.manager.removeUser(named: "Gabriel", home: "Main House", account: "owner")
+            let response = try await stream
+            #expect(response.bodyText.hasSuffix("event: reload\ndata: {}\n\n"))
+            #expect(fixture.site.feed.openPages == 0)
+            let again = try await client.execute(
+                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+            #expect(again.status == .notFound)
+        }
+    }
+
+    @Test("a session that expires with no event: the heartbeat ends its stream with `ended`")
+    func expiryEndsQuietStream() async throws {
+        let fixture = try await WebFixture.make(sessionLifetime: .seconds(600), heartbeat: .milliseconds(20))
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            async let stream = client.execute(
+                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            fixture.clock.advance(by: .seconds(601))
+            let response = try await stream
+            #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
+            #expect(fixture.site.feed.openPages == 0)
+        }
+    }
+
+    @Test("one session may hold 8 streams open; the ninth is refused with 429")
+    func streamsPerSession() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        _ = try await client.execute(
+                            uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+                    }
+                }
+                while fixture.site.feed.openPages < 8 { try await Task.sleep(for: .milliseconds(5)) }
+                let ninth = try await client.execute(
+                    uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
+                #expect(ninth.status == .tooManyRequests)
+                _ = try await client.post("/logout", ["csrf": guest.csrf], headers: guest.headers)
+                try await group.waitForAll()
+            }
+            #expect(fixture.site.feed.openPages == 0)
+        }
+    }
+
+    @Test(
+        "logins sent side by side are checked no more often than logins one after another", .timeLimit(.minutes(1)))
+    func parallelLogins() async throws {
+        let gated = GatedCredentials()
+        let fixture = try await WebFixture.make(checker: gated)
+        try await fixture.test { client in
+            var forms: [(String, String)] = []
+            for _ in 0..<40 { forms.append(try await client.loginForm()) }
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for (token, cookie) in forms {
+                    group.addTask {
+                        try await client.post(
+                            "/login", ["csrf": token, "account": "owner", "password": "guess"],
+                            headers: [.cookie: "homegate_login=\(cookie)"]
+                        ).status
+                    }
+                }
+                var statuses: [HTTPResponse.Status] = []
+                // 35 are refused unchecked while 5 wait for the broker
+                for _ in 0..<35 { statuses.append(try await group.next()!) }
+                #expect(gated.begun == 5)
+                gated.open()
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses.count(where: { $0 == .tooManyRequests }) == 35)
+            #expect(statuses.count(where: { $0 == .unauthorized }) == 5)
+            #expect(gated.begun == 5)
+        }
+    }
+
+    @Test("20 failures from one address hold up every account from it; an overlong account is refused unchecked")
+    func addressThrottle() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            for account in ["a1", "a2", "a3", "a4"] {
+                for _ in 0..<5 {
+                    let (token, cookie) = try await client.loginForm()
+                    let response = try await client.post(
+                        "/login", ["csrf": token, "account": account, "password": "guess"],
+                        headers: [.cookie: "homegate_login=\(cookie)"])
+                    #expect(response.status == .unauthorized)
+                }
+            }
+            let checked = fixture.credentials.checks.withLock { $0 }
+            let (token, cookie) = try await client.loginForm()
+            let refused = try await client.post(
+                "/login", ["csrf": token, "account": "owner", "password": "owner"],
+                headers: [.cookie: "homegate_login=\(cookie)"])
+            #expect(refused.status == .tooManyRequests)
+            let (token2, cookie2) = try await client.loginForm()
+            let overlong = try await client.post(
+                "/login", ["csrf": token2, "account": String(repeating: "x", count: 300), "password": "x"],
+                headers: [.cookie: "homegate_login=\(cookie2)"])
+            #expect(overlong.status == .badRequest)
+            #expect(fixture.credentials.checks.withLock { $0 } == checked)
+        }
+    }
+}
+
+@Suite("The web page behind a reverse proxy (web.behindProxy), on a real server on loopback")
+struct ProxyTests {
+    static func failLogins(
+        _ client: any TestClientProtocol, account: String, from visitor: String, times: Int
+    ) async throws -> [HTTPResponse.Status] {
+        var statuses: [HTTPResponse.Status] = []
+        for _ in 0..<times {
+            let (token, cookie) = try await client.loginForm()
+            statuses.append(
+                try await client.post(
+                    "/login", ["csrf": token, "account": account, "password": "guess"],
+                    headers: [.cookie: "homegate_login=\(cookie)", HTTPField.Name("X-Forwarded-For")!: visitor]
+                ).status)
+        }
+        return statuses
+    }
+
+    @Test("the visitor is the forwarded address, the host the forwarded host, HTTPS makes cookies Secure")
+    func trusted() async throws {
+        let fixture = try await WebFixture.make(behindProxy: true)
+        try await fixture.test(.live) { client in
+            for account in ["a1", "a2", "a3", "a4"] {
+                #expect(
+                    try await Self.failLogins(client, account: account, from: "192.0.2.7", times: 5).allSatisfy {
+                        $0 == .unauthorized
+                    })
+            }
+            // The guessing visitor is held up, another visitor behind the same proxy is not
+            #expect(try await Self.failLogins(client, account: "a5", from: "192.0.2.7", times: 1) == [.tooManyRequests])
+            #expect(try await Self.failLogins(client, account: "a5", from: "192.0.2.8", times: 1) == [.unauthorized])
+
+            let (token, cookie) = try await client.loginForm()
+            let forwarded: HTTPFields = [
+                .cookie: "homegate_login=\(cookie)", .origin: "https://hub.example",
+                HTTPField.Name("X-Forwarded-Host")!: "hub.example", HTTPField.Name("X-Forwarded-Proto")!: "https",
+                HTTPField.Name("X-Forwarded-For")!: "192.0.2.9",
+            ]
+            let login = try await client.post(
+                "/login", ["csrf": token, "account": "guest", "password": "guest"], headers: forwarded)
+            #expect(login.status == .seeOther)
+            let setCookie = login.headers[values: .setCookie].first { $0.hasPrefix("homegate_session=") } ?? ""
+            #expect(setCookie.contains("Secure"), "\(setCookie)")
+            // The browser's origin must still be the forwarded host
+            let (token2, cookie2) = try await client.loginForm()
+            var elsewhere = forwarded
+            elsewhere[.cookie] = "homegate_login=\(cookie2)"
+            elsewhere[.origin] = "https://evil.example"
+            let refused = try await client.post(
+                "/login", ["csrf": token2, "account": "guest", "password": "guest"], headers: elsewhere)
+            #expect(refused.status == .forbidden)
+        }
+    }
+
+    @Test("without web.behindProxy, forwarding headers are not believed")
+    func untrusted() async throws {
+        let fixture = try await WebFixture.make(behindProxy: false)
+        try await fixture.test(.live) { client in
+            for account in ["a1", "a2", "a3", "a4"] {
+                _ = try await Self.failLogins(client, account: account, from: "192.0.2.\(account.count)", times: 5)
+            }
+            // Every visitor is the proxy's (the peer's) address: all are held up
+            #expect(
+                try await Self.failLogins(client, account: "a5", from: "192.0.2.99", times: 1) == [.tooManyRequests])
+            let (token, cookie) = try await client.loginForm()
+            let login = try await client.post(
+                "/login", ["csrf": token, "account": "guest", "password": "guest"],
+                headers: [
+                    .cookie: "homegate_login=\(cookie)", .origin: "https://hub.example",
+                    HTTPField.Name("X-Forwarded-Host")!: "hub.example",
+                ])
+            #expect(login.status == .forbidden, "a forwarded host is not the page's host without a trusted proxy")
+        }
+    }
+}
+
+@Suite("Web sessions")
+struct SessionStoreTests {
+    @Test("logging in again and again ends only the account's own oldest sessions")
+    func perAccountCap() {
+        let store = SessionStore(lifetime: .seconds(3600), capacity: 6, perAccount: 3)
+        let owner = store.start(account: "owner")
+        let other = store.start(account: "sam")
+        var guests: [Session] = []
+        for _ in 0..<10 { guests.append(store.start(account: "guest")) }
+        #expect(store.session(owner.token) != nil)
+        #expect(store.session(other.token) != nil)
+        #expect(guests.filter { store.session($0.token) != nil }.map(\.token) == guests.suffix(3).map(\.token))
+    }
+
+    @Test("when all sessions are taken, the account holding the most gives up its oldest")
+    func globalCap() {
+        let store = SessionStore(lifetime: .seconds(3600), capacity: 4, perAccount: 3)
+        let a = (0..<3).map { _ in store.start(account: "a") }
+        let b = store.start(account: "b")
+        let c = store.start(account: "c")
+        #expect(store.session(a[0].token) == nil)
+        #expect(store.session(a[1].token) != nil && store.session(b.token) != nil && store.session(c.token) != nil)
     }
 }
 

@@ -530,7 +530,7 @@ private struct Loader {
             return
         }
         var settings = GatewayConfiguration.WebSettings()
-        let section = reader.section(entry.value, path: "web", keys: ["listen", "sessionLifetime"])
+        let section = reader.section(entry.value, path: "web", keys: ["listen", "sessionLifetime", "behindProxy"])
         if let node = section["listen"]?.value, let listen = reader.string(node, "web.listen") {
             if let (host, port) = GatewayConfiguration.hostAndPort(listen) {
                 settings.host = host
@@ -549,6 +549,9 @@ private struct Loader {
             } else {
                 settings.sessionLifetime = .seconds(seconds)
             }
+        }
+        if let behindProxy = reader.bool(section["behindProxy"]?.value, "web.behindProxy") {
+            settings.behindProxy = behindProxy
         }
         web = settings
     }

@@ -231,11 +231,20 @@ public struct GatewayConfiguration: Sendable, Hashable {
         public var port: Int
         /// How long a login lasts: the session cookie expires then, whatever is done with it.
         public var sessionLifetime: Duration
+        /// The page is reached through a reverse proxy on this host: for requests from loopback,
+        /// `X-Forwarded-For` names the visitor (the login throttle counts per visitor, not per
+        /// proxy), `X-Forwarded-Host` the host the browser used, and `X-Forwarded-Proto: https`
+        /// makes the cookies `Secure`.
+        public var behindProxy: Bool
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600)) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600),
+            behindProxy: Bool = false
+        ) {
             self.host = host
             self.port = port
             self.sessionLifetime = sessionLifetime
+            self.behindProxy = behindProxy
         }
 
         /// `host:port` as `web.listen` writes it.
