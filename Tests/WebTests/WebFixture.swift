@@ -119,6 +119,19 @@ struct WebFixture {
         }
     }
 
+    /// Opens `browser`'s live stream of the Main House and returns once the page is open; the task
+    /// ends with the stream.
+    func openLiveStream(_ client: some TestClientProtocol, _ browser: Browser) async throws
+        -> Task<TestResponse, any Error>
+    {
+        let opened = site.feed.openPages
+        let stream = Task {
+            try await client.execute(uri: "/home/live?name=Main%20House", method: .get, headers: browser.headers)
+        }
+        while site.feed.openPages == opened { try await Task.sleep(for: .milliseconds(5)) }
+        return stream
+    }
+
     /// The value of a characteristic of the Main House, read from the model.
     func value(_ accessory: String, _ type: CharacteristicType, home: String = "Main House") async throws
         -> CharacteristicValue?

@@ -373,9 +373,7 @@ struct WebRouteTests {
         let fixture = try await WebFixture.make()
         try await fixture.test { client in
             let guest = try await client.logIn("guest")
-            async let stream = client.execute(
-                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
-            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let stream = try await fixture.openLiveStream(client, guest)
             try await fixture.manager.writeValue(
                 .bool(true), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
                 home: "Main House", account: "owner")
@@ -385,7 +383,7 @@ struct WebRouteTests {
             try await fixture.manager.writeValue(
                 .bool(false), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
                 home: "Main House", account: "owner")
-            let response = try await stream
+            let response = try await stream.value
             #expect(response.headers[.contentType] == "text/event-stream")
             #expect(response.bodyText.contains(#"data: {"k":"living-lamp/main/On","t":"on","v":true}"#))
             #expect(!response.bodyText.contains(#""v":false"#), "a value set after the logout")
@@ -399,11 +397,9 @@ struct WebRouteTests {
         let fixture = try await WebFixture.make()
         try await fixture.test { client in
             let guest = try await client.logIn("guest")
-            async let stream = client.execute(
-                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
-            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let stream = try await fixture.openLiveStream(client, guest)
             try await fixture.manager.removeUser(named: "Gabriel", home: "Main House", account: "owner")
-            let response = try await stream
+            let response = try await stream.value
             #expect(response.bodyText.hasSuffix("event: reload\ndata: {}\n\n"))
             #expect(fixture.site.feed.openPages == 0)
             let again = try await client.execute(
@@ -417,11 +413,9 @@ struct WebRouteTests {
         let fixture = try await WebFixture.make(sessionLifetime: .seconds(600), heartbeat: .milliseconds(20))
         try await fixture.test { client in
             let guest = try await client.logIn("guest")
-            async let stream = client.execute(
-                uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
-            while fixture.site.feed.openPages == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let stream = try await fixture.openLiveStream(client, guest)
             fixture.clock.advance(by: .seconds(601))
-            let response = try await stream
+            let response = try await stream.value
             #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
             #expect(fixture.site.feed.openPages == 0)
         }
