@@ -23,7 +23,7 @@ struct CountingClock: Clock {
     }
 }
 
-@Suite("Deadline: an operation raced against its timeout", .timeLimit(.minutes(1)))
+@Suite("Deadline: an operation raced against its timeout", .timeLimit(.minutes(3)))
 struct DeadlineTests {
     @Test("a finished operation leaves no timer sleeping until its deadline")
     func finishedOperationStopsItsTimer() async throws {

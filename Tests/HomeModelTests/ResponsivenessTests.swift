@@ -41,7 +41,7 @@ struct CountingDriver: AccessoryDriver {
 /// quickly; a silent device never answers, so those timeouts are certain. A request to a device that
 /// does answer races the same 0.2 s timer, which a stalled machine can let win: such requests are
 /// checked by what reached the device, not by their answer.
-@Suite("Accessories that stop answering", .timeLimit(.minutes(1)))
+@Suite("Accessories that stop answering", .timeLimit(.minutes(3)))
 struct ResponsivenessTests {
     static func isReachable(_ fixture: Fixture, _ id: AccessoryID = "lamp") async throws -> Bool? {
         try await fixture.home().accessory(id)?.isReachable

@@ -56,7 +56,7 @@ final class Gate: Sendable {
     }
 }
 
-@Suite("A driver that ignores cancellation", .timeLimit(.minutes(1)))
+@Suite("A driver that ignores cancellation", .timeLimit(.minutes(3)))
 struct StubbornDriverTests {
     @Test("the command fails with operationTimedOut at the timeout, while the driver is still stuck")
     func timeoutIsKept() async throws {

@@ -16,8 +16,7 @@ struct DemoTests {
     /// Runs `homegate demo` on a free port until `body` is done, then stops it gracefully.
     private func withDemo(_ body: (_ port: Int) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
-            let port = try LoopbackPort.free()
-            let demo = try await startDemo(directory: directory, port: port)
+            let (demo, port) = try await startDemoOnAFreePort(directory: directory)
             do {
                 try await body(port)
             } catch {
@@ -27,6 +26,21 @@ struct DemoTests {
             }
             demo.send(SIGTERM)
             #expect(await demo.waitForExit() == 0)
+        }
+    }
+
+    /// Starts the demo on a free port; another process may take the port between its choice and
+    /// mosquitto's bind, so a start that failed with "Address already in use" is tried again on
+    /// another (as `MosquittoBroker.start` does).
+    private func startDemoOnAFreePort(directory: String) async throws -> (ChildProcess, Int) {
+        var attempt = 1
+        while true {
+            let port = try LoopbackPort.free()
+            do {
+                return (try await startDemo(directory: directory, port: port), port)
+            } catch let error as TimedOut where attempt < 5 && error.description.contains("Address already in use") {
+                attempt += 1
+            }
         }
     }
 
@@ -93,7 +107,7 @@ struct DemoTests {
     @Test("the demo prints its web page's address, and guest logs in there with its demo password")
     func webPage() async throws {
         try await withTemporaryDirectory { directory in
-            let demo = try await startDemo(directory: directory, port: try LoopbackPort.free())
+            let (demo, _) = try await startDemoOnAFreePort(directory: directory)
             defer { demo.send(SIGTERM) }
             var webPort: Int?
             try await waitUntil("the web page's address") {
@@ -117,11 +131,12 @@ struct DemoTests {
         let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb"
         let read = #"{"home":"Main House","accessory":"Floor Lamp","characteristic":"Brightness"}"#
         try await withTemporaryDirectory { directory in
-            let port = try LoopbackPort.free()
+            // The first start picks the port; the restarts take the same one
+            var (demo, port) = try await startDemoOnAFreePort(directory: directory)
             var expected = "100"
-            for (value, signal) in [("37", SIGTERM), ("42", SIGKILL)] {
+            for (index, (value, signal)) in [("37", SIGTERM), ("42", SIGKILL)].enumerated() {
                 // Given the demo, started again on the same folder, with the value of the run before
-                let demo = try await startDemo(directory: directory, port: port)
+                if index > 0 { demo = try await startDemo(directory: directory, port: port) }
                 let guest = try await Account.connect("guest", port: port)
                 #expect(readValue(try await guest.request("read", read)) == .integer(Int(expected)!))
                 #expect(try await guest.retained("\(lamp)/Brightness", becomes: expected))
@@ -141,7 +156,7 @@ struct DemoTests {
                 expected = value
             }
             // Then the lamp's device and its retained topic still say 42
-            let demo = try await startDemo(directory: directory, port: port)
+            demo = try await startDemo(directory: directory, port: port)
             let guest = try await Account.connect("guest", port: port)
             #expect(readValue(try await guest.request("read", read)) == .integer(42))
             #expect(try await guest.retained("\(lamp)/Brightness", becomes: "42"))

@@ -37,12 +37,29 @@ struct ReadmeTests {
         #expect(lines.allSatisfy { $0.contains("-p 1883") })
 
         try await withTemporaryDirectory { directory in
-            // Given the demo on a free port
-            let port = try LoopbackPort.free()
-            let demo = try ChildProcess(
-                try homegateExecutable(),
-                ["demo", "--port", "\(port)", "--web-port", "0", "--data", directory, "--home", demoHomeFile.path],
-                outputFile: "\(directory)/demo.log")
+            // Given the demo on a free port (another when mosquitto finds it taken: another process
+            // may bind it between the choice and mosquitto's bind)
+            var attempt = 1
+            var started: (ChildProcess, Int)?
+            while started == nil {
+                let port = try LoopbackPort.free()
+                let log = "\(directory)/demo.log"
+                try? FileManager.default.removeItem(atPath: log)
+                let demo = try ChildProcess(
+                    try homegateExecutable(),
+                    ["demo", "--port", "\(port)", "--web-port", "0", "--data", directory, "--home", demoHomeFile.path],
+                    outputFile: log)
+                try await waitFor("the demo's broker", log: log) { text in
+                    text.contains("mosquitto listens on 127.0.0.1:\(port) ") || !demo.isRunning
+                }
+                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                if demo.isRunning || attempt == 5 || !text.contains("Address already in use") {
+                    started = (demo, port)
+                } else {
+                    attempt += 1
+                }
+            }
+            let (demo, port) = started!
             do {
                 try await runLines(lines, against: demo, port: port, in: directory)
             } catch {

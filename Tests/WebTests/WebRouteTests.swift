@@ -9,7 +9,7 @@ import Testing
 
 @testable import Web
 
-@Suite("The web page's routes, without a network", .timeLimit(.minutes(2)))
+@Suite("The web page's routes, without a network", .timeLimit(.minutes(3)))
 struct WebRouteTests {
     /// The form fields that switch the Floor Lamp, with `csrf`.
     static func lampForm(_ csrf: String, value: String, home: String = "Main House") -> KeyValuePairs<String, String> {
@@ -444,8 +444,7 @@ struct WebRouteTests {
         }
     }
 
-    @Test(
-        "logins sent side by side are checked no more often than logins one after another", .timeLimit(.minutes(1)))
+    @Test("logins sent side by side are checked no more often than logins one after another")
     func parallelLogins() async throws {
         let gated = GatedCredentials()
         let fixture = try await WebFixture.make(checker: gated)
