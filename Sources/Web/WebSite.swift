@@ -269,31 +269,31 @@ final class WebSite: Sendable {
     private func command(_ request: Request, context: WebRequestContext) async throws -> Response {
         try await act(request, context: context) { form, session in
             let home = form["home"] ?? ""
+            let room = form["room"] ?? ""
+            let accessory = form["accessory"] ?? ""
             let topics = commands.topics
+            // The levels of the topic, and those of them that hold names (a room may also be `$default`)
+            let roomName = room == HomeName.defaultRoom ? [] : [room]
             let levels: [String]
+            let names: [String]
             var payload = ""
             switch form["kind"] {
             case "set":
-                levels = [
-                    home, form["room"] ?? "", form["accessory"] ?? "", form["service"] ?? "",
-                    form["characteristic"] ?? "", "set",
-                ]
+                let service = form["service"] ?? ""
+                let characteristic = form["characteristic"] ?? ""
+                levels = [home, room, accessory, service, characteristic, "set"]
+                names = [home] + roomName + [accessory, service, characteristic]
                 payload = form["value"] ?? ""
             case "run":
-                levels = [home, "$actionsets", form["actionSet"] ?? "", "$run"]
+                let actionSet = form["actionSet"] ?? ""
+                levels = [home, "$actionsets", actionSet, "$run"]
+                names = [home, actionSet]
             case "identify":
-                levels = [home, form["room"] ?? "", form["accessory"] ?? "", "$identify"]
+                levels = [home, room, accessory, "$identify"]
+                names = [home] + roomName + [accessory]
             default:
                 return Notice(succeeded: false, text: "Unknown command.", code: HomeError.Code.invalidParameter.name)
             }
-            // The levels that hold names, by position; only a room may be `$default`.
-            var names: [String]
-            switch form["kind"] {
-            case "set": names = Array(levels[0..<5])
-            case "run": names = [levels[0], levels[2]]
-            default: names = Array(levels[0..<3])
-            }
-            if names.count > 1, names[1] == HomeName.defaultRoom, form["kind"] != "run" { names.remove(at: 1) }
             if let bad = names.first(where: { name in
                 name.isEmpty || name.hasPrefix("$") || name.contains(where: { "/+#".contains($0) })
             }) {

@@ -121,6 +121,7 @@ enum ConfigFaultCorpus {
             inDemoHome: true, mentions: "already the administrator"),
         .init(
             what: "not YAML", config: "", demoHome: "homes: [\n", line: nil, inDemoHome: true, mentions: "YAML"),
+        .init(what: "an empty file", config: "", demoHome: "", line: nil, inDemoHome: true, mentions: "is empty"),
         .init(
             what: "the gateway's account as administrator", config: "mqtt:\n  username: owner\n",
             demoHome: validDemoHome, line: 4, mentions: "gateway's own account"),

@@ -36,12 +36,15 @@ public enum DemoHomeLoading {
                     fix: "check the indentation and quoting at that place")
             ])
         }
+        guard let root else {
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .invalidValue, at: .wholeFile(file), "the demo-home file is empty",
+                    fix: "compare with Config/demo-home.yml")
+            ])
+        }
         let home: DemoHome
         do {
-            guard let root else {
-                throw DecodingError.valueNotFound(
-                    DemoHome.self, .init(codingPath: [], debugDescription: "the file is empty"))
-            }
             home = try DemoHome.decode(root)
         } catch let error as DecodingError {
             throw ConfigurationErrors([decodingProblem(error, root: root, file: file)])

@@ -97,8 +97,9 @@ public actor HomeManager {
         }
     }
 
-    /// `event` with the model as it is now. A value's change holds only its accessory, so that
-    /// the next value committed in place does not copy the home's accessories.
+    /// `event` with the model as it is now. A value's change holds only its home cut down to that
+    /// accessory: a listener holding a whole home while the next value is committed in place would
+    /// make the manager copy the home's accessories for that commit.
     private func change(_ event: HomeEvent) -> HomeChange {
         if case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event,
             let (h, a) = graph.locate(accessory)
@@ -300,20 +301,6 @@ public actor HomeManager {
 
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
     public func allHomes() -> [Home] { graph.homes }
-
-    /// What a listener needs to render `event`: for a changed value, only that accessory's home cut
-    /// down to that one accessory; for anything else every home, as ``allHomes()``.
-    ///
-    /// A listener holding a whole home while the next value is committed would make the manager copy
-    /// the home's accessories for that commit.
-    public func homes(describing event: HomeEvent) -> [Home] {
-        guard case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event,
-            let (h, a) = graph.locate(accessory)
-        else { return graph.homes }
-        var home = graph.homes[h]
-        home.accessories = [home.accessories[a]]
-        return [home]
-    }
 
     /// The primary home; `nil` while there is no home.
     public var primaryHome: HomeID? { graph.primaryHome }

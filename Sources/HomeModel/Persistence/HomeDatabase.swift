@@ -276,7 +276,7 @@ public final class HomeDatabase: Sendable {
             { db in
                 let update = try Self.servicesUpdate(db)
                 for row in rows {
-                    try update.execute(arguments: [Self.json(row.services), row.id.rawValue])
+                    try update.execute(arguments: [ServicesJSON.encode(row.services), row.id.rawValue])
                 }
             },
             completion: { [self] _, result in
@@ -305,7 +305,9 @@ public final class HomeDatabase: Sendable {
             let update = try Self.servicesUpdate(db)
             for id in accessories {
                 guard let (h, a) = graph.locate(id) else { continue }
-                try update.execute(arguments: [Self.json(graph.homes[h].accessories[a].services), id.rawValue])
+                try update.execute(arguments: [
+                    ServicesJSON.encode(graph.homes[h].accessories[a].services), id.rawValue,
+                ])
             }
         }
     }
@@ -332,7 +334,8 @@ public final class HomeDatabase: Sendable {
                     if previous.services != accessory.services {
                         try AccessoryRecord
                             .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
-                            .updateAll(db, AccessoryRecord.Columns.services.set(to: Self.json(accessory.services)))
+                            .updateAll(
+                                db, AccessoryRecord.Columns.services.set(to: ServicesJSON.encode(accessory.services)))
                     }
                     continue
                 }
@@ -348,10 +351,6 @@ public final class HomeDatabase: Sendable {
             category: accessory.category.rawValue, manufacturer: accessory.manufacturer, model: accessory.model,
             bridgeID: accessory.bridge?.rawValue, bridgedIDs: accessory.bridgedAccessories.map(\.rawValue),
             services: accessory.services, position: position)
-    }
-
-    private static func json(_ services: [Service]) -> String {
-        ServicesJSON.encode(services)
     }
 
     private static func insert(_ home: Home, position: Int, _ db: Database) throws {
