@@ -19,6 +19,8 @@ struct GatewayApplication {
     var logger: Logger
     /// The virtual devices `accessories.virtual` names, when the caller read them already.
     var demoHome: DemoHome? = nil
+    /// The home manager on the configured database, when the caller opened it already.
+    var manager: HomeManager? = nil
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
     /// Run once the home is open and its drivers attached, beside the gateway (the demo places its
@@ -32,7 +34,7 @@ struct GatewayApplication {
 
     func run() async throws {
         let topics = configuration.topics
-        let manager = try await Self.openHome(configuration, demoHome: demoHome, logger: logger)
+        let manager = try await Self.openHome(configuration, opened: manager, demoHome: demoHome, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
@@ -93,19 +95,12 @@ struct GatewayApplication {
         try await group.run()
     }
 
-    /// The home manager on the configured database, with the virtual devices attached (and their
-    /// homes built while the database is empty).
-    static func openHome(_ configuration: GatewayConfiguration, demoHome: DemoHome? = nil, logger: Logger) async throws
-        -> HomeManager
-    {
-        try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
-        let database =
-            configuration.data.inMemory
-            ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
-        let manager = try HomeManager(
-            database: database, driverTimeout: configuration.commands.timeout,
-            homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
-            logger: logger)
+    /// The home manager on the configured database (`opened`, or opened now), with the drivers
+    /// attached (and the virtual devices' homes built while the database is empty).
+    static func openHome(
+        _ configuration: GatewayConfiguration, opened: HomeManager? = nil, demoHome: DemoHome? = nil, logger: Logger
+    ) async throws -> HomeManager {
+        let manager = try opened ?? openManager(configuration, logger: logger)
         if let zigbee2mqtt = try configuration.zigbee2mqttConfiguration(),
             let settings = configuration.accessories.zigbee2mqtt
         {
@@ -116,7 +111,7 @@ struct GatewayApplication {
             try await manager.attach(
                 HAPDriver(
                     endpoints: hap.endpoints.map { HAPEndpoint(host: $0.host, port: $0.port) },
-                    browser: hap.discovery ? HAPBrowser(logger: logger) : nil, secrets: database.secrets(for: "hap"),
+                    browser: hap.discovery ? HAPBrowser(logger: logger) : nil, secrets: manager.secrets(for: "hap"),
                     logger: logger))
         }
         if let devicesFile = configuration.accessories.virtual {
@@ -128,6 +123,20 @@ struct GatewayApplication {
             }
         }
         return manager
+    }
+}
+
+extension GatewayApplication {
+    /// The home manager on the configured database, without drivers: the homes as stored.
+    static func openManager(_ configuration: GatewayConfiguration, logger: Logger) throws -> HomeManager {
+        try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
+        let database =
+            configuration.data.inMemory
+            ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
+        return try HomeManager(
+            database: database, driverTimeout: configuration.commands.timeout,
+            homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
+            logger: logger)
     }
 }
 

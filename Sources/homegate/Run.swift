@@ -14,9 +14,12 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let (configuration, demoHome) = try options.loadWithDemoHome()
+        let (configuration, demoHome, manager) = try await options.loadWithDemoHome { configuration in
+            try GatewayApplication.openManager(configuration, logger: makeLogger(configuration.logging.level))
+        }
         try await GatewayApplication(
-            configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome
+            configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome,
+            manager: manager
         )
         .run()
     }

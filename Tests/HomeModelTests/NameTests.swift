@@ -93,6 +93,22 @@ struct NameTests {
         #expect(!HomeName.matches("Den", "Dens"))
     }
 
+    @Test("A renamed accessory is found by its new name and no longer by its old one, in place of a look at every name")
+    func renamedAccessoryLookup() async throws {
+        let f = try await Fixture.make()
+        try await f.manager.renameAccessory("Lamp", to: "Reading Light", home: Fixture.home, account: Fixture.admin)
+        let home = try await f.home()
+        #expect(home.accessory(named: "reading light")?.name == "Reading Light")
+        #expect(home.accessory(named: "Reading Light")?.id == "lamp")
+        #expect(home.accessory(named: "Lamp") == nil)
+        #expect(
+            await errorCode {
+                try await f.manager.addRoom(named: "READING LIGHT", home: Fixture.home, account: Fixture.admin)
+            } == .objectWithSimilarNameExistsInHome)
+        // The old name is free again.
+        try await f.manager.addRoom(named: "Lamp", home: Fixture.home, account: Fixture.admin)
+    }
+
     @Test("Home names are unique across the manager, compared the HomeKit way")
     func homeNamespace() async throws {
         // Given a home named Home1
@@ -199,6 +215,8 @@ struct NameMatchingTests {
     func pairs(lhs: String, rhs: String, same: Bool) {
         #expect(HomeName.matches(lhs, rhs) == same)
         #expect(HomeName.matches(lhs, rhs) == (HomeName.key(lhs) == HomeName.key(rhs)))
+        // The hash that lookups compare first must never rule out a match.
+        if same { #expect(HomeName.keyHash(lhs) == HomeName.keyHash(rhs)) }
     }
 
     @Test("random names: the in-place byte comparison agrees with comparing keys")
@@ -212,6 +230,7 @@ struct NameMatchingTests {
         for _ in 0..<5_000 {
             let (a, b) = (name(), name())
             #expect(HomeName.matches(a, b) == (HomeName.key(a) == HomeName.key(b)), "'\(a)' vs '\(b)'")
+            if HomeName.matches(a, b) { #expect(HomeName.keyHash(a) == HomeName.keyHash(b), "'\(a)' vs '\(b)'") }
         }
     }
 }

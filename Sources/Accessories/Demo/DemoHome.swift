@@ -135,7 +135,7 @@ public struct DemoHome: Sendable, Decodable {
     /// Adds an accessory, or, for a bridged one its bridge already brought in, moves and renames it.
     private func place(_ seed: AccessorySeed, home: String, account: String, _ manager: HomeManager) async throws {
         let id = AccessoryID(seed.id)
-        let existing = try await manager.home(home, account: account).accessory(id)
+        let existing = try await manager.accessory(id, home: home, account: account)
         guard let existing else {
             try await manager.addAccessory(id, home: home, room: seed.room, name: seed.name, account: account)
             return

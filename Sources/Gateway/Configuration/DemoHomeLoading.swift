@@ -19,16 +19,13 @@ public enum DemoHomeLoading {
         return try parse(yaml: yaml, file: file)
     }
 
-    /// Plain scalars are tried as YAML's booleans, numbers and null only: a demo home has no
-    /// timestamps, merge keys or `=`, and each kind costs a regular expression per scalar (with
-    /// 10,000 devices, a tenth of a second of the start).
-    static let resolver = Resolver.default.removing(.timestamp).removing(.merge).removing(.value)
-
     /// Reads demo-home text; `file` names it in the problems.
     public static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: yaml, Self.resolver)
+            // Composed without rules, then each plain scalar tagged once (`PlainScalarTags`): Yams
+            // would run a regular expression per kind each time a tag is first compared.
+            root = try Yams.compose(yaml: yaml, .basic).map(PlainScalarTags.retag)
         } catch {
             throw ConfigurationErrors([
                 ConfigurationError(

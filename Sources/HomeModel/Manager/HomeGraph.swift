@@ -168,7 +168,9 @@ struct HomeGraph: Sendable, Hashable {
         // accessory's fields, which made building a 10,000-accessory home quadratic in retains.
         for i in home.rooms.indices { try clash("room", home.rooms[i].id.rawValue, home.rooms[i].name) }
         for i in home.zones.indices { try clash("zone", home.zones[i].id.rawValue, home.zones[i].name) }
-        for i in home.accessories.indices {
+        // Accessories (there may be thousands) by their key hash first.
+        let hash = HomeName.keyHash(name)
+        for i in home.accessories.indices where home.accessories[i].nameKeyHash == hash {
             try clash("accessory", home.accessories[i].id.rawValue, home.accessories[i].name)
         }
         for i in home.actionSets.indices {

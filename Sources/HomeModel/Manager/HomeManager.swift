@@ -18,6 +18,10 @@ public actor HomeManager {
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
     private let database: HomeDatabase
+
+    /// Where the driver named `driver` keeps what must never be published (keys, pairings): this
+    /// manager's database.
+    public nonisolated func secrets(for driver: String) -> DriverSecrets { database.secrets(for: driver) }
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
@@ -289,6 +293,14 @@ public actor HomeManager {
     /// One home as `account` may see it. Throws `notFound`, or `insufficientPrivileges` for a non-member.
     public func home(_ name: String, account: String) throws(HomeError) -> Home {
         graph.homes[try graph.homeIndex(name, account: account, .member)]
+    }
+
+    /// The accessory `id` when it belongs to the home `name` names, which `account` must be a member
+    /// of; found through the graph's index, without a copy of the home or a pass over its accessories.
+    public func accessory(_ id: AccessoryID, home name: String, account: String) throws(HomeError) -> Accessory? {
+        let h = try graph.homeIndex(name, account: account, .member)
+        guard let place = graph.locate(id), place.home == h else { return nil }
+        return graph.homes[h].accessories[place.accessory]
     }
 
     /// Runs `body` on the home `name` names, which `account` must be a member of, in place: no copy

@@ -19,6 +19,30 @@ public enum HomeName {
         String(name.lowercased().filter { !isSpace($0) && !isApostrophe($0) })
     }
 
+    /// A hash of ``key(_:)``: names that ``matches(_:_:)`` takes for the same name have the same
+    /// hash, so a different hash rules a match out without comparing the names. (FNV-1a, not
+    /// `Hasher`: no per-process seed is needed, and an ASCII name is hashed without building its key.)
+    public static func keyHash(_ name: String) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        var ascii = true
+        for byte in name.utf8 {
+            if byte >= 0x80 {
+                ascii = false
+                break
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "'"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): add(byte + 0x20)
+            default: add(byte)
+            }
+        }
+        guard !ascii else { return Int(truncatingIfNeeded: hash) }
+        hash = 0xCBF2_9CE4_8422_2325
+        for byte in key(name).utf8 { add(byte) }
+        return Int(truncatingIfNeeded: hash)
+    }
+
     /// Whether two names are the same name under HomeKit's comparison.
     ///
     /// Commands look names up by this on every message, so ASCII names (nearly all) are compared in

@@ -5,7 +5,9 @@ extension Home {
     /// stored, which a plain comparison finds at memory speed. Names are unique under `matches`, so
     /// an exact hit is the only match, and the full comparison runs only for the rest.
     public func accessoryIndex(named name: String) -> Int? {
-        accessories.firstIndex { $0.name == name } ?? accessories.firstIndex { HomeName.matches($0.name, name) }
+        let hash = HomeName.keyHash(name)
+        return accessories.firstIndex { $0.nameKeyHash == hash && $0.name == name }
+            ?? accessories.firstIndex { $0.nameKeyHash == hash && HomeName.matches($0.name, name) }
     }
 
     /// The accessory that `name` names under ``HomeName/matches(_:_:)``.

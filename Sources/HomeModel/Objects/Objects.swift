@@ -76,7 +76,12 @@ public struct User: Sendable, Hashable, Identifiable {
 /// A device in a home, or found by a driver and not yet in a home.
 public struct Accessory: Sendable, Hashable, Identifiable {
     public let id: AccessoryID
-    public internal(set) var name: String
+    public internal(set) var name: String {
+        didSet { nameKeyHash = HomeName.keyHash(name) }
+    }
+    /// ``HomeName/keyHash(_:)`` of `name`: lookups and the namespace check compare it before the
+    /// names, so a home of 10,000 accessories is built without comparing 50 million names.
+    private(set) var nameKeyHash: Int
     public var category: AccessoryCategory
     public var manufacturer: String
     public var model: String
@@ -114,6 +119,7 @@ public struct Accessory: Sendable, Hashable, Identifiable {
     ) {
         self.id = id
         self.name = name
+        self.nameKeyHash = HomeName.keyHash(name)
         self.category = category
         self.manufacturer = manufacturer
         self.model = model
