@@ -44,6 +44,8 @@ struct Mosquitto: @unchecked Sendable {
         let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
         try check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 65535))
+        try check(mosquitto_max_inflight_messages_set(handle, 0))
         if configuration.username != nil || configuration.password != nil {
             try check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
         }

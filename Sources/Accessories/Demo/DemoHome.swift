@@ -7,12 +7,12 @@ import Yams
 /// ``seed(_:)`` builds the homes through the manager's ordinary operations, acting as each home's
 /// administrator, so every rule applies to the demo too. It only runs on an empty database, so a
 /// restarted demo keeps what users changed.
-public struct DemoHome: Sendable, Decodable {
+public struct DemoHome: Sendable, Hashable, Decodable {
     public var devices: [VirtualDeviceConfiguration]
     public var homes: [HomeSeed]
 
     /// A home to build.
-    public struct HomeSeed: Sendable, Decodable {
+    public struct HomeSeed: Sendable, Hashable, Decodable {
         public var name: String
         public var primary: Bool?
         public var administrator: UserSeed
@@ -23,29 +23,29 @@ public struct DemoHome: Sendable, Decodable {
         public var actionSets: [ActionSetSeed]?
     }
 
-    public struct UserSeed: Sendable, Decodable {
+    public struct UserSeed: Sendable, Hashable, Decodable {
         public var account: String
         public var name: String
     }
 
-    public struct ZoneSeed: Sendable, Decodable {
+    public struct ZoneSeed: Sendable, Hashable, Decodable {
         public var name: String
         public var rooms: [String]
     }
 
     /// An accessory from the browser (by device id) and where it goes.
-    public struct AccessorySeed: Sendable, Decodable {
+    public struct AccessorySeed: Sendable, Hashable, Decodable {
         public var id: String
         public var room: String?
         public var name: String?
     }
 
-    public struct ActionSetSeed: Sendable, Decodable {
+    public struct ActionSetSeed: Sendable, Hashable, Decodable {
         public var name: String
         public var actions: [ActionSeed]
     }
 
-    public struct ActionSeed: Sendable, Decodable {
+    public struct ActionSeed: Sendable, Hashable, Decodable {
         public var accessory: String
         public var service: String
         public var characteristic: String
@@ -53,7 +53,7 @@ public struct DemoHome: Sendable, Decodable {
     }
 
     /// A YAML scalar read as the characteristic value it spells: `true`, `42`, `21.5` or a string.
-    public struct ScalarValue: Sendable, Decodable {
+    public struct ScalarValue: Sendable, Hashable, Decodable {
         public var value: CharacteristicValue
 
         public init(from decoder: any Decoder) throws {
@@ -77,12 +77,19 @@ public struct DemoHome: Sendable, Decodable {
 
     /// Reads a demo home from YAML text; errors name the line (Yams).
     public static func parse(_ yaml: String) throws -> DemoHome {
-        try YAMLDecoder().decode(DemoHome.self, from: yaml)
+        guard let root = try Yams.compose(yaml: yaml, .basic) else {
+            return try YAMLDecoder().decode(DemoHome.self, from: yaml)
+        }
+        return try decode(root)
     }
 
-    /// Reads a demo home from YAML already composed into a node (no second parse of the text).
+    /// Reads a demo home from YAML already composed into a node (no second parse of the text),
+    /// best composed with `Resolver.basic`: plain scalars get their tags from ``PlainScalarTags``
+    /// instead of a regular expression per kind, and a valid file is read without `Codable`
+    /// (``fastDecode(_:)``). The decoder reads what that cannot, and names its problems.
     public static func decode(_ node: Node) throws -> DemoHome {
-        try YAMLDecoder().decode(DemoHome.self, from: node)
+        if let home = fastDecode(node) { return home }
+        return try YAMLDecoder().decode(DemoHome.self, from: PlainScalarTags.retag(node))
     }
 
     /// A virtual driver for the declared devices.

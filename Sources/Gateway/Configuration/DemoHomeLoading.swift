@@ -23,9 +23,9 @@ public enum DemoHomeLoading {
     public static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
         let root: Node?
         do {
-            // Composed without rules, then each plain scalar tagged once (`PlainScalarTags`): Yams
-            // would run a regular expression per kind each time a tag is first compared.
-            root = try Yams.compose(yaml: yaml, .basic).map(PlainScalarTags.retag)
+            // Without rules: `DemoHome.decode` tags plain scalars on their bytes, where Yams would run a
+            // regular expression per kind each time a tag is first compared.
+            root = try Yams.compose(yaml: yaml, .basic)
         } catch {
             throw ConfigurationErrors([
                 ConfigurationError(

@@ -47,7 +47,8 @@ public actor RetainedPublisher {
     private var reportedUnmapped: Set<String> = []
     /// A full reload is under way: updates wait for it (see ``synchronize(_:)``).
     private var isSynchronizing = false
-    private var changedWhileSynchronizing = false
+    /// What changed while a reload ran, to bring up to date at its end.
+    private var changedWhileSynchronizing = PendingChanges.nothing
     /// Until the first full reload there is nothing to diff against: updates before it are left
     /// to it (it reads the model after them), or everything would be sent twice.
     private var hasSynchronized = false
@@ -107,9 +108,36 @@ public actor RetainedPublisher {
         index(parts, homes: current.homes)
         hasSynchronized = true
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
-        while changedWhileSynchronizing {
-            changedWhileSynchronizing = false
-            apply(await snapshot())
+        while true {
+            let pending = changedWhileSynchronizing
+            changedWhileSynchronizing = .nothing
+            switch pending {
+            case .nothing:
+                return
+            case .everything:
+                apply(await snapshot())
+            case .parts(let parts):
+                // At start the drivers report every accessory's values and reachability while the
+                // home is published: those accessories are rendered again, not all 10,000.
+                let current = await snapshot()
+                for part in parts { refresh(part, from: current) }
+            }
+        }
+    }
+
+    /// What changed while a reload ran: nothing, some accessories (values, reachability), or
+    /// something that needs the whole view rendered again.
+    private enum PendingChanges {
+        case nothing
+        case parts(Set<RetainedView.Part>)
+        case everything
+
+        mutating func add(_ touched: [RetainedView.Part]) {
+            switch self {
+            case .nothing: self = .parts(Set(touched))
+            case .parts(let parts): self = .parts(parts.union(touched))
+            case .everything: break
+            }
         }
     }
 
@@ -117,7 +145,7 @@ public actor RetainedPublisher {
     /// clears what went away.
     public func update(_ snapshot: HomeSnapshot) {
         guard hasSynchronized, !isSynchronizing else {
-            changedWhileSynchronizing = isSynchronizing
+            if isSynchronizing { changedWhileSynchronizing = .everything }
             return
         }
         apply(snapshot)
@@ -129,7 +157,16 @@ public actor RetainedPublisher {
     /// and its home's `$layout`. `snapshot` is the model after the event.
     public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
         guard hasSynchronized, !isSynchronizing else {
-            changedWhileSynchronizing = isSynchronizing
+            guard isSynchronizing else { return }
+            // Other changes' parts depend on what was published, which the reload is replacing.
+            switch event {
+            case .accessoryDidUpdateReachability(let home, let accessory, _):
+                changedWhileSynchronizing.add([.home(home), .accessory(accessory)])
+            case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
+                changedWhileSynchronizing.add([.accessory(accessory)])
+            default:
+                changedWhileSynchronizing = .everything
+            }
             return
         }
         guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
@@ -302,7 +339,7 @@ public actor RetainedPublisher {
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
     public func update(accessory: AccessoryID, in home: Home) {
         guard hasSynchronized, !isSynchronizing else {
-            changedWhileSynchronizing = isSynchronizing
+            if isSynchronizing { changedWhileSynchronizing.add([.accessory(accessory)]) }
             return
         }
         guard let snapshot = home.accessory(accessory) else { return }

@@ -9,9 +9,9 @@ import Yams
 /// ``retag(_:)`` gives every plain scalar its tag once, after the text was composed with
 /// `Resolver.basic` (which has no rules), so nothing afterwards needs a regular expression.
 /// `PlainScalarTagsTests` holds ``tag(of:)`` to Yams' own rules.
-enum PlainScalarTags {
+public enum PlainScalarTags {
     /// `node` with each plain scalar's implicit tag resolved; everything else as it was.
-    static func retag(_ node: Node) -> Node {
+    public static func retag(_ node: Node) -> Node {
         switch node {
         case .scalar(var scalar):
             guard scalar.tag.description == Tag.Name.implicit.rawValue else { return node }
@@ -32,7 +32,7 @@ enum PlainScalarTags {
     }
 
     /// The tag the rules bool, int, float and null (in that order) give `string`; `str` otherwise.
-    static func tag(of string: String) -> Tag.Name {
+    public static func tag(of string: String) -> Tag.Name {
         var string = string
         return string.withUTF8 { bytes in
             var end = bytes.count

@@ -1,7 +1,6 @@
+import Accessories
 import Testing
 import Yams
-
-@testable import Gateway
 
 /// `PlainScalarTags` decides on bytes what Yams' regular expressions decide: every string here must
 /// get the tag Yams' default rules (less timestamp, merge and value, which a demo home does not use)

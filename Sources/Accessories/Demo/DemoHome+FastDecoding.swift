@@ -1,0 +1,232 @@
+import Yams
+
+/// Reading a composed demo home without `Codable`.
+///
+/// Yams' decoder looks each key up by a linear search that builds a node per lookup, flattens every
+/// mapping and keeps a coding path per value: for 10,000 devices, a fifth of a second of every start.
+/// This reads the shapes a valid file has, with Yams' own scalar constructors, so each value is what
+/// the decoder would make of it. Anything else (a null, an alias, an explicit tag, a wrong shape, an
+/// unknown kind, a missing key) makes it give up, and the decoder reads the file and names the
+/// problem. `DemoHomeFastDecodingTests` holds both readings equal.
+extension DemoHome {
+    /// The demo home in `node` (composed with `Resolver.basic`, or already tagged), or nil when the
+    /// decoder must read it.
+    static func fastDecode(_ node: Node) -> DemoHome? {
+        try? FastReader.demoHome(node)
+    }
+}
+
+extension DemoHome.ScalarValue {
+    init(_ value: CharacteristicValue) { self.value = value }
+}
+
+private enum FastReader {
+    /// Anything the decoder must read instead.
+    struct GiveUp: Error {}
+
+    static func demoHome(_ node: Node) throws(GiveUp) -> DemoHome {
+        var devices: [VirtualDeviceConfiguration]?
+        var homes: [DemoHome.HomeSeed]?
+        try fields(node) { key, value throws(GiveUp) in
+            switch key {
+            case "devices": devices = try list(value, device)
+            case "homes": homes = try list(value, home)
+            default: break
+            }
+        }
+        guard let devices, let homes else { throw GiveUp() }
+        return DemoHome(devices: devices, homes: homes)
+    }
+
+    static func device(_ node: Node) throws(GiveUp) -> VirtualDeviceConfiguration {
+        var id: String?
+        var name: String?
+        var kind: VirtualDeviceKind?
+        var manufacturer: String?
+        var model: String?
+        var writeDelay: Double?
+        var failureRate: Double?
+        var reachable: Bool?
+        var battery: Int?
+        var transitionTime: Double?
+        var jammed: Bool?
+        var obstructed: Bool?
+        var bridged: [VirtualDeviceConfiguration]?
+        try fields(node) { key, value throws(GiveUp) in
+            switch key {
+            case "id": id = try string(value)
+            case "name": name = try string(value)
+            case "kind":
+                guard let known = VirtualDeviceKind(rawValue: try string(value)) else { throw GiveUp() }
+                kind = known
+            case "manufacturer": manufacturer = try string(value)
+            case "model": model = try string(value)
+            case "writeDelay": writeDelay = try scalar(value, Double.construct)
+            case "failureRate": failureRate = try scalar(value, Double.construct)
+            case "reachable": reachable = try bool(value)
+            case "battery": battery = try scalar(value, Int.construct)
+            case "transitionTime": transitionTime = try scalar(value, Double.construct)
+            case "jammed": jammed = try bool(value)
+            case "obstructed": obstructed = try bool(value)
+            case "bridged": bridged = try list(value, device)
+            default: break
+            }
+        }
+        guard let id, let name, let kind, (0...1).contains(failureRate ?? 0) else { throw GiveUp() }
+        return VirtualDeviceConfiguration(
+            id: id, name: name, kind: kind, manufacturer: manufacturer ?? "homegate", model: model,
+            writeDelay: .seconds(writeDelay ?? 0), failureRate: failureRate ?? 0, isReachable: reachable ?? true,
+            battery: battery, transitionTime: .seconds(transitionTime ?? 2), isJammed: jammed ?? false,
+            isObstructed: obstructed ?? false, bridged: bridged ?? [])
+    }
+
+    static func home(_ node: Node) throws(GiveUp) -> DemoHome.HomeSeed {
+        var name: String?
+        var primary: Bool?
+        var administrator: DemoHome.UserSeed?
+        var guests: [DemoHome.UserSeed]?
+        var rooms: [String]?
+        var zones: [DemoHome.ZoneSeed]?
+        var accessories: [DemoHome.AccessorySeed]?
+        var actionSets: [DemoHome.ActionSetSeed]?
+        try fields(node) { key, value throws(GiveUp) in
+            switch key {
+            case "name": name = try string(value)
+            case "primary": primary = try bool(value)
+            case "administrator": administrator = try user(value)
+            case "guests": guests = try list(value, user)
+            case "rooms": rooms = try list(value, string)
+            case "zones": zones = try list(value, zone)
+            case "accessories": accessories = try list(value, accessory)
+            case "actionSets": actionSets = try list(value, actionSet)
+            default: break
+            }
+        }
+        guard let name, let administrator else { throw GiveUp() }
+        return DemoHome.HomeSeed(
+            name: name, primary: primary, administrator: administrator, guests: guests, rooms: rooms, zones: zones,
+            accessories: accessories, actionSets: actionSets)
+    }
+
+    static func user(_ node: Node) throws(GiveUp) -> DemoHome.UserSeed {
+        let (account, name) = try two(node, "account", "name")
+        return DemoHome.UserSeed(account: try string(account), name: try string(name))
+    }
+
+    static func zone(_ node: Node) throws(GiveUp) -> DemoHome.ZoneSeed {
+        let (name, rooms) = try two(node, "name", "rooms")
+        return DemoHome.ZoneSeed(name: try string(name), rooms: try list(rooms, string))
+    }
+
+    static func accessory(_ node: Node) throws(GiveUp) -> DemoHome.AccessorySeed {
+        var id: String?
+        var room: String?
+        var name: String?
+        try fields(node) { key, value throws(GiveUp) in
+            switch key {
+            case "id": id = try string(value)
+            case "room": room = try string(value)
+            case "name": name = try string(value)
+            default: break
+            }
+        }
+        guard let id else { throw GiveUp() }
+        return DemoHome.AccessorySeed(id: id, room: room, name: name)
+    }
+
+    static func actionSet(_ node: Node) throws(GiveUp) -> DemoHome.ActionSetSeed {
+        let (name, actions) = try two(node, "name", "actions")
+        return DemoHome.ActionSetSeed(name: try string(name), actions: try list(actions, action))
+    }
+
+    static func action(_ node: Node) throws(GiveUp) -> DemoHome.ActionSeed {
+        var accessory: String?
+        var service: String?
+        var characteristic: String?
+        var value: DemoHome.ScalarValue?
+        try fields(node) { key, node throws(GiveUp) in
+            switch key {
+            case "accessory": accessory = try string(node)
+            case "service": service = try string(node)
+            case "characteristic": characteristic = try string(node)
+            case "value":
+                // In the order `ScalarValue` tries them.
+                let scalar = try scalar(node)
+                if let bool = Bool.construct(from: scalar) {
+                    value = .init(.bool(bool))
+                } else if let int = Int.construct(from: scalar) {
+                    value = .init(.int(int))
+                } else if let double = Double.construct(from: scalar) {
+                    value = .init(.float(double))
+                } else {
+                    value = .init(.string(scalar.string))
+                }
+            default: break
+            }
+        }
+        guard let accessory, let service, let characteristic, let value else { throw GiveUp() }
+        return DemoHome.ActionSeed(accessory: accessory, service: service, characteristic: characteristic, value: value)
+    }
+
+    // MARK: Nodes
+
+    /// Calls `body` with each key of the mapping `node` and its value.
+    static func fields(_ node: Node, _ body: (String, Node) throws(GiveUp) -> Void) throws(GiveUp) {
+        guard case .mapping(let mapping) = node else { throw GiveUp() }
+        for (key, value) in mapping {
+            // Keys that are not strings match no field for the decoder either.
+            guard let key = try? scalar(key), tag(of: key) == .str else { continue }
+            try body(key.string, value)
+        }
+    }
+
+    /// The values of a mapping with exactly the two fields `first` and `second` (and maybe others).
+    static func two(_ node: Node, _ first: String, _ second: String) throws(GiveUp) -> (Node, Node) {
+        var a: Node?
+        var b: Node?
+        try fields(node) { key, value throws(GiveUp) in
+            if key == first { a = value } else if key == second { b = value }
+        }
+        guard let a, let b else { throw GiveUp() }
+        return (a, b)
+    }
+
+    static func list<T>(_ node: Node, _ element: (Node) throws(GiveUp) -> T) throws(GiveUp) -> [T] {
+        guard case .sequence(let sequence) = node else { throw GiveUp() }
+        var result: [T] = []
+        result.reserveCapacity(sequence.count)
+        for item in sequence { result.append(try element(item)) }
+        return result
+    }
+
+    /// A scalar that is neither null nor explicitly tagged (aliases and other nodes give up).
+    static func scalar(_ node: Node) throws(GiveUp) -> Node.Scalar {
+        guard case .scalar(let scalar) = node else { throw GiveUp() }
+        let name = tag(of: scalar)
+        guard name != .null, name != .nonSpecific, scalar.tag.description == Tag.Name.implicit.rawValue || name == .str
+        else { throw GiveUp() }
+        return scalar
+    }
+
+    static func scalar<T>(_ node: Node, _ construct: (Node.Scalar) -> T?) throws(GiveUp) -> T {
+        guard let value = construct(try scalar(node)) else { throw GiveUp() }
+        return value
+    }
+
+    /// A string field: the decoder takes any scalar's text.
+    static func string(_ node: Node) throws(GiveUp) -> String { try scalar(node).string }
+
+    /// A boolean field: only what resolves to `bool` (a quoted "true" is a string to the decoder).
+    static func bool(_ node: Node) throws(GiveUp) -> Bool {
+        let scalar = try scalar(node)
+        guard tag(of: scalar) == .bool, let value = Bool.construct(from: scalar) else { throw GiveUp() }
+        return value
+    }
+
+    /// The tag the decoder would see: a plain scalar's resolved by the default rules.
+    static func tag(of scalar: Node.Scalar) -> Tag.Name {
+        let explicit = scalar.tag.description
+        return explicit == Tag.Name.implicit.rawValue
+            ? PlainScalarTags.tag(of: scalar.string) : Tag.Name(rawValue: explicit)
+    }
+}
