@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Gateway
+import HomeModel
 import Logging
 import MQTT
 
@@ -14,8 +15,11 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let (configuration, demoHome, manager) = try await options.loadWithDemoHome { configuration in
-            try GatewayApplication.openManager(configuration, logger: makeLogger(configuration.logging.level))
+        let (configuration, demoHome, manager) = try await options.loadWithDemoHome { configuration -> HomeManager? in
+            // Only a database that exists is opened beside the checks: a refused config creates nothing.
+            guard !configuration.data.inMemory, FileManager.default.fileExists(atPath: configuration.data.databaseFile)
+            else { return nil }
+            return try GatewayApplication.openManager(configuration, logger: makeLogger(configuration.logging.level))
         }
         try await GatewayApplication(
             configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome,
