@@ -25,19 +25,17 @@ struct CountingClock: Clock {
 
 @Suite("Deadline: an operation raced against its timeout", .timeLimit(.minutes(3)))
 struct DeadlineTests {
-    @Test("a finished operation leaves no timer sleeping until its deadline")
+    @Test("a finished operation leaves no deadline waiting, and all share one sleeping timer")
     func finishedOperationStopsItsTimer() async throws {
         let clock = CountingClock()
+        let timer = DeadlineTimer(clock: clock)
         for index in 0..<200 {
-            let outcome = await Deadline.race(timeout: .seconds(3600), clock: clock) { index }
+            let outcome = await Deadline.race(timeout: .seconds(3600), timer: timer) { index }
             #expect(try outcome?.get() == index)
         }
-        // The winners cancel their timers; cancelled sleeps end promptly, not in an hour
-        let waitUntil = ContinuousClock.now + .seconds(10)
-        while clock.sleepsUnderWay > 0 && ContinuousClock.now < waitUntil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(clock.sleepsUnderWay == 0)
+        // The winners cancel their deadlines; the timer's one task may sleep on, no per-race one
+        #expect(timer.waiting == 0)
+        #expect(clock.sleepsUnderWay <= 1)
     }
 
     @Test("the timeout wins over an operation that ignores cancellation, and the caller is not held")
@@ -47,7 +45,7 @@ struct DeadlineTests {
         // The body waits until the test opens the gate, whatever happens, like a driver stuck in a
         // system call (without holding a thread): only the timer can end the race
         let gate = Gate()
-        let outcome = await Deadline.race(timeout: .milliseconds(100), clock: CountingClock()) {
+        let outcome = await Deadline.race(timeout: .milliseconds(100), timer: DeadlineTimer(clock: CountingClock())) {
             await gate.pass()
             bodyReturned.isSet.store(true, ordering: .sequentiallyConsistent)
             return 1
@@ -61,7 +59,8 @@ struct DeadlineTests {
     @Test("an operation's error is handed back as it was thrown")
     func failureIsPassedOn() async throws {
         struct Refused: Error {}
-        let outcome = await Deadline.race(timeout: .seconds(3600), clock: CountingClock()) { () throws -> Int in
+        let outcome = await Deadline.race(timeout: .seconds(3600), timer: DeadlineTimer(clock: CountingClock())) {
+            () throws -> Int in
             throw Refused()
         }
         guard case .failure(let error)? = outcome else {
@@ -74,8 +73,9 @@ struct DeadlineTests {
     @Test("cancelling the caller ends the wait at once with CancellationError")
     func callerCancellation() async throws {
         let clock = CountingClock()
+        let timer = DeadlineTimer(clock: clock)
         let task = Task {
-            await Deadline.race(timeout: .seconds(3600), clock: clock) { () async throws -> Int in
+            await Deadline.race(timeout: .seconds(3600), timer: timer) { () async throws -> Int in
                 try await clock.sleep(for: .seconds(3600))
                 return 1
             }
@@ -88,11 +88,52 @@ struct DeadlineTests {
             return
         }
         #expect(error is CancellationError)
-        // The body and the timer were cancelled too: neither sleeps on for the hour
+        #expect(timer.waiting == 0, "the deadline was cancelled")
+        // The body was cancelled too: only the timer's own task may sleep on
+        let waitUntil = ContinuousClock.now + .seconds(10)
+        while clock.sleepsUnderWay > 1 && ContinuousClock.now < waitUntil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(clock.sleepsUnderWay <= 1)
+    }
+
+    @Test("deadlines expire in order of expiry, an earlier one scheduled after a later one included")
+    func deadlinesExpireInOrder() async throws {
+        let timer = DeadlineTimer(clock: ContinuousClock())
+        let expired = Mutex<[String]>([])
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        func schedule(_ name: String, _ timeout: Duration) -> DeadlineTimer<ContinuousClock>.Ticket {
+            timer.schedule(after: timeout) {
+                expired.withLock { $0.append(name) }
+                continuation.yield()
+            }
+        }
+        _ = schedule("hour", .seconds(3600))
+        _ = schedule("late", .milliseconds(300))
+        let cancelled = schedule("cancelled", .milliseconds(100))
+        _ = schedule("early", .milliseconds(50))
+        timer.cancel(cancelled)
+        var iterator = stream.makeAsyncIterator()
+        // Waits for the two that are due, whatever the machine's load makes of the times
+        _ = await iterator.next()
+        _ = await iterator.next()
+        #expect(expired.withLock { $0 } == ["early", "late"])
+        #expect(timer.waiting == 1)
+    }
+
+    @Test("a timer with nothing waiting keeps no task sleeping once its last deadline has passed")
+    func idleTimerSleepsNoMore() async throws {
+        let clock = CountingClock()
+        let timer = DeadlineTimer(clock: clock)
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        _ = timer.schedule(after: .milliseconds(20)) { continuation.yield() }
+        var iterator = stream.makeAsyncIterator()
+        _ = await iterator.next()
         let waitUntil = ContinuousClock.now + .seconds(10)
         while clock.sleepsUnderWay > 0 && ContinuousClock.now < waitUntil {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(clock.sleepsUnderWay == 0)
+        #expect(timer.waiting == 0)
     }
 }

@@ -262,7 +262,7 @@ extension HomeManager {
         _ accessory: Accessory, _ what: String,
         _ body: @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock(), body)
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, body)
         switch outcome {
         case .success(let value)?:
             return value

@@ -19,7 +19,7 @@ extension HomeManager {
         }
         var permits: [JoinPermit] = []
         for driver in drivers {
-            let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+            let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
                 try await driver.permitJoin(seconds: seconds)
             }
             switch outcome {

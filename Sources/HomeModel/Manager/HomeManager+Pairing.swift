@@ -16,7 +16,7 @@ extension HomeManager {
         guard let pairing = driver as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
         }
-        let outcome = await Deadline.race(timeout: Self.pairingTimeout, clock: ContinuousClock()) {
+        let outcome = await Deadline.race(timeout: Self.pairingTimeout, timer: deadlines) {
             try await pairing.pair(id, setupCode: setupCode)
         }
         let paired: [Accessory]
@@ -41,7 +41,7 @@ extension HomeManager {
         guard let pairing = driverFor(accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
         }
-        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
             try await pairing.unpair(accessory.id)
         }
         switch outcome {
@@ -100,7 +100,7 @@ extension HomeManager {
         async throws(HomeError)
         -> T
     {
-        switch await Deadline.race(timeout: driverTimeout, clock: ContinuousClock(), body) {
+        switch await Deadline.race(timeout: driverTimeout, timer: deadlines, body) {
         case .success(let value)?: return value
         case nil: throw HomeError(.operationTimedOut, "No answer in time \(what).")
         case .failure(let error as HomeError)?: throw error

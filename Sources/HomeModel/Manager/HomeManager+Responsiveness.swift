@@ -40,7 +40,7 @@ extension HomeManager {
         guard let driver = driverFor(id), browserIsReachable(id), let target = Self.probeTarget(of: accessory) else {
             return false
         }
-        let outcome = await Deadline.race(timeout: driverTimeout, clock: ContinuousClock()) {
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
             try await driver.read(id, service: target.service, characteristic: target.characteristic)
         }
         guard case .success = outcome, unresponsive[id] != nil else { return unresponsive[id] == nil }

@@ -33,6 +33,8 @@ public actor HomeManager {
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
     public let driverTimeout: Duration
+    /// Every driver request's timeout, on one shared timer.
+    let deadlines = DeadlineTimer(clock: ContinuousClock())
     /// How often an accessory that stopped answering is tried again (a read), until it answers.
     public let probeInterval: Duration
     /// Who may add a home.

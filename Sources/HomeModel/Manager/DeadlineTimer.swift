@@ -1,0 +1,116 @@
+import Synchronization
+
+/// One timer for many deadlines: each command's timeout waits here in order of expiry, and a single
+/// task sleeps until the earliest, so a command costs no timer task of its own (a task to start, a
+/// sleep to register, and a wake-up to cancel it: a tenth of a command's thread switches).
+///
+/// The deadlines of one timeout arrive in order, so the task is armed only when the timer was idle
+/// or an earlier deadline arrives; while commands flow it wakes about once per timeout. Deadlines
+/// that are cancelled leave at once (commands end in about the order they began, so that is the
+/// front of the queue), so what is kept is about the commands in flight.
+final class DeadlineTimer<C: Clock>: Sendable {
+    /// A scheduled deadline, for ``cancel(_:)``.
+    struct Ticket: Sendable, Hashable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry {
+        let deadline: C.Instant
+        let id: UInt64
+        let expire: @Sendable () -> Void
+    }
+
+    private struct State {
+        /// Waiting deadlines from `head` on, earliest first.
+        var entries: [Entry] = []
+        var head = 0
+        var nextID: UInt64 = 0
+        /// The task sleeping until `deadline`, and its generation (a task replaced by an earlier
+        /// deadline may still wake; it then arms nothing).
+        var armed: (deadline: C.Instant, generation: UInt64, task: Task<Void, Never>)?
+        var generation: UInt64 = 0
+
+        var waiting: Int { entries.count - head }
+
+        mutating func dropFront(_ count: Int) {
+            head += count
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: entries.capacity <= 1_024)
+                head = 0
+            } else if head >= 64 && head * 2 >= entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    private let clock: C
+    private let state = Mutex(State())
+
+    init(clock: C) { self.clock = clock }
+
+    /// Deadlines scheduled and neither expired nor cancelled yet.
+    var waiting: Int { state.withLock { $0.waiting } }
+
+    /// Calls `expire` (once, on the timer's task) when `timeout` has passed, unless the deadline is
+    /// cancelled first.
+    func schedule(after timeout: C.Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket {
+        let deadline = clock.now.advanced(by: timeout)
+        return state.withLock { state in
+            let id = state.nextID
+            state.nextID &+= 1
+            var index = state.entries.endIndex
+            while index > state.head, state.entries[index - 1].deadline > deadline { index -= 1 }
+            state.entries.insert(Entry(deadline: deadline, id: id, expire: expire), at: index)
+            if let armed = state.armed, armed.deadline <= deadline { return Ticket(id: id) }
+            state.armed?.task.cancel()
+            arm(until: deadline, &state)
+            return Ticket(id: id)
+        }
+    }
+
+    /// Forgets a deadline that has not expired (nothing happens for one that has).
+    func cancel(_ ticket: Ticket) {
+        state.withLock { state in
+            guard let index = state.entries[state.head...].firstIndex(where: { $0.id == ticket.id }) else { return }
+            if index == state.head {
+                state.dropFront(1)
+            } else {
+                state.entries.remove(at: index)
+            }
+        }
+    }
+
+    private func arm(until deadline: C.Instant, _ state: inout State) {
+        state.generation &+= 1
+        let generation = state.generation
+        let task = Task { [clock] in
+            do {
+                try await clock.sleep(until: deadline, tolerance: nil)
+            } catch {
+                return
+            }
+            self.fire(generation)
+        }
+        state.armed = (deadline, generation, task)
+    }
+
+    /// Expires what is due, and arms the task for the next deadline unless a newer task has it.
+    private func fire(_ generation: UInt64) {
+        let due = state.withLock { state -> [Entry] in
+            let now = clock.now
+            var count = 0
+            while state.head + count < state.entries.count, state.entries[state.head + count].deadline <= now {
+                count += 1
+            }
+            let due = Array(state.entries[state.head..<(state.head + count)])
+            state.dropFront(count)
+            if state.armed?.generation == generation {
+                state.armed = nil
+                if state.head < state.entries.count { arm(until: state.entries[state.head].deadline, &state) }
+            }
+            return due
+        }
+        for entry in due { entry.expire() }
+    }
+}
