@@ -112,6 +112,18 @@ get("scenario") == "memory" {
         get("anon_mappings_mb"), get("anon_heap_mb"), get("anon_in_files_mb"))
     if (get("build") == "hub") hub_rss = get("rss_mb"); else { release_rss = get("rss_mb"); release_anon = get("anon_mb") }
 }
+get("scenario") == "soak" {
+    soak_s = get("seconds"); soak_rate = get("rate"); soak_before = get("rss_before_mb"); soak_anon = get("rss_anon_after_mb")
+    soak_count = split(get("rss_samples_mb"), soak_samples, " ")
+    soak_min = soak_samples[1]; soak_max = soak_samples[1]
+    for (i = 2; i <= soak_count; i++) {
+        if (soak_samples[i] + 0 < soak_min + 0) soak_min = soak_samples[i]
+        if (soak_samples[i] + 0 > soak_max + 0) soak_max = soak_samples[i]
+    }
+    soak_first = soak_samples[1]; soak_last = soak_samples[soak_count]
+    soak_line = sprintf("Soak: %s s of commands at %s/s (%s answered, %s lost, p50 %s ms, p99 %s ms). RSS %s MB at rest before; sampled every 30 s: %s MB; RssAnon %s MB after.", \
+        soak_s, soak_rate, get("answered"), get("lost"), get("p50_ms"), get("p99_ms"), soak_before, get("rss_samples_mb"), soak_anon)
+}
 get("scenario") == "hap" {
     hap = sprintf("| %.0f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", get("pairSetupMedianMs"), \
         get("pairVerifyMedianMs"), get("readP50Ms"), get("readP99Ms"), get("writeP50Ms"), get("writeP99Ms"), \
@@ -211,8 +223,9 @@ END {
             print slow_rt "\n"
         }
     }
-    if (idle_s != "" || memory != "") {
+    if (idle_s != "" || memory != "" || soak_line != "") {
         print "### Idle and memory: 1,000 accessories\n"
+        if (soak_line != "") print soak_line "\n"
         if (idle_s != "") printf "Idle: %s s of CPU over %s s with no traffic, once at rest after its start (%s context switches of its %s threads; RSS %s MB).\n\n", \
             idle_cpu, idle_s, idle_switches, idle_threads, idle_rss
         if (memory != "") {
@@ -278,6 +291,9 @@ END {
     if (release_rss != "")
         printf "| RSS ≤ 30 MB at rest after the load (1,000 accessories) | release %s MB (own %s MB)%s | %s |\n", \
             release_rss, release_anon, hub_rss != "" ? ", hub build " hub_rss " MB" : "", mark(release_rss <= 30 || (hub_rss != "" && hub_rss <= 30))
+    if (soak_line != "")
+        printf "| RSS flat over a %.0f-minute soak (1,000 writes/s) | first sample %s MB, last %s MB (min %s, max %s) | %s |\n", \
+            soak_s / 60, soak_first, soak_last, soak_min, soak_max, mark(soak_last - soak_first <= 1)
     if (hub_mb != "")
         printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
             hub_runs == "true" ? "met" : "**missed**"

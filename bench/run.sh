@@ -6,7 +6,7 @@
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
 #   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub (docs/benchmarks.md is
-#            then left alone, as with --quick)
+#            then left alone, as with --quick), soak
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the static build in .build-static (the Makefile builds them all).
 set -euo pipefail
@@ -43,10 +43,12 @@ if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
     slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
+    soak_length=60
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
     slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
+    soak_length=600
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
@@ -619,6 +621,35 @@ hub_scenario() {
     stop "$broker_pid"
 }
 
+# 8: memory over soak_seconds (ten minutes; one with --quick) of commands at soak_rate/s against
+# 1,000 accessories, RSS sampled every soak_sample seconds: whether it stays flat, and where it is.
+soak_scenario() {
+    local soak_seconds=${BENCH_SOAK_SECONDS:-$soak_length} soak_rate=1000 soak_sample=30
+    log "soak: ${soak_seconds}s at ${soak_rate} writes/s, $round_trip_accessories accessories"
+    start_broker soak
+    local dir=$work/soak
+    write_config "$dir" "$round_trip_accessories" false
+    start_homegate "$dir" "$round_trip_accessories"
+    wait_idle "$homegate_pid"
+    local before samples="" generator anon
+    before=$(rss_mb "$homegate_pid")
+    "$loadgen" -p "$broker_port" -r "$room_size" -b homegate -n "$round_trip_accessories" -q 1 -m rate \
+        -R "$soak_rate" -c $((soak_rate * soak_seconds)) >"$work/soak.out" &
+    generator=$!
+    while kill -0 "$generator" 2>/dev/null; do
+        sleep "$soak_sample"
+        kill -0 "$generator" 2>/dev/null || break
+        samples+="${samples:+ }$(rss_mb "$homegate_pid")"
+    done
+    wait "$generator"
+    anon=$(awk '/^RssAnon:/ { printf "%.1f", $2 / 1024 }' "/proc/$homegate_pid/status")
+    local result
+    result=$(cat "$work/soak.out")
+    record "\"scenario\":\"soak\",\"gateway\":\"homegate\",\"seconds\":$soak_seconds,\"rate\":$soak_rate,\"rss_before_mb\":$before,\"rss_samples_mb\":\"$samples\",\"rss_anon_after_mb\":$anon,\"answered\":$(field "$result" answered),\"lost\":$(field "$result" lost),\"p50_ms\":$(field "$result" p50_ms),\"p99_ms\":$(field "$result" p99_ms)"
+    stop "$homegate_pid"
+    stop "$broker_pid"
+}
+
 began=$(date +%s)
 if wanted roundtrip; then round_trip_scenario; fi
 if wanted scale; then for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done; fi
@@ -626,6 +657,7 @@ if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
 if wanted slowdisk; then slow_disk_scenario; fi
 if wanted hap; then hap_scenario; fi
 if wanted hub; then hub_scenario; fi
+if wanted soak; then soak_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
 
