@@ -6,15 +6,17 @@ import MQTT
 public struct HomeSnapshot: Sendable {
     public var homes: [Home]
     public var discovered: [Accessory]
+    /// The model's version it shows (``HomeChange/version``); nil when not read from the manager.
+    public var version: UInt64?
 
-    public init(homes: [Home], discovered: [Accessory]) {
+    public init(homes: [Home], discovered: [Accessory], version: UInt64? = nil) {
         self.homes = homes
         self.discovered = discovered
+        self.version = version
     }
 
     public init(of manager: HomeManager) async {
-        homes = await manager.allHomes()
-        discovered = await manager.discoveredAccessories()
+        (homes, discovered, version) = await manager.state()
     }
 }
 
@@ -45,10 +47,10 @@ public actor RetainedPublisher {
     private var layoutFragments = LayoutFragments()
     /// Services already logged as having no Home Assistant component (each is said once).
     private var reportedUnmapped: Set<String> = []
-    /// A full reload is under way: updates wait for it (see ``synchronize(_:)``).
+    /// A full reload is under way: changes wait for it (see ``synchronize(_:)``).
     private var isSynchronizing = false
-    /// What changed while a reload ran, to bring up to date at its end.
-    private var changedWhileSynchronizing = PendingChanges.nothing
+    /// The changes that came while a reload ran, in order.
+    private var changesWhileSynchronizing: [HomeChange] = []
     /// Until the first full reload there is nothing to diff against: updates before it are left
     /// to it (it reads the model after them), or everything would be sent twice.
     private var hasSynchronized = false
@@ -79,10 +81,10 @@ public actor RetainedPublisher {
     /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
     /// and clear the stale ones. `snapshot` is taken after the broker's state was read.
     ///
-    /// The actor is re-entered while it waits for the broker and the model. Updates that come
-    /// meanwhile are not applied on their own (against a `published` that is about to be replaced,
-    /// they would send everything twice, or an older snapshot after a newer one); they make the
-    /// reload take one more fresh snapshot at its end instead.
+    /// The actor is re-entered while it waits for the broker and the model. Changes that come
+    /// meanwhile are not applied then (against a `published` that is about to be replaced, they
+    /// would send everything twice, or an older state after a newer one); at its end those the
+    /// snapshot does not hold (``HomeChange/version``) are applied in order.
     public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
         isSynchronizing = true
         defer { isSynchronizing = false }
@@ -108,46 +110,19 @@ public actor RetainedPublisher {
         index(parts, homes: current.homes)
         hasSynchronized = true
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
-        while true {
-            let pending = changedWhileSynchronizing
-            changedWhileSynchronizing = .nothing
-            switch pending {
-            case .nothing:
-                return
-            case .everything:
-                apply(await snapshot())
-            case .parts(let parts):
-                // At start the drivers report every accessory's values and reachability while the
-                // home is published: those accessories are rendered again, not all 10,000.
-                let current = await snapshot()
-                for part in parts { refresh(part, from: current) }
-            }
-        }
-    }
-
-    /// What changed while a reload ran: nothing, some accessories (values, reachability), or
-    /// something that needs the whole view rendered again.
-    private enum PendingChanges {
-        case nothing
-        case parts(Set<RetainedView.Part>)
-        case everything
-
-        mutating func add(_ touched: [RetainedView.Part]) {
-            switch self {
-            case .nothing: self = .parts(Set(touched))
-            case .parts(let parts): self = .parts(parts.union(touched))
-            case .everything: break
-            }
-        }
+        // The changes committed while the view was published, after the snapshot, in order: each
+        // renders what it touched, as it would have had it come later (at start, every accessory's
+        // first values and reachability).
+        let missed = changesWhileSynchronizing.filter { change in current.version.map { change.version > $0 } ?? true }
+        changesWhileSynchronizing = []
+        isSynchronizing = false
+        for change in missed { publish(change) }
     }
 
     /// Brings the broker in step with `snapshot` after a layout change: publishes what changed,
     /// clears what went away.
     public func update(_ snapshot: HomeSnapshot) {
-        guard hasSynchronized, !isSynchronizing else {
-            if isSynchronizing { changedWhileSynchronizing = .everything }
-            return
-        }
+        guard hasSynchronized, !isSynchronizing else { return }
         apply(snapshot)
     }
 
@@ -156,19 +131,7 @@ public actor RetainedPublisher {
     /// `$layout` and `$discovered`, not the 499 others; a reachability flap renders that accessory
     /// and its home's `$layout`. `snapshot` is the model after the event.
     public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
-        guard hasSynchronized, !isSynchronizing else {
-            guard isSynchronizing else { return }
-            // Other changes' parts depend on what was published, which the reload is replacing.
-            switch event {
-            case .accessoryDidUpdateReachability(let home, let accessory, _):
-                changedWhileSynchronizing.add([.home(home), .accessory(accessory)])
-            case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
-                changedWhileSynchronizing.add([.accessory(accessory)])
-            default:
-                changedWhileSynchronizing = .everything
-            }
-            return
-        }
+        guard hasSynchronized, !isSynchronizing else { return }
         guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
             apply(snapshot)
             return
@@ -323,6 +286,12 @@ public actor RetainedPublisher {
     /// Brings the broker in step after one change: a value renders its accessory's topics, anything
     /// else the parts of the view it touches.
     public func publish(_ change: HomeChange) {
+        // Until the first reload there is nothing to diff against, and it reads the model after
+        // this change; during a reload the change waits for its end.
+        guard hasSynchronized, !isSynchronizing else {
+            if isSynchronizing { changesWhileSynchronizing.append(change) }
+            return
+        }
         if case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
             change.event
         {
@@ -338,10 +307,7 @@ public actor RetainedPublisher {
 
     /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
     public func update(accessory: AccessoryID, in home: Home) {
-        guard hasSynchronized, !isSynchronizing else {
-            if isSynchronizing { changedWhileSynchronizing.add([.accessory(accessory)]) }
-            return
-        }
+        guard hasSynchronized, !isSynchronizing else { return }
         guard let snapshot = home.accessory(accessory) else { return }
         let part = RetainedView.Part.accessory(accessory)
         for (topic, payload) in RetainedView.accessoryPayloads(

@@ -7,10 +7,14 @@ public struct HomeChange: Sendable {
     public let homes: [Home]
     /// The accessories no home has yet, after the change; nil for a value, which cannot change them.
     public let discovered: [Accessory]?
+    /// The model's version after the change: every change counts one, and a snapshot taken at
+    /// version `v` (``HomeManager/state()``) holds every change up to `v`.
+    public let version: UInt64
 
-    public init(event: HomeEvent, homes: [Home], discovered: [Accessory]?) {
+    public init(event: HomeEvent, homes: [Home], discovered: [Accessory]?, version: UInt64 = 0) {
         self.event = event
         self.homes = homes
         self.discovered = discovered
+        self.version = version
     }
 }

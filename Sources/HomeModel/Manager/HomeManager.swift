@@ -25,6 +25,8 @@ public actor HomeManager {
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
+    /// Counts the events published (``HomeChange/version``).
+    private var version: UInt64 = 0
     private var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
@@ -96,6 +98,7 @@ public actor HomeManager {
 
     private func publish(_ events: [HomeEvent]) {
         for event in events {
+            version &+= 1
             for continuation in subscribers.values { continuation.yield(event) }
             guard !changeSubscribers.isEmpty else { continue }
             let change = change(event)
@@ -112,9 +115,15 @@ public actor HomeManager {
         {
             var home = graph.homes[h]
             home.accessories = [home.accessories[a]]
-            return HomeChange(event: event, homes: [home], discovered: nil)
+            return HomeChange(event: event, homes: [home], discovered: nil, version: version)
         }
-        return HomeChange(event: event, homes: graph.homes, discovered: browser.unowned(by: graph))
+        return HomeChange(event: event, homes: graph.homes, discovered: browser.unowned(by: graph), version: version)
+    }
+
+    /// The homes, the accessories no home has yet, and the model's version (``HomeChange/version``),
+    /// read together.
+    public func state() -> (homes: [Home], discovered: [Accessory], version: UInt64) {
+        (graph.homes, browser.unowned(by: graph), version)
     }
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).

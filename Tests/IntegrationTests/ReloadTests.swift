@@ -1,0 +1,101 @@
+import Accessories
+import Broker
+import Foundation
+import Gateway
+import HomeModel
+import Logging
+import MQTT
+import Testing
+
+/// A full reload (after every connect) takes one snapshot of the model; changes committed while it
+/// publishes must still reach the broker, and those the snapshot holds must not be applied twice.
+@Suite(.timeLimit(.minutes(3)))
+struct ReloadTests {
+    @Test func aChangeCommittedWhileTheHomeIsPublishedReachesTheBroker() async throws {
+        try await withBroker { broker in
+            let demo = try DemoHome.load(contentsOf: demoHomeFile)
+            let manager = try HomeManager(database: .inMemory())
+            // Simulated time stands still: no value drifts while the broker is compared with the model.
+            try await manager.attach(demo.makeDriver(tick: .seconds(86_400)))
+            try await demo.seed(manager)
+            let topics = Topics()
+            var logger = Logger(label: "test.reload")
+            logger.logLevel = .critical
+            let client = try makeClient(broker, name: "gateway")
+            try await withConnected(client) { _ in
+                let publisher = RetainedPublisher(client: client, topics: topics, logger: logger) { [] }
+                // The versions of the changes the publisher has taken in, to know one came during the reload.
+                let (taken, takenContinuation) = AsyncStream<UInt64>.makeStream()
+                let following = Task {
+                    await publisher.follow(await manager.changes()) { takenContinuation.yield($0.version) }
+                }
+                defer { following.cancel() }
+                /// Writes the lamp's brightness and waits until the model holds it; returns the model's version.
+                @Sendable func setBrightness(_ value: Int) async throws -> UInt64 {
+                    let request = ActionRequest(
+                        CharacteristicReference(
+                            accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
+                        .int(value))
+                    try await manager.writeValues([request], home: "Main House", account: "owner")
+                    while true {
+                        let state = await manager.state()
+                        let lamp = state.homes.first { $0.name == "Main House" }?.accessory(named: "Floor Lamp")
+                        if lamp?.services.first?.characteristic(.brightness)?.value == .int(value) {
+                            return state.version
+                        }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                // One change before the snapshot (the snapshot holds it) and one after it (only the
+                // change does), both taken in by the publisher while the reload runs.
+                await publisher.synchronize {
+                    let snapshot = await HomeSnapshot(of: manager)
+                    do {
+                        let later = try await setBrightness(77)
+                        for await version in taken where version >= later { break }
+                    } catch {
+                        Issue.record("setting the brightness: \(error)")
+                    }
+                    return snapshot
+                }
+                try await expectBrokerHolds(await HomeSnapshot(of: manager), topics: topics, broker, containing: "77")
+            }
+        }
+    }
+
+    /// Waits until the broker's retained payloads under the base topic are the full view of
+    /// `snapshot` (and the lamp's brightness topic holds `value`), or records the difference.
+    private func expectBrokerHolds(
+        _ snapshot: HomeSnapshot, topics: Topics, _ broker: MosquittoBroker, containing value: String
+    ) async throws {
+        let full = RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics)
+        let brightness = try #require(full.topics.first { $0.hasSuffix("/Floor Lamp/Lightbulb/Brightness") })
+        #expect(full[brightness].map { String(decoding: $0, as: UTF8.self) } == value)
+        let deadline = ContinuousClock.now + .seconds(20)
+        var difference: [String] = []
+        while ContinuousClock.now < deadline {
+            let held = try await retainedPayloads(under: "\(topics.base)/#", at: broker)
+            difference = Set(held.keys).union(full.topics).filter { held[$0] != full[$0] }.sorted()
+            if difference.isEmpty { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the broker differs from the model at \(difference.prefix(10))")
+    }
+
+    /// The retained payloads under `filter`: a new subscriber's retained copies, up to a marker
+    /// published after subscribing.
+    private func retainedPayloads(under filter: String, at broker: MosquittoBroker) async throws -> [String: [UInt8]] {
+        let reader = try makeClient(broker, name: "reader")
+        return try await withConnected(reader) { inbox in
+            let marker = "reader-marker/\(UUID().uuidString)"
+            _ = try await reader.subscribe(to: [filter, marker], qos: .atLeastOnce)
+            try await reader.publish(marker, payload: [1], qos: .atLeastOnce)
+            var held: [String: [UInt8]] = [:]
+            while true {
+                let message = try await inbox.next()
+                if message.topic == marker { return held }
+                if message.retain && !message.payload.isEmpty { held[message.topic] = message.payload }
+            }
+        }
+    }
+}
