@@ -25,12 +25,29 @@ struct CountingClock: Clock {
 
 @Suite("Deadline: an operation raced against its timeout", .timeLimit(.minutes(3)))
 struct DeadlineTests {
+    @Test("an operation that answers without suspending needs no deadline at all")
+    func immediateAnswerNeedsNoTimer() async throws {
+        let clock = CountingClock()
+        let timer = DeadlineTimer(clock: clock)
+        for index in 0..<200 {
+            let outcome = await Deadline.race(timeout: .seconds(3600), timer: timer) { index }
+            #expect(try outcome?.get() == index)
+        }
+        #expect(timer.waiting == 0)
+        #expect(clock.sleepsUnderWay == 0)
+    }
+
     @Test("a finished operation leaves no deadline waiting, and all share one sleeping timer")
     func finishedOperationStopsItsTimer() async throws {
         let clock = CountingClock()
         let timer = DeadlineTimer(clock: clock)
         for index in 0..<200 {
-            let outcome = await Deadline.race(timeout: .seconds(3600), timer: timer) { index }
+            let outcome = await Deadline.race(timeout: .seconds(3600), timer: timer) { () async -> Int in
+                // Suspends, so the race waits with a deadline
+                await Task.yield()
+                try? await Task.sleep(for: .microseconds(1))
+                return index
+            }
             #expect(try outcome?.get() == index)
         }
         // The winners cancel their deadlines; the timer's one task may sleep on, no per-race one

@@ -11,17 +11,21 @@ enum Deadline {
     static func race<Value: Sendable, C: Clock>(
         timeout: C.Duration, timer: DeadlineTimer<C>, _ body: @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error>? {
+        if Task.isCancelled { return .failure(CancellationError()) }
         let race = Race<Value>()
+        // The body starts on this thread and runs until it first suspends: a device that answers at
+        // once (one in this process) answers without a task switch, a timer or a wait.
+        let work = Task.immediate {
+            do {
+                race.finish(.success(try await body()))
+            } catch {
+                race.finish(.failure(error))
+            }
+        }
+        if let outcome = race.outcome { return outcome }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, any Error>?, Never>) in
                 race.start(continuation)
-                let work = Task {
-                    do {
-                        race.finish(.success(try await body()))
-                    } catch {
-                        race.finish(.failure(error))
-                    }
-                }
                 let deadline = timer.schedule(after: timeout) { race.finish(nil) }
                 race.arm(cancelling: [work.cancel, { timer.cancel(deadline) }])
             }
@@ -32,36 +36,49 @@ enum Deadline {
 
     /// The first of an operation and its timer to finish; later finishers are ignored.
     private final class Race<Value: Sendable>: Sendable {
-        typealias Waiter = CheckedContinuation<Result<Value, any Error>?, Never>
-        private let state = Mutex<(waiter: Waiter?, cancels: [@Sendable () -> Void], done: Bool)>((nil, [], false))
+        typealias Outcome = Result<Value, any Error>?
+        typealias Waiter = CheckedContinuation<Outcome, Never>
+        private struct State {
+            var waiter: Waiter?
+            var cancels: [@Sendable () -> Void] = []
+            /// The outcome once decided (nil inside: timed out), kept until someone waits for it.
+            var outcome: Outcome?
+        }
+        private let state = Mutex(State())
 
+        /// The outcome if the race is decided.
+        var outcome: Outcome? { state.withLock { $0.outcome } }
+
+        /// Waits for the outcome (resumed at once if it is decided).
         func start(_ waiter: Waiter) {
-            let early = state.withLock { state -> Bool in
-                if state.done { return true }
+            let decided = state.withLock { state -> Outcome? in
+                if let outcome = state.outcome { return outcome }
                 state.waiter = waiter
-                return false
+                return nil
             }
-            if early { waiter.resume(returning: .failure(CancellationError())) }
+            if let decided { waiter.resume(returning: decided) }
         }
 
         /// Keeps what cancels the body's task and the deadline, to be called when the race is
         /// decided (at once if it is already).
         func arm(cancelling cancels: [@Sendable () -> Void]) {
-            let done = state.withLock { state -> Bool in
-                if !state.done { state.cancels = cancels }
-                return state.done
+            let decided = state.withLock { state -> Bool in
+                if state.outcome == nil { state.cancels = cancels }
+                return state.outcome != nil
             }
-            if done { for cancel in cancels { cancel() } }
+            if decided { for cancel in cancels { cancel() } }
         }
 
-        /// Resumes the waiting caller with `outcome` (nil: timed out) unless another came first.
-        func finish(_ outcome: Result<Value, any Error>?) {
-            let (waiter, cancels) = state.withLock { state -> (Waiter?, [@Sendable () -> Void]) in
-                guard !state.done else { return (nil, []) }
-                state.done = true
+        /// Decides the race with `outcome` (nil: timed out) unless it is decided: resumes the
+        /// waiting caller and cancels the rest.
+        func finish(_ outcome: Outcome) {
+            let decided = state.withLock { state -> (Waiter?, [@Sendable () -> Void])? in
+                guard state.outcome == nil else { return nil }
+                state.outcome = .some(outcome)
                 defer { (state.waiter, state.cancels) = (nil, []) }
                 return (state.waiter, state.cancels)
             }
+            guard let (waiter, cancels) = decided else { return }
             for cancel in cancels { cancel() }
             waiter?.resume(returning: outcome)
         }
