@@ -263,6 +263,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "flap-bench",
+            dependencies: [
+                "Accessories", "Broker", "Gateway", "HomeModel", "MQTT",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "bench/flap",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "hap-browse",
             dependencies: ["HAP", .product(name: "Logging", package: "swift-log")],
             path: "Tests/HAPBrowse",

@@ -52,7 +52,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.echoes = echoes
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
-            echoes: echoes, readBack: readBack)
+            echoes: echoes, layoutState: { [manager] in await HomeSnapshot(of: manager) }, readBack: readBack)
     }
 
     public func run() async throws {
@@ -73,6 +73,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 }
             }
         }
+        // What a reachability change left stale goes out before the client disconnects.
+        await publisher.renderDueLayouts()
     }
 
     /// Logs what is wrong with the broker's protection after every change of homes or users, each

@@ -23,7 +23,9 @@ struct ReloadTests {
             logger.logLevel = .critical
             let client = try makeClient(broker, name: "gateway")
             try await withConnected(client) { _ in
-                let publisher = RetainedPublisher(client: client, topics: topics, logger: logger) { [] }
+                let publisher = RetainedPublisher(
+                    client: client, topics: topics, logger: logger, layoutState: { await HomeSnapshot(of: manager) }
+                ) { [] }
                 // The versions of the changes the publisher has taken in, to know one came during the reload.
                 let (taken, takenContinuation) = AsyncStream<UInt64>.makeStream()
                 let following = Task {

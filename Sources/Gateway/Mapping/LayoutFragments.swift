@@ -15,10 +15,10 @@ struct LayoutFragments {
 
     private var entries: [AccessoryID: Entry] = [:]
 
-    /// The entry of `accessory`, rendered again only when what it shows changed. Comparing the
-    /// accessory is cheap when it did not change: its arrays are then the ones the entry holds.
-    mutating func bytes(for accessory: Accessory, in home: Home) -> [UInt8] {
-        let room = Rendering.roomName(accessory.room, in: home)
+    /// The entry of `accessory` (in the room named `room`), rendered again only when what it shows
+    /// changed. Comparing the accessory is cheap when it did not change: its arrays are then the ones
+    /// the entry holds.
+    mutating func bytes(for accessory: Accessory, in home: Home, room: String) -> [UInt8] {
         let neighbours = Self.neighbours(of: accessory, in: home)
         if let entry = entries[accessory.id], entry.room == room, entry.neighbours == neighbours,
             entry.accessory.isSameLayout(as: accessory)

@@ -54,6 +54,17 @@ public actor RetainedPublisher {
     /// Until the first full reload there is nothing to diff against: updates before it are left
     /// to it (it reads the model after them), or everything would be sent twice.
     private var hasSynchronized = false
+    /// How long a home's `$layout` waits after a reachability change before it is rendered again.
+    private let layoutDelay: Duration
+    /// Reads the model for a `$layout` rendered late.
+    private let layoutState: @Sendable () async -> HomeSnapshot
+    /// Homes whose `$layout` a reachability change made stale.
+    private var layoutsDue: Set<HomeID> = []
+    /// The task that renders `layoutsDue` once `layoutDelay` has passed.
+    private var layoutFlush: Task<Void, Never>?
+    /// The model's version each home's `$layout` was last rendered from: an older one is not
+    /// rendered after it (a late rendering reads the model, which may be ahead of the changes).
+    private var layoutVersions: [HomeID: UInt64] = [:]
 
     /// - Parameters:
     ///   - homeAssistant: also keep Home Assistant's discovery configs and `$ha` states retained.
@@ -61,11 +72,19 @@ public actor RetainedPublisher {
     ///     gateway's discovery config topics).
     ///   - echoes: where to note clearings of command topics (stale retained commands), whose
     ///     echo the gateway must not take for a command (MQTT 3.1.1).
+    ///   - layoutDelay, layoutState: how long a home's `$layout` follows a reachability change
+    ///     late, and how the model is read then. The accessory's own topics follow at once (the
+    ///     change carries only that accessory); its home's `$layout` (which names every accessory:
+    ///     megabytes at 10,000) is rendered once for all the flaps of that time, from the model as
+    ///     it is then.
     public init(
         client: MQTTClient, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil,
         statistics: GatewayStatistics = GatewayStatistics(), logger: Logger, echoes: ClearingEchoes? = nil,
+        layoutDelay: Duration = .seconds(1), layoutState: @escaping @Sendable () async -> HomeSnapshot,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        self.layoutDelay = layoutDelay
+        self.layoutState = layoutState
         self.echoes = echoes
         self.homeAssistant = homeAssistant
         self.statistics = statistics
@@ -107,6 +126,8 @@ public actor RetainedPublisher {
         let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
+        layoutsDue = []
+        layoutVersions = [:]
         index(parts, homes: current.homes)
         hasSynchronized = true
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
@@ -132,6 +153,11 @@ public actor RetainedPublisher {
     /// and its home's `$layout`. `snapshot` is the model after the event.
     public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
         guard hasSynchronized, !isSynchronizing else { return }
+        if case .accessoryDidUpdateReachability(let home, let accessory, _) = event {
+            refresh(.accessory(accessory), from: snapshot)
+            renderLayoutLater(home)
+            return
+        }
         guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
             apply(snapshot)
             return
@@ -182,13 +208,37 @@ public actor RetainedPublisher {
             // A bridge's configs and layout name its bridged accessories and theirs name it.
             let bridged = homes.first { $0.id == home }?.accessory(accessory)?.bridgedAccessories ?? []
             return [.home(home), .accessory(accessory)] + bridged.map { .accessory($0) }
-        case .accessoryDidUpdateReachability(let home, let accessory, _):
-            return [.home(home), .accessory(accessory)]
+        case .accessoryDidUpdateReachability(_, let accessory, _):
+            // Its home's `$layout` follows later (``renderLayoutLater(_:)``): the change carries
+            // only this accessory of its home.
+            return [.accessory(accessory)]
         case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
             return [.accessory(accessory)]
         case .didExecuteActionSet:
             return []
         }
+    }
+
+    /// Renders `home`'s `$layout` once `layoutDelay` has passed, unless a change renders it sooner.
+    private func renderLayoutLater(_ home: HomeID) {
+        layoutsDue.insert(home)
+        guard layoutFlush == nil else { return }
+        layoutFlush = Task { [layoutDelay] in
+            try? await Task.sleep(for: layoutDelay)
+            guard !Task.isCancelled else { return }
+            await renderDueLayouts()
+        }
+    }
+
+    /// Renders every `$layout` a reachability change made stale, now (also as the gateway stops).
+    public func renderDueLayouts() async {
+        layoutFlush?.cancel()
+        layoutFlush = nil
+        guard !layoutsDue.isEmpty else { return }
+        let due = layoutsDue
+        layoutsDue = []
+        let snapshot = await layoutState()
+        for id in due.sorted() { refresh(.home(id), from: snapshot) }
     }
 
     /// Renders one part from `snapshot`, publishes what changed in it and clears what it no longer has.
@@ -199,6 +249,12 @@ public actor RetainedPublisher {
             desired = RetainedView.globalPayloads(
                 homes: snapshot.homes, discovered: snapshot.discovered, topics: topics)
         case .home(let id):
+            if let version = snapshot.version {
+                // A newer rendering of this layout is out (a late one read the model ahead of the changes).
+                if let rendered = layoutVersions[id], rendered > version { return }
+                layoutVersions[id] = version
+            }
+            layoutsDue.remove(id)
             if let home = snapshot.homes.first(where: { $0.id == id }) {
                 reportUnmapped(in: home)
                 desired = RetainedView.homePayloads(
@@ -301,7 +357,10 @@ public actor RetainedPublisher {
                 update(accessory: accessory, in: home.with(value, accessory: accessory, service: service, type: type))
             }
         } else {
-            update(change.event, HomeSnapshot(homes: change.homes, discovered: change.discovered ?? []))
+            // Without the discovered accessories only for reachability, whose parts do not show them.
+            update(
+                change.event,
+                HomeSnapshot(homes: change.homes, discovered: change.discovered ?? [], version: change.version))
         }
     }
 
@@ -323,6 +382,7 @@ public actor RetainedPublisher {
 
     /// Everything again: renders the whole view and sends the difference.
     private func apply(_ snapshot: HomeSnapshot) {
+        layoutsDue = []
         let parts = view(of: snapshot)
         let desired = RetainedView(merging: parts)
         let (publish, clear) = desired.changes(from: published)

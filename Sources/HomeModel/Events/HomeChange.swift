@@ -3,9 +3,11 @@
 /// exactly as it was, even when it is behind.
 public struct HomeChange: Sendable {
     public let event: HomeEvent
-    /// The homes after the change. For a value: only the accessory's home, cut down to that accessory.
+    /// The homes after the change. For a value or a reachability change: only the accessory's home,
+    /// cut down to that accessory.
     public let homes: [Home]
-    /// The accessories no home has yet, after the change; nil for a value, which cannot change them.
+    /// The accessories no home has yet, after the change; nil for a value or a reachability change,
+    /// which cannot change them.
     public let discovered: [Accessory]?
     /// The model's version after the change: every change counts one, and a snapshot taken at
     /// version `v` (``HomeManager/state()``) holds every change up to `v`.

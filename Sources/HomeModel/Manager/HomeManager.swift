@@ -106,13 +106,20 @@ public actor HomeManager {
         }
     }
 
-    /// `event` with the model as it is now. A value's change holds only its home cut down to that
-    /// accessory: a listener holding a whole home while the next value is committed in place would
-    /// make the manager copy the home's accessories for that commit.
+    /// `event` with the model as it is now. A value's or a reachability change holds only its home
+    /// cut down to that accessory: a listener holding a whole home while the next one is committed
+    /// in place would make the manager copy the home's accessories for that commit (at 10,000
+    /// accessories, most of a flap's work). Neither can change the accessories no home has, so they
+    /// do not carry them (finding them is a pass over every accessory the drivers found).
     private func change(_ event: HomeEvent) -> HomeChange {
-        if case .didUpdateValueForCharacteristic(_, let accessory, _, _, _) = event,
-            let (h, a) = graph.locate(accessory)
-        {
+        let accessory: AccessoryID? =
+            switch event {
+            case .didUpdateValueForCharacteristic(_, let accessory, _, _, _),
+                .accessoryDidUpdateReachability(_, let accessory, _):
+                accessory
+            default: nil
+            }
+        if let accessory, let (h, a) = graph.locate(accessory) {
             var home = graph.homes[h]
             home.accessories = [home.accessories[a]]
             return HomeChange(event: event, homes: [home], discovered: nil, version: version)

@@ -18,7 +18,11 @@ public struct Home: Sendable, Hashable, Identifiable {
     public var allRooms: [Room] { [defaultRoom] + rooms }
 
     public func room(_ id: RoomID) -> Room? { id == defaultRoom.id ? defaultRoom : rooms.first { $0.id == id } }
-    public func accessory(_ id: AccessoryID) -> Accessory? { accessories.first { $0.id == id } }
+    /// By index: `first(where:)` copies each accessory it passes (at 10,000, megabytes per lookup).
+    public func accessory(_ id: AccessoryID) -> Accessory? {
+        for index in accessories.indices where accessories[index].id == id { return accessories[index] }
+        return nil
+    }
     public func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     public func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
     public func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
