@@ -82,6 +82,7 @@ demo: build
 bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload bench/out/slowfsync.so
 	$(SWIFT) build -c release --product homegate
 	$(SWIFT) build -c release --product hap-bench
+	$(SWIFT) build -c release --product flap-bench
 	scripts/install-python-tools.sh
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product homegate
 	bench/run.sh

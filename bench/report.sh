@@ -124,6 +124,14 @@ get("scenario") == "soak" {
     soak_line = sprintf("Soak: %s s of commands at %s/s (%s answered, %s lost, p50 %s ms, p99 %s ms). RSS %s MB at rest before; sampled every 30 s: %s MB; RssAnon %s MB after.", \
         soak_s, soak_rate, get("answered"), get("lost"), get("p50_ms"), get("p99_ms"), soak_before, get("rss_samples_mb"), soak_anon)
 }
+get("scenario") == "flap" {
+    flap_count = get("flaps"); rest = $0
+    while (match(rest, /"accessories":[0-9]+,"cpu_us":[0-9.]+,"wall_us":[0-9.]+,"layout_us":[0-9.]+/)) {
+        split(substr(rest, RSTART, RLENGTH), kv, /[:,]/)
+        n = kv[2]; flap_cpu[n] = kv[4]; flap_wall[n] = kv[6]; flap_layout[n] = kv[8]; flap_sizes[++flap_n] = n
+        rest = substr(rest, RSTART + RLENGTH)
+    }
+}
 get("scenario") == "hap" {
     hap = sprintf("| %.0f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", get("pairSetupMedianMs"), \
         get("pairVerifyMedianMs"), get("readP50Ms"), get("readP99Ms"), get("writeP50Ms"), get("writeP99Ms"), \
@@ -238,6 +246,20 @@ END {
             printf "%s\n", memory
         }
     }
+    if (flap_n > 0) {
+        print "### A reachability flap against the size of the home\n"
+        printf "bench/flap (`flap-bench`): one accessory of a home of virtual switches goes unreachable and back, %s times,\n", flap_count
+        print "each waited for until the gateway'"'"'s publisher has taken it in, on a private mosquitto; the accessory'"'"'s topics"
+        print "go out at once, its home'"'"'s `$layout` (which shows every accessory'"'"'s reachability) once per second of flapping"
+        print "and at the end, counted. CPU is the whole process'"'"'s (model, publisher, libmosquitto'"'"'s thread).\n"
+        print "| accessories | CPU per flap (µs) | wall per flap (µs) | one late `$layout` (ms of CPU) |"
+        print "|---|---|---|---|"
+        for (i = 1; i <= flap_n; i++) {
+            n = flap_sizes[i]
+            printf "| %s | %.0f | %.0f | %.1f |\n", n, flap_cpu[n], flap_wall[n], flap_layout[n] / 1000
+        }
+        print ""
+    }
     if (hap != "") {
         print "### HomeKit accessories (HAP) against HAP-python on loopback (ms)\n"
         print "Pair setup (SRP-6a 3072-bit/SHA-512, a fresh accessory each time, median of 3) and pair verify (a new"
@@ -284,6 +306,12 @@ END {
             value_figure, mark(value_unsynced == 0 && value_sync_max <= 300)
         printf "| slow disk: every layout change on disk before its answer | %s of %s synced first, p50 %.1f ms | %s |\n", \
             slow_layout_synced, slow_layout_n, slow_layout_p50, mark(slow_layout_synced == slow_layout_n && slow_layout_min >= sync_ms)
+    }
+    if (flap_n > 1) {
+        small = flap_sizes[1]; large = flap_sizes[flap_n]
+        printf "| a reachability flap costs work for that accessory only (CPU per flap, %s ÷ %s accessories) | %.0f µs ÷ %.0f µs = %s | %s |\n", \
+            large, small, flap_cpu[large], flap_cpu[small], ratio(flap_cpu[large], flap_cpu[small]), \
+            mark(flap_cpu[large] <= 3 * flap_cpu[small])
     }
     if (idle_s != "")
         printf "| idle: under 0.1 s of CPU over 60 s (1,000 accessories, no traffic) | %s s over %s s | %s |\n", \

@@ -6,7 +6,7 @@
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
 #   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub (docs/benchmarks.md is
-#            then left alone, as with --quick), soak
+#            then left alone, as with --quick), soak, flap
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the static build in .build-static (the Makefile builds them all).
 set -euo pipefail
@@ -43,12 +43,12 @@ if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
     slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
-    soak_length=60
+    soak_length=60 flap_count=300
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
     slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
-    soak_length=600
+    soak_length=600 flap_count=1000
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
@@ -621,6 +621,20 @@ hub_scenario() {
     stop "$broker_pid"
 }
 
+# 9: a reachability flap against the size of the home (bench/flap): CPU per flap, and one late
+# `$layout`, at 100, 1,000 and 10,000 accessories.
+flap_scenario() {
+    local flap_bench=$root/.build/release/flap-bench figures
+    if [[ ! -x $flap_bench ]]; then
+        log "flap: no $flap_bench (make bench builds it); skipped"
+        return
+    fi
+    log "flap: reachability flaps at ${scales[*]} accessories"
+    figures=$("$flap_bench" --root "$root" --sizes "$(IFS=,; echo "${scales[*]}")" --flaps "$flap_count" | tail -1)
+    figures=${figures#\{}
+    record "\"scenario\":\"flap\",${figures%\}}"
+}
+
 # 8: memory over soak_seconds (ten minutes; one with --quick) of commands at soak_rate/s against
 # 1,000 accessories, RSS sampled every soak_sample seconds: whether it stays flat, and where it is.
 soak_scenario() {
@@ -657,6 +671,7 @@ if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
 if wanted slowdisk; then slow_disk_scenario; fi
 if wanted hap; then hap_scenario; fi
 if wanted hub; then hub_scenario; fi
+if wanted flap; then flap_scenario; fi
 if wanted soak; then soak_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
