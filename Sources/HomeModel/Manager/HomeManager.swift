@@ -19,9 +19,6 @@ public actor HomeManager {
     private var batchBase: HomeGraph?
     private let database: HomeDatabase
 
-    /// Where the driver named `driver` keeps what must never be published (keys, pairings): this
-    /// manager's database.
-    public nonisolated func secrets(for driver: String) -> DriverSecrets { database.secrets(for: driver) }
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
@@ -61,6 +58,10 @@ public actor HomeManager {
         self.probeInterval = probeInterval
         self.logger = logger ?? Logger(label: "homegate.home-model")
     }
+
+    /// Where the driver named `driver` keeps what must never be published (keys, pairings): this
+    /// manager's database.
+    public nonisolated func secrets(for driver: String) -> DriverSecrets { database.secrets(for: driver) }
 
     // MARK: Events
 
