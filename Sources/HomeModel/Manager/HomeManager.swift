@@ -18,7 +18,6 @@ public actor HomeManager {
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
     private let database: HomeDatabase
-
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
