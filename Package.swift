@@ -248,7 +248,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzSupport", "Gateway", "Accessories"],
+            dependencies: ["FuzzSupport", "Gateway", "Accessories", .product(name: "Yams", package: "Yams")],
             path: "Fuzz/Config",
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 import Accessories
 import FuzzSupport
 import Gateway
+import Yams
 
 /// The config loaders: any text as `homegate.yml` and as a demo-home file. Loading never traps;
 /// every problem of a refused config names the file and says how to fix it.
@@ -16,6 +17,11 @@ func check(_ bytes: [UInt8]) {
         }
     }
     _ = try? DemoHome.parse(yaml)
+    // The fast reading of a demo home is the decoder's, whenever it reads one.
+    if let root = try? Yams.compose(yaml: yaml, .basic), let fast = DemoHome.fastDecode(root) {
+        let decoded = try? YAMLDecoder().decode(DemoHome.self, from: PlainScalarTags.retag(root))
+        precondition(fast == decoded, "the fast reading differs from the decoder's")
+    }
 }
 
 #if FUZZING
