@@ -53,6 +53,41 @@ struct IncrementalPublishingTests {
         }
     }
 
+    @Test func flapsComeOutAtOnceAndTheirHomesLayoutOnceForAllOfThem() async throws {
+        try await withGateway { gateway in
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            defer { Task { await owner.disconnect() } }
+            let layout = "homegate/Main House/$layout"
+            let reachable = "homegate/Main House/Living Room/Floor Lamp/$reachable"
+            try await owner.client.subscribe(to: [layout, reachable])
+            _ = try await owner.inbox.next { $0.topic == layout }
+            try await owner.receive("true", on: reachable)
+            // Nine flaps, each out on $reachable at once: the lamp ends unreachable
+            for flap in 1...9 {
+                let isReachable = flap % 2 == 0
+                await gateway.driver.setReachable(isReachable, "living-lamp")
+                try await owner.receive(isReachable ? "true" : "false", on: reachable)
+            }
+            // A room added now renders the home's $layout at once: the layouts before it are the flaps'
+            let added = try await owner.request("addRoom", #"{"home":"Main House","name":"Marker"}"#)
+            #expect(added.isOK, "\(added.serialized)")
+            var layouts = 0
+            while true {
+                let json = try JSON.parse(try await owner.inbox.next { $0.topic == layout }.payload)
+                guard case .array(let rooms) = json["rooms"], rooms.contains(where: { $0["name"] == .string("Marker") })
+                else {
+                    layouts += 1
+                    continue
+                }
+                guard case .array(let accessories) = json["accessories"] else { throw TimedOut("no accessories") }
+                #expect(accessories.first { $0["name"] == .string("Floor Lamp") }?["reachable"] == .bool(false))
+                break
+            }
+            // One per flap would be 9; the flaps of a second share one
+            #expect(layouts <= 4, "\(layouts) layouts for 9 flaps")
+        }
+    }
+
     /// Waits until the broker's retained payloads under the base topic and the discovery prefix are
     /// exactly the full view of the model (rendered in one piece), or records the difference.
     private func expectBrokerHoldsTheFullView(

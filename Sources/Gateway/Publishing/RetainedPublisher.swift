@@ -234,7 +234,8 @@ public actor RetainedPublisher {
     public func renderDueLayouts() async {
         layoutFlush?.cancel()
         layoutFlush = nil
-        guard !layoutsDue.isEmpty else { return }
+        // A reload under way renders every layout itself.
+        guard !layoutsDue.isEmpty, hasSynchronized, !isSynchronizing else { return }
         let due = layoutsDue
         layoutsDue = []
         let snapshot = await layoutState()
