@@ -8,15 +8,10 @@ import Testing
 
 @Suite("Command router without a broker")
 struct CommandRouterTests {
-    static let demoHome = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
     static let lampOn = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On/set"
 
     private func router(defaultAccount: String?) async throws -> (CommandRouter, HomeManager) {
-        let demo = try DemoHome.load(contentsOf: Self.demoHome)
-        let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver())
-        try await demo.seed(manager)
+        let manager = try await DemoFixture.seeded().manager
         return (CommandRouter(manager: manager, topics: Topics(), defaultAccount: defaultAccount), manager)
     }
 
@@ -167,10 +162,7 @@ struct CommandRouterTests {
 
     @Test("an account over its rate is refused tooManyRequests; others are not")
     func rateLimited() async throws {
-        let demo = try DemoHome.load(contentsOf: Self.demoHome)
-        let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver())
-        try await demo.seed(manager)
+        let manager = try await DemoFixture.seeded().manager
         let router = CommandRouter(
             manager: manager, topics: Topics(), defaultAccount: nil, rateLimit: RateLimit(perSecond: 0.001, burst: 3))
         var outcomes: [Handling.Outcome] = []

@@ -232,13 +232,8 @@ struct HomeAssistantMappingTests {
     // MARK: Fixtures
 
     private static func demo() async throws -> (HomeManager, Home) {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
-        let demo = try DemoHome.load(contentsOf: file)
-        let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver())
-        try await demo.seed(manager)
-        return (manager, try await manager.home("Main House", account: "owner"))
+        let manager = try await DemoFixture.seeded().manager
+        return (manager, try await DemoFixture.mainHouse(in: manager))
     }
 
     private static func emptyHome() -> Home {

@@ -90,6 +90,15 @@ struct ValueDecodingTests {
         }
     }
 
+    @Test(
+        "whitespace at either end is trimmed, Unicode's too; inside a string it stays",
+        arguments: ["\u{00A0}on", "on\u{2028}", "\u{3000}on\u{0085}", "\ton ", "\u{202F}1"])
+    func trimmed(text: String) throws {
+        #expect(try ValueDecoding.value(fromPayload: Array(text.utf8), for: bool) == .bool(true))
+        #expect(try ValueDecoding.value(fromPayload: Array(" 42\u{2009}".utf8), for: int) == .int(42))
+        #expect(try ValueDecoding.value(fromPayload: Array("a\u{00A0}b".utf8), for: string) == .string("a\u{00A0}b"))
+    }
+
     @Test("a payload that is not UTF-8 is refused")
     func notUTF8() {
         #expect(throws: HomeError.self) { try ValueDecoding.value(fromPayload: [0xC3, 0x28], for: string) }

@@ -12,13 +12,7 @@ import Testing
 struct LayoutFragmentsTests {
     @Test("equal to a full rendering after each change, with one cache kept throughout")
     func equalToFullRendering() async throws {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
-        let demo = try DemoHome.load(contentsOf: file)
-        let manager = try HomeManager(database: .inMemory())
-        let driver = demo.makeDriver()
-        try await manager.attach(driver)
-        try await demo.seed(manager)
+        let (manager, driver) = try await DemoFixture.seeded()
         var fragments = LayoutFragments()
 
         func check(_ after: String) async throws {

@@ -12,7 +12,10 @@ enum ValueDecoding {
         guard let text = String(validating: payload, as: UTF8.self) else {
             throw HomeError(.invalidValueType, "The payload is not valid UTF-8.")
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Unicode whitespace is ASCII at or below a space, or a multi-byte scalar: a payload that
+        // begins and ends with another ASCII byte has nothing to trim (Foundation's trim is costly).
+        let isTrimmed = payload.first.map(isVisibleASCII) == true && payload.last.map(isVisibleASCII) == true
+        let trimmed = isTrimmed ? text : text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty || metadata.format == .string else {
             throw HomeError(.missingParameter, "The payload is empty; send the value to set.")
         }
@@ -46,6 +49,8 @@ enum ValueDecoding {
             return try number(trimmed, for: metadata, type: type)
         }
     }
+
+    private static func isVisibleASCII(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
 
     /// A value inside a JSON body (`$set`, `addActionSet`).
     static func value(fromJSON json: JSON, for metadata: CharacteristicMetadata, type: CharacteristicType? = nil)

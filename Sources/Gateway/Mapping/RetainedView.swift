@@ -109,24 +109,63 @@ public struct RetainedView: Sendable, Equatable {
         let room = Rendering.roomName(accessory.room, in: home)
         var payloads: [String: [UInt8]] = [:]
         for service in accessory.services {
-            for characteristic in service.characteristics where characteristic.isPublished {
-                guard let value = characteristic.value else { continue }
-                let topic = topics.value(
-                    home: home.name, room: room, accessory: accessory.name, service: service.name,
-                    characteristic: characteristic.type.rawValue)
-                let text = Array(value.plainText.utf8)
-                // An empty string cannot be retained (it would clear the topic); JSON's "" stands in.
-                payloads[topic] = text.isEmpty ? Array("\"\"".utf8) : text
+            for characteristic in service.characteristics {
+                if let (topic, payload) = valuePayload(
+                    characteristic, of: service, accessory, room: room, in: home, topics)
+                {
+                    payloads[topic] = payload
+                }
             }
         }
         payloads[topics.reachable(home: home.name, room: room, accessory: accessory.name)] =
             Array((accessory.isReachable ? "true" : "false").utf8)
+        addStates(of: accessory, room: room, in: home, topics, homeAssistant, to: &payloads)
+        return payloads
+    }
+
+    /// The topics a new value of one characteristic can change: its value topic, the accessory's
+    /// `$state` and its `$ha` states; each as ``accessoryPayloads(_:in:topics:homeAssistant:)``
+    /// renders it, without rendering the accessory's other values.
+    public static func valuePayloads(
+        _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
+        homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [String: [UInt8]] {
+        let room = Rendering.roomName(accessory.room, in: home)
+        var payloads: [String: [UInt8]] = [:]
+        if let service = accessory.services.first(where: { $0.id == service }),
+            let characteristic = service.characteristics.first(where: { $0.type == type }),
+            let (topic, payload) = valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
+        {
+            payloads[topic] = payload
+        }
+        addStates(of: accessory, room: room, in: home, topics, homeAssistant, to: &payloads)
+        return payloads
+    }
+
+    /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states.
+    private static func addStates(
+        of accessory: Accessory, room: String, in home: Home, _ topics: Topics,
+        _ homeAssistant: HomeAssistantDiscovery?, to payloads: inout [String: [UInt8]]
+    ) {
         payloads[topics.state(home: home.name, room: room, accessory: accessory.name)] =
             Rendering.state(accessory).bytes
         if let homeAssistant {
             payloads.merge(homeAssistant.statePayloads(for: accessory, in: home)) { _, new in new }
         }
-        return payloads
+    }
+
+    /// A published characteristic's value topic and payload; nil when it has no value or no topic.
+    private static func valuePayload(
+        _ characteristic: Characteristic, of service: Service, _ accessory: Accessory, room: String, in home: Home,
+        _ topics: Topics
+    ) -> (topic: String, payload: [UInt8])? {
+        guard characteristic.isPublished, let value = characteristic.value else { return nil }
+        let topic = topics.value(
+            home: home.name, room: room, accessory: accessory.name, service: service.name,
+            characteristic: characteristic.type.rawValue)
+        let text = Array(value.plainText.utf8)
+        // An empty string cannot be retained (it would clear the topic); JSON's "" stands in.
+        return (topic, text.isEmpty ? Array("\"\"".utf8) : text)
     }
 
     /// What to publish and what to clear to go from `old` to `self`.

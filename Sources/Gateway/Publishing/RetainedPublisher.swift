@@ -340,7 +340,7 @@ public actor RetainedPublisher {
         }
     }
 
-    /// Brings the broker in step after one change: a value renders its accessory's topics, anything
+    /// Brings the broker in step after one change: a value renders the topics it can change, anything
     /// else the parts of the view it touches.
     public func publish(_ change: HomeChange) {
         // Until the first reload there is nothing to diff against, and it reads the model after
@@ -355,7 +355,9 @@ public actor RetainedPublisher {
             // A change committed with others may carry a later value of this characteristic: publish
             // this event's own, so every value is passed on in order.
             if let home = change.homes.first(where: { $0.id == homeID }) {
-                update(accessory: accessory, in: home.with(value, accessory: accessory, service: service, type: type))
+                update(
+                    value: type, service: service, accessory: accessory,
+                    in: home.with(value, accessory: accessory, service: service, type: type))
             }
         } else {
             // Without the discovered accessories only for reachability, whose parts do not show them.
@@ -369,10 +371,24 @@ public actor RetainedPublisher {
     public func update(accessory: AccessoryID, in home: Home) {
         guard hasSynchronized, !isSynchronizing else { return }
         guard let snapshot = home.accessory(accessory) else { return }
+        send(
+            RetainedView.accessoryPayloads(snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
+            of: accessory)
+    }
+
+    /// Publishes what a new value of one characteristic changed: its topic, `$state` and `$ha` states.
+    private func update(value type: CharacteristicType, service: ServiceID, accessory: AccessoryID, in home: Home) {
+        guard let snapshot = home.accessory(accessory) else { return }
+        send(
+            RetainedView.valuePayloads(
+                type, service: service, of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
+            of: accessory)
+    }
+
+    /// Sends those of an accessory's `payloads` that differ from what is published.
+    private func send(_ payloads: [String: [UInt8]], of accessory: AccessoryID) {
         let part = RetainedView.Part.accessory(accessory)
-        for (topic, payload) in RetainedView.accessoryPayloads(
-            snapshot, in: home, topics: topics, homeAssistant: homeAssistant)
-        where published[topic] != payload {
+        for (topic, payload) in payloads where published[topic] != payload {
             if send(topic, payload) {
                 published[topic] = payload
                 owner[topic] = part

@@ -1,0 +1,71 @@
+import Testing
+
+@testable import Gateway
+@testable import HomeModel
+
+/// A value change publishes only the topics it can change; each must be what rendering the whole
+/// accessory gives, or the broker would hold a topic the next full rendering contradicts.
+@Suite("The topics of one value change")
+struct ValuePayloadsTests {
+    static let topics = Topics()
+    static let discovery = HomeAssistantDiscovery(
+        discoveryPrefix: "homeassistant", nodeID: "hub", account: "homeassistant", topics: topics, version: "1.0")
+
+    @Test(
+        "for every characteristic of the demo home, with and without Home Assistant: a part of the accessory's topics")
+    func partOfTheAccessory() async throws {
+        let home = try await Self.demoHome()
+        var checked = 0
+        for homeAssistant in [nil, Self.discovery] {
+            for accessory in home.accessories {
+                let whole = RetainedView.accessoryPayloads(
+                    accessory, in: home, topics: Self.topics, homeAssistant: homeAssistant)
+                let place = (home.name, Rendering.roomName(accessory.room, in: home), accessory.name)
+                for service in accessory.services {
+                    for characteristic in service.characteristics {
+                        let part = RetainedView.valuePayloads(
+                            characteristic.type, service: service.id, of: accessory, in: home, topics: Self.topics,
+                            homeAssistant: homeAssistant)
+                        for (topic, payload) in part {
+                            #expect(whole[topic] == payload, "\(topic) differs from the accessory's rendering")
+                        }
+                        #expect(part[Self.topics.state(home: place.0, room: place.1, accessory: place.2)] != nil)
+                        let valueTopic = Self.topics.value(
+                            home: place.0, room: place.1, accessory: place.2, service: service.name,
+                            characteristic: characteristic.type.rawValue)
+                        #expect((part[valueTopic] != nil) == (whole[valueTopic] != nil), "\(valueTopic)")
+                        if homeAssistant != nil {
+                            let states = Self.discovery.statePayloads(for: accessory, in: home)
+                            #expect(states.allSatisfy { part[$0.key] == $0.value })
+                        }
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked > 20)
+        #expect(home.accessories.contains { !Self.discovery.statePayloads(for: $0, in: home).isEmpty })
+    }
+
+    @Test("a new value shows on its topic and in $state")
+    func newValue() async throws {
+        let home = try await Self.demoHome()
+        let lamp = try #require(home.accessories.first { $0.name == "Floor Lamp" })
+        let bulb = try #require(lamp.services.first { $0.name == "Lightbulb" })
+        let changed = home.with(.int(17), accessory: lamp.id, service: bulb.id, type: .brightness)
+        let after = try #require(changed.accessory(lamp.id))
+        let part = RetainedView.valuePayloads(
+            .brightness, service: bulb.id, of: after, in: changed, topics: Self.topics, homeAssistant: Self.discovery)
+        let room = Rendering.roomName(after.room, in: changed)
+        let valueTopic = Self.topics.value(
+            home: changed.name, room: room, accessory: after.name, service: bulb.name, characteristic: "Brightness")
+        #expect(part[valueTopic] == Array("17".utf8))
+        let state = try #require(part[Self.topics.state(home: changed.name, room: room, accessory: after.name)])
+        #expect(String(decoding: state, as: UTF8.self).contains(#""Brightness":17"#))
+        #expect(part.count < RetainedView.accessoryPayloads(after, in: changed, topics: Self.topics).count)
+    }
+
+    private static func demoHome() async throws -> Home {
+        try await DemoFixture.mainHouse(in: DemoFixture.seeded().manager)
+    }
+}
