@@ -98,7 +98,9 @@ public actor RetainedPublisher {
     private var foreignTopics: Set<String> { [topics.status, topics.health] }
 
     /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
-    /// and clear the stale ones. `snapshot` is taken after the broker's state was read.
+    /// and clear the stale ones. The broker's retained topics are read back while the view is
+    /// rendered and published (at 10,000 accessories each takes a few hundred milliseconds); only
+    /// the clearing waits for them.
     ///
     /// The actor is re-entered while it waits for the broker and the model. Changes that come
     /// meanwhile are not applied then (against a `published` that is about to be replaced, they
@@ -107,21 +109,23 @@ public actor RetainedPublisher {
     public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
         isSynchronizing = true
         defer { isSynchronizing = false }
-        var held: Set<String>
-        do {
-            held = try await readBack()
-        } catch {
-            logger.warning(
-                "could not read back the broker's retained topics; clearing only what this gateway published",
-                metadata: ["error": "\(error)"])
-            held = published.topics
-        }
+        let readBack = self.readBack
+        async let reading = readBack()
         let current = await snapshot()
         let parts = view(of: current)
         let desired = RetainedView(merging: parts)
         var sent = 0
         for (topic, payload) in desired.payloads.sorted(by: { $0.key < $1.key }) {
             sent += send(topic, payload) ? 1 : 0
+        }
+        let held: Set<String>
+        do {
+            held = try await reading
+        } catch {
+            logger.warning(
+                "could not read back the broker's retained topics; clearing only what this gateway published",
+                metadata: ["error": "\(error)"])
+            held = published.topics
         }
         let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
         for topic in stale.sorted() { _ = send(topic, []) }
