@@ -5,8 +5,8 @@
 #
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
-#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub (docs/benchmarks.md is
-#            then left alone, as with --quick), soak, flap
+#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub, flap, soak
+#            (docs/benchmarks.md is then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the static build in .build-static (the Makefile builds them all).
 set -euo pipefail

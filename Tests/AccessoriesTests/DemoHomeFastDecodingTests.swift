@@ -20,11 +20,18 @@ import Yams
         try Yams.compose(yaml: yaml, .basic).flatMap(DemoHome.fastDecode)
     }
 
+    /// What `DemoHome.decode` falls back to when the fast path gives up: the decoder on the same
+    /// tree, its plain scalars tagged by `PlainScalarTags`.
+    static func fallback(_ yaml: String) throws -> DemoHome {
+        let root = try #require(try Yams.compose(yaml: yaml, .basic))
+        return try YAMLDecoder().decode(DemoHome.self, from: PlainScalarTags.retag(root))
+    }
+
     @Test func theDemoHomeIsReadFastAndTheSame() throws {
         let yaml = try String(contentsOf: Self.demoFile, encoding: .utf8)
         let fast = try #require(try Self.fast(yaml))
         #expect(fast == (try Self.decoded(yaml)))
-        #expect(try DemoHome.parse(yaml) == fast)
+        #expect(fast == (try Self.fallback(yaml)))
     }
 
     /// Every field of a device, and values of every kind spelled in the ways YAML allows.
@@ -76,6 +83,7 @@ import Yams
         let fast = try #require(try Self.fast(Self.everyField))
         let decoded = try Self.decoded(Self.everyField)
         #expect(fast == decoded)
+        #expect(fast == (try Self.fallback(Self.everyField)))
         // And the values are the ones the file means, not merely equal to each other.
         #expect(fast.devices[0].name == "123")
         #expect(fast.devices[0].battery == 31)
@@ -92,6 +100,24 @@ import Yams
             ])
     }
 
+    /// A value `Bool.construct` takes but YAML's rules do not. The decoder with its default rules and
+    /// the fast path read it as a boolean; the fallback's retagged tree makes it a string. That
+    /// fallback runs only when something else in the file makes the fast path give up.
+    @Test func aMixedCaseBooleanInAnAction() throws {
+        let yaml = """
+            devices: [{ id: a, name: A, kind: lightbulb }]
+            homes: [{ name: H, administrator: { account: o, name: O }, actionSets: [{ name: S, actions: [
+              { accessory: a, service: Lightbulb, characteristic: on, value: tRUE }] }] }]
+            """
+        let fast = try #require(try Self.fast(yaml))
+        #expect(fast == (try Self.decoded(yaml)))
+        #expect(fast.homes[0].actionSets?[0].actions[0].value.value == .bool(true))
+        let fallback = try Self.fallback(yaml)
+        withKnownIssue("PlainScalarTags.retag tags tRUE str, which Yams' decoder then reads as a string") {
+            #expect(fast == fallback)
+        }
+    }
+
     @Test func anAliasReadsAsWhatItNames() throws {
         let yaml = "devices: [{ id: &x a, name: *x, kind: fan }]\nhomes: []"
         let fast = try #require(try Self.fast(yaml))
@@ -105,6 +131,9 @@ import Yams
         "devices: [{ id: a, name: A, kind: fan, model: ~ }]\nhomes: []",
         // An explicit tag.
         "devices: [{ id: a, name: A, kind: fan, battery: !!int 5 }]\nhomes: []",
+        // A null spelled as a string: nil to the decoder's `decodeIfPresent`.
+        "devices: [{ id: a, name: A, kind: fan, model: !!str null }]\nhomes: []",
+
         // Problems the decoder names.
         "devices: [{ id: a, name: A, kind: toaster }]\nhomes: []",
         "devices: [{ id: a, kind: fan }]\nhomes: []",

@@ -1,3 +1,4 @@
+import Foundation
 import Yams
 
 /// Reading a composed demo home without `Codable`.
@@ -72,12 +73,13 @@ private enum FastReader {
             default: break
             }
         }
-        guard let id, let name, let kind, (0...1).contains(failureRate ?? 0) else { throw GiveUp() }
+        guard let id, let name, let kind, VirtualDeviceConfiguration.isValid(failureRate: failureRate ?? 0) else {
+            throw GiveUp()
+        }
         return VirtualDeviceConfiguration(
-            id: id, name: name, kind: kind, manufacturer: manufacturer ?? "homegate", model: model,
-            writeDelay: .seconds(writeDelay ?? 0), failureRate: failureRate ?? 0, isReachable: reachable ?? true,
-            battery: battery, transitionTime: .seconds(transitionTime ?? 2), isJammed: jammed ?? false,
-            isObstructed: obstructed ?? false, bridged: bridged ?? [])
+            yaml: id, name: name, kind: kind, manufacturer: manufacturer, model: model, writeDelay: writeDelay,
+            failureRate: failureRate, reachable: reachable, battery: battery, transitionTime: transitionTime,
+            jammed: jammed, obstructed: obstructed, bridged: bridged)
     }
 
     static func home(_ node: Node) throws(GiveUp) -> DemoHome.HomeSeed {
@@ -201,11 +203,13 @@ private enum FastReader {
         return result
     }
 
-    /// A scalar that is neither null nor explicitly tagged (aliases and other nodes give up).
+    /// A scalar that is neither null nor explicitly tagged other than `!!str` (aliases and other
+    /// nodes give up). Null also as the decoder sees it: `!!str null` is nil to `decodeIfPresent`.
     static func scalar(_ node: Node) throws(GiveUp) -> Node.Scalar {
         guard case .scalar(let scalar) = node else { throw GiveUp() }
         let name = tag(of: scalar)
-        guard name != .null, name != .nonSpecific, scalar.tag.description == Tag.Name.implicit.rawValue || name == .str
+        guard name != .null, name != .nonSpecific, scalar.tag.description == Tag.Name.implicit.rawValue || name == .str,
+            NSNull.construct(from: scalar) == nil
         else { throw GiveUp() }
         return scalar
     }

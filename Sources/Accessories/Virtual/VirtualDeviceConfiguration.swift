@@ -51,6 +51,22 @@ public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
         self.bridged = bridged
     }
 
+    /// The fields of the YAML form, each absent one at its default; durations in seconds.
+    init(
+        yaml id: String, name: String, kind: VirtualDeviceKind, manufacturer: String?, model: String?,
+        writeDelay: Double?, failureRate: Double?, reachable: Bool?, battery: Int?, transitionTime: Double?,
+        jammed: Bool?, obstructed: Bool?, bridged: [VirtualDeviceConfiguration]?
+    ) {
+        self.init(
+            id: id, name: name, kind: kind, manufacturer: manufacturer ?? "homegate", model: model,
+            writeDelay: .seconds(writeDelay ?? 0), failureRate: failureRate ?? 0, isReachable: reachable ?? true,
+            battery: battery, transitionTime: .seconds(transitionTime ?? 2), isJammed: jammed ?? false,
+            isObstructed: obstructed ?? false, bridged: bridged ?? [])
+    }
+
+    /// Whether `failureRate` is one the YAML form accepts (a probability).
+    static func isValid(failureRate: Double) -> Bool { (0...1).contains(failureRate) }
+
     private enum CodingKeys: String, CodingKey {
         case id, name, kind, manufacturer, model, writeDelay, failureRate, reachable, battery, transitionTime
         case jammed, obstructed, bridged
@@ -59,23 +75,22 @@ public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     /// Reads the YAML form; durations are in seconds (`writeDelay: 0.5`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let kind = try c.decode(VirtualDeviceKind.self, forKey: .kind)
         self.init(
-            id: try c.decode(String.self, forKey: .id),
+            yaml: try c.decode(String.self, forKey: .id),
             name: try c.decode(String.self, forKey: .name),
-            kind: kind,
-            manufacturer: try c.decodeIfPresent(String.self, forKey: .manufacturer) ?? "homegate",
+            kind: try c.decode(VirtualDeviceKind.self, forKey: .kind),
+            manufacturer: try c.decodeIfPresent(String.self, forKey: .manufacturer),
             model: try c.decodeIfPresent(String.self, forKey: .model),
-            writeDelay: .seconds(try c.decodeIfPresent(Double.self, forKey: .writeDelay) ?? 0),
-            failureRate: try c.decodeIfPresent(Double.self, forKey: .failureRate) ?? 0,
-            isReachable: try c.decodeIfPresent(Bool.self, forKey: .reachable) ?? true,
+            writeDelay: try c.decodeIfPresent(Double.self, forKey: .writeDelay),
+            failureRate: try c.decodeIfPresent(Double.self, forKey: .failureRate),
+            reachable: try c.decodeIfPresent(Bool.self, forKey: .reachable),
             battery: try c.decodeIfPresent(Int.self, forKey: .battery),
-            transitionTime: .seconds(try c.decodeIfPresent(Double.self, forKey: .transitionTime) ?? 2),
-            isJammed: try c.decodeIfPresent(Bool.self, forKey: .jammed) ?? false,
-            isObstructed: try c.decodeIfPresent(Bool.self, forKey: .obstructed) ?? false,
-            bridged: try c.decodeIfPresent([VirtualDeviceConfiguration].self, forKey: .bridged) ?? []
+            transitionTime: try c.decodeIfPresent(Double.self, forKey: .transitionTime),
+            jammed: try c.decodeIfPresent(Bool.self, forKey: .jammed),
+            obstructed: try c.decodeIfPresent(Bool.self, forKey: .obstructed),
+            bridged: try c.decodeIfPresent([VirtualDeviceConfiguration].self, forKey: .bridged)
         )
-        guard (0...1).contains(failureRate) else {
+        guard Self.isValid(failureRate: failureRate) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .failureRate, in: c, debugDescription: "failureRate must be between 0 and 1")
         }

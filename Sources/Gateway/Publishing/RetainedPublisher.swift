@@ -108,7 +108,6 @@ public actor RetainedPublisher {
     /// snapshot does not hold (``HomeChange/version``) are applied in order.
     public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
         isSynchronizing = true
-        defer { isSynchronizing = false }
         let readBack = self.readBack
         async let reading = readBack()
         let current = await snapshot()
@@ -144,17 +143,11 @@ public actor RetainedPublisher {
         for change in missed { publish(change) }
     }
 
-    /// Brings the broker in step with `snapshot` after a layout change: publishes what changed,
-    /// clears what went away.
-    public func update(_ snapshot: HomeSnapshot) {
-        guard hasSynchronized, !isSynchronizing else { return }
-        apply(snapshot)
-    }
-
     /// Brings the broker in step after `event`, rendering only the parts of the view it touches
     /// (``parts(touchedBy:homes:)``): adding the 500th accessory renders that accessory, its home's
-    /// `$layout` and `$discovered`, not the 499 others; a reachability flap renders that accessory
-    /// and its home's `$layout`. `snapshot` is the model after the event.
+    /// `$layout` and `$discovered`, not the 499 others; a reachability flap renders that accessory at
+    /// once and its home's `$layout` later (``renderLayoutLater(_:)``). `snapshot` is the model after
+    /// the event.
     public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
         guard hasSynchronized, !isSynchronizing else { return }
         if case .accessoryDidUpdateReachability(let home, let accessory, _) = event {
@@ -369,15 +362,6 @@ public actor RetainedPublisher {
                 change.event,
                 HomeSnapshot(homes: change.homes, discovered: change.discovered ?? [], version: change.version))
         }
-    }
-
-    /// Publishes what changed for one accessory (a value or its reachability); cheaper than `update`.
-    public func update(accessory: AccessoryID, in home: Home) {
-        guard hasSynchronized, !isSynchronizing else { return }
-        guard let snapshot = home.accessory(accessory) else { return }
-        send(
-            RetainedView.accessoryPayloads(snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
-            of: accessory)
     }
 
     /// Publishes what a new value of one characteristic changed: its topic, `$state` and `$ha` states.
