@@ -10,12 +10,17 @@ import Yams
 /// `Resolver.basic` (which has no rules), so nothing afterwards needs a regular expression.
 /// `PlainScalarTagsTests` holds ``tag(of:)`` to Yams' own rules.
 public enum PlainScalarTags {
-    /// `node` with each plain scalar's implicit tag resolved; everything else as it was.
+    /// `node` with each plain scalar that resolves to a bool, an int, a float or null tagged so;
+    /// everything else as it was. A plain string keeps its implicit tag, as under Yams' default
+    /// resolver, which resolves a value's tag only when asked: `Bool.construct` reads `tRUE` as true
+    /// while the tag is implicit and refuses it once it is `str`.
     public static func retag(_ node: Node) -> Node {
         switch node {
         case .scalar(var scalar):
             guard scalar.tag.description == Tag.Name.implicit.rawValue else { return node }
-            scalar.tag = Tag(tag(of: scalar.string), .basic)
+            let name = tag(of: scalar.string)
+            guard name != .str else { return node }
+            scalar.tag = Tag(name, .basic)
             return .scalar(scalar)
         case .mapping(var mapping):
             for index in mapping.indices {
