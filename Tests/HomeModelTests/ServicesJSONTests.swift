@@ -69,4 +69,111 @@ struct ServicesJSONTests {
         #expect(ours == [service])
         #expect(ours == theirs)
     }
+
+    // MARK: Reading back without JSONDecoder
+
+    /// Every service set the tests above write.
+    static var fixtures: [[Service]] {
+        var services: [Service] = []
+        for (index, name) in awkwardNames.enumerated() {
+            let characteristics = values.enumerated().map { offset, value in
+                Characteristic(
+                    type: offset == 0 ? CharacteristicType(rawValue: name) : CharacteristicType(rawValue: "C\(offset)"),
+                    metadata: metadata[offset % metadata.count], value: value)
+            }
+            services.append(
+                Service(
+                    id: ServiceID(rawValue: "s\(index) \(name)"), type: ServiceType(rawValue: name), name: name,
+                    characteristics: characteristics))
+        }
+        let types: [CharacteristicType] = [.name, .identify, .on, .brightness, .hue, .saturation, .colorTemperature]
+        let catalog = Service(
+            id: "catalog", type: .lightbulb, name: "Catalog",
+            characteristics: types.map { Characteristic.standard($0, .int(1)) })
+        return [services, [], [Service(id: "e", type: .lightbulb, name: "Empty", characteristics: [])], [catalog]]
+    }
+
+    /// What the database's decoder makes of `text`, or nil where it refuses it.
+    static func decoderReading(_ text: String) -> [Service]? {
+        try? JSONDecoder().decode([Service].self, from: Data(text.utf8))
+    }
+
+    @Test("the reader takes what ServicesJSON and JSONEncoder write, and reads what JSONDecoder reads")
+    func readerTakesBothWriters() throws {
+        for services in Self.fixtures {
+            let ours = ServicesJSON.encode(services)
+            #expect(ServicesJSON.decode(ours) == services)
+            let theirs = String(decoding: try JSONEncoder().encode(services), as: UTF8.self)
+            #expect(ServicesJSON.decode(theirs) == services, "\(theirs.prefix(200))")
+            #expect(Self.decoderReading(theirs) == services)
+        }
+        #expect(ServicesJSON.decodeStrings(#"[]"#) == [])
+        #expect(ServicesJSON.decodeStrings(#"["a","b \"c\" \u00e9 \ud83d\udca1"]"#) == ["a", "b \"c\" é 💡"])
+        #expect(ServicesJSON.decodeStrings(#"["a",]"#) == nil)
+    }
+
+    @Test(
+        "text outside the strict form is left to JSONDecoder, and nothing JSONDecoder refuses is taken",
+        arguments: [
+            // null for an optional: the decoder reads it as absent
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"On","metadata":{"format":"bool","unit":null,"permissions":3},"value":null}]}]"#,
+            // whitespace, unknown and repeated keys, missing required ones
+            #"[ {"id":"s","type":"T","name":"n","characteristics":[]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[],"extra":1}]"#,
+            #"[{"id":"s","id":"t","type":"T","name":"n","characteristics":[]}]"#,
+            #"[{"id":"s","type":"T","characteristics":[]}]"#,
+            // numbers: a fraction or exponent where an integer is wanted, leading zeros, bare dots
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"int","permissions":1.0},"value":{"int":{"_0":1e2}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"int","permissions":01},"value":{"int":{"_0":-0}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","minimumValue":.5,"permissions":1},"value":{"float":{"_0":1.}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","maximumValue":1e400,"permissions":1},"value":{"float":{"_0":-1.5E-3}}}]}]"#,
+            // values: unknown case, two cases, bad base64, wrong kind
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"nope":{"_0":1}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"int":{"_0":1},"bool":{"_0":true}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"data":{"_0":"%%%"}}}]}]"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"bool":{"_0":1}}}]}]"#,
+            // strings: escapes, a lone surrogate, a raw control character
+            #"[{"id":"s\/\b\f","type":"T","name":"\ud83d\udca1","characteristics":[]}]"#,
+            #"[{"id":"s","type":"T","name":"\udca1","characteristics":[]}]"#,
+            "[{\"id\":\"s\",\"type\":\"T\",\"name\":\"a\u{01}b\",\"characteristics\":[]}]",
+            #"[{"id":"s","type":"T","name":"\x","characteristics":[]}]"#,
+            // truncated and trailing
+            #"[{"id":"s","type":"T","name":"n","characteristics":[]}"#,
+            #"[{"id":"s","type":"T","name":"n","characteristics":[]}]x"#,
+            "", "[]", "null",
+        ])
+    func strictFormOrDecoder(_ text: String) {
+        let fast = ServicesJSON.decode(text)
+        if let fast { #expect(fast == Self.decoderReading(text), "taken: \(text)") }
+    }
+
+    @Test("random damage to written services: the reader never takes what JSONDecoder refuses or reads otherwise")
+    func randomDamage() throws {
+        var random = SystemRandomNumberGenerator()
+        var seed = UInt64.random(in: 0...UInt64.max, using: &random)
+        let base = Array(ServicesJSON.encode(Self.fixtures[0] + Self.fixtures[3]).utf8)
+        let alphabet = Array(#"{}[]":,\"0123456789.-+eEtrufalsn _0xu"#.utf8)
+        var taken = 0
+        for round in 0..<3000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            var bytes = base
+            var state = seed
+            for _ in 0..<(1 + Int(state % 3)) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let position = Int((state >> 16) % UInt64(bytes.count))
+                let byte = alphabet[Int((state >> 40) % UInt64(alphabet.count))]
+                switch (state >> 8) % 3 {
+                case 0: bytes[position] = byte
+                case 1: bytes.insert(byte, at: position)
+                default: bytes.remove(at: position)
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let fast = ServicesJSON.decode(text) else { continue }
+            taken += 1
+            #expect(fast == Self.decoderReading(text), "round \(round), seed \(seed): \(text)")
+        }
+        // Some damage leaves valid services (a changed digit or letter): those must have been read.
+        #expect(taken > 100)
+    }
 }

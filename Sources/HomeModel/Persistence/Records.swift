@@ -65,6 +65,31 @@ struct AccessoryRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     }
 }
 
+extension AccessoryRecord {
+    /// Reads a row column by column, and its JSON columns with ``ServicesJSON``'s reader, handing
+    /// anything that reader does not take to `JSONDecoder` as `Decodable` would (a start at 10,000
+    /// accessories spent most of loading the database in `Decodable`'s row and JSON decoding).
+    init(row: Row) throws {
+        id = try row.decode(forColumn: "id")
+        homeID = try row.decode(forColumn: "homeID")
+        roomID = try row.decode(forColumn: "roomID")
+        name = try row.decode(forColumn: "name")
+        category = try row.decode(forColumn: "category")
+        manufacturer = try row.decode(forColumn: "manufacturer")
+        model = try row.decode(forColumn: "model")
+        bridgeID = try row.decode(forColumn: "bridgeID")
+        position = try row.decode(forColumn: "position")
+        let bridged: String = try row.decode(forColumn: "bridgedIDs")
+        bridgedIDs = try ServicesJSON.decodeStrings(bridged) ?? Self.decodeJSON([String].self, bridged)
+        let services: String = try row.decode(forColumn: "services")
+        self.services = try ServicesJSON.decode(services) ?? Self.decodeJSON([Service].self, services)
+    }
+
+    private static func decodeJSON<Value: Decodable>(_ type: Value.Type, _ text: String) throws -> Value {
+        try databaseJSONDecoder(for: "").decode(type, from: Data(text.utf8))
+    }
+}
+
 struct ActionSetRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "actionSet"
     var id: String
