@@ -127,6 +127,10 @@ struct ServicesJSONTests {
             #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"int","permissions":01},"value":{"int":{"_0":-0}}}]}]"#,
             #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","minimumValue":.5,"permissions":1},"value":{"float":{"_0":1.}}}]}]"#,
             #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","maximumValue":1e400,"permissions":1},"value":{"float":{"_0":-1.5E-3}}}]}]"#,
+            // Foundation refuses an exponent right after a lone 0 (found by the random damage below)
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","stepValue":0E1,"permissions":1},"value":{"float":{"_0":0e-1}}}]}]"#,
+            // a double that underflows to zero, which Foundation refuses (found the same way)
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"float","permissions":1},"value":{"float":{"_0":5e-328}}}]}]"#,
             // values: unknown case, two cases, bad base64, wrong kind
             #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"nope":{"_0":1}}}]}]"#,
             #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"B","metadata":{"format":"x","permissions":1},"value":{"int":{"_0":1},"bool":{"_0":true}}}]}]"#,
@@ -147,10 +151,12 @@ struct ServicesJSONTests {
         if let fast { #expect(fast == Self.decoderReading(text), "taken: \(text)") }
     }
 
-    @Test("random damage to written services: the reader never takes what JSONDecoder refuses or reads otherwise")
-    func randomDamage() throws {
-        var random = SystemRandomNumberGenerator()
-        var seed = UInt64.random(in: 0...UInt64.max, using: &random)
+    /// Seeded, so a run is repeatable; runs with random seeds found the two Foundation quirks above.
+    @Test(
+        "random damage to written services: the reader never takes what JSONDecoder refuses or reads otherwise",
+        arguments: [UInt64(0x686F_6D65), 10_849_961_834_492_321_027])
+    func randomDamage(seed start: UInt64) throws {
+        var seed = start
         let base = Array(ServicesJSON.encode(Self.fixtures[0] + Self.fixtures[3]).utf8)
         let alphabet = Array(#"{}[]":,\"0123456789.-+eEtrufalsn _0xu"#.utf8)
         var taken = 0

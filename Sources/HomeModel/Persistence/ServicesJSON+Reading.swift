@@ -180,6 +180,9 @@ extension ServicesJSON {
                 guard digits(&self) > 0 else { return nil }
             }
             if take(UInt8(ascii: "e")) || take(UInt8(ascii: "E")) {
+                // Foundation's JSONDecoder refuses `0e1` (though not `0e+1` or `0.0e1`); neither
+                // writer writes it, so it is left to the decoder.
+                if isInteger && integerDigits == 1 && bytes[integerStart] == UInt8(ascii: "0") { return nil }
                 isInteger = false
                 if !take(UInt8(ascii: "+")) { _ = take(UInt8(ascii: "-")) }
                 guard digits(&self) > 0 else { return nil }
@@ -193,8 +196,13 @@ extension ServicesJSON {
             return Int(text)
         }
 
+        /// A finite double. One that underflows to zero is left to the decoder, which refuses it.
         mutating func double() -> Double? {
             guard let (text, _) = number(), let value = Double(text), value.isFinite else { return nil }
+            if value == 0, text.prefix(while: { $0 != "e" && $0 != "E" }).contains(where: { ("1"..."9").contains($0) })
+            {
+                return nil
+            }
             return value
         }
 
