@@ -59,9 +59,14 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         let (accessChanges, accessChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
+                // A reload renders the whole home beside the loop, which writes it out meanwhile.
                 group.addTask { await followConnection(accessChanged) }
-                group.addTask { await followModel(accessChanged) }
-                group.addTask { await serveCommands() }
+                // Commands and the changes they make run on the client's loop (if it has one): a
+                // command is read, applied, published and answered on one thread, in one pass. The
+                // publisher goes first there, so changes do not pile up behind commands (each
+                // holds its homes).
+                group.addTask(executorPreference: client.loop, priority: .high) { await followModel(accessChanged) }
+                group.addTask(executorPreference: client.loop) { await serveCommands() }
                 if let accessKeeper {
                     group.addTask {
                         await accessKeeper.run(
@@ -163,7 +168,12 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     }
                 }
                 let admitted = admission.enter()
-                group.addTask {
+                // Writes and scenes stay on the loop (if the client has one). Requests change the
+                // layout, whose commit waits for the disk (an SD card's fsync): on the global
+                // executor, beside the loop, which goes on reading and writing meanwhile.
+                let executor: (any TaskExecutor)? =
+                    client.loop != nil && topics.isRequestTopic(message.topic) ? globalConcurrentExecutor : nil
+                group.addTask(executorPreference: executor) {
                     defer { if admitted { admission.leave() } }
                     let handling =
                         admitted

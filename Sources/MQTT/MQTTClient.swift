@@ -13,6 +13,9 @@ import Synchronization
 /// (or run it as a `Service`), which sends DISCONNECT, ends the thread and finishes the streams.
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
+    /// The thread that serves the connection and runs the tasks that prefer it, if the client was
+    /// given one; otherwise the client's own thread serves the connection.
+    public let loop: EventLoopThread?
     /// Every message from the broker, in the order it arrived. One consumer; it finishes on shutdown.
     public let messages: AsyncStream<MQTTMessage>
 
@@ -24,8 +27,13 @@ public final class MQTTClient: Service, Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     private let networkThreadEnded = DispatchGroup()
 
-    public init(_ configuration: MQTTConfiguration, logger: Logger = Logger(label: "homegate.mqtt")) throws {
+    /// - Parameter loop: serve the connection on this thread (see ``EventLoopThread``).
+    public init(
+        _ configuration: MQTTConfiguration, logger: Logger = Logger(label: "homegate.mqtt"),
+        loop: EventLoopThread? = nil
+    ) throws {
         self.configuration = configuration
+        self.loop = loop
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream()
         mosquitto = try Mosquitto(configuration: configuration)
@@ -140,6 +148,7 @@ public final class MQTTClient: Service, Sendable {
         switch previous {
         case .running:
             mosquitto.disconnect()
+            loopHasQueued()
             wakeUp.signal()
         case .idle:
             finishStreams()
@@ -160,6 +169,7 @@ public final class MQTTClient: Service, Sendable {
         try ensureOpen()
         let mid = try mosquitto.publish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        loopHasQueued()
         guard qos != .atMostOnce else {
             discardCompletion(of: mid, qos: qos)
             return
@@ -181,7 +191,14 @@ public final class MQTTClient: Service, Sendable {
         try ensureOpen()
         let mid = try mosquitto.publish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        loopHasQueued()
         discardCompletion(of: mid, qos: qos)
+    }
+
+    /// A packet was queued: the loop, if it sleeps, must wake up to write it (libmosquitto wakes
+    /// only its own loop). On the loop's thread it is written before the loop sleeps.
+    private func loopHasQueued() {
+        if let loop, !loop.isCurrent { loop.wake() }
     }
 
     /// Nobody waits for `mid`: drop its completion, whether it came already or comes later.
@@ -217,6 +234,7 @@ public final class MQTTClient: Service, Sendable {
         do {
             let connection = state.withLock { $0.connectionsEnded }
             let mid = try mosquitto.subscribe(filters, qos: qos, options: options)
+            loopHasQueued()
             guard
                 case .subscribed(let reasonCodes) = try await completion(
                     of: mid, kind: .subscribe, sentBefore: connection)
@@ -258,6 +276,7 @@ public final class MQTTClient: Service, Sendable {
         }
         let connection = state.withLock { $0.connectionsEnded }
         let mid = try mosquitto.unsubscribe(filters)
+        loopHasQueued()
         _ = try await completion(of: mid, kind: .unsubscribe, sentBefore: connection)
     }
 
@@ -343,9 +362,7 @@ public final class MQTTClient: Service, Sendable {
             if rc == Mosquitto.success {
                 // A shutdown requested while the socket was opening found no connection to close.
                 if state.withLock({ $0.phase != .running }) { mosquitto.disconnect() }
-                repeat {
-                    rc = mosquitto.loop(timeout: .seconds(1))
-                } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
+                rc = serveConnection()
             }
             let failure = state.withLock { $0.endAttempt(rc: rc, mosquitto: mosquitto) }
             failSubscribeWaiters(with: failure.error)
@@ -371,6 +388,29 @@ public final class MQTTClient: Service, Sendable {
         let closed = MQTTError(.clientClosed, "the client was shut down before the broker acknowledged")
         for waiter in waiters { waiter.resume(throwing: closed) }
         finishStreams()
+    }
+
+    /// Reads and writes until the connection ends (or a stop takes too long), on the loop if the
+    /// client has one.
+    private func serveConnection() -> Int32 {
+        let tooLong = Mosquitto.connectionLost
+        // With TLS the client's own thread serves it (see `Mosquitto.loopRead`).
+        if let loop, configuration.tls == nil {
+            let mosquitto = mosquitto
+            let source = EventLoopThread.Source(
+                descriptor: mosquitto.socket, wantsToWrite: { mosquitto.wantsToWrite },
+                read: { mosquitto.loopRead() }, write: { mosquitto.loopWrite() },
+                tick: { [self] in
+                    let rc = mosquitto.loopMisc()
+                    return rc == Mosquitto.success && state.withLock({ $0.stopHasTakenTooLong }) ? tooLong : rc
+                })
+            if let rc = loop.serve(source) { return rc }
+        }
+        var rc: Int32
+        repeat {
+            rc = mosquitto.loop(timeout: .seconds(1))
+        } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
+        return rc
     }
 
     private func finishStreams() {

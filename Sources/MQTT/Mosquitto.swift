@@ -147,6 +147,32 @@ struct Mosquitto: @unchecked Sendable {
 
     func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
 
+    var socket: Int32 { mosquitto_socket(handle) }
+    var wantsToWrite: Bool { mosquitto_want_write(handle) }
+    /// Reads every packet the socket holds. libmosquitto stops after a packet whenever `errno` is
+    /// EAGAIN, and it sets that itself once its wake-up socket pair is full (only `mosquitto_loop`
+    /// drains it, and the event loop does not call that): a PUBACK that lets a waiting message go
+    /// out ends the read. So it reads until the socket is empty; otherwise a pass takes one
+    /// acknowledgement, and messages waiting for the broker's in-flight window (20 by default)
+    /// pile up, each a copy of its payload. Plain TCP only: with TLS, data may wait in the TLS
+    /// layer where the socket does not show it.
+    func loopRead() -> Int32 {
+        var rc: Int32
+        repeat {
+            errno = 0
+            rc = mosquitto_loop_read(handle, 1)
+        } while rc == Self.success && bytesWaiting > 0
+        return rc
+    }
+
+    private var bytesWaiting: Int32 {
+        var count: Int32 = 0
+        return ioctl(mosquitto_socket(handle), UInt(FIONREAD), &count) == 0 ? count : 0
+    }
+
+    func loopWrite() -> Int32 { mosquitto_loop_write(handle, 1) }
+    func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
+
     /// Frees the instance. Only after the network thread has ended.
     func destroy() { mosquitto_destroy(handle) }
 
@@ -199,6 +225,7 @@ struct Mosquitto: @unchecked Sendable {
     // MARK: Errors
 
     static let success = Int32(MOSQ_ERR_SUCCESS.rawValue)
+    static let connectionLost = Int32(MOSQ_ERR_CONN_LOST.rawValue)
 
     private func check(_ rc: Int32, context: String? = nil) throws(MQTTError) {
         guard rc != Self.success else { return }

@@ -40,7 +40,7 @@ struct GatewayApplication {
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.retryInitialConnection = true
         mqtt.keepGatewaySession()
-        let client = try MQTTClient(mqtt, logger: logger)
+        let client = try MQTTClient(mqtt, logger: logger, loop: EventLoopThread(name: "homegate-loop"))
         let readBackConfiguration = mqtt
         let statistics = GatewayStatistics()
         let ruleSource = AccessRuleSource(configuration: configuration)

@@ -5,30 +5,45 @@ import Testing
 
 @Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(2)))
 struct MQTTClientTests {
-    @Test("publish and subscribe at every QoS", arguments: MQTTQoS.allCases)
-    func publishSubscribe(qos: MQTTQoS) async throws {
+    /// Which thread serves a client's connection: its own, or an event loop it shares with tasks.
+    enum Serving: String, CaseIterable, CustomTestStringConvertible {
+        case ownThread, eventLoop
+        var testDescription: String { rawValue }
+
+        /// Runs `body` with the loop to give the client (nil for its own thread), stopped afterwards.
+        func with<T>(_ body: (EventLoopThread?) async throws -> T) async rethrows -> T {
+            let loop = self == .eventLoop ? EventLoopThread(name: "test-loop") : nil
+            defer { loop?.stop() }
+            return try await body(loop)
+        }
+    }
+
+    @Test("publish and subscribe at every QoS", arguments: MQTTQoS.allCases, Serving.allCases)
+    func publishSubscribe(qos: MQTTQoS, serving: Serving) async throws {
         try await withBroker { broker in
-            let subscriber = try makeClient(broker, name: "sub")
-            let publisher = try makeClient(broker, name: "pub")
-            try await withConnected(subscriber) { inbox in
-                // Given a subscription at the QoS under test
-                let granted = try await subscriber.subscribe(to: ["qos/\(qos.rawValue)/#"], qos: qos)
-                #expect(granted == [qos])
+            try await serving.with { loop in
+                let subscriber = try makeClient(broker, name: "sub", loop: loop)
+                let publisher = try makeClient(broker, name: "pub", loop: loop)
+                try await withConnected(subscriber) { inbox in
+                    // Given a subscription at the QoS under test
+                    let granted = try await subscriber.subscribe(to: ["qos/\(qos.rawValue)/#"], qos: qos)
+                    #expect(granted == [qos])
 
-                // When another client publishes three messages at that QoS
-                try await withConnected(publisher) { _ in
-                    for index in 1...3 {
-                        try await publisher.publish(
-                            "qos/\(qos.rawValue)/m", payload: bytes("message \(index)"), qos: qos)
+                    // When another client publishes three messages at that QoS
+                    try await withConnected(publisher) { _ in
+                        for index in 1...3 {
+                            try await publisher.publish(
+                                "qos/\(qos.rawValue)/m", payload: bytes("message \(index)"), qos: qos)
+                        }
                     }
-                }
 
-                // Then they arrive in order, at that QoS, not flagged retained
-                for index in 1...3 {
-                    let message = try await inbox.next { $0.topic == "qos/\(qos.rawValue)/m" }
-                    #expect(message.payloadString == "message \(index)")
-                    #expect(message.qos == qos)
-                    #expect(message.retain == false)
+                    // Then they arrive in order, at that QoS, not flagged retained
+                    for index in 1...3 {
+                        let message = try await inbox.next { $0.topic == "qos/\(qos.rawValue)/m" }
+                        #expect(message.payloadString == "message \(index)")
+                        #expect(message.qos == qos)
+                        #expect(message.retain == false)
+                    }
                 }
             }
         }
@@ -187,41 +202,43 @@ struct MQTTClientTests {
     }
 
     @Test(
-        "after a broker restart the client reconnects, subscribes again and receives; QoS 1 publishes made meanwhile arrive"
-    )
-    func reconnectAfterBrokerRestart() async throws {
+        "after a broker restart the client reconnects, subscribes again and receives; QoS 1 publishes made meanwhile arrive",
+        arguments: Serving.allCases)
+    func reconnectAfterBrokerRestart(serving: Serving) async throws {
         try await withBroker { broker in
-            let client = try makeClient(broker, name: "survivor")
-            let events = await Inbox.draining(client.connectionEvents())
-            try await withConnected(client) { inbox in
-                // Given a connected client with a subscription (clean session)
-                try await client.subscribe(to: ["restart/#"])
-                _ = try await events.next { $0 == .connected(sessionPresent: false) }
+            try await serving.with { loop in
+                let client = try makeClient(broker, name: "survivor", loop: loop)
+                let events = await Inbox.draining(client.connectionEvents())
+                try await withConnected(client) { inbox in
+                    // Given a connected client with a subscription (clean session)
+                    try await client.subscribe(to: ["restart/#"])
+                    _ = try await events.next { $0 == .connected(sessionPresent: false) }
 
-                // When the broker stops
-                await broker.stop()
-                _ = try await events.next("disconnect event") {
-                    if case .disconnected = $0 { true } else { false }
+                    // When the broker stops
+                    await broker.stop()
+                    _ = try await events.next("disconnect event") {
+                        if case .disconnected = $0 { true } else { false }
+                    }
+                    #expect(!client.isConnected)
+
+                    // and a QoS 1 message is published while it is away
+                    let sentWhileDown = Task { try await client.publish("restart/queued", "kept", qos: .atLeastOnce) }
+
+                    // and the broker comes back on the same port
+                    try await broker.start()
+
+                    // Then the client reconnects by itself, the queued publish is delivered and acknowledged,
+                    // and the subscription was made again (it receives its own publish)
+                    _ = try await events.next("reconnect") { $0 == .connected(sessionPresent: false) }
+                    try await sentWhileDown.value
+                    #expect(try await inbox.next { $0.topic == "restart/queued" }.payloadString == "kept")
+
+                    let other = try makeClient(broker, name: "other")
+                    try await withConnected(other) { _ in
+                        try await other.publish("restart/after", "again", qos: .atLeastOnce)
+                    }
+                    #expect(try await inbox.next { $0.topic == "restart/after" }.payloadString == "again")
                 }
-                #expect(!client.isConnected)
-
-                // and a QoS 1 message is published while it is away
-                let sentWhileDown = Task { try await client.publish("restart/queued", "kept", qos: .atLeastOnce) }
-
-                // and the broker comes back on the same port
-                try await broker.start()
-
-                // Then the client reconnects by itself, the queued publish is delivered and acknowledged,
-                // and the subscription was made again (it receives its own publish)
-                _ = try await events.next("reconnect") { $0 == .connected(sessionPresent: false) }
-                try await sentWhileDown.value
-                #expect(try await inbox.next { $0.topic == "restart/queued" }.payloadString == "kept")
-
-                let other = try makeClient(broker, name: "other")
-                try await withConnected(other) { _ in
-                    try await other.publish("restart/after", "again", qos: .atLeastOnce)
-                }
-                #expect(try await inbox.next { $0.topic == "restart/after" }.payloadString == "again")
             }
         }
     }
@@ -367,18 +384,20 @@ struct MQTTClientTests {
         }
     }
 
-    @Test("after disconnect the client refuses work and its streams end")
-    func disconnectEnds() async throws {
+    @Test("after disconnect the client refuses work and its streams end", arguments: Serving.allCases)
+    func disconnectEnds(serving: Serving) async throws {
         try await withBroker { broker in
-            let client = try makeClient(broker)
-            let events = await Inbox.draining(client.connectionEvents())
-            try await client.connect()
-            await client.disconnect()
-            _ = try await events.next { $0 == .closed }
-            let error = try await #require(throws: MQTTError.self) { try await client.publish("x", "y") }
-            #expect(error.code == .clientClosed)
-            var iterator = client.messages.makeAsyncIterator()
-            #expect(await iterator.next() == nil)
+            try await serving.with { loop in
+                let client = try makeClient(broker, loop: loop)
+                let events = await Inbox.draining(client.connectionEvents())
+                try await client.connect()
+                await client.disconnect()
+                _ = try await events.next { $0 == .closed }
+                let error = try await #require(throws: MQTTError.self) { try await client.publish("x", "y") }
+                #expect(error.code == .clientClosed)
+                var iterator = client.messages.makeAsyncIterator()
+                #expect(await iterator.next() == nil)
+            }
         }
     }
 }

@@ -334,6 +334,10 @@ public actor RetainedPublisher {
         for await change in changes {
             publish(change)
             observe(change)
+            // On the client's loop: after a change that rendered more than one accessory's topics
+            // (a `$layout` is megabytes at 10,000 accessories), the loop writes it and reads the
+            // broker's acknowledgements, which free libmosquitto's copies, before the next change.
+            if !change.touchesOneAccessory, let loop = client.loop, loop.isCurrent { await loop.nextPass() }
         }
     }
 
@@ -462,6 +466,16 @@ public enum RetainedTopics {
         } catch {
             await client.disconnect()
             throw error
+        }
+    }
+}
+
+extension HomeChange {
+    /// A value or reachability change: it renders one accessory's topics.
+    fileprivate var touchesOneAccessory: Bool {
+        switch event {
+        case .didUpdateValueForCharacteristic, .accessoryDidUpdateReachability: true
+        default: false
         }
     }
 }

@@ -24,14 +24,15 @@ func withBroker<T>(
 
 /// A client for `broker` with a unique client id and a fast reconnect, not yet connected.
 func makeClient(
-    _ broker: MosquittoBroker, name: String = "test", configure: (inout MQTTConfiguration) -> Void = { _ in }
+    _ broker: MosquittoBroker, name: String = "test", loop: EventLoopThread? = nil,
+    configure: (inout MQTTConfiguration) -> Void = { _ in }
 ) throws -> MQTTClient {
     var configuration = MQTTConfiguration(port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
     configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
     configure(&configuration)
     var logger = Logger(label: "test.\(name)")
     logger.logLevel = .critical
-    return try MQTTClient(configuration, logger: logger)
+    return try MQTTClient(configuration, logger: logger, loop: loop)
 }
 
 /// Connects `client`, runs `body` with an inbox of its messages, and disconnects it afterwards.

@@ -166,7 +166,9 @@ func withGateway<T>(
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
         mqtt.keepGatewaySession()
-        let client = try MQTTClient(mqtt, logger: logger)
+        let loop = EventLoopThread(name: "gateway-loop")
+        defer { loop.stop() }
+        let client = try MQTTClient(mqtt, logger: logger, loop: loop)
         let readBack = mqtt
         let statistics = GatewayStatistics()
         let discovery =

@@ -1,0 +1,255 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One thread that runs tasks and serves MQTT connections: the gateway's command path (reading a
+/// command, checking it, applying it, publishing what changed, answering) on one thread, with no
+/// hand-off between threads, and the packets of a pass sent together.
+///
+/// It is a `TaskExecutor`: tasks that prefer it (`withTaskExecutorPreference`) run their code, and
+/// that of the default actors they call, on this thread. An ``MQTTClient`` made with it hands its
+/// connection (plain TCP; a TLS one stays on the client's thread) to the thread once connected
+/// (``serve(_:)``). Each pass reads the socket, runs the tasks that what it read woke, and writes
+/// what they queued, with the socket corked (`TCP_CORK`) meanwhile; the thread sleeps in `poll`
+/// when nothing waits. Connecting and waiting between reconnects stay on the client's own thread,
+/// so a slow broker or name lookup never stalls the tasks. After ``stop()`` its tasks run on the
+/// global executor.
+public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
+    /// A connection the thread serves: its socket and what to do when it is readable or writable
+    /// and once per pass. Each returns libmosquitto's result; anything but success ends the service.
+    struct Source: @unchecked Sendable {
+        var descriptor: Int32
+        var wantsToWrite: () -> Bool
+        var read: () -> Int32
+        var write: () -> Int32
+        var tick: () -> Int32
+    }
+
+    /// A connection being served, and where its caller waits for its end.
+    private final class Service: @unchecked Sendable {
+        let source: Source
+        let ended = DispatchSemaphore(value: 0)
+        var result = Int32(0)
+        init(_ source: Source) { self.source = source }
+    }
+
+    private struct State {
+        var jobs: [UnownedJob] = []
+        /// Jobs of tasks above medium priority: they run before the next ordinary job.
+        var urgentJobs: [UnownedJob] = []
+        var isSleeping = false
+        var services: [Service] = []
+        var isStopping = false
+        var hasEnded = false
+        /// Tasks waiting for the next pass's reads (``nextPass()``).
+        var passWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var hasJobs: Bool { !jobs.isEmpty || !urgentJobs.isEmpty }
+    }
+
+    private let state = Mutex(State())
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let threadID = Mutex<pthread_t?>(nil)
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Starts the thread.
+    public init(name: String) {
+        var ends: [Int32] = [-1, -1]
+        precondition(pipe(&ends) == 0, "could not make the event loop's wake-up pipe: errno \(errno)")
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        (wakeReader, wakeWriter) = (ends[0], ends[1])
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID.withLock { $0 = pthread_self() }
+            started.signal()
+            run()
+            ended.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        close(wakeReader)
+        close(wakeWriter)
+    }
+
+    /// True on the loop's own thread.
+    public var isCurrent: Bool {
+        threadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let isUrgent = job.priority.rawValue > TaskPriority.medium.rawValue
+        let unowned = UnownedJob(job)
+        enum Next { case queued, wake, forward }
+        let next: Next = state.withLock { state in
+            if state.hasEnded { return .forward }
+            if isUrgent { state.urgentJobs.append(unowned) } else { state.jobs.append(unowned) }
+            guard state.isSleeping else { return .queued }
+            state.isSleeping = false
+            return .wake
+        }
+        switch next {
+        case .queued: break
+        case .wake: signal()
+        case .forward: globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
+    }
+
+    /// Wakes the thread if it sleeps: for a packet queued from another thread.
+    func wake() {
+        let sleeping = state.withLock { state in
+            defer { state.isSleeping = false }
+            return state.isSleeping
+        }
+        if sleeping { signal() }
+    }
+
+    /// Returns in the loop's next pass, after it has written what is queued and read what came:
+    /// for a task on the loop that publishes much, so the loop's I/O goes on between its steps.
+    public func nextPass() async {
+        await withCheckedContinuation { waiter in
+            let stopped = state.withLock { state in
+                guard !state.hasEnded else { return true }
+                state.passWaiters.append(waiter)
+                return false
+            }
+            if stopped { waiter.resume() } else { wake() }
+        }
+    }
+
+    /// Serves `source` on the loop's thread until one of its calls fails, and returns that result;
+    /// blocks the calling thread meanwhile. Nil if the loop has stopped (the caller serves it).
+    func serve(_ source: Source) -> Int32? {
+        let service = Service(source)
+        let accepted = state.withLock { state in
+            guard !state.isStopping else { return false }
+            state.services.append(service)
+            return true
+        }
+        guard accepted else { return nil }
+        wake()
+        service.ended.wait()
+        return service.result
+    }
+
+    /// Ends the thread once no task waits, and returns when it has ended; tasks given to it
+    /// afterwards run on the global executor. Stop the client it serves first: while a connection is
+    /// served, or when called on the loop itself, it returns at once and the thread ends later.
+    public func stop() {
+        let serving = state.withLock { state in
+            state.isStopping = true
+            return !state.services.isEmpty
+        }
+        wake()
+        if !serving && !isCurrent {
+            ended.wait()
+            ended.signal()
+        }
+    }
+
+    private func signal() {
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    /// Runs the jobs queued now, and those they queue, for a bounded number of rounds. Urgent jobs
+    /// run before the next ordinary one: the gateway's publisher follows each change before the
+    /// next command makes another.
+    private func runPending(rounds: Int = 16) {
+        var batch: [UnownedJob] = []
+        var urgent: [UnownedJob] = []
+        let executor = asUnownedTaskExecutor()
+        for _ in 0..<rounds {
+            runUrgent(&urgent, on: executor)
+            state.withLock { swap(&batch, &$0.jobs) }
+            if batch.isEmpty { return }
+            for job in batch {
+                job.runSynchronously(on: executor)
+                runUrgent(&urgent, on: executor)
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func runUrgent(_ urgent: inout [UnownedJob], on executor: UnownedTaskExecutor) {
+        while true {
+            state.withLock { swap(&urgent, &$0.urgentJobs) }
+            if urgent.isEmpty { return }
+            for job in urgent { job.runSynchronously(on: executor) }
+            urgent.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func run() {
+        var descriptors: [pollfd] = []
+        while true {
+            enum Next { case poll([Service], sleep: Bool), end }
+            let next: Next = state.withLock { state in
+                if state.isStopping && state.services.isEmpty && !state.hasJobs && state.passWaiters.isEmpty {
+                    state.hasEnded = true
+                    return .end
+                }
+                state.isSleeping = !state.hasJobs && state.passWaiters.isEmpty
+                return .poll(state.services, sleep: state.isSleeping)
+            }
+            guard case .poll(let services, let sleep) = next else { break }
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0))
+            for service in services {
+                let events = Int16(POLLIN) | (service.source.wantsToWrite() ? Int16(POLLOUT) : 0)
+                descriptors.append(pollfd(fd: service.source.descriptor, events: events, revents: 0))
+            }
+            _ = poll(&descriptors, nfds_t(descriptors.count), sleep ? (services.isEmpty ? -1 : 1000) : 0)
+            if descriptors[0].revents != 0 {
+                var drained = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                _ = read(wakeReader, &drained, MemoryLayout.size(ofValue: drained))
+            }
+            state.withLock { $0.isSleeping = false }
+            // One pass: read what came, run what it woke, write what that queued. The sockets are
+            // corked meanwhile, so the packets of a pass (a command's value, state, event and
+            // answer) leave in one segment, not one each.
+            for service in services { Self.cork(service.source.descriptor, true) }
+            var results = [Int32](repeating: 0, count: services.count)
+            for (index, descriptor) in descriptors.dropFirst().enumerated()
+            where descriptor.revents & ~Int16(POLLOUT) != 0 {
+                results[index] = services[index].source.read()
+            }
+            for waiter in state.withLock({ state in
+                defer { state.passWaiters.removeAll() }
+                return state.passWaiters
+            }) {
+                waiter.resume()
+            }
+            runPending()
+            for (index, service) in services.enumerated() {
+                let source = service.source
+                if results[index] == 0 && source.wantsToWrite() { results[index] = source.write() }
+                if results[index] == 0 { results[index] = source.tick() }
+                Self.cork(source.descriptor, false)
+                guard results[index] != 0 else { continue }
+                service.result = results[index]
+                state.withLock { $0.services.removeAll { $0 === service } }
+                service.ended.signal()
+            }
+        }
+    }
+
+    /// Holds back partial segments while corked; uncorking sends what is held.
+    private static func cork(_ descriptor: Int32, _ on: Bool) {
+        var value: Int32 = on ? 1 : 0
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+}
