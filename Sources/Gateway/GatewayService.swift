@@ -169,8 +169,9 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 }
                 let admitted = admission.enter()
                 // Writes and scenes stay on the loop (if the client has one). Requests change the
-                // layout, whose commit waits for the disk (an SD card's fsync): on the global
-                // executor, beside the loop, which goes on reading and writing meanwhile.
+                // layout, whose commit waits for the disk (an SD card's fsync): they start on the
+                // global executor, beside the loop. (The manager is one actor: a request that waits
+                // for it while a write on the loop holds it may still be committed on the loop.)
                 let executor: (any TaskExecutor)? =
                     client.loop != nil && topics.isRequestTopic(message.topic) ? globalConcurrentExecutor : nil
                 group.addTask(executorPreference: executor) {

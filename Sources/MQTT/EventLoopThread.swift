@@ -73,6 +73,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             threadID.withLock { $0 = pthread_self() }
             started.signal()
             run()
+            threadID.withLock { $0 = nil }
             ended.signal()
         }
         thread.name = name
@@ -145,7 +146,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         return service.result
     }
 
-    /// Ends the thread once no task waits, and returns when it has ended; tasks given to it
+    /// Ends the thread once no job is queued, and returns when it has ended; tasks given to it
     /// afterwards run on the global executor. Stop the client it serves first: while a connection is
     /// served, or when called on the loop itself, it returns at once and the thread ends later.
     public func stop() {
@@ -184,13 +185,12 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// Runs the urgent jobs queued now; those they queue wait for the next call, so urgent work
+    /// that keeps coming cannot keep a pass from its reads and writes.
     private func runUrgent(_ urgent: inout [UnownedJob], on executor: UnownedTaskExecutor) {
-        while true {
-            state.withLock { swap(&urgent, &$0.urgentJobs) }
-            if urgent.isEmpty { return }
-            for job in urgent { job.runSynchronously(on: executor) }
-            urgent.removeAll(keepingCapacity: true)
-        }
+        state.withLock { swap(&urgent, &$0.urgentJobs) }
+        for job in urgent { job.runSynchronously(on: executor) }
+        urgent.removeAll(keepingCapacity: true)
     }
 
     private func run() {
@@ -238,7 +238,8 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
                 let source = service.source
                 if results[index] == 0 && source.wantsToWrite() { results[index] = source.write() }
                 if results[index] == 0 { results[index] = source.tick() }
-                Self.cork(source.descriptor, false)
+                // A connection that ended has had its socket closed (its number may be reused).
+                if results[index] == 0 { Self.cork(source.descriptor, false) }
                 guard results[index] != 0 else { continue }
                 service.result = results[index]
                 state.withLock { $0.services.removeAll { $0 === service } }
