@@ -1,4 +1,6 @@
+import Dispatch
 import MQTT
+import Synchronization
 import Testing
 
 @Suite("EventLoopThread: tasks on the connection's thread", .timeLimit(.minutes(1)))
@@ -54,5 +56,51 @@ struct EventLoopThreadTests {
 
         #expect(ranBefore)
         #expect(!ranAfter)
+    }
+
+    /// What ran, in order, from any thread.
+    final class Log: Sendable {
+        private let storage = Mutex<[String]>([])
+        func append(_ entry: String) { storage.withLock { $0.append(entry) } }
+        var entries: [String] { storage.withLock { $0 } }
+    }
+
+    @Test("a job above medium priority runs before ordinary jobs queued earlier")
+    func urgentJobsGoFirst() async {
+        let loop = EventLoopThread(name: "test-loop")
+        defer { loop.stop() }
+        let order = Log()
+        let blocked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+
+        // Given the loop busy with a job that waits until both tasks below are queued
+        let busy = Task(executorPreference: loop) {
+            blocked.signal()
+            release.wait()
+        }
+        blocked.wait()
+        let ordinary = Task(executorPreference: loop, priority: .medium) { order.append("ordinary") }
+        let urgent = Task(executorPreference: loop, priority: .high) { order.append("urgent") }
+
+        // When the busy job ends
+        release.signal()
+        await busy.value
+        await ordinary.value
+        await urgent.value
+
+        // Then the urgent one ran first, though it was queued last
+        #expect(order.entries == ["urgent", "ordinary"])
+    }
+
+    @Test("nextPass returns on the loop, serving or not, and at once after stop")
+    func nextPassReturns() async {
+        let loop = EventLoopThread(name: "test-loop")
+        let onLoop = await withTaskExecutorPreference(loop) { () async -> Bool in
+            await loop.nextPass()
+            return loop.isCurrent
+        }
+        loop.stop()
+        await loop.nextPass()
+        #expect(onLoop)
     }
 }
