@@ -220,7 +220,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             state.withLock { $0.isSleeping = false }
             // One pass: read what came, run what it woke, write what that queued. The sockets are
             // corked meanwhile, so the packets of a pass (a command's value, state, event and
-            // answer) leave in one segment, not one each.
+            // answer) are sent together when the pass ends, not one segment each.
             for service in services { Self.cork(service.source.descriptor, true) }
             var results = [Int32](repeating: 0, count: services.count)
             for (index, descriptor) in descriptors.dropFirst().enumerated()

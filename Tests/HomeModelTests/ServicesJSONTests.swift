@@ -35,20 +35,23 @@ struct ServicesJSONTests {
             validValues: [], permissions: []),
     ]
 
-    @Test("every kind of value, metadata and awkward name")
-    func everyKind() throws {
-        var services: [Service] = []
-        for (index, name) in Self.awkwardNames.enumerated() {
-            let characteristics = Self.values.enumerated().map { offset, value in
+    /// A service per awkward name, each with every kind of value and metadata.
+    static var everyKindOfService: [Service] {
+        awkwardNames.enumerated().map { index, name in
+            let characteristics = values.enumerated().map { offset, value in
                 Characteristic(
                     type: offset == 0 ? CharacteristicType(rawValue: name) : CharacteristicType(rawValue: "C\(offset)"),
-                    metadata: Self.metadata[offset % Self.metadata.count], value: value)
+                    metadata: metadata[offset % metadata.count], value: value)
             }
-            services.append(
-                Service(
-                    id: ServiceID(rawValue: "s\(index) \(name)"), type: ServiceType(rawValue: name), name: name,
-                    characteristics: characteristics))
+            return Service(
+                id: ServiceID(rawValue: "s\(index) \(name)"), type: ServiceType(rawValue: name), name: name,
+                characteristics: characteristics)
         }
+    }
+
+    @Test("every kind of value, metadata and awkward name")
+    func everyKind() throws {
+        let services = Self.everyKindOfService
         #expect(try Self.readBack(services) == services)
         #expect(try Self.readBack([]) == [])
         let emptyService = Service(id: "e", type: .lightbulb, name: "Empty", characteristics: [])
@@ -74,23 +77,13 @@ struct ServicesJSONTests {
 
     /// Every service set the tests above write.
     static var fixtures: [[Service]] {
-        var services: [Service] = []
-        for (index, name) in awkwardNames.enumerated() {
-            let characteristics = values.enumerated().map { offset, value in
-                Characteristic(
-                    type: offset == 0 ? CharacteristicType(rawValue: name) : CharacteristicType(rawValue: "C\(offset)"),
-                    metadata: metadata[offset % metadata.count], value: value)
-            }
-            services.append(
-                Service(
-                    id: ServiceID(rawValue: "s\(index) \(name)"), type: ServiceType(rawValue: name), name: name,
-                    characteristics: characteristics))
-        }
         let types: [CharacteristicType] = [.name, .identify, .on, .brightness, .hue, .saturation, .colorTemperature]
         let catalog = Service(
             id: "catalog", type: .lightbulb, name: "Catalog",
             characteristics: types.map { Characteristic.standard($0, .int(1)) })
-        return [services, [], [Service(id: "e", type: .lightbulb, name: "Empty", characteristics: [])], [catalog]]
+        return [
+            everyKindOfService, [], [Service(id: "e", type: .lightbulb, name: "Empty", characteristics: [])], [catalog],
+        ]
     }
 
     /// What the database's decoder makes of `text`, or nil where it refuses it.
@@ -107,6 +100,10 @@ struct ServicesJSONTests {
             #expect(ServicesJSON.decode(theirs) == services, "\(theirs.prefix(200))")
             #expect(Self.decoderReading(theirs) == services)
         }
+        let nulls =
+            #"[{"id":"s","type":"T","name":"n","characteristics":[{"type":"On","metadata":{"format":"bool","unit":null,"permissions":3},"value":null}]}]"#
+        #expect(ServicesJSON.decode(nulls) != nil)
+        #expect(ServicesJSON.decode(nulls) == Self.decoderReading(nulls))
         #expect(ServicesJSON.decodeStrings(#"[]"#) == [])
         #expect(ServicesJSON.decodeStrings(#"["a","b \"c\" \u00e9 \ud83d\udca1"]"#) == ["a", "b \"c\" é 💡"])
         #expect(ServicesJSON.decodeStrings(#"["a",]"#) == nil)

@@ -337,7 +337,8 @@ public actor RetainedPublisher {
             // On the client's loop: after a change that rendered more than one accessory's topics
             // (a `$layout` is megabytes at 10,000 accessories), the loop writes it and reads the
             // broker's acknowledgements, which free libmosquitto's copies, before the next change.
-            if !change.touchesOneAccessory, let loop = client.loop, loop.isCurrent { await loop.nextPass() }
+            // (A change without `discovered` is a value or reachability change: one accessory.)
+            if change.discovered != nil, let loop = client.loop, loop.isCurrent { await loop.nextPass() }
         }
     }
 
@@ -466,16 +467,6 @@ public enum RetainedTopics {
         } catch {
             await client.disconnect()
             throw error
-        }
-    }
-}
-
-extension HomeChange {
-    /// A value or reachability change: it renders one accessory's topics.
-    fileprivate var touchesOneAccessory: Bool {
-        switch event {
-        case .didUpdateValueForCharacteristic, .accessoryDidUpdateReachability: true
-        default: false
         }
     }
 }

@@ -57,13 +57,18 @@ extension ServicesJSON {
             return take(UInt8(ascii: "]")) ? elements : nil
         }
 
-        /// `{` "key" `:` value (`,` …)* `}`, each key read by `member`, which returns false for a
-        /// key it does not know or has seen; `null` values are left to `member` too.
+        /// `{` "key" `:` value (`,` …)* `}`, each value read by `member`, which returns false for a
+        /// key it does not know or a value that does not read; `null` values are left to `member`
+        /// too. A repeated key is refused here.
         mutating func object(_ member: (String, inout Reader) -> Bool) -> Bool {
             guard take(UInt8(ascii: "{")) else { return false }
             if take(UInt8(ascii: "}")) { return true }
+            var keys: [String] = []
             repeat {
-                guard let key = string(), take(UInt8(ascii: ":")), member(key, &self) else { return false }
+                guard let key = string(), !keys.contains(key), take(UInt8(ascii: ":")), member(key, &self) else {
+                    return false
+                }
+                keys.append(key)
             } while take(UInt8(ascii: ","))
             return take(UInt8(ascii: "}"))
         }
@@ -219,15 +224,21 @@ extension ServicesJSON {
             var characteristics: [Characteristic]?
             let read = object { key, reader in
                 switch key {
-                case "id" where id == nil: id = reader.string()
-                case "type" where type == nil: type = reader.string()
-                case "name" where name == nil: name = reader.string()
-                case "characteristics" where characteristics == nil:
+                case "id":
+                    id = reader.string()
+                    return id != nil
+                case "type":
+                    type = reader.string()
+                    return type != nil
+                case "name":
+                    name = reader.string()
+                    return name != nil
+                case "characteristics":
                     characteristics = reader.array { $0.characteristic() }
                     return characteristics != nil
-                default: return false
+                default:
+                    return false
                 }
-                return true
             }
             guard read, let id, let type, let name, let characteristics else { return nil }
             return Service(
@@ -239,17 +250,15 @@ extension ServicesJSON {
             var type: String?
             var metadata: CharacteristicMetadata?
             var value: CharacteristicValue?
-            var seenValue = false
             let read = object { key, reader in
                 switch key {
-                case "type" where type == nil:
+                case "type":
                     type = reader.string()
                     return type != nil
-                case "metadata" where metadata == nil:
+                case "metadata":
                     metadata = reader.metadata()
                     return metadata != nil
-                case "value" where !seenValue:
-                    seenValue = true
+                case "value":
                     if reader.isNull() { return true }
                     value = reader.value()
                     return value != nil
@@ -276,9 +285,7 @@ extension ServicesJSON {
             var step: Double?
             var maxLength: Int?
             var validValues: [Int]?
-            var seen = Set<String>()
             let read = object { key, reader in
-                guard seen.insert(key).inserted else { return false }
                 func assign<Value>(_ slot: inout Value?, _ read: (inout Reader) -> Value?) -> Bool {
                     guard let value = reader.nullable(read) else { return false }
                     slot = value
