@@ -173,12 +173,13 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 // global executor, beside the loop. (The manager is one actor: a request that waits
                 // for it while a write on the loop holds it may still be committed on the loop.)
                 let executor: (any TaskExecutor)? =
-                    client.loop != nil && topics.isRequestTopic(message.topic) ? globalConcurrentExecutor : nil
+                    client.loop != nil && topics.isRequestTopic(message.topic) ? globalConcurrentExecutor : client.loop
                 group.addTask(executorPreference: executor) {
                     defer { if admitted { admission.leave() } }
                     let handling =
                         admitted
-                        ? await router.handle(message) : router.refuseWhileBusy(message, limit: admission.limit)
+                        ? await PreferredExecutor.$current.withValue(executor) { await router.handle(message) }
+                        : router.refuseWhileBusy(message, limit: admission.limit)
                     statistics.handled(handling.outcome)
                     guard let answer = handling.answer else { return }
                     let properties =

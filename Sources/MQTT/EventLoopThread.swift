@@ -70,13 +70,13 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         (wakeReader, wakeWriter) = (ends[0], ends[1])
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
+            nameCurrentThread(name)
             threadID.withLock { $0 = pthread_self() }
             started.signal()
             run()
             threadID.withLock { $0 = nil }
             ended.signal()
         }
-        thread.name = name
         thread.start()
         started.wait()
     }
@@ -218,10 +218,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
                 _ = read(wakeReader, &drained, MemoryLayout.size(ofValue: drained))
             }
             state.withLock { $0.isSleeping = false }
-            // One pass: read what came, run what it woke, write what that queued. The sockets are
-            // corked meanwhile, so the packets of a pass (a command's value, state, event and
-            // answer) are sent together when the pass ends, not one segment each.
-            for service in services { Self.cork(service.source.descriptor, true) }
+            // One pass: read what came, run what it woke, write what that queued.
             var results = [Int32](repeating: 0, count: services.count)
             for (index, descriptor) in descriptors.dropFirst().enumerated()
             where descriptor.revents & ~Int16(POLLOUT) != 0 {
@@ -236,10 +233,16 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             runPending()
             for (index, service) in services.enumerated() {
                 let source = service.source
-                if results[index] == 0 && source.wantsToWrite() { results[index] = source.write() }
+                if results[index] == 0 && source.wantsToWrite() {
+                    // What the pass queued (a command's value, state, event and answer) is written
+                    // only here, packet by packet: corked, the packets are sent together, not one
+                    // segment each.
+                    Self.cork(source.descriptor, true)
+                    results[index] = source.write()
+                    // A connection that ended has had its socket closed (its number may be reused).
+                    if results[index] == 0 { Self.cork(source.descriptor, false) }
+                }
                 if results[index] == 0 { results[index] = source.tick() }
-                // A connection that ended has had its socket closed (its number may be reused).
-                if results[index] == 0 { Self.cork(source.descriptor, false) }
                 guard results[index] != 0 else { continue }
                 service.result = results[index]
                 state.withLock { $0.services.removeAll { $0 === service } }
@@ -253,4 +256,15 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         var value: Int32 = on ? 1 : 0
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
+}
+
+/// Names the calling thread for the system (`top -H`, `perf`, `/proc/<pid>/task/*/comm`), cut to the
+/// 15 bytes Linux keeps. Foundation's `Thread.name`, set before the thread starts, does not reach the
+/// system's name on Linux, and Glibc's module does not export `pthread_setname_np`.
+func nameCurrentThread(_ name: String) {
+    let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
 }

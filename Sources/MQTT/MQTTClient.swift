@@ -38,7 +38,9 @@ public final class MQTTClient: Service, Sendable {
         (messages, messageSink) = AsyncStream.makeStream()
         mosquitto = try Mosquitto(configuration: configuration)
         // Unretained is enough: callbacks run only on the network thread, whose closure holds `self`.
-        mosquitto.installCallbacks(context: Unmanaged.passUnretained(self).toOpaque())
+        mosquitto.installCallbacks(
+            context: Unmanaged.passUnretained(self).toOpaque(),
+            logging: configuration.tls != nil || logger.logLevel <= .debug)
     }
 
     deinit {
@@ -339,11 +341,12 @@ public final class MQTTClient: Service, Sendable {
 
     private func startNetworkThread() {
         networkThreadEnded.enter()
+        let name = "mqtt-\(configuration.clientID)"
         let thread = Thread { [self] in
+            nameCurrentThread(name)
             runNetworkLoop()
             networkThreadEnded.leave()
         }
-        thread.name = "mqtt-\(configuration.clientID)"
         thread.start()
     }
 

@@ -85,7 +85,12 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     /// Installs the callbacks; `context` is handed back to each of them as libmosquitto's user data.
-    func installCallbacks(context: UnsafeMutableRawPointer) {
+    ///
+    /// With `logging`, libmosquitto's log lines reach ``MQTTClient``: its errors name what went wrong
+    /// (OpenSSL's reason for a failed handshake, for instance). libmosquitto formats a line into a new
+    /// buffer for every packet sent or received once a log callback is set, whatever its level, so a
+    /// client installs it only where the lines can matter: with TLS, or when its logger shows debug.
+    func installCallbacks(context: UnsafeMutableRawPointer, logging: Bool) {
         mosquitto_user_data_set(handle, context)
         mosquitto_connect_v5_callback_set(handle) { _, context, reasonCode, flags, _ in
             MQTTClient.from(context).didConnect(reasonCode: reasonCode, sessionPresent: flags & 1 == 1)
@@ -119,6 +124,7 @@ struct Mosquitto: @unchecked Sendable {
                     retain: message.retain,
                     properties: Mosquitto.properties(from: properties)))
         }
+        guard logging else { return }
         mosquitto_log_callback_set(handle) { _, context, level, text in
             // Debug lines come for every packet: drop them before making a String.
             guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }

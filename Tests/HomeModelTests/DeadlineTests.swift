@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import Testing
 
@@ -152,5 +153,37 @@ struct DeadlineTests {
         }
         #expect(clock.sleepsUnderWay == 0)
         #expect(timer.waiting == 0)
+    }
+
+    @Test("an operation that suspends goes on on the caller's preferred executor, not the global one")
+    func operationKeepsPreferredExecutor() async throws {
+        let executor = QueueExecutor()
+        let timer = DeadlineTimer(clock: ContinuousClock())
+        let outcome = await withTaskExecutorPreference(executor) {
+            await PreferredExecutor.$current.withValue(executor) {
+                await Deadline.race(timeout: .seconds(3600), timer: timer) { () async -> [Bool] in
+                    let before = executor.isCurrent
+                    await Task.yield()
+                    try? await Task.sleep(for: .microseconds(1))
+                    return [before, executor.isCurrent]
+                }
+            }
+        }
+        #expect(try outcome?.get() == [true, true])
+    }
+}
+
+/// A task executor on a serial dispatch queue that knows when it is the one running.
+private final class QueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "deadline-tests")
+    private let key = DispatchSpecificKey<Bool>()
+
+    init() { queue.setSpecific(key: key, value: true) }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -119,39 +119,43 @@ public struct RetainedView: Sendable, Equatable {
         }
         payloads[topics.reachable(home: home.name, room: room, accessory: accessory.name)] =
             Array((accessory.isReachable ? "true" : "false").utf8)
-        addStates(of: accessory, room: room, in: home, topics, homeAssistant, to: &payloads)
+        for (topic, payload) in states(of: accessory, room: room, in: home, topics, homeAssistant) {
+            payloads[topic] = payload
+        }
         return payloads
     }
 
-    /// The topics a new value of one characteristic can change: its value topic, the accessory's
-    /// `$state` and its `$ha` states; each as ``accessoryPayloads(_:in:topics:homeAssistant:)``
-    /// renders it, without rendering the accessory's other values.
+    /// The topics a new value of one characteristic can change: its value topic first, then the
+    /// accessory's `$state` and its `$ha` states; each as ``accessoryPayloads(_:in:topics:homeAssistant:)``
+    /// renders it, without rendering the accessory's other values. In this order, so the value
+    /// (what a client that wrote it waits for) is sent first.
     public static func valuePayloads(
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
         homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [String: [UInt8]] {
+    ) -> [(topic: String, payload: [UInt8])] {
         let room = Rendering.roomName(accessory.room, in: home)
-        var payloads: [String: [UInt8]] = [:]
+        var payloads: [(topic: String, payload: [UInt8])] = []
         if let service = accessory.services.first(where: { $0.id == service }),
             let characteristic = service.characteristics.first(where: { $0.type == type }),
-            let (topic, payload) = valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
+            let value = valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
         {
-            payloads[topic] = payload
+            payloads.append(value)
         }
-        addStates(of: accessory, room: room, in: home, topics, homeAssistant, to: &payloads)
-        return payloads
+        return payloads + states(of: accessory, room: room, in: home, topics, homeAssistant)
     }
 
     /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states.
-    private static func addStates(
+    private static func states(
         of accessory: Accessory, room: String, in home: Home, _ topics: Topics,
-        _ homeAssistant: HomeAssistantDiscovery?, to payloads: inout [String: [UInt8]]
-    ) {
-        payloads[topics.state(home: home.name, room: room, accessory: accessory.name)] =
-            Rendering.state(accessory).bytes
-        if let homeAssistant {
-            payloads.merge(homeAssistant.statePayloads(for: accessory, in: home)) { _, new in new }
-        }
+        _ homeAssistant: HomeAssistantDiscovery?
+    ) -> [(topic: String, payload: [UInt8])] {
+        let state = (
+            topic: topics.state(home: home.name, room: room, accessory: accessory.name),
+            payload: Rendering.state(accessory).bytes
+        )
+        guard let homeAssistant else { return [state] }
+        return [state]
+            + homeAssistant.statePayloads(for: accessory, in: home).map { (topic: $0.key, payload: $0.value) }
     }
 
     /// A published characteristic's value topic and payload; nil when it has no value or no topic.

@@ -354,12 +354,8 @@ public actor RetainedPublisher {
         if case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
             change.event
         {
-            // A change committed with others may carry a later value of this characteristic: publish
-            // this event's own, so every value is passed on in order.
             if let home = change.homes.first(where: { $0.id == homeID }) {
-                update(
-                    value: type, service: service, accessory: accessory,
-                    in: home.with(value, accessory: accessory, service: service, type: type))
+                update(value, of: type, service: service, accessory: accessory, in: home)
             }
         } else {
             // Without the discovered accessories only for reachability, whose parts do not show them.
@@ -370,16 +366,24 @@ public actor RetainedPublisher {
     }
 
     /// Publishes what a new value of one characteristic changed: its topic, `$state` and `$ha` states.
-    private func update(value type: CharacteristicType, service: ServiceID, accessory: AccessoryID, in home: Home) {
-        guard let snapshot = home.accessory(accessory) else { return }
+    ///
+    /// A change committed with others may carry a later value of this characteristic: the event's own
+    /// value is laid over the accessory, so every value is passed on in order. (Over the accessory,
+    /// not the home: a changed copy of the home's accessories costs a retain and a release of each.)
+    private func update(
+        _ value: CharacteristicValue, of type: CharacteristicType, service: ServiceID, accessory: AccessoryID,
+        in home: Home
+    ) {
+        guard var snapshot = home.accessory(accessory) else { return }
+        snapshot.setValue(value, service: service, type: type)
         send(
             RetainedView.valuePayloads(
                 type, service: service, of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
             of: accessory)
     }
 
-    /// Sends those of an accessory's `payloads` that differ from what is published.
-    private func send(_ payloads: [String: [UInt8]], of accessory: AccessoryID) {
+    /// Sends those of an accessory's `payloads` that differ from what is published, in their order.
+    private func send(_ payloads: some Sequence<(topic: String, payload: [UInt8])>, of accessory: AccessoryID) {
         let part = RetainedView.Part.accessory(accessory)
         for (topic, payload) in payloads where published[topic] != payload {
             if send(topic, payload) {

@@ -14,8 +14,9 @@ enum Deadline {
         if Task.isCancelled { return .failure(CancellationError()) }
         let race = Race<Value>()
         // The body starts on this thread and runs until it first suspends: a device that answers at
-        // once (one in this process) answers without a task switch, a timer or a wait.
-        let work = Task.immediate {
+        // once (one in this process) answers without a task switch, a timer or a wait. An
+        // unstructured task does not inherit its caller's executor preference, so it is handed on.
+        let work = Task.immediate(executorPreference: PreferredExecutor.current) {
             do {
                 race.finish(.success(try await body()))
             } catch {
@@ -83,4 +84,12 @@ enum Deadline {
             waiter?.resume(returning: outcome)
         }
     }
+}
+
+/// The executor that tasks the model starts on a caller's behalf run on (a driver call raced against
+/// its timeout): the caller's own, such as the gateway's event loop. Child tasks inherit their parent's
+/// executor preference, but unstructured ones do not; a task-local value reaches them. nil: the global
+/// concurrent executor.
+public enum PreferredExecutor {
+    @TaskLocal public static var current: (any TaskExecutor)?
 }

@@ -28,18 +28,6 @@ public struct Home: Sendable, Hashable, Identifiable {
     public func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
     /// Whether `account` is a user of this home (the account itself stays inside the model).
     public func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
-
-    /// This home with one characteristic holding `value`: what a value event said, laid over a
-    /// snapshot taken after it, so that a listener that is behind still passes on every value in
-    /// order instead of only the latest.
-    public func with(
-        _ value: CharacteristicValue, accessory: AccessoryID, service: ServiceID, type: CharacteristicType
-    ) -> Home {
-        guard let index = accessories.firstIndex(where: { $0.id == accessory }) else { return self }
-        var home = self
-        home.accessories[index].setValue(value, service: service, type: type)
-        return home
-    }
 }
 
 /// A room. It belongs to one home.
