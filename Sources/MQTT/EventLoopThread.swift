@@ -16,7 +16,7 @@ import Synchronization
 /// that of the default actors they call, on this thread. An ``MQTTClient`` made with it hands its
 /// connection (plain TCP; a TLS one stays on the client's thread) to the thread once connected
 /// (``serve(_:)``). Each pass reads the socket, runs the tasks that what it read woke, and writes
-/// what they queued, with the socket corked (`TCP_CORK`) meanwhile; the thread sleeps in `poll`
+/// what they queued, corked (`TCP_CORK`) so it leaves together; the thread sleeps in `poll`
 /// when nothing waits. Connecting and waiting between reconnects stay on the client's own thread,
 /// so a slow broker or name lookup never stalls the tasks. After ``stop()`` its tasks run on the
 /// global executor.
