@@ -43,20 +43,25 @@ public struct RetainedView: Sendable, Equatable {
             homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant, fragments: &fragments)
     }
 
-    /// The whole view, part by part, the layouts' accessory entries from `fragments`.
+    /// The whole view, part by part, the layouts' accessory entries from `fragments`. Each part is
+    /// handed to `rendered` as soon as it is rendered (the global one first, then each home's before
+    /// its accessories'), so a caller can send it while the rest is rendered.
     static func parts(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery?,
-        fragments: inout LayoutFragments
+        fragments: inout LayoutFragments, rendered: (Part, [String: [UInt8]]) -> Void = { _, _ in }
     ) -> [Part: [String: [UInt8]]] {
-        var parts: [Part: [String: [UInt8]]] = [
-            .global: globalPayloads(homes: homes, discovered: discovered, topics: topics)
-        ]
+        var parts: [Part: [String: [UInt8]]] = [:]
+        func add(_ part: Part, _ payloads: [String: [UInt8]]) {
+            parts[part] = payloads
+            rendered(part, payloads)
+        }
+        add(.global, globalPayloads(homes: homes, discovered: discovered, topics: topics))
         for home in homes {
-            parts[.home(home.id)] = homePayloads(
-                home, topics: topics, homeAssistant: homeAssistant, fragments: &fragments)
+            add(.home(home.id), homePayloads(home, topics: topics, homeAssistant: homeAssistant, fragments: &fragments))
             for accessory in home.accessories {
-                parts[.accessory(accessory.id)] = accessoryPart(
-                    accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+                add(
+                    .accessory(accessory.id),
+                    accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant))
             }
         }
         return parts
