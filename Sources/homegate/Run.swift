@@ -16,10 +16,12 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, demoHome, manager) = try await options.loadWithDemoHome { configuration -> HomeManager? in
-            // Only a database that exists is opened beside the checks: a refused config creates nothing.
+            // Only a database that exists, and needs no migration, is opened beside the checks: a
+            // refused config creates nothing and changes nothing.
             guard !configuration.data.inMemory, FileManager.default.fileExists(atPath: configuration.data.databaseFile)
             else { return nil }
-            return try GatewayApplication.openManager(configuration, logger: makeLogger(configuration.logging.level))
+            return try GatewayApplication.openManagerIfCurrent(
+                configuration, logger: makeLogger(configuration.logging.level))
         }
         try await GatewayApplication(
             configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome,

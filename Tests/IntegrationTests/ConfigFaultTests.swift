@@ -1,5 +1,6 @@
 import Broker
 import Foundation
+import HomeModel
 import Testing
 
 /// One malformed `homegate.yml` (and, if any, demo-home file) and where its problem must be reported.
@@ -168,6 +169,30 @@ struct ConfigFaultTests {
                 #expect(output.contains(fault.mentions), "\(command): \(output)")
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/data/home.sqlite"), "nothing was started")
             }
+        }
+    }
+
+    @Test("a refused config leaves an older gateway's database unmigrated")
+    func refusedConfigLeavesTheDatabase() async throws {
+        try await withTemporaryDirectory { directory in
+            // Given a database an older gateway wrote (before the driver secrets' migration)
+            let database = "\(directory)/data/home.sqlite"
+            try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
+            try HomeDatabase.create(atPath: database, migratedUpTo: "v1")
+            let before = try HomeDatabase.appliedMigrations(atPath: database)
+            #expect(before == ["v1"])
+
+            // When `run` refuses the config (its demo home names a room the home lacks)
+            let fault = try #require(ConfigFaultCorpus.demoHome.first { $0.mentions == "Attic" })
+            let (status, output, _, _) = try await run(fault, command: "run", in: directory)
+            #expect(status != 0, "\(output)")
+
+            // Then the database is as it was
+            #expect(try HomeDatabase.appliedMigrations(atPath: database) == before)
+            // And opened beside the checks it is left to the opening after them, which migrates it
+            #expect(try HomeDatabase.openIfCurrent(atPath: database) == nil)
+            _ = try HomeDatabase.open(atPath: database)
+            #expect(try HomeDatabase.appliedMigrations(atPath: database).count > before.count)
         }
     }
 

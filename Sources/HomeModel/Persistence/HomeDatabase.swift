@@ -16,6 +16,30 @@ public final class HomeDatabase: Sendable {
 
     /// Opens (creating if needed) the database file at `path` and migrates it.
     public static func open(atPath path: String) throws -> HomeDatabase {
+        try HomeDatabase(writer: pool(atPath: path))
+    }
+
+    /// Opens the existing file at `path` as it is, or returns nil when its schema needs a migration:
+    /// for opening beside the checks of a configuration, which may still refuse to start and must then
+    /// leave the database as it found it (an older gateway could no longer read a migrated one).
+    public static func openIfCurrent(atPath path: String) throws -> HomeDatabase? {
+        let pool = try pool(atPath: path)
+        guard try pool.read({ try migrator.hasCompletedMigrations($0) }) else { return nil }
+        return try HomeDatabase(writer: pool)
+    }
+
+    /// Creates the file at `path` with the schema as it was after `migration` (a database an older
+    /// gateway wrote): for tests.
+    public static func create(atPath path: String, migratedUpTo migration: String) throws {
+        try migrator.migrate(pool(atPath: path), upTo: migration)
+    }
+
+    /// The names of the migrations applied to the file at `path`, in order: for tests.
+    public static func appliedMigrations(atPath path: String) throws -> [String] {
+        try pool(atPath: path).read { db in try migrator.appliedIdentifiers(db).sorted() }
+    }
+
+    private static func pool(atPath path: String) throws -> DatabasePool {
         var configuration = Configuration()
         // Another process may hold the file for a moment (a backup, `sqlite3`, a reader recovering the
         // WAL after a crash): wait for it instead of failing to start.
@@ -25,7 +49,7 @@ public final class HomeDatabase: Sendable {
         // `prepareDatabase`, and NORMAL syncs only at checkpoints, so a power cut could lose answered
         // layout changes. FULL syncs every commit (device values are grouped, see HomeManager).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        return try HomeDatabase(writer: pool)
+        return pool
     }
 
     /// SQLite's `synchronous` setting on the writer connection (2 = FULL), for tests.
