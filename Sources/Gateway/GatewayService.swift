@@ -18,6 +18,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let homeAssistant: HomeAssistantDiscovery?
     private let logger: Logger
     private let admission = CommandAdmission()
+    /// Requests not answered yet: a change of the broker's access rules waits for their answers.
+    private let answersInFlight = AnswersInFlight()
     private let echoes: ClearingEchoes?
     /// Each sender's cleared retained messages are logged once a minute at most (with a count), so
     /// a client cannot fill a hub's SD card with the gateway's log.
@@ -71,7 +73,10 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     group.addTask {
                         await accessKeeper.run(
                             manager: manager, changes: accessChanges, trigger: accessChanged, statistics: statistics,
-                            logger: logger)
+                            logger: logger,
+                            beforeSync: { [answersInFlight] in
+                                await answersInFlight.settled(within: .milliseconds(500))
+                            })
                     }
                 } else if let protectionProblems {
                     group.addTask { await reportProtection(protectionProblems, changes: accessChanges) }
@@ -172,10 +177,15 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 // layout, whose commit waits for the disk (an SD card's fsync): they start on the
                 // global executor, beside the loop. (The manager is one actor: a request that waits
                 // for it while a write on the loop holds it may still be committed on the loop.)
+                let isRequest = topics.isRequestTopic(message.topic)
                 let executor: (any TaskExecutor)? =
-                    client.loop != nil && topics.isRequestTopic(message.topic) ? globalConcurrentExecutor : client.loop
+                    client.loop != nil && isRequest ? globalConcurrentExecutor : client.loop
+                if isRequest { answersInFlight.enter() }
                 group.addTask(executorPreference: executor) {
-                    defer { if admitted { admission.leave() } }
+                    defer {
+                        if admitted { admission.leave() }
+                        if isRequest { answersInFlight.leave() }
+                    }
                     let handling =
                         admitted
                         ? await PreferredExecutor.$current.withValue(executor) { await router.handle(message) }

@@ -67,13 +67,15 @@ public final class AccessKeeper: Sendable {
     public var status: Status { state.withLock { $0.status } }
 
     /// Syncs on every element of `changes` (coalesced while a sync runs); schedules its own later
-    /// syncs by yielding into `trigger`, the continuation of `changes`. `GatewayService` runs it.
+    /// syncs by yielding into `trigger`, the continuation of `changes`. `GatewayService` runs it, and
+    /// has each sync wait first for `beforeSync` (the answers to requests under way).
     public func run(
         manager: HomeManager, changes: AsyncStream<Void>, trigger: AsyncStream<Void>.Continuation,
-        statistics: GatewayStatistics, logger: Logger
+        statistics: GatewayStatistics, logger: Logger, beforeSync: @Sendable () async -> Void = {}
     ) async {
         defer { state.withLock { $0.retry?.cancel() } }
         for await _ in changes {
+            await beforeSync()
             let next: Duration?
             do {
                 let plan = try await sync.sync(await rules(manager), limitingRoleChangesWith: roleChanges)
