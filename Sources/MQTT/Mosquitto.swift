@@ -173,7 +173,7 @@ struct Mosquitto: @unchecked Sendable {
 
     private var bytesWaiting: Int32 {
         var count: Int32 = 0
-        return ioctl(mosquitto_socket(handle), UInt(FIONREAD), &count) == 0 ? count : 0
+        return ioctl(socket, UInt(FIONREAD), &count) == 0 ? count : 0
     }
 
     func loopWrite() -> Int32 { mosquitto_loop_write(handle, 1) }
