@@ -4,11 +4,12 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// An MQTT client on libmosquitto: connect, publish, subscribe, and one ordered stream of incoming
-/// messages. It reconnects by itself (exponential backoff with jitter), subscribes again when the
+/// An MQTT client: connect, publish, subscribe, and one ordered stream of incoming messages. It reconnects by itself (exponential backoff with jitter), subscribes again when the
 /// broker lost the session, and resends unacknowledged QoS 1/2 publishes after a reconnect.
 ///
-/// One network thread of its own runs libmosquitto's loop; callbacks only copy what they get into
+/// The protocol is ``TCPEngine``'s (Swift) on plain TCP and libmosquitto's with TLS. One network
+/// thread of its own connects and, without an ``EventLoopThread``, serves the connection; callbacks
+/// from the engine only copy what they get into
 /// Swift values and yield them or resume a waiting caller. Shut the client down with `disconnect()`
 /// (or run it as a `Service`), which sends DISCONNECT, ends the thread and finishes the streams.
 public final class MQTTClient: Service, Sendable {
@@ -20,7 +21,7 @@ public final class MQTTClient: Service, Sendable {
     public let messages: AsyncStream<MQTTMessage>
 
     private let messageSink: AsyncStream<MQTTMessage>.Continuation
-    private let mosquitto: Mosquitto
+    private let engine: any MQTTEngine
     private let state = Mutex(State())
     private let logger: Logger
     /// Interrupts the wait between reconnect attempts when the client is shut down.
@@ -36,15 +37,17 @@ public final class MQTTClient: Service, Sendable {
         self.loop = loop
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream()
-        mosquitto = try Mosquitto(configuration: configuration)
+        engine =
+            configuration.tls == nil
+            ? try TCPEngine(configuration: configuration) : try Mosquitto(configuration: configuration)
         // Unretained is enough: callbacks run only on the network thread, whose closure holds `self`.
-        mosquitto.installCallbacks(
+        engine.installCallbacks(
             context: Unmanaged.passUnretained(self).toOpaque(),
             logging: configuration.tls != nil || logger.logLevel <= .debug)
     }
 
     deinit {
-        mosquitto.destroy()
+        engine.destroy()
     }
 
     /// Connection state changes, in order, for one consumer each call: the stream starts with
@@ -149,7 +152,7 @@ public final class MQTTClient: Service, Sendable {
         }
         switch previous {
         case .running:
-            mosquitto.disconnect()
+            engine.disconnect()
             loopHasQueued()
             wakeUp.signal()
         case .idle:
@@ -169,7 +172,7 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) async throws {
         try ensureOpen()
-        let mid = try mosquitto.publish(
+        let mid = try engine.publish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         loopHasQueued()
         guard qos != .atMostOnce else {
@@ -191,20 +194,23 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) throws {
         try ensureOpen()
-        let mid = try mosquitto.publish(
+        let mid = try engine.publish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         loopHasQueued()
         discardCompletion(of: mid, qos: qos)
     }
 
-    /// A packet was queued: the loop, if it sleeps, must wake up to write it (libmosquitto wakes
-    /// only its own loop). On the loop's thread it is written before the loop sleeps.
+    /// A packet was queued: the loop, if it sleeps, must wake up to write it. On the loop's thread
+    /// it is written before the loop sleeps.
     private func loopHasQueued() {
         if let loop, !loop.isCurrent { loop.wake() }
+        engine.wakeLoop()
     }
 
-    /// Nobody waits for `mid`: drop its completion, whether it came already or comes later.
+    /// Nobody waits for `mid`: drop its completion, whether it came already or comes later. Id 0
+    /// never completes.
     private func discardCompletion(of mid: Int32, qos: MQTTQoS) {
+        guard mid != 0 else { return }
         state.withLock { state in
             if state.pending.removeValue(forKey: mid) == nil {
                 state.pending[mid] = .discard(untilReconnect: qos == .atMostOnce)
@@ -235,7 +241,7 @@ public final class MQTTClient: Service, Sendable {
         }
         do {
             let connection = state.withLock { $0.connectionsEnded }
-            let mid = try mosquitto.subscribe(filters, qos: qos, options: options)
+            let mid = try engine.subscribe(filters, qos: qos, options: options)
             loopHasQueued()
             guard
                 case .subscribed(let reasonCodes) = try await completion(
@@ -277,7 +283,7 @@ public final class MQTTClient: Service, Sendable {
             for filter in filters { state.subscriptions.removeValue(forKey: filter) }
         }
         let connection = state.withLock { $0.connectionsEnded }
-        let mid = try mosquitto.unsubscribe(filters)
+        let mid = try engine.unsubscribe(filters)
         loopHasQueued()
         _ = try await completion(of: mid, kind: .unsubscribe, sentBefore: connection)
     }
@@ -356,18 +362,18 @@ public final class MQTTClient: Service, Sendable {
             state.withLock { $0.beginAttempt() }
             var rc =
                 isFirstAttempt
-                ? mosquitto.connect(
+                ? engine.connect(
                     host: configuration.host, port: configuration.port, keepAlive: configuration.keepAlive,
                     sessionExpiry: configuration.cleanSession
                         ? nil : UInt32(clamping: configuration.sessionExpiry.components.seconds))
-                : mosquitto.reconnect()
+                : engine.reconnect()
             isFirstAttempt = false
             if rc == Mosquitto.success {
                 // A shutdown requested while the socket was opening found no connection to close.
-                if state.withLock({ $0.phase != .running }) { mosquitto.disconnect() }
+                if state.withLock({ $0.phase != .running }) { engine.disconnect() }
                 rc = serveConnection()
             }
-            let failure = state.withLock { $0.endAttempt(rc: rc, mosquitto: mosquitto) }
+            let failure = state.withLock { $0.endAttempt(rc: rc) }
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
             if !failure.hasEverConnected && !configuration.retryInitialConnection {
@@ -399,19 +405,19 @@ public final class MQTTClient: Service, Sendable {
         let tooLong = Mosquitto.connectionLost
         // With TLS the client's own thread serves it (see `Mosquitto.loopRead`).
         if let loop, configuration.tls == nil {
-            let mosquitto = mosquitto
+            let engine = engine
             let source = EventLoopThread.Source(
-                descriptor: mosquitto.socket, wantsToWrite: { mosquitto.wantsToWrite },
-                read: { mosquitto.loopRead() }, write: { mosquitto.loopWrite() },
+                descriptor: engine.socket, wantsToWrite: { engine.wantsToWrite },
+                read: { engine.loopRead() }, write: { engine.loopWrite() },
                 tick: { [self] in
-                    let rc = mosquitto.loopMisc()
+                    let rc = engine.loopMisc()
                     return rc == Mosquitto.success && state.withLock({ $0.stopHasTakenTooLong }) ? tooLong : rc
                 })
             if let rc = loop.serve(source) { return rc }
         }
         var rc: Int32
         repeat {
-            rc = mosquitto.loop(timeout: .seconds(1))
+            rc = engine.loop(timeout: .seconds(1))
         } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
         return rc
     }
@@ -471,7 +477,7 @@ public final class MQTTClient: Service, Sendable {
 
     func didConnect(reasonCode: Int32, sessionPresent: Bool) {
         guard reasonCode == 0 else {
-            let refusal = mosquitto.connectRefusal(reasonCode: reasonCode)
+            let refusal = engine.connectRefusal(reasonCode: reasonCode)
             state.withLock { $0.refusal = refusal }
             return
         }
@@ -489,7 +495,7 @@ public final class MQTTClient: Service, Sendable {
         emit(.connected(sessionPresent: sessionPresent))
         for (record, filters) in resubscriptions {
             do {
-                let mid = try mosquitto.subscribe(filters, qos: record.qos, options: record.options)
+                let mid = try engine.subscribe(filters, qos: record.qos, options: record.options)
                 state.withLock { $0.pending[mid] = .resubscription(filters) }
             } catch {
                 logger.error("could not subscribe again", metadata: ["filters": "\(filters)", "error": "\(error)"])
@@ -610,7 +616,7 @@ extension MQTTClient {
         }
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
-        mutating func endAttempt(rc: Int32, mosquitto: Mosquitto) -> AttemptResult {
+        mutating func endAttempt(rc: Int32) -> AttemptResult {
             isConnected = false
             connectionsEnded += 1
             let error: MQTTError

@@ -17,7 +17,7 @@ private let libraryInitialization: Int32 = mosquitto_lib_init()
 /// `disconnect` may be called from any thread while the network thread runs `loop`. `connect`,
 /// `reconnect` and `loop` are called only from the client's network thread, and `destroy` only once
 /// that thread has ended.
-struct Mosquitto: @unchecked Sendable {
+struct Mosquitto: MQTTEngine, @unchecked Sendable {
     private let handle: OpaquePointer
     let protocolVersion: MQTTConfiguration.ProtocolVersion
 
@@ -178,6 +178,8 @@ struct Mosquitto: @unchecked Sendable {
 
     func loopWrite() -> Int32 { mosquitto_loop_write(handle, 1) }
     func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
+    /// libmosquitto wakes its own loop through its socket pair.
+    func wakeLoop() {}
 
     /// Frees the instance. Only after the network thread has ended.
     func destroy() { mosquitto_destroy(handle) }
@@ -266,8 +268,8 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     /// The error for a CONNACK that refused us, in the broker's words.
-    func connectRefusal(reasonCode: Int32) -> MQTTError {
-        if protocolVersion == .v5 {
+    static func connectRefusal(reasonCode: Int32, version: MQTTConfiguration.ProtocolVersion) -> MQTTError {
+        if version == .v5 {
             let message = String(cString: mosquitto_reason_string(reasonCode))
             let code: MQTTError.Code =
                 switch reasonCode {
