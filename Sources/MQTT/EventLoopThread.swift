@@ -16,13 +16,13 @@ import Synchronization
 /// that of the default actors they call, on this thread. An ``MQTTClient`` made with it hands its
 /// connection (plain TCP; a TLS one stays on the client's thread) to the thread once connected
 /// (``serve(_:)``). Each pass reads the socket, runs the tasks that what it read woke, and writes
-/// what they queued, corked (`TCP_CORK`) so it leaves together; the thread sleeps in `poll`
-/// when nothing waits. Connecting and waiting between reconnects stay on the client's own thread,
+/// what they queued, in one `send` (``TCPEngine``); the thread sleeps in `poll` when nothing
+/// waits. Connecting and waiting between reconnects stay on the client's own thread,
 /// so a slow broker or name lookup never stalls the tasks. After ``stop()`` its tasks run on the
 /// global executor.
 public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     /// A connection the thread serves: its socket and what to do when it is readable or writable
-    /// and once per pass. Each returns libmosquitto's result; anything but success ends the service.
+    /// and once per pass. Each returns an ``MQTTEngine`` result; anything but success ends the service.
     struct Source: @unchecked Sendable {
         var descriptor: Int32
         var wantsToWrite: () -> Bool
@@ -234,13 +234,9 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             for (index, service) in services.enumerated() {
                 let source = service.source
                 if results[index] == 0 && source.wantsToWrite() {
-                    // What the pass queued (a command's value, state, event and answer) is written
-                    // only here, packet by packet: corked, the packets are sent together, not one
-                    // segment each.
-                    Self.cork(source.descriptor, true)
+                    // What the pass queued (a command's value, state, event and answer) leaves
+                    // here, in one write.
                     results[index] = source.write()
-                    // A connection that ended has had its socket closed (its number may be reused).
-                    if results[index] == 0 { Self.cork(source.descriptor, false) }
                 }
                 if results[index] == 0 { results[index] = source.tick() }
                 guard results[index] != 0 else { continue }
@@ -249,12 +245,6 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
                 service.ended.signal()
             }
         }
-    }
-
-    /// Holds back partial segments while corked; uncorking sends what is held.
-    private static func cork(_ descriptor: Int32, _ on: Bool) {
-        var value: Int32 = on ? 1 : 0
-        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 }
 

@@ -403,9 +403,8 @@ public final class MQTTClient: Service, Sendable {
     /// client has one.
     private func serveConnection() -> Int32 {
         let tooLong = Mosquitto.connectionLost
-        // With TLS the client's own thread serves it (see `Mosquitto.loopRead`).
-        if let loop, configuration.tls == nil {
-            let engine = engine
+        // With TLS, libmosquitto serves it on the client's own thread.
+        if let loop, let engine = engine as? TCPEngine {
             let source = EventLoopThread.Source(
                 descriptor: engine.socket, wantsToWrite: { engine.wantsToWrite },
                 read: { engine.loopRead() }, write: { engine.loopWrite() },

@@ -5,8 +5,8 @@
 /// `Mosquitto.error(forResult:detail:)` turns into an ``MQTTError``; each engine reports what it
 /// hears from the broker through the ``MQTTClient`` handed to `installCallbacks`.
 ///
-/// `connect`, `reconnect`, `loop` and the `loop*` calls come from the one thread that serves the
-/// connection; `publish`, `subscribe`, `unsubscribe` and `disconnect` from any thread.
+/// `connect`, `reconnect` and `loop` come from the one thread that serves the connection (only a
+/// ``TCPEngine`` can be served by an ``EventLoopThread``); `publish`, `subscribe`, `unsubscribe` and `disconnect` from any thread.
 protocol MQTTEngine: Sendable {
     var protocolVersion: MQTTConfiguration.ProtocolVersion { get }
 
@@ -16,11 +16,6 @@ protocol MQTTEngine: Sendable {
     func reconnect() -> Int32
     /// Serves the connection for up to `timeout` on the calling thread.
     func loop(timeout: Duration) -> Int32
-    var socket: Int32 { get }
-    var wantsToWrite: Bool { get }
-    func loopRead() -> Int32
-    func loopWrite() -> Int32
-    func loopMisc() -> Int32
     /// Wakes `loop(timeout:)` for a packet queued from another thread.
     func wakeLoop()
     func destroy()

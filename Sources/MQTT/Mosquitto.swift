@@ -9,8 +9,8 @@ import CMosquitto
 /// libmosquitto's process-wide initialisation, done once before the first instance is created.
 private let libraryInitialization: Int32 = mosquitto_lib_init()
 
-/// The one type that calls libmosquitto: every C call of the project is a method here, and every C
-/// return code becomes an `MQTTError` in `check(_:)`.
+/// The MQTT engine for TLS connections, on libmosquitto: every call of the project into
+/// libmosquitto is a method here, and every C return code becomes an `MQTTError` in `check(_:)`.
 ///
 /// `@unchecked Sendable`: the instance is put in threaded mode (`mosquitto_threaded_set`), in which
 /// libmosquitto guards its own state with mutexes, so `publish`, `subscribe`, `unsubscribe` and
@@ -153,32 +153,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
     func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
 
-    var socket: Int32 { mosquitto_socket(handle) }
-    var wantsToWrite: Bool { mosquitto_want_write(handle) }
-    /// Reads every packet the socket holds. libmosquitto stops after a packet whenever `errno` is
-    /// EAGAIN, and it sets that itself once its wake-up socket pair is full (only `mosquitto_loop`
-    /// drains it, and the event loop does not call that): a PUBACK that lets a waiting message go
-    /// out ends the read. So it reads until the socket is empty; otherwise a pass takes one
-    /// acknowledgement, and messages waiting for the broker's in-flight window (20 by default)
-    /// pile up, each a copy of its payload. Plain TCP only: with TLS, data may wait in the TLS
-    /// layer where the socket does not show it.
-    func loopRead() -> Int32 {
-        var rc: Int32
-        repeat {
-            errno = 0
-            rc = mosquitto_loop_read(handle, 1)
-        } while rc == Self.success && bytesWaiting > 0
-        return rc
-    }
-
-    private var bytesWaiting: Int32 {
-        var count: Int32 = 0
-        return ioctl(socket, UInt(FIONREAD), &count) == 0 ? count : 0
-    }
-
-    func loopWrite() -> Int32 { mosquitto_loop_write(handle, 1) }
-    func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
-    /// libmosquitto wakes its own loop through its socket pair.
+    /// libmosquitto wakes its own loop (through its socket pair) for a packet queued meanwhile.
     func wakeLoop() {}
 
     /// Frees the instance. Only after the network thread has ended.

@@ -84,7 +84,9 @@ struct PacketTests {
         #expect(packet == .publish(message, packetID: qos == .atMostOnce ? 0 : 513))
     }
 
-    @Test("lengths at the edges of the variable byte integer", arguments: [0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152])
+    @Test(
+        "lengths at the edges of the variable byte integer",
+        arguments: [0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152])
     func variableLengths(length: Int) throws {
         var out: [UInt8] = []
         PacketWriter.variableInt(length, into: &out)
@@ -150,11 +152,17 @@ struct PacketTests {
     func topics() {
         #expect(TCPEngine.isValidTopicName("home/a b/ü"))
         for bad in ["", "home/+", "home/#", "a\u{0}b"] { #expect(!TCPEngine.isValidTopicName(bad), "\(bad)") }
-        for good in ["#", "+", "home/+/state", "home/#", "/", "a//b"] { #expect(TCPEngine.isValidTopicFilter(good), "\(good)") }
-        for bad in ["", "home/#/x", "home/a#", "home/+a", "a\u{0}"] { #expect(!TCPEngine.isValidTopicFilter(bad), "\(bad)") }
+        for good in ["#", "+", "home/+/state", "home/#", "/", "a//b"] {
+            #expect(TCPEngine.isValidTopicFilter(good), "\(good)")
+        }
+        for bad in ["", "home/#/x", "home/a#", "home/+a", "a\u{0}"] {
+            #expect(!TCPEngine.isValidTopicFilter(bad), "\(bad)")
+        }
     }
 
-    private func read(_ bytes: [UInt8], version: MQTTConfiguration.ProtocolVersion) throws -> (IncomingPacket, consumed: Int)? {
+    private func read(_ bytes: [UInt8], version: MQTTConfiguration.ProtocolVersion) throws -> (
+        IncomingPacket, consumed: Int
+    )? {
         try bytes.withUnsafeBytes { try PacketReader(version: version).next(in: $0) }
     }
 }
@@ -183,7 +191,8 @@ struct InFlightTests {
             let reader = PacketReader(version: .v5)
             while offset < bytes.count {
                 let header = bytes[offset]
-                let (packet, length) = try #require(try reader.next(in: UnsafeRawBufferPointer(rebasing: bytes[offset...])))
+                let (packet, length) = try #require(
+                    try reader.next(in: UnsafeRawBufferPointer(rebasing: bytes[offset...])))
                 switch packet {
                 case .publish(let message, let packetID):
                     packets.append("\(message.topic)#\(packetID)\(header & 0x08 != 0 ? " dup" : "")")
@@ -226,7 +235,8 @@ struct InFlightTests {
         #expect(shared.output.isEmpty && shared.outgoing.isEmpty)
     }
 
-    @Test("after a reconnect: PUBREL for what the broker had received, then the rest again in order, with DUP where sent")
+    @Test(
+        "after a reconnect: PUBREL for what the broker had received, then the rest again in order, with DUP where sent")
     func resendAfterReconnect() throws {
         var shared = connected(window: 3)
         let exactlyOnce = shared.publish(message("t/0", qos: .exactlyOnce), writer)

@@ -87,7 +87,11 @@ struct PacketReader {
             return .acknowledgement(type: header >> 4, packetID: packetID, reasonCode: reasonCode)
         case 9:
             let packetID = try cursor.uint16()
-            if isV5 { try cursor.properties { identifier, cursor throws(MalformedPacket) in try cursor.skipProperty(identifier) } }
+            if isV5 {
+                try cursor.properties { identifier, cursor throws(MalformedPacket) in
+                    try cursor.skipProperty(identifier)
+                }
+            }
             var codes: [UInt8] = []
             while !cursor.isAtEnd { codes.append(try cursor.byte()) }
             return .subscribeAcknowledgement(packetID: packetID, reasonCodes: codes)

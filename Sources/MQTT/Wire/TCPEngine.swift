@@ -170,7 +170,9 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     /// Handles the packets in the `count` bytes just read, after what was left of the last read.
     private func received(_ count: Int) -> Int32 {
         if input.isEmpty {
-            let (consumed, rc) = readBuffer.withUnsafeBytes { handlePackets(in: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            let (consumed, rc) = readBuffer.withUnsafeBytes {
+                handlePackets(in: UnsafeRawBufferPointer(rebasing: $0[..<count]))
+            }
             if consumed < count { input.append(contentsOf: readBuffer[consumed..<count]) }
             return rc
         }
@@ -258,7 +260,8 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     }
 
     private func acknowledged(type: UInt8, packetID: UInt16, reasonCode: UInt8) {
-        if let mid = shared.withLock({ $0.acknowledged(type: type, packetID: packetID, reasonCode: reasonCode, writer) }) {
+        if let mid = shared.withLock({ $0.acknowledged(type: type, packetID: packetID, reasonCode: reasonCode, writer) }
+        ) {
             client.didComplete(mid: mid, with: .published(reasonCode: Int32(reasonCode)))
         }
     }
@@ -434,7 +437,8 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
 
     /// A topic to publish to: not empty, no wildcard, no longer than a string field takes.
     static func isValidTopicName(_ topic: String) -> Bool {
-        !topic.isEmpty && topic.utf8.count <= 65_535 && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }
+        !topic.isEmpty && topic.utf8.count <= 65_535
+            && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }
     }
 
     /// A topic filter: `+` and `#` only as whole levels, `#` only as the last.
@@ -488,13 +492,16 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
         var address = addresses
         while let current = address?.pointee {
             address = current.ai_next
-            let descriptor = Glibc.socket(current.ai_family, current.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.ai_protocol)
+            let descriptor = Glibc.socket(
+                current.ai_family, current.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.ai_protocol)
             guard descriptor >= 0 else {
                 lastError = errno
                 continue
             }
             var rc: Int32
-            repeat { rc = Glibc.connect(descriptor, current.ai_addr, current.ai_addrlen) } while rc != 0 && errno == EINTR
+            repeat {
+                rc = Glibc.connect(descriptor, current.ai_addr, current.ai_addrlen)
+            } while rc != 0 && errno == EINTR
             guard rc == 0 else {
                 lastError = errno
                 close(descriptor)
