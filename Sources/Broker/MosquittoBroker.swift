@@ -28,6 +28,9 @@ public final class MosquittoBroker: Sendable {
         public var persistence: Bool
         /// Extra mosquitto.conf lines, appended as they are.
         public var extraLines: [String]
+        /// Lines for the plain listener itself (its settings, such as `max_qos`), after its
+        /// `listener` line: before any listener they would open mosquitto's default one.
+        public var listenerLines: [String]
 
         public struct TLSListener: Sendable {
             public var port: Int?
@@ -52,7 +55,7 @@ public final class MosquittoBroker: Sendable {
         public init(
             port: Int? = nil, allowAnonymous: Bool = true, passwords: [String: String]? = nil,
             accessRules: String? = nil, tls: TLSListener? = nil, dynamicSecurity: DynamicSecurity? = nil,
-            persistence: Bool = false, extraLines: [String] = []
+            persistence: Bool = false, extraLines: [String] = [], listenerLines: [String] = []
         ) {
             self.port = port
             self.allowAnonymous = allowAnonymous
@@ -62,6 +65,7 @@ public final class MosquittoBroker: Sendable {
             self.dynamicSecurity = dynamicSecurity
             self.persistence = persistence
             self.extraLines = extraLines
+            self.listenerLines = listenerLines
         }
     }
 
@@ -128,6 +132,12 @@ public final class MosquittoBroker: Sendable {
 
     /// True while the broker process runs.
     public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
+    /// that stops answering without closing its connections.
+    public func send(_ signal: Int32) {
+        process.withLock { $0 }?.send(signal)
+    }
 
     // MARK: Lifecycle
 
@@ -283,6 +293,7 @@ public final class MosquittoBroker: Sendable {
         }
         lines += configuration.extraLines
         lines.append("listener \(port) 127.0.0.1")
+        lines += configuration.listenerLines
         if let tls = configuration.tls, let tlsPort {
             lines += ["listener \(tlsPort) 127.0.0.1", "certfile \(tls.certificateFile)", "keyfile \(tls.keyFile)"]
         }

@@ -187,8 +187,8 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Queues one message and returns at once, without waiting for the broker's acknowledgement:
-    /// for bulk publishing (the retained view of a home). libmosquitto still delivers QoS 1/2 with
-    /// retries, across reconnects; a QoS 0 message is dropped when there is no connection.
+    /// for bulk publishing (the retained view of a home). The engine still delivers QoS 1/2,
+    /// across reconnects; a QoS 0 message is dropped when there is no connection.
     public func send(
         _ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
         properties: MQTTProperties = MQTTProperties()
@@ -302,8 +302,7 @@ public final class MQTTClient: Service, Sendable {
     /// still be delivered by the library afterwards).
     ///
     /// `sentBefore` is the count of ended connections when a SUBSCRIBE or UNSUBSCRIBE was handed to
-    /// libmosquitto: if that connection has ended since, the packet is lost (libmosquitto does not
-    /// resend it) and the waiters of that connection were already failed, so this wait fails at once.
+    /// the engine: if that connection has ended since, the packet is lost (no engine resends it) and the waiters of that connection were already failed, so this wait fails at once.
     private func completion(of mid: Int32, kind: Pending.Kind, sentBefore connection: Int? = nil) async throws
         -> Completion
     {
@@ -446,7 +445,7 @@ public final class MQTTClient: Service, Sendable {
         for waiter in waiters { waiter.resume(throwing: error) }
     }
 
-    /// libmosquitto does not resend SUBSCRIBE/UNSUBSCRIBE after a reconnect, so their waiters fail.
+    /// Neither engine resends SUBSCRIBE/UNSUBSCRIBE after a reconnect, so their waiters fail.
     /// (QoS 1/2 publishes are resent and keep waiting.)
     private func failSubscribeWaiters(with error: MQTTError) {
         let waiters = state.withLock { state in
@@ -538,7 +537,7 @@ public final class MQTTClient: Service, Sendable {
 
     func didLog(_ text: String, isError: Bool) {
         if isError { state.withLock { $0.lastLoggedError = text } }
-        logger.debug("libmosquitto: \(text)")
+        logger.debug("mqtt: \(text)")
     }
 }
 

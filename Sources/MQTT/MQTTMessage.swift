@@ -49,7 +49,7 @@ public struct MQTTProperties: Sendable, Hashable {
     }
 }
 
-/// A message as received from the broker: copied out of libmosquitto at once, so it owns its bytes.
+/// A message as received from the broker: copied out of the read buffer at once, so it owns its bytes.
 public struct MQTTMessage: Sendable, Hashable {
     public var topic: String
     public var payload: [UInt8]

@@ -119,6 +119,60 @@ struct MQTTClientTests {
         await client.disconnect()
     }
 
+    @Test(
+        "a broker that stops answering is found by the keep-alive, even while the client keeps publishing",
+        arguments: Serving.allCases)
+    func silentBroker(serving: Serving) async throws {
+        try await withBroker { broker in
+            try await serving.with { loop in
+                // Given a client with the shortest keep-alive, connected
+                let client = try makeClient(broker, name: "keepalive", loop: loop) { $0.keepAlive = .seconds(5) }
+                let events = await Inbox.draining(client.connectionEvents())
+                try await withConnected(client) { _ in
+                    _ = try await events.next { $0 == .connected(sessionPresent: false) }
+
+                    // When the broker freezes (its connections stay open) while the client
+                    // publishes more often than the keep-alive, so it never goes quiet itself
+                    broker.send(SIGSTOP)
+                    defer { broker.send(SIGCONT) }
+                    let publishing = Task {
+                        while !Task.isCancelled {
+                            try? await client.publish("alive/tick", "1")
+                            try? await Task.sleep(for: .milliseconds(200))
+                        }
+                    }
+                    defer { publishing.cancel() }
+
+                    // Then the client finds the connection dead (a ping unanswered), and is back
+                    // once the broker is
+                    _ = try await events.next(within: .seconds(40), "disconnect event") {
+                        if case .disconnected = $0 { true } else { false }
+                    }
+                    broker.send(SIGCONT)
+                    _ = try await events.next(within: .seconds(40), "reconnect") {
+                        $0 == .connected(sessionPresent: false)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a QoS above the broker's maximum is refused at once, and what follows still goes")
+    func maximumQoS() async throws {
+        try await withBroker(.init(listenerLines: ["max_qos 1"])) { broker in
+            let client = try makeClient(broker, name: "maxqos")
+            try await withConnected(client) { inbox in
+                try await client.subscribe(to: ["limited/#"])
+                let error = try await #require(throws: MQTTError.self) {
+                    try await client.publish("limited/two", "x", qos: .exactlyOnce)
+                }
+                #expect(error.code == .notSupported)
+                try await client.publish("limited/one", "y", qos: .atLeastOnce)
+                #expect(try await inbox.next { $0.topic.hasPrefix("limited/") }.topic == "limited/one")
+            }
+        }
+    }
+
     @Test("a subscription that dynamic security refuses is reported")
     func refusedSubscription() async throws {
         let configuration = MosquittoBroker.Configuration(

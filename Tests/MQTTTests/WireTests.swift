@@ -116,15 +116,15 @@ struct PacketTests {
         #expect(second?.0 == .subscribeAcknowledgement(packetID: 3, reasonCodes: [1, 0x87]))
     }
 
-    @Test("CONNACK's properties: receive maximum, maximum packet size, server keep-alive; others skipped")
+    @Test("CONNACK's properties: the broker's limits and keep-alive; others skipped")
     func connectionAcknowledgement() throws {
         let bytes: [UInt8] = [
-            0x20, 19, 1, 0, 16,
-            0x21, 0, 20, 0x27, 0, 0, 0x10, 0, 0x13, 0, 60, 0x1F, 0, 2, 0x6F, 0x6B, 0x25, 1,
+            0x20, 23, 1, 0, 20,
+            0x21, 0, 20, 0x27, 0, 0, 0x10, 0, 0x13, 0, 60, 0x1F, 0, 2, 0x6F, 0x6B, 0x25, 0, 0x24, 1, 0x28, 1,
         ]
         var expected = IncomingPacket.ConnectionAcknowledgement(sessionPresent: true, reasonCode: 0)
-        expected.receiveMaximum = 20
-        expected.maximumPacketSize = 4096
+        expected.limits = BrokerLimits(
+            receiveMaximum: 20, maximumPacketSize: 4096, maximumQoS: .atLeastOnce, retainAvailable: false)
         expected.serverKeepAlive = 60
         #expect(try read(bytes, version: .v5)?.0 == .connectionAcknowledgement(expected))
         #expect(
@@ -174,7 +174,7 @@ struct InFlightTests {
     private func connected(window: Int) -> TCPEngine.Shared {
         var shared = TCPEngine.Shared()
         shared.status = .connected
-        shared.receiveMaximum = window
+        shared.limits.receiveMaximum = window
         shared.quota = window
         return shared
     }
@@ -251,8 +251,8 @@ struct InFlightTests {
         #expect(shared.output.isEmpty)
 
         shared.status = .connected
-        shared.receiveMaximum = 4
-        shared.holdForResending()
+        shared.limits.receiveMaximum = 4
+        #expect(shared.holdForResending(writer).isEmpty)
         // A publish made while the client hears of the connection goes after the older ones.
         let onConnect = shared.publish(message("t/6"), writer)
         #expect(shared.output.isEmpty)
@@ -266,6 +266,50 @@ struct InFlightTests {
         #expect(shared.acknowledged(type: 4, packetID: 3, reasonCode: 0, writer) == mids[1])
         #expect(try sent(&shared) == ["t/6#7"])
         #expect(Set(shared.outgoing.keys) == [mids[2], mids[3], whileDown, onConnect])
+    }
+
+    @Test("after a reconnect to a broker with lower limits, what it would refuse completes with its reason instead")
+    func lowerLimits() throws {
+        var shared = connected(window: 10)
+        shared.connectionClosed()
+        let exactlyOnce = shared.publish(message("q2", qos: .exactlyOnce), writer)
+        var large = message("large")
+        large.size = 5000
+        let tooLarge = shared.publish(large, writer)
+        let fine = shared.publish(message("fine"), writer)
+
+        shared.status = .connected
+        shared.limits = BrokerLimits(receiveMaximum: 10, maximumPacketSize: 4096, maximumQoS: .atLeastOnce)
+        let refused = shared.holdForResending(writer)
+        #expect(
+            Dictionary(uniqueKeysWithValues: refused.map { ($0.mid, $0.reasonCode) }) == [
+                exactlyOnce: 0x9B, tooLarge: 0x95,
+            ])
+        shared.resend(writer)
+        #expect(try sent(&shared) == ["fine#1"])
+        #expect(Set(shared.outgoing.keys) == [fine])
+    }
+
+    @Test("a broker without retained messages gets the publish without the retain flag")
+    func retainUnavailable() throws {
+        var shared = connected(window: 1)
+        shared.limits.retainAvailable = false
+        _ = shared.publish(message("r"), writer)
+        let header = shared.output.first
+        #expect(header == 0x32)
+    }
+
+    @Test("never more packet identifiers in use than there are: publishes wait, a SUBSCRIBE is refused")
+    func identifiersRunOut() throws {
+        var shared = connected(window: 65_535)
+        for index in 0..<65_534 { _ = shared.publish(message("t/\(index)"), writer) }
+        shared.output.removeAll()
+        #expect(shared.newAcknowledgement() != nil)
+        #expect(shared.newAcknowledgement() == nil)
+        let waiting = shared.publish(message("waits"), writer)
+        #expect(shared.output.isEmpty && shared.held.last == waiting)
+        #expect(shared.acknowledged(type: 4, packetID: 1, reasonCode: 0, writer) != nil)
+        #expect(try sent(&shared) == ["waits#1"])
     }
 
     @Test("a QoS 2 message from the broker is answered with PUBREC, and its PUBREL with PUBCOMP")

@@ -342,7 +342,7 @@ public actor RetainedPublisher {
             observe(change)
             // On the client's loop: after a change that rendered more than one accessory's topics
             // (a `$layout` is megabytes at 10,000 accessories), the loop writes it and reads the
-            // broker's acknowledgements, which free libmosquitto's copies, before the next change.
+            // broker's acknowledgements, which free the client's copies, before the next change.
             // (A change without `discovered` is a value or reachability change: one accessory.)
             if change.discovered != nil, let loop = client.loop, loop.isCurrent { await loop.nextPass() }
         }
@@ -412,7 +412,7 @@ public actor RetainedPublisher {
         index(parts, homes: snapshot.homes)
     }
 
-    /// Queues one retained QoS 1 message; libmosquitto delivers it, across reconnects too.
+    /// Queues one retained QoS 1 message; the client delivers it, across reconnects too.
     private func send(_ topic: String, _ payload: [UInt8]) -> Bool {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {

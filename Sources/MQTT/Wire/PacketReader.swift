@@ -12,12 +12,19 @@ enum IncomingPacket: Equatable {
     struct ConnectionAcknowledgement: Equatable {
         var sessionPresent: Bool
         var reasonCode: UInt8
-        /// How many QoS 1/2 publishes the broker takes unacknowledged (65,535 when it does not say).
-        var receiveMaximum: Int = 65_535
-        var maximumPacketSize: Int?
+        var limits = BrokerLimits()
         /// The keep-alive the broker wants instead of ours, in seconds.
         var serverKeepAlive: UInt16?
     }
+}
+
+/// What a broker's CONNACK allows a client to send (MQTT v5; a 3.1.1 broker says nothing, so all).
+struct BrokerLimits: Equatable {
+    /// How many QoS 1/2 publishes the broker takes unacknowledged.
+    var receiveMaximum = 65_535
+    var maximumPacketSize: Int?
+    var maximumQoS = MQTTQoS.exactlyOnce
+    var retainAvailable = true
 }
 
 /// A violation of the protocol in what the broker sent.
@@ -67,11 +74,18 @@ struct PacketReader {
                 try cursor.properties { identifier, cursor throws(MalformedPacket) in
                     switch identifier {
                     case PropertyID.receiveMaximum:
-                        acknowledgement.receiveMaximum = Int(try cursor.uint16())
-                        guard acknowledgement.receiveMaximum > 0 else {
+                        acknowledgement.limits.receiveMaximum = Int(try cursor.uint16())
+                        guard acknowledgement.limits.receiveMaximum > 0 else {
                             throw MalformedPacket(reason: "receive maximum of 0")
                         }
-                    case PropertyID.maximumPacketSize: acknowledgement.maximumPacketSize = Int(try cursor.uint32())
+                    case PropertyID.maximumPacketSize:
+                        acknowledgement.limits.maximumPacketSize = Int(try cursor.uint32())
+                    case PropertyID.maximumQoS:
+                        guard let qos = MQTTQoS(rawValue: Int(try cursor.byte())), qos != .exactlyOnce else {
+                            throw MalformedPacket(reason: "maximum QoS other than 0 or 1")
+                        }
+                        acknowledgement.limits.maximumQoS = qos
+                    case PropertyID.retainAvailable: acknowledgement.limits.retainAvailable = try cursor.byte() == 1
                     case PropertyID.serverKeepAlive: acknowledgement.serverKeepAlive = try cursor.uint16()
                     default: try cursor.skipProperty(identifier)
                     }

@@ -235,6 +235,8 @@ enum PropertyID {
     static let reasonString: UInt8 = 0x1F
     static let receiveMaximum: UInt8 = 0x21
     static let topicAlias: UInt8 = 0x23
+    static let maximumQoS: UInt8 = 0x24
+    static let retainAvailable: UInt8 = 0x25
     static let userProperty: UInt8 = 0x26
     static let maximumPacketSize: UInt8 = 0x27
 }

@@ -39,6 +39,8 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     private var endpoint: (host: String, port: Int, keepAlive: Duration, sessionExpiry: UInt32?)?
     /// Bytes read that do not make a whole packet yet.
     private var input: [UInt8] = []
+    /// When the broker last sent anything: keep-alive pings when either way has been quiet.
+    private var lastReceived = ContinuousClock.now
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Bytes taken from `shared.output` and not all written yet.
     private var unsent: [UInt8] = []
@@ -91,6 +93,7 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
         input.removeAll(keepingCapacity: true)
         unsent.removeAll(keepingCapacity: true)
         unsentStart = 0
+        lastReceived = .now
         shared.withLock { shared in
             shared.socket = descriptor
             shared.status = .awaitingAcknowledgement
@@ -148,6 +151,7 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
         while true {
             let count = readBuffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
+                lastReceived = .now
                 let rc = received(count)
                 guard rc == Self.success else { return rc }
                 if count < readBuffer.count { return Self.success }
@@ -244,15 +248,20 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             client.didConnect(reasonCode: Int32(acknowledgement.reasonCode), sessionPresent: false)
             return connectionEnded(Self.code(MOSQ_ERR_CONN_REFUSED), reported: true)
         }
-        shared.withLock { shared in
-            // A DISCONNECT asked for while connecting stays the last packet.
-            guard shared.status == .awaitingAcknowledgement else { return }
+        let refused: [(mid: Int32, reasonCode: UInt8)]? = shared.withLock { shared in
+            // After a DISCONNECT asked for while connecting, nothing but closing is left.
+            guard shared.status == .awaitingAcknowledgement else { return nil }
             shared.status = .connected
-            shared.receiveMaximum = acknowledgement.receiveMaximum
-            shared.maximumPacketSize = acknowledgement.maximumPacketSize
+            shared.limits = acknowledgement.limits
             if let keepAlive = acknowledgement.serverKeepAlive { shared.keepAlive = .seconds(Int(keepAlive)) }
             if !acknowledgement.sessionPresent { shared.exactlyOnceReceived.removeAll() }
-            shared.holdForResending()
+            return shared.holdForResending(writer)
+        }
+        guard let refused else { return Self.success }
+        // Publishes this broker will not take (a QoS above its maximum, a packet above its size)
+        // complete with its reason, instead of ending every connection they are sent on.
+        for (mid, reasonCode) in refused {
+            client.didComplete(mid: mid, with: .published(reasonCode: Int32(reasonCode)))
         }
         client.didConnect(reasonCode: 0, sessionPresent: acknowledgement.sessionPresent)
         shared.withLock { $0.resend(writer) }
@@ -277,6 +286,11 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
                 unsent.removeAll(keepingCapacity: unsent.capacity <= 1 << 20)
                 unsentStart = 0
                 let isDisconnecting = shared.withLock { shared in
+                    // Nothing leaves after the DISCONNECT (an acknowledgement read meanwhile).
+                    if let end = shared.disconnectEnd {
+                        shared.output.removeSubrange(end...)
+                        shared.disconnectEnd = 0
+                    }
                     swap(&shared.output, &unsent)
                     return shared.status == .disconnecting
                 }
@@ -314,12 +328,16 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             case .closed: return .closed
             case .awaitingAcknowledgement:
                 return now - shared.lastSent >= shared.keepAlive ? .noAcknowledgement : .fine
-            case .connected, .disconnecting:
+            case .disconnecting:
+                return .fine
+            case .connected:
                 guard shared.keepAlive > .zero else { return .fine }
                 if let pingSentAt = shared.pingSentAt {
                     return now - pingSentAt >= shared.keepAlive ? .noPingResponse : .fine
                 }
-                if now - shared.lastSent >= shared.keepAlive {
+                // Either way: a connection that died while only we sent would otherwise go
+                // unnoticed until TCP gives up.
+                if now - shared.lastSent >= shared.keepAlive || now - lastReceived >= shared.keepAlive {
                     writer.pingRequest(into: &shared.output)
                     shared.pingSentAt = now
                 }
@@ -373,42 +391,45 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             }
             try Self.check(properties)
         }
-        let message = Shared.Outgoing(
+        var message = Shared.Outgoing(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
-        let size = writer.publishSize(topic: topic, payload: payload, qos: qos, properties: properties)
-        let mid: Int32? = shared.withLock { shared in
-            if let maximum = shared.maximumPacketSize, size > maximum { return nil }
-            return shared.publish(message, writer)
+        message.size = writer.publishSize(topic: topic, payload: payload, qos: qos, properties: properties)
+        let result: Result<Int32, MQTTError> = shared.withLock { shared in
+            if let refusal = shared.limits.refusal(of: message) {
+                return .failure(Self.error(refusal.error, context: context))
+            }
+            let mid = shared.publish(message, writer)
+            return mid >= 0 ? .success(mid) : .failure(Self.error(MOSQ_ERR_NO_CONN, context: context))
         }
-        guard let mid else { throw Self.error(MOSQ_ERR_OVERSIZE_PACKET, context: context) }
-        guard mid >= 0 else { throw Self.error(MOSQ_ERR_NO_CONN, context: context) }
-        return mid
+        return try result.get()
     }
 
     func subscribe(_ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions) throws(MQTTError) -> Int32 {
         let context = "subscribe to \(filters)"
         guard filters.allSatisfy(Self.isValidTopicFilter) else { throw Self.error(MOSQ_ERR_INVAL, context: context) }
-        let mid: Int32? = shared.withLock { shared in
-            guard shared.status == .connected else { return nil }
-            let (mid, packetID) = shared.newAcknowledgement()
+        let result: Result<Int32, MQTTError> = shared.withLock { shared in
+            guard shared.isOpen else { return .failure(Self.error(MOSQ_ERR_NO_CONN, context: context)) }
+            guard let (mid, packetID) = shared.newAcknowledgement() else {
+                return .failure(Self.error(MOSQ_ERR_NOMEM, context: "\(context): every packet identifier in use"))
+            }
             writer.subscribe(into: &shared.output, packetID: packetID, filters: filters, qos: qos, options: options)
-            return mid
+            return .success(mid)
         }
-        guard let mid else { throw Self.error(MOSQ_ERR_NO_CONN, context: context) }
-        return mid
+        return try result.get()
     }
 
     func unsubscribe(_ filters: [String]) throws(MQTTError) -> Int32 {
         let context = "unsubscribe from \(filters)"
         guard filters.allSatisfy(Self.isValidTopicFilter) else { throw Self.error(MOSQ_ERR_INVAL, context: context) }
-        let mid: Int32? = shared.withLock { shared in
-            guard shared.status == .connected else { return nil }
-            let (mid, packetID) = shared.newAcknowledgement()
+        let result: Result<Int32, MQTTError> = shared.withLock { shared in
+            guard shared.isOpen else { return .failure(Self.error(MOSQ_ERR_NO_CONN, context: context)) }
+            guard let (mid, packetID) = shared.newAcknowledgement() else {
+                return .failure(Self.error(MOSQ_ERR_NOMEM, context: "\(context): every packet identifier in use"))
+            }
             writer.unsubscribe(into: &shared.output, packetID: packetID, filters: filters)
-            return mid
+            return .success(mid)
         }
-        guard let mid else { throw Self.error(MOSQ_ERR_NO_CONN, context: context) }
-        return mid
+        return try result.get()
     }
 
     @discardableResult
@@ -420,6 +441,7 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             case .awaitingAcknowledgement, .connected:
                 shared.status = .disconnecting
                 writer.disconnect(into: &shared.output)
+                shared.disconnectEnd = shared.output.count
                 return Self.success
             }
         }
@@ -537,6 +559,8 @@ extension TCPEngine {
             /// The broker sent PUBREC (QoS 2): what is left is PUBREL and PUBCOMP.
             var isReleased = false
             var sequence: UInt64 = 0
+            /// Its size on the wire, for the broker's maximum packet size.
+            var size = 0
         }
 
         var socket: Int32 = -1
@@ -545,10 +569,14 @@ extension TCPEngine {
         var keepAlive = Duration.seconds(30)
         var lastSent = ContinuousClock.now
         var pingSentAt: ContinuousClock.Instant?
-        var receiveMaximum = 65_535
-        var maximumPacketSize: Int?
+        var limits = BrokerLimits()
         /// How many more QoS 1/2 publishes the broker takes now.
         var quota = 0
+        /// Where the DISCONNECT ends in `output`: what is queued after it is dropped.
+        var disconnectEnd: Int?
+
+        /// CONNECT is sent and no DISCONNECT: SUBSCRIBE and QoS 0 may follow at once.
+        var isOpen: Bool { status == .awaitingAcknowledgement || status == .connected }
 
         /// QoS 1/2 publishes not yet complete, by message id.
         var outgoing: [Int32: Outgoing] = [:]
@@ -571,7 +599,13 @@ extension TCPEngine {
             return lastMessageID
         }
 
-        /// A packet identifier no packet in flight uses.
+        /// Publishes in flight, and SUBSCRIBE and UNSUBSCRIBE waiting: each holds a packet identifier.
+        var identifiersInUse: Int { inFlight.count + awaitingAcknowledgement.count }
+
+        /// Whether one more publish may go out: within the broker's window, and an identifier free.
+        var maySend: Bool { quota > 0 && identifiersInUse < Int(UInt16.max) }
+
+        /// A packet identifier no packet in flight uses; only when one is free.
         mutating func newPacketID() -> UInt16 {
             repeat {
                 lastPacketID = lastPacketID == UInt16.max ? 1 : lastPacketID + 1
@@ -579,7 +613,8 @@ extension TCPEngine {
             return lastPacketID
         }
 
-        mutating func newAcknowledgement() -> (mid: Int32, packetID: UInt16) {
+        mutating func newAcknowledgement() -> (mid: Int32, packetID: UInt16)? {
+            guard identifiersInUse < Int(UInt16.max) else { return nil }
             let mid = newMessageID()
             let packetID = newPacketID()
             awaitingAcknowledgement[packetID] = mid
@@ -590,7 +625,7 @@ extension TCPEngine {
         /// 1/2 always, sent now if the broker's quota allows and nothing older waits.
         mutating func publish(_ message: Outgoing, _ writer: PacketWriter) -> Int32 {
             guard message.qos != .atMostOnce else {
-                guard status == .connected else { return -1 }
+                guard isOpen else { return -1 }
                 writer.publish(
                     into: &output, topic: message.topic, payload: message.payload, qos: .atMostOnce,
                     retain: message.retain, duplicate: false, packetID: 0, properties: message.properties)
@@ -600,7 +635,7 @@ extension TCPEngine {
             var message = message
             sequence += 1
             message.sequence = sequence
-            if status == .connected && quota > 0 && heldStart == held.count {
+            if status == .connected && maySend && heldStart == held.count {
                 send(&message, mid: mid, writer)
             } else {
                 held.append(mid)
@@ -616,7 +651,7 @@ extension TCPEngine {
             quota -= 1
             writer.publish(
                 into: &output, topic: message.topic, payload: message.payload, qos: message.qos,
-                retain: message.retain, duplicate: message.wasSent, packetID: packetID,
+                retain: message.retain && limits.retainAvailable, duplicate: message.wasSent, packetID: packetID,
                 properties: message.properties)
             message.wasSent = true
         }
@@ -641,14 +676,14 @@ extension TCPEngine {
                 guard let mid = inFlight.removeValue(forKey: packetID) else { return nil }
                 outgoing.removeValue(forKey: mid)
                 quota += 1
-                sendHeld(writer)
+                if status == .connected { sendHeld(writer) }
                 return mid
             }
         }
 
         /// Sends held publishes while the quota allows.
         mutating func sendHeld(_ writer: PacketWriter) {
-            while quota > 0 && heldStart < held.count {
+            while maySend && heldStart < held.count {
                 let mid = held[heldStart]
                 heldStart += 1
                 guard var message = outgoing[mid] else { continue }
@@ -666,8 +701,16 @@ extension TCPEngine {
 
         /// After a CONNACK, before the client hears of it: every publish not complete waits again,
         /// oldest first, so what the client queues on connecting (its subscriptions made again)
-        /// goes before them, and its new publishes after them.
-        mutating func holdForResending() {
+        /// goes before them, and its new publishes after them. Returns those this broker refuses
+        /// (`limits`), with the reason code it would give; they are dropped.
+        mutating func holdForResending(_ writer: PacketWriter) -> [(mid: Int32, reasonCode: UInt8)] {
+            var refused: [(mid: Int32, reasonCode: UInt8)] = []
+            for (mid, message) in outgoing where !message.isReleased {
+                if let refusal = limits.refusal(of: message) {
+                    refused.append((mid, refusal.reasonCode))
+                    outgoing.removeValue(forKey: mid)
+                }
+            }
             let pending = outgoing.sorted { $0.value.sequence < $1.value.sequence }.map(\.key)
             inFlight.removeAll()
             held.removeAll()
@@ -675,7 +718,7 @@ extension TCPEngine {
             quota = 0
             // Those that fit the broker's window keep their packet identifiers (the broker may
             // hold them in its session); the others lose theirs, and new ones never take a kept one.
-            var budget = receiveMaximum
+            var budget = limits.receiveMaximum
             for mid in pending {
                 if outgoing[mid]!.isReleased || budget > 0 {
                     if let packetID = outgoing[mid]!.packetID { inFlight[packetID] = mid }
@@ -686,14 +729,18 @@ extension TCPEngine {
                 }
                 if !outgoing[mid]!.isReleased { held.append(mid) }
             }
+            return refused
         }
 
-        /// Then: PUBREL for the QoS 2 publishes the broker had received, and the held publishes
-        /// as far as the broker's window allows.
+        /// Then: PUBREL for the QoS 2 publishes the broker had received, in the order they were
+        /// published, and the held publishes as far as the broker's window allows.
         mutating func resend(_ writer: PacketWriter) {
             guard status == .connected else { return }
-            quota = receiveMaximum
-            for (packetID, mid) in inFlight.sorted(by: { $0.key < $1.key }) where outgoing[mid]?.isReleased == true {
+            quota = limits.receiveMaximum
+            let released = inFlight.compactMap { packetID, mid in
+                outgoing[mid].flatMap { $0.isReleased ? (packetID, $0.sequence) : nil }
+            }
+            for (packetID, _) in released.sorted(by: { $0.1 < $1.1 }) {
                 quota -= 1
                 writer.acknowledgement(0x62, packetID: packetID, into: &output)
             }
@@ -705,10 +752,22 @@ extension TCPEngine {
         mutating func connectionClosed() {
             socket = -1
             status = .closed
+            disconnectEnd = nil
             output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
             awaitingAcknowledgement.removeAll()
             pingSentAt = nil
             quota = 0
         }
+    }
+}
+
+extension BrokerLimits {
+    /// Why this broker would refuse `message` (a QoS above its maximum, a packet above its size),
+    /// as the client's error and as the reason code the broker would give; nil if it takes it. A
+    /// retain flag it does not support is cleared instead, as libmosquitto does.
+    func refusal(of message: TCPEngine.Shared.Outgoing) -> (error: mosq_err_t, reasonCode: UInt8)? {
+        if message.qos > maximumQoS { return (MOSQ_ERR_QOS_NOT_SUPPORTED, 0x9B) }
+        if let maximumPacketSize, message.size > maximumPacketSize { return (MOSQ_ERR_OVERSIZE_PACKET, 0x95) }
+        return nil
     }
 }
