@@ -227,7 +227,7 @@ measure_with() {
     done
     wait "$generator"
     cpu_after=$(cpu_seconds "$pid")
-    local switches=$(($(context_switches "$pid") - switches_before))
+    local switches=$(switches_since "$pid" "$switches_before")
     result=$(cat "$work/loadgen.out")
     local cpu
     cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')
@@ -280,12 +280,26 @@ idle_cpu() {
     before=$(cpu_seconds "$pid")
     sleep "$idle_seconds"
     after=$(cpu_seconds "$pid")
-    record "\"scenario\":\"idle\",\"gateway\":\"homegate\",\"accessories\":$2,\"seconds\":$idle_seconds,\"cpu_s\":$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }'),\"context_switches\":$(($(context_switches "$pid") - switches_before)),\"threads\":$(ls "/proc/$pid/task" | wc -l),\"rss_before_mb\":$rss_before,\"rss_after_mb\":$(rss_mb "$pid")"
+    record "\"scenario\":\"idle\",\"gateway\":\"homegate\",\"accessories\":$2,\"seconds\":$idle_seconds,\"cpu_s\":$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }'),\"context_switches\":$(switches_since "$pid" "$switches_before"),\"threads\":$(ls "/proc/$pid/task" | wc -l),\"rss_before_mb\":$rss_before,\"rss_after_mb\":$(rss_mb "$pid")"
 }
 
-# context_switches PID: context switches of all the process's threads so far (about how often its
-# threads were woken).
-context_switches() { cat /proc/"$1"/task/*/status | awk '/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+# context_switches PID: "TID COUNT" for each of the process's threads now: its context switches so
+# far (about how often it was woken).
+context_switches() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        awk -v tid="${task##*/}" '/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print tid, n + 0 }' \
+            "$task/status" 2>/dev/null
+    done
+}
+
+# switches_since PID BEFORE: context switches since BEFORE (context_switches's output) of the threads
+# alive now. A thread that ended meanwhile takes its count with it (the sum of the threads' counts went
+# below zero when a dispatch worker ended), so this is a lower bound.
+switches_since() {
+    awk 'NR == FNR { before[$1] = $2; next } { n += $2 - ($1 in before ? before[$1] : 0) } END { print n + 0 }' \
+        <(printf '%s\n' "$2") <(context_switches "$1")
+}
 
 # memory_split PID LABELS: once the process is at rest after a load, its resident memory: VmRSS,
 # RssAnon (the process's own), RssFile (the binary and the shared libraries), RssShmem, and from
