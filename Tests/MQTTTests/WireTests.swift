@@ -150,8 +150,12 @@ struct PacketTests {
 
     @Test("topic names and filters are checked before anything is queued")
     func topics() {
-        #expect(TCPEngine.isValidTopicName("home/a b/ü"))
-        for bad in ["", "home/+", "home/#", "a\u{0}b"] { #expect(!TCPEngine.isValidTopicName(bad), "\(bad)") }
+        #expect(TCPEngine.isValidTopicName("home/a b/ü/🙂"))
+        // Non-characters, which mosquitto refuses too (Swift's literals do not take them).
+        let nonCharacters = [0xFDD0, 0x1FFFF].map { "a" + String(Character(Unicode.Scalar(UInt32($0))!)) }
+        for bad in ["", "home/+", "home/#", "a\u{0}b", "a\u{1F}b", "a\u{7F}", "a\u{85}"] + nonCharacters {
+            #expect(!TCPEngine.isValidTopicName(bad), "\(bad.unicodeScalars.map(\.value))")
+        }
         for good in ["#", "+", "home/+/state", "home/#", "/", "a//b"] {
             #expect(TCPEngine.isValidTopicFilter(good), "\(good)")
         }

@@ -459,31 +459,42 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
 
     /// A topic to publish to: not empty, no wildcard, no longer than a string field takes.
     static func isValidTopicName(_ topic: String) -> Bool {
-        !topic.isEmpty && topic.utf8.count <= 65_535
-            && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }
+        !topic.isEmpty && isSpeakable(topic)
+            && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }
     }
 
     /// A topic filter: `+` and `#` only as whole levels, `#` only as the last.
     static func isValidTopicFilter(_ filter: String) -> Bool {
-        guard !filter.isEmpty, filter.utf8.count <= 65_535 else { return false }
+        guard !filter.isEmpty, isSpeakable(filter) else { return false }
         let levels = filter.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         for (index, level) in levels.enumerated() {
-            if level.contains(0) { return false }
             if level.contains(UInt8(ascii: "#")) && (level.count != 1 || index != levels.count - 1) { return false }
             if level.contains(UInt8(ascii: "+")) && level.count != 1 { return false }
         }
         return true
     }
 
-    private static func check(_ properties: MQTTProperties) throws(MQTTError) {
-        var fields = [properties.responseTopic, properties.contentType].compactMap { $0?.utf8.count }
-        fields.append(properties.correlationData?.count ?? 0)
-        for property in properties.userProperties {
-            fields.append(property.name.utf8.count)
-            fields.append(property.value.utf8.count)
+    /// A string mosquitto takes in a packet: at most 65,535 bytes, no control character and no
+    /// non-character (its `mosquitto_validate_utf8`). A broker disconnects a client that sends
+    /// another, and a QoS 1 publish sent again after every reconnect would do that forever.
+    static func isSpeakable(_ text: String) -> Bool {
+        guard text.utf8.count <= 65_535 else { return false }
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        return text.unicodeScalars.allSatisfy { scalar in
+            let value = scalar.value
+            return value >= 0x20 && !(0x7F...0x9F).contains(value) && !(0xFDD0...0xFDEF).contains(value)
+                && value & 0xFFFE != 0xFFFE
         }
-        guard fields.allSatisfy({ $0 <= 65_535 }) else {
-            throw Mosquitto.error(forResult: code(MOSQ_ERR_INVAL), detail: nil, context: "MQTT v5 properties")
+    }
+
+    private static func check(_ properties: MQTTProperties) throws(MQTTError) {
+        var texts = [properties.responseTopic, properties.contentType].compactMap { $0 }
+        for property in properties.userProperties {
+            texts.append(property.name)
+            texts.append(property.value)
+        }
+        guard texts.allSatisfy(isSpeakable), properties.correlationData?.count ?? 0 <= 65_535 else {
+            throw Mosquitto.error(forResult: code(MOSQ_ERR_MALFORMED_UTF8), detail: nil, context: "MQTT v5 properties")
         }
     }
 
