@@ -295,7 +295,7 @@ context_switches() {
 
 # switches_since PID BEFORE: context switches since BEFORE (context_switches's output) of the threads
 # alive now. A thread that ended meanwhile takes its count with it (the sum of the threads' counts went
-# below zero when a dispatch worker ended), so this is a lower bound.
+# below zero when a thread ended between the samples), so this is a lower bound.
 switches_since() {
     awk 'NR == FNR { before[$1] = $2; next } { n += $2 - ($1 in before ? before[$1] : 0) } END { print n + 0 }' \
         <(printf '%s\n' "$2") <(context_switches "$1")

@@ -4,14 +4,15 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// An MQTT client: connect, publish, subscribe, and one ordered stream of incoming messages. It reconnects by itself (exponential backoff with jitter), subscribes again when the
-/// broker lost the session, and resends unacknowledged QoS 1/2 publishes after a reconnect.
+/// An MQTT client: connect, publish, subscribe, and one ordered stream of incoming messages. It
+/// reconnects by itself (exponential backoff with jitter), subscribes again when the broker lost
+/// the session, and resends unacknowledged QoS 1/2 publishes after a reconnect.
 ///
 /// The protocol is ``TCPEngine``'s (Swift) on plain TCP and libmosquitto's with TLS. One network
-/// thread of its own connects and, without an ``EventLoopThread``, serves the connection; callbacks
-/// from the engine only copy what they get into
-/// Swift values and yield them or resume a waiting caller. Shut the client down with `disconnect()`
-/// (or run it as a `Service`), which sends DISCONNECT, ends the thread and finishes the streams.
+/// thread of its own connects and, without an ``EventLoopThread``, serves the connection; what
+/// the engine reports is only copied into Swift values and yielded, or resumes a waiting caller.
+/// Shut the client down with `disconnect()` (or run it as a `Service`), which sends DISCONNECT,
+/// ends the thread and finishes the streams.
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// The thread that serves the connection and runs the tasks that prefer it, if the client was
@@ -302,7 +303,8 @@ public final class MQTTClient: Service, Sendable {
     /// still be delivered by the library afterwards).
     ///
     /// `sentBefore` is the count of ended connections when a SUBSCRIBE or UNSUBSCRIBE was handed to
-    /// the engine: if that connection has ended since, the packet is lost (no engine resends it) and the waiters of that connection were already failed, so this wait fails at once.
+    /// the engine: if that connection has ended since, the packet is lost (no engine resends it)
+    /// and the waiters of that connection were already failed, so this wait fails at once.
     private func completion(of mid: Int32, kind: Pending.Kind, sentBefore connection: Int? = nil) async throws
         -> Completion
     {

@@ -6,7 +6,8 @@
 /// hears from the broker through the ``MQTTClient`` handed to `installCallbacks`.
 ///
 /// `connect`, `reconnect` and `loop` come from the one thread that serves the connection (only a
-/// ``TCPEngine`` can be served by an ``EventLoopThread``); `publish`, `subscribe`, `unsubscribe` and `disconnect` from any thread.
+/// ``TCPEngine`` can be served by an ``EventLoopThread``); `publish`, `subscribe`, `unsubscribe`
+/// and `disconnect` from any thread.
 protocol MQTTEngine: Sendable {
     var protocolVersion: MQTTConfiguration.ProtocolVersion { get }
 

@@ -380,10 +380,11 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     func publish(
         topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties
     ) throws(MQTTError) -> Int32 {
-        let context = "publish to '\(topic)'"
-        guard Self.isValidTopicName(topic) else { throw Self.error(MOSQ_ERR_INVAL, context: context) }
+        // Only a failure spends a string on the topic: this is every write's path.
+        func failure(_ code: mosq_err_t) -> MQTTError { Self.error(code, context: "publish to '\(topic)'") }
+        guard Self.isValidTopicName(topic) else { throw failure(MOSQ_ERR_INVAL) }
         guard payload.count <= PacketReader.maximumRemainingLength - 4 - topic.utf8.count else {
-            throw Self.error(MOSQ_ERR_PAYLOAD_SIZE, context: context)
+            throw failure(MOSQ_ERR_PAYLOAD_SIZE)
         }
         if !properties.isEmpty {
             guard protocolVersion == .v5 else {
@@ -395,38 +396,37 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         message.size = writer.publishSize(topic: topic, payload: payload, qos: qos, properties: properties)
         let result: Result<Int32, MQTTError> = shared.withLock { shared in
-            if let refusal = shared.limits.refusal(of: message) {
-                return .failure(Self.error(refusal.error, context: context))
-            }
+            if let refusal = shared.limits.refusal(of: message) { return .failure(failure(refusal.error)) }
             let mid = shared.publish(message, writer)
-            return mid >= 0 ? .success(mid) : .failure(Self.error(MOSQ_ERR_NO_CONN, context: context))
+            return mid >= 0 ? .success(mid) : .failure(failure(MOSQ_ERR_NO_CONN))
         }
         return try result.get()
     }
 
     func subscribe(_ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions) throws(MQTTError) -> Int32 {
-        let context = "subscribe to \(filters)"
-        guard filters.allSatisfy(Self.isValidTopicFilter) else { throw Self.error(MOSQ_ERR_INVAL, context: context) }
-        let result: Result<Int32, MQTTError> = shared.withLock { shared in
-            guard shared.isOpen else { return .failure(Self.error(MOSQ_ERR_NO_CONN, context: context)) }
-            guard let (mid, packetID) = shared.newAcknowledgement() else {
-                return .failure(Self.error(MOSQ_ERR_NOMEM, context: "\(context): every packet identifier in use"))
-            }
-            writer.subscribe(into: &shared.output, packetID: packetID, filters: filters, qos: qos, options: options)
-            return .success(mid)
+        try queueAcknowledged("subscribe to \(filters)", filters) { output, packetID in
+            writer.subscribe(into: &output, packetID: packetID, filters: filters, qos: qos, options: options)
         }
-        return try result.get()
     }
 
     func unsubscribe(_ filters: [String]) throws(MQTTError) -> Int32 {
-        let context = "unsubscribe from \(filters)"
+        try queueAcknowledged("unsubscribe from \(filters)", filters) { output, packetID in
+            writer.unsubscribe(into: &output, packetID: packetID, filters: filters)
+        }
+    }
+
+    /// Queues a SUBSCRIBE or UNSUBSCRIBE of `filters`, which `encode` writes with its packet
+    /// identifier, and returns the message id its acknowledgement will complete.
+    private func queueAcknowledged(
+        _ context: String, _ filters: [String], encode: (inout [UInt8], UInt16) -> Void
+    ) throws(MQTTError) -> Int32 {
         guard filters.allSatisfy(Self.isValidTopicFilter) else { throw Self.error(MOSQ_ERR_INVAL, context: context) }
         let result: Result<Int32, MQTTError> = shared.withLock { shared in
             guard shared.isOpen else { return .failure(Self.error(MOSQ_ERR_NO_CONN, context: context)) }
             guard let (mid, packetID) = shared.newAcknowledgement() else {
                 return .failure(Self.error(MOSQ_ERR_NOMEM, context: "\(context): every packet identifier in use"))
             }
-            writer.unsubscribe(into: &shared.output, packetID: packetID, filters: filters)
+            encode(&shared.output, packetID)
             return .success(mid)
         }
         return try result.get()
@@ -488,12 +488,11 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     }
 
     private static func check(_ properties: MQTTProperties) throws(MQTTError) {
-        var texts = [properties.responseTopic, properties.contentType].compactMap { $0 }
-        for property in properties.userProperties {
-            texts.append(property.name)
-            texts.append(property.value)
-        }
-        guard texts.allSatisfy(isSpeakable), properties.correlationData?.count ?? 0 <= 65_535 else {
+        func isSpeakable(_ text: String?) -> Bool { text.map(Self.isSpeakable) ?? true }
+        guard isSpeakable(properties.responseTopic), isSpeakable(properties.contentType),
+            properties.userProperties.allSatisfy({ isSpeakable($0.name) && isSpeakable($0.value) }),
+            properties.correlationData?.count ?? 0 <= 65_535
+        else {
             throw Mosquitto.error(forResult: code(MOSQ_ERR_MALFORMED_UTF8), detail: nil, context: "MQTT v5 properties")
         }
     }
