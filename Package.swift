@@ -43,6 +43,7 @@ let package = Package(
         .target(
             name: "MQTT",
             dependencies: [
+                "AsyncMailbox",
                 "CMosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -50,6 +51,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "JSON", swiftSettings: swiftSettings),
+        .target(name: "AsyncMailbox", swiftSettings: swiftSettings),
         .target(
             name: "HAPProtocol",
             dependencies: [
@@ -61,6 +63,7 @@ let package = Package(
         .target(
             name: "Zigbee2MQTT",
             dependencies: [
+                "AsyncMailbox",
                 "HomeModel",
                 "JSON",
                 "MQTT",
@@ -71,6 +74,7 @@ let package = Package(
         .target(
             name: "Zigbee2MQTTStandIn",
             dependencies: [
+                "AsyncMailbox",
                 "JSON",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
@@ -86,6 +90,7 @@ let package = Package(
         .target(
             name: "HomeModel",
             dependencies: [
+                "AsyncMailbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -103,6 +108,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
+                "AsyncMailbox",
                 "JSON",
                 "MQTT",
                 "Zigbee2MQTT",
@@ -190,12 +196,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["MQTT"],
+            dependencies: ["AsyncMailbox", "MQTT"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "AsyncMailbox",
                 "Accessories",
                 "Broker",
                 "Gateway",

@@ -4,4 +4,9 @@
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 
+/* malloc_trim, for TCPEngine after a burst of publishes: Glibc's Swift module leaves malloc.h out. */
+#ifdef __linux__
+#include <malloc.h>
+#endif
+
 #endif

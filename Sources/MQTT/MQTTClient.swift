@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Dispatch
 import Foundation
 import Logging
@@ -19,9 +20,9 @@ public final class MQTTClient: Service, Sendable {
     /// given one; otherwise the client's own thread serves the connection.
     public let loop: EventLoopThread?
     /// Every message from the broker, in the order it arrived. One consumer; it finishes on shutdown.
-    public let messages: AsyncStream<MQTTMessage>
+    public let messages: Mailbox<MQTTMessage>
 
-    private let messageSink: AsyncStream<MQTTMessage>.Continuation
+    private let messageSink: Mailbox<MQTTMessage>.Sender
     private let engine: any MQTTEngine
     private let state = Mutex(State())
     private let logger: Logger
@@ -37,7 +38,7 @@ public final class MQTTClient: Service, Sendable {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
-        (messages, messageSink) = AsyncStream.makeStream()
+        (messages, messageSink) = Mailbox.make()
         engine =
             configuration.tls == nil
             ? try TCPEngine(configuration: configuration) : try Mosquitto(configuration: configuration)

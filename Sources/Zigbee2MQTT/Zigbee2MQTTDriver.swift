@@ -1,3 +1,4 @@
+import AsyncMailbox
 import HomeModel
 import JSON
 import Logging

@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Broker
 import Foundation
 import MQTT

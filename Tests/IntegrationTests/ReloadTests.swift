@@ -1,4 +1,5 @@
 import Accessories
+import AsyncMailbox
 import Broker
 import Foundation
 import Gateway

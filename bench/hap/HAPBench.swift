@@ -237,7 +237,7 @@ struct BenchError: Error, CustomStringConvertible {
 actor Inbox {
     private var received: [MQTTMessage] = []
 
-    init(_ messages: AsyncStream<MQTTMessage>) {
+    init(_ messages: some AsyncSequence<MQTTMessage, Never> & Sendable) {
         Task { for await message in messages { await self.add(message) } }
     }
 

@@ -10,6 +10,13 @@ import Yams
 /// `Resolver.basic` (which has no rules), so nothing afterwards needs a regular expression.
 /// `PlainScalarTagsTests` holds ``tag(of:)`` to Yams' own rules.
 public enum PlainScalarTags {
+    /// `yaml` composed without Yams' rules and retagged (``retag(_:)``): the nodes Yams' default
+    /// resolver gives, with no regular expression compiled. Besides the time, that keeps ICU's regular
+    /// expression engine (`NSRegularExpression`) and the pages it touches out of the process.
+    public static func compose(yaml: String) throws -> Node? {
+        try Yams.compose(yaml: yaml, .basic).map(retag)
+    }
+
     /// `node` with each plain scalar that resolves to a bool, an int, a float or null tagged so;
     /// everything else as it was. A plain string keeps its implicit tag, as under Yams' default
     /// resolver, which resolves a value's tag only when asked: `Bool.construct` reads `tRUE` as true

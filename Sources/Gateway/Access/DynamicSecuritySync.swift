@@ -204,7 +204,7 @@ public final class DynamicSecuritySync: Sendable {
 
     /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
     /// the sync has to itself.
-    public func forward(_ messages: AsyncStream<MQTTMessage>) async {
+    public func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
         for await message in messages { receive(message) }
     }
 

@@ -1,3 +1,4 @@
+import Accessories
 import Foundation
 import HomeModel
 import Logging
@@ -49,7 +50,7 @@ extension GatewayConfiguration {
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: yaml)
+            root = try PlainScalarTags.compose(yaml: yaml)
         } catch {
             throw ConfigurationErrors([syntaxError(error, file: file)])
         }

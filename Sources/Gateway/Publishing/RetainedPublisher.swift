@@ -1,3 +1,4 @@
+import AsyncMailbox
 import HomeModel
 import Logging
 import MQTT
@@ -336,7 +337,7 @@ public actor RetainedPublisher {
 
     /// Publishes every change of `changes` as it comes, on this actor: one hop per change, and none
     /// back to the manager (a change carries the state it left). `observe` runs after each.
-    public func follow(_ changes: AsyncStream<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
+    public func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
         for await change in changes {
             publish(change)
             observe(change)
@@ -392,11 +393,10 @@ public actor RetainedPublisher {
     private func send(_ payloads: some Sequence<(topic: String, payload: [UInt8])>, of accessory: AccessoryID) {
         let part = RetainedView.Part.accessory(accessory)
         for (topic, payload) in payloads where published[topic] != payload {
-            if send(topic, payload) {
-                published[topic] = payload
-                owner[topic] = part
-                partTopics[part, default: []].insert(topic)
-            }
+            guard send(topic, payload) else { continue }
+            published[topic] = payload
+            // A value's topics are the accessory's already: only a new topic is indexed.
+            if owner.updateValue(part, forKey: topic) != part { partTopics[part, default: []].insert(topic) }
         }
     }
 

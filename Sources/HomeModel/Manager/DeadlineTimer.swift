@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Synchronization
 
 /// One timer for many deadlines: each command's timeout waits here in order of expiry, and a single
@@ -21,27 +22,15 @@ final class DeadlineTimer<C: Clock>: Sendable {
     }
 
     private struct State {
-        /// Waiting deadlines from `head` on, earliest first.
-        var entries: [Entry] = []
-        var head = 0
+        /// Waiting deadlines, earliest first.
+        var entries = FrontQueue<Entry>()
         var nextID: UInt64 = 0
         /// The task sleeping until `deadline`, and its generation (a task replaced by an earlier
         /// deadline may still wake; it then arms nothing).
         var armed: (deadline: C.Instant, generation: UInt64, task: Task<Void, Never>)?
         var generation: UInt64 = 0
 
-        var waiting: Int { entries.count - head }
-
-        mutating func dropFront(_ count: Int) {
-            head += count
-            if head == entries.count {
-                entries.removeAll(keepingCapacity: entries.capacity <= 1_024)
-                head = 0
-            } else if head >= 64 && head * 2 >= entries.count {
-                entries.removeFirst(head)
-                head = 0
-            }
-        }
+        var waiting: Int { entries.count }
     }
 
     private let clock: C
@@ -59,9 +48,7 @@ final class DeadlineTimer<C: Clock>: Sendable {
         return state.withLock { state in
             let id = state.nextID
             state.nextID &+= 1
-            var index = state.entries.endIndex
-            while index > state.head, state.entries[index - 1].deadline > deadline { index -= 1 }
-            state.entries.insert(Entry(deadline: deadline, id: id, expire: expire), at: index)
+            state.entries.insert(Entry(deadline: deadline, id: id, expire: expire)) { $0.deadline > deadline }
             if let armed = state.armed, armed.deadline <= deadline { return Ticket(id: id) }
             state.armed?.task.cancel()
             arm(until: deadline, &state)
@@ -72,12 +59,8 @@ final class DeadlineTimer<C: Clock>: Sendable {
     /// Forgets a deadline that has not expired (nothing happens for one that has).
     func cancel(_ ticket: Ticket) {
         state.withLock { state in
-            guard let index = state.entries[state.head...].firstIndex(where: { $0.id == ticket.id }) else { return }
-            if index == state.head {
-                state.dropFront(1)
-            } else {
-                state.entries.remove(at: index)
-            }
+            guard let index = state.entries.elements.firstIndex(where: { $0.id == ticket.id }) else { return }
+            state.entries.remove(at: index)
         }
     }
 
@@ -99,15 +82,11 @@ final class DeadlineTimer<C: Clock>: Sendable {
     private func fire(_ generation: UInt64) {
         let due = state.withLock { state -> [Entry] in
             let now = clock.now
-            var count = 0
-            while state.head + count < state.entries.count, state.entries[state.head + count].deadline <= now {
-                count += 1
-            }
-            let due = Array(state.entries[state.head..<(state.head + count)])
-            state.dropFront(count)
+            let due = Array(state.entries.elements.prefix { $0.deadline <= now })
+            state.entries.removeFirst(due.count)
             if state.armed?.generation == generation {
                 state.armed = nil
-                if state.head < state.entries.count { arm(until: state.entries[state.head].deadline, &state) }
+                if let next = state.entries.first { arm(until: next.deadline, &state) }
             }
             return due
         }

@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import Logging
 
@@ -20,7 +21,7 @@ public actor HomeManager {
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
     private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
-    private var changeSubscribers: [UUID: AsyncStream<HomeChange>.Continuation] = [:]
+    private var changeSubscribers: [UUID: Mailbox<HomeChange>.Sender] = [:]
     /// Counts the events published (``HomeChange/version``).
     private var version: UInt64 = 0
     private var driverTasks: [Task<Void, Never>] = []
@@ -80,15 +81,15 @@ public actor HomeManager {
     /// A new stream of every change from now on with the state it left (``HomeChange``), in commit
     /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
     /// gateway publishes from: one hop per change, none back to the manager.
-    public func changes() -> AsyncStream<HomeChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: HomeChange.self, bufferingPolicy: .unbounded)
+    public func changes() -> Mailbox<HomeChange> {
+        let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
         let id = UUID()
-        changeSubscribers[id] = continuation
-        continuation.onTermination = { _ in
+        changeSubscribers[id] = sender
+        sender.onTermination = {
             Task { await self.unsubscribe(id) }
         }
-        continuation.yield(change(.homeManagerDidUpdateHomes))
-        return stream
+        sender.yield(change(.homeManagerDidUpdateHomes))
+        return mailbox
     }
 
     private func unsubscribe(_ id: UUID) {
@@ -102,7 +103,7 @@ public actor HomeManager {
             for continuation in subscribers.values { continuation.yield(event) }
             guard !changeSubscribers.isEmpty else { continue }
             let change = change(event)
-            for continuation in changeSubscribers.values { continuation.yield(change) }
+            for sender in changeSubscribers.values { sender.yield(change) }
         }
     }
 
@@ -160,7 +161,7 @@ public actor HomeManager {
         if !unsavedValues.isEmpty { saveValues(of: []) }
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
-        for continuation in changeSubscribers.values { continuation.finish() }
+        for sender in changeSubscribers.values { sender.finish() }
         changeSubscribers.removeAll()
     }
 

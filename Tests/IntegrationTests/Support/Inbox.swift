@@ -8,13 +8,13 @@ actor Inbox<Element: Sendable> {
 
     init() {}
 
-    static func draining(_ stream: AsyncStream<Element>) async -> Inbox<Element> {
+    static func draining(_ stream: some AsyncSequence<Element, Never> & Sendable) async -> Inbox<Element> {
         let inbox = Inbox()
         await inbox.start(stream)
         return inbox
     }
 
-    private func start(_ stream: AsyncStream<Element>) {
+    private func start(_ stream: some AsyncSequence<Element, Never> & Sendable) {
         consumer = Task { [weak self] in
             for await element in stream { await self?.append(element) }
         }
