@@ -28,12 +28,8 @@ let package = Package(
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CMosquitto",
-            path: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
-        ),
+        // libmosquitto's headers, and its functions loaded on first use (TLS only).
+        .target(name: "CMosquitto", path: "CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
             name: "CAvahi",
             path: "CAvahi",
@@ -196,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["AsyncMailbox", "MQTT"],
+            dependencies: ["AsyncMailbox", "CMosquitto", "MQTT"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,8 +6,16 @@ import CMosquitto
     import Darwin
 #endif
 
-/// libmosquitto's process-wide initialisation, done once before the first instance is created.
-private let libraryInitialization: Int32 = mosquitto_lib_init()
+/// libmosquitto, loaded (and initialised) when the first TLS client is made: a gateway on plain
+/// TCP never maps it, nor OpenSSL. `failure` says why it could not be loaded.
+private let libmosquitto: (table: homegate_libmosquitto?, failure: String) = {
+    var failure: UnsafePointer<CChar>?
+    let table = homegate_load_libmosquitto(&failure)
+    return (table?.pointee, failure.map { String(cString: $0) } ?? "")
+}()
+
+/// libmosquitto's functions; only called once ``Mosquitto/init(configuration:)`` has loaded them.
+private var lib: homegate_libmosquitto { libmosquitto.table! }
 
 /// The MQTT engine for TLS connections, on libmosquitto: every call of the project into
 /// libmosquitto is a method here, and every C return code becomes an `MQTTError` in `check(_:)`.
@@ -22,8 +30,12 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     let protocolVersion: MQTTConfiguration.ProtocolVersion
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
-        _ = libraryInitialization
-        guard let handle = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
+        guard libmosquitto.table != nil else {
+            throw MQTTError(
+                .tls,
+                "TLS needs libmosquitto, which could not be loaded: \(libmosquitto.failure) (install libmosquitto1)")
+        }
+        guard let handle = lib.mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
             throw MQTTError(
                 .invalidArgument,
                 "libmosquitto refused to create a client (a persistent session needs a client id): \(String(cString: strerror(errno)))"
@@ -34,20 +46,20 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         do {
             try configure(configuration)
         } catch {
-            mosquitto_destroy(handle)
+            lib.mosquitto_destroy(handle)
             throw error
         }
     }
 
     private func configure(_ configuration: MQTTConfiguration) throws(MQTTError) {
-        try check(mosquitto_threaded_set(handle, true))
+        try check(lib.mosquitto_threaded_set(handle, true))
         let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
-        try check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
-        try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 65535))
-        try check(mosquitto_max_inflight_messages_set(handle, 0))
+        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
+        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 65535))
+        try check(lib.mosquitto_max_inflight_messages_set(handle, 0))
         if configuration.username != nil || configuration.password != nil {
-            try check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
+            try check(lib.mosquitto_username_pw_set(handle, configuration.username, configuration.password))
         }
         if let will = configuration.will {
             try setWill(will)
@@ -60,27 +72,27 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     private func setWill(_ will: MQTTConfiguration.Will) throws(MQTTError) {
         var properties = try Self.propertyList(will.properties)
         let rc = will.payload.withUnsafeBytes { payload in
-            mosquitto_will_set_v5(
+            lib.mosquitto_will_set_v5(
                 handle, will.topic, Int32(payload.count), payload.baseAddress, Int32(will.qos.rawValue),
                 will.retain, properties)
         }
         // On success libmosquitto owns the list; on failure it is still ours to free.
-        if rc != Self.success { mosquitto_property_free_all(&properties) }
+        if rc != Self.success { lib.mosquitto_property_free_all(&properties) }
         try check(rc)
     }
 
     private func configureTLS(_ tls: MQTTConfiguration.TLS) throws(MQTTError) {
         var caDirectory = tls.caDirectory
         if tls.caFile == nil && caDirectory == nil {
-            try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
+            try check(lib.mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
             caDirectory = "/etc/ssl/certs"
         }
         try check(
-            mosquitto_tls_set(handle, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil),
+            lib.mosquitto_tls_set(handle, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil),
             context: "TLS files")
         if !tls.verifyServer {
-            try check(mosquitto_tls_opts_set(handle, 0, nil, nil))
-            try check(mosquitto_tls_insecure_set(handle, true))
+            try check(lib.mosquitto_tls_opts_set(handle, 0, nil, nil))
+            try check(lib.mosquitto_tls_insecure_set(handle, true))
         }
     }
 
@@ -91,24 +103,24 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     /// buffer for every packet sent or received once a log callback is set, whatever its level, so a
     /// client installs it only where the lines can matter: with TLS, or when its logger shows debug.
     func installCallbacks(context: UnsafeMutableRawPointer, logging: Bool) {
-        mosquitto_user_data_set(handle, context)
-        mosquitto_connect_v5_callback_set(handle) { _, context, reasonCode, flags, _ in
+        lib.mosquitto_user_data_set(handle, context)
+        lib.mosquitto_connect_v5_callback_set(handle) { _, context, reasonCode, flags, _ in
             MQTTClient.from(context).didConnect(reasonCode: reasonCode, sessionPresent: flags & 1 == 1)
         }
-        mosquitto_disconnect_v5_callback_set(handle) { _, context, reasonCode, _ in
+        lib.mosquitto_disconnect_v5_callback_set(handle) { _, context, reasonCode, _ in
             MQTTClient.from(context).didDisconnect(reasonCode: reasonCode)
         }
-        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
+        lib.mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
             MQTTClient.from(context).didComplete(mid: mid, with: .published(reasonCode: reasonCode))
         }
-        mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
+        lib.mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
             let codes = (0..<Int(count)).map { granted?[$0] ?? 0x80 }
             MQTTClient.from(context).didComplete(mid: mid, with: .subscribed(reasonCodes: codes))
         }
-        mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
+        lib.mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
             MQTTClient.from(context).didComplete(mid: mid, with: .unsubscribed)
         }
-        mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
+        lib.mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let message = message?.pointee else { return }
             let payload: [UInt8] =
                 if let bytes = message.payload, message.payloadlen > 0 {
@@ -125,7 +137,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
                     properties: Mosquitto.properties(from: properties)))
         }
         guard logging else { return }
-        mosquitto_log_callback_set(handle) { _, context, level, text in
+        lib.mosquitto_log_callback_set(handle) { _, context, level, text in
             // Debug lines come for every packet: drop them before making a String.
             guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
             MQTTClient.from(context).didLog(String(cString: text), isError: level & MOSQ_LOG_ERR != 0)
@@ -139,25 +151,25 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     /// libmosquitto keeps the properties for every reconnect.
     func connect(host: String, port: Int, keepAlive: Duration, sessionExpiry: UInt32?) -> Int32 {
         var properties: OpaquePointer? = nil
-        defer { mosquitto_property_free_all(&properties) }
+        defer { lib.mosquitto_property_free_all(&properties) }
         if protocolVersion == .v5, let sessionExpiry {
-            let rc = mosquitto_property_add_int32(
+            let rc = lib.mosquitto_property_add_int32(
                 &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
             guard rc == Self.success else { return rc }
         }
-        return mosquitto_connect_bind_v5(
+        return lib.mosquitto_connect_bind_v5(
             handle, host, Int32(port), Int32(max(5, keepAlive.milliseconds / 1000)), nil, properties)
     }
 
-    func reconnect() -> Int32 { mosquitto_reconnect(handle) }
+    func reconnect() -> Int32 { lib.mosquitto_reconnect(handle) }
 
-    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
+    func loop(timeout: Duration) -> Int32 { lib.mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
 
     /// libmosquitto wakes its own loop (through its socket pair) for a packet queued meanwhile.
     func wakeLoop() {}
 
     /// Frees the instance. Only after the network thread has ended.
-    func destroy() { mosquitto_destroy(handle) }
+    func destroy() { lib.mosquitto_destroy(handle) }
 
     // MARK: Any thread
 
@@ -167,9 +179,9 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     ) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         var list = try propertyListForSending(properties)
-        defer { mosquitto_property_free_all(&list) }
+        defer { lib.mosquitto_property_free_all(&list) }
         let rc = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(
+            lib.mosquitto_publish_v5(
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos.rawValue), retain, list)
         }
         // A QoS 1/2 message stays queued in libmosquitto while the connection is down and is sent
@@ -184,7 +196,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         var mid: Int32 = 0
         let effectiveOptions = protocolVersion == .v5 ? options.rawValue : 0
         let rc = withCStringArray(filters) { pointers in
-            mosquitto_subscribe_multiple(
+            lib.mosquitto_subscribe_multiple(
                 handle, &mid, Int32(filters.count), pointers, Int32(qos.rawValue), effectiveOptions, nil)
         }
         try check(rc, context: "subscribe to \(filters)")
@@ -195,7 +207,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     func unsubscribe(_ filters: [String]) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         let rc = withCStringArray(filters) { pointers in
-            mosquitto_unsubscribe_multiple(handle, &mid, Int32(filters.count), pointers, nil)
+            lib.mosquitto_unsubscribe_multiple(handle, &mid, Int32(filters.count), pointers, nil)
         }
         try check(rc, context: "unsubscribe from \(filters)")
         return mid
@@ -203,7 +215,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
     /// Queues a DISCONNECT (normal disconnection: the broker does not publish the will).
     @discardableResult
-    func disconnect() -> Int32 { mosquitto_disconnect(handle) }
+    func disconnect() -> Int32 { lib.mosquitto_disconnect(handle) }
 
     // MARK: Errors
 
@@ -219,11 +231,10 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     /// `detail` (the last error libmosquitto logged, such as OpenSSL's reason) is appended.
     static func error(forResult rc: Int32, detail: String?, context: String? = nil) -> MQTTError {
         let code: MQTTError.Code
-        var message = String(cString: mosquitto_strerror(rc))
+        var message = MQTTWording.result(rc)
         switch mosq_err_t(rawValue: rc) {
         case MOSQ_ERR_ERRNO, MOSQ_ERR_EAI, MOSQ_ERR_LOOKUP, MOSQ_ERR_TIMEOUT:
             code = .connectionFailed
-            if mosq_err_t(rawValue: rc) == MOSQ_ERR_ERRNO { message = String(cString: strerror(errno)) }
         case MOSQ_ERR_CONN_LOST, MOSQ_ERR_KEEPALIVE: code = .connectionLost
         case MOSQ_ERR_NO_CONN: code = .notConnected
         case MOSQ_ERR_CONN_REFUSED: code = .connectionRefused
@@ -245,7 +256,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     /// The error for a CONNACK that refused us, in the broker's words.
     static func connectRefusal(reasonCode: Int32, version: MQTTConfiguration.ProtocolVersion) -> MQTTError {
         if version == .v5 {
-            let message = String(cString: mosquitto_reason_string(reasonCode))
+            let message = MQTTWording.reason(reasonCode)
             let code: MQTTError.Code =
                 switch reasonCode {
                 case 0x86: .badCredentials
@@ -254,7 +265,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
                 }
             return MQTTError(code, message, reasonCode: Int(reasonCode))
         }
-        let message = String(cString: mosquitto_connack_string(reasonCode))
+        let message = MQTTWording.connack(reasonCode)
         let code: MQTTError.Code =
             switch reasonCode {
             case 4: .badCredentials
@@ -266,7 +277,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
     /// The broker's wording for an MQTT reason code (SUBACK, PUBACK, DISCONNECT).
     static func reasonString(_ reasonCode: Int32) -> String {
-        String(cString: mosquitto_reason_string(reasonCode))
+        MQTTWording.reason(reasonCode)
     }
 
     // MARK: Properties
@@ -285,29 +296,29 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         var rc = success
         func add(_ result: Int32) { if rc == success { rc = result } }
         if let topic = properties.responseTopic {
-            add(mosquitto_property_add_string(&list, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), topic))
+            add(lib.mosquitto_property_add_string(&list, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), topic))
         }
         if let data = properties.correlationData {
             if data.count > Int(UInt16.max) { add(Int32(MOSQ_ERR_INVAL.rawValue)) }
             add(
                 data.withUnsafeBytes {
-                    mosquitto_property_add_binary(
+                    lib.mosquitto_property_add_binary(
                         &list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), $0.baseAddress, UInt16(min($0.count, 65535)))
                 })
         }
         for property in properties.userProperties {
             add(
-                mosquitto_property_add_string_pair(
+                lib.mosquitto_property_add_string_pair(
                     &list, Int32(MQTT_PROP_USER_PROPERTY.rawValue), property.name, property.value))
         }
         if let expiry = properties.messageExpiryInterval {
-            add(mosquitto_property_add_int32(&list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry))
+            add(lib.mosquitto_property_add_int32(&list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry))
         }
         if let contentType = properties.contentType {
-            add(mosquitto_property_add_string(&list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), contentType))
+            add(lib.mosquitto_property_add_string(&list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), contentType))
         }
         guard rc == success else {
-            mosquitto_property_free_all(&list)
+            lib.mosquitto_property_free_all(&list)
             throw error(forResult: rc, detail: nil, context: "MQTT v5 properties")
         }
         return list
@@ -322,7 +333,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
         var data: UnsafeMutableRawPointer? = nil
         var length: UInt16 = 0
-        if mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false)
+        if lib.mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false)
             != nil
         {
             result.correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
@@ -330,7 +341,8 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         }
 
         var expiry: UInt32 = 0
-        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false) != nil
+        if lib.mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false)
+            != nil
         {
             result.messageExpiryInterval = expiry
         }
@@ -338,7 +350,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         var name: UnsafeMutablePointer<CChar>? = nil
         var value: UnsafeMutablePointer<CChar>? = nil
         let identifier = Int32(MQTT_PROP_USER_PROPERTY.rawValue)
-        var cursor = mosquitto_property_read_string_pair(list, identifier, &name, &value, false)
+        var cursor = lib.mosquitto_property_read_string_pair(list, identifier, &name, &value, false)
         while cursor != nil {
             if let name, let value {
                 result.userProperties.append(.init(String(cString: name), String(cString: value)))
@@ -347,14 +359,15 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
             free(value)
             name = nil
             value = nil
-            cursor = mosquitto_property_read_string_pair(cursor, identifier, &name, &value, true)
+            cursor = lib.mosquitto_property_read_string_pair(cursor, identifier, &name, &value, true)
         }
         return result
     }
 
     private static func readString(_ list: OpaquePointer, _ identifier: mqtt5_property) -> String? {
         var value: UnsafeMutablePointer<CChar>? = nil
-        guard mosquitto_property_read_string(list, Int32(identifier.rawValue), &value, false) != nil, let value else {
+        guard lib.mosquitto_property_read_string(list, Int32(identifier.rawValue), &value, false) != nil, let value
+        else {
             return nil
         }
         defer { free(value) }

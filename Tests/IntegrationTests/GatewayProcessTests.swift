@@ -56,55 +56,71 @@ struct GatewayProcessTests {
         return gateway
     }
 
-    @Test("the will publishes offline when the gateway dies without DISCONNECT")
-    func willOnKill() async throws {
-        try await withBroker { broker in
-            let watcher = try makeClient(broker, name: "watcher")
-            try await withConnected(watcher) { inbox in
-                try await watcher.subscribe(to: ["homegate/$status"])
-                // Given a running gateway that announced itself online
-                let gateway = try await startGateway(
-                    broker, watcher: inbox, logFile: "\(broker.directory)/homegate.log")
-
-                // When it is killed, so it cannot send DISCONNECT
-                gateway.send(SIGKILL)
-                await gateway.waitForExit()
-
-                // Then the broker publishes its will: offline, retained
-                let will = try await inbox.next("will") { $0.topic == "homegate/$status" }
-                #expect(will.payloadString == "offline")
-                let late = try makeClient(broker, name: "late")
-                try await withConnected(late) { lateInbox in
-                    try await late.subscribe(to: ["homegate/$status"])
-                    let retained = try await lateInbox.next { $0.topic == "homegate/$status" }
-                    #expect(retained.payloadString == "offline")
-                    #expect(retained.retain)
-                }
-            }
-        }
-    }
-
-    @Test("SIGTERM shuts the gateway down gracefully: offline published, clean exit")
-    func gracefulShutdown() async throws {
+    /// Runs `body` with a broker, a watcher subscribed to `homegate/$status`, and a gateway that
+    /// announced itself online.
+    private func withOnlineGateway(
+        _ body: (MosquittoBroker, ChildProcess, Inbox<MQTTMessage>, String) async throws -> Void
+    ) async throws {
         try await withBroker { broker in
             let watcher = try makeClient(broker, name: "watcher")
             try await withConnected(watcher) { inbox in
                 try await watcher.subscribe(to: ["homegate/$status"])
                 let logFile = "\(broker.directory)/homegate.log"
                 let gateway = try await startGateway(broker, watcher: inbox, logFile: logFile)
-
-                gateway.send(SIGTERM)
-                let status = await gateway.waitForExit()
-
-                let offline = try await inbox.next("offline") { $0.topic == "homegate/$status" }
-                #expect(offline.payloadString == "offline")
-                #expect(
-                    status == 0,
-                    "homegate exited with wait status \(status):\n\((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "")"
-                )
-                // A clean DISCONNECT: the broker did not have to publish the will.
-                #expect(broker.log.contains("Client gateway-under-test disconnected."))
+                try await body(broker, gateway, inbox, logFile)
             }
+        }
+    }
+
+    @Test("the will publishes offline when the gateway dies without DISCONNECT")
+    func willOnKill() async throws {
+        // Given a running gateway that announced itself online
+        try await withOnlineGateway { broker, gateway, inbox, _ in
+            // When it is killed, so it cannot send DISCONNECT
+            gateway.send(SIGKILL)
+            await gateway.waitForExit()
+
+            // Then the broker publishes its will: offline, retained
+            let will = try await inbox.next("will") { $0.topic == "homegate/$status" }
+            #expect(will.payloadString == "offline")
+            let late = try makeClient(broker, name: "late")
+            try await withConnected(late) { lateInbox in
+                try await late.subscribe(to: ["homegate/$status"])
+                let retained = try await lateInbox.next { $0.topic == "homegate/$status" }
+                #expect(retained.payloadString == "offline")
+                #expect(retained.retain)
+            }
+        }
+    }
+
+    @Test("on plain TCP the gateway maps neither libmosquitto nor OpenSSL (loaded for TLS only)")
+    func noTLSLibrariesWithoutTLS() async throws {
+        try await withOnlineGateway { _, gateway, _, _ in
+            defer { gateway.send(SIGKILL) }
+            // Read to the end: a /proc file says its size is 0, and a read by size stops early.
+            let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(gateway.pid)/maps"))
+            let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+            #expect(maps.contains("libsqlite3"), "the maps were read: SQLite is always mapped")
+            for library in ["libmosquitto", "libssl", "libcrypto"] {
+                #expect(!maps.contains(library), "\(library) is mapped")
+            }
+        }
+    }
+
+    @Test("SIGTERM shuts the gateway down gracefully: offline published, clean exit")
+    func gracefulShutdown() async throws {
+        try await withOnlineGateway { broker, gateway, inbox, logFile in
+            gateway.send(SIGTERM)
+            let status = await gateway.waitForExit()
+
+            let offline = try await inbox.next("offline") { $0.topic == "homegate/$status" }
+            #expect(offline.payloadString == "offline")
+            #expect(
+                status == 0,
+                "homegate exited with wait status \(status):\n\((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "")"
+            )
+            // A clean DISCONNECT: the broker did not have to publish the will.
+            #expect(broker.log.contains("Client gateway-under-test disconnected."))
         }
     }
 
