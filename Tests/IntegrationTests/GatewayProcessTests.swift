@@ -93,15 +93,15 @@ struct GatewayProcessTests {
         }
     }
 
-    @Test("on plain TCP the gateway maps neither libmosquitto nor OpenSSL (loaded for TLS only)")
-    func noTLSLibrariesWithoutTLS() async throws {
+    @Test("on plain TCP and without HAP the gateway maps neither libmosquitto, OpenSSL nor Avahi (loaded on use)")
+    func librariesLoadedOnUse() async throws {
         try await withOnlineGateway { _, gateway, _, _ in
             defer { gateway.send(SIGKILL) }
             // Read to the end: a /proc file says its size is 0, and a read by size stops early.
             let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(gateway.pid)/maps"))
             let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
             #expect(maps.contains("libsqlite3"), "the maps were read: SQLite is always mapped")
-            for library in ["libmosquitto", "libssl", "libcrypto"] {
+            for library in ["libmosquitto", "libssl", "libcrypto", "libavahi", "libdbus"] {
                 #expect(!maps.contains(library), "\(library) is mapped")
             }
         }

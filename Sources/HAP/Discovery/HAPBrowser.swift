@@ -2,6 +2,22 @@ import CAvahi
 import Logging
 import Synchronization
 
+/// Avahi's client library, loaded when discovery first starts: a gateway without HAP discovery
+/// never maps it. `failure` says why it could not be loaded.
+private let avahiLibrary: (table: homegate_avahi?, failure: String) = {
+    var failure: UnsafePointer<CChar>?
+    let table = homegate_load_avahi(&failure)
+    return (table?.pointee, failure.map { String(cString: $0) } ?? "")
+}()
+
+/// Avahi's functions; only called once ``HAPBrowser`` has loaded them.
+private var avahi: homegate_avahi { avahiLibrary.table! }
+
+/// Avahi's words for an error code.
+private func avahiError(_ code: Int32) -> String {
+    avahi.avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"
+}
+
 /// A HAP accessory seen over mDNS (`_hap._tcp`), with its TXT record read.
 public struct DiscoveredHAPAccessory: Sendable, Hashable {
     /// The mDNS instance name ("Living Room Bridge").
@@ -99,13 +115,13 @@ public final class HAPBrowser: Sendable {
             return state.poll
         }
         if let poll {
-            avahi_threaded_poll_stop(poll.pointer)
+            _ = avahi.avahi_threaded_poll_stop(poll.pointer)
             state.withLock { state in
-                if let client = state.client { avahi_client_free(client.pointer) }
+                if let client = state.client { avahi.avahi_client_free(client.pointer) }
                 state.client = nil
                 state.browser = nil
             }
-            avahi_threaded_poll_free(poll.pointer)
+            avahi.avahi_threaded_poll_free(poll.pointer)
             state.withLock { $0.poll = nil }
         }
         sink.finish()
@@ -113,35 +129,32 @@ public final class HAPBrowser: Sendable {
 
     /// Connects to the daemon and starts browsing; false when the daemon cannot be reached.
     private func start() -> Bool {
-        guard let poll = avahi_threaded_poll_new() else { return false }
+        guard avahiLibrary.table != nil else {
+            reportUnavailable("libavahi-client could not be loaded: \(avahiLibrary.failure); install libavahi-client3")
+            return false
+        }
+        guard let poll = avahi.avahi_threaded_poll_new() else { return false }
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard
-            let client = avahi_client_new(
-                avahi_threaded_poll_get(poll), AvahiClientFlags(0), clientCallback, context, &error)
+            let client = avahi.avahi_client_new(
+                avahi.avahi_threaded_poll_get(poll), AvahiClientFlags(0), clientCallback, context, &error)
         else {
-            avahi_threaded_poll_free(poll)
-            let report = state.withLock { state in
-                defer { state.reportedUnavailable = true }
-                return !state.reportedUnavailable
-            }
-            if report {
-                logger.warning(
-                    "mDNS is unavailable (\(String(cString: avahi_strerror(error)))): HomeKit accessories are not discovered; is avahi-daemon running? Trying again every \(retryInterval)"
-                )
-            }
+            avahi.avahi_threaded_poll_free(poll)
+            reportUnavailable(
+                "\(avahiError(error)); is avahi-daemon running?")
             return false
         }
         guard
-            let browser = avahi_service_browser_new(
+            let browser = avahi.avahi_service_browser_new(
                 client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), "_hap._tcp", nil,
                 AvahiLookupFlags(0), browseCallback,
                 context)
         else {
             logger.warning(
-                "mDNS: cannot browse _hap._tcp: \(String(cString: avahi_strerror(avahi_client_errno(client))))")
-            avahi_client_free(client)
-            avahi_threaded_poll_free(poll)
+                "mDNS: cannot browse _hap._tcp: \(avahiError(avahi.avahi_client_errno(client)))")
+            avahi.avahi_client_free(client)
+            avahi.avahi_threaded_poll_free(poll)
             return false
         }
         let handles = (Handle(pointer: poll), Handle(pointer: client), Handle(pointer: browser))
@@ -151,9 +164,21 @@ public final class HAPBrowser: Sendable {
             state.browser = handles.2
             state.reportedUnavailable = false
         }
-        avahi_threaded_poll_start(poll)
+        _ = avahi.avahi_threaded_poll_start(poll)
         logger.info("browsing mDNS for HomeKit accessories (_hap._tcp)")
         return true
+    }
+
+    /// Says once, until browsing starts, that mDNS is unavailable and why.
+    private func reportUnavailable(_ reason: String) {
+        let report = state.withLock { state in
+            defer { state.reportedUnavailable = true }
+            return !state.reportedUnavailable
+        }
+        guard report else { return }
+        logger.warning(
+            "mDNS is unavailable (\(reason)): HomeKit accessories are not discovered; trying again every \(retryInterval)"
+        )
     }
 
     // MARK: Callbacks (Avahi's thread)
@@ -164,10 +189,10 @@ public final class HAPBrowser: Sendable {
     ) {
         switch event {
         case AVAHI_BROWSER_NEW:
-            guard let client = avahi_service_browser_get_client(browser) else { return }
+            guard let client = avahi.avahi_service_browser_get_client(browser) else { return }
             let context = Unmanaged.passUnretained(self).toOpaque()
             // The resolver frees itself in the callback; it keeps resolving (updates come to it too).
-            _ = avahi_service_resolver_new(
+            _ = avahi.avahi_service_resolver_new(
                 client, interface, proto, name, type, domain, AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
                 resolveCallback,
                 context)
@@ -186,19 +211,19 @@ public final class HAPBrowser: Sendable {
     ) {
         guard event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
         var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
-        avahi_address_snprint(&text, text.count, address)
+        _ = avahi.avahi_address_snprint(&text, text.count, address)
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var record: [String: String] = [:]
         var item = txt
         while let current = item {
             var key: UnsafeMutablePointer<CChar>?
             var value: UnsafeMutablePointer<CChar>?
-            if avahi_string_list_get_pair(current, &key, &value, nil) == 0, let key {
+            if avahi.avahi_string_list_get_pair(current, &key, &value, nil) == 0, let key {
                 record[String(cString: key)] = value.map { String(cString: $0) } ?? ""
-                avahi_free(key)
-                if let value { avahi_free(value) }
+                avahi.avahi_free(key)
+                if let value { avahi.avahi_free(value) }
             }
-            item = avahi_string_list_get_next(current)
+            item = avahi.avahi_string_list_get_next(current)
         }
         let instance = String(cString: name)
         switch DiscoveredHAPAccessory.read(name: instance, host: host, port: Int(port), txt: record) {

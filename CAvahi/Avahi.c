@@ -1,0 +1,34 @@
+#include "CAvahi.h"
+
+#include "CDynamicLoading.h"
+
+static struct homegate_avahi library;
+
+/* In the order of the table's fields. */
+static const char *const names[] = {
+    "avahi_address_snprint",
+    "avahi_client_errno",
+    "avahi_client_free",
+    "avahi_client_new",
+    "avahi_free",
+    "avahi_service_browser_get_client",
+    "avahi_service_browser_new",
+    "avahi_service_resolver_new",
+    "avahi_strerror",
+    "avahi_string_list_get_next",
+    "avahi_string_list_get_pair",
+    "avahi_threaded_poll_free",
+    "avahi_threaded_poll_get",
+    "avahi_threaded_poll_new",
+    "avahi_threaded_poll_start",
+    "avahi_threaded_poll_stop",
+};
+
+_Static_assert(sizeof library == sizeof names / sizeof *names * sizeof(void *), "a name for every field");
+
+static struct homegate_lazy_library lazy = HOMEGATE_LAZY_LIBRARY("libavahi-client.so.3", names, &library);
+
+const struct homegate_avahi *homegate_load_avahi(const char **error)
+{
+    return homegate_lazy_load(&lazy, error) ? &library : NULL;
+}
