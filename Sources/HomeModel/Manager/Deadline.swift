@@ -25,10 +25,13 @@ enum Deadline {
         }
         if let outcome = race.outcome { return outcome }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, any Error>?, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, any Error>?, Never>) in
                 race.start(continuation)
                 let deadline = timer.schedule(after: timeout) { race.finish(nil) }
-                race.arm(cancelling: [work.cancel, { timer.cancel(deadline) }])
+                race.arm {
+                    work.cancel()
+                    timer.cancel(deadline)
+                }
             }
         } onCancel: {
             race.finish(.failure(CancellationError()))
@@ -38,10 +41,11 @@ enum Deadline {
     /// The first of an operation and its timer to finish; later finishers are ignored.
     private final class Race<Value: Sendable>: Sendable {
         typealias Outcome = Result<Value, any Error>?
-        typealias Waiter = CheckedContinuation<Outcome, Never>
+        /// Resumed once: only `finish` resumes it, and only the first `finish` decides.
+        typealias Waiter = UnsafeContinuation<Outcome, Never>
         private struct State {
             var waiter: Waiter?
-            var cancels: [@Sendable () -> Void] = []
+            var cancel: (@Sendable () -> Void)?
             /// The outcome once decided (nil inside: timed out), kept until someone waits for it.
             var outcome: Outcome?
         }
@@ -62,25 +66,25 @@ enum Deadline {
 
         /// Keeps what cancels the body's task and the deadline, to be called when the race is
         /// decided (at once if it is already).
-        func arm(cancelling cancels: [@Sendable () -> Void]) {
+        func arm(cancelling cancel: @escaping @Sendable () -> Void) {
             let decided = state.withLock { state -> Bool in
-                if state.outcome == nil { state.cancels = cancels }
+                if state.outcome == nil { state.cancel = cancel }
                 return state.outcome != nil
             }
-            if decided { for cancel in cancels { cancel() } }
+            if decided { cancel() }
         }
 
         /// Decides the race with `outcome` (nil: timed out) unless it is decided: resumes the
         /// waiting caller and cancels the rest.
         func finish(_ outcome: Outcome) {
-            let decided = state.withLock { state -> (Waiter?, [@Sendable () -> Void])? in
+            let decided = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?)? in
                 guard state.outcome == nil else { return nil }
                 state.outcome = .some(outcome)
-                defer { (state.waiter, state.cancels) = (nil, []) }
-                return (state.waiter, state.cancels)
+                defer { (state.waiter, state.cancel) = (nil, nil) }
+                return (state.waiter, state.cancel)
             }
-            guard let (waiter, cancels) = decided else { return }
-            for cancel in cancels { cancel() }
+            guard let (waiter, cancel) = decided else { return }
+            cancel?()
             waiter?.resume(returning: outcome)
         }
     }
