@@ -28,8 +28,9 @@ let package = Package(
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
-        // libmosquitto's headers, and its functions loaded on first use (TLS only).
+        // Shared libraries loaded on first use (dlopen), for the two below.
         .target(name: "CDynamicLoading", path: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
+        // libmosquitto's headers, and its functions loaded on first use (TLS only).
         .target(name: "CMosquitto", dependencies: ["CDynamicLoading"], path: "CMosquitto"),
         // Avahi's headers, and its functions loaded on first use (HomeKit discovery only).
         .target(name: "CAvahi", dependencies: ["CDynamicLoading"], path: "CAvahi"),

@@ -9,11 +9,6 @@
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 
-/* malloc_trim, for TCPEngine after a burst of publishes: Glibc's Swift module leaves malloc.h out. */
-#ifdef __linux__
-#include <malloc.h>
-#endif
-
 /* The libmosquitto functions the project calls, each under its own name. */
 struct homegate_libmosquitto {
     __typeof__(&mosquitto_connack_string) _Nonnull mosquitto_connack_string;

@@ -84,6 +84,26 @@ public struct Mailbox<Element: Sendable>: AsyncSequence, Sendable {
         @usableFromInline var onTermination: (@Sendable () -> Void)?
 
         @inlinable init() {}
+
+        /// The first queued value; otherwise whether the mailbox has ended, or registers `waiter`
+        /// (when given) to be resumed with the next value or the end.
+        @inlinable
+        mutating func take(orWait waiter: UnsafeContinuation<Element?, Never>? = nil) -> Taken {
+            if let element = queue.popFirst() { return .element(element) }
+            if hasEnded { return .ended }
+            if let waiter {
+                precondition(self.waiter == nil, "two tasks wait on one Mailbox")
+                self.waiter = waiter
+            }
+            return .waiting
+        }
+    }
+
+    @usableFromInline
+    enum Taken {
+        case element(Element)
+        case ended
+        case waiting
     }
 
     @usableFromInline
@@ -106,35 +126,17 @@ public struct Mailbox<Element: Sendable>: AsyncSequence, Sendable {
             waiter?.resume(returning: element)
         }
 
-        @usableFromInline
-        enum Taken {
-            case element(Element)
-            case ended
-            case waiting
-        }
-
         @inlinable
         func next(isolation actor: isolated (any Actor)?) async -> Element? {
             // Most often something is queued already: no suspension, no continuation.
-            let ready: Taken = state.withLock { state in
-                if let element = state.queue.popFirst() { return .element(element) }
-                return state.hasEnded ? .ended : .waiting
-            }
-            switch ready {
+            switch state.withLock({ $0.take() }) {
             case .element(let element): return element
             case .ended: return nil
             case .waiting: break
             }
             return await withTaskCancellationHandler {
                 await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<Element?, Never>) in
-                    let taken: Taken = state.withLock { state in
-                        if let element = state.queue.popFirst() { return .element(element) }
-                        if state.hasEnded { return .ended }
-                        precondition(state.waiter == nil, "two tasks wait on one Mailbox")
-                        state.waiter = continuation
-                        return .waiting
-                    }
-                    switch taken {
+                    switch state.withLock({ $0.take(orWait: continuation) }) {
                     case .element(let element): continuation.resume(returning: element)
                     case .ended: continuation.resume(returning: nil)
                     case .waiting: break

@@ -269,18 +269,10 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     }
 
     private func acknowledged(type: UInt8, packetID: UInt16, reasonCode: UInt8) {
-        let (mid, hasDrainedBurst) = shared.withLock { shared in
-            let mid = shared.acknowledged(type: type, packetID: packetID, reasonCode: reasonCode, writer)
-            defer { shared.hasDrainedBurst = false }
-            return (mid, shared.hasDrainedBurst)
+        if let mid = shared.withLock({ $0.acknowledged(type: type, packetID: packetID, reasonCode: reasonCode, writer) }
+        ) {
+            client.didComplete(mid: mid, with: .published(reasonCode: Int32(reasonCode)))
         }
-        if let mid { client.didComplete(mid: mid, with: .published(reasonCode: Int32(reasonCode))) }
-        #if canImport(Glibc)
-            // The burst's copies are freed now, spread over malloc's arenas among what stays; glibc
-            // hands back only the top of a heap by itself. At 1,000 accessories this returns about
-            // 1.5 MB after a start (docs/benchmarks.md); it happens once per burst, not per message.
-            if hasDrainedBurst { malloc_trim(0) }
-        #endif
     }
 
     /// Writes what is queued, as far as the socket takes it.
@@ -607,8 +599,6 @@ extension TCPEngine {
         var awaitingAcknowledgement: [UInt16: Int32] = [:]
         /// Incoming QoS 2 messages delivered and not yet released by the broker's PUBREL.
         var exactlyOnceReceived: Set<UInt16> = []
-        /// A burst of publishes (a start's whole home) has just been acknowledged to the last one.
-        var hasDrainedBurst = false
 
         private var lastMessageID: Int32 = 0
         private var lastPacketID: UInt16 = 0
@@ -699,7 +689,6 @@ extension TCPEngine {
                     // A dictionary never shrinks: after a start's 30,000 publishes, give the table back.
                     outgoing = [:]
                     inFlight = [:]
-                    hasDrainedBurst = true
                 }
                 quota += 1
                 if status == .connected { sendHeld(writer) }
