@@ -33,6 +33,11 @@ function get(key,    rest) {
     if (rest ~ /^-?[0-9]+(\.[0-9]+)?$/) return rest + 0
     return rest
 }
+# The median of values[1..n] (sorts them in place).
+function median(values, n,    i, j, t) {
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && values[j - 1] > values[j]; j--) { t = values[j]; values[j] = values[j - 1]; values[j - 1] = t }
+    return n % 2 ? values[(n + 1) / 2] : (values[n / 2] + values[n / 2 + 1]) / 2
+}
 function ratio(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "–" }
 function mark(ok) { return ok ? "met" : "**missed**" }
 function load_name(l) { return l == "window" ? "window " window_size : l "/s" }
@@ -51,7 +56,10 @@ get("scenario") == "roundtrip" {
     ratios = ratios sprintf("| %s | %s | %s | %s | %s | %s |\n", get("qos"), load_name(get("load")), get("db"), \
         ratio(get("p50_ms"), f50[key]), ratio(get("p99_ms"), f99[key]), ratio(get("throughput"), ftp[key]))
     if (get("qos") == 1 && get("db") == "file") {
-        if (get("load") == "1000") { p50r = get("p50_ms") / f50[key]; p99r = get("p99_ms") / f99[key] }
+        if (get("load") == "1000") {
+            pairs++; p50s[pairs] = get("p50_ms") / f50[key]; p99s[pairs] = get("p99_ms") / f99[key]
+            p50list = p50list (pairs > 1 ? ", " : "") sprintf("%.2f×", p50s[pairs])
+        }
         if (get("load") == "window") tpr = get("throughput") / ftp[key]
     }
 }
@@ -284,7 +292,9 @@ END {
     print "| target | figure | |"
     print "|---|---|---|"
     if (rt != "") {
-    printf "| round-trip p50 ≤ 1.5× the floor (QoS 1, 1,000/s; aim 1.1×) | %.2f× | %s |\n", p50r, mark(p50r <= 1.5)
+    p50r = median(p50s, pairs); p99r = median(p99s, pairs)
+    printf "| round-trip p50 ≤ 1.5× the floor (QoS 1, 1,000/s; aim 1.1×; median of %d interleaved pairs: %s) | %.2f× | %s |\n", \
+        pairs, p50list, p50r, mark(p50r <= 1.5)
     printf "| round-trip p99 ≤ 3× the floor (QoS 1, 1,000/s) | %.2f× | %s |\n", p99r, mark(p99r <= 3)
     printf "| sustained throughput ≥ 0.6× the floor (QoS 1, window) | %.2f× | %s |\n", tpr, mark(tpr >= 0.6)
     }

@@ -182,7 +182,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 let executor: (any TaskExecutor)? =
                     client.loop != nil && isRequest ? globalConcurrentExecutor : client.loop
                 if isRequest { answersInFlight.enter() }
-                group.addTask(executorPreference: executor) {
+                let command: @Sendable () async -> Void = {
                     defer {
                         if admitted { admission.leave() }
                         if isRequest { answersInFlight.leave() }
@@ -203,6 +203,13 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     } catch {
                         logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
                     }
+                }
+                // A write starts at once, here on the loop, until it first waits; a request on its
+                // executor.
+                if isRequest {
+                    group.addTask(executorPreference: executor, operation: command)
+                } else {
+                    group.addImmediateTask(executorPreference: executor, operation: command)
                 }
             }
         }

@@ -91,15 +91,16 @@ public struct Topics: Sendable, Hashable {
     }
 
     /// Whether `topic` is a request topic (`B/$request/…`).
-    public func isRequestTopic(_ topic: String) -> Bool { topic.hasPrefix("\(base)/$request/") }
+    public func isRequestTopic(_ topic: String) -> Bool {
+        let bytes = topic.utf8
+        return bytes.starts(with: base.utf8) && bytes.dropFirst(base.utf8.count).starts(with: "/$request/".utf8)
+    }
 
     /// Reads a topic the gateway received. Returns nil for topics that are not under the base topic
     /// or are not commands at all (the gateway's own publications); throws for a command topic that
     /// is malformed, with a message that says what is wrong.
     public func parse(_ topic: String) throws(TopicError) -> Command? {
-        guard topic.hasPrefix(base + "/") else { return nil }
-        let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
-            .map(String.init)
+        guard let levels = levels(below: topic) else { return nil }
         if levels.first == "$request" {
             guard levels.count == 3 else {
                 throw TopicError("a request topic is \(base)/$request/<account>/<operation>")
@@ -138,6 +139,18 @@ public struct Topics: Sendable, Hashable {
             return .setCharacteristic(path, service: levels[3], characteristic: levels[4], account: account)
         }
         return nil
+    }
+
+    /// The levels of `topic` below the base topic, or nil for a topic not under it. Split at the `/`
+    /// bytes, as a broker splits them: a `/` followed by a combining mark is one `Character`, but it
+    /// still ends a level (and UTF-8 never hides an ASCII byte inside another character).
+    private func levels(below topic: String) -> [String]? {
+        let bytes = topic.utf8
+        guard bytes.starts(with: base.utf8) else { return nil }
+        let rest = bytes.dropFirst(base.utf8.count)
+        guard rest.first == UInt8(ascii: "/") else { return nil }
+        return rest.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { String(Substring($0)) }
     }
 
     /// The account level after a command's keyword: absent (the default account applies) or one level.

@@ -54,6 +54,11 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    // The pass in progress, touched on the loop's thread only: its connections, their results,
+    // and whether ``writeQueuedNow()`` may still write.
+    private var passServices: [Service] = []
+    private var passResults: [Int32] = []
+    private var mayWriteEarly = false
     private let wakeReader: Int32
     private let wakeWriter: Int32
     private let threadID = Mutex<pthread_t?>(nil)
@@ -128,6 +133,24 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
                 return false
             }
             if stopped { waiter.resume() } else { wake() }
+        }
+    }
+
+    /// Writes what this pass has queued so far now rather than at the pass's end, once a pass
+    /// (later calls wait for the end): for a message that the rest of the pass's work should not hold
+    /// back, such as a command's new value while its state and events are still rendered. Does nothing
+    /// off the loop's thread or outside a pass.
+    public func writeQueuedNow() {
+        guard isCurrent, mayWriteEarly else { return }
+        mayWriteEarly = false
+        writeQueued()
+    }
+
+    /// Writes what each connection of the pass has queued, unless it has already failed.
+    private func writeQueued() {
+        for index in passServices.indices where passResults[index] == 0 {
+            let source = passServices[index].source
+            if source.wantsToWrite() { passResults[index] = source.write() }
         }
     }
 
@@ -219,10 +242,11 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             }
             state.withLock { $0.isSleeping = false }
             // One pass: read what came, run what it woke, write what that queued.
-            var results = [Int32](repeating: 0, count: services.count)
+            passServices = services
+            passResults = [Int32](repeating: 0, count: services.count)
             for (index, descriptor) in descriptors.dropFirst().enumerated()
             where descriptor.revents & ~Int16(POLLOUT) != 0 {
-                results[index] = services[index].source.read()
+                passResults[index] = services[index].source.read()
             }
             for waiter in state.withLock({ state in
                 defer { state.passWaiters.removeAll() }
@@ -230,17 +254,19 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             }) {
                 waiter.resume()
             }
+            mayWriteEarly = true
             runPending()
+            mayWriteEarly = false
+            // What the pass queued (a command's value, state, event and answer) leaves here, in
+            // one write, but for what a job wrote early (``writeQueuedNow()``).
+            writeQueued()
+            let results = passResults
+            passServices.removeAll()
             for (index, service) in services.enumerated() {
-                let source = service.source
-                if results[index] == 0 && source.wantsToWrite() {
-                    // What the pass queued (a command's value, state, event and answer) leaves
-                    // here, in one write.
-                    results[index] = source.write()
-                }
-                if results[index] == 0 { results[index] = source.tick() }
-                guard results[index] != 0 else { continue }
-                service.result = results[index]
+                var result = results[index]
+                if result == 0 { result = service.source.tick() }
+                guard result != 0 else { continue }
+                service.result = result
                 state.withLock { $0.services.removeAll { $0 === service } }
                 service.ended.signal()
             }

@@ -80,6 +80,22 @@ struct TopicsTests {
         }
     }
 
+    @Test("levels end at every '/', as the broker splits them, also before a combining mark")
+    func levelsSplitAtEverySlash() throws {
+        // "/\u{301}" is one Character; a split by Characters saw "set/\u{301}guest" as one level and
+        // left unanswered a command that the broker delivers under "homegate/+/+/+/+/+/set/+".
+        #expect(
+            try topics.parse("homegate/H/R/A/S/C/set/\u{301}guest")
+                == .setCharacteristic(
+                    AccessoryPath(home: "H", room: "R", accessory: "A"), service: "S", characteristic: "C",
+                    account: "\u{301}guest"))
+        #expect(
+            try topics.parse("homegate/\u{301}H/R/A/S/C/set")
+                == .setCharacteristic(
+                    AccessoryPath(home: "\u{301}H", room: "R", accessory: "A"), service: "S", characteristic: "C",
+                    account: nil))
+    }
+
     @Test("a base topic of several levels works")
     func multiLevelBase() throws {
         let site = Topics(base: "site/hub1")

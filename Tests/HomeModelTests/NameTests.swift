@@ -93,6 +93,24 @@ struct NameTests {
         #expect(!HomeName.matches("Den", "Dens"))
     }
 
+    @Test("Where a name was found is a hint only: after a removal and a rename each name finds the right accessory")
+    func namePositionsAfterChanges() async throws {
+        let f = try await Fixture.make()
+        try await f.manager.addAccessory("lock", home: Fixture.home, account: Fixture.admin)
+        // Found once each, so their places are remembered (copies of a home share what is remembered).
+        let before = try await f.home()
+        #expect(before.accessory(named: "Lamp")?.id == "lamp")
+        #expect(before.accessory(named: "Lock")?.id == "lock")
+        #expect(before.accessory(named: "Thermostat")?.id == "thermostat")
+        try await f.manager.removeAccessory("Lamp", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.renameAccessory("Lock", to: "Lamp", home: Fixture.home, account: Fixture.admin)
+        let after = try await f.home()
+        #expect(after.accessory(named: "Lamp")?.id == "lock")
+        #expect(after.accessory(named: "Lock") == nil)
+        #expect(after.accessory(named: "Thermostat")?.id == "thermostat")
+        #expect(before.accessory(named: "Lock")?.id == "lock")
+    }
+
     @Test("A renamed accessory is found by its new name and no longer by its old one, in place of a look at every name")
     func renamedAccessoryLookup() async throws {
         let f = try await Fixture.make()

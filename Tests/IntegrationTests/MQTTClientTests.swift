@@ -405,6 +405,42 @@ struct MQTTClientTests {
         }
     }
 
+    @Test(
+        "on the loop, writeQueuedNow sends what a job queued while the job still runs; the rest leaves at the pass's end"
+    )
+    func writeQueuedNow() async throws {
+        try await withBroker { broker in
+            let loop = EventLoopThread(name: "test-loop")
+            defer { loop.stop() }
+            let subscriber = try makeClient(broker, name: "sub")
+            let publisher = try makeClient(broker, name: "pub", loop: loop)
+            try await withConnected(subscriber) { inbox in
+                try await subscriber.subscribe(to: ["early/#"], qos: .atLeastOnce)
+                try await withConnected(publisher) { _ in
+                    let arrived = DispatchSemaphore(value: 0)
+                    let watcher = Task {
+                        _ = try await inbox.next { $0.topic == "early/first" }
+                        arrived.signal()
+                    }
+                    // Given a job on the loop that queues a message and asks for it to be written now
+                    let job = Task(executorPreference: loop) { () -> Bool in
+                        try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
+                        publisher.writeQueuedNow()
+                        try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
+                        // When the job holds the loop until the first message has arrived (it could not
+                        // arrive before the job's end without the early write; the limit only ends a
+                        // failing run)
+                        return arrived.wait(timeout: .now() + 60) == .success
+                    }
+                    // Then it arrived while the job ran, and the second one after the job
+                    #expect(await job.value)
+                    try await watcher.value
+                    #expect(try await inbox.next { $0.topic == "early/second" }.payloadString == "2")
+                }
+            }
+        }
+    }
+
     @Test("an acl_file filters what an account may read and write")
     func accessRules() async throws {
         let rules = """

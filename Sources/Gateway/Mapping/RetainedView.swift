@@ -138,15 +138,29 @@ public struct RetainedView: Sendable, Equatable {
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
         homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {
+        let value = valuePayload(type, service: service, of: accessory, in: home, topics: topics)
+        return (value.map { [$0] } ?? [])
+            + statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+    }
+
+    /// The first of ``valuePayloads(_:service:of:in:topics:homeAssistant:)``: the value topic of one
+    /// characteristic; nil when it has no value or no topic.
+    public static func valuePayload(
+        _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics
+    ) -> (topic: String, payload: [UInt8])? {
+        guard let service = accessory.services.first(where: { $0.id == service }),
+            let characteristic = service.characteristics.first(where: { $0.type == type })
+        else { return nil }
         let room = Rendering.roomName(accessory.room, in: home)
-        var payloads: [(topic: String, payload: [UInt8])] = []
-        if let service = accessory.services.first(where: { $0.id == service }),
-            let characteristic = service.characteristics.first(where: { $0.type == type }),
-            let value = valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
-        {
-            payloads.append(value)
-        }
-        return payloads + states(of: accessory, room: room, in: home, topics, homeAssistant)
+        return valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
+    }
+
+    /// The rest of ``valuePayloads(_:service:of:in:topics:homeAssistant:)``: the accessory's `$state`
+    /// and its `$ha` states.
+    public static func statePayloads(
+        of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
+    ) -> [(topic: String, payload: [UInt8])] {
+        states(of: accessory, room: Rendering.roomName(accessory.room, in: home), in: home, topics, homeAssistant)
     }
 
     /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states.

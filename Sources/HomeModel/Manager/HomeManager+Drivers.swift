@@ -246,8 +246,7 @@ extension HomeManager {
     }
 
     private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
-        guard let current = currentAccessory(accessory.id), current.isReachable,
-            let driver = driverFor(accessory.id)
+        guard isReachableNow(accessory.id), let driver = driverFor(accessory.id)
         else {
             throw HomeError(.accessoryNotReachable, "The accessory '\(accessory.name)' is not reachable.")
         }

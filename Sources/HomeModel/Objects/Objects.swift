@@ -13,6 +13,9 @@ public struct Home: Sendable, Hashable, Identifiable {
     public internal(set) var accessories: [Accessory]
     public internal(set) var actionSets: [ActionSet]
     public internal(set) var users: [User]
+    /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
+    /// copies, and not part of the value.
+    let accessoryNamePositions = AccessoryNamePositions()
 
     /// The default room followed by the user-made rooms.
     public var allRooms: [Room] { [defaultRoom] + rooms }
