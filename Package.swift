@@ -162,9 +162,16 @@ let package = Package(
             linkerSettings: [
                 // lld, with relative relocations packed (DT_RELR, glibc 2.36): the table the loader
                 // reads at every start shrinks from megabytes (3 MB in the hub build) to kilobytes,
-                // and with it the RSS (docs/benchmarks.md).
+                // and with it the RSS (docs/benchmarks.md). No symbols exported: the toolchain's
+                // static-stdlib link exports every package's (36,000 names, whose tables the
+                // loader searches for each library symbol it binds: 2.3 MB resident in the hub
+                // build); nothing loads into the process that needs them.
                 .unsafeFlags(
-                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))
+                    [
+                        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker",
+                        "--no-export-dynamic",
+                    ],
+                    .when(platforms: [.linux]))
             ]
         ),
         .testTarget(
