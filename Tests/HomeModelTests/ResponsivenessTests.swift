@@ -156,7 +156,11 @@ struct ResponsivenessTests {
                 .bool(true), to: Fixture.lampOn, home: Fixture.home, account: Fixture.admin)
         }
         #expect(code == nil || code == .operationTimedOut, "refused: \(String(describing: code))")
-        try await Self.waitFor { try await fixture.value("lamp", .on) == .bool(true) }
+        // On the device, as for the thermostat above: a write the manager timed out on still reaches
+        // it, but a virtual device does not report written values back, and the manager records a
+        // value only once the write is answered in time (waiting for the model's value hung here,
+        // with the suite beside two busy processes)
+        try await Self.waitFor { await fixture.driver.value("lamp", .on) == .bool(true) }
         await fixture.manager.shutdown()
     }
 
