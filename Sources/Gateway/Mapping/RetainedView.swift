@@ -133,7 +133,9 @@ public struct RetainedView: Sendable, Equatable {
     /// The topics a new value of one characteristic can change: its value topic first, then the
     /// accessory's `$state` and its `$ha` states; each as ``accessoryPayloads(_:in:topics:homeAssistant:)``
     /// renders it, without rendering the accessory's other values. In this order, so the value
-    /// (what a client that wrote it waits for) is sent first.
+    /// (what a client that wrote it waits for) is sent first: the publisher sends the two parts,
+    /// ``valuePayload(_:service:of:in:topics:)`` then ``statePayloads(of:in:topics:homeAssistant:)``,
+    /// so as to write the value before rendering the rest.
     public static func valuePayloads(
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
         homeAssistant: HomeAssistantDiscovery? = nil

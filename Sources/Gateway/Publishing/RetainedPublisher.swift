@@ -383,34 +383,33 @@ public actor RetainedPublisher {
     ) {
         guard var snapshot = home.accessory(accessory) else { return }
         snapshot.setValue(value, service: service, type: type)
-        // As `RetainedView.valuePayloads`, but the value is sent before the states are rendered.
-        if let value = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics) {
-            send(CollectionOfOne(value), of: accessory, firstAtOnce: true)
+        // `RetainedView.valuePayloads` in its two parts: a new value leaves the loop at once, before
+        // the states are rendered and not after the rest of its pass (a command's round trip ends when
+        // its value arrives).
+        if let value = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics),
+            send(CollectionOfOne(value), of: accessory)
+        {
+            client.writeQueuedNow()
         }
         send(
             RetainedView.statePayloads(of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
             of: accessory)
     }
 
-    /// Sends those of an accessory's `payloads` that differ from what is published, in their order.
-    /// With `firstAtOnce` the first of them (a value's own topic) leaves the loop at once, not after
-    /// the rest of its pass: a command's round trip ends when its value arrives.
-    private func send(
-        _ payloads: some Sequence<(topic: String, payload: [UInt8])>, of accessory: AccessoryID,
-        firstAtOnce: Bool = false
-    ) {
+    /// Sends those of an accessory's `payloads` that differ from what is published, in their order;
+    /// whether it sent any.
+    @discardableResult
+    private func send(_ payloads: some Sequence<(topic: String, payload: [UInt8])>, of accessory: AccessoryID) -> Bool {
         let part = RetainedView.Part.accessory(accessory)
-        var writeAtOnce = firstAtOnce
+        var sentAny = false
         for (topic, payload) in payloads where published[topic] != payload {
             guard send(topic, payload) else { continue }
-            if writeAtOnce {
-                writeAtOnce = false
-                client.writeQueuedNow()
-            }
+            sentAny = true
             published[topic] = payload
             // A value's topics are the accessory's already: only a new topic is indexed.
             if owner.updateValue(part, forKey: topic) != part { partTopics[part, default: []].insert(topic) }
         }
+        return sentAny
     }
 
     /// Everything again: renders the whole view and sends the difference.

@@ -564,7 +564,6 @@ public actor HomeManager {
     }
     func publishEvents(_ events: [HomeEvent]) { publish(events) }
 
-    /// The accessory as the model knows it now, in whichever home holds it.
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory
     /// would cost a retain and a release of each of its arrays, on every write).
     func isReachableNow(_ id: AccessoryID) -> Bool {
@@ -572,6 +571,7 @@ public actor HomeManager {
         return graph.homes[h].accessories[a].isReachable
     }
 
+    /// The accessory as the model knows it now, in whichever home holds it.
     func currentAccessory(_ id: AccessoryID) -> Accessory? {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
