@@ -111,6 +111,28 @@ struct NameTests {
         #expect(before.accessory(named: "Lock")?.id == "lock")
     }
 
+    @Test("Where a room was found is a hint only: after rooms before it are removed each room is found by its id")
+    func roomPositionsAfterChanges() async throws {
+        let f = try await Fixture.make()
+        let kitchen = try await f.manager.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
+        let hall = try await f.manager.addRoom(named: "Hall", home: Fixture.home, account: Fixture.admin)
+        let attic = try await f.manager.addRoom(named: "Attic", home: Fixture.home, account: Fixture.admin)
+        // Found once each, so their places are remembered (copies of a home share what is remembered).
+        let before = try await f.home()
+        #expect(before.room(kitchen.id)?.name == "Kitchen")
+        #expect(before.room(hall.id)?.name == "Hall")
+        #expect(before.room(attic.id)?.name == "Attic")
+        try await f.manager.removeRoom("Kitchen", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.renameRoom("Hall", to: "Landing", home: Fixture.home, account: Fixture.admin)
+        let after = try await f.home()
+        #expect(after.room(kitchen.id) == nil)
+        #expect(after.room(hall.id)?.name == "Landing")
+        #expect(after.room(attic.id)?.name == "Attic")
+        #expect(after.room(after.defaultRoom.id)?.isDefault == true)
+        #expect(before.room(kitchen.id)?.name == "Kitchen")
+        #expect(before.room(attic.id)?.name == "Attic")
+    }
+
     @Test("A renamed accessory is found by its new name and no longer by its old one, in place of a look at every name")
     func renamedAccessoryLookup() async throws {
         let f = try await Fixture.make()

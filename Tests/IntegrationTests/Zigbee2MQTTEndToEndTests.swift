@@ -131,7 +131,10 @@ struct Zigbee2MQTTEndToEndTests {
     }
 
     @Test func failuresAndBrokenPayloadsChangeNothing() async throws {
-        try await withGateway(driverTimeout: .seconds(2), zigbee2mqtt: Self.devices) { gateway in
+        // The device timeout bounds how long zigbee2mqtt's error may take to come back as well as
+        // what the silent device waits: 2 s was too short for the error once, in a whole-suite run
+        // beside 50 SIGKILLs of another test's gateway.
+        try await withGateway(driverTimeout: .seconds(5), zigbee2mqtt: Self.devices) { gateway in
             let zigbee = try #require(gateway.zigbee)
             let owner = try await Account.connect("owner", to: gateway.broker)
             let guest = try await Account.connect("guest", to: gateway.broker)

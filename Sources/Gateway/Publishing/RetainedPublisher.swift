@@ -131,7 +131,8 @@ public actor RetainedPublisher {
                 metadata: ["error": "\(error)"])
             held = published.topics
         }
-        let stale = held.union(published.topics).subtracting(desired.topics).subtracting(foreignTopics)
+        let foreign = foreignTopics
+        let stale = held.union(published.payloads.keys).filter { desired.payloads[$0] == nil && !foreign.contains($0) }
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
         layoutsDue = []
@@ -327,7 +328,9 @@ public actor RetainedPublisher {
     /// Remembers which part each topic of a full view belongs to.
     private func index(_ parts: [RetainedView.Part: [String: [UInt8]]], homes: [Home]) {
         owner = [:]
+        owner.reserveCapacity(parts.values.reduce(0) { $0 + $1.count })
         partTopics = [:]
+        partTopics.reserveCapacity(parts.count)
         for (part, payloads) in parts {
             partTopics[part] = Set(payloads.keys)
             for topic in payloads.keys { owner[topic] = part }

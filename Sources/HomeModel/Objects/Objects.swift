@@ -15,12 +15,13 @@ public struct Home: Sendable, Hashable, Identifiable {
     public internal(set) var users: [User]
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
-    let accessoryNamePositions = AccessoryNamePositions()
+    let accessoryNamePositions = PositionHint<String>()
+    /// Where rooms were found among `rooms`, a hint for ``room(_:)``; shared and not part of the value alike.
+    let roomPositions = PositionHint<RoomID>()
 
     /// The default room followed by the user-made rooms.
     public var allRooms: [Room] { [defaultRoom] + rooms }
 
-    public func room(_ id: RoomID) -> Room? { id == defaultRoom.id ? defaultRoom : rooms.first { $0.id == id } }
     /// By index: `first(where:)` copies each accessory it passes (at 10,000, megabytes per lookup).
     public func accessory(_ id: AccessoryID) -> Accessory? {
         for index in accessories.indices where accessories[index].id == id { return accessories[index] }
