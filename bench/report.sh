@@ -60,7 +60,10 @@ get("scenario") == "roundtrip" {
             pairs++; p50s[pairs] = get("p50_ms") / f50[key]; p99s[pairs] = get("p99_ms") / f99[key]
             p50list = p50list (pairs > 1 ? ", " : "") sprintf("%.2f×", p50s[pairs])
         }
-        if (get("load") == "window") tpr = get("throughput") / ftp[key]
+        if (get("load") == "window") {
+            windows++; tprs[windows] = get("throughput") / ftp[key]
+            tprlist = tprlist (windows > 1 ? ", " : "") sprintf("%.2f×", tprs[windows])
+        }
     }
 }
 get("scenario") == "actionset" {
@@ -296,7 +299,9 @@ END {
     printf "| round-trip p50 ≤ 1.5× the floor (QoS 1, 1,000/s; aim 1.1×; median of %d interleaved pairs: %s) | %.2f× | %s |\n", \
         pairs, p50list, p50r, mark(p50r <= 1.5)
     printf "| round-trip p99 ≤ 3× the floor (QoS 1, 1,000/s) | %.2f× | %s |\n", p99r, mark(p99r <= 3)
-    printf "| sustained throughput ≥ 0.6× the floor (QoS 1, window) | %.2f× | %s |\n", tpr, mark(tpr >= 0.6)
+    tpr = median(tprs, windows)
+    printf "| sustained throughput ≥ 0.6× the floor (QoS 1, window; median of %d interleaved pairs: %s) | %.2f× | %s |\n", \
+        windows, tprlist, tpr, mark(tpr >= 0.6)
     }
     if ((10000) in start) printf "| 10,000 accessories on the broker < 1 s after start (database built) | %s ms | %s |\n", start[10000], mark(start[10000] + 0 < 1000)
     if ((10000) in first) printf "| 10,000 accessories, first start (database built meanwhile) < 3 s | %s ms | %s |\n", first[10000], mark(first[10000] + 0 < 3000)
