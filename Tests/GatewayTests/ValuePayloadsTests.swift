@@ -23,7 +23,7 @@ struct ValuePayloadsTests {
                 let place = (home.name, Rendering.roomName(accessory.room, in: home), accessory.name)
                 for service in accessory.services {
                     for characteristic in service.characteristics {
-                        let ordered = RetainedView.valuePayloads(
+                        let ordered = Self.valuePayloads(
                             characteristic.type, service: service.id, of: accessory, in: home, topics: Self.topics,
                             homeAssistant: homeAssistant)
                         let part = Dictionary(uniqueKeysWithValues: ordered.map { ($0.topic, $0.payload) })
@@ -58,7 +58,7 @@ struct ValuePayloadsTests {
         let changed = after.setValue(.int(17), service: bulb.id, type: .brightness)
         #expect(changed)
         let part = Dictionary(
-            uniqueKeysWithValues: RetainedView.valuePayloads(
+            uniqueKeysWithValues: Self.valuePayloads(
                 .brightness, service: bulb.id, of: after, in: home, topics: Self.topics, homeAssistant: Self.discovery
             ).map { ($0.topic, $0.payload) })
         let room = Rendering.roomName(after.room, in: home)
@@ -68,6 +68,16 @@ struct ValuePayloadsTests {
         let state = try #require(part[Self.topics.state(home: home.name, room: room, accessory: after.name)])
         #expect(String(decoding: state, as: UTF8.self).contains(#""Brightness":17"#))
         #expect(part.count < RetainedView.accessoryPayloads(after, in: home, topics: Self.topics).count)
+    }
+
+    /// What the publisher sends after a new value, in its order: the value topic, then the states.
+    private static func valuePayloads(
+        _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
+        homeAssistant: HomeAssistantDiscovery?
+    ) -> [(topic: String, payload: [UInt8])] {
+        let value = RetainedView.valuePayload(type, service: service, of: accessory, in: home, topics: topics)
+        return (value.map { [$0] } ?? [])
+            + RetainedView.statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant)
     }
 
     private static func demoHome() async throws -> Home {

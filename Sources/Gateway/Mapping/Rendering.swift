@@ -42,14 +42,9 @@ public enum Rendering {
         var bytes = JSON.object(layoutHead(home)).bytes
         bytes.removeLast()  // the head's "}"
         bytes += Array(#","accessories":["#.utf8)
-        // Room names by id once, not a search of the rooms per accessory (at 10,000 accessories in
-        // 500 rooms, most of a flap's work).
-        var roomNames: [RoomID: String] = [home.defaultRoom.id: home.defaultRoom.name]
-        for room in home.rooms { roomNames[room.id] = room.name }
         for (index, accessory) in home.accessories.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            let room = accessory.room.flatMap { roomNames[$0] } ?? home.defaultRoom.name
-            bytes += fragments.bytes(for: accessory, in: home, room: room)
+            bytes += fragments.bytes(for: accessory, in: home, room: roomName(accessory.room, in: home))
         }
         bytes.append(UInt8(ascii: "]"))
         var tail = JSON.object(layoutTail(home)).bytes

@@ -133,23 +133,11 @@ public struct RetainedView: Sendable, Equatable {
         return payloads
     }
 
-    /// The topics a new value of one characteristic can change: its value topic first, then the
-    /// accessory's `$state` and its `$ha` states; each as ``accessoryPayloads(_:in:topics:homeAssistant:)``
-    /// renders it, without rendering the accessory's other values. In this order, so the value
-    /// (what a client that wrote it waits for) is sent first: the publisher sends the two parts,
-    /// ``valuePayload(_:service:of:in:topics:)`` then ``statePayloads(of:in:topics:homeAssistant:)``,
-    /// so as to write the value before rendering the rest.
-    public static func valuePayloads(
-        _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics,
-        homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [(topic: String, payload: [UInt8])] {
-        let value = valuePayload(type, service: service, of: accessory, in: home, topics: topics)
-        return (value.map { [$0] } ?? [])
-            + statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant)
-    }
-
-    /// The first of ``valuePayloads(_:service:of:in:topics:homeAssistant:)``: the value topic of one
-    /// characteristic; nil when it has no value or no topic.
+    /// The value topic of one characteristic after a new value, as
+    /// ``accessoryPayloads(_:in:topics:homeAssistant:)`` renders it; nil when it has no value or no
+    /// topic. With ``statePayloads(of:in:topics:homeAssistant:)`` it is all a new value can change,
+    /// rendered without the accessory's other values; the publisher sends it first and writes it
+    /// before rendering the states (a client that wrote the value waits for it).
     public static func valuePayload(
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics
     ) -> (topic: String, payload: [UInt8])? {
@@ -160,8 +148,8 @@ public struct RetainedView: Sendable, Equatable {
         return valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
     }
 
-    /// The rest of ``valuePayloads(_:service:of:in:topics:homeAssistant:)``: the accessory's `$state`
-    /// and its `$ha` states.
+    /// The accessory's `$state` and its `$ha` states, as ``accessoryPayloads(_:in:topics:homeAssistant:)``
+    /// renders them: what a new value changes besides its value topic.
     public static func statePayloads(
         of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {

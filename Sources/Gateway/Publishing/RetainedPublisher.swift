@@ -386,9 +386,8 @@ public actor RetainedPublisher {
     ) {
         guard var snapshot = home.accessory(accessory) else { return }
         snapshot.setValue(value, service: service, type: type)
-        // `RetainedView.valuePayloads` in its two parts: a new value leaves the loop at once, before
-        // the states are rendered and not after the rest of its pass (a command's round trip ends when
-        // its value arrives).
+        // The value leaves the loop at once, before the states are rendered and not after the rest of
+        // its pass (a command's round trip ends when its value arrives).
         if let value = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics),
             send(CollectionOfOne(value), of: accessory)
         {
