@@ -3,7 +3,7 @@ SWIFT ?= swift
 DEMO_PORT ?= 1883
 DEMO_WEB_PORT ?= 8080
 
-.PHONY: all deps browser-deps browser-smoke build lint test demo bench clean fuzz fuzz-build fuzz-short fuzz-replay soak
+.PHONY: all deps browser-deps browser-smoke build lint test demo bench hub hub-profile clean fuzz fuzz-build fuzz-short fuzz-replay soak
 
 all: build
 
@@ -77,15 +77,35 @@ demo: build
 	"$$($(SWIFT) build --show-bin-path)/homegate" demo --port $(DEMO_PORT) --web-port $(DEMO_WEB_PORT)
 
 ## Installs what is missing, builds homegate (release), the hub's release build (static Swift standard
-## library, in .build-static), the C floors, load generators and the slow-disk library, and runs the
+## library, in .build-hub), the C floors, load generators and the slow-disk library, and runs the
 ## benchmark: a table on stdout, bench/out/results.json, and the figures in docs/benchmarks.md.
-bench: deps bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload bench/out/slowfsync.so
+bench: deps hub bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z2mload bench/out/slowfsync.so
 	$(SWIFT) build -c release --product homegate
 	$(SWIFT) build -c release --product hap-bench
 	$(SWIFT) build -c release --product flap-bench
 	scripts/install-python-tools.sh
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product homegate
 	bench/run.sh
+
+## The build for a hub: release, the Swift runtime and Foundation linked in (a Pi needs no Swift
+## installed), the code that runs laid out together (hub/symbol-order.txt, hub/code-layout.ld: a
+## function per section, lld puts the listed ones first), stripped: .build-hub/homegate-hub. It has a
+## scratch folder of its own: SwiftPM does not recompile what it built before when only flags change.
+HUB_BUILD = -c release --static-swift-stdlib --scratch-path .build-hub --product homegate \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/hub/symbol-order.txt -Xlinker --no-warn-symbol-ordering \
+	-Xlinker -T -Xlinker $(CURDIR)/hub/code-layout.ld
+HUB_LINKED = .build-hub/release/homegate
+
+hub: deps
+	@# SwiftPM does not know the linker reads these two files: a new layout needs a new link.
+	@if [ hub/symbol-order.txt -nt $(HUB_LINKED) ] || [ hub/code-layout.ld -nt $(HUB_LINKED) ]; then rm -f $(HUB_LINKED); fi
+	$(SWIFT) build $(HUB_BUILD)
+	strip -o .build-hub/homegate-hub $(HUB_LINKED)
+
+## Profiles the hub build under callgrind and writes hub/symbol-order.txt (scripts/hub-profile.sh);
+## run it when the benchmark's hub row says many listed functions are gone, then `make hub`.
+hub-profile: hub bench/out/loadgen bench/out/z2mload
+	scripts/hub-profile.sh $(HUB_LINKED)
 
 BENCH_CFLAGS ?= -O2 -Wall -Wextra
 
@@ -99,4 +119,4 @@ bench/out/slowfsync.so: bench/slowfsync.c
 	$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 clean:
-	rm -rf .build .build-fuzz .build-static .homegate-demo bench/out
+	rm -rf .build .build-fuzz .build-hub .homegate-demo bench/out

@@ -8,7 +8,7 @@
 #   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub, flap, soak
 #            (docs/benchmarks.md is then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
-# for the hub section the static build in .build-static (the Makefile builds them all).
+# for the hub section the hub build in .build-hub (the Makefile builds them all).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ loadgen=$out/loadgen
 z2mfloor=$out/z2mfloor
 z2mload=$out/z2mload
 slowfsync=$out/slowfsync.so
-hub_homegate=${HOMEGATE_HUB:-$root/.build-static/release/homegate}
+hub_homegate=${HOMEGATE_HUB:-$root/.build-hub/release/homegate}
 quick=false only=""
 while (($#)); do
     case $1 in
@@ -77,13 +77,7 @@ log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 # ---- processes --------------------------------------------------------------------------------
 
-free_port() {
-    local port
-    while :; do
-        port=$((20000 + RANDOM % 40000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
-    done
-}
+source "$root/scripts/loopback.sh"
 
 # start_broker NAME: a private mosquitto on a free loopback port, configured like Config/mosquitto.conf
 # (set_tcp_nodelay true), without persistence and without a cap on queued QoS 1 messages, so the
@@ -106,10 +100,7 @@ CONF
     "$mosquitto" -c "$dir/mosquitto.conf" 2>"$dir/mosquitto.log" &
     broker_pid=$!
     pids+=("$broker_pid")
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$broker_port") 2>/dev/null && return
-        sleep 0.05
-    done
+    wait_for_port "$broker_port" && return
     log "mosquitto did not start: $(cat "$dir/mosquitto.log")"
     exit 1
 }
@@ -612,8 +603,9 @@ value_sync_delay() {
     record "$labels,\"samples\":$value_samples,\"unsynced\":$unsynced,\"limit_s\":$value_sync_limit,\"max_ms\":$max,\"delays_ms\":\"${sorted% }\""
 }
 
-# 7: the release build for a hub: `swift build -c release --static-swift-stdlib` (the Makefile builds
-# it in .build-static), stripped; its size, whether it runs, and what it still loads from the system.
+# 7: the release build for a hub (`make hub`: static Swift libraries, the code laid out by
+# hub/symbol-order.txt, in .build-hub), stripped; its size, whether it runs, what it still loads
+# from the system, and how much of its layout's list it still has.
 # HomeKit accessories: bench/hap (hap-bench) against HAP-python (scripts/hap-accessory.py, in .build/venv).
 hap_scenario() {
     local hap_bench=$root/.build/release/hap-bench figures
@@ -629,7 +621,7 @@ hap_scenario() {
 
 hub_scenario() {
     if [[ ! -x $hub_homegate ]]; then
-        log "hub build: no $hub_homegate (swift build -c release --static-swift-stdlib --scratch-path .build-static --product homegate); skipped"
+        log "hub build: no $hub_homegate (make hub); skipped"
         return
     fi
     local stripped=$out/homegate-hub runs=false needed libraries
@@ -638,7 +630,12 @@ hub_scenario() {
     # What it names itself (NEEDED), and what the loader brings in with them (ldd: libmosquitto's own).
     needed=$(objdump -p "$stripped" | awk '$1 == "NEEDED" { sub(/\.so.*/, "", $2); printf "%s%s", sep, $2; sep = " " }')
     libraries=$(ldd "$stripped" | awk '$1 !~ /^linux-vdso/ { sub(/\.so.*/, "", $1); sub(/^.*\//, "", $1); printf "%s%s", sep, $1; sep = " " }')
-    record "\"scenario\":\"hub-build\",\"binary_mb\":$(stat -c %s "$hub_homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"stripped_mb\":$(stat -c %s "$stripped" | awk '{ printf "%.1f", $1 / 1048576 }'),\"default_build_mb\":$(stat -c %s "$homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"runs\":$runs,\"needed\":\"$needed\",\"libraries\":\"$libraries\""
+    # Its code layout: how many of the functions hub/symbol-order.txt lists the binary still has (a
+    # function renamed or added since the profile is laid out among the cold code).
+    local listed found
+    listed=$(wc -l <"$root/hub/symbol-order.txt")
+    found=$(nm --defined-only "$hub_homegate" | awk 'NR == FNR { listed[$0] = 1; next } ($3 in listed) && !seen[$3]++ { n++ } END { print n + 0 }' "$root/hub/symbol-order.txt" -)
+    record "\"scenario\":\"hub-build\",\"binary_mb\":$(stat -c %s "$hub_homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"stripped_mb\":$(stat -c %s "$stripped" | awk '{ printf "%.1f", $1 / 1048576 }'),\"default_build_mb\":$(stat -c %s "$homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"runs\":$runs,\"needed\":\"$needed\",\"libraries\":\"$libraries\",\"order_listed\":$listed,\"order_found\":$found"
     $runs || return 0
 
     # Its memory at 1,000 accessories after the same load as scenario 2's (the Swift runtime and
