@@ -652,7 +652,7 @@ hub_scenario() {
 }
 
 # 9: a reachability flap against the size of the home (bench/flap): CPU per flap, and one late
-# `$layout`, at 100, 1,000 and 10,000 accessories.
+# `$layout`, at 100, 1,000 and 10,000 accessories, `pairs` rounds interleaved (the medians count).
 flap_scenario() {
     local flap_bench=$root/.build/release/flap-bench figures
     if [[ ! -x $flap_bench ]]; then
@@ -660,7 +660,7 @@ flap_scenario() {
         return
     fi
     log "flap: reachability flaps at ${scales[*]} accessories"
-    figures=$("$flap_bench" --root "$root" --sizes "$(IFS=,; echo "${scales[*]}")" --flaps "$flap_count" | tail -1)
+    figures=$("$flap_bench" --root "$root" --sizes "$(IFS=,; echo "${scales[*]}")" --flaps "$flap_count" --rounds "$pairs" | tail -1)
     figures=${figures#\{}
     record "\"scenario\":\"flap\",${figures%\}}"
 }
