@@ -110,14 +110,16 @@ func waitForRetainedTopics(
 /// waits until the home is on the broker, runs `body`, and shuts everything down. The virtual devices
 /// move on by themselves every `tick` of real time (a test that must see a transition's states passes
 /// a tick longer than itself and moves time with `driver.advance(by:)`); `rateLimit` is the
-/// gateway's limit per account.
+/// gateway's limit per account. `driverTimeout` is 30 s unless a test is about timeouts: the devices and
+/// zigbee2mqtt's stand-in run in this process, and in a whole-suite run beside two busy processes a
+/// permit join once missed the gateway's default of 10 s.
 func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     gatewayAccount: String? = nil,
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
     tick: Duration = .seconds(1),
-    driverTimeout: Duration = .seconds(10),
+    driverTimeout: Duration = .seconds(30),
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,

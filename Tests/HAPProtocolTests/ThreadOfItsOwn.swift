@@ -1,0 +1,38 @@
+import Foundation
+
+/// A thread for a test's blocking work (a child process's pipe, blocking sockets): a task started
+/// on it (`Task(executorPreference:)`, which inherits the test's task-local context, so its
+/// expectations are the test's) does not hold one of the few threads Swift's concurrency shares
+/// among every test of the process.
+/// Blocked for seconds under load, the HAP-python test held one of two, and a 0.2 s virtual device of
+/// another suite missed its 10 s timeout (a whole-suite run beside two busy processes).
+final class ThreadOfItsOwn: TaskExecutor, @unchecked Sendable {
+    static let shared = ThreadOfItsOwn()
+
+    /// Guards `jobs`; signalled when one is added.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        Thread { [unowned self] in serve() }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func serve() -> Never {
+        Thread.current.name = "test-blocking"
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
