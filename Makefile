@@ -102,10 +102,12 @@ hub: deps
 	$(SWIFT) build $(HUB_BUILD)
 	strip -o .build-hub/homegate-hub $(HUB_LINKED)
 
-## Profiles the hub build under callgrind and writes hub/symbol-order.txt (scripts/hub-profile.sh);
-## run it when the benchmark's hub row says many listed functions are gone, then `make hub`.
+## Profiles the hub build under callgrind, writes hub/symbol-order.txt (scripts/hub-profile.sh) and
+## links the hub build with it; run it when the benchmark's hub section says many listed functions
+## are gone.
 hub-profile: hub bench/out/loadgen bench/out/z2mload
 	scripts/hub-profile.sh $(HUB_LINKED)
+	$(MAKE) hub
 
 BENCH_CFLAGS ?= -O2 -Wall -Wextra
 

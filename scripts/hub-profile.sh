@@ -110,4 +110,4 @@ stop
 # What a hub runs after a reboot first, then what only a first start adds, then zigbee2mqtt's.
 python3 "$root/scripts/hub-symbol-order.py" "$profiled" "$work"/{second-start,first-start,zigbee2mqtt}.callgrind \
     >"$root/hub/symbol-order.txt"
-log "wrote hub/symbol-order.txt; make hub links with it"
+log "wrote hub/symbol-order.txt (make hub links with it)"
