@@ -29,6 +29,11 @@ def functions(binary):
     return found
 
 
+# A cost line starts with its position: a number, or relative to the last one ("+3", "-2", "*"),
+# which callgrind writes by default (--compress-pos=yes).
+COST_LINE_STARTS = tuple("0123456789+-*")
+
+
 def self_costs(profile, binary, name_at):
     """Instructions per function of BINARY in one callgrind file (its self cost, without callees)."""
     costs = collections.Counter()
@@ -56,9 +61,9 @@ def self_costs(profile, binary, name_at):
                 continue
             if line.startswith("calls="):
                 after_call = True  # the next cost line is the call's inclusive cost
-            elif current is not None and line[:1].isdigit():
+            elif line[:1] in COST_LINE_STARTS:
                 fields = line.split()
-                if not after_call and len(fields) >= 2 and fields[1].isdigit():
+                if current is not None and not after_call and len(fields) >= 2 and fields[1].isdigit():
                     costs[current] += int(fields[1])
                 after_call = False
     return costs

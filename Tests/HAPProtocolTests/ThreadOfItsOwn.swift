@@ -4,8 +4,9 @@ import Foundation
 /// on it (`Task(executorPreference:)`, which inherits the test's task-local context, so its
 /// expectations are the test's) does not hold one of the few threads Swift's concurrency shares
 /// among every test of the process.
-/// Blocked for seconds under load, the HAP-python test held one of two, and a 0.2 s virtual device of
-/// another suite missed its 10 s timeout (a whole-suite run beside two busy processes).
+/// The HAP-python test ran on one of the two for its whole length (seconds, more under load); in the
+/// whole-suite run beside two busy processes where a 0.2 s virtual device of another suite missed
+/// its 10 s timeout it was one of the tests holding them (which one starved the device is not known).
 final class ThreadOfItsOwn: TaskExecutor, @unchecked Sendable {
     static let shared = ThreadOfItsOwn()
 
