@@ -134,7 +134,8 @@ get("scenario") == "soak" {
         if (soak_samples[i] + 0 > soak_max + 0) soak_max = soak_samples[i]
     }
     soak_first = soak_samples[1]; soak_last = soak_samples[soak_count]
-    soak_line = sprintf("Soak: %s s of commands at %s/s (%s answered, %s lost, p50 %s ms, p99 %s ms). RSS %s MB at rest before; sampled every 30 s: %s MB; RssAnon %s MB after.", \
+    soak_build = get("build") == "" ? "release" : get("build")
+    soak_line = sprintf("Soak (" soak_build " build): %s s of commands at %s/s (%s answered, %s lost, p50 %s ms, p99 %s ms). RSS %s MB at rest before; sampled every 30 s: %s MB; RssAnon %s MB after.", \
         soak_s, soak_rate, get("answered"), get("lost"), get("p50_ms"), get("p99_ms"), soak_before, get("rss_samples_mb"), soak_anon)
 }
 get("scenario") == "flap" {
@@ -345,8 +346,9 @@ END {
         printf "| RSS ≤ 30 MB at rest after the load (1,000 accessories) | release %s MB (own %s MB)%s | %s |\n", \
             release_rss, release_anon, hub_rss != "" ? ", hub build " hub_rss " MB" : "", mark(release_rss <= 30 || (hub_rss != "" && hub_rss <= 30))
     if (soak_line != "")
-        printf "| RSS flat over a %.0f-minute soak (1,000 writes/s) | first sample %s MB, last %s MB (min %s, max %s) | %s |\n", \
-            soak_s / 60, soak_first, soak_last, soak_min, soak_max, mark(soak_last - soak_first <= 1)
+        printf "| RSS flat over a %.0f-minute soak (1,000 writes/s), and ≤ 30 MB in the hub build | %s build: first sample %s MB, last %s MB (min %s, max %s) | %s |\n", \
+            soak_s / 60, soak_build, soak_first, soak_last, soak_min, soak_max, \
+            mark(soak_last - soak_first <= 1 && (soak_build != "hub" || soak_max <= 30))
     if (hub_mb != "")
         printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
             hub_runs == "true" ? "met" : "**missed**"

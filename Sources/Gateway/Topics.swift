@@ -6,12 +6,15 @@
 public struct Topics: Sendable, Hashable {
     /// The base topic (config `mqtt.baseTopic`), without a trailing slash; may have several levels.
     public let base: String
+    /// `base`'s UTF-8, for matching received topics byte by byte.
+    private let baseBytes: [UInt8]
 
     /// The topic level of a home's default room (HomeKit's roomForEntireHome).
     public static let defaultRoomLevel = "$default"
 
     public init(base: String = "homegate") {
         self.base = base
+        self.baseBytes = Array(base.utf8)
     }
 
     // MARK: Published by the gateway
@@ -32,30 +35,30 @@ public struct Topics: Sendable, Hashable {
     /// `B/<home>/$layout`.
     public func layout(home: String) -> String { "\(base)/\(home)/$layout" }
     /// `B/<home>/$events`.
-    public func events(home: String) -> String { "\(base)/\(home)/$events" }
+    public func events(home: String) -> String { Self.joined(base, home, "$events") }
 
     /// `B/<home>/<room>/<accessory>`: the accessory's own topics live below it.
     public func accessory(home: String, room: String, accessory: String) -> String {
-        "\(base)/\(home)/\(room)/\(accessory)"
+        Self.joined(base, home, room, accessory)
     }
     /// `B/<home>/<room>/<accessory>/<service>/<characteristic>`: the value as plain text.
     public func value(home: String, room: String, accessory: String, service: String, characteristic: String) -> String
     {
-        "\(base)/\(home)/\(room)/\(accessory)/\(service)/\(characteristic)"
+        Self.joined(base, home, room, accessory, service, characteristic)
     }
     /// `B/<home>/<room>/<accessory>/$reachable`.
     public func reachable(home: String, room: String, accessory: String) -> String {
-        "\(base)/\(home)/\(room)/\(accessory)/$reachable"
+        Self.joined(base, home, room, accessory, "$reachable")
     }
     /// `B/<home>/<room>/<accessory>/$state`.
     public func state(home: String, room: String, accessory: String) -> String {
-        "\(base)/\(home)/\(room)/\(accessory)/$state"
+        Self.joined(base, home, room, accessory, "$state")
     }
 
     /// `B/<home>/<room>/<accessory>/<service>/$ha`: the service's state in Home Assistant's words
     /// (JSON), published when Home Assistant discovery is on.
     public func homeAssistantState(home: String, room: String, accessory: String, service: String) -> String {
-        "\(base)/\(home)/\(room)/\(accessory)/\(service)/$ha"
+        Self.joined(base, home, room, accessory, service, "$ha")
     }
 
     /// `B/<home>/$actionsets/<action set>/$run`: runs an action set (add `/<account>`).
@@ -67,6 +70,26 @@ public struct Topics: Sendable, Hashable {
     public func response(account: String) -> String { "\(responseRoot)/\(account)" }
     /// `B/$response`: every account's answers live below it.
     public var responseRoot: String { "\(base)/$response" }
+
+    /// `levels` joined by `/`, the string allocated once at its length: the topics a value change
+    /// publishes are built on every change, and interpolation grows its string level by level.
+    private static func joined(_ levels: String...) -> String {
+        var length = levels.count - 1
+        for level in levels { length += level.utf8.count }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var offset = 0
+            for var level in levels {
+                if offset > 0 {
+                    buffer[offset] = UInt8(ascii: "/")
+                    offset += 1
+                }
+                offset = level.withUTF8 { bytes in
+                    UnsafeMutableBufferPointer(rebasing: buffer[offset...]).initialize(fromContentsOf: bytes) + offset
+                }
+            }
+            return offset
+        }
+    }
 
     // MARK: Received by the gateway
 
@@ -145,12 +168,22 @@ public struct Topics: Sendable, Hashable {
     /// bytes, as a broker splits them: a `/` followed by a combining mark is one `Character`, but it
     /// still ends a level (and UTF-8 never hides an ASCII byte inside another character).
     private func levels(below topic: String) -> [String]? {
-        let bytes = topic.utf8
-        guard bytes.starts(with: base.utf8) else { return nil }
-        let rest = bytes.dropFirst(base.utf8.count)
-        guard rest.first == UInt8(ascii: "/") else { return nil }
-        return rest.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { String(Substring($0)) }
+        // Every command passes here: one pass over the bytes (withUTF8 makes them contiguous).
+        var topic = topic
+        return topic.withUTF8 { bytes -> [String]? in
+            let prefix = baseBytes.count
+            guard bytes.count > prefix, bytes[prefix] == UInt8(ascii: "/"), bytes[..<prefix].elementsEqual(baseBytes)
+            else { return nil }
+            var levels: [String] = []
+            levels.reserveCapacity(8)
+            var start = prefix + 1
+            for index in start..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+                levels.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                start = index + 1
+            }
+            levels.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
+            return levels
+        }
     }
 
     /// The account level after a command's keyword: absent (the default account applies) or one level.

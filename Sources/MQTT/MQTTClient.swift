@@ -175,7 +175,7 @@ public final class MQTTClient: Service, Sendable {
     ) async throws {
         try ensureOpen()
         let mid = try engine.publish(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, awaited: true)
         loopHasQueued()
         guard qos != .atMostOnce else {
             discardCompletion(of: mid, qos: qos)
@@ -196,8 +196,9 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) throws {
         try ensureOpen()
+        // TCPEngine then reports no completion (mid 0): no entry in `pending` to add and remove.
         let mid = try engine.publish(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, awaited: false)
         loopHasQueued()
         discardCompletion(of: mid, qos: qos)
     }

@@ -22,9 +22,10 @@ protocol MQTTEngine: Sendable {
     func destroy()
 
     /// Queues a PUBLISH and returns its message id, 0 when nothing will acknowledge it (QoS 0 on
-    /// an engine that reports no completion for it).
+    /// an engine that reports no completion for it). Unless the publish is `awaited`, an engine may
+    /// report no completion for it either (and return 0): nobody waits for one.
     func publish(
-        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties, awaited: Bool
     ) throws(MQTTError) -> Int32
     func subscribe(_ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions) throws(MQTTError) -> Int32
     func unsubscribe(_ filters: [String]) throws(MQTTError) -> Int32

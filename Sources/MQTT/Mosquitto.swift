@@ -173,9 +173,10 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
     // MARK: Any thread
 
-    /// Queues a PUBLISH and returns its message id.
+    /// Queues a PUBLISH and returns its message id (libmosquitto reports every completion, awaited
+    /// or not: the client drops those nobody waits for).
     func publish(
-        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties, awaited: Bool
     ) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         var list = try propertyListForSending(properties)

@@ -153,7 +153,11 @@ struct PacketTests {
         #expect(TCPEngine.isValidTopicName("home/a b/ü/🙂"))
         // Non-characters, which mosquitto refuses too (Swift's literals do not take them).
         let nonCharacters = [0xFDD0, 0x1FFFF].map { "a" + String(Character(Unicode.Scalar(UInt32($0))!)) }
-        for bad in ["", "home/+", "home/#", "a\u{0}b", "a\u{1F}b", "a\u{7F}", "a\u{85}"] + nonCharacters {
+        #expect(TCPEngine.isValidTopicName(String(repeating: "a", count: 65_535)))
+        let tooLong = [String(repeating: "a", count: 65_536), String(repeating: "ü", count: 32_768)]
+        for bad in ["", "home/+", "home/#", "a\u{0}b", "a\u{1F}b", "a\u{7F}", "a\u{85}", "ü/+", "ü\u{7F}"]
+            + nonCharacters + tooLong
+        {
             #expect(!TCPEngine.isValidTopicName(bad), "\(bad.unicodeScalars.map(\.value))")
         }
         for good in ["#", "+", "home/+/state", "home/#", "/", "a//b"] {
@@ -183,8 +187,10 @@ struct InFlightTests {
         return shared
     }
 
-    private func message(_ topic: String, qos: MQTTQoS = .atLeastOnce) -> TCPEngine.Shared.Outgoing {
-        .init(topic: topic, payload: [1], qos: qos, retain: true, properties: MQTTProperties())
+    private func message(_ topic: String, qos: MQTTQoS = .atLeastOnce, awaited: Bool = true)
+        -> TCPEngine.Shared.Outgoing
+    {
+        .init(topic: topic, payload: [1], qos: qos, retain: true, properties: MQTTProperties(), isAwaited: awaited)
     }
 
     /// The PUBLISH packets (topic, packet id, DUP) and other packets queued, and the queue emptied.
@@ -227,6 +233,17 @@ struct InFlightTests {
         #expect(shared.acknowledged(type: 4, packetID: 1, reasonCode: 0x10, writer) == mids[0])
         // Packet identifiers go round rather than reuse the one just freed.
         #expect(try sent(&shared) == ["t/3#4"])
+    }
+
+    @Test("a publish nobody awaits is delivered like any other, and its acknowledgement completes nothing")
+    func unawaited() throws {
+        var shared = connected(window: 1)
+        let mids = [shared.publish(message("t/0", awaited: false), writer), shared.publish(message("t/1"), writer)]
+        #expect(try sent(&shared) == ["t/0#1"])
+        #expect(shared.acknowledged(type: 4, packetID: 1, reasonCode: 0, writer) == nil)
+        #expect(try sent(&shared) == ["t/1#2"])
+        #expect(shared.acknowledged(type: 4, packetID: 2, reasonCode: 0, writer) == mids[1])
+        #expect(shared.outgoing.isEmpty && shared.inFlight.isEmpty)
     }
 
     @Test("QoS 0 needs a connection and is never tracked")

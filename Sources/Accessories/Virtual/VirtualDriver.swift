@@ -89,7 +89,7 @@ public actor VirtualDriver: AccessoryDriver {
         -> CharacteristicValue
     {
         try await hangWhileSilent(accessory)
-        let device = try usableDevice(accessory)
+        let device = devices.values[try usableDevice(accessory)]
         try failRandomly(device)
         guard let value = device.accessory.characteristic(service, characteristic)?.value else {
             throw HomeError(.notFound, "'\(device.accessory.name)' has no \(characteristic) in service \(service).")
@@ -99,21 +99,25 @@ public actor VirtualDriver: AccessoryDriver {
 
     public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         try await hangWhileSilent(accessory)
-        let delay = try usableDevice(accessory).writeDelay
-        if delay > .zero { try await clock.sleep(for: delay) }
-        let device = try usableDevice(accessory)
-        try failRandomly(device)
-        for write in values where device.accessory.characteristic(write.service, write.characteristic) == nil {
-            throw HomeError(.notFound, "'\(device.accessory.name)' has no \(write.characteristic).")
+        // The device is found once and changed in place: a write is every command's path.
+        var index = try usableDevice(accessory)
+        let delay = devices.values[index].writeDelay
+        if delay > .zero {
+            try await clock.sleep(for: delay)
+            index = try usableDevice(accessory)
         }
-        devices[accessory]?.write(values)
-        report(accessory)
+        try failRandomly(devices.values[index])
+        for write in values
+        where devices.values[index].accessory.characteristic(write.service, write.characteristic) == nil {
+            throw HomeError(.notFound, "'\(devices.values[index].accessory.name)' has no \(write.characteristic).")
+        }
+        devices.values[index].write(values)
+        for change in devices.values[index].takeChanges() { continuation.yield(change) }
     }
 
     public func identify(_ accessory: AccessoryID) async throws {
         try await hangWhileSilent(accessory)
-        _ = try usableDevice(accessory)
-        devices[accessory]?.identify()
+        devices.values[try usableDevice(accessory)].identify()
     }
 
     // MARK: Control, for the demo and tests
@@ -172,9 +176,10 @@ public actor VirtualDriver: AccessoryDriver {
 
     // MARK: Helpers
 
-    private func isReachable(_ id: AccessoryID) -> Bool {
-        guard let device = devices[id], device.isSwitchedOn else { return false }
-        return device.accessory.bridge.map(isReachable) ?? true
+    private func isReachable(_ id: AccessoryID) -> Bool { devices[id].map(isReachable) ?? false }
+
+    private func isReachable(_ device: VirtualDevice) -> Bool {
+        device.isSwitchedOn && (device.accessory.bridge.map(isReachable) ?? true)
     }
 
     private func isSilent(_ id: AccessoryID) -> Bool {
@@ -188,12 +193,15 @@ public actor VirtualDriver: AccessoryDriver {
         while true { try await clock.sleep(for: .seconds(3600)) }
     }
 
-    private func usableDevice(_ id: AccessoryID) throws(HomeError) -> VirtualDevice {
-        guard let device = devices[id] else { throw HomeError(.notFound, "No virtual device '\(id)'.") }
-        guard isReachable(id) else {
-            throw HomeError(.accessoryNotReachable, "The accessory '\(device.accessory.name)' is not reachable.")
+    /// Where the device is among `devices`, if it exists and is reachable; valid until `devices`
+    /// gains or loses a device (across a suspension, look it up again).
+    private func usableDevice(_ id: AccessoryID) throws(HomeError) -> [AccessoryID: VirtualDevice].Index {
+        guard let index = devices.index(forKey: id) else { throw HomeError(.notFound, "No virtual device '\(id)'.") }
+        guard isReachable(devices.values[index]) else {
+            throw HomeError(
+                .accessoryNotReachable, "The accessory '\(devices.values[index].accessory.name)' is not reachable.")
         }
-        return device
+        return index
     }
 
     private func failRandomly(_ device: VirtualDevice) throws(HomeError) {

@@ -197,6 +197,12 @@ public struct RetainedView: Sendable, Equatable {
         set { payloads[topic] = newValue }
     }
 
+    /// Sets `topic`'s payload and returns the one it had: one lookup where reading and then setting
+    /// take two.
+    public mutating func updateValue(_ payload: [UInt8], forTopic topic: String) -> [UInt8]? {
+        payloads.updateValue(payload, forKey: topic)
+    }
+
     public var topics: Set<String> { Set(payloads.keys) }
 }
 

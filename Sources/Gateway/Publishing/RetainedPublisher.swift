@@ -404,10 +404,14 @@ public actor RetainedPublisher {
     private func send(_ payloads: some Sequence<(topic: String, payload: [UInt8])>, of accessory: AccessoryID) -> Bool {
         let part = RetainedView.Part.accessory(accessory)
         var sentAny = false
-        for (topic, payload) in payloads where published[topic] != payload {
-            guard send(topic, payload) else { continue }
+        for (topic, payload) in payloads {
+            let before = published.updateValue(payload, forTopic: topic)
+            guard before != payload else { continue }
+            guard send(topic, payload) else {
+                published[topic] = before
+                continue
+            }
             sentAny = true
-            published[topic] = payload
             // A value's topics are the accessory's already: only a new topic is indexed.
             if owner.updateValue(part, forKey: topic) != part { partTopics[part, default: []].insert(topic) }
         }

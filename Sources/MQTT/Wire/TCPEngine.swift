@@ -378,7 +378,7 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     // MARK: Any thread
 
     func publish(
-        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties, awaited: Bool
     ) throws(MQTTError) -> Int32 {
         // Only a failure spends a string on the topic: this is every write's path.
         func failure(_ code: mosq_err_t) -> MQTTError { Self.error(code, context: "publish to '\(topic)'") }
@@ -393,12 +393,13 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             try Self.check(properties)
         }
         var message = Shared.Outgoing(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, isAwaited: awaited)
         message.size = writer.publishSize(topic: topic, payload: payload, qos: qos, properties: properties)
         let result: Result<Int32, MQTTError> = shared.withLock { shared in
             if let refusal = shared.limits.refusal(of: message) { return .failure(failure(refusal.error)) }
             let mid = shared.publish(message, writer)
-            return mid >= 0 ? .success(mid) : .failure(failure(MOSQ_ERR_NO_CONN))
+            guard mid >= 0 else { return .failure(failure(MOSQ_ERR_NO_CONN)) }
+            return .success(awaited ? mid : 0)
         }
         return try result.get()
     }
@@ -459,7 +460,18 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
 
     /// A topic to publish to: not empty, no wildcard, no longer than a string field takes.
     static func isValidTopicName(_ topic: String) -> Bool {
-        !topic.isEmpty && isSpeakable(topic)
+        // Every publish passes here: one pass over the bytes decides a topic of printable ASCII.
+        var topic = topic
+        let printable = topic.withUTF8 { bytes -> Bool? in
+            guard !bytes.isEmpty, bytes.count <= 65_535 else { return false }
+            for byte in bytes {
+                if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") { return false }
+                if byte < 0x20 || byte >= 0x7F { return nil }
+            }
+            return true
+        }
+        if let printable { return printable }
+        return !topic.isEmpty && isSpeakable(topic)
             && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }
     }
 
@@ -479,7 +491,8 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
     /// another, and a QoS 1 publish sent again after every reconnect would do that forever.
     static func isSpeakable(_ text: String) -> Bool {
         guard text.utf8.count <= 65_535 else { return false }
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        var text = text
+        if text.withUTF8({ $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }) { return true }
         return text.unicodeScalars.allSatisfy { scalar in
             let value = scalar.value
             return value >= 0x20 && !(0x7F...0x9F).contains(value) && !(0xFDD0...0xFDEF).contains(value)
@@ -562,6 +575,8 @@ extension TCPEngine {
             var qos: MQTTQoS
             var retain: Bool
             var properties: MQTTProperties
+            /// Whether someone waits for its completion; otherwise none is reported.
+            var isAwaited: Bool
             /// Its packet identifier while it is in flight.
             var packetID: UInt16?
             /// Sent on some connection: a resend carries the DUP flag.
@@ -684,7 +699,7 @@ extension TCPEngine {
             default:
                 // PUBACK, PUBCOMP, or a PUBREC that refuses the message: it is complete.
                 guard let mid = inFlight.removeValue(forKey: packetID) else { return nil }
-                outgoing.removeValue(forKey: mid)
+                let isAwaited = outgoing.removeValue(forKey: mid)?.isAwaited ?? false
                 if outgoing.isEmpty && outgoing.capacity > 1_024 {
                     // A dictionary never shrinks: after a start's 30,000 publishes, give the table back.
                     outgoing = [:]
@@ -692,7 +707,7 @@ extension TCPEngine {
                 }
                 quota += 1
                 if status == .connected { sendHeld(writer) }
-                return mid
+                return isAwaited ? mid : nil
             }
         }
 
