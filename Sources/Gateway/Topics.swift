@@ -78,8 +78,8 @@ public struct Topics: Sendable, Hashable {
         for level in levels { length += level.utf8.count }
         return String(unsafeUninitializedCapacity: length) { buffer in
             var offset = 0
-            for var level in levels {
-                if offset > 0 {
+            for (index, var level) in levels.enumerated() {
+                if index > 0 {
                     buffer[offset] = UInt8(ascii: "/")
                     offset += 1
                 }

@@ -16,6 +16,28 @@ struct TopicsTests {
         #expect(topics.response(account: "guest") == "homegate/$response/guest")
     }
 
+    @Test("topics are joined and split byte for byte, under a base of several levels and beyond ASCII")
+    func bytes() throws {
+        let nested = Topics(base: "site/hg")
+        #expect(
+            nested.state(home: "Maison", room: "Cuisine é", accessory: "Lampe 🙂")
+                == "site/hg/Maison/Cuisine é/Lampe 🙂/$state")
+        #expect(nested.events(home: "H") == "site/hg/H/$events")
+        #expect(nested.accessory(home: "H", room: "R", accessory: "A") == "site/hg/H/R/A")
+        #expect(nested.homeAssistantState(home: "H", room: "R", accessory: "A", service: "S") == "site/hg/H/R/A/S/$ha")
+        #expect(Topics(base: "").events(home: "H") == "/H/$events")
+
+        #expect(
+            try nested.parse("site/hg/Maison/Cuisine é/Lampe 🙂/Light/On/set/guest")
+                == .setCharacteristic(
+                    AccessoryPath(home: "Maison", room: "Cuisine é", accessory: "Lampe 🙂"), service: "Light",
+                    characteristic: "On", account: "guest"))
+        for elsewhere in ["site/hg", "site/hgX/H/R/A/$identify", "site/h/H/R/A/$identify", "site", ""] {
+            #expect(try nested.parse(elsewhere) == nil, "\(elsewhere)")
+        }
+        #expect(throws: TopicError.self) { try nested.parse("site/hg/H/R/A/S/C/set/guest/extra") }
+    }
+
     @Test(
         "command topics are read with and without the account",
         arguments: [
