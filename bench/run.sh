@@ -615,9 +615,6 @@ value_sync_delay() {
     record "$labels,\"samples\":$value_samples,\"unsynced\":$unsynced,\"limit_s\":$value_sync_limit,\"max_ms\":$max,\"delays_ms\":\"${sorted% }\""
 }
 
-# 7: the release build for a hub (`make hub`: static Swift libraries, the code laid out by
-# hub/symbol-order.txt, in .build-hub), stripped; its size, whether it runs, what it still loads
-# from the system, and how much of its layout's list it still has.
 # HomeKit accessories: bench/hap (hap-bench) against HAP-python (scripts/hap-accessory.py, in .build/venv).
 hap_scenario() {
     local hap_bench=$root/.build/release/hap-bench figures
@@ -631,13 +628,22 @@ hap_scenario() {
     record "\"scenario\":\"hap\",${figures%\}}"
 }
 
+# The hub build as a hub runs it, stripped, at $hub_stripped (the hub section and the soak share it).
+hub_stripped=$out/homegate-hub
+strip_hub_build() {
+    [[ $hub_stripped -nt $hub_homegate ]] || strip -o "$hub_stripped" "$hub_homegate"
+}
+
+# 7: the release build for a hub (`make hub`: static Swift libraries, the code laid out by
+# hub/symbol-order.txt, in .build-hub), stripped; its size, whether it runs, what it still loads
+# from the system, and how much of its layout's list it still has.
 hub_scenario() {
     if [[ ! -x $hub_homegate ]]; then
         log "hub build: no $hub_homegate (make hub); skipped"
         return
     fi
-    local stripped=$out/homegate-hub runs=false needed libraries
-    strip -o "$stripped" "$hub_homegate"
+    local stripped=$hub_stripped runs=false needed libraries
+    strip_hub_build
     "$stripped" --help >/dev/null 2>&1 && runs=true
     # What it names itself (NEEDED), and what the loader brings in with them (ldd: libmosquitto's own).
     needed=$(objdump -p "$stripped" | awk '$1 == "NEEDED" { sub(/\.so.*/, "", $2); printf "%s%s", sep, $2; sep = " " }')
@@ -685,8 +691,8 @@ soak_scenario() {
     local soak_seconds=${BENCH_SOAK_SECONDS:-$soak_length} soak_rate=1000 soak_sample=30
     local build=release homegate=$homegate
     if [[ -x $hub_homegate ]]; then
-        build=hub homegate=$out/homegate-hub
-        strip -o "$homegate" "$hub_homegate"
+        build=hub homegate=$hub_stripped
+        strip_hub_build
     fi
     log "soak: ${soak_seconds}s at ${soak_rate} writes/s, $round_trip_accessories accessories, $build build"
     start_broker soak

@@ -471,7 +471,7 @@ final class TCPEngine: MQTTEngine, @unchecked Sendable {
             return true
         }
         if let printable { return printable }
-        return !topic.isEmpty && isSpeakable(topic)
+        return isSpeakable(topic)
             && !topic.utf8.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }
     }
 
