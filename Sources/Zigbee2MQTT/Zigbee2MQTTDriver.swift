@@ -17,6 +17,8 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     public nonisolated let updates: AsyncStream<DriverUpdate>
     /// Values move only with the device's own state publishes (and a target once the device took it).
     public nonisolated var reportsConfirmedValues: Bool { true }
+    /// The client's loop, if it has one: a state publish is read, mapped, recorded and published there.
+    public nonisolated var updatesExecutor: (any TaskExecutor)? { client.loop }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -60,8 +62,10 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
+        // On the client's loop (if it has one), like the manager's reading of `updates`.
+        let loop = client.loop
         tasks.append(
-            Task { [logger] in
+            Task(executorPreference: loop) { [logger] in
                 do {
                     try await client.connect()
                     try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
@@ -72,13 +76,9 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
                 }
             })
         tasks.append(
-            Task {
-                for await message in client.messages { self.receive(message) }
-            })
+            Task(executorPreference: loop) { await self.receiveAll(client.messages) })
         tasks.append(
-            Task {
-                for await event in client.connectionEvents() { self.connection(event) }
-            })
+            Task(executorPreference: loop) { await self.followConnection(client.connectionEvents()) })
     }
 
     public func stop() async {
@@ -254,6 +254,14 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
             connected = false
         }
         refreshReachability()
+    }
+
+    private func receiveAll(_ messages: Mailbox<MQTTMessage>) async {
+        for await message in messages { receive(message) }
+    }
+
+    private func followConnection(_ events: AsyncStream<MQTTConnectionEvent>) async {
+        for await event in events { connection(event) }
     }
 
     private func receive(_ message: MQTTMessage) {

@@ -34,13 +34,17 @@ struct GatewayApplication {
 
     func run() async throws {
         let topics = configuration.topics
-        let manager = try await Self.openHome(configuration, opened: manager, demoHome: demoHome, logger: logger)
+        // One thread for the gateway's connection and zigbee2mqtt's: a device's state publish is
+        // read, recorded, published and acknowledged there, in one pass.
+        let loop = EventLoopThread(name: "homegate-loop")
+        let manager = try await Self.openHome(
+            configuration, opened: manager, demoHome: demoHome, loop: loop, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
         mqtt.retryInitialConnection = true
         mqtt.keepGatewaySession()
-        let client = try MQTTClient(mqtt, logger: logger, loop: EventLoopThread(name: "homegate-loop"))
+        let client = try MQTTClient(mqtt, logger: logger, loop: loop)
         let readBackConfiguration = mqtt
         let statistics = GatewayStatistics()
         let ruleSource = AccessRuleSource(configuration: configuration)
@@ -96,15 +100,17 @@ struct GatewayApplication {
     }
 
     /// The home manager on the configured database (`opened`, or opened now), with the drivers
-    /// attached (and the virtual devices' homes built while the database is empty).
+    /// attached (and the virtual devices' homes built while the database is empty). zigbee2mqtt's
+    /// connection is served on `loop`, when given.
     static func openHome(
-        _ configuration: GatewayConfiguration, opened: HomeManager? = nil, demoHome: DemoHome? = nil, logger: Logger
+        _ configuration: GatewayConfiguration, opened: HomeManager? = nil, demoHome: DemoHome? = nil,
+        loop: EventLoopThread? = nil, logger: Logger
     ) async throws -> HomeManager {
         let manager = try opened ?? openManager(configuration, logger: logger)
         if let zigbee2mqtt = try configuration.zigbee2mqttConfiguration(),
             let settings = configuration.accessories.zigbee2mqtt
         {
-            let client = try MQTTClient(zigbee2mqtt, logger: logger)
+            let client = try MQTTClient(zigbee2mqtt, logger: logger, loop: loop)
             try await manager.attach(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
         }
         if let hap = configuration.accessories.hap {

@@ -13,12 +13,7 @@ struct GroupCommitTests {
     func burst() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("home.sqlite").path
-            let database = try HomeDatabase.open(atPath: path)
-            let manager = try HomeManager(database: database)
-            let sensor = ReportingDriver()
-            try await manager.attach(sensor)
-            try await manager.addHome(named: "Home", account: "alice")
-            try await manager.addAccessory("sensor", home: "Home", account: "alice")
+            let (manager, database, sensor) = try await Self.sensorHome(at: path)
             let before = database.valueCommits
 
             // Given 200 readings the sensor reports as fast as it can, the last one 77
@@ -32,6 +27,17 @@ struct GroupCommitTests {
             #expect(database.valueCommits - before < 201, "\(database.valueCommits - before) transactions")
             await manager.shutdown()
         }
+    }
+
+    /// A home with the reporting sensor in it, in the file at `path`.
+    static func sensorHome(at path: String) async throws -> (HomeManager, HomeDatabase, ReportingDriver) {
+        let database = try HomeDatabase.open(atPath: path)
+        let manager = try HomeManager(database: database)
+        let sensor = ReportingDriver()
+        try await manager.attach(sensor)
+        try await manager.addHome(named: "Home", account: "alice")
+        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        return (manager, database, sensor)
     }
 
     static func reading(in database: HomeDatabase) throws -> Double? {
@@ -90,9 +96,13 @@ struct GroupCommitTests {
 final class ReportingDriver: AccessoryDriver, Sendable {
     let name = "reporting"
     let updates: AsyncStream<DriverUpdate>
+    let updatesExecutor: (any TaskExecutor)?
     private let sink: AsyncStream<DriverUpdate>.Continuation
 
-    init() { (updates, sink) = AsyncStream.makeStream() }
+    init(updatesExecutor: (any TaskExecutor)? = nil) {
+        (updates, sink) = AsyncStream.makeStream()
+        self.updatesExecutor = updatesExecutor
+    }
 
     func report(_ reading: Double) {
         sink.yield(.value("sensor", service: "main", characteristic: .currentTemperature, .float(reading)))

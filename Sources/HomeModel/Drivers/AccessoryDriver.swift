@@ -44,10 +44,17 @@ public protocol AccessoryDriver: Sendable {
     /// (a real device may confirm at its own resolution, or change again at once). Default: false,
     /// and the manager records the values written once the driver confirmed.
     var reportsConfirmedValues: Bool { get }
+
+    /// Where the manager takes ``updates`` into the model: a driver whose messages are read on an
+    /// event loop (zigbee2mqtt's client on the gateway's loop) names it, so that a device's report is
+    /// read, recorded and published on that one thread, in one pass, with no hand-off between
+    /// threads. Default: nil, the global executor.
+    var updatesExecutor: (any TaskExecutor)? { get }
 }
 
 extension AccessoryDriver {
     public var reportsConfirmedValues: Bool { false }
+    public var updatesExecutor: (any TaskExecutor)? { nil }
 }
 
 /// One value to write, addressed within an accessory.

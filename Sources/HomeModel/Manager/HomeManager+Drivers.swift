@@ -10,16 +10,16 @@ extension HomeManager {
         let index = browserAdd(driver)
         let updates = driver.updates
         addDriverTask(
-            Task {
-                for await update in updates {
-                    self.apply(update, driver: index)
-                }
-            })
+            Task(executorPreference: driver.updatesExecutor) { await self.follow(updates, driver: index) })
         await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
         for accessory in await driver.accessories() {
             apply(.found(accessory), driver: index)
         }
+    }
+
+    private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
+        for await update in updates { apply(update, driver: driver) }
     }
 
     /// Records one thing a driver reported. Values and reachability of accessories in a home are

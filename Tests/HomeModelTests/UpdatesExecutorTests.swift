@@ -1,0 +1,40 @@
+import Synchronization
+import Testing
+
+@testable import HomeModel
+
+/// A driver's updates are taken into the model on the executor it names (zigbee2mqtt's: the loop
+/// that read them), not on the global executor.
+@Suite("Driver updates on the driver's executor")
+struct UpdatesExecutorTests {
+    @Test("the manager reads a driver's updates on the driver's executor")
+    func updatesOnExecutor() async throws {
+        let executor = CountingExecutor()
+        let sensor = ReportingDriver(updatesExecutor: executor)
+        let manager = try HomeManager(database: .inMemory())
+        try await manager.attach(sensor)
+        try await manager.addHome(named: "Home", account: "alice")
+        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        let before = executor.jobs
+        sensor.report(33)
+        while try await manager.home("Home", account: "alice").accessory("sensor")?
+            .characteristic("main", .currentTemperature)?.value != .float(33)
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(executor.jobs > before)
+        await manager.shutdown()
+    }
+}
+
+/// Runs jobs on the global executor and counts them.
+final class CountingExecutor: TaskExecutor, Sendable {
+    private let count = Mutex(0)
+    var jobs: Int { count.withLock { $0 } }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        count.withLock { $0 += 1 }
+        let job = UnownedJob(job)
+        globalConcurrentExecutor.enqueue(ExecutorJob(job))
+    }
+}
