@@ -10,10 +10,10 @@ import Logging
 /// handed out (``Home``, ``Accessory``, ...) are values.
 public actor HomeManager {
     private var graph: HomeGraph
-    /// Accessories whose values in `graph` are ahead of the database: waiting for the next group
+    /// Characteristics whose values in `graph` are ahead of the database: waiting for the next group
     /// commit (``valueCommitWindow``), or left over because the database could not be written (a full
     /// disk). The next commit, of values or of the layout, writes them.
-    private var unsavedValues: Set<AccessoryID> = []
+    private var unsavedValues: Set<ValueKey> = []
     /// The group commit of values that is scheduled, if any.
     private var valueFlush: Task<Void, Never>?
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
@@ -236,14 +236,17 @@ public actor HomeManager {
     func commitDeviceState(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
         var events: [HomeEvent] = []
         change(&graph, &events)
-        let valueChanged = events.contains {
-            if case .didUpdateValueForCharacteristic = $0 { true } else { false }
+        var changed: [ValueKey] = []
+        for event in events {
+            if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event {
+                changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
+            }
         }
-        if valueChanged {
+        if !changed.isEmpty {
             if valueCommitWindow == .zero {
-                saveValues(of: [accessory])
+                saveValues(of: changed)
             } else {
-                unsavedValues.insert(accessory)
+                unsavedValues.formUnion(changed)
                 scheduleValueCommit()
             }
         }
@@ -268,27 +271,34 @@ public actor HomeManager {
         guard !unsavedValues.isEmpty else { return }
         let written = unsavedValues
         unsavedValues = []
-        let rows = written.compactMap { id in
-            graph.locate(id).map { (id, graph.homes[$0.home].accessories[$0.accessory].services) }
-        }
-        database.saveValuesLater(rows) { [weak self] error in
+        database.saveValuesLater(values(of: written)) { [weak self] error in
             guard let error, let self else { return }
             Task { await self.valuesNotSaved(written, error) }
         }
     }
 
-    private func valuesNotSaved(_ accessories: Set<AccessoryID>, _ error: any Error) {
+    private func valuesNotSaved(_ keys: Set<ValueKey>, _ error: any Error) {
         logger.warning(
             "Device state is kept in memory only: the home database could not be written",
             metadata: ["error": "\(error)"])
-        unsavedValues.formUnion(accessories)
+        unsavedValues.formUnion(keys)
     }
 
-    /// Writes the values of `accessories` and of every accessory still unsaved; what fails stays unsaved.
-    private func saveValues(of accessories: Set<AccessoryID>) {
-        let pending = unsavedValues.union(accessories)
+    /// The values `keys` name as the model holds them now; those it no longer has are left out.
+    private func values(of keys: Set<ValueKey>) -> [(ValueKey, CharacteristicValue)] {
+        keys.compactMap { key in
+            guard let (h, a) = graph.locate(key.accessory),
+                let value = graph.homes[h].accessories[a].characteristic(key.service, key.characteristic)?.value
+            else { return nil }
+            return (key, value)
+        }
+    }
+
+    /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.
+    private func saveValues(of keys: [ValueKey]) {
+        let pending = unsavedValues.union(keys)
         do {
-            try database.saveValues(of: pending, in: graph)
+            try database.saveValues(values(of: pending))
             unsavedValues = []
         } catch {
             logger.warning(

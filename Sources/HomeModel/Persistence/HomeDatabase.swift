@@ -171,6 +171,20 @@ public final class HomeDatabase: Sendable {
                 t.primaryKey(["driver", "key"])
             }
         }
+        migrator.registerMigration("v3: characteristic values") { db in
+            // What devices reported since their accessory's services were last written: one small row
+            // per characteristic, which the group commit writes instead of rewriting the accessory's
+            // services (kilobytes of JSON, encoded again for every commit that touched it). Loading
+            // lays these over the services' values; writing an accessory's services folds them in.
+            try db.create(table: StoredValue.databaseTableName, options: [.withoutRowID]) { t in
+                t.column("accessoryID", .text).notNull().references("accessory", onDelete: .cascade)
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("format", .text).notNull()
+                t.column("value").notNull()
+                t.primaryKey(["accessoryID", "serviceID", "characteristicType"])
+            }
+        }
         return migrator
     }
 
@@ -179,7 +193,8 @@ public final class HomeDatabase: Sendable {
     /// Everything that was acknowledged. Accessories load as unreachable until their driver reports.
     func load() throws -> HomeGraph {
         try writer.read { db in
-            let rows = try Rows(db)
+            var rows = try Rows(db)
+            rows.layStoredValues(try StoredValue.all(db))
             var graph = HomeGraph()
             for record in try HomeRecord.order(Column("position")).fetchAll(db) {
                 let home = try rows.home(record)
@@ -196,7 +211,7 @@ public final class HomeDatabase: Sendable {
         let zones: [String: [ZoneRecord]]
         let zoneRooms: [String: [ZoneRoomRecord]]
         let users: [String: [UserRecord]]
-        let accessories: [String: [AccessoryRecord]]
+        var accessories: [String: [AccessoryRecord]]
         let actionSets: [String: [ActionSetRecord]]
         let actions: [String: [ActionRecord]]
 
@@ -209,6 +224,29 @@ public final class HomeDatabase: Sendable {
             accessories = Dictionary(grouping: try AccessoryRecord.order(position).fetchAll(db), by: \.homeID)
             actionSets = Dictionary(grouping: try ActionSetRecord.order(position).fetchAll(db), by: \.homeID)
             actions = Dictionary(grouping: try ActionRecord.order(position).fetchAll(db), by: \.actionSetID)
+        }
+
+        /// Puts the values reported since each accessory's services were written into them; a value
+        /// for a characteristic the services no longer have is left out.
+        mutating func layStoredValues(_ values: [StoredValue]) {
+            guard !values.isEmpty else { return }
+            var places: [String: (homeID: String, index: Int)] = [:]
+            for (homeID, records) in accessories {
+                for (index, record) in records.enumerated() { places[record.id] = (homeID, index) }
+            }
+            for value in values {
+                guard let (homeID, a) = places[value.accessoryID],
+                    let (s, c) = Self.place(of: value, in: accessories[homeID]![a].services)
+                else { continue }
+                accessories[homeID]![a].services[s].characteristics[c].value = value.value
+            }
+        }
+
+        private static func place(of value: StoredValue, in services: [Service]) -> (Int, Int)? {
+            guard let s = services.firstIndex(where: { $0.id.rawValue == value.serviceID }),
+                let c = services[s].characteristics.firstIndex(where: { $0.type.rawValue == value.characteristicType })
+            else { return nil }
+            return (s, c)
         }
 
         func home(_ record: HomeRecord) throws -> Home {
@@ -287,53 +325,74 @@ public final class HomeDatabase: Sendable {
         }
     }
 
-    /// Writes the values of `accessories` as `graph` holds them: the save of a change that touched
-    /// nothing but values.
-    /// Writes the services (with their values) of each accessory in one transaction on the database's
-    /// own queue, and returns at once; `completion` says how it went. Writes keep their order with
-    /// ``save(from:to:)`` and ``saveValues(of:in:)``, which wait on the same queue.
+    /// Writes `values` in one transaction on the database's own queue, and returns at once;
+    /// `completion` says how it went. Each is one small row (``StoredValue``), so a commit costs the
+    /// values that changed, not the accessories' services. Writes keep their order with
+    /// ``save(from:to:)`` and ``saveValues(_:)``, which wait on the same queue.
     func saveValuesLater(
-        _ rows: [(AccessoryID, [Service])], completion: @escaping @Sendable ((any Error)?) -> Void
+        _ values: [(ValueKey, CharacteristicValue)], completion: @escaping @Sendable ((any Error)?) -> Void
     ) {
-        let rows = rows.map { RowValues(id: $0.0, services: $0.1) }
         writer.asyncWrite(
-            { db in
-                let update = try Self.servicesUpdate(db)
-                for row in rows {
-                    try update.execute(arguments: [ServicesJSON.encode(row.services), row.id.rawValue])
-                }
-            },
+            { db in try Self.write(values, db) },
             completion: { [self] _, result in
                 valueCommitCount.withLock { $0 += 1 }
-                if case .failure(let error) = result { completion(error) } else { completion(nil) }
+                if case .failure(let error) = result {
+                    failedValueCommitCount.withLock { $0 += 1 }
+                    completion(error)
+                } else {
+                    completion(nil)
+                }
             })
     }
 
-    /// The statement that writes one accessory's services (with their values), prepared once per
-    /// connection: building it through the query interface for every row cost more than running it.
-    private static func servicesUpdate(_ db: Database) throws -> Statement {
-        try db.cachedStatement(sql: "UPDATE \(AccessoryRecord.databaseTableName) SET services = ? WHERE id = ?")
+    /// Writes `values` in one transaction and returns once they are on disk.
+    func saveValues(_ values: [(ValueKey, CharacteristicValue)]) throws {
+        try writer.write { db in try Self.write(values, db) }
+    }
+
+    /// A value whose accessory has no row (gone, or not written yet) is left out: the accessory's
+    /// row, when written, carries its values.
+    private static func write(_ values: [(ValueKey, CharacteristicValue)], _ db: Database) throws {
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO \(StoredValue.databaseTableName)
+                    (accessoryID, serviceID, characteristicType, format, value)
+                SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM \(AccessoryRecord.databaseTableName) WHERE id = ?)
+                """)
+        for (key, value) in values {
+            let (format, stored) = StoredValue.columns(of: value)
+            let accessory = key.accessory.rawValue
+            try upsert.execute(arguments: [
+                accessory, key.service.rawValue, key.characteristic.rawValue, format, stored, accessory,
+            ])
+        }
     }
 
     /// How many group commits of values ran, for tests.
     var valueCommits: Int { valueCommitCount.withLock { $0 } }
     private let valueCommitCount = Mutex(0)
+    /// How many of them failed (and left their values for the next), for tests.
+    var failedValueCommits: Int { failedValueCommitCount.withLock { $0 } }
+    private let failedValueCommitCount = Mutex(0)
 
-    private struct RowValues: Sendable {
-        let id: AccessoryID
-        let services: [Service]
+    /// The values stored apart from their accessories' services, for tests.
+    func storedValues() throws -> [StoredValue] {
+        try writer.read { db in try StoredValue.all(db) }
     }
 
-    func saveValues(of accessories: Set<AccessoryID>, in graph: HomeGraph) throws {
-        try writer.write { db in
-            let update = try Self.servicesUpdate(db)
-            for id in accessories {
-                guard let (h, a) = graph.locate(id) else { continue }
-                try update.execute(arguments: [
-                    ServicesJSON.encode(graph.homes[h].accessories[a].services), id.rawValue,
-                ])
-            }
+    /// The services column of an accessory's row as it is on disk, for tests.
+    func servicesText(of accessory: AccessoryID) throws -> String? {
+        try writer.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT services FROM \(AccessoryRecord.databaseTableName) WHERE id = ?",
+                arguments: [accessory.rawValue])
         }
+    }
+
+    /// The accessory's services were just written with its values: its stored values are folded in.
+    private static func foldStoredValues(of accessory: AccessoryID, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(StoredValue.databaseTableName) WHERE accessoryID = ?")
+            .execute(arguments: [accessory.rawValue])
     }
 
     /// Writes the accessory rows of `home` that differ from `old`, the same home before the change.
@@ -360,11 +419,13 @@ public final class HomeDatabase: Sendable {
                             .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
                             .updateAll(
                                 db, AccessoryRecord.Columns.services.set(to: ServicesJSON.encode(accessory.services)))
+                        try foldStoredValues(of: accessory.id, db)
                     }
                     continue
                 }
             }
             try record(of: accessory, in: home, position: position).save(db)
+            try foldStoredValues(of: accessory.id, db)
         }
     }
 

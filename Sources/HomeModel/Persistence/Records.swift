@@ -107,3 +107,54 @@ struct ActionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var characteristicType: String
     var value: CharacteristicValue
 }
+
+/// One characteristic of one accessory, whose value waits for (or went through) the group commit.
+struct ValueKey: Hashable, Sendable {
+    let accessory: AccessoryID
+    let service: ServiceID
+    let characteristic: CharacteristicType
+}
+
+/// A device value stored apart from its accessory's services (migration "v3: characteristic
+/// values"): `format` says which case of ``CharacteristicValue`` `value` holds, in SQLite's own
+/// types (a bool as 0 or 1, data as a blob), so writing one costs no JSON.
+struct StoredValue: Sendable {
+    static let databaseTableName = "characteristicValue"
+    let accessoryID: String
+    let serviceID: String
+    let characteristicType: String
+    let value: CharacteristicValue
+
+    /// Every stored value; a row this gateway cannot read (an unknown format) is left out, and the
+    /// services' value stands.
+    static func all(_ db: Database) throws -> [StoredValue] {
+        try Row.fetchAll(
+            db, sql: "SELECT accessoryID, serviceID, characteristicType, format, value FROM \(databaseTableName)"
+        ).compactMap { row in
+            guard let value = value(format: row[3], row[4]) else { return nil }
+            return StoredValue(accessoryID: row[0], serviceID: row[1], characteristicType: row[2], value: value)
+        }
+    }
+
+    static func columns(of value: CharacteristicValue) -> (format: String, value: any DatabaseValueConvertible) {
+        switch value {
+        case .bool(let bool): ("bool", bool ? 1 : 0)
+        case .int(let int): ("int", int)
+        case .float(let float): ("float", float)
+        case .string(let string): ("string", string)
+        case .data(let data): ("data", data)
+        }
+    }
+
+    private static func value(format: String, _ stored: DatabaseValue) -> CharacteristicValue? {
+        switch (format, stored.storage) {
+        case ("bool", .int64(let int)): .bool(int != 0)
+        case ("int", .int64(let int)): .int(Int(int))
+        case ("float", .double(let double)): .float(double)
+        case ("float", .int64(let int)): .float(Double(int))
+        case ("string", .string(let string)): .string(string)
+        case ("data", .blob(let data)): .data(data)
+        default: nil
+        }
+    }
+}

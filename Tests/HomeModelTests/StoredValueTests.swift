@@ -1,0 +1,117 @@
+import Accessories
+import Foundation
+import Testing
+
+@testable import HomeModel
+
+/// Device values are stored apart from their accessories' services (migration "v3: characteristic
+/// values"): a group commit writes one small row per changed characteristic, and whatever writes an
+/// accessory's services folds its rows into them.
+@Suite("Device values stored apart")
+struct StoredValueTests {
+    @Test("a group commit writes the values that changed as rows and leaves the accessory's services as they were")
+    func rowsNotServices() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            let services = try database.servicesText(of: "sensor")
+            #expect(services?.contains("20") == true)
+
+            for reading in [21.5, 22.0, 23.25] { sensor.report(reading) }
+            try await Self.waitForStored(23.25, in: database)
+
+            #expect(try database.storedValues().count == 1)
+            #expect(try database.servicesText(of: "sensor") == services)
+            #expect(try GroupCommitTests.reading(in: HomeDatabase.open(atPath: path)) == 23.25)
+            #expect(database.failedValueCommits == 0)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("a layout change that writes an accessory folds its stored values in; newer values go on as rows")
+    func foldedByLayout() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            sensor.report(41)
+            try await Self.waitForStored(41, in: database)
+
+            // When the accessory is renamed, its row (with its services) is written again
+            try await manager.renameAccessory("sensor", to: "Porch", home: "Home", account: "alice")
+            #expect(try database.storedValues().isEmpty)
+            #expect(try database.servicesText(of: "sensor")?.contains("41") == true)
+
+            // And a value after that is a row again, which a reopened file lays over the services
+            sensor.report(42)
+            try await Self.waitForStored(42, in: database)
+            let reopened = try HomeDatabase.open(atPath: path).load().homes.first?.accessory("sensor")
+            #expect(reopened?.name == "Porch")
+            #expect(reopened?.characteristic("main", .currentTemperature)?.value == .float(42))
+            await manager.shutdown()
+        }
+    }
+
+    @Test("removing an accessory removes its stored values")
+    func removedWithAccessory() async throws {
+        try await withTemporaryDirectory { directory in
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(
+                at: directory.appendingPathComponent("home.sqlite").path)
+            sensor.report(30)
+            try await Self.waitForStored(30, in: database)
+            try await manager.removeAccessory("sensor", home: "Home", account: "alice")
+            #expect(try database.storedValues().isEmpty)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("a value of an accessory not yet on disk (a home being built) is left to the accessory's row")
+    func accessoryNotOnDisk() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let database = try HomeDatabase.open(atPath: path)
+            let manager = try HomeManager(database: database)
+            let sensor = ReportingDriver()
+            try await manager.attach(sensor)
+            try await manager.building { manager in
+                try await manager.addHome(named: "Home", account: "alice")
+                try await manager.addAccessory("sensor", home: "Home", account: "alice")
+                // A reading while the home is only in memory, and its group commit
+                let before = database.valueCommits
+                sensor.report(55)
+                while database.valueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(database.failedValueCommits == 0)
+            #expect(try database.storedValues().isEmpty)
+            #expect(try GroupCommitTests.reading(in: HomeDatabase.open(atPath: path)) == 55)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("every kind of value reads back as it was stored, whatever it would be in JSON")
+    func everyKind() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, _) = try await GroupCommitTests.sensorHome(at: path)
+            await manager.shutdown()
+            let values: [CharacteristicValue] = [
+                .bool(true), .bool(false), .int(-7), .int(Int.max), .float(21.5), .float(22), .float(-0.1),
+                .string(""), .string("Küche \"7\""), .data(Data([0, 1, 0xFF])), .data(Data()),
+            ]
+            for value in values {
+                let key = ValueKey(accessory: "sensor", service: "main", characteristic: .currentTemperature)
+                try database.saveValues([(key, value)])
+                let stored = try HomeDatabase.open(atPath: path).load().homes.first?.accessory("sensor")?
+                    .characteristic("main", .currentTemperature)?.value
+                #expect(stored == value)
+            }
+        }
+    }
+
+    /// Waits until the sensor's stored row holds `reading`.
+    static func waitForStored(_ reading: Double, in database: HomeDatabase) async throws {
+        while try !database.storedValues().contains(where: { $0.accessoryID == "sensor" && $0.value == .float(reading) }
+        ) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
