@@ -160,10 +160,10 @@ extension JSON {
             while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
         }
 
-        mutating func expect(_ literal: String, _ value: JSON) throws(JSONError) -> JSON {
-            let expected = Array(literal.utf8)
+        mutating func expect(_ literal: StaticString, _ value: JSON) throws(JSONError) -> JSON {
+            let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
             guard bytes.count - position >= expected.count,
-                Array(bytes[position..<position + expected.count]) == expected
+                bytes[position..<position + expected.count].elementsEqual(expected)
             else { throw error("invalid literal") }
             position += expected.count
             return value
@@ -188,6 +188,8 @@ extension JSON {
             guard depth <= JSON.maximumDepth else { throw error("JSON nested deeper than \(JSON.maximumDepth) levels") }
             position += 1
             var members: [(key: String, value: JSON)] = []
+            // Duplicates are found by comparing with the members read so far, and through a set only
+            // in a large object: hashing every key of every small payload cost more than the reading.
             var keys: Set<String> = []
             skipWhitespace()
             if current == UInt8(ascii: "}") {
@@ -199,7 +201,14 @@ extension JSON {
                 guard current == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
                 let keyStart = position
                 let key = try readString()
-                guard keys.insert(key).inserted else {
+                let isDuplicate: Bool
+                if members.count < Self.keysComparedInPlace {
+                    isDuplicate = members.contains { $0.key == key }
+                } else {
+                    if keys.isEmpty { keys = Set(members.map(\.key)) }
+                    isDuplicate = !keys.insert(key).inserted
+                }
+                guard !isDuplicate else {
                     throw JSONError(message: "duplicate key \"\(key)\"", offset: keyStart)
                 }
                 skipWhitespace()
@@ -217,6 +226,9 @@ extension JSON {
                 }
             }
         }
+
+        /// Up to how many members an object's keys are compared one by one rather than hashed.
+        static let keysComparedInPlace = 16
 
         mutating func readArray(depth: Int) throws(JSONError) -> JSON {
             guard depth <= JSON.maximumDepth else { throw error("JSON nested deeper than \(JSON.maximumDepth) levels") }
@@ -243,13 +255,21 @@ extension JSON {
 
         mutating func readNumber() throws(JSONError) -> JSON {
             let start = position
-            while let byte = current, Self.isNumberByte(byte) { position += 1 }
-            let text = String(decoding: bytes[start..<position], as: UTF8.self)
-            let isInteger = !text.contains { $0 == "." || $0 == "e" || $0 == "E" }
-            guard Self.isJSONNumber(text) else {
-                throw JSONError(message: "'\(text)' is not a number JSON can carry", offset: start)
+            var isInteger = true
+            while let byte = current, Self.isNumberByte(byte) {
+                if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+                    isInteger = false
+                }
+                position += 1
             }
-            if isInteger, let integer = Int(text) { return .integer(integer) }
+            let digits = bytes[start..<position]
+            guard Self.isJSONNumber(digits) else {
+                throw JSONError(
+                    message: "'\(String(decoding: digits, as: UTF8.self))' is not a number JSON can carry",
+                    offset: start)
+            }
+            if isInteger, let integer = Self.integer(digits) { return .integer(integer) }
+            let text = String(decoding: digits, as: UTF8.self)
             guard let number = Double(text), number.isFinite else {
                 throw JSONError(message: "'\(text)' is not a number JSON can carry", offset: start)
             }
@@ -257,34 +277,74 @@ extension JSON {
         }
 
         /// JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-        static func isJSONNumber(_ text: String) -> Bool {
-            var rest = Substring(text)
-            if rest.first == "-" { rest = rest.dropFirst() }
-            let integer = rest.prefix { $0.isASCII && $0.isNumber }
-            guard !integer.isEmpty, integer == "0" || integer.first != "0" else { return false }
-            rest = rest.dropFirst(integer.count)
-            if rest.first == "." {
-                let fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
-                guard !fraction.isEmpty else { return false }
-                rest = rest.dropFirst(1 + fraction.count)
+        static func isJSONNumber(_ text: ArraySlice<UInt8>) -> Bool {
+            var i = text.startIndex
+            func digits() -> Int {
+                let first = i
+                while i < text.endIndex, isDigit(text[i]) { i += 1 }
+                return i - first
             }
-            if rest.first == "e" || rest.first == "E" {
-                rest = rest.dropFirst()
-                if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
-                let exponent = rest.prefix { $0.isASCII && $0.isNumber }
-                guard !exponent.isEmpty else { return false }
-                rest = rest.dropFirst(exponent.count)
+            if i < text.endIndex, text[i] == UInt8(ascii: "-") { i += 1 }
+            let integerStart = i
+            let integerDigits = digits()
+            guard integerDigits > 0, integerDigits == 1 || text[integerStart] != UInt8(ascii: "0") else { return false }
+            if i < text.endIndex, text[i] == UInt8(ascii: ".") {
+                i += 1
+                guard digits() > 0 else { return false }
             }
-            return rest.isEmpty
+            if i < text.endIndex, text[i] == UInt8(ascii: "e") || text[i] == UInt8(ascii: "E") {
+                i += 1
+                if i < text.endIndex, text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") { i += 1 }
+                guard digits() > 0 else { return false }
+            }
+            return i == text.endIndex
         }
+
+        /// The integer a valid JSON integer spells, or nil when it does not fit an `Int`.
+        static func integer(_ text: ArraySlice<UInt8>) -> Int? {
+            let isNegative = text.first == UInt8(ascii: "-")
+            var value = 0
+            for byte in text.dropFirst(isNegative ? 1 : 0) {
+                let digit = Int(byte &- UInt8(ascii: "0"))
+                let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
+                // Accumulated as a negative number, so Int.min fits.
+                let (next, overflowAdd) = shifted.subtractingReportingOverflow(digit)
+                guard !overflowShift, !overflowAdd else { return nil }
+                value = next
+            }
+            if isNegative { return value }
+            let (positive, overflow) = (0).subtractingReportingOverflow(value)
+            return overflow ? nil : positive
+        }
+
+        static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
         static func isNumberByte(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
-                || byte == UInt8(ascii: "-")
+            isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
         }
 
+        /// A string without escapes (nearly every key and value) becomes a `String` in one step;
+        /// one with escapes is assembled run by run.
         mutating func readString() throws(JSONError) -> String {
+            let start = position + 1
+            var end = start
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "\"") {
+                    guard let text = String(validating: bytes[start..<end], as: UTF8.self) else {
+                        throw JSONError(message: "invalid UTF-8 in a string", offset: start)
+                    }
+                    position = end + 1
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                end += 1
+            }
+            return try readEscapedString()
+        }
+
+        mutating func readEscapedString() throws(JSONError) -> String {
             position += 1
             var scalars = String.UnicodeScalarView()
             var runStart = position
