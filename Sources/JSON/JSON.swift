@@ -53,7 +53,9 @@ extension JSON {
         return output
     }
 
-    private func write(to output: inout [UInt8]) {
+    /// Appends the value as compact JSON to `output`: for a payload written without building a tree
+    /// around its values first.
+    public func write(to output: inout [UInt8]) {
         switch self {
         case .null: Self.append("null", to: &output)
         case .bool(let value): Self.append(value ? "true" : "false", to: &output)
@@ -91,9 +93,9 @@ extension JSON {
         text.withUTF8 { output.append(contentsOf: $0) }
     }
 
-    /// A string in quotes, escaped where JSON requires it; a string that needs no escape (nearly
-    /// every name and value) is copied as one block of bytes.
-    private static func writeString(_ value: String, to output: inout [UInt8]) {
+    /// Appends a string in quotes, escaped where JSON requires it, to `output`; a string that needs
+    /// no escape (nearly every name and value) is copied as one block of bytes.
+    public static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in

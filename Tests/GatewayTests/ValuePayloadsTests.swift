@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Gateway
@@ -47,6 +48,49 @@ struct ValuePayloadsTests {
         }
         #expect(checked > 20)
         #expect(home.accessories.contains { !Self.discovery.statePayloads(for: $0, in: home).isEmpty })
+    }
+
+    @Test(
+        "$state holds the published values of each service, for every accessory of the demo home and for values to escape"
+    )
+    func state() async throws {
+        let home = try await Self.demoHome()
+        var odd = try #require(home.accessories.first { $0.name == "Floor Lamp" })
+        let text = CharacteristicMetadata(format: .string, permissions: [.read])
+        odd.services.append(
+            Service(
+                id: "odd", type: .lightbulb, name: "Odd \"quoted\"",
+                characteristics: [
+                    Characteristic(type: .name, metadata: text, value: .string("line\nbreak \"é\" \\ \u{1}")),
+                    Characteristic(type: .brightness, metadata: text, value: .float(0.1)),
+                    Characteristic(type: .on, metadata: text, value: .data(Data([0, 0xFF]))),
+                    Characteristic(
+                        type: .hue, metadata: CharacteristicMetadata(format: .float, permissions: [.read, .hidden]),
+                        value: .float(2)),
+                    Characteristic(
+                        type: .saturation, metadata: CharacteristicMetadata(format: .float, permissions: [.write]),
+                        value: .float(3)),
+                ]))
+        odd.services.append(
+            Service(
+                id: "silent", type: .switch, name: "Silent",
+                characteristics: [Characteristic(type: .on, metadata: text, value: nil)]))
+        for accessory in home.accessories + [odd] {
+            let expected = JSON.object(
+                accessory.services.compactMap { service in
+                    let values = service.characteristics.filter(\.isPublished).compactMap { characteristic in
+                        characteristic.value.map { (key: characteristic.type.rawValue, value: Rendering.value($0)) }
+                    }
+                    return values.isEmpty ? nil : (key: service.name, value: .object(values))
+                })
+            #expect(Rendering.stateBytes(accessory) == expected.bytes, "\(accessory.name)")
+        }
+        let parsed = try JSON.parse(Rendering.stateBytes(odd))
+        #expect(parsed["Odd \"quoted\""]?["Name"] == .string("line\nbreak \"é\" \\ \u{1}"))
+        #expect(parsed["Odd \"quoted\""]?["On"] == .string("AP8="))
+        #expect(parsed["Odd \"quoted\""]?["Hue"] == nil)
+        #expect(parsed["Odd \"quoted\""]?["Saturation"] == nil)
+        #expect(parsed["Silent"] == nil)
     }
 
     @Test("a new value shows on its topic and in $state")

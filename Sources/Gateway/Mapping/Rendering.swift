@@ -148,15 +148,35 @@ public enum Rendering {
         ])
     }
 
-    /// `B/<home>/<room>/<accessory>/$state`: every published value, `{"<service>":{"<characteristic>":value}}`.
-    static func state(_ accessory: Accessory) -> JSON {
-        .object(
-            accessory.services.compactMap { service in
-                let values = service.characteristics.filter(\.isPublished).compactMap { characteristic in
-                    characteristic.value.map { (key: characteristic.type.rawValue, value: value($0)) }
+    /// `B/<home>/<room>/<accessory>/$state`: every published value, `{"<service>":{"<characteristic>":value}}`
+    /// (a service without one is left out). Written without a JSON tree: a value change renders its
+    /// accessory's `$state`, and building the tree cost as much as writing it.
+    static func stateBytes(_ accessory: Accessory) -> [UInt8] {
+        var output: [UInt8] = [UInt8(ascii: "{")]
+        output.reserveCapacity(128)
+        var isFirstService = true
+        for service in accessory.services {
+            var isFirstValue = true
+            for characteristic in service.characteristics where characteristic.isPublished {
+                guard let value = characteristic.value else { continue }
+                if isFirstValue {
+                    if !isFirstService { output.append(UInt8(ascii: ",")) }
+                    JSON.writeString(service.name, to: &output)
+                    output.append(UInt8(ascii: ":"))
+                    output.append(UInt8(ascii: "{"))
+                    isFirstService = false
+                    isFirstValue = false
+                } else {
+                    output.append(UInt8(ascii: ","))
                 }
-                return values.isEmpty ? nil : (key: service.name, value: JSON.object(values))
-            })
+                JSON.writeString(characteristic.type.rawValue, to: &output)
+                output.append(UInt8(ascii: ":"))
+                Self.value(value).write(to: &output)
+            }
+            if !isFirstValue { output.append(UInt8(ascii: "}")) }
+        }
+        output.append(UInt8(ascii: "}"))
+        return output
     }
 
     /// A characteristic value as JSON (data as base64 text).

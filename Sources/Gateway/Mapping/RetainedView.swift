@@ -163,7 +163,7 @@ public struct RetainedView: Sendable, Equatable {
     ) -> [(topic: String, payload: [UInt8])] {
         let state = (
             topic: topics.state(home: home.name, room: room, accessory: accessory.name),
-            payload: Rendering.state(accessory).bytes
+            payload: Rendering.stateBytes(accessory)
         )
         guard let homeAssistant else { return [state] }
         return [state]
