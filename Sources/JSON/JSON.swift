@@ -407,9 +407,18 @@ extension JSON {
         }
 
         mutating func readHex4() throws(JSONError) -> UInt32 {
-            guard bytes.count - position >= 4,
-                let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
-            else { throw error("\\u needs four hex digits") }
+            guard bytes.count - position >= 4 else { throw error("\\u needs four hex digits") }
+            var value: UInt32 = 0
+            for byte in bytes[position..<position + 4] {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw error("\\u needs four hex digits")
+                }
+                value = value << 4 | UInt32(digit)
+            }
             position += 4
             return value
         }

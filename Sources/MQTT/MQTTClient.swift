@@ -79,6 +79,10 @@ public final class MQTTClient: Service, Sendable {
     /// True while the broker has accepted the connection.
     public var isConnected: Bool { state.withLock { $0.isConnected } }
 
+    /// The loop that serves the connection: ``loop`` for plain TCP, nil with TLS (libmosquitto's
+    /// thread serves it) or without a loop. Work on what the client reads belongs there.
+    public var servingLoop: EventLoopThread? { engine is TCPEngine ? loop : nil }
+
     // MARK: Connecting
 
     /// Connects, and returns when the broker accepted the connection, with whether it kept a session

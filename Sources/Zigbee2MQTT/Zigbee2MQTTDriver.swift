@@ -18,7 +18,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     /// Values move only with the device's own state publishes (and a target once the device took it).
     public nonisolated var reportsConfirmedValues: Bool { true }
     /// The client's loop, if it has one: a state publish is read, mapped, recorded and published there.
-    public nonisolated var updatesExecutor: (any TaskExecutor)? { client.loop }
+    public nonisolated var updatesExecutor: (any TaskExecutor)? { client.servingLoop }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -63,7 +63,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
         // On the client's loop (if it has one), like the manager's reading of `updates`.
-        let loop = client.loop
+        let loop = client.servingLoop
         tasks.append(
             Task(executorPreference: loop) { [logger] in
                 do {

@@ -59,7 +59,19 @@ struct JSONTests {
         } throws: { error in
             (error as? JSONError).map { $0.message == "invalid UTF-8 in a string" && $0.offset == 1 } ?? false
         }
-        #expect(throws: JSONError.self) { try JSON.parse([0x22, 0x5C, 0x6E, 0xC3, 0x28, 0x22]) }
+        #expect {
+            try JSON.parse([0x22, 0x5C, 0x6E, 0xC3, 0x28, 0x22])
+        } throws: { error in
+            (error as? JSONError).map { $0.message == "invalid UTF-8 in a string" && $0.offset == 3 } ?? false
+        }
+    }
+
+    @Test("\\u takes exactly four hex digits, of either case")
+    func unicodeEscapes() throws {
+        #expect(try JSON.parse(#""\u00e9\u00C9""#) == .string("éÉ"))
+        for text in [#""\u+041""#, #""\u-041""#, #""\u 041""#, #""\u04g1""#, #""\u041""#] {
+            #expect(throws: JSONError.self, "\(text)") { try JSON.parse(text) }
+        }
     }
 
     @Test(

@@ -51,7 +51,7 @@ struct StoredValueTests {
         }
     }
 
-    @Test("removing an accessory removes its stored values")
+    @Test("removing an accessory, or its home, removes its stored values")
     func removedWithAccessory() async throws {
         try await withTemporaryDirectory { directory in
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(
@@ -60,7 +60,35 @@ struct StoredValueTests {
             try await Self.waitForStored(30, in: database)
             try await manager.removeAccessory("sensor", home: "Home", account: "alice")
             #expect(try database.storedValues().isEmpty)
+
+            try await manager.addAccessory("sensor", home: "Home", account: "alice")
+            sensor.report(31)
+            try await Self.waitForStored(31, in: database)
+            try await manager.removeHome("Home", account: "alice")
+            #expect(try database.storedValues().isEmpty)
             await manager.shutdown()
+        }
+    }
+
+    @Test("a writer that knows nothing of the stored values (an older gateway) leaves none older than its services")
+    func olderWriter() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            sensor.report(60)
+            try await Self.waitForStored(60, in: database)
+            await manager.shutdown()
+
+            // When an older gateway writes the accessory's services with a newer value, as it did
+            let services = try #require(try database.servicesText(of: "sensor"))
+            #expect(services.contains("{\"float\":{\"_0\":20}}"))
+            try database.execute(
+                sql: "UPDATE accessory SET services = ? WHERE id = ?",
+                arguments: [services.replacingOccurrences(of: "{\"_0\":20}", with: "{\"_0\":61}"), "sensor"])
+
+            // Then the row of 60 is gone, and a reopened file has 61
+            #expect(try database.storedValues().isEmpty)
+            #expect(try GroupCommitTests.reading(in: HomeDatabase.open(atPath: path)) == 61)
         }
     }
 
@@ -96,13 +124,16 @@ struct StoredValueTests {
             let values: [CharacteristicValue] = [
                 .bool(true), .bool(false), .int(-7), .int(Int.max), .float(21.5), .float(22), .float(-0.1),
                 .string(""), .string("Küche \"7\""), .data(Data([0, 1, 0xFF])), .data(Data()),
+                // Not finite, as in the services' JSON: 0 (SQLite would store NaN as NULL)
+                .float(.nan), .float(.infinity),
             ]
             for value in values {
                 let key = ValueKey(accessory: "sensor", service: "main", characteristic: .currentTemperature)
                 try database.saveValues([(key, value)])
                 let stored = try HomeDatabase.open(atPath: path).load().homes.first?.accessory("sensor")?
                     .characteristic("main", .currentTemperature)?.value
-                #expect(stored == value)
+                let expected = value.doubleValue.map { $0.isFinite ? value : .float(0) } ?? value
+                #expect(stored == expected, "\(value)")
             }
         }
     }

@@ -25,6 +25,24 @@ struct UpdatesExecutorTests {
         #expect(executor.jobs > before)
         await manager.shutdown()
     }
+
+    @Test("with no commit window (every value synced as it comes), not on the driver's executor")
+    func noWindowNotOnExecutor() async throws {
+        let executor = CountingExecutor()
+        let sensor = ReportingDriver(updatesExecutor: executor)
+        let manager = try HomeManager(database: .inMemory(), valueCommitWindow: .zero)
+        try await manager.attach(sensor)
+        try await manager.addHome(named: "Home", account: "alice")
+        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        sensor.report(34)
+        while try await manager.home("Home", account: "alice").accessory("sensor")?
+            .characteristic("main", .currentTemperature)?.value != .float(34)
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(executor.jobs == 0)
+        await manager.shutdown()
+    }
 }
 
 /// Runs jobs on the global executor and counts them.

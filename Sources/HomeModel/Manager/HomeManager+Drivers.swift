@@ -10,12 +10,19 @@ extension HomeManager {
         let index = browserAdd(driver)
         let updates = driver.updates
         addDriverTask(
-            Task(executorPreference: driver.updatesExecutor) { await self.follow(updates, driver: index) })
+            Task(executorPreference: updatesExecutor(of: driver)) { await self.follow(updates, driver: index) })
         await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
         for accessory in await driver.accessories() {
             apply(.found(accessory), driver: index)
         }
+    }
+
+    /// Where a driver's updates are taken in: the driver's executor, unless every value is written
+    /// (and synced) as it comes (`valueCommitWindow` zero), which must not hold up a loop that serves
+    /// connections for an SD card's fsync.
+    private func updatesExecutor(of driver: any AccessoryDriver) -> (any TaskExecutor)? {
+        valueCommitWindow == .zero ? nil : driver.updatesExecutor
     }
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {

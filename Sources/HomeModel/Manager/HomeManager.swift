@@ -158,7 +158,7 @@ public actor HomeManager {
         // Values still waiting for their group commit are written before the gateway goes.
         valueFlush?.cancel()
         valueFlush = nil
-        if !unsavedValues.isEmpty { saveValues(of: []) }
+        if !unsavedValues.isEmpty { saveValues(of: []) } else { database.waitForWrites() }
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
         for sender in changeSubscribers.values { sender.finish() }

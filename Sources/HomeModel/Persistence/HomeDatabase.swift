@@ -175,7 +175,9 @@ public final class HomeDatabase: Sendable {
             // What devices reported since their accessory's services were last written: one small row
             // per characteristic, which the group commit writes instead of rewriting the accessory's
             // services (kilobytes of JSON, encoded again for every commit that touched it). Loading
-            // lays these over the services' values; writing an accessory's services folds them in.
+            // lays these over the services' values. Writing an accessory's services (with its current
+            // values) drops its rows: by a trigger, so that a writer that knows nothing of this table
+            // (an older gateway on the same file) cannot leave rows older than the services behind.
             try db.create(table: StoredValue.databaseTableName, options: [.withoutRowID]) { t in
                 t.column("accessoryID", .text).notNull().references("accessory", onDelete: .cascade)
                 t.column("serviceID", .text).notNull()
@@ -184,6 +186,11 @@ public final class HomeDatabase: Sendable {
                 t.column("value").notNull()
                 t.primaryKey(["accessoryID", "serviceID", "characteristicType"])
             }
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER characteristicValueFolded AFTER UPDATE OF services ON accessory
+                    BEGIN DELETE FROM \(StoredValue.databaseTableName) WHERE accessoryID = NEW.id; END
+                    """)
         }
         return migrator
     }
@@ -380,6 +387,11 @@ public final class HomeDatabase: Sendable {
         try writer.read { db in try StoredValue.all(db) }
     }
 
+    /// Runs `sql` on the writer: for tests that act as another writer of the file (an older gateway).
+    func execute(sql: String, arguments: [String]) throws {
+        try writer.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
+    }
+
     /// The services column of an accessory's row as it is on disk, for tests.
     func servicesText(of accessory: AccessoryID) throws -> String? {
         try writer.read { db in
@@ -389,10 +401,9 @@ public final class HomeDatabase: Sendable {
         }
     }
 
-    /// The accessory's services were just written with its values: its stored values are folded in.
-    private static func foldStoredValues(of accessory: AccessoryID, _ db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM \(StoredValue.databaseTableName) WHERE accessoryID = ?")
-            .execute(arguments: [accessory.rawValue])
+    /// Returns once every write queued before it (a group commit under way) is done.
+    func waitForWrites() {
+        try? writer.writeWithoutTransaction { _ in }
     }
 
     /// Writes the accessory rows of `home` that differ from `old`, the same home before the change.
@@ -419,13 +430,11 @@ public final class HomeDatabase: Sendable {
                             .filter(AccessoryRecord.Columns.id == accessory.id.rawValue)
                             .updateAll(
                                 db, AccessoryRecord.Columns.services.set(to: ServicesJSON.encode(accessory.services)))
-                        try foldStoredValues(of: accessory.id, db)
                     }
                     continue
                 }
             }
             try record(of: accessory, in: home, position: position).save(db)
-            try foldStoredValues(of: accessory.id, db)
         }
     }
 

@@ -140,7 +140,9 @@ struct StoredValue: Sendable {
         switch value {
         case .bool(let bool): ("bool", bool ? 1 : 0)
         case .int(let int): ("int", int)
-        case .float(let float): ("float", float)
+        // Not finite never reaches the model through validation; should one, it is stored as 0, as
+        // in the services' JSON, rather than as SQLite's NULL, which the column refuses.
+        case .float(let float): ("float", float.isFinite ? float : 0)
         case .string(let string): ("string", string)
         case .data(let data): ("data", data)
         }
