@@ -136,6 +136,11 @@ import Yams
         "devices: [{ id: a, kind: fan }]\nhomes: []",
         "devices: [{ id: a, name: A, kind: fan, battery: many }]\nhomes: []",
         "devices: [{ id: a, name: A, kind: fan, failureRate: 2 }]\nhomes: []",
+        // Durations a `Duration` cannot hold trapped (found by fuzz-config), and negative ones.
+        "devices: [{ id: a, name: A, kind: fan, writeDelay: 07777777777777777777777777777777777777777777777.5 }]\nhomes: []",
+        "devices: [{ id: a, name: A, kind: fan, transitionTime: 1e300 }]\nhomes: []",
+        "devices: [{ id: a, name: A, kind: fan, writeDelay: .nan }]\nhomes: []",
+        "devices: [{ id: a, name: A, kind: fan, writeDelay: -1 }]\nhomes: []",
         "devices: [{ id: a, name: A, kind: fan, reachable: 'yes' }]\nhomes: []",
         "devices: { id: a }\nhomes: []",
         "devices: []",

@@ -79,5 +79,14 @@ struct DemoHomeTests {
         #expect(throws: (any Error).self) {
             try DemoHome.parse("devices: [{ id: x, kind: switch, name: X, failureRate: 2 }]\nhomes: []")
         }
+        for duration in ["writeDelay: 1e30", "transitionTime: 3601", "writeDelay: -0.5", "transitionTime: .inf"] {
+            #expect(throws: DecodingError.self, "\(duration)") {
+                try DemoHome.parse("devices: [{ id: x, kind: switch, name: X, \(duration) }]\nhomes: []")
+            }
+        }
+        #expect(throws: Never.self) {
+            try DemoHome.parse(
+                "devices: [{ id: x, kind: switch, name: X, writeDelay: 3600, transitionTime: 0 }]\nhomes: []")
+        }
     }
 }

@@ -73,7 +73,10 @@ private enum FastReader {
             default: break
             }
         }
-        guard let id, let name, let kind, VirtualDeviceConfiguration.isValid(failureRate: failureRate ?? 0) else {
+        guard let id, let name, let kind, VirtualDeviceConfiguration.isValid(failureRate: failureRate ?? 0),
+            VirtualDeviceConfiguration.isValid(seconds: writeDelay ?? 0),
+            VirtualDeviceConfiguration.isValid(seconds: transitionTime ?? 0)
+        else {
             throw GiveUp()
         }
         return VirtualDeviceConfiguration(

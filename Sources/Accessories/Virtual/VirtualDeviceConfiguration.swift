@@ -67,6 +67,12 @@ public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     /// Whether `failureRate` is one the YAML form accepts (a probability).
     static func isValid(failureRate: Double) -> Bool { (0...1).contains(failureRate) }
 
+    /// The longest `writeDelay` or `transitionTime` the YAML form accepts, in seconds.
+    static let longestDuration = 3_600.0
+
+    /// Whether `seconds` is a duration the YAML form accepts (a `Duration` traps beyond its range).
+    static func isValid(seconds: Double) -> Bool { (0...longestDuration).contains(seconds) }
+
     private enum CodingKeys: String, CodingKey {
         case id, name, kind, manufacturer, model, writeDelay, failureRate, reachable, battery, transitionTime
         case jammed, obstructed, bridged
@@ -75,6 +81,14 @@ public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     /// Reads the YAML form; durations are in seconds (`writeDelay: 0.5`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        for key in [CodingKeys.writeDelay, .transitionTime] {
+            guard let seconds = try c.decodeIfPresent(Double.self, forKey: key), !Self.isValid(seconds: seconds) else {
+                continue
+            }
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: c,
+                debugDescription: "\(key.stringValue) must be between 0 and \(Int(Self.longestDuration)) seconds")
+        }
         self.init(
             yaml: try c.decode(String.self, forKey: .id),
             name: try c.decode(String.self, forKey: .name),
