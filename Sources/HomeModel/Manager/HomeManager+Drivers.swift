@@ -37,7 +37,7 @@ extension HomeManager {
             forgetUnresponsive(accessory.id)
             let isNew = browserFound(accessory, driver: driver)
             if isInHome(accessory.id) {
-                commitReported(accessory.id) { graph, events in
+                commitReported { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
                         for characteristic in service.characteristics {
@@ -55,20 +55,20 @@ extension HomeManager {
             forgetUnresponsive(id)
             browserLost(id)
             if isInHome(id) {
-                commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+                commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
             } else {
                 publishEvents([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
             browserSetValue(value, id, service, characteristic)
-            commitReported(id) { graph, events in
+            commitReported { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             forgetUnresponsive(id)
             browserSetReachable(isReachable, id)
-            commitReported(id) { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
+            commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
             }
         }
     }
@@ -141,7 +141,7 @@ extension HomeManager {
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
         guard !driver.reportsConfirmedValues else { return }
-        commitDeviceState(id) { graph, events in
+        commitDeviceState { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -193,7 +193,7 @@ extension HomeManager {
                     accessory: id, service: service.id, serviceName: service.name,
                     characteristic: characteristic.type, value: value))
         }
-        commitDeviceState(accessory.id) { graph, events in
+        commitDeviceState { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,

@@ -21,7 +21,7 @@ extension HomeManager {
                 if await self.probe(id) { return }
             }
         }
-        commitReported(id) { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+        commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
     }
 
     /// Stops treating `id` as silent, because its driver reported on it; the report sets reachability.
@@ -46,7 +46,7 @@ extension HomeManager {
         guard case .success = outcome, unresponsive[id] != nil else { return unresponsive[id] == nil }
         unresponsive[id] = nil
         logger.notice("An accessory answers again", metadata: ["accessory": "\(accessory.name)"])
-        commitReported(id) { graph, events in graph.recordReachability(true, accessory: id, events: &events) }
+        commitReported { graph, events in graph.recordReachability(true, accessory: id, events: &events) }
         return true
     }
 

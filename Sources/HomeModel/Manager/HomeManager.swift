@@ -228,12 +228,12 @@ public actor HomeManager {
         return try result.get()
     }
 
-    /// Records what a device did or reported (values, reachability) of `accessory`, in place: only a
-    /// changed value is written (reachability is not stored), without comparing the homes, so the cost
-    /// does not grow with the size of the home. The device has already acted, so the change is kept
+    /// Records what a device did or reported (values, reachability), in place: only the changed
+    /// values (each named by its event) are written (reachability is not stored), without comparing the
+    /// homes, so the cost does not grow with the size of the home. The device has already acted, so the change is kept
     /// and announced even when the database cannot be written (a full disk): the model stays true to
     /// the devices, and the next successful save writes it too.
-    func commitDeviceState(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+    func commitDeviceState(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
         var events: [HomeEvent] = []
         change(&graph, &events)
         var changed: [ValueKey] = []
@@ -586,8 +586,8 @@ public actor HomeManager {
         graph.locate(id).map { graph.homes[$0.home].accessories[$0.accessory] }
     }
 
-    /// Commits what a driver reported about `accessory`; there is no caller to tell when the database fails.
-    func commitReported(_ accessory: AccessoryID, _ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
-        commitDeviceState(accessory, change)
+    /// Commits what a driver reported; there is no caller to tell when the database fails.
+    func commitReported(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
+        commitDeviceState(change)
     }
 }
