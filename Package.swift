@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

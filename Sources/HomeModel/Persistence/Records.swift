@@ -136,18 +136,6 @@ struct StoredValue: Sendable {
         }
     }
 
-    static func columns(of value: CharacteristicValue) -> (format: String, value: any DatabaseValueConvertible) {
-        switch value {
-        case .bool(let bool): ("bool", bool ? 1 : 0)
-        case .int(let int): ("int", int)
-        // Not finite never reaches the model through validation; should one, it is stored as 0, as
-        // in the services' JSON, rather than as SQLite's NULL, which the column refuses.
-        case .float(let float): ("float", float.isFinite ? float : 0)
-        case .string(let string): ("string", string)
-        case .data(let data): ("data", data)
-        }
-    }
-
     private static func value(format: String, _ stored: DatabaseValue) -> CharacteristicValue? {
         switch (format, stored.storage) {
         case ("bool", .int64(let int)): .bool(int != 0)
