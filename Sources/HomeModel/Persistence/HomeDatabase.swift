@@ -228,7 +228,10 @@ public final class HomeDatabase: Sendable {
             zones = Dictionary(grouping: try ZoneRecord.order(position).fetchAll(db), by: \.homeID)
             zoneRooms = Dictionary(grouping: try ZoneRoomRecord.order(position).fetchAll(db), by: \.zoneID)
             users = Dictionary(grouping: try UserRecord.order(position).fetchAll(db), by: \.homeID)
-            accessories = Dictionary(grouping: try AccessoryRecord.order(position).fetchAll(db), by: \.homeID)
+            // Sorted here, not by SQLite: its sorter would copy every row with its services (megabytes
+            // at 10,000 accessories) and spill them to a temporary file, which a hub's SD card writes.
+            accessories = Dictionary(grouping: try AccessoryRecord.fetchAll(db), by: \.homeID)
+                .mapValues { $0.sorted { $0.position < $1.position } }
             actionSets = Dictionary(grouping: try ActionSetRecord.order(position).fetchAll(db), by: \.homeID)
             actions = Dictionary(grouping: try ActionRecord.order(position).fetchAll(db), by: \.actionSetID)
         }
