@@ -215,10 +215,6 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
         }
     }
 
-    private func send(_ topic: String, _ payload: JSON, retain: Bool) {
-        send(topic, payload.bytes, retain: retain)
-    }
-
     private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)

@@ -4,90 +4,127 @@ import HomeModel
 /// with objects named as clients know them (never by internal id, never an account).
 public struct EventMessage: Sendable, Equatable {
     public let topic: String
-    public let payload: JSON
+    /// Compact JSON, written member by member with JSON's own writers: one goes out for every value
+    /// change, and a tree of its members cost as much again to build and to serialize.
+    public let payload: [UInt8]
 
     /// The message for `event`, given the homes after it (for names) and before it (for what was
     /// removed); nil for events that have no `$events` message (reload, the accessory browser's).
     public init?(_ event: HomeEvent, homes: [Home], topics: Topics) {
         func home(_ id: HomeID) -> Home? { homes.first { $0.id == id } }
-        var members: [(key: String, value: JSON)] = [("event", .string(event.name))]
-        func add(_ key: String, _ value: String?) {
-            if let value { members.append((key, .string(value))) }
-        }
+        var members = Members()
+        members.add("event", event.name)
         let topic: String
         switch event {
         case .homeManagerDidUpdateHomes, .didFindNewAccessory, .didRemoveNewAccessory:
             return nil
         case .didAddHome(_, let name), .didRemoveHome(_, let name):
-            add("home", name)
+            members.add("home", name)
             topic = topics.managerEvents
         case .didUpdateNameForHome(_, let oldName, let name):
-            add("home", name)
-            add("oldName", oldName)
+            members.add("home", name)
+            members.add("oldName", oldName)
             topic = topics.managerEvents
         case .didUpdatePrimaryHome(let id):
-            members.append(("home", id.flatMap(home).map { .string($0.name) } ?? .null))
+            members.add("home", id.flatMap(home).map { .string($0.name) } ?? .null)
             topic = topics.managerEvents
         default:
             guard let id = event.home, let snapshot = home(id) else { return nil }
-            add("home", snapshot.name)
-            Self.describe(event, in: snapshot, add: add)
+            members.add("home", snapshot.name)
+            Self.describe(event, in: snapshot, into: &members)
             topic = topics.events(home: snapshot.name)
         }
         switch event {
-        case .didUpdateValueForCharacteristic(_, _, _, _, let value): members.append(("value", Rendering.value(value)))
-        case .accessoryDidUpdateReachability(_, _, let isReachable): members.append(("reachable", .bool(isReachable)))
-        case .didExecuteActionSet(_, _, let failed): members.append(("failedActions", .integer(failed)))
+        case .didUpdateValueForCharacteristic(_, _, _, _, let value): members.add("value", Rendering.value(value))
+        case .accessoryDidUpdateReachability(_, _, let isReachable): members.add("reachable", .bool(isReachable))
+        case .didExecuteActionSet(_, _, let failed): members.add("failedActions", .integer(failed))
         default: break
         }
         self.topic = topic
-        self.payload = .object(members)
+        self.payload = members.closed()
     }
 
-    private static func describe(_ event: HomeEvent, in home: Home, add: (String, String?) -> Void) {
+    /// A JSON object written as its members are added.
+    private struct Members {
+        private var bytes: [UInt8]
+
+        init() {
+            bytes = []
+            bytes.reserveCapacity(256)
+            bytes.append(UInt8(ascii: "{"))
+        }
+
+        /// Keys are plain ASCII names: written as they are, with no escapes to look for.
+        private mutating func key(_ key: StaticString) {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(UInt8(ascii: ":"))
+        }
+
+        /// A member whose object is gone (nil) is left out.
+        mutating func add(_ name: StaticString, _ value: String?) {
+            guard let value else { return }
+            key(name)
+            JSON.writeString(value, to: &bytes)
+        }
+
+        mutating func add(_ name: StaticString, _ value: JSON) {
+            key(name)
+            value.write(to: &bytes)
+        }
+
+        consuming func closed() -> [UInt8] {
+            bytes.append(UInt8(ascii: "}"))
+            return bytes
+        }
+    }
+
+    private static func describe(_ event: HomeEvent, in home: Home, into members: inout Members) {
         func room(_ id: RoomID) -> String? { home.room(id)?.name }
         func accessory(_ id: AccessoryID) -> String? { home.accessory(id)?.name }
         switch event {
         case .didAddRoom(_, _, let name), .didRemoveRoom(_, _, let name):
-            add("room", name)
+            members.add("room", name)
         case .didUpdateNameForRoom(_, _, let oldName, let name):
-            add("room", name)
-            add("oldName", oldName)
+            members.add("room", name)
+            members.add("oldName", oldName)
         case .didAddZone(_, _, let name), .didRemoveZone(_, _, let name):
-            add("zone", name)
+            members.add("zone", name)
         case .didUpdateNameForZone(_, _, let oldName, let name):
-            add("zone", name)
-            add("oldName", oldName)
+            members.add("zone", name)
+            members.add("oldName", oldName)
         case .didAddRoomToZone(_, let roomID, let zoneID), .didRemoveRoomFromZone(_, let roomID, let zoneID):
-            add("room", room(roomID))
-            add("zone", home.zone(zoneID)?.name)
+            members.add("room", room(roomID))
+            members.add("zone", home.zone(zoneID)?.name)
         case .didAddAccessory(_, _, let name, let roomID), .didRemoveAccessory(_, _, let name, let roomID):
-            add("accessory", name)
-            add("room", room(roomID) ?? home.defaultRoom.name)
+            members.add("accessory", name)
+            members.add("room", room(roomID) ?? home.defaultRoom.name)
         case .didUpdateRoomForAccessory(_, let id, let oldRoom, let newRoom):
-            add("accessory", accessory(id))
-            add("room", room(newRoom))
-            add("oldRoom", room(oldRoom))
+            members.add("accessory", accessory(id))
+            members.add("room", room(newRoom))
+            members.add("oldRoom", room(oldRoom))
         case .didUpdateNameForAccessory(_, _, let oldName, let name):
-            add("accessory", name)
-            add("oldName", oldName)
+            members.add("accessory", name)
+            members.add("oldName", oldName)
         case .didAddUser(_, _, let name), .didRemoveUser(_, _, let name):
-            add("user", name)
+            members.add("user", name)
         case .didAddActionSet(_, _, let name), .didRemoveActionSet(_, _, let name):
-            add("actionSet", name)
+            members.add("actionSet", name)
         case .didUpdateNameForActionSet(_, _, let oldName, let name):
-            add("actionSet", name)
-            add("oldName", oldName)
+            members.add("actionSet", name)
+            members.add("oldName", oldName)
         case .didExecuteActionSet(_, let id, _):
-            add("actionSet", home.actionSet(id)?.name)
+            members.add("actionSet", home.actionSet(id)?.name)
         case .accessoryDidUpdateReachability(_, let id, _):
-            add("accessory", accessory(id))
+            members.add("accessory", accessory(id))
         case .didUpdateValueForCharacteristic(_, let id, let serviceID, let characteristic, _):
             let snapshot = home.accessory(id)
-            add("room", snapshot.map { Rendering.roomName($0.room, in: home) })
-            add("accessory", snapshot?.name)
-            add("service", snapshot?.service(serviceID)?.name)
-            add("characteristic", characteristic.rawValue)
+            members.add("room", snapshot.map { Rendering.roomName($0.room, in: home) })
+            members.add("accessory", snapshot?.name)
+            members.add("service", snapshot?.service(serviceID)?.name)
+            members.add("characteristic", characteristic.rawValue)
         default:
             break
         }

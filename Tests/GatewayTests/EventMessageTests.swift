@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import Gateway
+@testable import HomeModel
+
+/// `$events` payloads, byte for byte: clients parse them, and one is written for every value change.
+@Suite("The $events messages")
+struct EventMessageTests {
+    static let topics = Topics()
+
+    @Test("each event of a home names its objects as clients know them, in a fixed order")
+    func homeEvents() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        let home = try await DemoFixture.mainHouse(in: manager)
+        let homes = [home]
+        let kitchen = try #require(home.rooms.first { $0.name == "Kitchen" })
+        let hallway = try #require(home.rooms.first { $0.name == "Hallway" })
+        let downstairs = try #require(home.zones.first { $0.name == "Downstairs" })
+        let lamp = try #require(home.accessories.first { $0.name == "Floor Lamp" })
+        let nowhere = AccessoryID("nowhere")
+        let night = try #require(home.actionSets.first { $0.name == "Good Night" })
+        let user = try #require(home.users.first)
+        let service = try #require(lamp.services.first { $0.characteristics.contains { $0.type == .brightness } })
+        let start = #"{"event":"#
+        let cases: [(HomeEvent, String)] = [
+            (
+                .didAddRoom(home: home.id, room: kitchen.id, name: "Kitchen"),
+                #""didAddRoom","home":"Main House","room":"Kitchen"}"#
+            ),
+            (
+                .didUpdateNameForRoom(home: home.id, room: kitchen.id, oldName: "Cookery", name: "Kitchen"),
+                #""didUpdateNameForRoom","home":"Main House","room":"Kitchen","oldName":"Cookery"}"#
+            ),
+            (
+                .didAddRoomToZone(home: home.id, room: kitchen.id, zone: downstairs.id),
+                #""didAddRoomToZone","home":"Main House","room":"Kitchen","zone":"Downstairs"}"#
+            ),
+            (
+                .didAddAccessory(home: home.id, accessory: lamp.id, name: "Floor Lamp", room: hallway.id),
+                #""didAddAccessory","home":"Main House","accessory":"Floor Lamp","room":"Hallway"}"#
+            ),
+            (
+                .didUpdateRoomForAccessory(home: home.id, accessory: lamp.id, oldRoom: kitchen.id, room: hallway.id),
+                #""didUpdateRoomForAccessory","home":"Main House","accessory":"Floor Lamp","room":"Hallway","oldRoom":"Kitchen"}"#
+            ),
+            // An object the home no longer has is left out, not written as null.
+            (
+                .accessoryDidUpdateReachability(home: home.id, accessory: nowhere, isReachable: false),
+                #""accessoryDidUpdateReachability","home":"Main House","reachable":false}"#
+            ),
+            (
+                .accessoryDidUpdateReachability(home: home.id, accessory: lamp.id, isReachable: true),
+                #""accessoryDidUpdateReachability","home":"Main House","accessory":"Floor Lamp","reachable":true}"#
+            ),
+            (
+                .didAddUser(home: home.id, user: user.id, name: "Olivia"),
+                #""didAddUser","home":"Main House","user":"Olivia"}"#
+            ),
+            (
+                .didExecuteActionSet(home: home.id, actionSet: night.id, failedActions: 2),
+                #""didExecuteActionSet","home":"Main House","actionSet":"Good Night","failedActions":2}"#
+            ),
+            (
+                .didUpdateValueForCharacteristic(
+                    home: home.id, accessory: lamp.id, service: service.id, characteristic: .brightness,
+                    value: .int(42)),
+                #""didUpdateValueForCharacteristic","home":"Main House","room":"Living Room","accessory":"Floor Lamp","service":"\#(service.name)","characteristic":"Brightness","value":42}"#
+            ),
+            // Values as the value topics have them: floats, strings escaped, data as base64.
+            (
+                .didUpdateValueForCharacteristic(
+                    home: home.id, accessory: lamp.id, service: service.id, characteristic: .name,
+                    value: .string("say \"hi\"\n\\ \u{1}")),
+                #""didUpdateValueForCharacteristic","home":"Main House","room":"Living Room","accessory":"Floor Lamp","service":"\#(service.name)","characteristic":"Name","value":"say \"hi\"\n\\ \u0001"}"#
+            ),
+            (
+                .didUpdateValueForCharacteristic(
+                    home: home.id, accessory: lamp.id, service: service.id, characteristic: .hue, value: .float(21.5)),
+                #""didUpdateValueForCharacteristic","home":"Main House","room":"Living Room","accessory":"Floor Lamp","service":"\#(service.name)","characteristic":"Hue","value":21.5}"#
+            ),
+            (
+                .didUpdateValueForCharacteristic(
+                    home: home.id, accessory: lamp.id, service: service.id, characteristic: .hue,
+                    value: .data(Data([0, 1, 0xFF]))),
+                #""didUpdateValueForCharacteristic","home":"Main House","room":"Living Room","accessory":"Floor Lamp","service":"\#(service.name)","characteristic":"Hue","value":"AAH/"}"#
+            ),
+        ]
+        for (event, rest) in cases {
+            let message = try #require(EventMessage(event, homes: homes, topics: Self.topics), "\(event)")
+            #expect(message.topic == "homegate/Main House/$events")
+            #expect(Self.text(message) == start + rest)
+        }
+        // Events of a home the account cannot see, and those with no message, have none.
+        #expect(
+            EventMessage(
+                .didAddRoom(home: HomeID("elsewhere"), room: kitchen.id, name: "Kitchen"), homes: homes,
+                topics: Self.topics) == nil)
+        #expect(EventMessage(.homeManagerDidUpdateHomes, homes: homes, topics: Self.topics) == nil)
+        #expect(EventMessage(.didFindNewAccessory(accessory: lamp.id), homes: homes, topics: Self.topics) == nil)
+    }
+
+    @Test("the manager's events go to B/$events; a primary home that is gone is null")
+    func managerEvents() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        let home = try await DemoFixture.mainHouse(in: manager)
+        let homes = [home]
+        let cases: [(HomeEvent, String)] = [
+            (.didAddHome(home: home.id, name: "Main House"), #"{"event":"didAddHome","home":"Main House"}"#),
+            (
+                .didUpdateNameForHome(home: home.id, oldName: "Old House", name: "Main House"),
+                #"{"event":"didUpdateNameForHome","home":"Main House","oldName":"Old House"}"#
+            ),
+            (.didUpdatePrimaryHome(home: home.id), #"{"event":"didUpdatePrimaryHome","home":"Main House"}"#),
+            (.didUpdatePrimaryHome(home: nil), #"{"event":"didUpdatePrimaryHome","home":null}"#),
+        ]
+        for (event, payload) in cases {
+            let message = try #require(EventMessage(event, homes: homes, topics: Self.topics), "\(event)")
+            #expect(message.topic == "homegate/$events")
+            #expect(Self.text(message) == payload)
+        }
+    }
+
+    static func text(_ message: EventMessage) -> String { String(decoding: message.payload, as: UTF8.self) }
+}
