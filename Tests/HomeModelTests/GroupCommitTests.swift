@@ -29,10 +29,36 @@ struct GroupCommitTests {
         }
     }
 
+    @Test(
+        "values a refused write left over reach the file once it takes writes again, with no other report or change",
+        .timeLimit(.minutes(1)), arguments: [Duration.milliseconds(100), .zero])
+    func retried(window: Duration) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await Self.sensorHome(at: path, window: window)
+
+            // Given a disk that refuses writes while the sensor reports 42, until a group commit has failed
+            try database.refuseWrites(true)
+            let before = database.failedValueCommits
+            sensor.report(42)
+            while database.failedValueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
+
+            // When it takes writes again, and nothing else happens
+            try database.refuseWrites(false)
+
+            // Then the reading reaches the file (a retry: no report, layout change or shutdown carries it)
+            let other = try HomeDatabase.open(atPath: path)
+            while try Self.reading(in: other) != 42 { try await Task.sleep(for: .milliseconds(10)) }
+            await manager.shutdown()
+        }
+    }
+
     /// A home with the reporting sensor in it, in the file at `path`.
-    static func sensorHome(at path: String) async throws -> (HomeManager, HomeDatabase, ReportingDriver) {
+    static func sensorHome(
+        at path: String, window: Duration = .milliseconds(100)
+    ) async throws -> (HomeManager, HomeDatabase, ReportingDriver) {
         let database = try HomeDatabase.open(atPath: path)
-        let manager = try HomeManager(database: database)
+        let manager = try HomeManager(database: database, valueCommitWindow: window)
         let sensor = ReportingDriver()
         try await manager.attach(sensor)
         try await manager.addHome(named: "Home", account: "alice")

@@ -16,6 +16,15 @@ public actor HomeManager {
     private var unsavedValues: Set<ValueKey> = []
     /// The group commit of values that is scheduled, if any.
     private var valueFlush: Task<Void, Never>?
+    /// After a write of values failed, how long the next group commit waits instead of the window:
+    /// from a second, doubling up to a minute, so values left over by a full disk reach it once
+    /// there is room, without another report to carry them and without a failed attempt (and a
+    /// warning) every window. nil while writes succeed.
+    private var valueRetryDelay: Duration?
+    private static let firstValueRetry = Duration.seconds(1)
+    private static let longestValueRetry = Duration.seconds(60)
+    /// Set by ``shutdown()``: nothing is scheduled after it.
+    private var isShutDown = false
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
     private let database: HomeDatabase
@@ -156,6 +165,7 @@ public actor HomeManager {
         unresponsive.removeAll()
         for driver in browser.drivers { await driver.stop() }
         // Values still waiting for their group commit are written before the gateway goes.
+        isShutDown = true
         valueFlush?.cancel()
         valueFlush = nil
         if !unsavedValues.isEmpty { saveValues(of: []) } else { database.waitForWrites() }
@@ -253,10 +263,11 @@ public actor HomeManager {
         publish(events)
     }
 
-    /// Starts the window of the next group commit, unless one is open.
+    /// Starts the window of the next group commit, unless one is open (after a failed write, the
+    /// retry's delay if it is longer).
     private func scheduleValueCommit() {
-        guard valueFlush == nil else { return }
-        let window = valueCommitWindow
+        guard valueFlush == nil, !isShutDown else { return }
+        let window = max(valueCommitWindow, valueRetryDelay ?? .zero)
         valueFlush = Task { [weak self] in
             try? await Task.sleep(for: window)
             guard !Task.isCancelled else { return }
@@ -264,24 +275,46 @@ public actor HomeManager {
         }
     }
 
-    /// Writes every waiting value in one transaction off the actor; what fails waits for the next
-    /// commit (and is said in the log).
+    /// Writes every waiting value in one transaction off the actor; what fails is tried again
+    /// (``valueRetryDelay``) and said in the log.
     private func commitValues() {
         valueFlush = nil
         guard !unsavedValues.isEmpty else { return }
         let written = unsavedValues
         unsavedValues = []
+        let retrying = valueRetryDelay != nil
         database.saveValuesLater(values(of: written)) { [weak self] error in
-            guard let error, let self else { return }
-            Task { await self.valuesNotSaved(written, error) }
+            guard let self else { return }
+            if let error {
+                Task { await self.valuesNotSaved(written, error) }
+            } else if retrying {
+                Task { await self.valuesSaved() }
+            }
         }
     }
 
     private func valuesNotSaved(_ keys: Set<ValueKey>, _ error: any Error) {
+        unsavedValues.formUnion(keys)
+        retryValues(after: error)
+    }
+
+    private func valuesSaved() {
+        valueRetryDelay = nil
+        // A commit scheduled meanwhile waits for the retry's delay: the window again.
+        guard let flush = valueFlush else { return }
+        flush.cancel()
+        valueFlush = nil
+        scheduleValueCommit()
+    }
+
+    /// Keeps the values that could not be written for a group commit after the next retry delay.
+    private func retryValues(after error: any Error) {
+        let delay = valueRetryDelay.map { min($0 * 2, Self.longestValueRetry) } ?? Self.firstValueRetry
+        valueRetryDelay = delay
         logger.warning(
             "Device state is kept in memory only: the home database could not be written",
-            metadata: ["error": "\(error)"])
-        unsavedValues.formUnion(keys)
+            metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+        scheduleValueCommit()
     }
 
     /// The values `keys` name as the model holds them now; those it no longer has are left out.
@@ -300,11 +333,10 @@ public actor HomeManager {
         do {
             try database.saveValues(values(of: pending))
             unsavedValues = []
+            valueRetryDelay = nil
         } catch {
-            logger.warning(
-                "Device state is kept in memory only: the home database could not be written",
-                metadata: ["error": "\(error)"])
             unsavedValues = pending
+            retryValues(after: error)
         }
     }
 

@@ -75,6 +75,12 @@ public final class HomeDatabase: Sendable {
         }
     }
 
+    /// Makes every write fail (SQLite's `query_only`) until called with false: a disk that refuses
+    /// writes, for tests.
+    func refuseWrites(_ refuse: Bool) throws {
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
+    }
+
     /// The number of pages the database has now (SQLite's `page_count`).
     public func pageCount() throws -> Int {
         try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
