@@ -38,10 +38,7 @@ struct GroupCommitTests {
             let (manager, database, sensor) = try await Self.sensorHome(at: path, window: window)
 
             // Given a disk that refuses writes while the sensor reports 42, until a group commit has failed
-            try database.refuseWrites(true)
-            let before = database.failedValueCommits
-            sensor.report(42)
-            while database.failedValueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
+            try await Self.failCommit(of: 42, sensor: sensor, database: database)
 
             // When it takes writes again, and nothing else happens
             try database.refuseWrites(false)
@@ -51,6 +48,47 @@ struct GroupCommitTests {
             while try Self.reading(in: other) != 42 { try await Task.sleep(for: .milliseconds(10)) }
             await manager.shutdown()
         }
+    }
+
+    @Test("a layout change saved after a failed group commit ends the retry's wait", .timeLimit(.minutes(1)))
+    func layoutEndsRetry() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await Self.sensorHome(at: path)
+            // Given a group commit that failed
+            try await Self.failCommit(of: 42, sensor: sensor, database: database)
+            while await !manager.isRetryingValues { try await Task.sleep(for: .milliseconds(10)) }
+
+            // When the disk takes writes again and a layout change is saved
+            try database.refuseWrites(false)
+            try await manager.addRoom(named: "Den", home: "Home", account: "alice")
+
+            // Then the reading is on disk with it, and group commits wait for their window again
+            #expect(try Self.reading(in: HomeDatabase.open(atPath: path)) == 42)
+            #expect(await !manager.isRetryingValues)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("shutdown writes the values of a group commit that failed", .timeLimit(.minutes(1)))
+    func shutdownWritesFailed() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("home.sqlite").path
+            let (manager, database, sensor) = try await Self.sensorHome(at: path)
+            try await Self.failCommit(of: 42, sensor: sensor, database: database)
+            try database.refuseWrites(false)
+            await manager.shutdown()
+            #expect(try Self.reading(in: HomeDatabase.open(atPath: path)) == 42)
+        }
+    }
+
+    /// Makes the database refuse writes, has the sensor report `reading` and waits until a group
+    /// commit has failed; the database still refuses writes.
+    static func failCommit(of reading: Double, sensor: ReportingDriver, database: HomeDatabase) async throws {
+        try database.refuseWrites(true)
+        let before = database.failedValueCommits
+        sensor.report(reading)
+        while database.failedValueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// A home with the reporting sensor in it, in the file at `path`.

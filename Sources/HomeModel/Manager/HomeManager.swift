@@ -1,6 +1,7 @@
 import AsyncMailbox
 import Foundation
 import Logging
+import Synchronization
 
 /// The home database: HomeKit's `HMHomeManager` and everything under it, as one actor.
 ///
@@ -14,16 +15,27 @@ public actor HomeManager {
     /// commit (``valueCommitWindow``), or left over because the database could not be written (a full
     /// disk). The next commit, of values or of the layout, writes them.
     private var unsavedValues: Set<ValueKey> = []
-    /// The group commit of values that is scheduled, if any.
+    /// The group commit of values that is scheduled, if any, and its number: a flush replaced while
+    /// it was about to run finds another number and does nothing.
     private var valueFlush: Task<Void, Never>?
+    private var valueFlushNumber: UInt64 = 0
+    /// The values of group commits that failed off the actor, until the actor (or shutdown, which
+    /// cannot wait for the actor) takes them back.
+    private nonisolated let failedValues = Mutex<Set<ValueKey>>([])
+    /// Numbers the writes of values, so that outcomes that arrive out of order (each comes back in a
+    /// task of its own) do not undo what a newer one decided about retrying.
+    private var valueWriteNumber: UInt64 = 0
+    private var settledValueWrite: UInt64 = 0
     /// After a write of values failed, how long the next group commit waits instead of the window:
     /// from a second, doubling up to a minute, so values left over by a full disk reach it once
     /// there is room, without another report to carry them and without a failed attempt (and a
     /// warning) every window. nil while writes succeed.
     private var valueRetryDelay: Duration?
+    /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
+    var isRetryingValues: Bool { valueRetryDelay != nil }
     private static let firstValueRetry = Duration.seconds(1)
     private static let longestValueRetry = Duration.seconds(60)
-    /// Set by ``shutdown()``: nothing is scheduled after it.
+    /// Set by ``shutdown()``: nothing is scheduled or written off the actor after it.
     private var isShutDown = false
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
@@ -164,11 +176,14 @@ public actor HomeManager {
         for probe in unresponsive.values { probe.cancel() }
         unresponsive.removeAll()
         for driver in browser.drivers { await driver.stop() }
-        // Values still waiting for their group commit are written before the gateway goes.
+        // Values still waiting for their group commit are written before the gateway goes, and so
+        // are those of a group commit under way that fails.
         isShutDown = true
         valueFlush?.cancel()
         valueFlush = nil
-        if !unsavedValues.isEmpty { saveValues(of: []) } else { database.waitForWrites() }
+        database.waitForWrites()
+        unsavedValues.formUnion(takeFailedValues())
+        if !unsavedValues.isEmpty { saveValues(of: []) }
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
         for sender in changeSubscribers.values { sender.finish() }
@@ -253,7 +268,9 @@ public actor HomeManager {
             }
         }
         if !changed.isEmpty {
-            if valueCommitWindow == .zero {
+            // With no window every value is synced as it comes; while writes fail, it waits for the
+            // retry (a blocking attempt and a warning per value would hold up the actor for nothing).
+            if valueCommitWindow == .zero && valueRetryDelay == nil {
                 saveValues(of: changed)
             } else {
                 unsavedValues.formUnion(changed)
@@ -268,52 +285,71 @@ public actor HomeManager {
     private func scheduleValueCommit() {
         guard valueFlush == nil, !isShutDown else { return }
         let window = max(valueCommitWindow, valueRetryDelay ?? .zero)
+        valueFlushNumber &+= 1
+        let number = valueFlushNumber
         valueFlush = Task { [weak self] in
             try? await Task.sleep(for: window)
             guard !Task.isCancelled else { return }
-            await self?.commitValues()
+            await self?.commitValues(flush: number)
         }
     }
 
     /// Writes every waiting value in one transaction off the actor; what fails is tried again
     /// (``valueRetryDelay``) and said in the log.
-    private func commitValues() {
+    private func commitValues(flush number: UInt64) {
+        guard number == valueFlushNumber, !isShutDown else { return }
         valueFlush = nil
         guard !unsavedValues.isEmpty else { return }
         let written = unsavedValues
         unsavedValues = []
-        let retrying = valueRetryDelay != nil
+        valueWriteNumber &+= 1
+        let write = valueWriteNumber
         database.saveValuesLater(values(of: written)) { [weak self] error in
             guard let self else { return }
-            if let error {
-                Task { await self.valuesNotSaved(written, error) }
-            } else if retrying {
-                Task { await self.valuesSaved() }
-            }
+            if error != nil { failedValues.withLock { $0.formUnion(written) } }
+            Task { await self.valueWriteEnded(write, error: error) }
         }
     }
 
-    private func valuesNotSaved(_ keys: Set<ValueKey>, _ error: any Error) {
-        unsavedValues.formUnion(keys)
-        retryValues(after: error)
+    /// Takes back the values of failed group commits, and retries or stops retrying unless a newer
+    /// write has decided that already.
+    private func valueWriteEnded(_ write: UInt64, error: (any Error)?) {
+        unsavedValues.formUnion(takeFailedValues())
+        if write > settledValueWrite {
+            settledValueWrite = write
+            if let error { valueWriteFailed(error) } else { valueWriteSucceeded() }
+        }
+        if !unsavedValues.isEmpty { scheduleValueCommit() }
     }
 
-    private func valuesSaved() {
-        valueRetryDelay = nil
-        // A commit scheduled meanwhile waits for the retry's delay: the window again.
-        guard let flush = valueFlush else { return }
-        flush.cancel()
-        valueFlush = nil
-        scheduleValueCommit()
+    private func takeFailedValues() -> Set<ValueKey> {
+        failedValues.withLock { failed in
+            defer { failed = [] }
+            return failed
+        }
     }
 
-    /// Keeps the values that could not be written for a group commit after the next retry delay.
-    private func retryValues(after error: any Error) {
+    private func valueWriteFailed(_ error: any Error) {
+        if isShutDown {
+            logger.error(
+                "Device state is lost: the home database could not be written as the gateway stopped",
+                metadata: ["error": "\(error)", "values": "\(unsavedValues.count)"])
+            return
+        }
         let delay = valueRetryDelay.map { min($0 * 2, Self.longestValueRetry) } ?? Self.firstValueRetry
         valueRetryDelay = delay
         logger.warning(
             "Device state is kept in memory only: the home database could not be written",
             metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+    }
+
+    private func valueWriteSucceeded() {
+        guard valueRetryDelay != nil else { return }
+        valueRetryDelay = nil
+        // A commit scheduled meanwhile waits for the retry's delay: the window again.
+        guard let flush = valueFlush else { return }
+        flush.cancel()
+        valueFlush = nil
         scheduleValueCommit()
     }
 
@@ -330,13 +366,16 @@ public actor HomeManager {
     /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.
     private func saveValues(of keys: [ValueKey]) {
         let pending = unsavedValues.union(keys)
+        valueWriteNumber &+= 1
+        settledValueWrite = valueWriteNumber
         do {
             try database.saveValues(values(of: pending))
             unsavedValues = []
-            valueRetryDelay = nil
+            valueWriteSucceeded()
         } catch {
             unsavedValues = pending
-            retryValues(after: error)
+            valueWriteFailed(error)
+            scheduleValueCommit()
         }
     }
 
