@@ -15,17 +15,93 @@ extension DemoHome {
     public static func fastDecode(_ node: Node) -> DemoHome? {
         try? FastReader.demoHome(node)
     }
+
+    /// The demo home in `yaml` read without Yams (``DemoHomeScanner``), or nil when Yams must
+    /// compose it: text outside the plain shapes the scanner reads, or a shape the fast reading
+    /// leaves to the decoder. (Public for the fuzzer, which holds it to Yams' reading.)
+    public static func scan(_ yaml: String) -> DemoHome? {
+        DemoHomeScanner.compose(yaml).flatMap { try? FastReader.demoHome($0) }
+    }
+}
+
+/// What the fast reading asks of a composed node: Yams' nodes, and ``DemoHomeScanner``'s values.
+protocol FastReadableNode {
+    /// Calls `body` with each key of a mapping that is a string and its value; gives up on anything
+    /// but a mapping, and at a merge key.
+    func fields(_ body: (String, Self) throws(FastReader.GiveUp) -> Void) throws(FastReader.GiveUp)
+    /// The items of a sequence; gives up on anything else.
+    func items() throws(FastReader.GiveUp) -> [Self]
+    /// A scalar that is neither null nor explicitly tagged other than `!!str`, as Yams' constructors
+    /// read it.
+    func scalar() throws(FastReader.GiveUp) -> Node.Scalar
+    /// The text of such a scalar: what the decoder reads into a string field.
+    func text() throws(FastReader.GiveUp) -> String
+}
+
+extension Node: FastReadableNode {
+    func fields(_ body: (String, Node) throws(FastReader.GiveUp) -> Void) throws(FastReader.GiveUp) {
+        guard case .mapping(let mapping) = self else { throw FastReader.GiveUp() }
+        for (key, value) in mapping {
+            // Keys that are not strings match no field for the decoder either.
+            guard let key = try? key.scalar(), FastReader.tag(of: key) == .str else { continue }
+            // A merge key is the decoder's to read.
+            if key.string == "<<" { throw FastReader.GiveUp() }
+            try body(key.string, value)
+        }
+    }
+
+    func items() throws(FastReader.GiveUp) -> [Node] {
+        guard case .sequence(let sequence) = self else { throw FastReader.GiveUp() }
+        return Array(sequence)
+    }
+
+    /// Null also as the decoder sees it: `!!str null` is nil to `decodeIfPresent`.
+    func scalar() throws(FastReader.GiveUp) -> Node.Scalar {
+        guard case .scalar(let scalar) = self else { throw FastReader.GiveUp() }
+        let name = FastReader.tag(of: scalar)
+        guard name != .null, name != .nonSpecific, scalar.tag.description == Tag.Name.implicit.rawValue || name == .str,
+            NSNull.construct(from: scalar) == nil
+        else { throw FastReader.GiveUp() }
+        return scalar
+    }
+
+    func text() throws(FastReader.GiveUp) -> String { try scalar().string }
+}
+
+extension DemoHomeScanner.Value: FastReadableNode {
+    /// The scanner's keys are plain words; one that YAML reads as a bool, a number or null (a string
+    /// to no field either) goes to `body` and matches none.
+    func fields(_ body: (String, Self) throws(FastReader.GiveUp) -> Void) throws(FastReader.GiveUp) {
+        guard case .mapping(let pairs) = self else { throw FastReader.GiveUp() }
+        for (key, value) in pairs {
+            if key == "<<" { throw FastReader.GiveUp() }
+            try body(key, value)
+        }
+    }
+
+    func items() throws(FastReader.GiveUp) -> [Self] {
+        guard case .sequence(let items) = self else { throw FastReader.GiveUp() }
+        return items
+    }
+
+    /// Every scalar of the scanner is plain, so its tag is implicit, as Yams composes it.
+    func scalar() throws(FastReader.GiveUp) -> Node.Scalar { Node.Scalar(try text()) }
+
+    func text() throws(FastReader.GiveUp) -> String {
+        guard case .scalar(let text) = self, PlainScalarTags.tag(of: text) != .null else { throw FastReader.GiveUp() }
+        return text
+    }
 }
 
 extension DemoHome.ScalarValue {
     init(_ value: CharacteristicValue) { self.value = value }
 }
 
-private enum FastReader {
+enum FastReader {
     /// Anything the decoder must read instead.
     struct GiveUp: Error {}
 
-    static func demoHome(_ node: Node) throws(GiveUp) -> DemoHome {
+    static func demoHome<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome {
         var devices: [VirtualDeviceConfiguration]?
         var homes: [DemoHome.HomeSeed]?
         try fields(node) { key, value throws(GiveUp) in
@@ -39,7 +115,7 @@ private enum FastReader {
         return DemoHome(devices: devices, homes: homes)
     }
 
-    static func device(_ node: Node) throws(GiveUp) -> VirtualDeviceConfiguration {
+    static func device<N: FastReadableNode>(_ node: N) throws(GiveUp) -> VirtualDeviceConfiguration {
         var id: String?
         var name: String?
         var kind: VirtualDeviceKind?
@@ -85,7 +161,7 @@ private enum FastReader {
             jammed: jammed, obstructed: obstructed, bridged: bridged)
     }
 
-    static func home(_ node: Node) throws(GiveUp) -> DemoHome.HomeSeed {
+    static func home<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.HomeSeed {
         var name: String?
         var primary: Bool?
         var administrator: DemoHome.UserSeed?
@@ -113,17 +189,17 @@ private enum FastReader {
             accessories: accessories, actionSets: actionSets)
     }
 
-    static func user(_ node: Node) throws(GiveUp) -> DemoHome.UserSeed {
+    static func user<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.UserSeed {
         let (account, name) = try two(node, "account", "name")
         return DemoHome.UserSeed(account: try string(account), name: try string(name))
     }
 
-    static func zone(_ node: Node) throws(GiveUp) -> DemoHome.ZoneSeed {
+    static func zone<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.ZoneSeed {
         let (name, rooms) = try two(node, "name", "rooms")
         return DemoHome.ZoneSeed(name: try string(name), rooms: try list(rooms, string))
     }
 
-    static func accessory(_ node: Node) throws(GiveUp) -> DemoHome.AccessorySeed {
+    static func accessory<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.AccessorySeed {
         var id: String?
         var room: String?
         var name: String?
@@ -139,12 +215,12 @@ private enum FastReader {
         return DemoHome.AccessorySeed(id: id, room: room, name: name)
     }
 
-    static func actionSet(_ node: Node) throws(GiveUp) -> DemoHome.ActionSetSeed {
+    static func actionSet<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.ActionSetSeed {
         let (name, actions) = try two(node, "name", "actions")
         return DemoHome.ActionSetSeed(name: try string(name), actions: try list(actions, action))
     }
 
-    static func action(_ node: Node) throws(GiveUp) -> DemoHome.ActionSeed {
+    static func action<N: FastReadableNode>(_ node: N) throws(GiveUp) -> DemoHome.ActionSeed {
         var accessory: String?
         var service: String?
         var characteristic: String?
@@ -175,59 +251,42 @@ private enum FastReader {
 
     // MARK: Nodes
 
-    /// Calls `body` with each key of the mapping `node` and its value.
-    static func fields(_ node: Node, _ body: (String, Node) throws(GiveUp) -> Void) throws(GiveUp) {
-        guard case .mapping(let mapping) = node else { throw GiveUp() }
-        for (key, value) in mapping {
-            // Keys that are not strings match no field for the decoder either.
-            guard let key = try? scalar(key), tag(of: key) == .str else { continue }
-            // A merge key is the decoder's to read.
-            if key.string == "<<" { throw GiveUp() }
-            try body(key.string, value)
-        }
+    static func fields<N: FastReadableNode>(_ node: N, _ body: (String, N) throws(GiveUp) -> Void) throws(GiveUp) {
+        try node.fields(body)
     }
 
     /// The values of a mapping with exactly the two fields `first` and `second` (and maybe others).
-    static func two(_ node: Node, _ first: String, _ second: String) throws(GiveUp) -> (Node, Node) {
-        var a: Node?
-        var b: Node?
-        try fields(node) { key, value throws(GiveUp) in
+    static func two<N: FastReadableNode>(_ node: N, _ first: String, _ second: String) throws(GiveUp) -> (N, N) {
+        var a: N?
+        var b: N?
+        try node.fields { key, value throws(GiveUp) in
             if key == first { a = value } else if key == second { b = value }
         }
         guard let a, let b else { throw GiveUp() }
         return (a, b)
     }
 
-    static func list<T>(_ node: Node, _ element: (Node) throws(GiveUp) -> T) throws(GiveUp) -> [T] {
-        guard case .sequence(let sequence) = node else { throw GiveUp() }
+    static func list<N: FastReadableNode, T>(_ node: N, _ element: (N) throws(GiveUp) -> T) throws(GiveUp) -> [T] {
+        let items = try node.items()
         var result: [T] = []
-        result.reserveCapacity(sequence.count)
-        for item in sequence { result.append(try element(item)) }
+        result.reserveCapacity(items.count)
+        for item in items { result.append(try element(item)) }
         return result
     }
 
-    /// A scalar that is neither null nor explicitly tagged other than `!!str` (aliases and other
-    /// nodes give up). Null also as the decoder sees it: `!!str null` is nil to `decodeIfPresent`.
-    static func scalar(_ node: Node) throws(GiveUp) -> Node.Scalar {
-        guard case .scalar(let scalar) = node else { throw GiveUp() }
-        let name = tag(of: scalar)
-        guard name != .null, name != .nonSpecific, scalar.tag.description == Tag.Name.implicit.rawValue || name == .str,
-            NSNull.construct(from: scalar) == nil
-        else { throw GiveUp() }
-        return scalar
-    }
+    static func scalar<N: FastReadableNode>(_ node: N) throws(GiveUp) -> Node.Scalar { try node.scalar() }
 
-    static func scalar<T>(_ node: Node, _ construct: (Node.Scalar) -> T?) throws(GiveUp) -> T {
-        guard let value = construct(try scalar(node)) else { throw GiveUp() }
+    static func scalar<N: FastReadableNode, T>(_ node: N, _ construct: (Node.Scalar) -> T?) throws(GiveUp) -> T {
+        guard let value = construct(try node.scalar()) else { throw GiveUp() }
         return value
     }
 
     /// A string field: the decoder takes any scalar's text.
-    static func string(_ node: Node) throws(GiveUp) -> String { try scalar(node).string }
+    static func string<N: FastReadableNode>(_ node: N) throws(GiveUp) -> String { try node.text() }
 
     /// A boolean field: only what resolves to `bool` (a quoted "true" is a string to the decoder).
-    static func bool(_ node: Node) throws(GiveUp) -> Bool {
-        let scalar = try scalar(node)
+    static func bool<N: FastReadableNode>(_ node: N) throws(GiveUp) -> Bool {
+        let scalar = try node.scalar()
         guard tag(of: scalar) == .bool, let value = Bool.construct(from: scalar) else { throw GiveUp() }
         return value
     }

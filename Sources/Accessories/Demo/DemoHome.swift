@@ -75,8 +75,9 @@ public struct DemoHome: Sendable, Hashable, Decodable {
         try parse(String(contentsOf: url, encoding: .utf8))
     }
 
-    /// Reads a demo home from YAML text; errors name the line (Yams).
+    /// Reads a demo home from YAML text (``scan(_:)`` first, then Yams); errors name the line (Yams).
     public static func parse(_ yaml: String) throws -> DemoHome {
+        if let home = scan(yaml) { return home }
         guard let root = try Yams.compose(yaml: yaml, .basic) else {
             return try YAMLDecoder().decode(DemoHome.self, from: yaml)
         }

@@ -28,6 +28,8 @@ public actor VirtualDriver: AccessoryDriver {
         self.clock = clock
         self.tick = tick
         random = SplitMix64(seed: seed)
+        self.devices.reserveCapacity(devices.count)
+        order.reserveCapacity(devices.count)
         for configuration in devices {
             for device in Self.flatten(configuration, bridge: nil) {
                 self.devices[device.accessory.id] = device

@@ -12,6 +12,14 @@ struct AccessoryBrowser: Sendable {
         return drivers.count - 1
     }
 
+    /// Makes room for `count` more accessories (a driver's whole list at once: 10,000 found one by
+    /// one grew the tables a dozen times, rehashing each).
+    mutating func reserve(_ count: Int) {
+        found.reserveCapacity(found.count + count)
+        owner.reserveCapacity(owner.count + count)
+        order.reserveCapacity(order.count + count)
+    }
+
     /// Records an accessory a driver reports; returns whether it is new to the browser.
     mutating func found(_ accessory: Accessory, driver: Int) -> Bool {
         let isNew = found[accessory.id] == nil

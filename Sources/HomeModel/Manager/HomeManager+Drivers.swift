@@ -13,7 +13,9 @@ extension HomeManager {
             Task(executorPreference: updatesExecutor(of: driver)) { await self.follow(updates, driver: index) })
         await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
-        for accessory in await driver.accessories() {
+        let accessories = await driver.accessories()
+        browserReserve(accessories.count)
+        for accessory in accessories {
             apply(.found(accessory), driver: index)
         }
     }

@@ -616,6 +616,7 @@ public actor HomeManager {
     func browserAdd(_ driver: any AccessoryDriver) -> Int { browser.add(driver) }
     func addDriverTask(_ task: Task<Void, Never>) { driverTasks.append(task) }
     func browserFound(_ accessory: Accessory, driver: Int) -> Bool { browser.found(accessory, driver: driver) }
+    func browserReserve(_ count: Int) { browser.reserve(count) }
     func browserLost(_ id: AccessoryID) { browser.lost(id) }
     func browserSetValue(
         _ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
