@@ -92,6 +92,9 @@ import Yams
     /// than a line-by-line reading would (or refuses).
     static let leftToYams: [String] = [
         "a: 'quoted'", "a: \"quoted\"", "a: &anchor b\nc: *anchor", "a: !!str 7", "a: |\n  text", "a: >\n  text",
+        // control and non-ASCII characters in a comment: YAML refuses the first, and reads NEL and
+        // the Unicode separators as line breaks (found by fuzz-config)
+        "# a\u{0}b\na: b", "# a\u{85}b: c\na: b", "# a\u{2028}b: c\na: b", "a: b # \u{7F}",
         "---\na: b", "a: b\n...", "%YAML 1.1\n---\na: b", "a:\tb", "a: b\r\nc: d", "a: Küche", "\u{FEFF}a: b",
         // null values, empty and spelled
         "a:", "a:\nb: c", "a: { b: }", "a: [x, , y]", "a: [x, ]", "a: { b: c, }",

@@ -63,6 +63,9 @@ struct DemoHomeScanner {
     // MARK: Lines
 
     private mutating func split(_ bytes: UnsafeBufferPointer<UInt8>) throws(GiveUp) {
+        // Comments too: YAML refuses control characters anywhere, and reads some non-ASCII ones
+        // (NEL, the Unicode line and paragraph separators) as line breaks, which would end a comment.
+        for byte in bytes where byte != ascii("\n") && (byte < 0x20 || byte >= 0x7F) { throw GiveUp() }
         var start = 0
         while start < bytes.count {
             var end = start
