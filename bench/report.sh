@@ -53,10 +53,11 @@ get("scenario") != "zigbee2mqtt" && get("scenario") != "slowdisk-z2m" {
 get("scenario") == "roundtrip" {
     gw = get("gateway"); key = get("qos") SUBSEP get("load")
     cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
+    broker10k = get("broker_cpu_s") != "" && get("answered") > 0 ? sprintf("%.2f", get("broker_cpu_s") * 10000 / get("answered")) : "–"
     switches = get("context_switches") != "" && get("answered") > 0 ? sprintf("%.1f", get("context_switches") / get("answered")) : "–"
-    rt = rt sprintf("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %.2f | %s |\n", get("qos"), \
+    rt = rt sprintf("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %.2f | %s | %s |\n", get("qos"), \
         load_name(get("load")), gw, get("db") == "none" ? "–" : get("db"), get("p50_ms"), get("p90_ms"), \
-        get("p99_ms"), get("max_ms"), get("throughput"), get("lost"), cpu10k, switches)
+        get("p99_ms"), get("max_ms"), get("throughput"), get("lost"), cpu10k, broker10k, switches)
     if (gw == "floor") { f50[key] = get("p50_ms"); f99[key] = get("p99_ms"); ftp[key] = get("throughput"); next }
     ratios = ratios sprintf("| %s | %s | %s | %s | %s | %s |\n", get("qos"), load_name(get("load")), get("db"), \
         ratio(get("p50_ms"), f50[key]), ratio(get("p99_ms"), f99[key]), ratio(get("throughput"), ftp[key]))
@@ -178,10 +179,12 @@ END {
     if (rt != "") {
     print "### Command round trip: 1,000 accessories, homegate and the floor on one broker\n"
     print "Latency from publishing the write to receiving the state (ms); throughput in answered writes/s;"
-    print "CPU: seconds of the gateway process per 10,000 writes; switches/write: context switches of its"
-    print "threads per write (how often a thread went to sleep or was preempted: the hand-offs).\n"
-    print "| QoS | load | gateway | database | p50 | p90 | p99 | max | writes/s | lost | CPU s/10k | switches/write |"
-    print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    print "CPU: seconds of the gateway process per 10,000 writes, and of the broker meanwhile (on 2 cores the"
+    print "gateway, the broker and the load generator share the CPU: where it runs short, their sum bounds the"
+    print "window); switches/write: context switches per write of the threads of the gateway (how often a"
+    print "thread went to sleep or was preempted: the hand-offs).\n"
+    print "| QoS | load | gateway | database | p50 | p90 | p99 | max | writes/s | lost | CPU s/10k | broker CPU s/10k | switches/write |"
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf "%s\n", rt
     print "### homegate ÷ floor (same point, measured right after the floor)\n"
     print "| QoS | load | database | p50 | p99 | throughput |"

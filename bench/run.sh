@@ -197,7 +197,8 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 # measure PID LABELS LOADGEN-ARGS...: runs the load generator against the process PID while sampling
 # its RSS, and records the generator's figures with the process's CPU time, context switches (of
-# the threads alive at the end: how often its threads were woken) and peak RSS.
+# the threads alive at the end: how often its threads were woken), peak RSS, and the broker's CPU
+# time meanwhile (what serving this gateway cost the broker: on 2 cores, a share of the same CPU).
 measure() { measure_with "$loadgen" "$@"; }
 
 # measure_with GENERATOR PID LABELS ARGS...: the same with another generator (bench/out/z2mload).
@@ -206,8 +207,9 @@ sync_counts=""
 measure_with() {
     local generator_binary=$1 pid=$2 labels=$3
     shift 3
-    local cpu_before cpu_after peak=0 rss result syncs_before switches_before
+    local cpu_before cpu_after peak=0 rss result syncs_before switches_before broker_before
     cpu_before=$(cpu_seconds "$pid")
+    broker_before=$(cpu_seconds "$broker_pid")
     switches_before=$(context_switches "$pid")
     syncs_before=$(syncs "$sync_counts")
     "$generator_binary" -p "$broker_port" -r "$room_size" "$@" >"$work/loadgen.out" &
@@ -219,14 +221,16 @@ measure_with() {
     done
     wait "$generator"
     cpu_after=$(cpu_seconds "$pid")
+    local broker_cpu
+    broker_cpu=$(awk -v a="$broker_before" -v b="$(cpu_seconds "$broker_pid")" 'BEGIN { printf "%.2f", b - a }')
     local switches=$(switches_since "$pid" "$switches_before")
     result=$(cat "$work/loadgen.out")
     local cpu
     cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')
     local synced=""
     [[ -z $sync_counts ]] || synced=,\"syncs\":$(($(syncs "$sync_counts") - syncs_before))
-    printf '{%s,%s,"cpu_s":%s,"context_switches":%s,"rss_load_mb":%s%s}\n' "$labels" "${result:1:${#result}-2}" "$cpu" \
-        "$switches" "$peak" "$synced" >>"$results"
+    printf '{%s,%s,"cpu_s":%s,"broker_cpu_s":%s,"context_switches":%s,"rss_load_mb":%s%s}\n' "$labels" \
+        "${result:1:${#result}-2}" "$cpu" "$broker_cpu" "$switches" "$peak" "$synced" >>"$results"
     log "$labels $(tail -1 "$results" | sed 's/.*"mode"/"mode"/')"
 }
 
