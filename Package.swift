@@ -28,10 +28,11 @@ let package = Package(
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
-        // Shared libraries loaded on first use (dlopen), for the two below.
+        // Shared libraries loaded on first use (dlopen), for Avahi below.
         .target(name: "CDynamicLoading", path: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
-        // libmosquitto's headers, and its functions loaded on first use (TLS only).
-        .target(name: "CMosquitto", dependencies: ["CDynamicLoading"], path: "CMosquitto"),
+        // libmosquitto (Debian's libmosquitto-dev): the one MQTT engine, for plain TCP and TLS.
+        .systemLibrary(
+            name: "CMosquitto", path: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Avahi's headers, and its functions loaded on first use (HomeKit discovery only).
         .target(name: "CAvahi", dependencies: ["CDynamicLoading"], path: "CAvahi"),
         .target(

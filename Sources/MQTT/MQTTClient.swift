@@ -6,14 +6,17 @@ import ServiceLifecycle
 import Synchronization
 
 /// An MQTT client: connect, publish, subscribe, and one ordered stream of incoming messages. It
-/// reconnects by itself (exponential backoff with jitter), subscribes again when the broker lost
-/// the session, and resends unacknowledged QoS 1/2 publishes after a reconnect.
+/// reconnects by itself (exponential backoff with jitter, over the configured brokers in turn),
+/// subscribes again when the broker lost the session, and resends unacknowledged QoS 1/2 publishes
+/// after a reconnect.
 ///
-/// The protocol is ``TCPEngine``'s (Swift) on plain TCP and libmosquitto's with TLS. One network
-/// thread of its own connects and, without an ``EventLoopThread``, serves the connection; what
-/// the engine reports is only copied into Swift values and yielded, or resumes a waiting caller.
-/// Shut the client down with `disconnect()` (or run it as a `Service`), which sends DISCONNECT,
-/// ends the thread and finishes the streams.
+/// The protocol is libmosquitto's, on plain TCP and TLS alike. A network thread of the client's
+/// own connects (each attempt bounded by `connectTimeout`, up to the broker's CONNACK); the
+/// connection is then served by the ``EventLoopThread`` the client was given, through libmosquitto's
+/// external-loop calls, or else by libmosquitto's own loop on the client's thread. What libmosquitto
+/// reports is only copied into Swift values and yielded, or resumes a waiting caller. Shut the
+/// client down with `disconnect()` (or run it as a `Service`), which sends DISCONNECT, ends the
+/// thread and finishes the streams.
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// The thread that serves the connection and runs the tasks that prefer it, if the client was
@@ -23,7 +26,7 @@ public final class MQTTClient: Service, Sendable {
     public let messages: Mailbox<MQTTMessage>
 
     private let messageSink: Mailbox<MQTTMessage>.Sender
-    private let engine: any MQTTEngine
+    private let engine: Mosquitto
     private let state = Mutex(State())
     private let logger: Logger
     /// Interrupts the wait between reconnect attempts when the client is shut down.
@@ -35,14 +38,23 @@ public final class MQTTClient: Service, Sendable {
         _ configuration: MQTTConfiguration, logger: Logger = Logger(label: "homegate.mqtt"),
         loop: EventLoopThread? = nil
     ) throws {
+        let keepAlive = configuration.keepAlive.components.seconds
+        guard keepAlive == 0 || (5...65535).contains(keepAlive), configuration.keepAlive.components.attoseconds == 0
+        else {
+            throw MQTTError(
+                .invalidArgument,
+                "keep-alive \(configuration.keepAlive) is not 0 (off) or a whole number of seconds from 5 to 65535")
+        }
+        guard configuration.connectTimeout > .zero else {
+            throw MQTTError(.invalidArgument, "the connect timeout must be above 0")
+        }
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
         (messages, messageSink) = Mailbox.make()
-        engine =
-            configuration.tls == nil
-            ? try TCPEngine(configuration: configuration) : try Mosquitto(configuration: configuration)
-        // Unretained is enough: callbacks run only on the network thread, whose closure holds `self`.
+        engine = try Mosquitto(configuration: configuration)
+        // Unretained is enough: callbacks run only on the thread that serves the connection, which
+        // ends before `deinit` (the network thread's closure holds `self`).
         engine.installCallbacks(
             context: Unmanaged.passUnretained(self).toOpaque(),
             logging: configuration.tls != nil || logger.logLevel <= .debug)
@@ -79,9 +91,17 @@ public final class MQTTClient: Service, Sendable {
     /// True while the broker has accepted the connection.
     public var isConnected: Bool { state.withLock { $0.isConnected } }
 
-    /// The loop that serves the connection: ``loop`` for plain TCP, nil with TLS (libmosquitto's
-    /// thread serves it) or without a loop. Work on what the client reads belongs there.
-    public var servingLoop: EventLoopThread? { engine is TCPEngine ? loop : nil }
+    /// The loop that serves the connection (``loop``), nil without one. Work on what the client
+    /// reads belongs there.
+    public var servingLoop: EventLoopThread? { loop }
+
+    /// The broker of the connection now, nil while there is none.
+    public var connectedBroker: MQTTConfiguration.Broker? {
+        state.withLock { $0.isConnected ? configuration.brokers[$0.brokerIndex] : nil }
+    }
+
+    /// How many times the client has connected to another broker than the one before.
+    public var brokerSwitches: Int { state.withLock { $0.brokerSwitches } }
 
     // MARK: Connecting
 
@@ -126,10 +146,15 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Connects, then keeps the connection until graceful shutdown or cancellation, then disconnects.
+    /// A shutdown while no broker has answered yet ends it too (it returns without an error then).
     public func run() async throws {
-        try await connect()
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                do {
+                    try await connect()
+                } catch let error as MQTTError where error.code == .clientClosed {
+                    return
+                }
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     networkThreadEnded.notify(queue: .global()) { done.resume() }
                 }
@@ -178,8 +203,7 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) async throws {
         try ensureOpen()
-        let mid = try engine.publish(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, awaited: true)
+        let mid = try engine.publish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         loopHasQueued()
         guard qos != .atMostOnce else {
             discardCompletion(of: mid, qos: qos)
@@ -200,9 +224,7 @@ public final class MQTTClient: Service, Sendable {
         properties: MQTTProperties = MQTTProperties()
     ) throws {
         try ensureOpen()
-        // TCPEngine then reports no completion (mid 0): no entry in `pending` to add and remove.
-        let mid = try engine.publish(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, awaited: false)
+        let mid = try engine.publish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         loopHasQueued()
         discardCompletion(of: mid, qos: qos)
     }
@@ -213,10 +235,9 @@ public final class MQTTClient: Service, Sendable {
     public func writeQueuedNow() { loop?.writeQueuedNow() }
 
     /// A packet was queued: the loop, if it sleeps, must wake up to write it. On the loop's thread
-    /// it is written before the loop sleeps.
+    /// it is written before the loop sleeps; libmosquitto wakes its own loop.
     private func loopHasQueued() {
         if let loop, !loop.isCurrent { loop.wake() }
-        engine.wakeLoop()
     }
 
     /// Nobody waits for `mid`: drop its completion, whether it came already or comes later. Id 0
@@ -241,6 +262,7 @@ public final class MQTTClient: Service, Sendable {
     /// Subscribes to `filters` and returns the QoS the broker granted for each, once it acknowledged.
     /// Throws `subscriptionRefused` naming the filters the broker refused (the others stay subscribed).
     /// Subscriptions are made again after a reconnect whenever the broker did not keep the session.
+    /// Filters that do not fit in one packet of the broker's maximum size (MQTT v5) go out in several.
     @discardableResult
     public func subscribe(
         to filters: [String], qos: MQTTQoS = .atLeastOnce, options: MQTTSubscribeOptions = []
@@ -253,13 +275,17 @@ public final class MQTTClient: Service, Sendable {
         }
         do {
             let connection = state.withLock { $0.connectionsEnded }
-            let mid = try engine.subscribe(filters, qos: qos, options: options)
+            let packets = try queueSubscriptions(filters, qos: qos, options: options)
             loopHasQueued()
-            guard
-                case .subscribed(let reasonCodes) = try await completion(
-                    of: mid, kind: .subscribe, sentBefore: connection)
-            else {
-                return []
+            var reasonCodes: [Int32] = []
+            for packet in packets {
+                guard
+                    case .subscribed(let codes) = try await completion(
+                        of: packet.mid, kind: .subscribe, sentBefore: connection)
+                else {
+                    return []
+                }
+                reasonCodes += codes
             }
             var granted: [MQTTQoS] = []
             var refused: [String] = []
@@ -284,6 +310,21 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
             throw error
+        }
+    }
+
+    /// Queues SUBSCRIBE packets for `filters`: one, or as many as the broker's maximum packet size
+    /// takes, each with its message id.
+    private func queueSubscriptions(
+        _ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions
+    ) throws(MQTTError) -> [(filters: [String], mid: Int32)] {
+        do throws(MQTTError) {
+            return [(filters, try engine.subscribe(filters, qos: qos, options: options))]
+        } catch {
+            guard Mosquitto.isOversize(error), filters.count > 1 else { throw error }
+            let half = filters.count / 2
+            return try queueSubscriptions(Array(filters[..<half]), qos: qos, options: options)
+                + queueSubscriptions(Array(filters[half...]), qos: qos, options: options)
         }
     }
 
@@ -368,37 +409,62 @@ public final class MQTTClient: Service, Sendable {
         thread.start()
     }
 
+    /// Connects and serves connections until the client is shut down (or, without
+    /// `retryInitialConnection`, until the first round over the brokers has failed). Each failed
+    /// attempt moves on to the next broker; after a lost connection the first broker comes first
+    /// again. The delay grows after each round that failed and each connection that did not last
+    /// `reconnect.stableAfter`.
     private func runNetworkLoop() {
-        var isFirstAttempt = true
+        var brokerIndex = 0
+        var attemptsThisRound = 0
         while state.withLock({ $0.phase == .running }) {
-            state.withLock { $0.beginAttempt() }
-            var rc =
-                isFirstAttempt
-                ? engine.connect(
-                    host: configuration.host, port: configuration.port, keepAlive: configuration.keepAlive,
-                    sessionExpiry: configuration.cleanSession
-                        ? nil : UInt32(clamping: configuration.sessionExpiry.components.seconds))
-                : engine.reconnect()
-            isFirstAttempt = false
+            let broker = configuration.brokers[brokerIndex]
+            state.withLock { $0.beginAttempt(broker: brokerIndex) }
+            var rc = openConnection(to: broker)
+            var connectedAt: ContinuousClock.Instant?
             if rc == Mosquitto.success {
-                // A shutdown requested while the socket was opening found no connection to close.
-                if state.withLock({ $0.phase != .running }) { engine.disconnect() }
+                connectedAt = .now
                 rc = serveConnection()
             }
-            let failure = state.withLock { $0.endAttempt(rc: rc) }
+            let failure = state.withLock { $0.endAttempt(rc: rc, version: configuration.protocolVersion) }
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
-            if !failure.hasEverConnected && !configuration.retryInitialConnection {
+            attemptsThisRound += 1
+            let nextIndex: Int
+            var roundEnded: Bool
+            if let connectedAt {
+                // A lost connection: the preferred broker first again.
+                nextIndex = 0
+                roundEnded = true
+                attemptsThisRound = 0
+                if ContinuousClock.now - connectedAt >= configuration.reconnect.stableAfter {
+                    state.withLock { $0.attempt = 0 }
+                }
+            } else {
+                nextIndex = (brokerIndex + 1) % configuration.brokers.count
+                roundEnded = attemptsThisRound >= configuration.brokers.count
+                if roundEnded { attemptsThisRound = 0 }
+            }
+            if !failure.hasEverConnected && !configuration.retryInitialConnection && roundEnded {
                 failConnectWaiters(with: failure.error)
                 state.withLock { $0.phase = .closed }
                 break
             }
-            let delay = configuration.reconnect.delay(forAttempt: failure.attempt)
+            let delay: Duration =
+                roundEnded ? configuration.reconnect.delay(forAttempt: state.withLock { $0.nextAttempt() }) : .zero
+            let next = configuration.brokers[nextIndex]
             logger.warning(
-                "MQTT connection to \(configuration.host):\(configuration.port) down, retrying",
-                metadata: ["error": "\(failure.error)", "retryIn": "\(delay)"])
+                connectedAt == nil
+                    ? "MQTT connection to \(broker) failed, retrying" : "MQTT connection to \(broker) lost, retrying",
+                metadata: [
+                    "error": "\(failure.error)", "retryIn": "\(delay)",
+                    "next": "\(next)",
+                ])
             emit(.disconnected(failure.error, retryIn: delay))
-            _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(delay.nanoseconds)))
+            brokerIndex = nextIndex
+            if delay > .zero {
+                _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(delay.nanoseconds)))
+            }
         }
         failConnectWaiters(with: MQTTError(.clientClosed, "the client was shut down before it connected"))
         let waiters = state.withLock { state in
@@ -411,12 +477,36 @@ public final class MQTTClient: Service, Sendable {
         finishStreams()
     }
 
+    /// Opens a connection to `broker` on this thread and serves it until the broker's CONNACK,
+    /// within `connectTimeout`: success once the broker accepted, else why not.
+    private func openConnection(to broker: MQTTConfiguration.Broker) -> Int32 {
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        var rc = engine.connect(to: broker, keepAlive: configuration.keepAlive)
+        while rc == Mosquitto.success {
+            let (phase, isConnected) = state.withLock { ($0.phase, $0.isConnected) }
+            if isConnected { return Mosquitto.success }
+            // A shutdown while connecting: nothing to say goodbye to yet.
+            if phase != .running { return Mosquitto.connectionLost }
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                state.withLock {
+                    $0.timeout = MQTTError(
+                        .connectionFailed,
+                        "no answer from \(broker) within \(configuration.connectTimeout) (connect timeout)")
+                }
+                return Mosquitto.timedOut
+            }
+            rc = engine.loop(timeout: min(remaining, .milliseconds(500)))
+        }
+        return rc
+    }
+
     /// Reads and writes until the connection ends (or a stop takes too long), on the loop if the
     /// client has one.
     private func serveConnection() -> Int32 {
         let tooLong = Mosquitto.connectionLost
-        // With TLS, libmosquitto serves it on the client's own thread.
-        if let loop, let engine = engine as? TCPEngine {
+        if let loop {
+            let engine = engine
             let source = EventLoopThread.Source(
                 descriptor: engine.socket, wantsToWrite: { engine.wantsToWrite },
                 read: { engine.loopRead() }, write: { engine.loopWrite() },
@@ -458,7 +548,7 @@ public final class MQTTClient: Service, Sendable {
         for waiter in waiters { waiter.resume(throwing: error) }
     }
 
-    /// Neither engine resends SUBSCRIBE/UNSUBSCRIBE after a reconnect, so their waiters fail.
+    /// libmosquitto does not resend SUBSCRIBE/UNSUBSCRIBE after a reconnect, so their waiters fail.
     /// (QoS 1/2 publishes are resent and keep waiting.)
     private func failSubscribeWaiters(with error: MQTTError) {
         let waiters = state.withLock { state in
@@ -486,33 +576,56 @@ public final class MQTTClient: Service, Sendable {
         Unmanaged<MQTTClient>.fromOpaque(context!).takeUnretainedValue()
     }
 
-    func didConnect(reasonCode: Int32, sessionPresent: Bool) {
+    func didConnect(reasonCode: Int32, sessionPresent: Bool, limits: BrokerLimits) {
         guard reasonCode == 0 else {
-            let refusal = engine.connectRefusal(reasonCode: reasonCode)
+            let refusal = Mosquitto.connectRefusal(reasonCode: reasonCode, version: configuration.protocolVersion)
             state.withLock { $0.refusal = refusal }
             return
         }
-        let (waiters, resubscriptions) = state.withLock { state in
+        let (waiters, resubscriptions, broker, switched) = state.withLock { state in
             state.isConnected = true
             state.hasEverConnected = true
             state.sessionPresent = sessionPresent
-            state.attempt = 0
+            let switched = state.lastConnectedBroker.map { $0 != state.brokerIndex } ?? false
+            if switched { state.brokerSwitches += 1 }
+            state.lastConnectedBroker = state.brokerIndex
             defer { state.connectWaiters.removeAll() }
-            return (state.connectWaiters, sessionPresent ? [:] : state.subscriptionsByOptions)
+            return (
+                state.connectWaiters, sessionPresent ? [:] : state.subscriptionsByOptions,
+                configuration.brokers[state.brokerIndex], switched
+            )
         }
         logger.info(
-            "MQTT connected to \(configuration.host):\(configuration.port)",
+            switched ? "MQTT connected to \(broker), another broker than before" : "MQTT connected to \(broker)",
             metadata: ["sessionPresent": "\(sessionPresent)"])
-        emit(.connected(sessionPresent: sessionPresent))
+        warnAbout(limits, broker: broker)
+        // Queued before anyone hears of the connection, so that what they publish in answer reaches
+        // the broker after the subscriptions (a client that sees our `online` can be answered).
         for (record, filters) in resubscriptions {
             do {
-                let mid = try engine.subscribe(filters, qos: record.qos, options: record.options)
-                state.withLock { $0.pending[mid] = .resubscription(filters) }
+                for packet in try queueSubscriptions(filters, qos: record.qos, options: record.options) {
+                    state.withLock { $0.pending[packet.mid] = .resubscription(packet.filters) }
+                }
             } catch {
                 logger.error("could not subscribe again", metadata: ["filters": "\(filters)", "error": "\(error)"])
             }
         }
+        emit(.connected(sessionPresent: sessionPresent))
         for waiter in waiters { waiter.resume(returning: sessionPresent) }
+    }
+
+    /// A broker that offers less than MQTT's full set says so in its CONNACK; what a client then
+    /// cannot do should be in the log once per connection, not only in failed publishes.
+    private func warnAbout(_ limits: BrokerLimits, broker: MQTTConfiguration.Broker) {
+        if let maximumQoS = limits.maximumQoS, maximumQoS < .exactlyOnce {
+            logger.warning(
+                "the broker \(broker) accepts publishes up to QoS \(maximumQoS.rawValue) only; higher ones are refused")
+        }
+        if !limits.retainAvailable {
+            logger.warning(
+                "the broker \(broker) keeps no retained messages: retained publishes are refused, and subscribers see nothing until the next change"
+            )
+        }
     }
 
     func didDisconnect(reasonCode: Int32) {
@@ -546,6 +659,11 @@ public final class MQTTClient: Service, Sendable {
 
     func didReceive(_ message: MQTTMessage) {
         messageSink.yield(message)
+    }
+
+    /// A PUBLISH whose topic name has wildcards, which MQTT does not allow: dropped.
+    func didReceiveInvalid(topic: String) {
+        logger.warning("dropped a message from the broker with an invalid topic name", metadata: ["topic": "\(topic)"])
     }
 
     func didLog(_ text: String, isError: Bool) {
@@ -600,6 +718,11 @@ extension MQTTClient {
         var pending: [Int32: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
         var refusal: MQTTError?
+        var timeout: MQTTError?
+        /// The broker of the attempt or connection now, and of the last accepted connection.
+        var brokerIndex = 0
+        var lastConnectedBroker: Int?
+        var brokerSwitches = 0
         var disconnectReason: Int32?
         var lastLoggedError: String?
         var stopRequestedAt: ContinuousClock.Instant?
@@ -620,27 +743,45 @@ extension MQTTClient {
             return ContinuousClock.now - stopRequestedAt > .seconds(3)
         }
 
-        mutating func beginAttempt() {
+        mutating func beginAttempt(broker: Int) {
+            brokerIndex = broker
             refusal = nil
+            timeout = nil
             disconnectReason = nil
             lastLoggedError = nil
         }
 
+        /// The backoff's attempt number for the next delay (then counts it).
+        mutating func nextAttempt() -> Int {
+            defer { attempt += 1 }
+            return attempt
+        }
+
         /// Why the attempt or connection ended, in the broker's or the library's words.
-        mutating func endAttempt(rc: Int32) -> AttemptResult {
+        mutating func endAttempt(rc: Int32, version: MQTTConfiguration.ProtocolVersion) -> AttemptResult {
             isConnected = false
             connectionsEnded += 1
-            let error: MQTTError
+            var error: MQTTError
             if let refusal {
                 error = refusal
-            } else if let disconnectReason, rc != Mosquitto.success {
-                error = MQTTError(
-                    .connectionLost, "broker closed the connection: \(Mosquitto.reasonString(disconnectReason))",
-                    reasonCode: Int(disconnectReason))
+            } else if let timeout {
+                error = timeout
+            } else if let disconnectReason, disconnectReason >= 0x80 {
+                // A DISCONNECT from the broker (MQTT v5) says why in a reason code.
+                var message = "broker closed the connection: \(Mosquitto.reasonString(disconnectReason))"
+                if disconnectReason == 0x8E {
+                    message += " (another client connected with the same client id)"
+                }
+                error = MQTTError(.connectionLost, message, reasonCode: Int(disconnectReason))
             } else {
                 error = Mosquitto.error(forResult: rc, detail: lastLoggedError)
             }
-            defer { attempt += 1 }
+            // A v5 CONNECT that a 3.1.1-only broker drops instead of refusing.
+            if version == .v5 && refusal == nil && !hasEverConnected
+                && (error.code == .connectionLost || error.code == .protocolError || timeout != nil)
+            {
+                error = MQTTError(error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
+            }
             return AttemptResult(
                 error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected, attempt: attempt)
         }

@@ -50,11 +50,42 @@ public struct MQTTConfiguration: Sendable {
         }
     }
 
-    public var host: String
-    public var port: Int
+    /// One broker's address.
+    public struct Broker: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// The brokers to connect to, in order of preference (never empty): each attempt goes to the
+    /// next one when the previous failed, and after a lost connection the first is tried first again.
+    public var brokers: [Broker] {
+        didSet { precondition(!brokers.isEmpty, "a client needs at least one broker") }
+    }
+    /// The first broker's host.
+    public var host: String {
+        get { brokers[0].host }
+        set { brokers[0].host = newValue }
+    }
+    /// The first broker's port.
+    public var port: Int {
+        get { brokers[0].port }
+        set { brokers[0].port = newValue }
+    }
     /// The client identifier; a persistent session needs a stable one.
     public var clientID: String
+    /// How often the client and the broker check that the other is there: 0 (never) or 5 to 65,535
+    /// seconds (libmosquitto's range).
     public var keepAlive: Duration
+    /// How long one connection attempt may take, from the name lookup to the broker's CONNACK.
+    public var connectTimeout: Duration
+    /// The largest packet the client accepts (MQTT v5: sent in CONNECT, so the broker drops larger
+    /// messages for it instead of sending them); nil for MQTT's own limit (256 MB).
+    public var maximumPacketSize: UInt32?
     /// True for a new session on every connect; false to keep subscriptions and queued QoS 1/2
     /// messages across disconnects.
     public var cleanSession: Bool
@@ -77,6 +108,8 @@ public struct MQTTConfiguration: Sendable {
         port: Int = 1883,
         clientID: String,
         keepAlive: Duration = .seconds(30),
+        connectTimeout: Duration = .seconds(10),
+        maximumPacketSize: UInt32? = nil,
         cleanSession: Bool = true,
         sessionExpiry: Duration = .seconds(7 * 24 * 3600),
         username: String? = nil,
@@ -87,10 +120,11 @@ public struct MQTTConfiguration: Sendable {
         reconnect: ReconnectBackoff = ReconnectBackoff(),
         retryInitialConnection: Bool = false
     ) {
-        self.host = host
-        self.port = port
+        self.brokers = [Broker(host: host, port: port)]
         self.clientID = clientID
         self.keepAlive = keepAlive
+        self.connectTimeout = connectTimeout
+        self.maximumPacketSize = maximumPacketSize
         self.cleanSession = cleanSession
         self.sessionExpiry = sessionExpiry
         self.username = username
@@ -105,15 +139,21 @@ public struct MQTTConfiguration: Sendable {
 
 /// How long to wait before the next connection attempt: exponential growth from `initial` up to
 /// `maximum`, each delay drawn at random from its upper half so that many clients that lost the
-/// same broker do not all come back in the same instant.
+/// same broker do not all come back in the same instant. The growth starts again from `initial` only
+/// after a connection has lasted `stableAfter`: a broker that accepts and drops the client at once
+/// (a limit it breaks, another client with the same id) is retried ever more slowly, not in a storm.
 public struct ReconnectBackoff: Sendable, Hashable {
     public var initial: Duration
     public var maximum: Duration
+    public var stableAfter: Duration
 
-    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(30)) {
+    public init(
+        initial: Duration = .milliseconds(250), maximum: Duration = .seconds(30), stableAfter: Duration = .seconds(30)
+    ) {
         precondition(initial > .zero && maximum >= initial, "backoff needs 0 < initial <= maximum")
         self.initial = initial
         self.maximum = maximum
+        self.stableAfter = stableAfter
     }
 
     /// The delay before attempt number `attempt` (0 for the first retry).

@@ -69,4 +69,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.name): \(message)" }
+
+    /// What to do when a broker that speaks only MQTT 3.1.1 meets our MQTT 5 CONNECT.
+    static let protocolHint =
+        "if the broker speaks only MQTT 3.1.1 (RabbitMQ before 3.13, amqtt), set mqtt.protocolVersion: \"3.1.1\""
 }

@@ -6,36 +6,36 @@ import CMosquitto
     import Darwin
 #endif
 
-/// libmosquitto, loaded (and initialised) when the first TLS client is made: a gateway on plain
-/// TCP never maps it, nor OpenSSL. `failure` says why it could not be loaded.
-private let libmosquitto: (table: homegate_libmosquitto?, failure: String) = {
-    var failure: UnsafePointer<CChar>?
-    let table = homegate_load_libmosquitto(&failure)
-    return (table?.pointee, failure.map { String(cString: $0) } ?? "")
-}()
+/// `mosquitto_lib_init`, once per process, before the first client is made.
+private let libmosquittoInitialised: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
 
-/// libmosquitto's functions; only called once ``Mosquitto/init(configuration:)`` has loaded them.
-private var lib: homegate_libmosquitto { libmosquitto.table! }
+/// What the broker said of itself in its CONNACK (MQTT v5 properties; a 3.1.1 broker says nothing).
+struct BrokerLimits: Sendable, Hashable {
+    /// The highest QoS the broker accepts from us; nil when it accepts every QoS.
+    var maximumQoS: MQTTQoS?
+    /// False when the broker keeps no retained messages.
+    var retainAvailable = true
+    /// The largest packet the broker accepts; libmosquitto refuses larger ones before sending.
+    var maximumPacketSize: UInt32?
+}
 
-/// The MQTT engine for TLS connections, on libmosquitto: every call of the project into
-/// libmosquitto is a method here, and every C return code becomes an `MQTTError` in `check(_:)`.
+/// The MQTT engine: libmosquitto, for plain TCP and TLS alike. Every call of the project into
+/// libmosquitto is a method here, and every C return code becomes an ``MQTTError`` in one place.
 ///
 /// `@unchecked Sendable`: the instance is put in threaded mode (`mosquitto_threaded_set`), in which
-/// libmosquitto guards its own state with mutexes, so `publish`, `subscribe`, `unsubscribe` and
-/// `disconnect` may be called from any thread while the network thread runs `loop`. `connect`,
-/// `reconnect` and `loop` are called only from the client's network thread, and `destroy` only once
-/// that thread has ended.
-struct Mosquitto: MQTTEngine, @unchecked Sendable {
+/// libmosquitto guards its own state with mutexes and only queues packets from `publish`,
+/// `subscribe`, `unsubscribe` and `disconnect`, which may come from any thread. Everything that
+/// reads or writes the socket (`connect`, `loop`, `loopRead`, `loopWrite`, `loopMisc`) comes from
+/// the one thread that serves the connection at the time, and `destroy` only once it has ended.
+struct Mosquitto: @unchecked Sendable {
     private let handle: OpaquePointer
     let protocolVersion: MQTTConfiguration.ProtocolVersion
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
-        guard libmosquitto.table != nil else {
-            throw MQTTError(
-                .tls,
-                "TLS needs libmosquitto, which could not be loaded: \(libmosquitto.failure) (install libmosquitto1)")
+        guard libmosquittoInitialised else {
+            throw MQTTError(.system, "libmosquitto could not be initialised (mosquitto_lib_init)")
         }
-        guard let handle = lib.mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
+        guard let handle = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
             throw MQTTError(
                 .invalidArgument,
                 "libmosquitto refused to create a client (a persistent session needs a client id): \(String(cString: strerror(errno)))"
@@ -46,20 +46,20 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         do {
             try configure(configuration)
         } catch {
-            lib.mosquitto_destroy(handle)
+            mosquitto_destroy(handle)
             throw error
         }
     }
 
     private func configure(_ configuration: MQTTConfiguration) throws(MQTTError) {
-        try check(lib.mosquitto_threaded_set(handle, true))
+        try check(mosquitto_threaded_set(handle, true))
         let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
-        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
-        try check(lib.mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 65535))
-        try check(lib.mosquitto_max_inflight_messages_set(handle, 0))
+        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version)))
+        try check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 65535))
+        try check(mosquitto_max_inflight_messages_set(handle, 0))
         if configuration.username != nil || configuration.password != nil {
-            try check(lib.mosquitto_username_pw_set(handle, configuration.username, configuration.password))
+            try check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
         }
         if let will = configuration.will {
             try setWill(will)
@@ -67,32 +67,62 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         if let tls = configuration.tls {
             try configureTLS(tls)
         }
+        if configuration.protocolVersion == .v5 {
+            try setConnectProperties(configuration)
+        }
     }
 
     private func setWill(_ will: MQTTConfiguration.Will) throws(MQTTError) {
         var properties = try Self.propertyList(will.properties)
         let rc = will.payload.withUnsafeBytes { payload in
-            lib.mosquitto_will_set_v5(
+            mosquitto_will_set_v5(
                 handle, will.topic, Int32(payload.count), payload.baseAddress, Int32(will.qos.rawValue),
                 will.retain, properties)
         }
         // On success libmosquitto owns the list; on failure it is still ours to free.
-        if rc != Self.success { lib.mosquitto_property_free_all(&properties) }
-        try check(rc)
+        if rc != Self.success { mosquitto_property_free_all(&properties) }
+        try check(rc, context: "will on '\(will.topic)'")
     }
 
     private func configureTLS(_ tls: MQTTConfiguration.TLS) throws(MQTTError) {
         var caDirectory = tls.caDirectory
         if tls.caFile == nil && caDirectory == nil {
-            try check(lib.mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
+            try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
             caDirectory = "/etc/ssl/certs"
         }
         try check(
-            lib.mosquitto_tls_set(handle, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil),
+            mosquitto_tls_set(handle, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil),
             context: "TLS files")
         if !tls.verifyServer {
-            try check(lib.mosquitto_tls_opts_set(handle, 0, nil, nil))
-            try check(lib.mosquitto_tls_insecure_set(handle, true))
+            try check(mosquitto_tls_opts_set(handle, 0, nil, nil))
+            try check(mosquitto_tls_insecure_set(handle, true))
+        }
+    }
+
+    /// The MQTT v5 properties of every CONNECT: the session expiry (v5 ends a session at disconnect
+    /// unless told otherwise) and the largest packet we accept, so that the broker drops a larger
+    /// message for us instead of making us read it.
+    ///
+    /// libmosquitto 2.0 takes CONNECT properties only in its blocking `mosquitto_connect_bind_v5`,
+    /// which keeps them for every later (re)connect, asynchronous ones included. It stores them
+    /// before it checks the address, so a call with port -1 stores them and connects nowhere.
+    private func setConnectProperties(_ configuration: MQTTConfiguration) throws(MQTTError) {
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        if !configuration.cleanSession {
+            try check(
+                mosquitto_property_add_int32(
+                    &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
+                    UInt32(clamping: configuration.sessionExpiry.components.seconds)))
+        }
+        if let maximum = configuration.maximumPacketSize {
+            try check(
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maximum))
+        }
+        guard properties != nil else { return }
+        let rc = mosquitto_connect_bind_v5(handle, "", -1, 60, nil, properties)
+        guard rc == Int32(MOSQ_ERR_INVAL.rawValue) else {
+            throw Self.error(forResult: rc, detail: nil, context: "storing the CONNECT properties")
         }
     }
 
@@ -103,86 +133,112 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     /// buffer for every packet sent or received once a log callback is set, whatever its level, so a
     /// client installs it only where the lines can matter: with TLS, or when its logger shows debug.
     func installCallbacks(context: UnsafeMutableRawPointer, logging: Bool) {
-        lib.mosquitto_user_data_set(handle, context)
-        lib.mosquitto_connect_v5_callback_set(handle) { _, context, reasonCode, flags, _ in
-            MQTTClient.from(context).didConnect(reasonCode: reasonCode, sessionPresent: flags & 1 == 1)
+        mosquitto_user_data_set(handle, context)
+        mosquitto_connect_v5_callback_set(handle) { _, context, reasonCode, flags, properties in
+            MQTTClient.from(context).didConnect(
+                reasonCode: reasonCode, sessionPresent: flags & 1 == 1, limits: Mosquitto.limits(from: properties))
         }
-        lib.mosquitto_disconnect_v5_callback_set(handle) { _, context, reasonCode, _ in
+        mosquitto_disconnect_v5_callback_set(handle) { _, context, reasonCode, _ in
             MQTTClient.from(context).didDisconnect(reasonCode: reasonCode)
         }
-        lib.mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
+        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
             MQTTClient.from(context).didComplete(mid: mid, with: .published(reasonCode: reasonCode))
         }
-        lib.mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
+        mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
             let codes = (0..<Int(count)).map { granted?[$0] ?? 0x80 }
             MQTTClient.from(context).didComplete(mid: mid, with: .subscribed(reasonCodes: codes))
         }
-        lib.mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
+        mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
             MQTTClient.from(context).didComplete(mid: mid, with: .unsubscribed)
         }
-        lib.mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
-            guard let message = message?.pointee else { return }
+        mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
+            guard let message = message?.pointee, let topic = message.topic else { return }
+            let client = MQTTClient.from(context)
+            // libmosquitto checks a topic name's UTF-8 but not its wildcards.
+            guard mosquitto_pub_topic_check(topic) == MOSQ_ERR_SUCCESS.rawValue else {
+                client.didReceiveInvalid(topic: String(cString: topic))
+                return
+            }
             let payload: [UInt8] =
                 if let bytes = message.payload, message.payloadlen > 0 {
                     Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
                 } else {
                     []
                 }
-            MQTTClient.from(context).didReceive(
+            client.didReceive(
                 MQTTMessage(
-                    topic: message.topic.map { String(cString: $0) } ?? "",
+                    topic: String(cString: topic),
                     payload: payload,
                     qos: MQTTQoS(rawValue: Int(message.qos)) ?? .atMostOnce,
                     retain: message.retain,
                     properties: Mosquitto.properties(from: properties)))
         }
         guard logging else { return }
-        lib.mosquitto_log_callback_set(handle) { _, context, level, text in
+        mosquitto_log_callback_set(handle) { _, context, level, text in
             // Debug lines come for every packet: drop them before making a String.
             guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
             MQTTClient.from(context).didLog(String(cString: text), isError: level & MOSQ_LOG_ERR != 0)
         }
     }
 
-    // MARK: Network thread only
+    // MARK: The serving thread only
 
-    /// Opens the connection and sends CONNECT. With MQTT v5 and a persistent session, CONNECT carries
-    /// the session expiry interval (v5 ends a session at disconnect unless told otherwise);
-    /// libmosquitto keeps the properties for every reconnect.
-    func connect(host: String, port: Int, keepAlive: Duration, sessionExpiry: UInt32?) -> Int32 {
-        var properties: OpaquePointer? = nil
-        defer { lib.mosquitto_property_free_all(&properties) }
-        if protocolVersion == .v5, let sessionExpiry {
-            let rc = lib.mosquitto_property_add_int32(
-                &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
-            guard rc == Self.success else { return rc }
-        }
-        return lib.mosquitto_connect_bind_v5(
-            handle, host, Int32(port), Int32(max(5, keepAlive.milliseconds / 1000)), nil, properties)
+    /// Starts opening the connection to `broker` without waiting (the CONNECT is queued and written
+    /// once the socket is writable): the caller serves it with ``loop(timeout:)`` until the CONNACK
+    /// or its own deadline. Only the name lookup blocks.
+    func connect(to broker: MQTTConfiguration.Broker, keepAlive: Duration) -> Int32 {
+        let seconds = Int32(clamping: keepAlive.components.seconds)
+        return mosquitto_connect_bind_async(handle, broker.host, Int32(broker.port), seconds, nil)
     }
 
-    func reconnect() -> Int32 { lib.mosquitto_reconnect(handle) }
+    /// Serves the connection for up to `timeout` on the calling thread (libmosquitto's own `select`,
+    /// woken early by a packet queued from another thread).
+    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
 
-    func loop(timeout: Duration) -> Int32 { lib.mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
+    /// The connection's socket, for a loop that polls it (-1 without a connection).
+    var socket: Int32 { mosquitto_socket(handle) }
 
-    /// libmosquitto wakes its own loop (through its socket pair) for a packet queued meanwhile.
-    func wakeLoop() {}
+    /// True while packets wait to be written.
+    var wantsToWrite: Bool { mosquitto_want_write(handle) }
 
-    /// Frees the instance. Only after the network thread has ended.
-    func destroy() { lib.mosquitto_destroy(handle) }
+    /// Reads what the socket holds: libmosquitto reads one packet a call, so this reads on while more
+    /// bytes wait, up to 64 packets so that the loop's tasks and writes get their turn.
+    func loopRead() -> Int32 {
+        var rc = mosquitto_loop_read(handle, 1)
+        var packets = 1
+        while rc == Self.success && packets < 64 && hasUnreadBytes {
+            rc = mosquitto_loop_read(handle, 1)
+            packets += 1
+        }
+        return rc
+    }
+
+    private var hasUnreadBytes: Bool {
+        var byte: UInt8 = 0
+        return recv(mosquitto_socket(handle), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
+    /// Writes what is queued, as far as the socket takes it.
+    func loopWrite() -> Int32 { mosquitto_loop_write(handle, 1) }
+
+    /// Keep-alive: sends PINGREQ when due, and ends a connection whose broker stopped answering.
+    func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
+
+    /// Frees the instance. Only after the serving thread has ended.
+    func destroy() { mosquitto_destroy(handle) }
 
     // MARK: Any thread
 
-    /// Queues a PUBLISH and returns its message id (libmosquitto reports every completion, awaited
-    /// or not: the client drops those nobody waits for).
+    /// Queues a PUBLISH and returns its message id (libmosquitto reports every QoS 1/2 completion,
+    /// awaited or not: the client drops those nobody waits for; QoS 0 completes when written).
     func publish(
-        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties, awaited: Bool
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties
     ) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         var list = try propertyListForSending(properties)
-        defer { lib.mosquitto_property_free_all(&list) }
+        defer { mosquitto_property_free_all(&list) }
         let rc = payload.withUnsafeBytes { bytes in
-            lib.mosquitto_publish_v5(
+            mosquitto_publish_v5(
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos.rawValue), retain, list)
         }
         // A QoS 1/2 message stays queued in libmosquitto while the connection is down and is sent
@@ -192,12 +248,13 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         return mid
     }
 
-    /// Queues a SUBSCRIBE for all `filters` and returns its message id.
+    /// Queues a SUBSCRIBE for all `filters` and returns its message id. Throws `invalidArgument` with
+    /// ``isOversize(_:)`` when the packet is larger than the broker accepts.
     func subscribe(_ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         let effectiveOptions = protocolVersion == .v5 ? options.rawValue : 0
         let rc = withCStringArray(filters) { pointers in
-            lib.mosquitto_subscribe_multiple(
+            mosquitto_subscribe_multiple(
                 handle, &mid, Int32(filters.count), pointers, Int32(qos.rawValue), effectiveOptions, nil)
         }
         try check(rc, context: "subscribe to \(filters)")
@@ -208,7 +265,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
     func unsubscribe(_ filters: [String]) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         let rc = withCStringArray(filters) { pointers in
-            lib.mosquitto_unsubscribe_multiple(handle, &mid, Int32(filters.count), pointers, nil)
+            mosquitto_unsubscribe_multiple(handle, &mid, Int32(filters.count), pointers, nil)
         }
         try check(rc, context: "unsubscribe from \(filters)")
         return mid
@@ -216,23 +273,39 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
     /// Queues a DISCONNECT (normal disconnection: the broker does not publish the will).
     @discardableResult
-    func disconnect() -> Int32 { lib.mosquitto_disconnect(handle) }
+    func disconnect() -> Int32 { mosquitto_disconnect(handle) }
 
     // MARK: Errors
 
     static let success = Int32(MOSQ_ERR_SUCCESS.rawValue)
     static let connectionLost = Int32(MOSQ_ERR_CONN_LOST.rawValue)
+    static let timedOut = Int32(MOSQ_ERR_TIMEOUT.rawValue)
+    static let oversizePacket = Int32(MOSQ_ERR_OVERSIZE_PACKET.rawValue)
 
     private func check(_ rc: Int32, context: String? = nil) throws(MQTTError) {
         guard rc != Self.success else { return }
         throw Self.error(forResult: rc, detail: nil, context: context)
     }
 
+    /// True for the error of a packet larger than the broker accepts.
+    static func isOversize(_ error: MQTTError) -> Bool { error.reasonCode == Int(oversizePacket) }
+
+    /// libmosquitto's wording of a result code, where it has one that says what happened.
+    static func describe(result rc: Int32) -> String {
+        switch mosq_err_t(rawValue: rc) {
+        case MOSQ_ERR_ERRNO: String(cString: strerror(errno))
+        case MOSQ_ERR_KEEPALIVE:
+            "the broker did not answer within the keep-alive interval (no PINGRESP)"
+        case MOSQ_ERR_TIMEOUT: "timed out"
+        default: String(cString: mosquitto_strerror(rc))
+        }
+    }
+
     /// Turns a libmosquitto return code into an `MQTTError` with the library's own message.
     /// `detail` (the last error libmosquitto logged, such as OpenSSL's reason) is appended.
     static func error(forResult rc: Int32, detail: String?, context: String? = nil) -> MQTTError {
         let code: MQTTError.Code
-        var message = MQTTWording.result(rc)
+        var message = describe(result: rc)
         switch mosq_err_t(rawValue: rc) {
         case MOSQ_ERR_ERRNO, MOSQ_ERR_EAI, MOSQ_ERR_LOOKUP, MOSQ_ERR_TIMEOUT:
             code = .connectionFailed
@@ -251,34 +324,39 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         }
         if let context { message = "\(context): \(message)" }
         if let detail, !detail.isEmpty { message += " (\(detail))" }
-        return MQTTError(code, message)
+        return MQTTError(code, message, reasonCode: rc == oversizePacket ? Int(rc) : nil)
     }
 
     /// The error for a CONNACK that refused us, in the broker's words.
     static func connectRefusal(reasonCode: Int32, version: MQTTConfiguration.ProtocolVersion) -> MQTTError {
-        if version == .v5 {
-            let message = MQTTWording.reason(reasonCode)
+        // A 3.1.1 broker answers a v5 CONNECT with its own "unacceptable protocol version" (1).
+        if version == .v5 && reasonCode != 1 {
             let code: MQTTError.Code =
                 switch reasonCode {
                 case 0x86: .badCredentials
                 case 0x87: .notAuthorized
+                case 0x84: .notSupported
                 default: .connectionRefused
                 }
+            var message = reasonString(reasonCode)
+            if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
             return MQTTError(code, message, reasonCode: Int(reasonCode))
         }
-        let message = MQTTWording.connack(reasonCode)
+        var message = String(cString: mosquitto_connack_string(reasonCode))
         let code: MQTTError.Code =
             switch reasonCode {
+            case 1: .notSupported
             case 4: .badCredentials
             case 5: .notAuthorized
             default: .connectionRefused
             }
+        if reasonCode == 1 && version == .v5 { message += " \(MQTTError.protocolHint)" }
         return MQTTError(code, message, reasonCode: Int(reasonCode))
     }
 
     /// The broker's wording for an MQTT reason code (SUBACK, PUBACK, DISCONNECT).
     static func reasonString(_ reasonCode: Int32) -> String {
-        MQTTWording.reason(reasonCode)
+        String(cString: mosquitto_reason_string(reasonCode))
     }
 
     // MARK: Properties
@@ -297,32 +375,50 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         var rc = success
         func add(_ result: Int32) { if rc == success { rc = result } }
         if let topic = properties.responseTopic {
-            add(lib.mosquitto_property_add_string(&list, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), topic))
+            add(mosquitto_property_add_string(&list, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), topic))
         }
         if let data = properties.correlationData {
             if data.count > Int(UInt16.max) { add(Int32(MOSQ_ERR_INVAL.rawValue)) }
             add(
                 data.withUnsafeBytes {
-                    lib.mosquitto_property_add_binary(
+                    mosquitto_property_add_binary(
                         &list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), $0.baseAddress, UInt16(min($0.count, 65535)))
                 })
         }
         for property in properties.userProperties {
             add(
-                lib.mosquitto_property_add_string_pair(
+                mosquitto_property_add_string_pair(
                     &list, Int32(MQTT_PROP_USER_PROPERTY.rawValue), property.name, property.value))
         }
         if let expiry = properties.messageExpiryInterval {
-            add(lib.mosquitto_property_add_int32(&list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry))
+            add(mosquitto_property_add_int32(&list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry))
         }
         if let contentType = properties.contentType {
-            add(lib.mosquitto_property_add_string(&list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), contentType))
+            add(mosquitto_property_add_string(&list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), contentType))
         }
         guard rc == success else {
-            lib.mosquitto_property_free_all(&list)
+            mosquitto_property_free_all(&list)
             throw error(forResult: rc, detail: nil, context: "MQTT v5 properties")
         }
         return list
+    }
+
+    /// What a CONNACK's properties say of the broker's limits.
+    private static func limits(from list: OpaquePointer?) -> BrokerLimits {
+        var limits = BrokerLimits()
+        guard let list else { return limits }
+        var byte: UInt8 = 0
+        if mosquitto_property_read_byte(list, Int32(MQTT_PROP_MAXIMUM_QOS.rawValue), &byte, false) != nil {
+            limits.maximumQoS = MQTTQoS(rawValue: Int(byte))
+        }
+        if mosquitto_property_read_byte(list, Int32(MQTT_PROP_RETAIN_AVAILABLE.rawValue), &byte, false) != nil {
+            limits.retainAvailable = byte != 0
+        }
+        var size: UInt32 = 0
+        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), &size, false) != nil {
+            limits.maximumPacketSize = size
+        }
+        return limits
     }
 
     /// Copies the properties homegate understands out of a received list (which libmosquitto frees).
@@ -334,7 +430,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
 
         var data: UnsafeMutableRawPointer? = nil
         var length: UInt16 = 0
-        if lib.mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false)
+        if mosquitto_property_read_binary(list, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false)
             != nil
         {
             result.correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
@@ -342,7 +438,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         }
 
         var expiry: UInt32 = 0
-        if lib.mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false)
+        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), &expiry, false)
             != nil
         {
             result.messageExpiryInterval = expiry
@@ -351,7 +447,7 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
         var name: UnsafeMutablePointer<CChar>? = nil
         var value: UnsafeMutablePointer<CChar>? = nil
         let identifier = Int32(MQTT_PROP_USER_PROPERTY.rawValue)
-        var cursor = lib.mosquitto_property_read_string_pair(list, identifier, &name, &value, false)
+        var cursor = mosquitto_property_read_string_pair(list, identifier, &name, &value, false)
         while cursor != nil {
             if let name, let value {
                 result.userProperties.append(.init(String(cString: name), String(cString: value)))
@@ -360,14 +456,14 @@ struct Mosquitto: MQTTEngine, @unchecked Sendable {
             free(value)
             name = nil
             value = nil
-            cursor = lib.mosquitto_property_read_string_pair(cursor, identifier, &name, &value, true)
+            cursor = mosquitto_property_read_string_pair(cursor, identifier, &name, &value, true)
         }
         return result
     }
 
     private static func readString(_ list: OpaquePointer, _ identifier: mqtt5_property) -> String? {
         var value: UnsafeMutablePointer<CChar>? = nil
-        guard lib.mosquitto_property_read_string(list, Int32(identifier.rawValue), &value, false) != nil, let value
+        guard mosquitto_property_read_string(list, Int32(identifier.rawValue), &value, false) != nil, let value
         else {
             return nil
         }
