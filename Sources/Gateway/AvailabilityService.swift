@@ -2,9 +2,11 @@ import Logging
 import MQTT
 import ServiceLifecycle
 
-/// Keeps `B/$status` true: publishes `online` (retained, QoS 1) every time the broker accepts the
-/// connection, and `offline` when the gateway shuts down gracefully. For a crash, `will(for:)` is the
-/// client's will, so the broker publishes the same `offline` when the connection dies unannounced.
+/// Keeps `B/$status` true at the end: publishes `offline` (retained, QoS 1) when the gateway shuts
+/// down gracefully. For a crash, `will(for:)` is the client's will, so the broker publishes the same
+/// `offline` when the connection dies unannounced. `online` is ``GatewayService``'s to publish, once
+/// its command subscriptions are in place on each connection: a client that sees `online` and sends a
+/// command at once is answered.
 public struct AvailabilityService: Service {
     public static let online = "online"
     public static let offline = "offline"
@@ -25,15 +27,7 @@ public struct AvailabilityService: Service {
     }
 
     public func run() async throws {
-        for await event in client.connectionEvents().cancelOnGracefulShutdown() {
-            guard case .connected = event else { continue }
-            do {
-                try await client.publish(topics.status, Self.online, qos: .atLeastOnce, retain: true)
-            } catch {
-                logger.error(
-                    "could not publish availability", metadata: ["topic": "\(topics.status)", "error": "\(error)"])
-            }
-        }
+        try? await gracefulShutdown()
         await announceOffline()
     }
 

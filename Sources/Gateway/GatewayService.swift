@@ -103,7 +103,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     }
 
     /// On the first connection subscribes to the command topics (the client renews them after a
-    /// reconnect), and after every connection republishes the whole home.
+    /// reconnect, before it tells of the connection), and on every connection then says `online` and
+    /// republishes the whole home.
     private func followConnection(_ accessChanged: AsyncStream<Void>.Continuation) async {
         var subscribed = false
         for await event in client.connectionEvents() {
@@ -126,7 +127,18 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                     logger.error("could not subscribe to the command topics", metadata: ["error": "\(error)"])
                 }
             }
-            await publisher.synchronize { [manager] in await HomeSnapshot(of: manager) }
+            // Acknowledged before the read-back starts, so that the read-back must find it: a broker
+            // that keeps it from a wildcard subscription is told in the log.
+            let online: String?
+            do {
+                try await client.publish(topics.status, AvailabilityService.online, qos: .atLeastOnce, retain: true)
+                online = topics.status
+            } catch {
+                logger.error(
+                    "could not publish availability", metadata: ["topic": "\(topics.status)", "error": "\(error)"])
+                online = nil
+            }
+            await publisher.synchronize(retainedBefore: online) { [manager] in await HomeSnapshot(of: manager) }
             accessChanged.yield()
         }
     }

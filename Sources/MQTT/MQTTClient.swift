@@ -426,7 +426,10 @@ public final class MQTTClient: Service, Sendable {
                 connectedAt = .now
                 rc = serveConnection()
             }
-            let failure = state.withLock { $0.endAttempt(rc: rc, version: configuration.protocolVersion) }
+            let failure = state.withLock {
+                $0.endAttempt(
+                    rc: rc, version: configuration.protocolVersion, connectedFor: connectedAt.map { .now - $0 })
+            }
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
             attemptsThisRound += 1
@@ -631,7 +634,9 @@ public final class MQTTClient: Service, Sendable {
     func didDisconnect(reasonCode: Int32) {
         state.withLock { state in
             state.isConnected = false
-            if reasonCode != 0 { state.disconnectReason = reasonCode }
+            // The broker's DISCONNECT reason comes first; libmosquitto's own code for the closed
+            // socket follows it and says less.
+            if reasonCode != 0 && state.disconnectReason == nil { state.disconnectReason = reasonCode }
         }
     }
 
@@ -758,7 +763,9 @@ extension MQTTClient {
         }
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
-        mutating func endAttempt(rc: Int32, version: MQTTConfiguration.ProtocolVersion) -> AttemptResult {
+        mutating func endAttempt(
+            rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?
+        ) -> AttemptResult {
             isConnected = false
             connectionsEnded += 1
             var error: MQTTError
@@ -776,11 +783,21 @@ extension MQTTClient {
             } else {
                 error = Mosquitto.error(forResult: rc, detail: lastLoggedError)
             }
+            // A broker that closes the connection it has just accepted, without a word (mosquitto 2.0
+            // says nothing to the client whose session another takes over).
+            if let connectedFor, connectedFor < .seconds(1), error.code == .connectionLost, disconnectReason ?? 0 < 0x80
+            {
+                error = MQTTError(
+                    error.code,
+                    "\(error.message) The broker closed the connection right after accepting it: another client with the same client id, or a limit of the broker's (its log says which).",
+                    reasonCode: error.reasonCode)
+            }
             // A v5 CONNECT that a 3.1.1-only broker drops instead of refusing.
             if version == .v5 && refusal == nil && !hasEverConnected
                 && (error.code == .connectionLost || error.code == .protocolError || timeout != nil)
             {
-                error = MQTTError(error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
+                error = MQTTError(
+                    error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
             return AttemptResult(
                 error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected, attempt: attempt)

@@ -36,9 +36,38 @@ extension MQTTConfiguration {
         guard !host.isEmpty, !host.contains("/") else {
             throw MQTTError(.invalidArgument, "broker '\(brokerURL)': expected mqtt[s]://host[:port]")
         }
+        let isIPv6 = rest.hasPrefix("[")
+        let allowed: (Character) -> Bool =
+            isIPv6
+            ? { $0.isHexDigit || $0 == ":" || $0 == "." || $0 == "%" }
+            : { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." || $0 == "_" }
+        guard host.allSatisfy(allowed) else {
+            throw MQTTError(
+                .invalidArgument,
+                "broker '\(brokerURL)': '\(host)' is not a host name or address (several brokers go in a list, mqtt.brokers)"
+            )
+        }
         guard (1...65535).contains(port) else {
             throw MQTTError(.invalidArgument, "broker '\(brokerURL)': port \(port) is outside 1...65535")
         }
         self.init(host: String(host), port: port, clientID: clientID, tls: scheme.tls ? TLS() : nil)
+    }
+
+    /// Reads several broker addresses, in order of preference, into one configuration: all plain
+    /// MQTT or all TLS, since the client's TLS settings serve every broker.
+    public init(brokerURLs: [String], clientID: String) throws(MQTTError) {
+        guard let first = brokerURLs.first else {
+            throw MQTTError(.invalidArgument, "no broker: give at least one mqtt[s]://host[:port]")
+        }
+        self = try MQTTConfiguration(brokerURL: first, clientID: clientID)
+        for url in brokerURLs.dropFirst() {
+            let other = try MQTTConfiguration(brokerURL: url, clientID: clientID)
+            guard (other.tls == nil) == (tls == nil) else {
+                throw MQTTError(
+                    .invalidArgument,
+                    "broker '\(url)': the brokers mix mqtt:// and mqtts://; one client's TLS settings serve them all")
+            }
+            brokers.append(other.brokers[0])
+        }
     }
 }

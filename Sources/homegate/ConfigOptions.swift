@@ -10,7 +10,7 @@ struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "The gateway's config file (YAML; Config/homegate.yml documents every key).")
     var config: String?
 
-    @Option(help: "Override mqtt.broker: mqtt://host[:port] or mqtts://host[:port].")
+    @Option(help: "Override mqtt.broker(s): mqtt://host[:port] or mqtts://host[:port], several separated by commas.")
     var broker: String?
 
     @Option(help: "Override data.directory, the folder of the home database.")
@@ -67,7 +67,7 @@ struct ConfigOptions: ParsableArguments {
             printError(error.description)
             throw ExitCode.failure
         }
-        if let broker { configuration.mqtt.broker = broker }
+        if let broker { configuration.mqtt.brokers = broker.split(separator: ",").map(String.init) }
         if let data { configuration.data.directory = data }
         if let baseTopic { configuration.mqtt.baseTopic = baseTopic }
         if let logLevel { configuration.logging.level = logLevel }

@@ -33,6 +33,8 @@ struct GatewayApplication {
     var webListening: @Sendable (Int) async -> Void = { _ in }
 
     func run() async throws {
+        var configuration = configuration
+        try configuration.resolveClientID()
         let topics = configuration.topics
         // One thread for the gateway's connection and zigbee2mqtt's: a device's state publish is
         // read, recorded, published and acknowledged there, in one pass.
@@ -46,6 +48,9 @@ struct GatewayApplication {
         mqtt.keepGatewaySession()
         let client = try MQTTClient(mqtt, logger: logger, loop: loop)
         let readBackConfiguration = mqtt
+        logger.info(
+            "MQTT client id \(mqtt.clientID)",
+            metadata: ["brokers": "\(mqtt.brokers.map(\.description).joined(separator: ", "))"])
         let statistics = GatewayStatistics()
         let ruleSource = AccessRuleSource(configuration: configuration)
         let accessKeeper =
@@ -70,9 +75,12 @@ struct GatewayApplication {
                     .problems(rules: rules)
             }
         ) { [logger] in
-            try await RetainedTopics.read(
+            // The broker the gateway is connected to, not the list's first.
+            var configuration = readBackConfiguration
+            if let broker = client.connectedBroker { configuration.brokers = [broker] }
+            return try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),
-                markerTopic: "\(topics.base)/$sync", using: readBackConfiguration, logger: logger)
+                markerTopic: "\(topics.base)/$sync", using: configuration, logger: logger)
         }
         var services: [any ServiceLifecycle.Service] =
             foundation + [

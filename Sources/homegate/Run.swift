@@ -55,7 +55,8 @@ struct CheckConfig: AsyncParsableCommand {
         print(
             """
             \(options.config ?? ""): ok
-              broker      \(configuration.mqtt.broker) as \(configuration.mqtt.username ?? "(anonymous)")
+              broker      \(configuration.mqtt.brokers.joined(separator: ", ")) as \(configuration.mqtt.username ?? "(anonymous)")
+              client id   \(configuration.mqtt.clientId ?? "the installation's own (\(configuration.data.directory)/\(InstallationIdentity.fileName))")
               base topic  \(configuration.mqtt.baseTopic)
               database    \(configuration.data.databaseFile)
               devices     \(configuration.accessories.virtual ?? "(none)")

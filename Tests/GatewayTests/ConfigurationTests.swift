@@ -50,8 +50,9 @@ struct ConfigurationTests {
 
         // Then every key the loader knows is written in it, set or commented out
         let keys = [
-            "mqtt", "broker", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
-            "protocolVersion", "tls", "caFile", "certificateFile", "keyFile", "verifyServer", "data", "directory",
+            "mqtt", "broker", "brokers", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
+            "connectTimeout", "protocolVersion", "tls", "caFile", "certificateFile", "keyFile", "verifyServer", "data",
+            "directory",
             "accessories", "virtual", "commands", "defaultAccount", "timeout", "access", "dynamicSecurity", "enabled",
             "aclFile", "homes", "creators", "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
         ]
@@ -340,12 +341,42 @@ struct ConfigurationTests {
         #expect(problem.message == "unknown log level 'warn'; did you mean 'warning'?")
     }
 
-    @Test("a keep-alive of zero is reported")
-    func badKeepAlive() throws {
-        let problem = try problem("mqtt:\n  keepAlive: 0\n")
+    @Test("a keep-alive libmosquitto would not send as written is reported; 0 turns it off", arguments: [2, -1, 65536])
+    func badKeepAlive(seconds: Int) throws {
+        let problem = try problem("mqtt:\n  keepAlive: \(seconds)\n")
         #expect(problem.code == .invalidValue)
         #expect(problem.location.line == 2)
-        #expect(problem.message == "'mqtt.keepAlive' is 0 seconds; it must be between 1 and 65535")
+        #expect(problem.message == "'mqtt.keepAlive' is \(seconds) seconds; libmosquitto takes 0 (off) or 5 to 65535")
+        let off = try GatewayConfiguration.parse(yaml: "mqtt:\n  keepAlive: 0\n", file: "homegate.yml")
+        #expect(off.mqtt.keepAlive == 0)
+    }
+
+    @Test(
+        "several brokers are read in order; with one broker too, a mix of TLS and plain, or a list in one address, a clear error"
+    )
+    func brokers() throws {
+        let configuration = try GatewayConfiguration.parse(
+            yaml: "mqtt:\n  brokers: [\"mqtt://hub.local:1883\", \"mqtt://[::1]:1884\"]\n  connectTimeout: 3\n",
+            file: "homegate.yml")
+        #expect(configuration.mqtt.brokers == ["mqtt://hub.local:1883", "mqtt://[::1]:1884"])
+        let mqtt = try configuration.mqttConfiguration()
+        #expect(mqtt.brokers == [.init(host: "hub.local", port: 1883), .init(host: "::1", port: 1884)])
+        #expect(mqtt.connectTimeout == .seconds(3))
+
+        let both = try problem("mqtt:\n  broker: mqtt://a:1883\n  brokers: [\"mqtt://b:1883\"]\n")
+        #expect(both.message == "'mqtt.broker' and 'mqtt.brokers' are both set")
+        let mixed = try problem("mqtt:\n  brokers: [\"mqtt://a:1883\", \"mqtts://b:8883\"]\n")
+        #expect(mixed.message.contains("mix mqtt:// and mqtts://"))
+        let commas = try problem("mqtt:\n  broker: mqtt://a:1,b:2\n")
+        #expect(commas.location.line == 2)
+        #expect(commas.message.contains("is not a host name or address"))
+        let empty = try problem("mqtt:\n  brokers: []\n")
+        #expect(empty.code == .wrongType)
+
+        let fromEnvironment = try GatewayConfiguration.parse(
+            yaml: "{}", file: "homegate.yml",
+            environment: ["HOMEGATE_MQTT_BROKER": "mqtt://a:1883, mqtt://b:1884"])
+        #expect(fromEnvironment.mqtt.brokers == ["mqtt://a:1883", "mqtt://b:1884"])
     }
 
     @Test("a command timeout that is not positive is reported")

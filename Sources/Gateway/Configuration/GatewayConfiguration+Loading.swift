@@ -178,8 +178,8 @@ private struct Loader {
 
     private mutating func readMQTT(_ node: Node?, into mqtt: inout GatewayConfiguration.MQTTSettings) {
         let keys = [
-            "broker", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
-            "protocolVersion", "tls",
+            "broker", "brokers", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
+            "connectTimeout", "protocolVersion", "tls",
         ]
         let section = reader.section(node, path: "mqtt", keys: keys)
 
@@ -193,13 +193,23 @@ private struct Loader {
             }
         }
         if let keepAlive = reader.int(section["keepAlive"]?.value, "mqtt.keepAlive") {
-            if keepAlive <= 0 || keepAlive > 65535 {
+            if keepAlive != 0 && !(5...65535).contains(keepAlive) {
                 reader.report(
                     .invalidValue, at: section["keepAlive"]?.value,
-                    "'mqtt.keepAlive' is \(keepAlive) seconds; it must be between 1 and 65535",
+                    "'mqtt.keepAlive' is \(keepAlive) seconds; libmosquitto takes 0 (off) or 5 to 65535",
                     fix: "use 30, or leave it out for the default")
             } else {
                 mqtt.keepAlive = keepAlive
+            }
+        }
+        if let timeout = reader.int(section["connectTimeout"]?.value, "mqtt.connectTimeout") {
+            if !(1...3600).contains(timeout) {
+                reader.report(
+                    .invalidValue, at: section["connectTimeout"]?.value,
+                    "'mqtt.connectTimeout' is \(timeout) seconds; it must be between 1 and 3600",
+                    fix: "use 10, or leave it out for the default")
+            } else {
+                mqtt.connectTimeout = timeout
             }
         }
         if let node = section["protocolVersion"]?.value {
@@ -253,14 +263,51 @@ private struct Loader {
 
         var brokerLocation = reader.location(of: nil)
         var brokerIsValid = true
-        if let broker = overridden("HOMEGATE_MQTT_BROKER", fileString(section["broker"], "mqtt.broker")) {
-            brokerLocation = broker.location
-            do {
-                _ = try MQTTConfiguration(brokerURL: broker.value, clientID: mqtt.clientId)
-                mqtt.broker = broker.value
-            } catch {
-                invalid(broker.location, error.message, fix: "write mqtt://host:1883 or mqtts://host:8883")
+        var brokers: [Located<String>] = []
+        if let entry = section["brokers"] {
+            if section["broker"] != nil {
+                reader.report(
+                    .invalidValue, at: entry.key, "'mqtt.broker' and 'mqtt.brokers' are both set",
+                    fix: "keep one: brokers lists several in order of preference, broker names one")
+            }
+            if let sequence = entry.value.sequence, !sequence.isEmpty {
+                for item in sequence {
+                    if let url = reader.string(item, "mqtt.brokers") {
+                        brokers.append(Located(value: url, location: reader.location(of: item)))
+                    }
+                }
+            } else {
+                reader.report(
+                    .wrongType, at: entry.value, "'mqtt.brokers' must be a list of mqtt[s]://host[:port]",
+                    fix: "write e.g. [\"mqtt://hub.local:1883\", \"mqtt://backup.local:1883\"]")
                 brokerIsValid = false
+            }
+        } else if let broker = fileString(section["broker"], "mqtt.broker") {
+            brokers = [broker]
+        }
+        if let variable = environment["HOMEGATE_MQTT_BROKER"], !variable.isEmpty {
+            brokers = variable.split(separator: ",", omittingEmptySubsequences: false).map {
+                Located(value: $0.trimmingCharacters(in: .whitespaces), location: .environment("HOMEGATE_MQTT_BROKER"))
+            }
+        }
+        if !brokers.isEmpty {
+            brokerLocation = brokers[0].location
+            for broker in brokers {
+                do {
+                    _ = try MQTTConfiguration(brokerURL: broker.value, clientID: "check")
+                } catch {
+                    invalid(broker.location, error.message, fix: "write mqtt://host:1883 or mqtts://host:8883")
+                    brokerIsValid = false
+                }
+            }
+            if brokerIsValid {
+                do {
+                    _ = try MQTTConfiguration(brokerURLs: brokers.map(\.value), clientID: "check")
+                    mqtt.brokers = brokers.map(\.value)
+                } catch {
+                    invalid(brokers[0].location, error.message, fix: "make them all mqtt:// or all mqtts://")
+                    brokerIsValid = false
+                }
             }
         }
 

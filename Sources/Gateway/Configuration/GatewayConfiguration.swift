@@ -8,9 +8,17 @@ import MQTT
 public struct GatewayConfiguration: Sendable, Hashable {
     /// `mqtt`: how the gateway reaches its broker and where its topics live.
     public struct MQTTSettings: Sendable, Hashable {
-        /// `mqtt[s]://host[:port]`: `mqtts` means TLS, with the broker's certificate verified.
-        public var broker: String
-        public var clientId: String
+        /// `mqtt[s]://host[:port]` of each broker, in order of preference (`mqtt.brokers`, or the one
+        /// `mqtt.broker`): `mqtts` means TLS, with the broker's certificate verified.
+        public var brokers: [String]
+        /// The first broker.
+        public var broker: String {
+            get { brokers[0] }
+            set { brokers = [newValue] }
+        }
+        /// The client id; nil for the installation's own (``InstallationIdentity``), so that two
+        /// gateways on one broker never take each other's session.
+        public var clientId: String?
         public var username: String?
         /// The password after `passwordFile` and `HOMEGATE_MQTT_PASSWORD` were applied.
         public var password: String?
@@ -18,18 +26,22 @@ public struct GatewayConfiguration: Sendable, Hashable {
         public var passwordFile: String?
         /// The first level(s) of every gateway topic (CONTRACT.md's `B`).
         public var baseTopic: String
-        /// Seconds between the client's pings when nothing else is sent.
+        /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.
         public var keepAlive: Int
+        /// Seconds one connection attempt may take, up to the broker's CONNACK.
+        public var connectTimeout: Int
         public var protocolVersion: MQTTConfiguration.ProtocolVersion
         /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
         public var tls: TLSSettings?
 
         public init(
-            broker: String = "mqtt://127.0.0.1:1883", clientId: String = "homegate", username: String? = nil,
+            broker: String = "mqtt://127.0.0.1:1883", clientId: String? = nil, username: String? = nil,
             password: String? = nil, passwordFile: String? = nil, baseTopic: String = "homegate",
-            keepAlive: Int = 30, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, tls: TLSSettings? = nil
+            keepAlive: Int = 30, connectTimeout: Int = 10, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
+            tls: TLSSettings? = nil
         ) {
-            self.broker = broker
+            self.brokers = [broker]
+            self.connectTimeout = connectTimeout
             self.clientId = clientId
             self.username = username
             self.password = password
@@ -289,18 +301,30 @@ public struct GatewayConfiguration: Sendable, Hashable {
         self.logging = logging
     }
 
+    /// The gateway's client id: `mqtt.clientId`, or the installation's (``InstallationIdentity``)
+    /// once ``resolveClientID()`` has read it; "homegate" before that.
+    public var clientID: String { mqtt.clientId ?? "homegate" }
+
+    /// Fills `mqtt.clientId`, when the file leaves it out, with the installation's own id, kept in
+    /// the data directory (made on first use).
+    public mutating func resolveClientID() throws {
+        guard mqtt.clientId == nil else { return }
+        mqtt.clientId = try InstallationIdentity.clientID(
+            inDirectory: data.directory, persistent: !data.inMemory)
+    }
+
     /// The client settings for zigbee2mqtt's broker: the gateway's own (its own client id) unless
     /// `accessories.zigbee2mqtt.broker` names another.
     public func zigbee2mqttConfiguration() throws(MQTTError) -> MQTTConfiguration? {
         guard let settings = accessories.zigbee2mqtt else { return nil }
         var configuration: MQTTConfiguration
         if let broker = settings.broker {
-            configuration = try MQTTConfiguration(brokerURL: broker, clientID: "\(mqtt.clientId)-zigbee2mqtt")
+            configuration = try MQTTConfiguration(brokerURL: broker, clientID: "\(clientID)-zigbee2mqtt")
             configuration.username = settings.username
             configuration.password = settings.password
         } else {
             configuration = try mqttConfiguration()
-            configuration.clientID = "\(mqtt.clientId)-zigbee2mqtt"
+            configuration.clientID = "\(clientID)-zigbee2mqtt"
         }
         configuration.retryInitialConnection = true
         return configuration
@@ -317,14 +341,16 @@ public struct GatewayConfiguration: Sendable, Hashable {
             account: homeAssistant.account, topics: topics, version: HealthService.version)
     }
 
-    /// The client settings for the broker: address, TLS, credentials, client id, keep-alive and
-    /// protocol. The will, reconnect backoff and session are the caller's to set. Throws when `broker`
-    /// is not an `mqtt[s]://host[:port]` address (never for a configuration that `load` returned).
+    /// The client settings for the brokers: addresses, TLS, credentials, client id, keep-alive and
+    /// protocol. The will, reconnect backoff and session are the caller's to set. Throws when a broker
+    /// is not an `mqtt[s]://host[:port]` address or the brokers mix TLS and plain MQTT (never for a
+    /// configuration that `load` returned).
     public func mqttConfiguration() throws(MQTTError) -> MQTTConfiguration {
-        var configuration = try MQTTConfiguration(brokerURL: mqtt.broker, clientID: mqtt.clientId)
+        var configuration = try MQTTConfiguration(brokerURLs: mqtt.brokers, clientID: clientID)
         configuration.username = mqtt.username
         configuration.password = mqtt.password
         configuration.keepAlive = .seconds(mqtt.keepAlive)
+        configuration.connectTimeout = .seconds(mqtt.connectTimeout)
         configuration.protocolVersion = mqtt.protocolVersion
         if configuration.tls != nil, let tls = mqtt.tls {
             configuration.tls = MQTTConfiguration.TLS(

@@ -96,7 +96,11 @@ public final class GatewayStatistics: Sendable {
     private func secondsSinceStart() -> Int64 { (ContinuousClock.now - started).components.seconds }
 
     /// The `B/$health` payload.
-    func health(version: String, residentBytes: Int?) -> JSON {
+    ///
+    /// - Parameters:
+    ///   - broker: the broker the gateway is connected to (`host:port`), nil when unknown.
+    ///   - brokerSwitches: how often the gateway moved to another of its brokers.
+    func health(version: String, residentBytes: Int?, broker: String? = nil, brokerSwitches: Int = 0) -> JSON {
         let counts = counts.withLock { $0 }
         let uptime = ContinuousClock.now - started
         let failed = counts.commandsFailed.sorted { $0.key < $1.key }.map {
@@ -107,7 +111,14 @@ public final class GatewayStatistics: Sendable {
                 ("version", .string(version)),
                 ("uptimeSeconds", .integer(Int(uptime.components.seconds))),
                 ("memory", .object([("residentBytes", residentBytes.map(JSON.integer) ?? .null)])),
-                ("broker", .object([("reconnects", .integer(counts.brokerReconnects))])),
+                (
+                    "broker",
+                    .object([
+                        ("reconnects", .integer(counts.brokerReconnects)),
+                        ("address", broker.map(JSON.string) ?? .null),
+                        ("switches", .integer(brokerSwitches)),
+                    ])
+                ),
                 ("messages", .object([("in", .integer(counts.messagesIn)), ("out", .integer(counts.messagesOut))])),
                 ("commands", .object([("ok", .integer(counts.commandsOK)), ("failed", .object(failed))])),
             ] + (counts.dynamicSecurity.map { [("dynamicSecurity", $0)] } ?? []))

@@ -4,8 +4,8 @@ import MQTT
 import ServiceLifecycle
 
 /// Publishes `B/$health` (retained) every `interval` and each time the connection comes back:
-/// version, uptime, resident memory, broker reconnects, messages in and out, commands answered ok
-/// and failed by code.
+/// version, uptime, resident memory, the broker (its address, reconnects, switches to another of the
+/// configured brokers), messages in and out, commands answered ok and failed by code.
 public struct HealthService: ServiceLifecycle.Service {
     /// homegate's version, as `$health` reports it.
     public static let version = "0.1.0"
@@ -51,7 +51,9 @@ public struct HealthService: ServiceLifecycle.Service {
 
     private func publish() {
         guard client.isConnected else { return }
-        let payload = statistics.health(version: Self.version, residentBytes: Self.residentBytes())
+        let payload = statistics.health(
+            version: Self.version, residentBytes: Self.residentBytes(),
+            broker: client.connectedBroker?.description, brokerSwitches: client.brokerSwitches)
         do {
             try client.send(topics.health, payload: payload.bytes, qos: .atLeastOnce, retain: true)
         } catch {

@@ -107,7 +107,11 @@ public actor RetainedPublisher {
     /// meanwhile are not applied then (against a `published` that is about to be replaced, they
     /// would send everything twice, or an older state after a newer one); at its end those the
     /// snapshot does not hold (``HomeChange/version``) are applied in order.
-    public func synchronize(_ snapshot: @Sendable () async -> HomeSnapshot) async {
+    ///
+    /// `retainedBefore` is a topic the broker acknowledged as retained before this call: the read-back
+    /// must hold it, or the broker keeps retained messages from wildcard subscriptions (RabbitMQ's
+    /// MQTT plugin delivers them to exact topics only), which is logged once per call.
+    public func synchronize(retainedBefore: String? = nil, _ snapshot: @Sendable () async -> HomeSnapshot) async {
         isSynchronizing = true
         let readBack = self.readBack
         async let reading = readBack()
@@ -125,6 +129,11 @@ public actor RetainedPublisher {
         let held: Set<String>
         do {
             held = try await reading
+            if let retainedBefore, !held.contains(retainedBefore) {
+                logger.warning(
+                    "the broker did not deliver the retained '\(retainedBefore)' to a subscription of '\(topics.base)/#': clients that subscribe with wildcards see nothing of the home until it changes, and stale topics stay. RabbitMQ's MQTT plugin does this (retained messages only for exact topics, kept per node), and so does an access rule that lets the gateway write its topics but not read them; use a broker that delivers retained messages to wildcard subscriptions, such as mosquitto (docs/mqtt.md)"
+                )
+            }
         } catch {
             logger.warning(
                 "could not read back the broker's retained topics; clearing only what this gateway published",
