@@ -4,7 +4,8 @@ extension MQTTConfiguration {
     /// How long the broker keeps the gateway's session while the gateway is away.
     public static let gatewaySessionExpiry: Duration = .seconds(300)
 
-    /// Makes the gateway's connection a persistent session: the broker keeps its command
+    /// Makes the gateway's connection a persistent session, and bounds the packets it reads
+    /// (``gatewayMaximumPacketSize``). In the session the broker keeps its command
     /// subscriptions and queues the QoS 1 commands that arrive while the gateway reconnects (after a
     /// broker restart with persistence, or a restart of the gateway within `expiry`), so a command
     /// the broker acknowledged is not dropped for want of a subscriber. Commands that wait longer
@@ -13,5 +14,12 @@ extension MQTTConfiguration {
     public mutating func keepGatewaySession(for expiry: Duration = gatewaySessionExpiry) {
         cleanSession = false
         sessionExpiry = expiry
+        maximumPacketSize = Self.gatewayMaximumPacketSize
     }
+
+    /// The largest packet the gateway takes from its broker (MQTT v5 tells the broker, which then
+    /// drops larger messages for the gateway): room for the largest command (64 KiB, answered with
+    /// `payloadTooLarge` above that) and for dynamic security's listings of a large household, and
+    /// no 150 MB publish held in a Pi's memory. MQTT 3.1.1 has no way to say it.
+    public static let gatewayMaximumPacketSize: UInt32 = 1 << 20
 }

@@ -201,6 +201,38 @@ struct GatewayBrokerTests {
         }
     }
 
+    @Test("MQTT 5: a command larger than the gateway takes is dropped by the broker, and the next is answered")
+    func hugeCommandNeverReachesTheGateway() async throws {
+        try await withBroker { broker in
+            try await withTemporaryDirectory { directory in
+                let watcher = try makeClient(broker, name: "watcher")
+                try await withConnected(watcher) { inbox in
+                    try await watcher.subscribe(to: ["homegate/$status", "homegate/$response/probe"])
+                    let gateway = try ChildProcess(
+                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
+                        outputFile: "\(directory)/homegate.log")
+                    defer { gateway.send(SIGKILL) }
+                    _ = try await inbox.next("online") {
+                        $0.topic == "homegate/$status" && $0.payloadString == "online"
+                    }
+
+                    // When a client sends a 4 MiB request, Then no answer comes for it (the gateway
+                    // never read it), and a request after it is answered
+                    let sender = try makeClient(broker, name: "sender") { $0.protocolVersion = .v311 }
+                    try await withConnected(sender) { _ in
+                        try await sender.publish(
+                            "homegate/$request/probe/listHomes", payload: Array(repeating: 0x20, count: 4 << 20),
+                            qos: .atLeastOnce)
+                    }
+                    let answer = try await request(broker, base: "homegate", operation: "listHomes")
+                    #expect(!answer.isEmpty)
+                    #expect(await inbox.all.filter { $0.topic == "homegate/$response/probe" }.count == 1)
+                    #expect(gateway.isRunning)
+                }
+            }
+        }
+    }
+
     /// Sends `operation` as a request of account `probe` and returns the answer's payload.
     private func request(_ broker: MosquittoBroker, base: String, operation: String) async throws -> [UInt8] {
         let client = try makeClient(broker, name: "probe") { $0.protocolVersion = .v311 }
