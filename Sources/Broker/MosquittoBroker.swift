@@ -28,8 +28,8 @@ public final class MosquittoBroker: Sendable {
         public var persistence: Bool
         /// Extra mosquitto.conf lines, appended as they are.
         public var extraLines: [String]
-        /// Lines for the plain listener itself (its settings, such as `max_qos`), after its
-        /// `listener` line: before any listener they would open mosquitto's default one.
+        /// Lines for each listener itself (its settings, such as `max_qos`), after its `listener`
+        /// line: before any listener they would open mosquitto's default one.
         public var listenerLines: [String]
 
         public struct TLSListener: Sendable {
@@ -296,6 +296,7 @@ public final class MosquittoBroker: Sendable {
         lines += configuration.listenerLines
         if let tls = configuration.tls, let tlsPort {
             lines += ["listener \(tlsPort) 127.0.0.1", "certfile \(tls.certificateFile)", "keyfile \(tls.keyFile)"]
+            lines += configuration.listenerLines
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: configFile, atomically: true, encoding: .utf8)
     }

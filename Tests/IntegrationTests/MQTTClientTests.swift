@@ -6,23 +6,27 @@ import Testing
 
 @Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(2)))
 struct MQTTClientTests {
-    /// Which thread serves a client's connection: its own, or an event loop it shares with tasks.
+    /// Which thread serves a client's connection (its own, or an event loop it shares with tasks),
+    /// over plain TCP or TLS.
     enum Serving: String, CaseIterable, CustomTestStringConvertible {
-        case ownThread, eventLoop
+        case ownThread, eventLoop, tlsOwnThread, tlsEventLoop
         var testDescription: String { rawValue }
 
-        /// Runs `body` with the loop to give the client (nil for its own thread), stopped afterwards.
+        /// Runs `body` under this transport with the loop to give the client (nil for its own
+        /// thread), stopped afterwards.
         func with<T>(_ body: (EventLoopThread?) async throws -> T) async rethrows -> T {
-            let loop = self == .eventLoop ? EventLoopThread(name: "test-loop") : nil
+            let usesLoop = self == .eventLoop || self == .tlsEventLoop
+            let loop = usesLoop ? EventLoopThread(name: "test-loop") : nil
             defer { loop?.stop() }
-            return try await body(loop)
+            let transport: Transport = self == .tlsOwnThread || self == .tlsEventLoop ? .tls : .tcp
+            return try await transport.run { try await body(loop) }
         }
     }
 
     @Test("publish and subscribe at every QoS", arguments: MQTTQoS.allCases, Serving.allCases)
     func publishSubscribe(qos: MQTTQoS, serving: Serving) async throws {
-        try await withBroker { broker in
-            try await serving.with { loop in
+        try await serving.with { loop in
+            try await withBroker { broker in
                 let subscriber = try makeClient(broker, name: "sub", loop: loop)
                 let publisher = try makeClient(broker, name: "pub", loop: loop)
                 try await withConnected(subscriber) { inbox in
@@ -50,33 +54,37 @@ struct MQTTClientTests {
         }
     }
 
-    @Test("a retained message reaches a late subscriber; an empty retained message clears it")
-    func retainedMessages() async throws {
-        try await withBroker { broker in
-            let publisher = try makeClient(broker, name: "pub")
-            try await withConnected(publisher) { _ in
-                // Given two retained topics
-                try await publisher.publish("home/kept", "21.5", qos: .atLeastOnce, retain: true)
-                try await publisher.publish("home/cleared", "on", qos: .atLeastOnce, retain: true)
+    @Test(
+        "a retained message reaches a late subscriber; an empty retained message clears it",
+        arguments: Transport.allCases)
+    func retainedMessages(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                let publisher = try makeClient(broker, name: "pub")
+                try await withConnected(publisher) { _ in
+                    // Given two retained topics
+                    try await publisher.publish("home/kept", "21.5", qos: .atLeastOnce, retain: true)
+                    try await publisher.publish("home/cleared", "on", qos: .atLeastOnce, retain: true)
 
-                // When one is cleared with an empty retained message
-                try await publisher.publish("home/cleared", payload: [], qos: .atLeastOnce, retain: true)
-            }
+                    // When one is cleared with an empty retained message
+                    try await publisher.publish("home/cleared", payload: [], qos: .atLeastOnce, retain: true)
+                }
 
-            // Then a subscriber that comes later gets the kept one, flagged retained
-            let late = try makeClient(broker, name: "late")
-            try await withConnected(late) { inbox in
-                try await late.subscribe(to: ["home/kept"])
-                let kept = try await inbox.next { $0.topic == "home/kept" }
-                #expect(kept.payloadString == "21.5")
-                #expect(kept.retain)
+                // Then a subscriber that comes later gets the kept one, flagged retained
+                let late = try makeClient(broker, name: "late")
+                try await withConnected(late) { inbox in
+                    try await late.subscribe(to: ["home/kept"])
+                    let kept = try await inbox.next { $0.topic == "home/kept" }
+                    #expect(kept.payloadString == "21.5")
+                    #expect(kept.retain)
 
-                // and nothing for the cleared one: retained messages come before the SUBACK's
-                // followers, so a marker published after subscribing proves nothing was held back.
-                try await late.subscribe(to: ["home/cleared", "marker"])
-                try await late.publish("marker", "done", qos: .atLeastOnce)
-                _ = try await inbox.next { $0.topic == "marker" }
-                #expect(await inbox.all.filter { $0.topic == "home/cleared" }.isEmpty)
+                    // and nothing for the cleared one: retained messages come before the SUBACK's
+                    // followers, so a marker published after subscribing proves nothing was held back.
+                    try await late.subscribe(to: ["home/cleared", "marker"])
+                    try await late.publish("marker", "done", qos: .atLeastOnce)
+                    _ = try await inbox.next { $0.topic == "marker" }
+                    #expect(await inbox.all.filter { $0.topic == "home/cleared" }.isEmpty)
+                }
             }
         }
     }
@@ -124,8 +132,8 @@ struct MQTTClientTests {
         "a broker that stops answering is found by the keep-alive, even while the client keeps publishing",
         arguments: Serving.allCases)
     func silentBroker(serving: Serving) async throws {
-        try await withBroker { broker in
-            try await serving.with { loop in
+        try await serving.with { loop in
+            try await withBroker { broker in
                 // Given a client with the shortest keep-alive, connected
                 let client = try makeClient(broker, name: "keepalive", loop: loop) { $0.keepAlive = .seconds(5) }
                 let events = await Inbox.draining(client.connectionEvents())
@@ -158,100 +166,112 @@ struct MQTTClientTests {
         }
     }
 
-    @Test("a QoS above the broker's maximum is refused at once, and what follows still goes")
-    func maximumQoS() async throws {
-        try await withBroker(.init(listenerLines: ["max_qos 1"])) { broker in
-            let client = try makeClient(broker, name: "maxqos")
-            try await withConnected(client) { inbox in
-                try await client.subscribe(to: ["limited/#"])
-                let error = try await #require(throws: MQTTError.self) {
-                    try await client.publish("limited/two", "x", qos: .exactlyOnce)
-                }
-                #expect(error.code == .notSupported)
-                try await client.publish("limited/one", "y", qos: .atLeastOnce)
-                #expect(try await inbox.next { $0.topic.hasPrefix("limited/") }.topic == "limited/one")
-            }
-        }
-    }
-
-    @Test("a subscription that dynamic security refuses is reported")
-    func refusedSubscription() async throws {
-        let configuration = MosquittoBroker.Configuration(
-            allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-secret"))
-        try await withBroker(configuration) { broker in
-            // Given an account with no role: dynamic security denies it every subscription
-            try broker.dynamicSecurity(["createClient", "limited", "-p", "limited-secret"])
-            let client = try makeClient(broker, name: "limited") {
-                $0.username = "limited"
-                $0.password = "limited-secret"
-            }
-            try await withConnected(client) { _ in
-                // When it subscribes
-                let error = try await #require(throws: MQTTError.self) {
-                    try await client.subscribe(to: ["secret/#"])
-                }
-                // Then the refusal names the filter and the broker's reason
-                #expect(error.code == .subscriptionRefused)
-                #expect(error.message.contains("secret/#"))
-                #expect(error.message.localizedCaseInsensitiveContains("not authorized"))
-                #expect(error.reasonCode == 0x87)
-            }
-        }
-    }
-
-    @Test("MQTT v5 response topic, correlation data and user properties survive a round trip")
-    func v5Properties() async throws {
-        try await withBroker { broker in
-            let responder = try makeClient(broker, name: "responder")
-            let requester = try makeClient(broker, name: "requester")
-            try await withConnected(responder) { requests in
-                try await responder.subscribe(to: ["req/#"])
-                try await withConnected(requester) { responses in
-                    try await requester.subscribe(to: ["resp/requester"])
-
-                    // Given a request with v5 properties
-                    let properties = MQTTProperties(
-                        responseTopic: "resp/requester",
-                        correlationData: [0, 1, 2, 0xFF],
-                        userProperties: [.init("trace", "42"), .init("trace", "43"), .init("lang", "de")],
-                        messageExpiryInterval: 60,
-                        contentType: "application/json")
-                    try await requester.publish("req/op", "{}", qos: .atLeastOnce, properties: properties)
-
-                    // When the responder answers where the request asked, with its correlation data
-                    let request = try await requests.next { $0.topic == "req/op" }
-                    #expect(request.properties.responseTopic == "resp/requester")
-                    #expect(request.properties.correlationData == [0, 1, 2, 0xFF])
-                    #expect(request.properties.userProperties == properties.userProperties)
-                    #expect(request.properties.contentType == "application/json")
-                    #expect((1...60).contains(request.properties.messageExpiryInterval ?? 0))
-                    let responseTopic = try #require(request.properties.responseTopic)
-                    try await responder.publish(
-                        responseTopic, "ok", qos: .atLeastOnce,
-                        properties: MQTTProperties(correlationData: request.properties.correlationData))
-
-                    // Then the requester gets it with the same correlation data
-                    let response = try await responses.next { $0.topic == "resp/requester" }
-                    #expect(response.payloadString == "ok")
-                    #expect(response.properties.correlationData == [0, 1, 2, 0xFF])
+    @Test(
+        "a QoS above the broker's maximum is refused at once, and what follows still goes",
+        arguments: Transport.allCases)
+    func maximumQoS(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker(.init(listenerLines: ["max_qos 1"])) { broker in
+                let client = try makeClient(broker, name: "maxqos")
+                try await withConnected(client) { inbox in
+                    try await client.subscribe(to: ["limited/#"])
+                    let error = try await #require(throws: MQTTError.self) {
+                        try await client.publish("limited/two", "x", qos: .exactlyOnce)
+                    }
+                    #expect(error.code == .notSupported)
+                    try await client.publish("limited/one", "y", qos: .atLeastOnce)
+                    #expect(try await inbox.next { $0.topic.hasPrefix("limited/") }.topic == "limited/one")
                 }
             }
         }
     }
 
-    @Test("an MQTT 3.1.1 client works, and refuses v5 properties with a clear error")
-    func v311() async throws {
-        try await withBroker { broker in
-            let client = try makeClient(broker, name: "v311") { $0.protocolVersion = .v311 }
-            try await withConnected(client) { inbox in
-                try await client.subscribe(to: ["v3/#"])
-                try await client.publish("v3/a", "hello", qos: .exactlyOnce)
-                #expect(try await inbox.next { $0.topic == "v3/a" }.payloadString == "hello")
-
-                let error = try await #require(throws: MQTTError.self) {
-                    try await client.publish("v3/b", "x", properties: MQTTProperties(responseTopic: "r"))
+    @Test("a subscription that dynamic security refuses is reported", arguments: Transport.allCases)
+    func refusedSubscription(transport: Transport) async throws {
+        try await transport.run {
+            let configuration = MosquittoBroker.Configuration(
+                allowAnonymous: false, dynamicSecurity: .init(adminPassword: "admin-secret"))
+            try await withBroker(configuration) { broker in
+                // Given an account with no role: dynamic security denies it every subscription
+                try broker.dynamicSecurity(["createClient", "limited", "-p", "limited-secret"])
+                let client = try makeClient(broker, name: "limited") {
+                    $0.username = "limited"
+                    $0.password = "limited-secret"
                 }
-                #expect(error.code == .notSupported)
+                try await withConnected(client) { _ in
+                    // When it subscribes
+                    let error = try await #require(throws: MQTTError.self) {
+                        try await client.subscribe(to: ["secret/#"])
+                    }
+                    // Then the refusal names the filter and the broker's reason
+                    #expect(error.code == .subscriptionRefused)
+                    #expect(error.message.contains("secret/#"))
+                    #expect(error.message.localizedCaseInsensitiveContains("not authorized"))
+                    #expect(error.reasonCode == 0x87)
+                }
+            }
+        }
+    }
+
+    @Test(
+        "MQTT v5 response topic, correlation data and user properties survive a round trip",
+        arguments: Transport.allCases)
+    func v5Properties(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                let responder = try makeClient(broker, name: "responder")
+                let requester = try makeClient(broker, name: "requester")
+                try await withConnected(responder) { requests in
+                    try await responder.subscribe(to: ["req/#"])
+                    try await withConnected(requester) { responses in
+                        try await requester.subscribe(to: ["resp/requester"])
+
+                        // Given a request with v5 properties
+                        let properties = MQTTProperties(
+                            responseTopic: "resp/requester",
+                            correlationData: [0, 1, 2, 0xFF],
+                            userProperties: [.init("trace", "42"), .init("trace", "43"), .init("lang", "de")],
+                            messageExpiryInterval: 60,
+                            contentType: "application/json")
+                        try await requester.publish("req/op", "{}", qos: .atLeastOnce, properties: properties)
+
+                        // When the responder answers where the request asked, with its correlation data
+                        let request = try await requests.next { $0.topic == "req/op" }
+                        #expect(request.properties.responseTopic == "resp/requester")
+                        #expect(request.properties.correlationData == [0, 1, 2, 0xFF])
+                        #expect(request.properties.userProperties == properties.userProperties)
+                        #expect(request.properties.contentType == "application/json")
+                        #expect((1...60).contains(request.properties.messageExpiryInterval ?? 0))
+                        let responseTopic = try #require(request.properties.responseTopic)
+                        try await responder.publish(
+                            responseTopic, "ok", qos: .atLeastOnce,
+                            properties: MQTTProperties(correlationData: request.properties.correlationData))
+
+                        // Then the requester gets it with the same correlation data
+                        let response = try await responses.next { $0.topic == "resp/requester" }
+                        #expect(response.payloadString == "ok")
+                        #expect(response.properties.correlationData == [0, 1, 2, 0xFF])
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("an MQTT 3.1.1 client works, and refuses v5 properties with a clear error", arguments: Transport.allCases)
+    func v311(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                let client = try makeClient(broker, name: "v311") { $0.protocolVersion = .v311 }
+                try await withConnected(client) { inbox in
+                    try await client.subscribe(to: ["v3/#"])
+                    try await client.publish("v3/a", "hello", qos: .exactlyOnce)
+                    #expect(try await inbox.next { $0.topic == "v3/a" }.payloadString == "hello")
+
+                    let error = try await #require(throws: MQTTError.self) {
+                        try await client.publish("v3/b", "x", properties: MQTTProperties(responseTopic: "r"))
+                    }
+                    #expect(error.code == .notSupported)
+                }
             }
         }
     }
@@ -260,8 +280,8 @@ struct MQTTClientTests {
         "after a broker restart the client reconnects, subscribes again and receives; QoS 1 publishes made meanwhile arrive",
         arguments: Serving.allCases)
     func reconnectAfterBrokerRestart(serving: Serving) async throws {
-        try await withBroker { broker in
-            try await serving.with { loop in
+        try await serving.with { loop in
+            try await withBroker { broker in
                 let client = try makeClient(broker, name: "survivor", loop: loop)
                 let events = await Inbox.draining(client.connectionEvents())
                 try await withConnected(client) { inbox in
@@ -298,45 +318,47 @@ struct MQTTClientTests {
         }
     }
 
-    @Test("a persistent session gets the QoS 1 messages published while it was away")
-    func persistentSession() async throws {
-        try await withBroker(.init(persistence: true)) { broker in
-            // Given a client with a persistent session and a QoS 1 subscription
-            let id = "persistent-\(UUID().uuidString.prefix(8))"
-            let client = try makeClient(broker, name: "persistent") {
-                $0.clientID = id
-                $0.cleanSession = false
-            }
-            let events = await Inbox.draining(client.connectionEvents())
-            try await withConnected(client) { _ in
-                try await client.subscribe(to: ["away/#"], qos: .atLeastOnce)
-
-                // When the broker stops (keeping sessions on disk) while the client is connected, and
-                // the client stays away (no reconnect can come before the message: the client is
-                // stopped before the broker starts again)
-                await broker.stop()
-                _ = try await events.next("disconnect event") {
-                    if case .disconnected = $0 { true } else { false }
+    @Test("a persistent session gets the QoS 1 messages published while it was away", arguments: Transport.allCases)
+    func persistentSession(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker(.init(persistence: true)) { broker in
+                // Given a client with a persistent session and a QoS 1 subscription
+                let id = "persistent-\(UUID().uuidString.prefix(8))"
+                let client = try makeClient(broker, name: "persistent") {
+                    $0.clientID = id
+                    $0.cleanSession = false
                 }
-            }
-            try await broker.start()
-            let publisher = try makeClient(broker, name: "publisher")
-            try await withConnected(publisher) { _ in
-                try await publisher.publish("away/news", "while you were out", qos: .atLeastOnce)
-            }
+                let events = await Inbox.draining(client.connectionEvents())
+                try await withConnected(client) { _ in
+                    try await client.subscribe(to: ["away/#"], qos: .atLeastOnce)
 
-            // Then the broker kept the session: the client coming back with the same id finds it and
-            // gets the message
-            let back = try makeClient(broker, name: "persistent") {
-                $0.clientID = id
-                $0.cleanSession = false
-            }
-            let backEvents = await Inbox.draining(back.connectionEvents())
-            try await withConnected(back) { inbox in
-                _ = try await backEvents.next("connected", where: { $0 == .connected(sessionPresent: true) })
-                let message = try await inbox.next { $0.topic == "away/news" }
-                #expect(message.payloadString == "while you were out")
-                #expect(message.qos == .atLeastOnce)
+                    // When the broker stops (keeping sessions on disk) while the client is connected, and
+                    // the client stays away (no reconnect can come before the message: the client is
+                    // stopped before the broker starts again)
+                    await broker.stop()
+                    _ = try await events.next("disconnect event") {
+                        if case .disconnected = $0 { true } else { false }
+                    }
+                }
+                try await broker.start()
+                let publisher = try makeClient(broker, name: "publisher")
+                try await withConnected(publisher) { _ in
+                    try await publisher.publish("away/news", "while you were out", qos: .atLeastOnce)
+                }
+
+                // Then the broker kept the session: the client coming back with the same id finds it and
+                // gets the message
+                let back = try makeClient(broker, name: "persistent") {
+                    $0.clientID = id
+                    $0.cleanSession = false
+                }
+                let backEvents = await Inbox.draining(back.connectionEvents())
+                try await withConnected(back) { inbox in
+                    _ = try await backEvents.next("connected", where: { $0 == .connected(sessionPresent: true) })
+                    let message = try await inbox.next { $0.topic == "away/news" }
+                    #expect(message.payloadString == "while you were out")
+                    #expect(message.qos == .atLeastOnce)
+                }
             }
         }
     }
@@ -383,102 +405,108 @@ struct MQTTClientTests {
         }
     }
 
-    @Test("after unsubscribing, messages on that filter stop arriving")
-    func unsubscribe() async throws {
-        try await withBroker { broker in
-            let client = try makeClient(broker)
-            try await withConnected(client) { inbox in
-                // Given a subscription that works
-                try await client.subscribe(to: ["unsub/#", "marker"])
-                try await client.publish("unsub/a", "before", qos: .atLeastOnce)
-                _ = try await inbox.next { $0.topic == "unsub/a" }
+    @Test("after unsubscribing, messages on that filter stop arriving", arguments: Transport.allCases)
+    func unsubscribe(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                let client = try makeClient(broker)
+                try await withConnected(client) { inbox in
+                    // Given a subscription that works
+                    try await client.subscribe(to: ["unsub/#", "marker"])
+                    try await client.publish("unsub/a", "before", qos: .atLeastOnce)
+                    _ = try await inbox.next { $0.topic == "unsub/a" }
 
-                // When it is removed
-                try await client.unsubscribe(from: ["unsub/#"])
-                try await client.publish("unsub/a", "after", qos: .atLeastOnce)
-                try await client.publish("marker", "done", qos: .atLeastOnce)
+                    // When it is removed
+                    try await client.unsubscribe(from: ["unsub/#"])
+                    try await client.publish("unsub/a", "after", qos: .atLeastOnce)
+                    try await client.publish("marker", "done", qos: .atLeastOnce)
 
-                // Then the message published after it does not arrive (the marker, sent later, did)
-                _ = try await inbox.next { $0.topic == "marker" }
-                #expect(await inbox.all.filter { $0.topic == "unsub/a" }.isEmpty)
+                    // Then the message published after it does not arrive (the marker, sent later, did)
+                    _ = try await inbox.next { $0.topic == "marker" }
+                    #expect(await inbox.all.filter { $0.topic == "unsub/a" }.isEmpty)
+                }
             }
         }
     }
 
     @Test(
-        "on the loop, writeQueuedNow sends what a job queued while the job still runs; the rest leaves at the pass's end"
-    )
-    func writeQueuedNow() async throws {
-        try await withBroker { broker in
-            let loop = EventLoopThread(name: "test-loop")
-            defer { loop.stop() }
-            let subscriber = try makeClient(broker, name: "sub")
-            let publisher = try makeClient(broker, name: "pub", loop: loop)
-            try await withConnected(subscriber) { inbox in
-                try await subscriber.subscribe(to: ["early/#"], qos: .atLeastOnce)
-                try await withConnected(publisher) { _ in
-                    let arrived = DispatchSemaphore(value: 0)
-                    let watcher = Task {
-                        _ = try await inbox.next { $0.topic == "early/first" }
-                        arrived.signal()
+        "on the loop, writeQueuedNow sends what a job queued while the job still runs; the rest leaves at the pass's end",
+        arguments: Transport.allCases)
+    func writeQueuedNow(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                let loop = EventLoopThread(name: "test-loop")
+                defer { loop.stop() }
+                let subscriber = try makeClient(broker, name: "sub")
+                let publisher = try makeClient(broker, name: "pub", loop: loop)
+                try await withConnected(subscriber) { inbox in
+                    try await subscriber.subscribe(to: ["early/#"], qos: .atLeastOnce)
+                    try await withConnected(publisher) { _ in
+                        let arrived = DispatchSemaphore(value: 0)
+                        let watcher = Task {
+                            _ = try await inbox.next { $0.topic == "early/first" }
+                            arrived.signal()
+                        }
+                        // Given a job on the loop that queues a message and asks for it to be written now
+                        let job = Task(executorPreference: loop) { () -> Bool in
+                            try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
+                            publisher.writeQueuedNow()
+                            try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
+                            // When the job holds the loop until the first message has arrived (it could not
+                            // arrive before the job's end without the early write; the limit only ends a
+                            // failing run)
+                            return arrived.wait(timeout: .now() + 60) == .success
+                        }
+                        // Then it arrived while the job ran, and the second one after the job
+                        #expect(await job.value)
+                        try await watcher.value
+                        #expect(try await inbox.next { $0.topic == "early/second" }.payloadString == "2")
                     }
-                    // Given a job on the loop that queues a message and asks for it to be written now
-                    let job = Task(executorPreference: loop) { () -> Bool in
-                        try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
-                        publisher.writeQueuedNow()
-                        try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
-                        // When the job holds the loop until the first message has arrived (it could not
-                        // arrive before the job's end without the early write; the limit only ends a
-                        // failing run)
-                        return arrived.wait(timeout: .now() + 60) == .success
-                    }
-                    // Then it arrived while the job ran, and the second one after the job
-                    #expect(await job.value)
-                    try await watcher.value
-                    #expect(try await inbox.next { $0.topic == "early/second" }.payloadString == "2")
                 }
             }
         }
     }
 
-    @Test("an acl_file filters what an account may read and write")
-    func accessRules() async throws {
-        let rules = """
-            user reader
-            topic read public/#
+    @Test("an acl_file filters what an account may read and write", arguments: Transport.allCases)
+    func accessRules(transport: Transport) async throws {
+        try await transport.run {
+            let rules = """
+                user reader
+                topic read public/#
 
-            user writer
-            topic write public/#
-            topic write private/#
-            """
-        let configuration = MosquittoBroker.Configuration(
-            allowAnonymous: false, passwords: ["reader": "r", "writer": "w"], accessRules: rules)
-        try await withBroker(configuration) { broker in
-            let reader = try makeClient(broker, name: "reader") {
-                $0.username = "reader"
-                $0.password = "r"
-            }
-            let writer = try makeClient(broker, name: "writer") {
-                $0.username = "writer"
-                $0.password = "w"
-            }
-            try await withConnected(reader) { inbox in
-                // mosquitto's acl_file grants every subscription and filters delivery instead
-                try await reader.subscribe(to: ["private/#", "public/#"])
-                try await withConnected(writer) { _ in
-                    try await writer.publish("private/diary", "secret", qos: .atLeastOnce)
-                    try await writer.publish("public/news", "hello", qos: .atLeastOnce)
+                user writer
+                topic write public/#
+                topic write private/#
+                """
+            let configuration = MosquittoBroker.Configuration(
+                allowAnonymous: false, passwords: ["reader": "r", "writer": "w"], accessRules: rules)
+            try await withBroker(configuration) { broker in
+                let reader = try makeClient(broker, name: "reader") {
+                    $0.username = "reader"
+                    $0.password = "r"
                 }
-                #expect(try await inbox.next { $0.topic == "public/news" }.payloadString == "hello")
-                #expect(await inbox.all.filter { $0.topic.hasPrefix("private/") }.isEmpty)
+                let writer = try makeClient(broker, name: "writer") {
+                    $0.username = "writer"
+                    $0.password = "w"
+                }
+                try await withConnected(reader) { inbox in
+                    // mosquitto's acl_file grants every subscription and filters delivery instead
+                    try await reader.subscribe(to: ["private/#", "public/#"])
+                    try await withConnected(writer) { _ in
+                        try await writer.publish("private/diary", "secret", qos: .atLeastOnce)
+                        try await writer.publish("public/news", "hello", qos: .atLeastOnce)
+                    }
+                    #expect(try await inbox.next { $0.topic == "public/news" }.payloadString == "hello")
+                    #expect(await inbox.all.filter { $0.topic.hasPrefix("private/") }.isEmpty)
+                }
             }
         }
     }
 
     @Test("after disconnect the client refuses work and its streams end", arguments: Serving.allCases)
     func disconnectEnds(serving: Serving) async throws {
-        try await withBroker { broker in
-            try await serving.with { loop in
+        try await serving.with { loop in
+            try await withBroker { broker in
                 let client = try makeClient(broker, loop: loop)
                 let events = await Inbox.draining(client.connectionEvents())
                 try await client.connect()

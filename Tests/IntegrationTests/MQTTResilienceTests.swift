@@ -13,82 +13,94 @@ import Testing
 /// versions, several brokers, packets MQTT forbids. Each test fails without the behaviour it names.
 @Suite("MQTT client against limits, silence and several brokers", .timeLimit(.minutes(2)))
 struct MQTTResilienceTests {
-    @Test("a broker that accepts and drops the client at once is retried ever more slowly, not in a storm")
-    func rivalsForOneClientIDBackOff() async throws {
-        try await withBroker { broker in
-            // Given two clients with the same client id, which the broker lets take over each other's session
-            let sameID = "twin-\(UUID().uuidString.prefix(6))"
-            let configure: (inout MQTTConfiguration) -> Void = {
-                $0.clientID = sameID
-                $0.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30))
-            }
-            let first = try makeClient(broker, name: "first", configure: configure)
-            let second = try makeClient(broker, name: "second", configure: configure)
-            let events = await Inbox.draining(first.connectionEvents())
-            try await first.connect()
-            try await second.connect()
-
-            // When they keep taking the id from each other
-            var delays: [Duration] = []
-            var reasons: [String] = []
-            for _ in 0..<4 {
-                let event = try await events.next(within: .seconds(30), "a lost connection") {
-                    if case .disconnected = $0 { true } else { false }
+    @Test(
+        "a broker that accepts and drops the client at once is retried ever more slowly, not in a storm",
+        arguments: Transport.allCases)
+    func rivalsForOneClientIDBackOff(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                // Given two clients with the same client id, which the broker lets take over each other's session
+                let sameID = "twin-\(UUID().uuidString.prefix(6))"
+                let configure: (inout MQTTConfiguration) -> Void = {
+                    $0.clientID = sameID
+                    $0.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(30))
                 }
-                if case .disconnected(let error, let delay) = event {
-                    delays.append(delay)
-                    reasons.append(error.message)
+                let first = try makeClient(broker, name: "first", configure: configure)
+                let second = try makeClient(broker, name: "second", configure: configure)
+                let events = await Inbox.draining(first.connectionEvents())
+                try await first.connect()
+                try await second.connect()
+
+                // When they keep taking the id from each other
+                var delays: [Duration] = []
+                var reasons: [String] = []
+                for _ in 0..<4 {
+                    let event = try await events.next(within: .seconds(30), "a lost connection") {
+                        if case .disconnected = $0 { true } else { false }
+                    }
+                    if case .disconnected(let error, let delay) = event {
+                        delays.append(delay)
+                        reasons.append(error.message)
+                    }
                 }
-            }
-            await first.disconnect()
-            await second.disconnect()
+                await first.disconnect()
+                await second.disconnect()
 
-            // Then each retry waits longer than the one before could (the ceiling doubles from 100 ms:
-            // the fourth is drawn from 400-800 ms), and the log says why the connection went
-            #expect(delays[3] >= .milliseconds(400), "delays \(delays)")
-            #expect(delays[3] > delays[0], "delays \(delays)")
-            #expect(reasons.allSatisfy { $0.contains("same client id") }, "reasons \(reasons)")
-        }
-    }
-
-    @Test("a subscription larger than the broker's maximum packet goes out in several packets")
-    func subscriptionSplitToTheBrokersMaximumPacketSize() async throws {
-        try await withBroker(.init(extraLines: ["max_packet_size 200"])) { broker in
-            // Given 20 filters of about 30 bytes: one SUBSCRIBE would be over 600 bytes
-            let filters = (0..<20).map { "limits/filter-number-\($0)/value" }
-            let client = try makeClient(broker, name: "many")
-            try await withConnected(client) { inbox in
-                // When the client subscribes to all of them at once
-                let granted = try await client.subscribe(to: filters, qos: .atLeastOnce)
-
-                // Then every filter is granted, and a message on the last one arrives
-                #expect(granted == Array(repeating: .atLeastOnce, count: 20))
-                try await client.publish(filters[19], "reached", qos: .atLeastOnce)
-                #expect(try await inbox.next { $0.topic == filters[19] }.payloadString == "reached")
+                // Then each retry waits longer than the one before could (the ceiling doubles from 100 ms:
+                // the fourth is drawn from 400-800 ms), and the log says why the connection went
+                #expect(delays[3] >= .milliseconds(400), "delays \(delays)")
+                #expect(delays[3] > delays[0], "delays \(delays)")
+                #expect(reasons.allSatisfy { $0.contains("same client id") }, "reasons \(reasons)")
             }
         }
     }
 
-    @Test("MQTT 5: the client's maximum packet size goes in CONNECT, so the broker keeps larger messages from it")
-    func maximumPacketSizeIsToldToTheBroker() async throws {
-        try await withBroker { broker in
-            // Given a subscriber that takes packets of up to 1,000 bytes
-            let subscriber = try makeClient(broker, name: "small") { $0.maximumPacketSize = 1000 }
-            try await withConnected(subscriber) { inbox in
-                try await subscriber.subscribe(to: ["size/#"], qos: .atLeastOnce)
+    @Test(
+        "a subscription larger than the broker's maximum packet goes out in several packets",
+        arguments: Transport.allCases)
+    func subscriptionSplitToTheBrokersMaximumPacketSize(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker(.init(extraLines: ["max_packet_size 200"])) { broker in
+                // Given 20 filters of about 30 bytes: one SUBSCRIBE would be over 600 bytes
+                let filters = (0..<20).map { "limits/filter-number-\($0)/value" }
+                let client = try makeClient(broker, name: "many")
+                try await withConnected(client) { inbox in
+                    // When the client subscribes to all of them at once
+                    let granted = try await client.subscribe(to: filters, qos: .atLeastOnce)
 
-                // When a message of 5,000 bytes is published on its filter, then a small one
-                let publisher = try makeClient(broker, name: "large")
-                try await withConnected(publisher) { _ in
-                    try await publisher.publish(
-                        "size/large", payload: Array(repeating: 0x41, count: 5000), qos: .atLeastOnce)
-                    try await publisher.publish("size/small", "after", qos: .atLeastOnce)
+                    // Then every filter is granted, and a message on the last one arrives
+                    #expect(granted == Array(repeating: .atLeastOnce, count: 20))
+                    try await client.publish(filters[19], "reached", qos: .atLeastOnce)
+                    #expect(try await inbox.next { $0.topic == filters[19] }.payloadString == "reached")
                 }
+            }
+        }
+    }
 
-                // Then only the small one arrives: the broker dropped the large one for this subscriber
-                #expect(try await inbox.next { $0.topic == "size/small" }.payloadString == "after")
-                #expect(await inbox.all.filter { $0.topic == "size/large" }.isEmpty)
-                #expect(subscriber.isConnected)
+    @Test(
+        "MQTT 5: the client's maximum packet size goes in CONNECT, so the broker keeps larger messages from it",
+        arguments: Transport.allCases)
+    func maximumPacketSizeIsToldToTheBroker(transport: Transport) async throws {
+        try await transport.run {
+            try await withBroker { broker in
+                // Given a subscriber that takes packets of up to 1,000 bytes
+                let subscriber = try makeClient(broker, name: "small") { $0.maximumPacketSize = 1000 }
+                try await withConnected(subscriber) { inbox in
+                    try await subscriber.subscribe(to: ["size/#"], qos: .atLeastOnce)
+
+                    // When a message of 5,000 bytes is published on its filter, then a small one
+                    let publisher = try makeClient(broker, name: "large")
+                    try await withConnected(publisher) { _ in
+                        try await publisher.publish(
+                            "size/large", payload: Array(repeating: 0x41, count: 5000), qos: .atLeastOnce)
+                        try await publisher.publish("size/small", "after", qos: .atLeastOnce)
+                    }
+
+                    // Then only the small one arrives: the broker dropped the large one for this subscriber
+                    #expect(try await inbox.next { $0.topic == "size/small" }.payloadString == "after")
+                    #expect(await inbox.all.filter { $0.topic == "size/large" }.isEmpty)
+                    #expect(subscriber.isConnected)
+                }
             }
         }
     }

@@ -6,10 +6,18 @@ import Testing
 
 /// Starts a private mosquitto for one test, runs `body`, and stops the broker and removes its files
 /// whether the body succeeded or threw. On failure the broker's log is recorded with the issue.
+///
+/// Under ``Transport/tls`` the broker also has a TLS listener, with ``sharedTestCertificates``.
 func withBroker<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     _ body: (MosquittoBroker) async throws -> T
 ) async throws -> T {
+    var configuration = configuration
+    if Transport.current == .tls && configuration.tls == nil {
+        configuration.tls = .init(
+            certificateFile: sharedTestCertificates.serverCertificateFile, keyFile: sharedTestCertificates.serverKeyFile
+        )
+    }
     let broker = try await MosquittoBroker.start(configuration)
     do {
         let result = try await body(broker)
@@ -22,12 +30,43 @@ func withBroker<T>(
     }
 }
 
-/// A client for `broker` with a unique client id and a fast reconnect, not yet connected.
+/// Plain TCP or TLS for the brokers and clients a test makes: under `.tls` (``run(_:)``),
+/// ``withBroker(_:_:)`` adds a TLS listener and ``makeClient(_:name:loop:configure:)`` connects to it,
+/// trusting the test authority. libmosquitto serves both; the client tests run on each.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case tcp, tls
+    var testDescription: String { rawValue }
+
+    @TaskLocal static var current = Transport.tcp
+
+    func run<T>(_ body: () async throws -> T) async rethrows -> T {
+        try await Self.$current.withValue(self) { try await body() }
+    }
+}
+
+/// A certificate authority and a server certificate for 127.0.0.1, made once per test run.
+let sharedTestCertificates: TestCertificates = {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "homegate-test-certificates-\(getpid())"
+    ).path
+    do {
+        return try TestCertificates.make(in: directory)
+    } catch {
+        fatalError("could not make the test certificates in \(directory): \(error)")
+    }
+}()
+
+/// A client for `broker` with a unique client id and a fast reconnect, not yet connected; on the
+/// broker's TLS listener under ``Transport/tls``.
 func makeClient(
     _ broker: MosquittoBroker, name: String = "test", loop: EventLoopThread? = nil,
     configure: (inout MQTTConfiguration) -> Void = { _ in }
 ) throws -> MQTTClient {
     var configuration = MQTTConfiguration(port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
+    if Transport.current == .tls, let tlsPort = broker.tlsPort {
+        configuration.port = tlsPort
+        configuration.tls = .init(caFile: sharedTestCertificates.caFile)
+    }
     configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
     configure(&configuration)
     var logger = Logger(label: "test.\(name)")
