@@ -5,7 +5,7 @@
 #
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
-#   --only   runs only these of roundtrip, scale, zigbee2mqtt, slowdisk, hap, hub, flap, soak
+#   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, hub, flap, soak
 #            (docs/benchmarks.md is then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the hub build in .build-hub (the Makefile builds them all).
@@ -378,6 +378,36 @@ round_trip_scenario() {
     stop "$broker_pid"
 }
 
+# Where libmosquitto is served: the gateway's event loop (its external-loop calls, as homegate runs)
+# against libmosquitto's own loop on the client's thread (HOMEGATE_MQTT_SERVING=thread), QoS 1 at
+# 1,000/s and the window, `pairs` times each, alternating, database in memory.
+serving_scenario() {
+    log "serving: the gateway's loop against libmosquitto's own thread"
+    start_broker serving
+    local loop_dir=$work/serving-loop thread_dir=$work/serving-thread
+    write_config "$loop_dir" "$round_trip_accessories" true
+    write_config "$thread_dir" "$round_trip_accessories" true
+    sed -i 's/baseTopic: homegate/baseTopic: thread/; s/clientId: homegate-bench/clientId: homegate-thread/' \
+        "$thread_dir/homegate.yml"
+    start_homegate "$loop_dir" "$round_trip_accessories"
+    local loop_pid=$homegate_pid
+    homegate_env=(HOMEGATE_MQTT_SERVING=thread)
+    # start_homegate waits for the homegate/ topics; the thread's are under thread/.
+    env "${homegate_env[@]}" "$homegate" run --config "$thread_dir/homegate.yml" 2>>"$thread_dir/homegate.log" &
+    local thread_pid=$!
+    pids+=("$thread_pid")
+    homegate_env=()
+    wait_idle "$loop_pid"
+    wait_idle "$thread_pid"
+    for load in $(round_trip_loads 1); do
+        round_trip_point homegate-loop "$loop_pid" homegate 1 memory "$load"
+        round_trip_point homegate-thread "$thread_pid" thread 1 memory "$load"
+    done
+    stop "$loop_pid"
+    stop "$thread_pid"
+    stop "$broker_pid"
+}
+
 # 2: homes of growing size. The first start builds the home into an empty database (seed); then
 # `pairs` starts with the database built, each on a fresh broker as after a reboot of the hub: the
 # median is the start (one start swings by a tenth or more from run to run on a shared host). The
@@ -725,6 +755,7 @@ soak_scenario() {
 
 began=$(date +%s)
 if wanted roundtrip; then round_trip_scenario; fi
+if wanted serving; then serving_scenario; fi
 if wanted scale; then for accessories in "${scales[@]}"; do scale_scenario "$accessories"; done; fi
 if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
 if wanted slowdisk; then slow_disk_scenario; fi

@@ -37,8 +37,12 @@ struct GatewayApplication {
         try configuration.resolveClientID()
         let topics = configuration.topics
         // One thread for the gateway's connection and zigbee2mqtt's: a device's state publish is
-        // read, recorded, published and acknowledged there, in one pass.
-        let loop = EventLoopThread(name: "homegate-loop")
+        // read, recorded, published and acknowledged there, in one pass. HOMEGATE_MQTT_SERVING=thread
+        // leaves each connection to libmosquitto's own loop on its client's thread instead, for the
+        // benchmark that compares the two (`bench/run.sh --only serving`).
+        let loop: EventLoopThread? =
+            ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
+            ? nil : EventLoopThread(name: "homegate-loop")
         let manager = try await Self.openHome(
             configuration, opened: manager, demoHome: demoHome, loop: loop, logger: logger)
 
