@@ -206,7 +206,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["AsyncMailbox", "CMosquitto", "MQTT"],
+            dependencies: ["AsyncMailbox", "MQTT"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -10,21 +10,23 @@ import Synchronization
 
 /// One thread that runs tasks and serves MQTT connections: the gateway's command path (reading a
 /// command, checking it, applying it, publishing what changed, answering) on one thread, with no
-/// hand-off between threads, and the packets of a pass sent together.
+/// hand-off between threads, and the packets of a pass written together.
 ///
 /// It is a `TaskExecutor`: tasks that prefer it (`withTaskExecutorPreference`) run their code, and
 /// that of the default actors they call, on this thread. An ``MQTTClient`` made with it hands its
-/// connection (plain TCP; a TLS one stays on the client's thread) to the thread once connected
-/// (``serve(_:)``). Each pass reads the socket, runs the tasks that what it read woke, and writes
-/// what they queued, in one `send` (``TCPEngine``); the thread sleeps in `poll` when nothing
-/// waits. Connecting and waiting between reconnects stay on the client's own thread,
-/// so a slow broker or name lookup never stalls the tasks. After ``stop()`` its tasks run on the
-/// global executor.
+/// connection (plain TCP or TLS) to the thread once connected (``serve(_:)``), which drives
+/// libmosquitto through its external-loop calls. Each pass reads the socket, runs the tasks that
+/// what it read woke, and writes what they queued; the thread sleeps in `poll` when nothing waits.
+/// Connecting and waiting between reconnects stay on the client's own thread, so a slow broker or
+/// name lookup never stalls the tasks. After ``stop()`` its tasks run on the global executor.
 public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     /// A connection the thread serves: its socket and what to do when it is readable or writable
     /// and once per pass. Each returns an ``MQTTEngine`` result; anything but success ends the service.
     struct Source: @unchecked Sendable {
         var descriptor: Int32
+        /// Input already read from the socket and not yet handled (TLS's decrypted bytes), which
+        /// `poll` cannot see: the pass reads when this is true, readable socket or not.
+        var hasBufferedInput: () -> Bool = { false }
         var wantsToWrite: () -> Bool
         var read: () -> Int32
         var write: () -> Int32
@@ -231,11 +233,14 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             guard case .poll(let services, let sleep) = next else { break }
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0))
+            var buffered = false
             for service in services {
                 let events = Int16(POLLIN) | (service.source.wantsToWrite() ? Int16(POLLOUT) : 0)
                 descriptors.append(pollfd(fd: service.source.descriptor, events: events, revents: 0))
+                buffered = buffered || service.source.hasBufferedInput()
             }
-            _ = poll(&descriptors, nfds_t(descriptors.count), sleep ? (services.isEmpty ? -1 : 1000) : 0)
+            let timeout: Int32 = buffered || !sleep ? 0 : (services.isEmpty ? -1 : 1000)
+            _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if descriptors[0].revents != 0 {
                 var drained = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 _ = read(wakeReader, &drained, MemoryLayout.size(ofValue: drained))
@@ -245,7 +250,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
             passServices = services
             passResults = [Int32](repeating: 0, count: services.count)
             for (index, descriptor) in descriptors.dropFirst().enumerated()
-            where descriptor.revents & ~Int16(POLLOUT) != 0 {
+            where descriptor.revents & ~Int16(POLLOUT) != 0 || services[index].source.hasBufferedInput() {
                 passResults[index] = services[index].source.read()
             }
             for waiter in state.withLock({ state in

@@ -511,7 +511,8 @@ public final class MQTTClient: Service, Sendable {
         if let loop {
             let engine = engine
             let source = EventLoopThread.Source(
-                descriptor: engine.socket, wantsToWrite: { engine.wantsToWrite },
+                descriptor: engine.socket, hasBufferedInput: { engine.hasBufferedInput },
+                wantsToWrite: { engine.wantsToWrite },
                 read: { engine.loopRead() }, write: { engine.loopWrite() },
                 tick: { [self] in
                     let rc = engine.loopMisc()

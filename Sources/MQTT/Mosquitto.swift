@@ -198,17 +198,33 @@ struct Mosquitto: @unchecked Sendable {
     /// The connection's socket, for a loop that polls it (-1 without a connection).
     var socket: Int32 { mosquitto_socket(handle) }
 
+    /// True while TLS holds decrypted bytes that no `poll` of the socket would announce.
+    var hasBufferedInput: Bool { homegate_mosquitto_tls_pending(handle) > 0 }
+
     /// True while packets wait to be written.
     var wantsToWrite: Bool { mosquitto_want_write(handle) }
 
     /// Reads what the socket holds: libmosquitto reads one packet a call, so this reads on while more
-    /// bytes wait, up to 64 packets so that the loop's tasks and writes get their turn.
+    /// bytes wait on the socket (up to 64 packets, so that the loop's tasks and writes get their
+    /// turn; the next poll sees the rest) and always while TLS holds decrypted bytes, which no poll
+    /// would see.
     func loopRead() -> Int32 {
         var rc = mosquitto_loop_read(handle, 1)
         var packets = 1
-        while rc == Self.success && packets < 64 && hasUnreadBytes {
-            rc = mosquitto_loop_read(handle, 1)
-            packets += 1
+        var tlsPending = Int32(0)
+        while rc == Self.success {
+            let pending = homegate_mosquitto_tls_pending(handle)
+            // Only while a read takes some of them: libmosquitto may leave them (a connection
+            // still being set up), and this must not spin.
+            if pending > 0 && pending != tlsPending {
+                tlsPending = pending
+                rc = mosquitto_loop_read(handle, 1)
+            } else if packets < 64 && hasUnreadBytes {
+                rc = mosquitto_loop_read(handle, 1)
+                packets += 1
+            } else {
+                break
+            }
         }
         return rc
     }
