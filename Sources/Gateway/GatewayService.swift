@@ -1,5 +1,6 @@
 import AsyncMailbox
 import HomeModel
+import JSON
 import Logging
 import MQTT
 import ServiceLifecycle
@@ -209,9 +210,21 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                         client.configuration.protocolVersion == .v5
                         ? MQTTProperties(correlationData: answer.correlationData, contentType: "application/json")
                         : MQTTProperties()
+                    let payload = answer.payload.bytes
                     do {
-                        try client.send(
-                            answer.topic, payload: answer.payload.bytes, qos: .atLeastOnce, properties: properties)
+                        try client.send(answer.topic, payload: payload, qos: .atLeastOnce, properties: properties)
+                    } catch let error as MQTTError where error.code == .packetTooLarge {
+                        // Said in a few bytes instead, so the client is not left waiting.
+                        logger.warning(
+                            "an answer is larger than the broker takes; sent answerTooLarge instead",
+                            metadata: ["topic": "\(answer.topic)", "bytes": "\(payload.count)"])
+                        do {
+                            try client.send(
+                                answer.topic, payload: Self.answerTooLarge(answer.payload, bytes: payload.count).bytes,
+                                qos: .atLeastOnce, properties: properties)
+                        } catch {
+                            logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
+                        }
                     } catch {
                         logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
                     }
@@ -225,6 +238,25 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                 }
             }
         }
+    }
+
+    /// The answer that stands for `answer` when the broker will not take it: its `id` and `topic`,
+    /// `ok` false and the code `answerTooLarge`.
+    static func answerTooLarge(_ answer: JSON, bytes: Int) -> JSON {
+        var members: [(key: String, value: JSON)] = []
+        if case .object(let original) = answer {
+            for (key, value) in original where key == "id" || key == "topic" { members.append((key, value)) }
+        }
+        members += [
+            ("ok", .bool(false)), ("code", .string("answerTooLarge")),
+            (
+                "message",
+                .string(
+                    "The answer is \(bytes) bytes, more than the broker takes in one packet (its maximum packet size)."
+                )
+            ),
+        ]
+        return .object(members)
     }
 
     private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {

@@ -321,7 +321,7 @@ public final class MQTTClient: Service, Sendable {
         do throws(MQTTError) {
             return [(filters, try engine.subscribe(filters, qos: qos, options: options))]
         } catch {
-            guard Mosquitto.isOversize(error), filters.count > 1 else { throw error }
+            guard error.code == .packetTooLarge, filters.count > 1 else { throw error }
             let half = filters.count / 2
             return try queueSubscriptions(Array(filters[..<half]), qos: qos, options: options)
                 + queueSubscriptions(Array(filters[half...]), qos: qos, options: options)
@@ -434,7 +434,7 @@ public final class MQTTClient: Service, Sendable {
             if failure.isStopping { break }
             attemptsThisRound += 1
             let nextIndex: Int
-            var roundEnded: Bool
+            let roundEnded: Bool
             if let connectedAt {
                 // A lost connection: the preferred broker first again.
                 nextIndex = 0

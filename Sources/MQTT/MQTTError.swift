@@ -13,6 +13,7 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
             case tls
             case protocolError
             case invalidArgument
+            case packetTooLarge
             case notSupported
             case subscriptionRefused
             case publishRefused
@@ -41,6 +42,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let protocolError = Code(.protocolError)
         /// A topic, payload, option or property is not acceptable.
         public static let invalidArgument = Code(.invalidArgument)
+        /// A packet is larger than the broker takes (the maximum packet size of its CONNACK).
+        public static let packetTooLarge = Code(.packetTooLarge)
         /// The feature is not available with this protocol version or broker.
         public static let notSupported = Code(.notSupported)
         /// The broker refused one or more topic filters of a subscription.

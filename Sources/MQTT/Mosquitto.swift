@@ -205,12 +205,12 @@ struct Mosquitto: @unchecked Sendable {
     var wantsToWrite: Bool { mosquitto_want_write(handle) }
 
     /// Reads what the socket holds: libmosquitto reads one packet a call, so this reads on while more
-    /// bytes wait on the socket (up to 64 packets, so that the loop's tasks and writes get their
+    /// bytes wait on the socket (64 reads at most, so that the loop's tasks and writes get their
     /// turn; the next poll sees the rest) and always while TLS holds decrypted bytes, which no poll
     /// would see.
     func loopRead() -> Int32 {
-        var rc = mosquitto_loop_read(handle, 1)
-        var packets = 1
+        var rc = readPackets()
+        var reads = 1
         var tlsPending = Int32(0)
         while rc == Self.success {
             let pending = homegate_mosquitto_tls_pending(handle)
@@ -218,15 +218,23 @@ struct Mosquitto: @unchecked Sendable {
             // still being set up), and this must not spin.
             if pending > 0 && pending != tlsPending {
                 tlsPending = pending
-                rc = mosquitto_loop_read(handle, 1)
-            } else if packets < 64 && hasUnreadBytes {
-                rc = mosquitto_loop_read(handle, 1)
-                packets += 1
+                rc = readPackets()
+            } else if reads < 64 && hasUnreadBytes {
+                rc = readPackets()
+                reads += 1
             } else {
                 break
             }
         }
         return rc
+    }
+
+    /// One `mosquitto_loop_read`, which reads on (up to the count of QoS 1/2 messages in flight)
+    /// until a read finds the socket empty, which it tells by `errno` alone: cleared first, so that
+    /// an EAGAIN left by an earlier call does not end it after one packet.
+    private func readPackets() -> Int32 {
+        errno = 0
+        return mosquitto_loop_read(handle, 1)
     }
 
     private var hasUnreadBytes: Bool {
@@ -264,8 +272,8 @@ struct Mosquitto: @unchecked Sendable {
         return mid
     }
 
-    /// Queues a SUBSCRIBE for all `filters` and returns its message id. Throws `invalidArgument` with
-    /// ``isOversize(_:)`` when the packet is larger than the broker accepts.
+    /// Queues a SUBSCRIBE for all `filters` and returns its message id. Throws `packetTooLarge` when
+    /// the packet is larger than the broker accepts.
     func subscribe(_ filters: [String], qos: MQTTQoS, options: MQTTSubscribeOptions) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         let effectiveOptions = protocolVersion == .v5 ? options.rawValue : 0
@@ -296,15 +304,11 @@ struct Mosquitto: @unchecked Sendable {
     static let success = Int32(MOSQ_ERR_SUCCESS.rawValue)
     static let connectionLost = Int32(MOSQ_ERR_CONN_LOST.rawValue)
     static let timedOut = Int32(MOSQ_ERR_TIMEOUT.rawValue)
-    static let oversizePacket = Int32(MOSQ_ERR_OVERSIZE_PACKET.rawValue)
 
     private func check(_ rc: Int32, context: String? = nil) throws(MQTTError) {
         guard rc != Self.success else { return }
         throw Self.error(forResult: rc, detail: nil, context: context)
     }
-
-    /// True for the error of a packet larger than the broker accepts.
-    static func isOversize(_ error: MQTTError) -> Bool { error.reasonCode == Int(oversizePacket) }
 
     /// libmosquitto's wording of a result code, where it has one that says what happened.
     static func describe(result rc: Int32) -> String {
@@ -332,15 +336,15 @@ struct Mosquitto: @unchecked Sendable {
         case MOSQ_ERR_TLS, MOSQ_ERR_TLS_HANDSHAKE, MOSQ_ERR_OCSP: code = .tls
         case MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET, MOSQ_ERR_DUPLICATE_PROPERTY, MOSQ_ERR_TOPIC_ALIAS_INVALID:
             code = .protocolError
-        case MOSQ_ERR_INVAL, MOSQ_ERR_PAYLOAD_SIZE, MOSQ_ERR_MALFORMED_UTF8, MOSQ_ERR_OVERSIZE_PACKET:
-            code = .invalidArgument
+        case MOSQ_ERR_INVAL, MOSQ_ERR_PAYLOAD_SIZE, MOSQ_ERR_MALFORMED_UTF8: code = .invalidArgument
+        case MOSQ_ERR_OVERSIZE_PACKET: code = .packetTooLarge
         case MOSQ_ERR_NOT_SUPPORTED, MOSQ_ERR_QOS_NOT_SUPPORTED, MOSQ_ERR_RETAIN_NOT_SUPPORTED:
             code = .notSupported
         default: code = .system
         }
         if let context { message = "\(context): \(message)" }
         if let detail, !detail.isEmpty { message += " (\(detail))" }
-        return MQTTError(code, message, reasonCode: rc == oversizePacket ? Int(rc) : nil)
+        return MQTTError(code, message)
     }
 
     /// The error for a CONNACK that refused us, in the broker's words.
@@ -356,6 +360,9 @@ struct Mosquitto: @unchecked Sendable {
                 }
             var message = reasonString(reasonCode)
             if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
+            // A CONNACK refuses these for the will, the only QoS and retain flag CONNECT carries.
+            if reasonCode == 0x9A { message += ": the broker keeps no retained messages, and the will is retained" }
+            if reasonCode == 0x9B { message += ": the broker does not take the will's QoS" }
             return MQTTError(code, message, reasonCode: Int(reasonCode))
         }
         var message = String(cString: mosquitto_connack_string(reasonCode))

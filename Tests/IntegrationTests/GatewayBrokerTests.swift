@@ -94,8 +94,8 @@ struct GatewayBrokerTests {
 
                     // and both answer a request, after which neither has taken the other's session
                     for name in ["one", "two"] {
-                        let answer = try await request(broker, base: name, operation: "listHomes")
-                        #expect(!answer.isEmpty)
+                        let answer = try await request(broker, base: name, operation: "homes")
+                        #expect(String(decoding: answer, as: UTF8.self).contains("\"ok\":true"))
                     }
                     #expect(!broker.log.contains("already connected, closing old connection"), "\(broker.log)")
                 }
@@ -120,7 +120,7 @@ struct GatewayBrokerTests {
                     _ = try await inbox.next("online") {
                         $0.topic == "homegate/$status" && $0.payloadString == "online"
                     }
-                    try await client.publish("homegate/$request/eager/listHomes", "{}", qos: .atLeastOnce)
+                    try await client.publish("homegate/$request/eager/homes", "{}", qos: .atLeastOnce)
 
                     // Then it is answered
                     let answer = try await inbox.next("the answer") { $0.topic == "homegate/$response/eager" }
@@ -194,7 +194,7 @@ struct GatewayBrokerTests {
                     }
                     let health = try await inbox.next("health") { $0.topic == "homegate/$health" }
                     #expect(health.payloadString?.contains("\"address\":\"127.0.0.1:\(broker.port)\"") == true)
-                    let answer = try await request(broker, base: "homegate", operation: "listHomes")
+                    let answer = try await request(broker, base: "homegate", operation: "homes")
                     #expect(!answer.isEmpty)
                 }
             }
@@ -221,10 +221,10 @@ struct GatewayBrokerTests {
                     let sender = try makeClient(broker, name: "sender") { $0.protocolVersion = .v311 }
                     try await withConnected(sender) { _ in
                         try await sender.publish(
-                            "homegate/$request/probe/listHomes", payload: Array(repeating: 0x20, count: 4 << 20),
+                            "homegate/$request/probe/homes", payload: Array(repeating: 0x20, count: 4 << 20),
                             qos: .atLeastOnce)
                     }
-                    let answer = try await request(broker, base: "homegate", operation: "listHomes")
+                    let answer = try await request(broker, base: "homegate", operation: "homes")
                     #expect(!answer.isEmpty)
                     #expect(await inbox.all.filter { $0.topic == "homegate/$response/probe" }.count == 1)
                     #expect(gateway.isRunning)
@@ -233,12 +233,44 @@ struct GatewayBrokerTests {
         }
     }
 
+    @Test("an answer larger than the broker's maximum packet is answered answerTooLarge, with the request's id")
+    func answerTooLargeForTheBroker() async throws {
+        try await withBroker(.init(extraLines: ["max_packet_size 2500"])) { broker in
+            try await withTemporaryDirectory { directory in
+                let watcher = try makeClient(broker, name: "watcher")
+                try await withConnected(watcher) { inbox in
+                    try await watcher.subscribe(to: ["homegate/$status"])
+                    let gateway = try ChildProcess(
+                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
+                        outputFile: "\(directory)/homegate.log")
+                    defer { gateway.send(SIGKILL) }
+                    _ = try await inbox.next("online") {
+                        $0.topic == "homegate/$status" && $0.payloadString == "online"
+                    }
+
+                    // When a request's answer would be over 2,500 bytes (an unknown operation of 1,500
+                    // characters, which the answer names twice)
+                    let operation = String(repeating: "x", count: 1500)
+                    let answer = try await request(
+                        broker, base: "homegate", operation: operation, body: "{\"id\":\"big\"}")
+
+                    // Then a short answer says so, with the request's id
+                    let text = String(decoding: answer, as: UTF8.self)
+                    #expect(text.contains("\"code\":\"answerTooLarge\""), "\(text)")
+                    #expect(text.contains("\"id\":\"big\""), "\(text)")
+                }
+            }
+        }
+    }
+
     /// Sends `operation` as a request of account `probe` and returns the answer's payload.
-    private func request(_ broker: MosquittoBroker, base: String, operation: String) async throws -> [UInt8] {
+    private func request(
+        _ broker: MosquittoBroker, base: String, operation: String, body: String = "{}"
+    ) async throws -> [UInt8] {
         let client = try makeClient(broker, name: "probe") { $0.protocolVersion = .v311 }
         return try await withConnected(client) { inbox in
             try await client.subscribe(to: ["\(base)/$response/probe"])
-            try await client.publish("\(base)/$request/probe/\(operation)", "{}", qos: .atLeastOnce)
+            try await client.publish("\(base)/$request/probe/\(operation)", body, qos: .atLeastOnce)
             return try await inbox.next("the answer of \(base)") { $0.topic == "\(base)/$response/probe" }.payload
         }
     }

@@ -273,6 +273,20 @@ struct MQTTResilienceTests {
         await client.disconnect()
     }
 
+    @Test("a broker that takes less than QoS 2 or keeps no retained messages is named in the log on connecting")
+    func brokerLimitsAreWarnedAbout() async throws {
+        try await withBroker(.init(listenerLines: ["max_qos 1", "retain_available false"])) { broker in
+            let lines = LogLines()
+            let client = try MQTTClient(
+                MQTTConfiguration(port: broker.port, clientID: "limited"), logger: Logger(label: "test") { _ in lines })
+            try await client.connect()
+            await client.disconnect()
+            let warnings = lines.all.filter { $0.level == .warning }.map(\.message)
+            #expect(warnings.contains { $0.contains("accepts publishes up to QoS 1 only") }, "\(warnings)")
+            #expect(warnings.contains { $0.contains("keeps no retained messages") }, "\(warnings)")
+        }
+    }
+
     @Test("a keep-alive libmosquitto cannot send as given is refused when the client is made")
     func keepAliveOutOfRangeIsRefused() throws {
         for keepAlive in [Duration.seconds(2), .milliseconds(7500), .seconds(70_000)] {
