@@ -1,0 +1,161 @@
+import Broker
+import Foundation
+import JSON
+import Logging
+import MQTT
+
+/// A mosquitto bridge from a hub's broker to a central one, as docs/scaling.md configures it: the
+/// hub's whole base topic out (retained state, answers, events), the command and request topics in,
+/// MQTT 3.1.1 with a persistent session on both sides, QoS 1, over TLS.
+struct MosquittoBridge {
+    /// The connection's name, also its client id on the central broker.
+    var name = "hub1"
+    /// The central broker's TLS port on 127.0.0.1.
+    var centralPort: Int
+    /// The CA that signed the central broker's certificate.
+    var caFile: String
+    /// The bridge's account on the central broker (password = account): the gateway's account, so
+    /// that the acl_file `homegate acl` generates serves both brokers.
+    var account = "homegate"
+    var base = "homegate"
+
+    /// Where the bridge says whether it is connected ("1") or not ("0"), on both brokers.
+    var stateTopic: String { "$SYS/broker/connection/\(name)/state" }
+
+    /// What a client of the central broker may send to the gateway (docs/access-rules.md): requests,
+    /// characteristic commands (Home Assistant's `$ha/set` included), `$set`, `$identify`, `$run`.
+    var inboundFilters: [String] {
+        [
+            "\(base)/$request/+/+", "\(base)/+/+/+/+/+/set/+", "\(base)/+/+/+/$set/+",
+            "\(base)/+/+/+/$identify/+", "\(base)/+/$actionsets/+/$run/+",
+        ]
+    }
+
+    /// The hub's mosquitto.conf section.
+    var configuration: [String] {
+        [
+            "connection \(name)",
+            "address 127.0.0.1:\(centralPort)",
+            "remote_clientid \(name)",
+            "remote_username \(account)",
+            "remote_password \(account)",
+            "bridge_cafile \(caFile)",
+            "bridge_protocol_version mqttv311",
+            "cleansession false",
+            "try_private true",
+            "notifications true",
+            // A test should not wait out mosquitto's default backoff (5 to 30 s) after each drop.
+            "restart_timeout 1",
+            "keepalive_interval 5",
+            "topic \(base)/# out 1",
+        ] + inboundFilters.map { "topic \($0) in 1" }
+    }
+
+    /// The central broker's acl_file lines for the bridge, after the gateway's generated ones: the
+    /// bridge writes its state, every account reads it.
+    var centralAccessRules: String {
+        """
+
+        # The bridge of \(name) (docs/scaling.md).
+        user \(account)
+        topic write \(stateTopic)
+        pattern read \(stateTopic)
+
+        """
+    }
+
+    /// The hub's acl_file lines after the generated ones: the gateway's account reads the bridge's state.
+    var hubAccessRules: String {
+        """
+
+        user \(account)
+        topic read \(stateTopic)
+
+        """
+    }
+}
+
+/// A client of either broker as one account, for topics that crossed the bridge. The bridge speaks
+/// MQTT 3.1.1, which has no response topic or correlation data, so answers come on the account's
+/// own `B/$response/<account>` and are matched by the `id` in the request's body.
+struct BridgedAccount {
+    let name: String
+    let client: MQTTClient
+    let inbox: Inbox<MQTTMessage>
+
+    var responses: String { "homegate/$response/\(name)" }
+
+    /// Connects as `name` (password = name) to 127.0.0.1:`port` and subscribes to its answers.
+    static func connect(_ name: String, port: Int) async throws -> BridgedAccount {
+        var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
+        configuration.username = name
+        configuration.password = name
+        configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        var logger = Logger(label: "test.\(name)")
+        logger.logLevel = .critical
+        let client = try MQTTClient(configuration, logger: logger)
+        let inbox = await Inbox.draining(client.messages)
+        do {
+            try await client.connect()
+            try await client.subscribe(to: ["homegate/$response/\(name)"], qos: .atLeastOnce)
+        } catch {
+            await client.disconnect()
+            throw error
+        }
+        return BridgedAccount(name: name, client: client, inbox: inbox)
+    }
+
+    /// Sends request `operation` with `{"id": id}` (QoS 1) and waits for its answer.
+    func request(_ operation: String, id: String, within timeout: Duration = .seconds(30)) async throws -> JSON {
+        try await client.publish("homegate/$request/\(name)/\(operation)", #"{"id":"\#(id)"}"#, qos: .atLeastOnce)
+        return try await answer(id: id, within: timeout)
+    }
+
+    /// Waits for the answer carrying `id`.
+    func answer(id: String, within timeout: Duration = .seconds(30)) async throws -> JSON {
+        let responses = self.responses
+        let message = try await inbox.next(within: timeout, "the answer with id \(id)") {
+            $0.topic == responses && (try? JSON.parse($0.payload))?["id"] == .string(id)
+        }
+        return try JSON.parse(message.payload)
+    }
+
+    /// Waits for the next answer about `topic` (a command's answer names its topic).
+    func answer(about topic: String, within timeout: Duration = .seconds(30)) async throws -> MQTTMessage {
+        let responses = self.responses
+        return try await inbox.next(within: timeout, "the answer about \(topic)") {
+            $0.topic == responses && (try? JSON.parse($0.payload))?["topic"] == .string(topic)
+        }
+    }
+
+    /// Waits for a message on `topic` with `payload` (subscribe first).
+    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(30)) async throws {
+        _ = try await inbox.next(within: timeout, "\(payload) on \(topic)") {
+            $0.topic == topic && $0.payloadString == payload
+        }
+    }
+
+    /// Drops every message received so far on `topics`.
+    func forget(_ topics: [String]) async {
+        while (try? await inbox.next(within: .zero, where: { topics.contains($0.topic) })) != nil {}
+    }
+
+    /// Every retained message under `filter` (ending in `/#`, or one topic) that this account may
+    /// read, topic → payload, as a fresh subscription sees it. The broker sends retained copies right
+    /// after its SUBACK; the answer to a request sent after that comes later on the same connection
+    /// (from the gateway, across the bridge when this is the central broker), so it marks the end.
+    func retained(under filter: String) async throws -> [String: String] {
+        let prefix = filter.hasSuffix("/#") ? String(filter.dropLast()) : filter
+        let belongs: @Sendable (String) -> Bool = { $0 == filter || $0.hasPrefix(prefix) }
+        try await client.subscribe(to: [filter], qos: .atLeastOnce)
+        _ = try await request("homes", id: "end-of-retained-\(UUID().uuidString.prefix(8))")
+        var held: [String: String] = [:]
+        while let message = try? await inbox.next(within: .zero, where: { belongs($0.topic) }) {
+            if message.retain && !message.payload.isEmpty { held[message.topic] = message.payloadString ?? "" }
+        }
+        try await client.unsubscribe(from: [filter])
+        return held
+    }
+
+    func disconnect() async { await client.disconnect() }
+}
