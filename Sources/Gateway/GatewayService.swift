@@ -223,7 +223,8 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
                                 answer.topic, payload: Self.answerTooLarge(answer.payload, bytes: payload.count).bytes,
                                 qos: .atLeastOnce, properties: properties)
                         } catch {
-                            logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
+                            logger.error(
+                                "could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
                         }
                     } catch {
                         logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])

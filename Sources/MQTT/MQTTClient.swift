@@ -428,7 +428,8 @@ public final class MQTTClient: Service, Sendable {
             }
             let failure = state.withLock {
                 $0.endAttempt(
-                    rc: rc, version: configuration.protocolVersion, connectedFor: connectedAt.map { .now - $0 })
+                    rc: rc, version: configuration.protocolVersion, connectedFor: connectedAt.map { .now - $0 },
+                    stableAfter: configuration.reconnect.stableAfter)
             }
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
@@ -765,7 +766,7 @@ extension MQTTClient {
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
         mutating func endAttempt(
-            rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?
+            rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?, stableAfter: Duration
         ) -> AttemptResult {
             isConnected = false
             connectionsEnded += 1
@@ -784,13 +785,17 @@ extension MQTTClient {
             } else {
                 error = Mosquitto.error(forResult: rc, detail: lastLoggedError)
             }
-            // A broker that closes the connection it has just accepted, without a word (mosquitto 2.0
-            // says nothing to the client whose session another takes over).
-            if let connectedFor, connectedFor < .seconds(1), error.code == .connectionLost, disconnectReason ?? 0 < 0x80
+            // A broker that closes a connection it accepted a moment ago, without a word (mosquitto
+            // 2.0 says nothing to the client whose session another takes over).
+            if let connectedFor, connectedFor < min(stableAfter, .seconds(5)), error.code == .connectionLost,
+                disconnectReason ?? 0 < 0x80
             {
+                let seconds =
+                    Double(connectedFor.components.seconds)
+                    + Double(connectedFor.components.attoseconds) / 1e18
                 error = MQTTError(
                     error.code,
-                    "\(error.message) The broker closed the connection right after accepting it: another client with the same client id, or a limit of the broker's (its log says which).",
+                    "\(error.message) The broker closed it \(String(format: "%.1f", seconds)) s after accepting it, without a reason: another client with the same client id, or a limit of the broker's (its log says which).",
                     reasonCode: error.reasonCode)
             }
             // A v5 CONNECT that a 3.1.1-only broker drops instead of refusing.
