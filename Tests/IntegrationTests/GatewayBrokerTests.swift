@@ -233,6 +233,28 @@ struct GatewayBrokerTests {
         }
     }
 
+    @Test("a broker that takes packets of 256 bytes at most: the gateway subscribes in several and answers")
+    func smallBrokerPackets() async throws {
+        try await withBroker(.init(extraLines: ["max_packet_size 256"])) { broker in
+            try await withTemporaryDirectory { directory in
+                let watcher = try makeClient(broker, name: "watcher")
+                try await withConnected(watcher) { inbox in
+                    try await watcher.subscribe(to: ["homegate/$status"])
+                    let gateway = try ChildProcess(
+                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
+                        outputFile: "\(directory)/homegate.log")
+                    defer { gateway.send(SIGKILL) }
+                    _ = try await inbox.next("online") {
+                        $0.topic == "homegate/$status" && $0.payloadString == "online"
+                    }
+                    let answer = try await request(broker, base: "homegate", operation: "homes")
+                    #expect(String(decoding: answer, as: UTF8.self).contains("\"ok\":true"))
+                    #expect(gateway.isRunning)
+                }
+            }
+        }
+    }
+
     @Test("an answer larger than the broker's maximum packet is answered answerTooLarge, with the request's id")
     func answerTooLargeForTheBroker() async throws {
         try await withBroker(.init(extraLines: ["max_packet_size 2500"])) { broker in

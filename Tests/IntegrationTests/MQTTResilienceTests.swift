@@ -255,6 +255,28 @@ struct MQTTResilienceTests {
         await client.disconnect()
     }
 
+    @Test("a DISCONNECT from the broker is reported with its reason, in the broker's words")
+    func brokerDisconnectReasonInWords() async throws {
+        // Given a broker that accepts the connection and then sends DISCONNECT "Packet too large"
+        let strict = try ScriptedBroker { _ in
+            .init(
+                bytes: ScriptedPacket.connackAccepted(v5: true) + ScriptedPacket.disconnect(reason: 0x95), close: false)
+        }
+        defer { strict.stop() }
+        let client = try MQTTClient(MQTTConfiguration(port: strict.port, clientID: "chatty"), logger: quietLogger)
+        let events = await Inbox.draining(client.connectionEvents())
+        try await client.connect()
+
+        // Then the lost connection names the reason, not "Success"
+        let event = try await events.next("the disconnect") {
+            if case .disconnected = $0 { true } else { false }
+        }
+        guard case .disconnected(let error, _) = event else { return }
+        #expect(error.message.contains("Packet too large"), "\(error)")
+        #expect(error.reasonCode == 0x95)
+        await client.disconnect()
+    }
+
     @Test("a keep-alive timeout says so in words")
     func keepAliveTimeoutInWords() async throws {
         // Given a broker that accepts the connection and then never answers a PINGREQ

@@ -136,6 +136,9 @@ enum ScriptedPacket {
         v5 ? [0x20, 0x03, 0x00, 0x00, 0x00] : [0x20, 0x02, 0x00, 0x00]
     }
 
+    /// An MQTT 5 DISCONNECT from the broker with `reason` (0x95: packet too large).
+    static func disconnect(reason: UInt8) -> [UInt8] { [0xE0, 0x01, reason] }
+
     /// The 3.1.1 CONNACK "unacceptable protocol version" that a 3.1.1-only broker sends to MQTT 5.
     static let connackUnacceptableProtocol: [UInt8] = [0x20, 0x02, 0x00, 0x01]
 
