@@ -66,6 +66,16 @@ get("scenario") == "roundtrip" {
         if (get("load") == "window") { windows++; tprs[windows] = get("throughput") / ftp[key] }
     }
 }
+get("scenario") == "serving" {
+    gw = get("gateway"); key = get("load")
+    cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
+    switches = get("context_switches") != "" && get("answered") > 0 ? sprintf("%.1f", get("context_switches") / get("answered")) : "–"
+    serving = serving sprintf("| %s | %s | %.2f | %.2f | %.0f | %s | %.2f | %s |\n", load_name(get("load")), gw, \
+        get("p50_ms"), get("p99_ms"), get("throughput"), get("lost"), cpu10k, switches)
+    if (gw == "loop") { s50[key] = get("p50_ms"); stp[key] = get("throughput"); scpu[key] = cpu10k; next }
+    serving_ratios = serving_ratios sprintf("| %s | %s | %s | %s |\n", load_name(get("load")), \
+        ratio(get("p50_ms"), s50[key]), ratio(get("throughput"), stp[key]), ratio(cpu10k, scpu[key]))
+}
 get("scenario") == "actionset" {
     actions = actions sprintf("| %s | %s | %s | %.1f | %.1f | %s |\n", get("db"), get("writes"), get("runs"), \
         get("p50_ms"), get("max_ms"), get("lost"))
@@ -190,6 +200,17 @@ END {
     print "| QoS | load | database | p50 | p99 | throughput |"
     print "|---|---|---|---|---|---|"
     printf "%s\n", ratios
+    }
+    if (serving != "") {
+        print "### Serving libmosquitto: the gateway event loop against libmosquitto own thread\n"
+        print "QoS 1, database in memory, the two gateways alternating on one broker (`--only serving`); CPU: seconds"
+        print "of the gateway per 10,000 writes.\n"
+        print "| load | serving | p50 | p99 | writes/s | lost | CPU s/10k | switches/write |"
+        print "|---|---|---|---|---|---|---|---|"
+        printf "%s\n", serving
+        print "| load | p50 thread ÷ loop | writes/s thread ÷ loop | CPU thread ÷ loop |"
+        print "|---|---|---|---|"
+        printf "%s\n", serving_ratios
     }
     if (count > 0) {
     print "### Scale of the home (QoS 1, database on file)\n"

@@ -269,10 +269,11 @@ round_trip_loads() {
     fi
 }
 
-# round_trips GATEWAY PID BASE QOS DB: the fixed rates and the window, for one gateway.
+# round_trip_point GATEWAY PID BASE QOS DB LOAD [SCENARIO]: one point (a fixed rate or the window)
+# for one gateway, recorded under SCENARIO (roundtrip unless given).
 round_trip_point() {
-    local gateway=$1 pid=$2 base=$3 qos=$4 db=$5 load=$6
-    local labels="\"scenario\":\"roundtrip\",\"gateway\":\"$gateway\",\"db\":\"$db\",\"load\":\"$load\""
+    local gateway=$1 pid=$2 base=$3 qos=$4 db=$5 load=$6 scenario=${7:-roundtrip}
+    local labels="\"scenario\":\"$scenario\",\"gateway\":\"$gateway\",\"db\":\"$db\",\"load\":\"$load\""
     local common=(-b "$base" -n "$round_trip_accessories" -q "$qos")
     case $load in
     window) measure "$pid" "$labels" "${common[@]}" -m window -w "$window" -c "$window_count" ;;
@@ -400,8 +401,8 @@ serving_scenario() {
     wait_idle "$loop_pid"
     wait_idle "$thread_pid"
     for load in $(round_trip_loads 1); do
-        round_trip_point homegate-loop "$loop_pid" homegate 1 memory "$load"
-        round_trip_point homegate-thread "$thread_pid" thread 1 memory "$load"
+        round_trip_point loop "$loop_pid" homegate 1 memory "$load" serving
+        round_trip_point thread "$thread_pid" thread 1 memory "$load" serving
     done
     stop "$loop_pid"
     stop "$thread_pid"

@@ -21,7 +21,7 @@ import Synchronization
 /// name lookup never stalls the tasks. After ``stop()`` its tasks run on the global executor.
 public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     /// A connection the thread serves: its socket and what to do when it is readable or writable
-    /// and once per pass. Each returns an ``MQTTEngine`` result; anything but success ends the service.
+    /// and once per pass. Each returns a libmosquitto result; anything but success ends the service.
     struct Source: @unchecked Sendable {
         var descriptor: Int32
         /// Input already read from the socket and not yet handled (TLS's decrypted bytes), which
