@@ -173,30 +173,13 @@ struct GatewayBrokerTests {
     @Test("with a dead broker first in mqtt.brokers, the gateway serves through the next and $health names it")
     func gatewayFailsOver() async throws {
         try await withBroker { broker in
-            try await withTemporaryDirectory { directory in
-                let watcher = try makeClient(broker, name: "watcher")
-                try await withConnected(watcher) { inbox in
-                    try await watcher.subscribe(to: ["homegate/$status", "homegate/$health"])
-                    let dead = try LoopbackPort.free()
-                    var arguments = try configure(directory, broker: "mqtt://127.0.0.1:\(dead)")
-                    let file = arguments[2]
-                    let text = try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(
-                        of: "broker: mqtt://127.0.0.1:\(dead)",
-                        with: "brokers: [\"mqtt://127.0.0.1:\(dead)\", \"mqtt://127.0.0.1:\(broker.port)\"]")
-                    try text.write(toFile: file, atomically: true, encoding: .utf8)
-                    arguments[2] = file
-                    let gateway = try ChildProcess(
-                        try homegateExecutable(), arguments, outputFile: "\(directory)/homegate.log")
-                    defer { gateway.send(SIGKILL) }
-
-                    _ = try await inbox.next("online") {
-                        $0.topic == "homegate/$status" && $0.payloadString == "online"
-                    }
-                    let health = try await inbox.next("health") { $0.topic == "homegate/$health" }
-                    #expect(health.payloadString?.contains("\"address\":\"127.0.0.1:\(broker.port)\"") == true)
-                    let answer = try await request(broker, base: "homegate", operation: "homes")
-                    #expect(!answer.isEmpty)
-                }
+            let dead = try LoopbackPort.free()
+            let brokers = "[\"mqtt://127.0.0.1:\(dead)\", \"mqtt://127.0.0.1:\(broker.port)\"]"
+            try await withOnlineGateway(broker, brokers: brokers, watching: ["homegate/$health"]) { _, inbox in
+                let health = try await inbox.next("health") { $0.topic == "homegate/$health" }
+                #expect(health.payloadString?.contains("\"address\":\"127.0.0.1:\(broker.port)\"") == true)
+                let answer = try await request(broker, base: "homegate", operation: "homes")
+                #expect(String(decoding: answer, as: UTF8.self).contains("\"ok\":true"))
             }
         }
     }
@@ -204,31 +187,19 @@ struct GatewayBrokerTests {
     @Test("MQTT 5: a command larger than the gateway takes is dropped by the broker, and the next is answered")
     func hugeCommandNeverReachesTheGateway() async throws {
         try await withBroker { broker in
-            try await withTemporaryDirectory { directory in
-                let watcher = try makeClient(broker, name: "watcher")
-                try await withConnected(watcher) { inbox in
-                    try await watcher.subscribe(to: ["homegate/$status", "homegate/$response/probe"])
-                    let gateway = try ChildProcess(
-                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
-                        outputFile: "\(directory)/homegate.log")
-                    defer { gateway.send(SIGKILL) }
-                    _ = try await inbox.next("online") {
-                        $0.topic == "homegate/$status" && $0.payloadString == "online"
-                    }
-
-                    // When a client sends a 4 MiB request, Then no answer comes for it (the gateway
-                    // never read it), and a request after it is answered
-                    let sender = try makeClient(broker, name: "sender") { $0.protocolVersion = .v311 }
-                    try await withConnected(sender) { _ in
-                        try await sender.publish(
-                            "homegate/$request/probe/homes", payload: Array(repeating: 0x20, count: 4 << 20),
-                            qos: .atLeastOnce)
-                    }
-                    let answer = try await request(broker, base: "homegate", operation: "homes")
-                    #expect(!answer.isEmpty)
-                    #expect(await inbox.all.filter { $0.topic == "homegate/$response/probe" }.count == 1)
-                    #expect(gateway.isRunning)
+            try await withOnlineGateway(broker, watching: ["homegate/$response/probe"]) { gateway, inbox in
+                // When a client sends a 4 MiB request, Then no answer comes for it (the gateway never
+                // read it), and a request after it is answered
+                let sender = try makeClient(broker, name: "sender") { $0.protocolVersion = .v311 }
+                try await withConnected(sender) { _ in
+                    try await sender.publish(
+                        "homegate/$request/probe/homes", payload: Array(repeating: 0x20, count: 4 << 20),
+                        qos: .atLeastOnce)
                 }
+                let answer = try await request(broker, base: "homegate", operation: "homes")
+                #expect(!answer.isEmpty)
+                #expect(await inbox.all.filter { $0.topic == "homegate/$response/probe" }.count == 1)
+                #expect(gateway.isRunning)
             }
         }
     }
@@ -236,21 +207,10 @@ struct GatewayBrokerTests {
     @Test("a broker that takes packets of 256 bytes at most: the gateway subscribes in several and answers")
     func smallBrokerPackets() async throws {
         try await withBroker(.init(extraLines: ["max_packet_size 256"])) { broker in
-            try await withTemporaryDirectory { directory in
-                let watcher = try makeClient(broker, name: "watcher")
-                try await withConnected(watcher) { inbox in
-                    try await watcher.subscribe(to: ["homegate/$status"])
-                    let gateway = try ChildProcess(
-                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
-                        outputFile: "\(directory)/homegate.log")
-                    defer { gateway.send(SIGKILL) }
-                    _ = try await inbox.next("online") {
-                        $0.topic == "homegate/$status" && $0.payloadString == "online"
-                    }
-                    let answer = try await request(broker, base: "homegate", operation: "homes")
-                    #expect(String(decoding: answer, as: UTF8.self).contains("\"ok\":true"))
-                    #expect(gateway.isRunning)
-                }
+            try await withOnlineGateway(broker) { gateway, _ in
+                let answer = try await request(broker, base: "homegate", operation: "homes")
+                #expect(String(decoding: answer, as: UTF8.self).contains("\"ok\":true"))
+                #expect(gateway.isRunning)
             }
         }
     }
@@ -258,29 +218,43 @@ struct GatewayBrokerTests {
     @Test("an answer larger than the broker's maximum packet is answered answerTooLarge, with the request's id")
     func answerTooLargeForTheBroker() async throws {
         try await withBroker(.init(extraLines: ["max_packet_size 2500"])) { broker in
-            try await withTemporaryDirectory { directory in
-                let watcher = try makeClient(broker, name: "watcher")
-                try await withConnected(watcher) { inbox in
-                    try await watcher.subscribe(to: ["homegate/$status"])
-                    let gateway = try ChildProcess(
-                        try homegateExecutable(), try configure(directory, broker: "mqtt://127.0.0.1:\(broker.port)"),
-                        outputFile: "\(directory)/homegate.log")
-                    defer { gateway.send(SIGKILL) }
-                    _ = try await inbox.next("online") {
-                        $0.topic == "homegate/$status" && $0.payloadString == "online"
-                    }
+            try await withOnlineGateway(broker) { _, _ in
+                // When a request's answer would be over 2,500 bytes (an unknown operation of 1,500
+                // characters, which the answer names twice)
+                let operation = String(repeating: "x", count: 1500)
+                let answer = try await request(
+                    broker, base: "homegate", operation: operation, body: "{\"id\":\"big\"}")
 
-                    // When a request's answer would be over 2,500 bytes (an unknown operation of 1,500
-                    // characters, which the answer names twice)
-                    let operation = String(repeating: "x", count: 1500)
-                    let answer = try await request(
-                        broker, base: "homegate", operation: operation, body: "{\"id\":\"big\"}")
+                // Then a short answer says so, with the request's id
+                let text = String(decoding: answer, as: UTF8.self)
+                #expect(text.contains("\"code\":\"answerTooLarge\""), "\(text)")
+                #expect(text.contains("\"id\":\"big\""), "\(text)")
+            }
+        }
+    }
 
-                    // Then a short answer says so, with the request's id
-                    let text = String(decoding: answer, as: UTF8.self)
-                    #expect(text.contains("\"code\":\"answerTooLarge\""), "\(text)")
-                    #expect(text.contains("\"id\":\"big\""), "\(text)")
+    /// Runs `body` with `homegate run` on `broker` (or on the `brokers` list given as YAML) once it said
+    /// `online`, and the inbox of a watcher of `$status` and the `watching` filters; kills it afterwards.
+    private func withOnlineGateway(
+        _ broker: MosquittoBroker, brokers: String? = nil, watching filters: [String] = [],
+        _ body: (ChildProcess, Inbox<MQTTMessage>) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let watcher = try makeClient(broker, name: "watcher")
+            try await withConnected(watcher) { inbox in
+                try await watcher.subscribe(to: ["homegate/$status"] + filters)
+                let address = "mqtt://127.0.0.1:\(broker.port)"
+                let arguments = try configure(directory, broker: address)
+                if let brokers {
+                    let text = try String(contentsOfFile: arguments[2], encoding: .utf8)
+                        .replacingOccurrences(of: "broker: \(address)", with: "brokers: \(brokers)")
+                    try text.write(toFile: arguments[2], atomically: true, encoding: .utf8)
                 }
+                let gateway = try ChildProcess(
+                    try homegateExecutable(), arguments, outputFile: "\(directory)/homegate.log")
+                defer { gateway.send(SIGKILL) }
+                _ = try await inbox.next("online") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
+                try await body(gateway, inbox)
             }
         }
     }
