@@ -246,10 +246,7 @@ struct MQTTResilienceTests {
         let events = await Inbox.draining(client.connectionEvents())
         try await client.connect()
 
-        let event = try await events.next("the end of the connection") {
-            if case .disconnected = $0 { true } else { false }
-        }
-        guard case .disconnected(let error, _) = event else { return }
+        let error = try await lostConnection(events, "the end of the connection")
         #expect(error.code == .protocolError, "\(error)")
         #expect(await inbox.all.isEmpty)
         await client.disconnect()
@@ -268,10 +265,7 @@ struct MQTTResilienceTests {
         try await client.connect()
 
         // Then the lost connection names the reason, not "Success"
-        let event = try await events.next("the disconnect") {
-            if case .disconnected = $0 { true } else { false }
-        }
-        guard case .disconnected(let error, _) = event else { return }
+        let error = try await lostConnection(events, "the disconnect")
         #expect(error.message.contains("Packet too large"), "\(error)")
         #expect(error.reasonCode == 0x95)
         await client.disconnect()
@@ -288,10 +282,7 @@ struct MQTTResilienceTests {
         try await client.connect()
 
         // Then the connection ends, after one keep-alive without an answer, with the reason in words
-        let event = try await events.next(within: .seconds(30), "the keep-alive timeout") {
-            if case .disconnected = $0 { true } else { false }
-        }
-        guard case .disconnected(let error, _) = event else { return }
+        let error = try await lostConnection(events, "the keep-alive timeout", within: .seconds(30))
         #expect(error.code == .connectionLost)
         #expect(error.message.contains("keep-alive"), "\(error)")
         await client.disconnect()
@@ -338,6 +329,17 @@ struct MQTTResilienceTests {
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(try await events.next("closed") { $0 == .closed } == .closed)
+    }
+
+    /// The error of the next `.disconnected` event.
+    private func lostConnection(
+        _ events: Inbox<MQTTConnectionEvent>, _ what: String, within timeout: Duration = .seconds(15)
+    ) async throws -> MQTTError {
+        let event = try await events.next(within: timeout, what) {
+            if case .disconnected = $0 { true } else { false }
+        }
+        guard case .disconnected(let error, _) = event else { throw TimedOut("no \(what)") }
+        return error
     }
 
     private static func protocolLevel(_ connect: [UInt8]) -> UInt8 {
