@@ -477,30 +477,49 @@ public enum RetainedTopics {
         configuration.retryInitialConnection = false
         let client = try MQTTClient(configuration, logger: logger)
         let marker = "readback-\(UInt64.random(in: 0...UInt64.max))"
+        enum Outcome: Sendable {
+            case held(Set<String>)
+            case lost
+            case timedOut
+        }
         do {
             try await client.connect()
+            // A connection that drops meanwhile loses the marker (a clean session, delivered at QoS 0):
+            // the read fails at once rather than after `timeout`, and the caller may read again.
+            let events = client.connectionEvents()
             try await client.subscribe(to: filters + [markerTopic], qos: .atMostOnce)
             try await client.publish(markerTopic, marker, qos: .atLeastOnce)
-            let held = try await withThrowingTaskGroup(of: Set<String>?.self) { group in
+            let outcome = try await withThrowingTaskGroup(of: Outcome.self) { group in
                 group.addTask {
                     var held: Set<String> = []
                     for await message in client.messages {
-                        if message.topic == markerTopic && message.payloadString == marker { return held }
+                        if message.topic == markerTopic && message.payloadString == marker { return .held(held) }
                         if message.retain && !message.payload.isEmpty { held.insert(message.topic) }
                     }
-                    return nil
+                    return .lost
+                }
+                group.addTask {
+                    for await event in events {
+                        if case .disconnected = event { return .lost }
+                    }
+                    return .lost
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
-                    return nil
+                    return .timedOut
                 }
-                let first = try await group.next() ?? nil
+                let first = try await group.next() ?? .timedOut
                 group.cancelAll()
                 return first
             }
             await client.disconnect()
-            guard let held else { throw MQTTError(.connectionLost, "no answer while reading the retained topics back") }
-            return held
+            switch outcome {
+            case .held(let held): return held
+            case .lost:
+                throw MQTTError(.connectionLost, "the connection was lost while reading the retained topics back")
+            case .timedOut:
+                throw MQTTError(.connectionLost, "no answer within \(timeout) while reading the retained topics back")
+            }
         } catch {
             await client.disconnect()
             throw error
