@@ -712,7 +712,6 @@ extension MQTTClient {
         var error: MQTTError
         var isStopping: Bool
         var hasEverConnected: Bool
-        var attempt: Int
     }
 
     struct State {
@@ -806,7 +805,7 @@ extension MQTTClient {
                     error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
             return AttemptResult(
-                error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected, attempt: attempt)
+                error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected)
         }
     }
 }

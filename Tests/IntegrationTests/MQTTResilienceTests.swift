@@ -148,7 +148,7 @@ struct MQTTResilienceTests {
     func oldBrokerGetsAHint(refusesWithCONNACK: Bool) async throws {
         // Given a broker that knows only MQTT 3.1.1: it refuses (or drops) a v5 CONNECT and takes a 3.1.1 one
         let old = try ScriptedBroker { connect in
-            let isV5 = Self.protocolLevel(connect) == 5
+            let isV5 = ScriptedBroker.protocolLevel(connect) == 5
             if !isV5 { return .init(bytes: ScriptedPacket.connackAccepted(v5: false), close: false) }
             return .init(bytes: refusesWithCONNACK ? ScriptedPacket.connackUnacceptableProtocol : [], close: true)
         }
@@ -342,11 +342,6 @@ struct MQTTResilienceTests {
         return error
     }
 
-    private static func protocolLevel(_ connect: [UInt8]) -> UInt8 {
-        var index = 1
-        while connect[index] & 0x80 != 0 { index += 1 }
-        return connect[index + 1 + 2 + 4]
-    }
 }
 
 private let quietLogger: Logger = {

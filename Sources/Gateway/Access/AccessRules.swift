@@ -1,7 +1,7 @@
 import HomeModel
 
-/// Who may publish and read what on the broker, derived from the homes' users (CONTRACT.md
-/// "Identity"). MQTT does not tell the gateway who published a command, so every command topic ends
+/// Who may publish and read what on the broker, derived from the homes' users
+/// (docs/access-rules.md). MQTT does not tell the gateway who published a command, so every command topic ends
 /// with the account, and these rules make the broker refuse a command whose last level is not the
 /// publisher's own username. They also keep each account to the homes it is a member of, for
 /// reading and for writing: an account may publish commands only into its own homes' trees, so

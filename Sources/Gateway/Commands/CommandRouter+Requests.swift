@@ -2,7 +2,7 @@ import Foundation
 import HomeModel
 
 extension CommandRouter {
-    /// The request operations of CONTRACT.md, by name.
+    /// The request operations of docs/mqtt.md, by name.
     static let operations = [
         "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
         "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",

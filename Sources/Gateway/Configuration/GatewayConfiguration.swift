@@ -24,7 +24,7 @@ public struct GatewayConfiguration: Sendable, Hashable {
         public var password: String?
         /// A file whose first line is the password, so the password need not sit in the config.
         public var passwordFile: String?
-        /// The first level(s) of every gateway topic (CONTRACT.md's `B`).
+        /// The first level(s) of every gateway topic (docs/mqtt.md's `B`).
         public var baseTopic: String
         /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.
         public var keepAlive: Int

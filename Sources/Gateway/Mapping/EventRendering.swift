@@ -1,6 +1,6 @@
 import HomeModel
 
-/// A model event as the `$events` message of CONTRACT.md: `{"event":"didAddRoom","home":…,"room":…}`,
+/// A model event as the `$events` message of docs/mqtt.md: `{"event":"didAddRoom","home":…,"room":…}`,
 /// with objects named as clients know them (never by internal id, never an account).
 public struct EventMessage: Sendable, Equatable {
     public let topic: String

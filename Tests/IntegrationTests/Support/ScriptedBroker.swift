@@ -58,12 +58,14 @@ final class ScriptedBroker: Sendable {
     var connects: [[UInt8]] { state.withLock { $0.connects } }
 
     /// The protocol level of each CONNECT received so far: 5 for MQTT 5, 4 for 3.1.1.
-    var protocolLevels: [UInt8] {
-        connects.map { packet in
-            var index = 1
-            while packet[index] & 0x80 != 0 { index += 1 }
-            return packet[index + 1 + 2 + 4]
-        }
+    var protocolLevels: [UInt8] { connects.map(Self.protocolLevel) }
+
+    /// The protocol level of a CONNECT packet: after the fixed header, the remaining length and the
+    /// protocol name "MQTT".
+    static func protocolLevel(_ connect: [UInt8]) -> UInt8 {
+        var index = 1
+        while connect[index] & 0x80 != 0 { index += 1 }
+        return connect[index + 1 + 2 + 4]
     }
 
     /// Closes the listener and every connection, and waits for the serving thread.
