@@ -265,7 +265,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzSupport", "Gateway", "Accessories", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FuzzSupport", "Gateway", "Accessories"],
             path: "Fuzz/Config",
             swiftSettings: swiftSettings
         ),

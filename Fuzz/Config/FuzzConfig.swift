@@ -1,7 +1,6 @@
 import Accessories
 import FuzzSupport
 import Gateway
-import Yams
 
 /// The config loaders: any text as `homegate.yml` and as a demo-home file. Loading never traps;
 /// every problem of a refused config names the file and says how to fix it.
@@ -17,17 +16,6 @@ func check(_ bytes: [UInt8]) {
         }
     }
     _ = try? DemoHome.parse(yaml)
-    // The scanner's reading of a demo home is Yams', whenever it reads one.
-    if let scanned = DemoHome.scan(yaml) {
-        let composed = (try? Yams.compose(yaml: yaml, .basic)) ?? nil
-        let read = composed.flatMap { try? DemoHome.decode($0) }
-        precondition(read == scanned, "the scanner's reading differs from Yams'")
-    }
-    // The fast reading of a demo home is the decoder's, whenever it reads one.
-    if let root = try? Yams.compose(yaml: yaml, .basic), let fast = DemoHome.fastDecode(root) {
-        let decoded = try? YAMLDecoder().decode(DemoHome.self, from: PlainScalarTags.retag(root))
-        precondition(fast == decoded, "the fast reading differs from the decoder's")
-    }
 }
 
 #if FUZZING

@@ -19,7 +19,7 @@ extension MQTTConfiguration {
 
     /// The largest packet the gateway takes from its broker (MQTT v5 tells the broker, which then
     /// drops larger messages for the gateway): room for the largest command (64 KiB, answered with
-    /// `payloadTooLarge` above that) and for dynamic security's listings of a large household, and
+    /// `invalidParameter` above that) and for dynamic security's listings of a large household, and
     /// no 150 MB publish held in a Pi's memory. MQTT 3.1.1 has no way to say it.
     public static let gatewayMaximumPacketSize: UInt32 = 1 << 20
 }

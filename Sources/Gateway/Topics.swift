@@ -1,4 +1,4 @@
-/// The topic names of CONTRACT.md under one base topic, in both directions: the topics the gateway
+/// The topic names of the MQTT contract (docs/mqtt.md) under one base topic, in both directions: the topics the gateway
 /// publishes, and the parsing of the command and request topics it receives.
 ///
 /// Every level the gateway adds itself starts with `$`, which no object name can start with, so the

@@ -28,30 +28,10 @@ struct ConfigOptions: ParsableArguments {
         try loadWithDemoHome().configuration
     }
 
-    /// The configuration and the demo home (virtual devices) it names, read once: with 10,000
-    /// devices, reading the file costs a good part of a start.
+    /// The configuration and the demo home (virtual devices) it names, read once.
     func loadWithDemoHome() throws -> (configuration: GatewayConfiguration, demoHome: DemoHome?) {
         let configuration = try loadAlone()
         return (configuration, try checkTogether(configuration))
-    }
-
-    /// The configuration, and `meanwhile` started with it on another thread while the demo home is
-    /// read (`homegate run` opens the database then: with 10,000 devices, reading the demo home and
-    /// loading the database each take about a fifth of a second). When the demo home has a problem,
-    /// `meanwhile` is waited for and its result dropped.
-    func loadWithDemoHome<Opened: Sendable>(
-        meanwhile: @escaping @Sendable (GatewayConfiguration) throws -> Opened
-    ) async throws -> (configuration: GatewayConfiguration, demoHome: DemoHome?, opened: Opened) {
-        let configuration = try loadAlone()
-        let opening = Task.detached { try meanwhile(configuration) }
-        let demoHome: DemoHome?
-        do {
-            demoHome = try checkTogether(configuration)
-        } catch {
-            _ = await opening.result
-            throw error
-        }
-        return (configuration, demoHome, try await opening.value)
     }
 
     /// The configuration file with the flags laid over it, without the demo home.

@@ -154,14 +154,6 @@ extension GatewayApplication {
         return try manager(on: database, configuration, logger: logger)
     }
 
-    /// The home manager on the configured database file, which exists, if its schema is current; nil
-    /// when it needs a migration, which waits until the configuration is accepted.
-    static func openManagerIfCurrent(_ configuration: GatewayConfiguration, logger: Logger) throws -> HomeManager? {
-        try HomeDatabase.openIfCurrent(atPath: configuration.data.databaseFile).map {
-            try manager(on: $0, configuration, logger: logger)
-        }
-    }
-
     private static func manager(
         on database: HomeDatabase, _ configuration: GatewayConfiguration, logger: Logger
     ) throws -> HomeManager {

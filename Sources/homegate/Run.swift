@@ -15,17 +15,9 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let (configuration, demoHome, manager) = try await options.loadWithDemoHome { configuration -> HomeManager? in
-            // Only a database that exists, and needs no migration, is opened beside the checks: a
-            // refused config creates nothing and changes nothing.
-            guard !configuration.data.inMemory, FileManager.default.fileExists(atPath: configuration.data.databaseFile)
-            else { return nil }
-            return try GatewayApplication.openManagerIfCurrent(
-                configuration, logger: makeLogger(configuration.logging.level))
-        }
+        let (configuration, demoHome) = try options.loadWithDemoHome()
         try await GatewayApplication(
-            configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome,
-            manager: manager
+            configuration: configuration, logger: makeLogger(configuration.logging.level), demoHome: demoHome
         )
         .run()
     }

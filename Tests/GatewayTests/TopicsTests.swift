@@ -5,7 +5,7 @@ import Testing
 struct TopicsTests {
     let topics = Topics(base: "homegate")
 
-    @Test("published topics follow CONTRACT.md")
+    @Test("published topics follow the contract (docs/mqtt.md)")
     func published() {
         #expect(topics.status == "homegate/$status")
         #expect(topics.layout(home: "Main House") == "homegate/Main House/$layout")

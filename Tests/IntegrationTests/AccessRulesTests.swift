@@ -6,7 +6,7 @@ import MQTT
 import Testing
 
 /// The generated access rules against a real mosquitto: the broker, not the gateway, keeps each
-/// account to its own name and its own homes (CONTRACT.md "Identity").
+/// account to its own name and its own homes (docs/mqtt.md, "Identity").
 @Suite("Access rules on a real broker", .serialized)
 struct AccessRulesTests {
     static let topics = Topics(base: "homegate")

@@ -238,7 +238,7 @@ struct GatewayIntegrationTests {
         }
     }
 
-    @Test("v3.1.1 and v5 clients get their answers where CONTRACT.md says")
+    @Test("v3.1.1 and v5 clients get their answers where the contract (docs/mqtt.md) says")
     func answerRouting() async throws {
         try await withGateway { gateway in
             // A v3.1.1 client: answers on B/$response/<account>

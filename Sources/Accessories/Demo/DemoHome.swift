@@ -75,22 +75,15 @@ public struct DemoHome: Sendable, Hashable, Decodable {
         try parse(String(contentsOf: url, encoding: .utf8))
     }
 
-    /// Reads a demo home from YAML text (``scan(_:)`` first, then Yams); errors name the line (Yams).
+    /// Reads a demo home from YAML text; errors name the line (Yams).
     public static func parse(_ yaml: String) throws -> DemoHome {
-        if let home = scan(yaml) { return home }
-        guard let root = try Yams.compose(yaml: yaml, .basic) else {
-            return try YAMLDecoder().decode(DemoHome.self, from: yaml)
-        }
-        return try decode(root)
+        try YAMLDecoder().decode(DemoHome.self, from: yaml)
     }
 
-    /// Reads a demo home from YAML already composed into a node (no second parse of the text),
-    /// best composed with `Resolver.basic`: plain scalars get their tags from ``PlainScalarTags``
-    /// instead of a regular expression per kind, and a valid file is read without `Codable`
-    /// (``fastDecode(_:)``). The decoder reads what that cannot, and names its problems.
+    /// Reads a demo home from YAML already composed into a node, so a caller that needs the nodes
+    /// (for the lines of its own problems) parses the text once.
     public static func decode(_ node: Node) throws -> DemoHome {
-        if let home = fastDecode(node) { return home }
-        return try YAMLDecoder().decode(DemoHome.self, from: PlainScalarTags.retag(node))
+        try YAMLDecoder().decode(DemoHome.self, from: node)
     }
 
     /// A virtual driver for the declared devices.

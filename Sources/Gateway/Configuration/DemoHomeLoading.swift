@@ -21,16 +21,9 @@ public enum DemoHomeLoading {
 
     /// Reads demo-home text; `file` names it in the problems.
     public static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
-        // The scanner's reading, when it has one and it breaks no rule; Yams' otherwise, whose nodes
-        // give each problem its line.
-        if let home = DemoHome.scan(yaml), DemoHomeRules(root: nil, file: file).problems(home).isEmpty {
-            return home
-        }
         let root: Node?
         do {
-            // Without rules: `DemoHome.decode` tags plain scalars on their bytes, where Yams would run a
-            // regular expression per kind each time a tag is first compared.
-            root = try Yams.compose(yaml: yaml, .basic)
+            root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigurationErrors([
                 ConfigurationError(

@@ -50,7 +50,7 @@ extension GatewayConfiguration {
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
         let root: Node?
         do {
-            root = try PlainScalarTags.compose(yaml: yaml)
+            root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigurationErrors([syntaxError(error, file: file)])
         }

@@ -1,7 +1,7 @@
 import Foundation
 import HomeModel
 
-/// The JSON payloads of CONTRACT.md, from model snapshots. Key order is fixed, so the same home always
+/// The JSON payloads of the MQTT contract (docs/mqtt.md), from model snapshots. Key order is fixed, so the same home always
 /// renders to the same bytes. Accounts never appear: users are shown by display name and role only.
 public enum Rendering {
     /// `B/$homes`: the homes, in order, and which one is primary.

@@ -1,8 +1,8 @@
 import HomeModel
 
-/// The retained topics of CONTRACT.md and their payloads, computed from the home model: what the
-/// broker must hold under the base topic for a client that subscribes to `B/#` to see exactly the
-/// home. Pure: the publisher compares two of these to know what to send and what to clear.
+/// The retained topics of the MQTT contract (docs/mqtt.md) and their payloads, computed from the
+/// home model: what the broker must hold under the base topic for a client that subscribes to `B/#`
+/// to see exactly the home. Pure: the publisher compares two of these to know what to send and what to clear.
 public struct RetainedView: Sendable, Equatable {
     /// Topic → payload (never empty: an empty retained payload clears a topic).
     public private(set) var payloads: [String: [UInt8]] = [:]

@@ -19,15 +19,6 @@ public final class HomeDatabase: Sendable {
         try HomeDatabase(writer: pool(atPath: path))
     }
 
-    /// Opens the existing file at `path` as it is, or returns nil when its schema needs a migration:
-    /// for opening beside the checks of a configuration, which may still refuse to start and must then
-    /// leave the database as it found it (an older gateway could no longer read a migrated one).
-    public static func openIfCurrent(atPath path: String) throws -> HomeDatabase? {
-        let pool = try pool(atPath: path)
-        guard try pool.read({ try migrator.hasCompletedMigrations($0) }) else { return nil }
-        return try HomeDatabase(writer: pool)
-    }
-
     /// Creates the file at `path` with the schema as it was after `migration` (a database an older
     /// gateway wrote): for tests.
     public static func create(atPath path: String, migratedUpTo migration: String) throws {
