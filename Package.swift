@@ -253,7 +253,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-topics",
-            dependencies: ["FuzzSupport", "Gateway"],
+            dependencies: ["FuzzSupport", "Gateway", "HomeModel"],
             path: "Fuzz/Topics",
             swiftSettings: swiftSettings
         ),

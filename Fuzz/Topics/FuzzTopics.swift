@@ -1,5 +1,6 @@
 import FuzzSupport
 import Gateway
+import HomeModel
 
 /// The topic router: any text as a received topic. Parsing never traps; a parsed command's levels
 /// are never empty and carry no wildcard, and an account never contains a level separator.

@@ -1,3 +1,5 @@
+import HomeModel
+
 /// The topic names of the MQTT contract (docs/mqtt.md) under one base topic, in both directions: the topics the gateway
 /// publishes, and the parsing of the command and request topics it receives.
 ///
@@ -122,7 +124,7 @@ public struct Topics: Sendable, Hashable {
     /// Reads a topic the gateway received. Returns nil for topics that are not under the base topic
     /// or are not commands at all (the gateway's own publications); throws for a command topic that
     /// is malformed, with a message that says what is wrong.
-    public func parse(_ topic: String) throws(TopicError) -> Command? {
+    public func parse(_ topic: String) throws(TopicError) -> CommandTopic? {
         guard let levels = levels(below: topic) else { return nil }
         if levels.first == "$request" {
             guard levels.count == 3 else {
@@ -143,20 +145,20 @@ public struct Topics: Sendable, Hashable {
         if levels.count >= 4, levels[3] == "$set" || levels[3] == "$identify" {
             let account = try Self.account(levels, after: 4, topic: topic)
             let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
-            try path.check()
+            try Self.check(path)
             return levels[3] == "$set" ? .setAccessory(path, account: account) : .identify(path, account: account)
         }
         if levels.count >= 6, levels[4] == "$ha", levels[5] == "set" {
             let account = try Self.account(levels, after: 6, topic: topic)
             let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
-            try path.check()
+            try Self.check(path)
             try Self.checkLevel(levels[3], "service")
             return .setHomeAssistant(path, service: levels[3], account: account)
         }
         if levels.count >= 6, levels[5] == "set" {
             let account = try Self.account(levels, after: 6, topic: topic)
             let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
-            try path.check()
+            try Self.check(path)
             try Self.checkLevel(levels[3], "service")
             try Self.checkLevel(levels[4], "characteristic")
             return .setCharacteristic(path, service: levels[3], characteristic: levels[4], account: account)
@@ -197,7 +199,13 @@ public struct Topics: Sendable, Hashable {
         }
     }
 
-    fileprivate static func checkLevel(_ level: String, _ what: String) throws(TopicError) {
+    private static func check(_ path: AccessoryPath) throws(TopicError) {
+        try checkLevel(path.home, "home")
+        try checkLevel(path.room, "room")
+        try checkLevel(path.accessory, "accessory")
+    }
+
+    private static func checkLevel(_ level: String, _ what: String) throws(TopicError) {
         guard !level.isEmpty else { throw TopicError("the \(what) level is empty") }
         // On the bytes: every command's levels pass here. '+' and '#' are ASCII, and UTF-8 never
         // hides an ASCII byte inside another character.
@@ -216,28 +224,9 @@ public struct Topics: Sendable, Hashable {
     }
 }
 
-/// Where an accessory sits in the topic tree, as the client spelled it (matched to the model later).
-public struct AccessoryPath: Sendable, Hashable {
-    public var home: String
-    public var room: String
-    public var accessory: String
-
-    public init(home: String, room: String, accessory: String) {
-        self.home = home
-        self.room = room
-        self.accessory = accessory
-    }
-
-    fileprivate func check() throws(TopicError) {
-        try Topics.checkLevel(home, "home")
-        try Topics.checkLevel(room, "room")
-        try Topics.checkLevel(accessory, "accessory")
-    }
-}
-
 /// A command or request read from its topic. `account` is nil when the topic had none (the
 /// configured default account applies).
-public enum Command: Sendable, Hashable {
+public enum CommandTopic: Sendable, Hashable {
     case setCharacteristic(AccessoryPath, service: String, characteristic: String, account: String?)
     case setAccessory(AccessoryPath, account: String?)
     /// Home Assistant's JSON light command on `B/<home>/<room>/<accessory>/<service>/$ha/set`.

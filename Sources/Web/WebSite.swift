@@ -264,55 +264,32 @@ final class WebSite: Sendable {
 
     // MARK: Actions
 
-    /// A command of a home (`set`, `run`, `identify`) through the command path, as the session's
+    /// A command of a home (`set`, `run`, `identify`) from the form's fields, as the session's
     /// account.
     private func command(_ request: Request, context: WebRequestContext) async throws -> Response {
         try await act(request, context: context) { form, session in
-            let home = form["home"] ?? ""
-            let room = form["room"] ?? ""
-            let accessory = form["accessory"] ?? ""
-            let topics = commands.topics
-            // The levels of the topic, and those of them that hold names (a room may also be `$default`)
-            let roomName = room == HomeName.defaultRoom ? [] : [room]
-            let levels: [String]
-            let names: [String]
-            var payload = ""
+            let path = AccessoryPath(
+                home: form["home"] ?? "", room: form["room"] ?? "", accessory: form["accessory"] ?? "")
+            let action: Command.Action
             switch form["kind"] {
             case "set":
-                let service = form["service"] ?? ""
-                let characteristic = form["characteristic"] ?? ""
-                levels = [home, room, accessory, service, characteristic, "set"]
-                names = [home] + roomName + [accessory, service, characteristic]
-                payload = form["value"] ?? ""
+                let characteristic = CharacteristicPath(
+                    path, service: form["service"] ?? "", characteristic: form["characteristic"] ?? "")
+                action = .write(characteristic, value: Array((form["value"] ?? "").utf8))
             case "run":
-                let actionSet = form["actionSet"] ?? ""
-                levels = [home, "$actionsets", actionSet, "$run"]
-                names = [home, actionSet]
+                action = .runActionSet(home: path.home, actionSet: form["actionSet"] ?? "")
             case "identify":
-                levels = [home, room, accessory, "$identify"]
-                names = [home] + roomName + [accessory]
+                action = .identify(path)
             default:
                 return Notice(succeeded: false, text: "Unknown command.", code: HomeError.Code.invalidParameter.name)
             }
-            if let bad = names.first(where: { name in
-                name.isEmpty || name.hasPrefix("$") || name.contains(where: { "/+#".contains($0) })
-            }) {
-                return Notice(
-                    succeeded: false, text: "'\(bad)' is not a name of this home.",
-                    code: HomeError.Code.invalidParameter.name)
-            }
-            let topic = ([topics.base] + levels + [session.account]).joined(separator: "/")
-            return await send(topic: topic, payload: payload, account: session.account, successText: "Done.")
+            return await perform(Command(account: session.account, action))
         }
     }
 
-    /// A request (`B/$request/<account>/<operation>`) built from the form's fields.
+    /// A request (the operations of `B/$request/<account>/<operation>`) from the form's fields.
     private func operation(_ request: Request, context: WebRequestContext) async throws -> Response {
         try await act(request, context: context) { form, session in
-            let operation = form["operation"] ?? ""
-            guard !operation.isEmpty, !operation.contains(where: { "/+#".contains($0) }) else {
-                return Notice(succeeded: false, text: "Unknown operation.", code: HomeError.Code.invalidParameter.name)
-            }
             var members: [(key: String, value: JSON)] = []
             for (name, value) in form.fields where !["csrf", "operation", "return"].contains(name) {
                 guard !members.contains(where: { $0.key == name }) else { continue }
@@ -323,11 +300,15 @@ final class WebSite: Sendable {
                     members.append((name, .string(value)))
                 }
             }
-            let topic = "\(commands.topics.base)/$request/\(session.account)/\(operation)"
-            let payload = String(decoding: JSON.object(members).bytes, as: UTF8.self)
-            let notice = await send(
-                topic: topic, payload: payload, account: session.account, successText: Self.doneText(operation))
-            if operation == "permitJoin", notice.succeeded, let seconds = form["seconds"].flatMap(Int.init) {
+            let operation: Command.Request
+            do throws(HomeError) {
+                operation = try Command.Request(operation: form["operation"] ?? "", body: .object(members))
+            } catch {
+                statistics.handled(.failed(code: error.code.name))
+                return Notice(succeeded: false, text: error.message, code: error.code.name)
+            }
+            let notice = await perform(Command(account: session.account, .request(operation)))
+            if case .permitJoin(let seconds) = operation, notice.succeeded {
                 joinOpenUntil.withLock { $0 = Int(Date().timeIntervalSince1970) + seconds }
             }
             return notice
@@ -365,50 +346,37 @@ final class WebSite: Sendable {
         return Self.redirect(Self.safeReturn(form["return"]))
     }
 
-    /// Hands one message to the command router, as MQTT would, asking for the answer below the
-    /// account's own response topic (which is never published: the answer comes back here).
-    private func send(topic: String, payload: String, account: String, successText: String) async -> Notice {
-        var properties = MQTTProperties()
-        properties.responseTopic = commands.topics.response(account: account) + "/web"
-        let message = MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, properties: properties)
-        let handling = await commands.handle(message)
-        statistics.handled(handling.outcome)
-        switch handling.outcome {
-        case .succeeded:
-            return Notice(succeeded: true, text: successText, code: nil)
-        case .ignored:
-            // Not a command the gateway knows: nothing was done, and the page must not say otherwise.
-            return Notice(
-                succeeded: false, text: "That is not a command of this home; nothing was done.",
-                code: HomeError.Code.invalidParameter.name)
-        case .failed(let code):
-            var message = "Refused."
-            if case .object(let members)? = handling.answer?.payload,
-                case .string(let text)? = members.first(where: { $0.key == "message" })?.value
-            {
-                message = text
-            }
-            return Notice(succeeded: false, text: message, code: code)
+    /// Runs a command through the gateway's command path (the account's rate, the model's checks)
+    /// and says in words what became of it.
+    private func perform(_ command: Command) async -> Notice {
+        do throws(HomeError) {
+            _ = try await commands.perform(command)
+            statistics.handled(.succeeded)
+            return Notice(succeeded: true, text: Self.doneText(command.action), code: nil)
+        } catch {
+            statistics.handled(.failed(code: error.code.name))
+            return Notice(succeeded: false, text: error.message, code: error.code.name)
         }
     }
 
-    static func doneText(_ operation: String) -> String {
-        switch operation {
-        case "addAccessory": "The accessory was added."
-        case "removeAccessory": "The accessory was removed from the home."
-        case "renameAccessory", "renameRoom", "renameZone": "Renamed."
-        case "assignAccessory": "The accessory was moved."
-        case "addRoom": "The room was added."
-        case "removeRoom": "The room was removed."
-        case "addZone": "The zone was added."
-        case "removeZone": "The zone was removed."
-        case "addRoomToZone": "The room was added to the zone."
-        case "addUser": "The guest was added."
-        case "removeUser": "The user was removed."
-        case "permitJoin": "Joining is open."
-        case "pairAccessory": "Paired, and added to the home."
-        case "unpairAccessory": "The pairing was removed, and the accessory with it."
-        default: "Done."
+    static func doneText(_ action: Command.Action) -> String {
+        guard case .request(let request) = action else { return "Done." }
+        switch request {
+        case .addAccessory: return "The accessory was added."
+        case .removeAccessory: return "The accessory was removed from the home."
+        case .renameAccessory, .renameRoom, .renameZone: return "Renamed."
+        case .assignAccessory: return "The accessory was moved."
+        case .addRoom: return "The room was added."
+        case .removeRoom: return "The room was removed."
+        case .addZone: return "The zone was added."
+        case .removeZone: return "The zone was removed."
+        case .addRoomToZone: return "The room was added to the zone."
+        case .addUser: return "The guest was added."
+        case .removeUser: return "The user was removed."
+        case .permitJoin: return "Joining is open."
+        case .pairAccessory: return "Paired, and added to the home."
+        case .unpairAccessory: return "The pairing was removed, and the accessory with it."
+        default: return "Done."
         }
     }
 

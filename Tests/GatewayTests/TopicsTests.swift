@@ -1,4 +1,5 @@
 import Gateway
+import HomeModel
 import Testing
 
 @Suite("Topic mapping")
@@ -43,13 +44,13 @@ struct TopicsTests {
         arguments: [
             (
                 "homegate/Main House/Kitchen/Lamp/Light/On/set/guest",
-                Command.setCharacteristic(
+                CommandTopic.setCharacteristic(
                     AccessoryPath(home: "Main House", room: "Kitchen", accessory: "Lamp"), service: "Light",
                     characteristic: "On", account: "guest")
             ),
             (
                 "homegate/H/R/A/S/C/set",
-                Command.setCharacteristic(
+                CommandTopic.setCharacteristic(
                     AccessoryPath(home: "H", room: "R", accessory: "A"), service: "S", characteristic: "C", account: nil
                 )
             ),
@@ -67,7 +68,7 @@ struct TopicsTests {
             ),
             ("homegate/$request/owner/addRoom", .request(account: "owner", operation: "addRoom")),
         ])
-    func commands(topic: String, expected: Command) throws {
+    func commands(topic: String, expected: CommandTopic) throws {
         #expect(try topics.parse(topic) == expected)
     }
 

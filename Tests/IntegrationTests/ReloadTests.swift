@@ -42,7 +42,9 @@ struct ReloadTests {
                     try await manager.writeValues([request], home: "Main House", account: "owner")
                     while true {
                         let state = await manager.state()
-                        let lamp = state.homes.first { $0.name == "Main House" }?.accessory(named: "Floor Lamp")
+                        let lamp = state.homes.first { $0.name == "Main House" }.flatMap {
+                            try? $0.accessory(named: "Floor Lamp")
+                        }
                         if lamp?.services.first?.characteristic(.brightness)?.value == .int(value) {
                             return state.version
                         }

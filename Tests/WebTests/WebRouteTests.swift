@@ -316,7 +316,7 @@ struct WebRouteTests {
         }
     }
 
-    @Test("names that would change the topic's levels are refused before they reach the command path")
+    @Test("names with topic separators or `$` are names of nothing: refused as notFound, nothing done")
     func topicLevelsInNames() async throws {
         let fixture = try await WebFixture.make()
         try await fixture.test { client in
@@ -328,7 +328,7 @@ struct WebRouteTests {
                 "accessory": "+", "service": "Lightbulb", "characteristic": "On", "value": "true",
             ]
             let answer = try await client.post("/command", fields, headers: json)
-            #expect(answer.bodyText.contains(#""code":"invalidParameter""#))
+            #expect(answer.bodyText.contains(#""code":"notFound""#), "\(answer.bodyText)")
             let escape = try await client.post(
                 "/command",
                 [
@@ -344,7 +344,7 @@ struct WebRouteTests {
             ] {
                 #expect(WebSite.safeReturn(sent) == expected, "\(sent)")
             }
-            // `$` names are no names of a home: refused before the command path, nothing done
+            // `$` names are no names of a home (the command is typed: no topic is built from them)
             let before = try await fixture.manager.home("Main House", account: "owner")
             for (home, room) in [("Main House", "$x/y"), ("$nothing", "Living Room"), ("Main House", "$layout")] {
                 let answer = try await client.post(
@@ -354,7 +354,7 @@ struct WebRouteTests {
                         "service": "Lightbulb", "characteristic": "On", "value": "true",
                     ], headers: json)
                 #expect(answer.bodyText.contains(#""ok":false"#), "\(home) / \(room): \(answer.bodyText)")
-                #expect(answer.bodyText.contains(#""code":"invalidParameter""#), "\(home) / \(room)")
+                #expect(answer.bodyText.contains(#""code":"notFound""#), "\(home) / \(room)")
             }
             #expect(try await fixture.manager.home("Main House", account: "owner") == before)
             // while the default room is a room of every home

@@ -59,7 +59,7 @@ public struct CommandRouter: Sendable {
     /// Messages that are not commands (other topics, empty retained messages that clear one) are
     /// ignored; retained commands are refused unrun.
     public func handle(_ message: MQTTMessage) async -> Handling {
-        let command: Command
+        let command: CommandTopic
         do {
             guard let parsed = try topics.parse(message.topic) else { return .ignored }
             command = parsed
@@ -107,24 +107,18 @@ public struct CommandRouter: Sendable {
                         .invalidParameter,
                         "The payload is \(message.payload.count) bytes; at most \(maximumPayloadSize) are accepted.")
                 }
+                let action: Command.Action
                 if case .request(_, let operation) = command {
                     let body = try Self.requestBody(message.payload)
                     id = body["id"] ?? .null
-                    result = .success(try await request(operation, body: body, account: account))
+                    action = .request(try Command.Request(operation: operation, body: body))
                 } else {
-                    result = .success(try await perform(command, payload: message.payload, account: account))
+                    action = try Self.action(command, payload: message.payload)
                 }
+                result = .success(Self.data(try await execute(Command(account: account, action))))
             } catch {
                 if id == .null { id = requestID(of: message, isRequest: command.isRequest) }
-                // A home is none of a non-member's business: its commands and requests learn no more
-                // than that there is no such home for it, in the words used for a home that does not exist.
-                if error.code == .insufficientPrivileges, let home = command.home(body: requestBody(message)),
-                    await !isMember(account, of: home)
-                {
-                    result = .failure(HomeError(.notFound, "There is no home named '\(home)'."))
-                } else {
-                    result = .failure(error)
-                }
+                result = .failure(error)
             }
         } else {
             result = .failure(
@@ -147,7 +141,9 @@ public struct CommandRouter: Sendable {
 
     /// The answer to a command refused before it ran, with the request's id: on the account's
     /// default response topic, or on the v5 response topic too when `respondingTo`.
-    func refusal(_ message: MQTTMessage, command: Command, _ error: HomeError, respondingTo: Bool = false) -> Handling {
+    func refusal(_ message: MQTTMessage, command: CommandTopic, _ error: HomeError, respondingTo: Bool = false)
+        -> Handling
+    {
         Handling(
             outcome: .failed(code: error.code.name),
             answer: answer(
@@ -175,15 +171,6 @@ public struct CommandRouter: Sendable {
         } catch {
             return (message.topic, topics.sender(ofMalformed: message.topic))
         }
-    }
-
-    private func isMember(_ account: String, of home: String) async -> Bool {
-        await manager.homes(for: account).contains { HomeName.matches($0.name, home) }
-    }
-
-    /// The request body when it is JSON, for finding the home a failed request was about.
-    private func requestBody(_ message: MQTTMessage) -> JSON? {
-        try? JSON.parse(message.payload)
     }
 
     // MARK: Answers
@@ -229,136 +216,19 @@ public struct CommandRouter: Sendable {
 
     // MARK: Commands
 
-    private func perform(_ command: Command, payload: [UInt8], account: String) async throws(HomeError) -> JSON? {
-        switch command {
-        case .setCharacteristic(let path, let serviceName, let characteristicName, _):
-            // One call on the manager: the lookups and the decoding run there, on the model itself.
-            try await manager.writeValue(home: path.home, account: account) { home throws(HomeError) in
-                let accessory = try Self.accessory(at: path, in: home)
-                let (service, characteristic) = try Self.characteristic(
-                    characteristicName, of: serviceName, in: accessory)
-                return (accessory, service, characteristic)
-            } decode: { characteristic throws(HomeError) in
-                try ValueDecoding.value(fromPayload: payload, for: characteristic.metadata, type: characteristic.type)
-            }
-            return nil
-        case .setAccessory(let path, _):
-            let (home, accessory) = try await locate(path, account: account)
-            guard case .object(let services) = try Self.json(payload) else {
-                throw HomeError(
-                    .invalidParameter, "$set takes a JSON object {\"<service>\":{\"<characteristic>\":value}}.")
-            }
-            var requests: [ActionRequest] = []
-            for (serviceName, values) in services {
-                guard accessory.services.contains(where: { HomeName.matches($0.name, serviceName) }) else {
-                    throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
-                }
-                guard case .object(let characteristics) = values else {
-                    throw HomeError(
-                        .invalidParameter, "The value of \"\(serviceName)\" must be an object of characteristics.")
-                }
-                for (characteristicName, json) in characteristics {
-                    let (service, characteristic) = try Self.characteristic(
-                        characteristicName, of: serviceName, in: accessory)
-                    requests.append(
-                        ActionRequest(
-                            CharacteristicReference(
-                                accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                            try ValueDecoding.value(
-                                fromJSON: json, for: characteristic.metadata, type: characteristic.type)))
-                }
-            }
-            guard !requests.isEmpty else { throw HomeError(.missingParameter, "$set names no characteristic to set.") }
-            try await manager.writeValues(requests, home: home, account: account)
-            return nil
-        case .setHomeAssistant(let path, let serviceName, _):
-            let (home, accessory) = try await locate(path, account: account)
-            guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
-                throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
-            }
-            guard service.type == .lightbulb else {
-                throw HomeError(
-                    .invalidParameter,
-                    "$ha/set takes Home Assistant's light commands; '\(service.name)' is a \(service.type.rawValue), set its characteristics instead."
-                )
-            }
-            let writes = try HomeAssistantLightCommand.writes(try Self.json(payload), to: service, of: accessory)
-            try await manager.writeValues(writes, home: home, account: account)
-            return nil
-        case .identify(let path, _):
-            let (home, accessory) = try await locate(path, account: account)
-            try await manager.identify(accessory: accessory.name, home: home, account: account)
-            return nil
-        case .runActionSet(let homeName, let actionSet, _):
-            let home = try await manager.home(homeName, account: account)
-            let results = try await manager.executeActionSet(actionSet, home: home.name, account: account)
-            let data = JSON.array(results.map { Self.actionResult($0, in: home) })
-            let failures = results.filter { !$0.succeeded }
-            if let first = failures.first?.error {
-                throw HomeError(
-                    first.code,
-                    "\(failures.count) of \(results.count) actions failed; first: \(first.message) Results: \(data.serialized)"
-                )
-            }
-            return data
-        case .request:
-            return nil
+    /// The action a command topic names, with its payload read as that command takes it.
+    static func action(_ topic: CommandTopic, payload: [UInt8]) throws(HomeError) -> Command.Action {
+        switch topic {
+        case .setCharacteristic(let path, let service, let characteristic, _):
+            .write(CharacteristicPath(path, service: service, characteristic: characteristic), value: payload)
+        case .setAccessory(let path, _): .writeAccessory(path, values: try json(payload))
+        case .setHomeAssistant(let path, let service, _):
+            .homeAssistantLight(path, service: service, command: try json(payload))
+        case .identify(let path, _): .identify(path)
+        case .runActionSet(let home, let actionSet, _): .runActionSet(home: home, actionSet: actionSet)
+        case .request(_, let operation):
+            .request(try Command.Request(operation: operation, body: try requestBody(payload)))
         }
-    }
-
-    /// Finds the accessory a command path names, and checks that it is in the room the path says.
-    /// Returns the home's name rather than the home: a command holding the home while it waits for
-    /// the write would make the model copy the home's accessories to commit it.
-    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
-        let home = try await manager.home(path.home, account: account)
-        return (home.name, try Self.accessory(at: path, in: home))
-    }
-
-    /// The accessory `path` names in `home`, in the room the path says.
-    static func accessory(at path: AccessoryPath, in home: borrowing Home) throws(HomeError) -> Accessory {
-        let accessory = try Self.accessory(path.accessory, in: home)
-        let room = Rendering.roomName(accessory.room, in: home)
-        guard HomeName.matches(room, path.room) else {
-            throw HomeError(.notFound, "'\(accessory.name)' is in room '\(room)', not '\(path.room)'.")
-        }
-        return accessory
-    }
-
-    /// The accessory of `home` that `name` names, compared the way the model compares names.
-    static func accessory(_ name: String, in home: Home) throws(HomeError) -> Accessory {
-        guard let accessory = home.accessory(named: name) else {
-            throw HomeError(.notFound, "No accessory '\(name)' in home '\(home.name)'.")
-        }
-        return accessory
-    }
-
-    /// The service and characteristic of `accessory` that the names name.
-    static func characteristic(_ name: String, of serviceName: String, in accessory: Accessory)
-        throws(HomeError) -> (Service, Characteristic)
-    {
-        guard let service = accessory.services.first(where: { HomeName.matches($0.name, serviceName) }) else {
-            throw HomeError(.notFound, "'\(accessory.name)' has no service '\(serviceName)'.")
-        }
-        guard let characteristic = service.characteristics.first(where: { HomeName.matches($0.type.rawValue, name) })
-        else {
-            throw HomeError(
-                .notFound, "Service '\(service.name)' of '\(accessory.name)' has no characteristic '\(name)'.")
-        }
-        return (service, characteristic)
-    }
-
-    private static func actionResult(_ result: ActionResult, in home: Home) -> JSON {
-        let accessory = home.accessory(result.action.accessory)
-        var members: [(key: String, value: JSON)] = [
-            ("accessory", .string(accessory?.name ?? result.action.accessory.rawValue)),
-            ("service", .string(accessory?.service(result.action.service)?.name ?? result.action.service.rawValue)),
-            ("characteristic", .string(result.action.characteristic.rawValue)),
-            ("ok", .bool(result.succeeded)),
-        ]
-        if let error = result.error {
-            members += [("code", .string(error.code.name)), ("message", .string(error.message))]
-        }
-        return .object(members)
     }
 
     // MARK: JSON bodies
@@ -379,20 +249,9 @@ public struct CommandRouter: Sendable {
     }
 }
 
-extension Command {
+extension CommandTopic {
     var isRequest: Bool {
         if case .request = self { return true }
         return false
-    }
-
-    /// The home a command names in its topic, or a request in its body's `home`.
-    func home(body: JSON?) -> String? {
-        switch self {
-        case .setCharacteristic(let path, _, _, _), .setAccessory(let path, _), .identify(let path, _),
-            .setHomeAssistant(let path, _, _):
-            path.home
-        case .runActionSet(let home, _, _): home
-        case .request: body?["home"]?.stringValue
-        }
     }
 }

@@ -440,10 +440,8 @@ struct HomeGraph: Sendable, Hashable {
     static func resolve(_ reference: CharacteristicReference, in home: Home) throws(HomeError)
         -> (accessory: Accessory, service: Service, characteristic: Characteristic)
     {
-        let accessory = home.accessories[try accessoryIndex(reference.accessory, in: home)]
-        guard let service = accessory.service(named: reference.service) else {
-            throw HomeError(.notFound, "The accessory '\(accessory.name)' has no service named '\(reference.service)'.")
-        }
+        let accessory = try home.accessory(named: reference.accessory)
+        let service = try accessory.service(named: reference.service)
         guard let characteristic = service.characteristic(reference.characteristic) else {
             throw HomeError(
                 .notFound,

@@ -86,18 +86,19 @@ extension HomeManager {
         try await writeValues([ActionRequest(target, value)], home: home, account: account)
     }
 
-    /// Writes the one characteristic a command names, found, decoded and checked in a single call on
+    /// Writes the one characteristic `path` names, found, decoded and checked in a single call on
     /// the manager (the gateway's fast path: one permission check, one lookup, no home copied out).
-    /// `select` finds the accessory, service and characteristic in the home the account is a member
-    /// of, `decode` reads the value for that characteristic's metadata; both run on the manager and
-    /// their errors are the answer. Then as ``writeValue(_:to:home:account:)``.
+    /// `decode` reads the value for the characteristic's metadata (a command's payload is text whose
+    /// reading depends on the format); it runs on the manager and its errors are the answer. Then as
+    /// ``writeValue(_:to:home:account:)``.
     public func writeValue(
-        home: String, account: String,
-        select: @Sendable (borrowing Home) throws(HomeError) -> (Accessory, Service, Characteristic),
+        at path: CharacteristicPath, account: String,
         decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue
     ) async throws(HomeError) {
-        let (accessory, write) = try withHome(home, account: account) { home throws(HomeError) in
-            let (accessory, service, characteristic) = try select(home)
+        let (accessory, write) = try withHome(path.accessory.home, account: account) { home throws(HomeError) in
+            let accessory = try home.accessory(at: path.accessory)
+            let (service, characteristic) = try accessory.characteristic(
+                named: path.characteristic, service: path.service)
             let value = try HomeGraph.writable(try decode(characteristic), to: characteristic, of: accessory)
             return (
                 accessory, CharacteristicWrite(service: service.id, characteristic: characteristic.type, value: value)
@@ -161,14 +162,9 @@ extension HomeManager {
         async throws(HomeError) -> [CharacteristicRead]
     {
         let snapshot = try self.home(home, account: account)
-        let accessory = snapshot.accessories[try HomeGraph.accessoryIndex(name, in: snapshot)]
+        let accessory = try snapshot.accessory(named: name)
         var services = accessory.services
-        if let serviceName {
-            guard let service = accessory.service(named: serviceName) else {
-                throw HomeError(.notFound, "The accessory '\(accessory.name)' has no service named '\(serviceName)'.")
-            }
-            services = [service]
-        }
+        if let serviceName { services = [try accessory.service(named: serviceName)] }
         var targets: [(Service, Characteristic)] = []
         for service in services {
             for characteristic in service.characteristics where type == nil || characteristic.type == type {
@@ -208,7 +204,7 @@ extension HomeManager {
     /// Asks an accessory to identify itself (admin or guest).
     public func identify(accessory name: String, home: String, account: String) async throws(HomeError) {
         let snapshot = try self.home(home, account: account)
-        let accessory = snapshot.accessories[try HomeGraph.accessoryIndex(name, in: snapshot)]
+        let accessory = try snapshot.accessory(named: name)
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
         try await callDriver(accessory, "identify") { try await driver.identify(id) }

@@ -31,11 +31,6 @@ extension Home {
         roomPositions.remember(id, at: index, keeping: rooms.count)
         return rooms[index]
     }
-
-    /// The accessory that `name` names under ``HomeName/matches(_:_:)``.
-    public func accessory(named name: String) -> Accessory? {
-        accessoryIndex(named: name).map { accessories[$0] }
-    }
 }
 
 /// Where keys (accessory names, room identifiers) were found in one of a home's arrays: a lookup is

@@ -126,11 +126,6 @@ public struct Accessory: Sendable, Hashable, Identifiable {
         self.room = nil
     }
 
-    /// The service whose name matches (HomeKit's name comparison) or whose id is `nameOrID`.
-    public func service(named nameOrID: String) -> Service? {
-        services.first { HomeName.matches($0.name, nameOrID) } ?? services.first { $0.id.rawValue == nameOrID }
-    }
-
     public func service(_ id: ServiceID) -> Service? { services.first { $0.id == id } }
 
     public func characteristic(_ service: ServiceID, _ type: CharacteristicType) -> Characteristic? {

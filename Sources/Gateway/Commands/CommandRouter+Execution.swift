@@ -1,0 +1,254 @@
+import Foundation
+import HomeModel
+
+extension CommandRouter {
+    /// Runs `command` as its account: the model checks the account's role and finds every object by
+    /// name. A non-member's command about a home learns no more than that there is no such home for
+    /// it, in the words used for a home that does not exist.
+    package func execute(_ command: Command) async throws(HomeError) -> CommandResult {
+        do throws(HomeError) {
+            return try await run(command.action, account: command.account)
+        } catch {
+            if error.code == .insufficientPrivileges, let home = command.home,
+                await !manager.homes(for: command.account).contains(where: { HomeName.matches($0.name, home) })
+            {
+                throw HomeError(.notFound, "There is no home named '\(home)'.")
+            }
+            throw error
+        }
+    }
+
+    /// Runs `command` within its account's rate (`tooManyRequests` beyond it), then as
+    /// ``execute(_:)``: for adapters other than MQTT, whose ``handle(_:)`` counts every message.
+    package func perform(_ command: Command) async throws(HomeError) -> CommandResult {
+        if let rateLimiter, !rateLimiter.admit(command.account) {
+            throw RateLimiter.refusal(command.account, rateLimiter)
+        }
+        return try await execute(command)
+    }
+
+    private func run(_ action: Command.Action, account: String) async throws(HomeError) -> CommandResult {
+        switch action {
+        case .write(let path, let value):
+            try await manager.writeValue(at: path, account: account) { characteristic throws(HomeError) in
+                try ValueDecoding.value(fromPayload: value, for: characteristic.metadata, type: characteristic.type)
+            }
+        case .writeAccessory(let path, let values):
+            let (home, accessory) = try await locate(path, account: account)
+            try await manager.writeValues(try Self.writes(values, to: accessory), home: home, account: account)
+        case .homeAssistantLight(let path, let serviceName, let lightCommand):
+            let (home, accessory) = try await locate(path, account: account)
+            let service = try accessory.service(named: serviceName)
+            guard service.type == .lightbulb else {
+                throw HomeError(
+                    .invalidParameter,
+                    "$ha/set takes Home Assistant's light commands; '\(service.name)' is a \(service.type.rawValue), set its characteristics instead."
+                )
+            }
+            let writes = try HomeAssistantLightCommand.writes(lightCommand, to: service, of: accessory)
+            try await manager.writeValues(writes, home: home, account: account)
+        case .identify(let path):
+            let (home, accessory) = try await locate(path, account: account)
+            try await manager.identify(accessory: accessory.name, home: home, account: account)
+        case .runActionSet(let homeName, let actionSet):
+            let home = try await manager.home(homeName, account: account)
+            let results = try await manager.executeActionSet(actionSet, home: home.name, account: account)
+            let outcomes = results.map { result in
+                let accessory = home.accessory(result.action.accessory)
+                return ActionOutcome(
+                    accessory: accessory?.name ?? result.action.accessory.rawValue,
+                    service: accessory?.service(result.action.service)?.name ?? result.action.service.rawValue,
+                    characteristic: result.action.characteristic.rawValue, error: result.error)
+            }
+            let failures = outcomes.compactMap(\.error)
+            if let first = failures.first {
+                throw HomeError(
+                    first.code,
+                    "\(failures.count) of \(outcomes.count) actions failed; first: \(first.message) Results: \(Self.data(.actions(outcomes))?.serialized ?? "")"
+                )
+            }
+            return .actions(outcomes)
+        case .request(let request):
+            return try await run(request, account: account)
+        }
+        return .done
+    }
+
+    private func run(_ request: Command.Request, account: String) async throws(HomeError) -> CommandResult {
+        switch request {
+        case .homes:
+            return .homes(await manager.homes(for: account))
+        case .addHome(let name):
+            return .added(name: try await manager.addHome(named: name, account: account).name)
+        case .removeHome(let home):
+            try await manager.removeHome(home, account: account)
+        case .renameHome(let home, let name):
+            try await manager.renameHome(home, to: name, account: account)
+        case .setPrimaryHome(let home):
+            try await manager.setPrimaryHome(home, account: account)
+        case .addRoom(let home, let name):
+            return .added(name: try await manager.addRoom(named: name, home: home, account: account).name)
+        case .removeRoom(let home, let room):
+            try await manager.removeRoom(room, home: home, account: account)
+        case .renameRoom(let home, let room, let name):
+            try await manager.renameRoom(room, to: name, home: home, account: account)
+        case .addZone(let home, let name):
+            return .added(name: try await manager.addZone(named: name, home: home, account: account).name)
+        case .removeZone(let home, let zone):
+            try await manager.removeZone(zone, home: home, account: account)
+        case .renameZone(let home, let zone, let name):
+            try await manager.renameZone(zone, to: name, home: home, account: account)
+        case .addRoomToZone(let home, let room, let zone):
+            try await manager.addRoom(room, toZone: zone, home: home, account: account)
+        case .removeRoomFromZone(let home, let room, let zone):
+            try await manager.removeRoom(room, fromZone: zone, home: home, account: account)
+        case .addAccessory(let home, let id, let room, let name):
+            let accessory = try await manager.addAccessory(id, home: home, room: room, name: name, account: account)
+            return .added(name: accessory.name)
+        case .removeAccessory(let home, let accessory):
+            try await manager.removeAccessory(accessory, home: home, account: account)
+        case .renameAccessory(let home, let accessory, let name):
+            try await manager.renameAccessory(accessory, to: name, home: home, account: account)
+        case .assignAccessory(let home, let accessory, let room):
+            try await manager.assignAccessory(accessory, toRoom: room, home: home, account: account)
+        case .addActionSet(let homeName, let name, let actions):
+            let home = try await manager.home(homeName, account: account)
+            let actionSet = try await manager.addActionSet(
+                named: name, actions: try Self.actionRequests(actions, in: home), home: home.name, account: account)
+            return .added(name: actionSet.name)
+        case .removeActionSet(let home, let actionSet):
+            try await manager.removeActionSet(actionSet, home: home, account: account)
+        case .renameActionSet(let home, let actionSet, let name):
+            try await manager.renameActionSet(actionSet, to: name, home: home, account: account)
+        case .addUser(let home, let member, let name):
+            try await manager.addUser(account: member, name: name, home: home, account: account)
+        case .removeUser(let home, let user):
+            try await manager.removeUser(named: user, home: home, account: account)
+        case .read(let home, let accessory, let service, let characteristic):
+            return .values(
+                try await manager.readValues(
+                    accessory: accessory, service: service,
+                    characteristic: characteristic.map { CharacteristicType(rawValue: $0) },
+                    home: home, account: account))
+        case .permitJoin(let seconds):
+            return .joinPermits(try await manager.permitJoin(seconds: seconds, account: account))
+        case .pairAccessory(let home, let id, let setupCode, let room, let name):
+            let accessory = try await manager.pairAccessory(
+                id, setupCode: setupCode, home: home, room: room, name: name, account: account)
+            return .added(name: accessory.name)
+        case .unpairAccessory(let home, let accessory):
+            try await manager.unpairAccessory(accessory, home: home, account: account)
+        case .listPairings(let home, let accessory):
+            return .pairings(try await manager.pairings(ofAccessory: accessory, home: home, account: account))
+        case .addPairing(let home, let accessory, let controller, let publicKey, let admin):
+            try await manager.addPairing(
+                ControllerPairing(identifier: controller, isAdministrator: admin, isThisGateway: false),
+                publicKey: publicKey, toAccessory: accessory, home: home, account: account)
+        case .removePairing(let home, let accessory, let controller):
+            try await manager.removePairing(
+                controller: controller, fromAccessory: accessory, home: home, account: account)
+        }
+        return .done
+    }
+
+    /// Finds the accessory a path names, in the room it names. Returns the home's name rather than
+    /// the home: a command holding the home while it waits for the write would make the model copy
+    /// the home's accessories to commit it.
+    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
+        let home = try await manager.home(path.home, account: account)
+        return (home.name, try home.accessory(at: path))
+    }
+
+    /// The writes of a `$set` payload, `{"<service>":{"<characteristic>":value}}`.
+    private static func writes(_ values: JSON, to accessory: Accessory) throws(HomeError) -> [ActionRequest] {
+        guard case .object(let services) = values else {
+            throw HomeError(.invalidParameter, "$set takes a JSON object {\"<service>\":{\"<characteristic>\":value}}.")
+        }
+        var requests: [ActionRequest] = []
+        for (serviceName, values) in services {
+            _ = try accessory.service(named: serviceName)
+            guard case .object(let characteristics) = values else {
+                throw HomeError(
+                    .invalidParameter, "The value of \"\(serviceName)\" must be an object of characteristics.")
+            }
+            for (name, json) in characteristics {
+                requests.append(try actionRequest(accessory, serviceName, name, json))
+            }
+        }
+        guard !requests.isEmpty else { throw HomeError(.missingParameter, "$set names no characteristic to set.") }
+        return requests
+    }
+
+    /// The actions of `addActionSet`, each value read by its characteristic's format.
+    private static func actionRequests(_ actions: [Command.Request.Action], in home: Home) throws(HomeError)
+        -> [ActionRequest]
+    {
+        var requests: [ActionRequest] = []
+        for action in actions {
+            let accessory = try home.accessory(named: action.accessory)
+            requests.append(try actionRequest(accessory, action.service, action.characteristic, action.value))
+        }
+        return requests
+    }
+
+    private static func actionRequest(
+        _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON
+    ) throws(HomeError) -> ActionRequest {
+        let (service, characteristic) = try accessory.characteristic(named: characteristicName, service: serviceName)
+        return ActionRequest(
+            CharacteristicReference(
+                accessory: accessory.name, service: service.name, characteristic: characteristic.type),
+            try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type))
+    }
+
+    // MARK: Answers' data
+
+    /// A result as the `data` of an MQTT answer (docs/mqtt.md, "Answers"); nil when there is none.
+    package static func data(_ result: CommandResult) -> JSON? {
+        switch result {
+        case .done:
+            return nil
+        case .added(let name):
+            return .object([("name", .string(name))])
+        case .homes(let homes):
+            return .array(
+                homes.map {
+                    .object([
+                        ("name", .string($0.name)), ("primary", .bool($0.isPrimary)),
+                        ("role", .string($0.role.rawValue)),
+                    ])
+                })
+        case .values(let reads):
+            return .array(
+                reads.map {
+                    .object([
+                        ("service", .string($0.serviceName)), ("characteristic", .string($0.characteristic.rawValue)),
+                        ("value", Rendering.value($0.value)),
+                    ])
+                })
+        case .joinPermits(let permits):
+            return .array(
+                permits.map { .object([("network", .string($0.network)), ("seconds", .integer($0.seconds))]) })
+        case .pairings(let pairings):
+            return .array(
+                pairings.map {
+                    .object([
+                        ("controller", .string($0.identifier)), ("admin", .bool($0.isAdministrator)),
+                        ("thisGateway", .bool($0.isThisGateway)),
+                    ])
+                })
+        case .actions(let outcomes):
+            return .array(
+                outcomes.map { outcome in
+                    var members: [(key: String, value: JSON)] = [
+                        ("accessory", .string(outcome.accessory)), ("service", .string(outcome.service)),
+                        ("characteristic", .string(outcome.characteristic)), ("ok", .bool(outcome.error == nil)),
+                    ]
+                    if let error = outcome.error {
+                        members += [("code", .string(error.code.name)), ("message", .string(error.message))]
+                    }
+                    return .object(members)
+                })
+        }
+    }
+}
