@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Shared libraries loaded on first use (dlopen), for Avahi below.
@@ -79,7 +80,6 @@ let package = Package(
         ),
         .target(
             name: "Broker",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -94,11 +94,7 @@ let package = Package(
         ),
         .target(
             name: "Accessories",
-            dependencies: [
-                "HomeModel",
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["HomeModel", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -107,7 +103,6 @@ let package = Package(
                 "AsyncMailbox",
                 "JSON",
                 "MQTT",
-                "Zigbee2MQTT",
                 "HomeModel",
                 "Accessories",
                 .product(name: "Logging", package: "swift-log"),
@@ -138,6 +133,8 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -10,9 +10,9 @@ import Synchronization
 /// Foundation's `Process` starts children from a libdispatch thread, whose blocked signals they
 /// inherit: such a mosquitto or homegate never sees SIGTERM or SIGINT. This one can be stopped
 /// gracefully. Its output goes to a file; its exit is awaited without blocking the cooperative pool.
-public final class ChildProcess: Sendable {
-    public let pid: pid_t
-    public let executable: String
+package final class ChildProcess: Sendable {
+    package let pid: pid_t
+    package let executable: String
     private let status = Mutex<Int32?>(nil)
     private let exitGroup = DispatchGroup()
 
@@ -20,7 +20,7 @@ public final class ChildProcess: Sendable {
     /// - Parameters:
     ///   - environment: extra variables on top of this process's environment.
     ///   - outputFile: where stdout and stderr go (appended); nil discards them.
-    public init(
+    package init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], outputFile: String? = nil
     ) throws {
         let path = try Command.locate(executable)
@@ -84,19 +84,19 @@ public final class ChildProcess: Sendable {
     }()
 
     /// True until the process has exited (and been reaped).
-    public var isRunning: Bool { status.withLock { $0 == nil } }
+    package var isRunning: Bool { status.withLock { $0 == nil } }
 
     /// The raw wait status once the process has exited.
-    public var exitStatus: Int32? { status.withLock { $0 } }
+    package var exitStatus: Int32? { status.withLock { $0 } }
 
     /// Sends `signal` (SIGTERM, SIGINT, SIGKILL, ...) unless the process has already exited.
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         if isRunning { kill(pid, signal) }
     }
 
     /// Waits until the process has exited; returns its raw wait status.
     @discardableResult
-    public func waitForExit() async -> Int32 {
+    package func waitForExit() async -> Int32 {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             exitGroup.notify(queue: .global()) { done.resume() }
         }

@@ -45,7 +45,7 @@ enum Command {
 }
 
 /// A failure to prepare, start or talk to the private broker, with what the tools said.
-public struct BrokerError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct BrokerError: Error, CustomStringConvertible, Sendable {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -9,50 +9,50 @@ import Synchronization
 /// into its own folder, it listens on free 127.0.0.1 ports (or the ones asked for), `start` returns
 /// once every listener accepts connections, and `stop` ends it. It can be stopped, killed and started
 /// again on the same ports and folder, so persistence and reconnects can be exercised.
-public final class MosquittoBroker: Sendable {
+package final class MosquittoBroker: Sendable {
     /// What the broker should enforce. The defaults: anonymous clients allowed, no TLS, no persistence.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The plain MQTT port; nil picks a free one.
-        public var port: Int?
+        package var port: Int?
         /// Allow clients without username (when neither passwords nor dynamic security say otherwise).
-        public var allowAnonymous: Bool
+        package var allowAnonymous: Bool
         /// username → password; written to a mosquitto password file (hashed with mosquitto_passwd).
-        public var passwords: [String: String]?
+        package var passwords: [String: String]?
         /// The text of a mosquitto `acl_file`.
-        public var accessRules: String?
+        package var accessRules: String?
         /// A TLS listener with these files, on a port of its own.
-        public var tls: TLSListener?
+        package var tls: TLSListener?
         /// Load mosquitto's dynamic-security plugin with an admin account of this name and password.
-        public var dynamicSecurity: DynamicSecurity?
+        package var dynamicSecurity: DynamicSecurity?
         /// Keep retained messages and sessions on disk across restarts.
-        public var persistence: Bool
+        package var persistence: Bool
         /// Extra mosquitto.conf lines, appended as they are.
-        public var extraLines: [String]
+        package var extraLines: [String]
         /// Lines for each listener itself (its settings, such as `max_qos`), after its `listener`
         /// line: before any listener they would open mosquitto's default one.
-        public var listenerLines: [String]
+        package var listenerLines: [String]
 
-        public struct TLSListener: Sendable {
-            public var port: Int?
-            public var certificateFile: String
-            public var keyFile: String
-            public init(port: Int? = nil, certificateFile: String, keyFile: String) {
+        package struct TLSListener: Sendable {
+            package var port: Int?
+            package var certificateFile: String
+            package var keyFile: String
+            package init(port: Int? = nil, certificateFile: String, keyFile: String) {
                 self.port = port
                 self.certificateFile = certificateFile
                 self.keyFile = keyFile
             }
         }
 
-        public struct DynamicSecurity: Sendable {
-            public var adminUsername: String
-            public var adminPassword: String
-            public init(adminUsername: String = "admin", adminPassword: String) {
+        package struct DynamicSecurity: Sendable {
+            package var adminUsername: String
+            package var adminPassword: String
+            package init(adminUsername: String = "admin", adminPassword: String) {
                 self.adminUsername = adminUsername
                 self.adminPassword = adminPassword
             }
         }
 
-        public init(
+        package init(
             port: Int? = nil, allowAnonymous: Bool = true, passwords: [String: String]? = nil,
             accessRules: String? = nil, tls: TLSListener? = nil, dynamicSecurity: DynamicSecurity? = nil,
             persistence: Bool = false, extraLines: [String] = [], listenerLines: [String] = []
@@ -69,11 +69,11 @@ public final class MosquittoBroker: Sendable {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The folder holding the config, password and ACL files, the log and the persistence file.
-    public let directory: String
-    public let port: Int
-    public let tlsPort: Int?
+    package let directory: String
+    package let port: Int
+    package let tlsPort: Int?
     private let ownsDirectory: Bool
     private let process = Mutex<ChildProcess?>(nil)
 
@@ -82,7 +82,7 @@ public final class MosquittoBroker: Sendable {
     /// A free port is free only until someone takes it: when no port was asked for and another
     /// socket took the one picked before mosquitto could bind it, the start is tried again (up to
     /// 5 times) on new ports.
-    public static func start(_ configuration: Configuration = Configuration(), directory: String? = nil) async throws
+    package static func start(_ configuration: Configuration = Configuration(), directory: String? = nil) async throws
         -> MosquittoBroker
     {
         let picksPorts = configuration.port == nil && configuration.tls?.port == nil
@@ -119,30 +119,30 @@ public final class MosquittoBroker: Sendable {
         try writeFiles()
     }
 
-    public var configFile: String { "\(directory)/mosquitto.conf" }
-    public var logFile: String { "\(directory)/mosquitto.log" }
+    package var configFile: String { "\(directory)/mosquitto.conf" }
+    package var logFile: String { "\(directory)/mosquitto.log" }
     /// The running broker's process id, so that a broker left behind by a killed parent can be
     /// found and stopped (``stopLeftover(in:)``).
-    public var pidFile: String { Self.pidFile(in: directory) }
+    package var pidFile: String { Self.pidFile(in: directory) }
 
     private static func pidFile(in directory: String) -> String { "\(directory)/mosquitto.pid" }
 
     /// What the broker logged so far.
-    public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
     /// True while the broker process runs.
-    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+    package var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
 
     /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
     /// that stops answering without closing its connections.
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         process.withLock { $0 }?.send(signal)
     }
 
     // MARK: Lifecycle
 
     /// Starts the broker process (again) and waits until every listener accepts connections.
-    public func start() async throws {
+    package func start() async throws {
         guard !isRunning else { return }
         let runningBefore = Self.runningLines(in: log)
         let running = try ChildProcess("mosquitto", ["-c", configFile], outputFile: logFile)
@@ -172,17 +172,17 @@ public final class MosquittoBroker: Sendable {
     }
 
     /// Stops the broker with SIGTERM (it saves its persistence file) and waits until it has exited.
-    public func stop() async {
+    package func stop() async {
         await end(with: SIGTERM)
     }
 
     /// Kills the broker with SIGKILL, as a crash would, and waits until it has exited.
-    public func kill() async {
+    package func kill() async {
         await end(with: SIGKILL)
     }
 
     /// Stops the broker and removes its folder if this object made it.
-    public func stop(removingFiles: Bool) async {
+    package func stop(removingFiles: Bool) async {
         await stop()
         if removingFiles && ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
@@ -200,7 +200,7 @@ public final class MosquittoBroker: Sendable {
     /// persistence file. Only a mosquitto process started with this folder's config is stopped.
     /// Returns whether there was one.
     @discardableResult
-    public static func stopLeftover(in directory: String) async -> Bool {
+    package static func stopLeftover(in directory: String) async -> Bool {
         guard let text = try? String(contentsOfFile: pidFile(in: directory), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
         else { return false }
@@ -223,7 +223,7 @@ public final class MosquittoBroker: Sendable {
     /// Writes new acl_file rules and makes the running broker read them (SIGHUP, as
     /// `systemctl reload mosquitto` does). Returns false when the rules were already these.
     @discardableResult
-    public func reload(accessRules: String) throws -> Bool {
+    package func reload(accessRules: String) throws -> Bool {
         let file = "\(directory)/acl"
         guard configuration.accessRules != nil else { throw BrokerError("this broker runs without an acl_file") }
         guard (try? String(contentsOfFile: file, encoding: .utf8)) != accessRules else { return false }
@@ -237,7 +237,7 @@ public final class MosquittoBroker: Sendable {
     /// Runs `mosquitto_ctrl dynsec ARGUMENTS` against this broker as its dynamic-security admin, e.g.
     /// `["createClient", "alice", "-p", "secret"]`, and returns what it printed.
     @discardableResult
-    public func dynamicSecurity(_ arguments: [String]) throws -> String {
+    package func dynamicSecurity(_ arguments: [String]) throws -> String {
         guard let admin = configuration.dynamicSecurity else {
             throw BrokerError("this broker runs without the dynamic-security plugin")
         }

@@ -5,28 +5,38 @@
 #endif
 
 /// Loopback port helpers: find a free port, and tell whether something listens on one.
-public enum LoopbackPort {
+package enum LoopbackPort {
     /// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel picks it).
-    public static func free() throws -> Int {
+    package static func free() throws -> Int {
+        let (fd, port) = try bound()
+        close(fd)
+        return port
+    }
+
+    /// A socket bound to a port on 127.0.0.1 and the port (the kernel picks it).
+    fileprivate static func bound() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0 else { throw BrokerError("bind() failed: \(String(cString: strerror(errno)))") }
+        guard bound == 0 else {
+            let problem = String(cString: strerror(errno))
+            close(fd)
+            throw BrokerError("bind() failed: \(problem)")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// True when a TCP connection to 127.0.0.1:`port` succeeds.
-    public static func isListening(_ port: Int) -> Bool {
+    package static func isListening(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -46,4 +56,17 @@ public enum LoopbackPort {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
     }
+}
+
+/// A port on 127.0.0.1 that refuses every connection for as long as this value lives: bound but not
+/// listening. Unlike a port from ``LoopbackPort/free()``, no broker started meanwhile can take it,
+/// and the kernel gives it to no outgoing connection (one that got it as its own source port would
+/// connect to itself).
+package final class RefusingPort: Sendable {
+    package let port: Int
+    private let fd: Int32
+
+    package init() throws { (fd, port) = try LoopbackPort.bound() }
+
+    deinit { close(fd) }
 }

@@ -3,13 +3,14 @@ import Foundation
 /// A certificate authority and a server certificate signed by it, made with `openssl` into a folder:
 /// what a TLS listener of a private broker needs, and the CA file a client must trust to reach it.
 /// The server certificate names 127.0.0.1 and localhost, so host-name verification passes on loopback.
-public struct TestCertificates: Sendable {
-    public let caFile: String
-    public let serverCertificateFile: String
-    public let serverKeyFile: String
+package struct TestCertificates: Sendable {
+    package let caFile: String
+    package let serverCertificateFile: String
+    package let serverKeyFile: String
 
     /// Makes a new CA (its name in `authorityName`) and a server certificate in `directory`.
-    public static func make(in directory: String, authorityName: String = "homegate test CA") throws -> TestCertificates
+    package static func make(in directory: String, authorityName: String = "homegate test CA") throws
+        -> TestCertificates
     {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let certificates = TestCertificates(

@@ -7,26 +7,26 @@ import ServiceLifecycle
 /// `offline` when the connection dies unannounced. `online` is ``GatewayService``'s to publish, once
 /// its command subscriptions are in place on each connection: a client that sees `online` and sends a
 /// command at once is answered.
-public struct AvailabilityService: Service {
-    public static let online = "online"
-    public static let offline = "offline"
+package struct AvailabilityService: Service {
+    package static let online = "online"
+    package static let offline = "offline"
 
     private let client: MQTTClient
     private let topics: Topics
     private let logger: Logger
 
-    public init(client: MQTTClient, topics: Topics, logger: Logger) {
+    package init(client: MQTTClient, topics: Topics, logger: Logger) {
         self.client = client
         self.topics = topics
         self.logger = logger
     }
 
     /// The will to configure on the gateway's MQTT client.
-    public static func will(for topics: Topics) -> MQTTConfiguration.Will {
+    package static func will(for topics: Topics) -> MQTTConfiguration.Will {
         .init(topic: topics.status, payload: Array(offline.utf8), qos: .atLeastOnce, retain: true)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try? await gracefulShutdown()
         await announceOffline()
     }

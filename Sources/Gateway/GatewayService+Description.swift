@@ -1,5 +1,5 @@
 extension GatewayService: CustomStringConvertible {
     /// What service-lifecycle logs for the service: its name, never the accounts and settings
     /// it holds (the default account is an account).
-    public var description: String { "GatewayService" }
+    package var description: String { "GatewayService" }
 }

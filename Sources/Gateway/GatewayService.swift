@@ -7,12 +7,12 @@ import ServiceLifecycle
 
 /// The home on MQTT: keeps the retained view in step with the model, publishes its events, and
 /// answers commands and requests. One way in, one way out: the model never sees MQTT.
-public struct GatewayService: ServiceLifecycle.Service, Sendable {
+package struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let manager: HomeManager
     private let client: MQTTClient
     private let topics: Topics
     /// The one command path: the web page hands its commands to it too.
-    public let router: CommandRouter
+    package let router: CommandRouter
     private let publisher: RetainedPublisher
     private let statistics: GatewayStatistics
     private let accessKeeper: AccessKeeper?
@@ -36,7 +36,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///     (``BrokerProtection``), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
-    public init(
+    package init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
         accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
@@ -59,7 +59,7 @@ public struct GatewayService: ServiceLifecycle.Service, Sendable {
             echoes: echoes, layoutState: { [manager] in await HomeSnapshot(of: manager) }, readBack: readBack)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let (accessChanges, accessChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in

@@ -5,16 +5,16 @@ import HomeModel
 ///
 /// Every level the gateway adds itself starts with `$`, which no object name can start with, so the
 /// gateway's topics never collide with names. Pure code: no broker needed to test it.
-public struct Topics: Sendable, Hashable {
+package struct Topics: Sendable, Hashable {
     /// The base topic (config `mqtt.baseTopic`), without a trailing slash; may have several levels.
-    public let base: String
+    package let base: String
     /// `base`'s UTF-8, for matching received topics byte by byte.
     private let baseBytes: [UInt8]
 
     /// The topic level of a home's default room (HomeKit's roomForEntireHome).
-    public static let defaultRoomLevel = "$default"
+    package static let defaultRoomLevel = "$default"
 
-    public init(base: String = "homegate") {
+    package init(base: String = "homegate") {
         self.base = base
         self.baseBytes = Array(base.utf8)
     }
@@ -22,56 +22,56 @@ public struct Topics: Sendable, Hashable {
     // MARK: Published by the gateway
 
     /// `B/$status`: `online` while the gateway is connected, `offline` as its will and on shutdown.
-    public var status: String { "\(base)/$status" }
+    package var status: String { "\(base)/$status" }
     /// `B/$homes`: the homes, which one is primary.
-    public var homes: String { "\(base)/$homes" }
+    package var homes: String { "\(base)/$homes" }
     /// `B/$discovered`: accessories the drivers found that belong to no home.
-    public var discovered: String { "\(base)/$discovered" }
+    package var discovered: String { "\(base)/$discovered" }
     /// `B/$health`: version, uptime, memory, counters.
-    public var health: String { "\(base)/$health" }
+    package var health: String { "\(base)/$health" }
     /// `B/$events`: manager-level events (homes added, removed, primary home).
-    public var managerEvents: String { "\(base)/$events" }
+    package var managerEvents: String { "\(base)/$events" }
 
     /// `B/<home>`: everything of one home lives below it.
-    public func home(_ home: String) -> String { "\(base)/\(home)" }
+    package func home(_ home: String) -> String { "\(base)/\(home)" }
     /// `B/<home>/$layout`.
-    public func layout(home: String) -> String { "\(base)/\(home)/$layout" }
+    package func layout(home: String) -> String { "\(base)/\(home)/$layout" }
     /// `B/<home>/$events`.
-    public func events(home: String) -> String { Self.joined(base, home, "$events") }
+    package func events(home: String) -> String { Self.joined(base, home, "$events") }
 
     /// `B/<home>/<room>/<accessory>`: the accessory's own topics live below it.
-    public func accessory(home: String, room: String, accessory: String) -> String {
+    package func accessory(home: String, room: String, accessory: String) -> String {
         Self.joined(base, home, room, accessory)
     }
     /// `B/<home>/<room>/<accessory>/<service>/<characteristic>`: the value as plain text.
-    public func value(home: String, room: String, accessory: String, service: String, characteristic: String) -> String
+    package func value(home: String, room: String, accessory: String, service: String, characteristic: String) -> String
     {
         Self.joined(base, home, room, accessory, service, characteristic)
     }
     /// `B/<home>/<room>/<accessory>/$reachable`.
-    public func reachable(home: String, room: String, accessory: String) -> String {
+    package func reachable(home: String, room: String, accessory: String) -> String {
         Self.joined(base, home, room, accessory, "$reachable")
     }
     /// `B/<home>/<room>/<accessory>/$state`.
-    public func state(home: String, room: String, accessory: String) -> String {
+    package func state(home: String, room: String, accessory: String) -> String {
         Self.joined(base, home, room, accessory, "$state")
     }
 
     /// `B/<home>/<room>/<accessory>/<service>/$ha`: the service's state in Home Assistant's words
     /// (JSON), published when Home Assistant discovery is on.
-    public func homeAssistantState(home: String, room: String, accessory: String, service: String) -> String {
+    package func homeAssistantState(home: String, room: String, accessory: String, service: String) -> String {
         Self.joined(base, home, room, accessory, service, "$ha")
     }
 
     /// `B/<home>/$actionsets/<action set>/$run`: runs an action set (add `/<account>`).
-    public func runActionSet(home: String, actionSet: String) -> String {
+    package func runActionSet(home: String, actionSet: String) -> String {
         "\(base)/\(home)/$actionsets/\(actionSet)/$run"
     }
 
     /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
-    public func response(account: String) -> String { "\(responseRoot)/\(account)" }
+    package func response(account: String) -> String { "\(responseRoot)/\(account)" }
     /// `B/$response`: every account's answers live below it.
-    public var responseRoot: String { "\(base)/$response" }
+    package var responseRoot: String { "\(base)/$response" }
 
     /// `levels` joined by `/`, the string allocated once at its length: the topics a value change
     /// publishes are built on every change, and interpolation grows its string level by level.
@@ -96,7 +96,7 @@ public struct Topics: Sendable, Hashable {
     // MARK: Received by the gateway
 
     /// The filters the gateway subscribes to for commands and requests, with and without the account.
-    public var commandFilters: [String] {
+    package var commandFilters: [String] {
         [
             "\(base)/+/+/+/+/+/set/+", "\(base)/+/+/+/+/+/set",
             "\(base)/+/+/+/$set/+", "\(base)/+/+/+/$set",
@@ -107,7 +107,7 @@ public struct Topics: Sendable, Hashable {
     }
 
     /// Whether `topic` is one the gateway takes commands or requests on (well-formed or not).
-    public func isCommandTopic(_ topic: String) -> Bool {
+    package func isCommandTopic(_ topic: String) -> Bool {
         do {
             return try parse(topic) != nil
         } catch {
@@ -116,7 +116,7 @@ public struct Topics: Sendable, Hashable {
     }
 
     /// Whether `topic` is a request topic (`B/$request/…`).
-    public func isRequestTopic(_ topic: String) -> Bool {
+    package func isRequestTopic(_ topic: String) -> Bool {
         let bytes = topic.utf8
         return bytes.starts(with: base.utf8) && bytes.dropFirst(base.utf8.count).starts(with: "/$request/".utf8)
     }
@@ -124,7 +124,7 @@ public struct Topics: Sendable, Hashable {
     /// Reads a topic the gateway received. Returns nil for topics that are not under the base topic
     /// or are not commands at all (the gateway's own publications); throws for a command topic that
     /// is malformed, with a message that says what is wrong.
-    public func parse(_ topic: String) throws(TopicError) -> CommandTopic? {
+    package func parse(_ topic: String) throws(TopicError) -> CommandTopic? {
         guard let levels = levels(below: topic) else { return nil }
         if levels.first == "$request" {
             guard levels.count == 3 else {
@@ -226,7 +226,7 @@ public struct Topics: Sendable, Hashable {
 
 /// A command or request read from its topic. `account` is nil when the topic had none (the
 /// configured default account applies).
-public enum CommandTopic: Sendable, Hashable {
+package enum CommandTopic: Sendable, Hashable {
     case setCharacteristic(AccessoryPath, service: String, characteristic: String, account: String?)
     case setAccessory(AccessoryPath, account: String?)
     /// Home Assistant's JSON light command on `B/<home>/<room>/<accessory>/<service>/$ha/set`.
@@ -236,7 +236,7 @@ public enum CommandTopic: Sendable, Hashable {
     case request(account: String, operation: String)
 
     /// The account the topic names, if any.
-    public var account: String? {
+    package var account: String? {
         switch self {
         case .setCharacteristic(_, _, _, let account), .setAccessory(_, let account), .identify(_, let account),
             .runActionSet(_, _, let account), .setHomeAssistant(_, _, let account):
@@ -247,15 +247,15 @@ public enum CommandTopic: Sendable, Hashable {
 }
 
 /// A command topic that cannot be read, and why.
-public struct TopicError: Error, CustomStringConvertible, Sendable, Hashable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TopicError: Error, CustomStringConvertible, Sendable, Hashable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Checks a base topic from config or the command line: it becomes the first levels of every topic,
 /// so it must be a valid MQTT topic with no wildcards and no empty level.
-public enum BaseTopic {
-    public static func validate(_ base: String) throws(GatewayConfigurationError) {
+package enum BaseTopic {
+    package static func validate(_ base: String) throws(GatewayConfigurationError) {
         guard !base.isEmpty else {
             throw GatewayConfigurationError("the base topic is empty; use e.g. 'homegate'")
         }
@@ -273,7 +273,7 @@ public enum BaseTopic {
 }
 
 /// A setting the gateway cannot work with, said so that the user can fix it.
-public struct GatewayConfigurationError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct GatewayConfigurationError: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

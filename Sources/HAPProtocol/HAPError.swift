@@ -2,9 +2,9 @@
 ///
 /// A struct with a code rather than an enum, so that callers match a code (`error.code == .malformedTLV`)
 /// and a log line can carry its name, while new codes do not break existing `switch`es.
-public struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, as a stable name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case malformedTLV
             case authenticationFailed
@@ -24,38 +24,38 @@ public struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
         }
 
         /// A TLV8 item was truncated or otherwise could not be read.
-        public static let malformedTLV = Code(.malformedTLV)
+        package static let malformedTLV = Code(.malformedTLV)
         /// A ChaCha20-Poly1305 tag did not verify: the frame or message was tampered with, replayed,
         /// or encrypted under another key.
-        public static let authenticationFailed = Code(.authenticationFailed)
+        package static let authenticationFailed = Code(.authenticationFailed)
         /// An encrypted frame announced more than 1,024 bytes of plaintext.
-        public static let frameTooLong = Code(.frameTooLong)
+        package static let frameTooLong = Code(.frameTooLong)
         /// A 64-bit nonce counter would wrap around; the session must be set up again.
-        public static let nonceExhausted = Code(.nonceExhausted)
+        package static let nonceExhausted = Code(.nonceExhausted)
         /// The bytes from the peer are not an HTTP/1.1 response or HAP `EVENT/1.0` message.
-        public static let malformedHTTP = Code(.malformedHTTP)
+        package static let malformedHTTP = Code(.malformedHTTP)
         /// The accessory's SRP public key or salt is unusable (B % N == 0, u == 0, empty salt).
-        public static let invalidSRPParameter = Code(.invalidSRPParameter)
+        package static let invalidSRPParameter = Code(.invalidSRPParameter)
         /// A setup code that is not of the form `XXX-XX-XXX` (digits).
-        public static let invalidSetupCode = Code(.invalidSetupCode)
+        package static let invalidSetupCode = Code(.invalidSetupCode)
         /// A pairing message that is missing a required item or does not fit the current step.
-        public static let unexpectedMessage = Code(.unexpectedMessage)
+        package static let unexpectedMessage = Code(.unexpectedMessage)
         /// The accessory's SRP proof or Ed25519 signature did not verify.
-        public static let invalidSignature = Code(.invalidSignature)
+        package static let invalidSignature = Code(.invalidSignature)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A short human-readable detail for logs; never contains key material.
-    public let detail: String
+    package let detail: String
 
     /// Makes an error with a code and a detail for the log.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 }

@@ -1,7 +1,7 @@
 /// A JSON value as the gateway reads and writes it: objects keep their key order (so what the
 /// gateway publishes is byte-for-byte deterministic and can be compared with what it published
 /// before), and numbers keep whether they were written as integers.
-public enum JSON: Sendable, Hashable {
+package enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int)
@@ -10,7 +10,7 @@ public enum JSON: Sendable, Hashable {
     case array([JSON])
     case object([(key: String, value: JSON)])
 
-    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    package static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -23,17 +23,17 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(serialized)
     }
 
     /// The value of `key` in an object; nil for a missing key or a value that is not an object.
-    public subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
@@ -43,10 +43,10 @@ public enum JSON: Sendable, Hashable {
 
 extension JSON {
     /// Compact JSON text.
-    public var serialized: String { String(decoding: bytes, as: UTF8.self) }
+    package var serialized: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Compact JSON as UTF-8 bytes, the way it goes into a payload.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(64)
         write(to: &output)
@@ -55,7 +55,7 @@ extension JSON {
 
     /// Appends the value as compact JSON to `output`: for a payload written without building a tree
     /// around its values first.
-    public func write(to output: inout [UInt8]) {
+    package func write(to output: inout [UInt8]) {
         switch self {
         case .null: Self.append("null", to: &output)
         case .bool(let value): Self.append(value ? "true" : "false", to: &output)
@@ -95,7 +95,7 @@ extension JSON {
 
     /// Appends a string in quotes, escaped where JSON requires it, to `output`; a string that needs
     /// no escape (nearly every name and value) is copied as one block of bytes.
-    public static func writeString(_ value: String, to output: inout [UInt8]) {
+    package static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
@@ -125,19 +125,19 @@ extension JSON {
 // MARK: - Reading
 
 /// Why a payload is not acceptable JSON, with the byte offset where reading stopped.
-public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let message: String
-    public let offset: Int
-    public var description: String { "\(message) (at byte \(offset))" }
+package struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
+    package let message: String
+    package let offset: Int
+    package var description: String { "\(message) (at byte \(offset))" }
 }
 
 extension JSON {
     /// The deepest nesting of arrays and objects a payload may have.
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// Parses UTF-8 JSON strictly: one value, no trailing text, no duplicate keys in an object, no
     /// NaN or Infinity, at most `maximumDepth` levels deep, and valid UTF-8 only.
-    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
+    package static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         let value = try reader.readValue(depth: 0)
@@ -146,7 +146,7 @@ extension JSON {
         return value
     }
 
-    public static func parse(_ text: String) throws(JSONError) -> JSON {
+    package static func parse(_ text: String) throws(JSONError) -> JSON {
         try parse(Array(text.utf8))
     }
 

@@ -2,7 +2,7 @@ import Logging
 import MQTT
 
 /// What the broker said of an account and password.
-public enum CredentialCheck: Sendable, Equatable {
+package enum CredentialCheck: Sendable, Equatable {
     case accepted
     /// Wrong account or password (the broker refused the connection).
     case refused
@@ -12,20 +12,20 @@ public enum CredentialCheck: Sendable, Equatable {
 
 /// Checks an account's password. The web page has no accounts of its own: the broker is the one
 /// source of identities.
-public protocol CredentialChecking: Sendable {
+package protocol CredentialChecking: Sendable {
     func check(account: String, password: String) async -> CredentialCheck
 }
 
 /// Checks a password by connecting to the gateway's broker as the account (same address and TLS),
 /// then disconnecting. A broker that also accepts a made-up password for the account does not check
 /// passwords, so the login is refused: otherwise anyone could log in as anyone.
-public struct BrokerCredentials: CredentialChecking {
+package struct BrokerCredentials: CredentialChecking {
     private let configuration: MQTTConfiguration
     private let logger: Logger
 
     /// - Parameter configuration: the gateway's own client settings; the account, password and
     ///   client id are replaced for each check.
-    public init(configuration: MQTTConfiguration, logger: Logger) {
+    package init(configuration: MQTTConfiguration, logger: Logger) {
         var configuration = configuration
         configuration.will = nil
         configuration.retryInitialConnection = false
@@ -34,7 +34,7 @@ public struct BrokerCredentials: CredentialChecking {
         self.logger = logger
     }
 
-    public func check(account: String, password: String) async -> CredentialCheck {
+    package func check(account: String, password: String) async -> CredentialCheck {
         switch await connect(account: account, password: password) {
         case .accepted:
             // A broker without a password file lets every password in.

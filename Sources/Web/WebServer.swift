@@ -11,13 +11,13 @@ import Synchronization
 
 /// The request context of the page: Hummingbird's core context and the peer's address (for the
 /// login throttle).
-public struct WebRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct WebRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     let remoteAddress: String
     /// Whether the peer is this host (a reverse proxy beside the gateway may then speak for the visitor).
     let isLoopback: Bool
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         let address = source.channel.remoteAddress?.ipAddress
         remoteAddress = address ?? "unknown"
@@ -30,7 +30,7 @@ public struct WebRequestContext: RequestContext {
 /// administrators the accessory browser, rooms, users, pairing and the gateway's health. Every
 /// action is a command or request handed to the gateway's ``CommandRouter``, the path MQTT's
 /// commands take, with the session's account: the page can do nothing MQTT could not.
-public struct WebServer: ServiceLifecycle.Service {
+package struct WebServer: ServiceLifecycle.Service {
     let host: String
     let port: Int
     let site: WebSite
@@ -40,7 +40,7 @@ public struct WebServer: ServiceLifecycle.Service {
     /// - Parameters:
     ///   - listening: called with the port once the page is served (a configured port 0 is chosen
     ///     by the system).
-    public init(
+    package init(
         settings: GatewayConfiguration.WebSettings, manager: HomeManager, router: CommandRouter,
         credentials: any CredentialChecking, statistics: GatewayStatistics, client: MQTTClient?, logger: Logger,
         listening: @escaping @Sendable (Int) async -> Void = { _ in }
@@ -55,7 +55,7 @@ public struct WebServer: ServiceLifecycle.Service {
         self.listening = listening
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let router = site.router()
         let logger = logger
         let listening = listening

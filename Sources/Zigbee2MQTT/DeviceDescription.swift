@@ -2,23 +2,23 @@ import JSON
 
 /// One device of zigbee2mqtt's retained `bridge/devices`: who it is (the IEEE address, which never
 /// changes, and the friendly name, which the user may change) and what it exposes.
-public struct DeviceDescription: Sendable, Hashable {
-    public var ieeeAddress: String
-    public var friendlyName: String
+package struct DeviceDescription: Sendable, Hashable {
+    package var ieeeAddress: String
+    package var friendlyName: String
     /// `Coordinator`, `Router` or `EndDevice`.
-    public var type: String
-    public var supported: Bool
-    public var interviewCompleted: Bool
-    public var disabled: Bool
-    public var vendor: String
-    public var model: String
-    public var description: String
-    public var exposes: [Expose]
+    package var type: String
+    package var supported: Bool
+    package var interviewCompleted: Bool
+    package var disabled: Bool
+    package var vendor: String
+    package var model: String
+    package var description: String
+    package var exposes: [Expose]
     /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
-    public var malformedExposes: Int
+    package var malformedExposes: Int
 
     /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
-    public init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
+    package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
         guard case .object = json else { throw .init("a device entry is not an object") }
         guard let ieee = json["ieee_address"]?.stringValue, Self.isIEEEAddress(ieee) else {
             throw .init("a device entry has no valid ieee_address")
@@ -55,11 +55,11 @@ public struct DeviceDescription: Sendable, Hashable {
     }
 
     /// Whether the device can become an accessory: not the coordinator, interviewed, not disabled.
-    public var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
+    package var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
 
     /// Reads the whole `bridge/devices` payload. A malformed entry is skipped and named in `problems`;
     /// a payload that is not a JSON array throws.
-    public static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
+    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
         devices: [DeviceDescription], problems: [String]
     ) {
         let json: JSON
@@ -79,8 +79,8 @@ public struct DeviceDescription: Sendable, Hashable {
 }
 
 /// Something zigbee2mqtt published that the driver cannot use, with what is wrong in words.
-public struct Zigbee2MQTTPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct Zigbee2MQTTPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

@@ -3,39 +3,39 @@ import JSON
 /// One entry of a zigbee2mqtt device's `exposes`: what the device offers, as zigbee2mqtt describes
 /// it in `bridge/devices` (a generic `numeric`/`binary`/`enum`/`text`/`composite`/`list`, or a
 /// specific `light`/`switch`/`cover`/`lock`/`climate`/`fan` with its `features`).
-public struct Expose: Sendable, Hashable {
+package struct Expose: Sendable, Hashable {
     /// What the device does with the property, from zigbee2mqtt's `access` bits.
-    public struct Access: OptionSet, Sendable, Hashable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    package struct Access: OptionSet, Sendable, Hashable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
         /// Bit 1: the property appears in the device's state publishes.
-        public static let published = Access(rawValue: 1)
+        package static let published = Access(rawValue: 1)
         /// Bit 2: the property can be set with `<device>/set`.
-        public static let settable = Access(rawValue: 2)
+        package static let settable = Access(rawValue: 2)
         /// Bit 4: the property can be asked for with `<device>/get`.
-        public static let gettable = Access(rawValue: 4)
+        package static let gettable = Access(rawValue: 4)
     }
 
-    public var type: String
-    public var name: String?
-    public var label: String?
+    package var type: String
+    package var name: String?
+    package var label: String?
     /// The key in the state payload and in `/set` (`state_l1` for an endpoint's state).
-    public var property: String?
-    public var endpoint: String?
-    public var access: Access
-    public var unit: String?
-    public var valueMin: Double?
-    public var valueMax: Double?
-    public var valueStep: Double?
+    package var property: String?
+    package var endpoint: String?
+    package var access: Access
+    package var unit: String?
+    package var valueMin: Double?
+    package var valueMax: Double?
+    package var valueStep: Double?
     /// An enum's values (strings in every exposes seen; kept as JSON in case one is not).
-    public var values: [JSON]
+    package var values: [JSON]
     /// A binary's values for on and off, e.g. `"ON"`/`"OFF"`, `true`/`false`, or inverted for `contact`.
-    public var valueOn: JSON?
-    public var valueOff: JSON?
-    public var features: [Expose]
+    package var valueOn: JSON?
+    package var valueOff: JSON?
+    package var features: [Expose]
 
     /// Reads one expose; nil when `json` is not an object with a string `type`.
-    public init?(_ json: JSON, depth: Int = 0) {
+    package init?(_ json: JSON, depth: Int = 0) {
         guard case .object = json, let type = json["type"]?.stringValue, depth < 8 else { return nil }
         self.type = type
         name = json["name"]?.stringValue
@@ -67,7 +67,7 @@ public struct Expose: Sendable, Hashable {
 
     /// How the expose is named in logs and in `$discovered`'s list of what is not mapped:
     /// its property, else its name, else its type (with the endpoint, if any).
-    public var displayName: String {
+    package var displayName: String {
         let base = property ?? name ?? type
         if property == nil, let endpoint { return "\(base)_\(endpoint)" }
         return base

@@ -3,34 +3,34 @@ import JSON
 
 /// A zigbee2mqtt device as an accessory: its services and characteristics with full metadata, how
 /// each characteristic reads and writes the device's properties, and what has no mapping.
-public struct MappedDevice: Sendable, Hashable {
+package struct MappedDevice: Sendable, Hashable {
     /// The accessory, without values (they come with the device's state).
-    public let accessory: Accessory
+    package let accessory: Accessory
     let bindings: [Binding]
     /// Exposes with no mapping, by property (`linkquality`, `action`, `power_on_behavior`, ...).
-    public let unmapped: [String]
+    package let unmapped: [String]
     /// The property and value that make the device identify itself, when it has an `identify` expose.
     let identify: (property: String, value: JSON)?
 
-    public static func == (lhs: MappedDevice, rhs: MappedDevice) -> Bool {
+    package static func == (lhs: MappedDevice, rhs: MappedDevice) -> Bool {
         lhs.accessory == rhs.accessory && lhs.bindings == rhs.bindings && lhs.unmapped == rhs.unmapped
             && lhs.identify?.property == rhs.identify?.property && lhs.identify?.value == rhs.identify?.value
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(accessory) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(accessory) }
 
     /// One characteristic's value as a state payload gives it.
-    public struct Reported: Sendable, Hashable {
-        public let service: ServiceID
-        public let characteristic: CharacteristicType
-        public let value: CharacteristicValue
+    package struct Reported: Sendable, Hashable {
+        package let service: ServiceID
+        package let characteristic: CharacteristicType
+        package let value: CharacteristicValue
         /// A target (a cover's position or tilt): the state says where the device is, not where it goes.
-        public let isTarget: Bool
+        package let isTarget: Bool
     }
 
     /// What a state payload says: the values it carries (checked against each characteristic's
     /// metadata) and, by property, why the ones it carries unusably were left out.
-    public func values(in state: JSON) -> (values: [Reported], problems: [(property: String, reason: String)]) {
+    package func values(in state: JSON) -> (values: [Reported], problems: [(property: String, reason: String)]) {
         var values: [Reported] = []
         var problems: [(property: String, reason: String)] = []
         for binding in bindings {
@@ -53,9 +53,9 @@ public struct MappedDevice: Sendable, Hashable {
 }
 
 /// The table of docs/zigbee2mqtt.md: exposes → services and characteristics.
-public enum ExposeMapping {
+package enum ExposeMapping {
     /// Maps every expose of `device`; what has no mapping is listed, never dropped.
-    public static func map(_ device: DeviceDescription) -> MappedDevice {
+    package static func map(_ device: DeviceDescription) -> MappedDevice {
         var builder = Builder(device: device)
         for expose in device.exposes {
             builder.add(expose)
@@ -483,5 +483,5 @@ extension CharacteristicMetadata {
 }
 
 extension CharacteristicUnit {
-    public static let hectopascals = Self(rawValue: "hPa")
+    package static let hectopascals = Self(rawValue: "hPa")
 }

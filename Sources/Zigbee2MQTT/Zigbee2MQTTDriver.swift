@@ -12,13 +12,13 @@ import MQTT
 ///
 /// The IEEE address is the accessory's id, so a rename in zigbee2mqtt keeps the accessory, its room
 /// and its action sets. The driver keeps no state on disk: zigbee2mqtt retains what it needs.
-public actor Zigbee2MQTTDriver: JoinPermitting {
-    public nonisolated let name = "zigbee2mqtt"
-    public nonisolated let updates: AsyncStream<DriverUpdate>
+package actor Zigbee2MQTTDriver: JoinPermitting {
+    package nonisolated let name = "zigbee2mqtt"
+    package nonisolated let updates: AsyncStream<DriverUpdate>
     /// Values move only with the device's own state publishes (and a target once the device took it).
-    public nonisolated var reportsConfirmedValues: Bool { true }
+    package nonisolated var reportsConfirmedValues: Bool { true }
     /// The client's loop, if it has one: a state publish is read, mapped, recorded and published there.
-    public nonisolated var updatesExecutor: (any TaskExecutor)? { client.servingLoop }
+    package nonisolated var updatesExecutor: (any TaskExecutor)? { client.servingLoop }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -47,7 +47,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
     /// - Parameters:
     ///   - client: a client for the broker zigbee2mqtt uses, not yet connected; the driver runs it.
     ///   - baseTopic: zigbee2mqtt's `mqtt.base_topic`.
-    public init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
+    package init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
         self.client = client
         topics = Zigbee2MQTTTopics(base: baseTopic)
         self.logger = logger
@@ -56,9 +56,9 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
 
     // MARK: AccessoryDriver
 
-    public func restore(_ accessories: [Accessory]) async {}
+    package func restore(_ accessories: [Accessory]) async {}
 
-    public func start() async throws {
+    package func start() async throws {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
@@ -81,7 +81,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
             Task(executorPreference: loop) { await self.followConnection(client.connectionEvents()) })
     }
 
-    public func stop() async {
+    package func stop() async {
         for task in tasks { task.cancel() }
         await client.disconnect()
         for waiter in waiters {
@@ -95,11 +95,11 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         sink.finish()
     }
 
-    public func accessories() async -> [Accessory] {
+    package func accessories() async -> [Accessory] {
         order.compactMap { devices[$0]?.accessory }
     }
 
-    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+    package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
         let device = try reachableDevice(accessory)
@@ -125,7 +125,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         return value
     }
 
-    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+    package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         let device = try reachableDevice(accessory)
         let request = try device.setRequest(for: values)
         guard case .object(let fields) = request.payload, !fields.isEmpty else { return }
@@ -147,7 +147,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
         }
     }
 
-    public func identify(_ accessory: AccessoryID) async throws {
+    package func identify(_ accessory: AccessoryID) async throws {
         let device = try reachableDevice(accessory)
         guard let identify = device.mapped.identify else {
             throw HomeError(.notSupported, "\(device.description.friendlyName) has no way to identify itself.")
@@ -162,7 +162,7 @@ public actor Zigbee2MQTTDriver: JoinPermitting {
 
     /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
     /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
-    public func permitJoin(seconds: Int) async throws -> Int {
+    package func permitJoin(seconds: Int) async throws -> Int {
         let data = try await askPermitJoin(seconds: seconds)
         return data["time"]?.integerValue ?? seconds
     }

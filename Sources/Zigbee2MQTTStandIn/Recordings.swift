@@ -3,13 +3,13 @@ import JSON
 
 /// The recorded zigbee2mqtt payloads in Fixtures/zigbee2mqtt (see its README): `bridge/devices` as
 /// zigbee2mqtt 2.12.1 published it, and the device states its test suite asserts.
-public struct Zigbee2MQTTRecordings: Sendable {
+package struct Zigbee2MQTTRecordings: Sendable {
     /// The `bridge/devices` entries, verbatim.
-    public let devices: [JSON]
+    package let devices: [JSON]
     /// Every recorded state publish: topic suffix (the friendly name) and payload text, in file order.
-    public let statePublishes: [(device: String, payload: String)]
+    package let statePublishes: [(device: String, payload: String)]
 
-    public init(folder: String) throws {
+    package init(folder: String) throws {
         let devicesText = try String(
             contentsOfFile: "\(folder)/bridge-devices-z2m-test-startup.wire.txt", encoding: .utf8)
         guard case .array(let devices) = try JSON.parse(devicesText) else {
@@ -28,7 +28,7 @@ public struct Zigbee2MQTTRecordings: Sendable {
 
     /// The devices named (all when `names` is nil), in the order of `bridge/devices`; the coordinator
     /// always comes along, as it does in zigbee2mqtt.
-    public func devices(named names: Set<String>?) -> [JSON] {
+    package func devices(named names: Set<String>?) -> [JSON] {
         devices.filter { device in
             guard let names else { return true }
             return device["type"]?.stringValue == "Coordinator"
@@ -37,7 +37,7 @@ public struct Zigbee2MQTTRecordings: Sendable {
     }
 
     /// Each listed device's first recorded state that is a JSON object with at least one known value.
-    public func firstStates(of devices: [JSON]) -> [String: JSON] {
+    package func firstStates(of devices: [JSON]) -> [String: JSON] {
         var states: [String: JSON] = [:]
         let names = Set(devices.compactMap { $0["friendly_name"]?.stringValue })
         for (device, text) in statePublishes where names.contains(device) && states[device] == nil {
@@ -51,10 +51,10 @@ public struct Zigbee2MQTTRecordings: Sendable {
     }
 
     /// The recorded state publishes of `device`, verbatim.
-    public func states(of device: String) -> [String] {
+    package func states(of device: String) -> [String] {
         statePublishes.filter { $0.device == device }.map(\.payload)
     }
 
     /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
-    public static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
+    package static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
 }

@@ -12,7 +12,7 @@ import Synchronization
 /// set merges into the device's state and the whole state is published (keys sorted), a set it
 /// cannot apply is an error on `bridge/logging`. It invents no device: every device is an entry
 /// of a recorded `bridge/devices`.
-public final class Zigbee2MQTTStandIn: Service, Sendable {
+package final class Zigbee2MQTTStandIn: Service, Sendable {
     private let client: MQTTClient
     private let base: String
     private let logger: Logger
@@ -37,7 +37,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     /// - Parameters:
     ///   - devices: the `bridge/devices` array (entries as zigbee2mqtt published them).
     ///   - states: each device's first state payload, by friendly name.
-    public init(
+    package init(
         client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON], logger: Logger
     ) {
         self.client = client
@@ -49,7 +49,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
 
     /// Connects, publishes the bridge, its devices and their states (retained, as zigbee2mqtt does),
     /// and answers requests until shut down.
-    public func run() async throws {
+    package func run() async throws {
         try await start()
         await withGracefulShutdownHandler {
             for await message in client.messages { await handle(message) }
@@ -60,7 +60,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     }
 
     /// Connects and publishes everything; returns when the broker has it. Then `serve()` answers.
-    public func start() async throws {
+    package func start() async throws {
         try await client.connect()
         // Friendly names may contain '/', so `+/set` is not enough; its own publishes are not echoed.
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
@@ -75,33 +75,33 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     }
 
     /// Answers requests until the client disconnects (for callers that run `start()` themselves).
-    public func serve() async {
+    package func serve() async {
         for await message in client.messages { await handle(message) }
     }
 
-    public func stop() async { await client.disconnect() }
+    package func stop() async { await client.disconnect() }
 
     // MARK: What a test or the demo does to the network
 
     /// Publishes a device's state as given (any bytes: a broken payload is a test too).
-    public func publishState(_ name: String, _ payload: [UInt8], retain: Bool = true) async throws {
+    package func publishState(_ name: String, _ payload: [UInt8], retain: Bool = true) async throws {
         try await client.publish("\(base)/\(name)", payload: payload, qos: .atLeastOnce, retain: retain)
     }
 
     /// zigbee2mqtt's availability of one device (2.x JSON form, or 1.x plain with `legacy`).
-    public func setAvailability(_ name: String, online: Bool, legacy: Bool = false) async throws {
+    package func setAvailability(_ name: String, online: Bool, legacy: Bool = false) async throws {
         let word = online ? "online" : "offline"
         let payload = legacy ? Array(word.utf8) : JSON.object([("state", .string(word))]).bytes
         try await client.publish("\(base)/\(name)/availability", payload: payload, qos: .atLeastOnce, retain: true)
     }
 
-    public func setBridgeState(online: Bool) async throws {
+    package func setBridgeState(online: Bool) async throws {
         try await publish("bridge/state", .object([("state", .string(online ? "online" : "offline"))]), retain: true)
     }
 
     /// Renames a device as `bridge/request/device/rename` does: the new `bridge/devices`, the state on
     /// the new topic, the old retained topics cleared.
-    public func rename(_ old: String, to new: String) async throws {
+    package func rename(_ old: String, to new: String) async throws {
         let state = world.withLock { world -> [(key: String, value: JSON)]? in
             world.devices = world.devices.map {
                 $0.friendlyName == old ? $0.replacing("friendly_name", .string(new)) : $0
@@ -119,7 +119,7 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
 
     /// Two devices swap names in one step, as a user renaming both while homegate was away would
     /// leave them: one `bridge/devices` with both changed.
-    public func swapNames(_ first: String, _ second: String) async throws {
+    package func swapNames(_ first: String, _ second: String) async throws {
         world.withLock { world in
             world.devices = world.devices.map { device in
                 switch device.friendlyName {
@@ -136,13 +136,13 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     }
 
     /// zigbee2mqtt answers every `permit_join` with `error` (nil: as usual).
-    public func refuseJoins(with error: String?) {
+    package func refuseJoins(with error: String?) {
         world.withLock { $0.joinRefusal = error }
     }
 
     /// A device leaves the network: `bridge/event` device_leave (when `announced`), then
     /// `bridge/devices` without it (when `relisted`).
-    public func leave(_ name: String, announced: Bool = true, relisted: Bool = true) async throws {
+    package func leave(_ name: String, announced: Bool = true, relisted: Bool = true) async throws {
         let ieee = world.withLock { world -> String? in
             let ieee = world.devices.first { $0.friendlyName == name }?["ieee_address"]?.stringValue
             world.devices.removeAll { $0.friendlyName == name }
@@ -161,32 +161,32 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
     }
 
     /// Publishes `bridge/devices` as given (a broken one is a test too).
-    public func publishRawDevices(_ payload: [UInt8]) async throws {
+    package func publishRawDevices(_ payload: [UInt8]) async throws {
         try await client.publish("\(base)/bridge/devices", payload: payload, qos: .atLeastOnce, retain: true)
     }
 
     /// Makes sets to `name` fail with `error` (nil: succeed again).
-    public func failSets(to name: String, with error: String?) {
+    package func failSets(to name: String, with error: String?) {
         world.withLock { $0.failing[name] = error }
     }
 
     /// Makes `name` take sets without answering (nil effect, no state publish).
-    public func silence(_ name: String, _ silent: Bool = true) {
+    package func silence(_ name: String, _ silent: Bool = true) {
         world.withLock { world in
             if silent { world.silent.insert(name) } else { world.silent.remove(name) }
         }
     }
 
-    public var setsReceived: Int { world.withLock { $0.setsReceived } }
+    package var setsReceived: Int { world.withLock { $0.setsReceived } }
 
     /// The `/set` and `/get` requests `device` received, in order: `set {"brightness":203}`.
-    public func requests(to device: String) -> [String] {
+    package func requests(to device: String) -> [String] {
         world.withLock { $0.requests.filter { $0.device == device }.map(\.request) }
     }
 
     /// A device joins while the network is open, as zigbee2mqtt reports it: `device_joined`, the
     /// interview, then `bridge/devices` with the device (a recorded entry), its availability and state.
-    public func join(_ device: JSON, state: JSON?) async throws {
+    package func join(_ device: JSON, state: JSON?) async throws {
         guard let name = device.friendlyName, let ieee = device["ieee_address"] else { return }
         guard world.withLock({ $0.joinPermitted }) else {
             throw StandInError("the network is closed: nothing can join")
@@ -307,8 +307,8 @@ public final class Zigbee2MQTTStandIn: Service, Sendable {
 }
 
 /// A test asked the stand-in for something zigbee2mqtt would not do.
-public struct StandInError: Error, CustomStringConvertible {
-    public let description: String
+package struct StandInError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }
 

@@ -120,12 +120,13 @@ struct MQTTClientTests {
 
     @Test("nothing listening: the connection fails with the system's reason")
     func nothingListening() async throws {
-        let port = try LoopbackPort.free()
-        let client = try MQTTClient(MQTTConfiguration(port: port, clientID: "nobody"))
+        let refusing = try RefusingPort()
+        let client = try MQTTClient(MQTTConfiguration(port: refusing.port, clientID: "nobody"))
         let error = try await #require(throws: MQTTError.self) { try await client.connect() }
         #expect(error.code == .connectionFailed)
         #expect(error.message.localizedCaseInsensitiveContains("refused"))
         await client.disconnect()
+        withExtendedLifetime(refusing) {}
     }
 
     @Test(

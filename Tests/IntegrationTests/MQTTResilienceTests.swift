@@ -174,7 +174,8 @@ struct MQTTResilienceTests {
         try await withBroker { primary in
             try await withBroker { secondary in
                 // Given a client with a dead address first, then two live brokers
-                let dead = try LoopbackPort.free()
+                let refusing = try RefusingPort()
+                let dead = refusing.port
                 let client = try makeClient(primary, name: "roaming") {
                     $0.brokers = [
                         .init(host: "127.0.0.1", port: dead), .init(host: "127.0.0.1", port: primary.port),
@@ -207,6 +208,7 @@ struct MQTTResilienceTests {
                     #expect(client.connectedBroker?.port == primary.port)
                     #expect(client.brokerSwitches == 2)
                 }
+                withExtendedLifetime(refusing) {}
             }
         }
     }
@@ -315,8 +317,9 @@ struct MQTTResilienceTests {
     @Test("a graceful shutdown while no broker answers ends the client's run at once")
     func shutdownWithoutABroker() async throws {
         // Given a client run as a service that keeps trying a port where nothing listens
+        let refusing = try RefusingPort()
         let client = try MQTTClient(
-            MQTTConfiguration(port: try LoopbackPort.free(), clientID: "lonely", retryInitialConnection: true),
+            MQTTConfiguration(port: refusing.port, clientID: "lonely", retryInitialConnection: true),
             logger: quietLogger)
         let events = await Inbox.draining(client.connectionEvents())
         let group = ServiceGroup(services: [client], logger: quietLogger)
@@ -329,6 +332,7 @@ struct MQTTResilienceTests {
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(try await events.next("closed") { $0 == .closed } == .closed)
+        withExtendedLifetime(refusing) {}
     }
 
     /// The error of the next `.disconnected` event.

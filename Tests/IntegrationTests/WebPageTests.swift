@@ -32,8 +32,10 @@ struct WebPageTests {
             #expect(await check.check(account: "owner", password: "owner") == .refused)
             #expect(await check.check(account: "nobody", password: "x") == .refused)
         }
-        let closed = try LoopbackPort.free()
-        guard case .unavailable = await credentials(port: closed).check(account: "owner", password: "owner") else {
+        let closed = try RefusingPort()
+        let answer = await credentials(port: closed.port).check(account: "owner", password: "owner")
+        withExtendedLifetime(closed) {}
+        guard case .unavailable = answer else {
             Issue.record("a broker that cannot be reached must not let anyone in")
             return
         }

@@ -7,56 +7,56 @@ import Yams
 /// ``seed(_:)`` builds the homes through the manager's ordinary operations, acting as each home's
 /// administrator, so every rule applies to the demo too. It only runs on an empty database, so a
 /// restarted demo keeps what users changed.
-public struct DemoHome: Sendable, Hashable, Decodable {
-    public var devices: [VirtualDeviceConfiguration]
-    public var homes: [HomeSeed]
+package struct DemoHome: Sendable, Hashable, Decodable {
+    package var devices: [VirtualDeviceConfiguration]
+    package var homes: [HomeSeed]
 
     /// A home to build.
-    public struct HomeSeed: Sendable, Hashable, Decodable {
-        public var name: String
-        public var primary: Bool?
-        public var administrator: UserSeed
-        public var guests: [UserSeed]?
-        public var rooms: [String]?
-        public var zones: [ZoneSeed]?
-        public var accessories: [AccessorySeed]?
-        public var actionSets: [ActionSetSeed]?
+    package struct HomeSeed: Sendable, Hashable, Decodable {
+        package var name: String
+        package var primary: Bool?
+        package var administrator: UserSeed
+        package var guests: [UserSeed]?
+        package var rooms: [String]?
+        package var zones: [ZoneSeed]?
+        package var accessories: [AccessorySeed]?
+        package var actionSets: [ActionSetSeed]?
     }
 
-    public struct UserSeed: Sendable, Hashable, Decodable {
-        public var account: String
-        public var name: String
+    package struct UserSeed: Sendable, Hashable, Decodable {
+        package var account: String
+        package var name: String
     }
 
-    public struct ZoneSeed: Sendable, Hashable, Decodable {
-        public var name: String
-        public var rooms: [String]
+    package struct ZoneSeed: Sendable, Hashable, Decodable {
+        package var name: String
+        package var rooms: [String]
     }
 
     /// An accessory from the browser (by device id) and where it goes.
-    public struct AccessorySeed: Sendable, Hashable, Decodable {
-        public var id: String
-        public var room: String?
-        public var name: String?
+    package struct AccessorySeed: Sendable, Hashable, Decodable {
+        package var id: String
+        package var room: String?
+        package var name: String?
     }
 
-    public struct ActionSetSeed: Sendable, Hashable, Decodable {
-        public var name: String
-        public var actions: [ActionSeed]
+    package struct ActionSetSeed: Sendable, Hashable, Decodable {
+        package var name: String
+        package var actions: [ActionSeed]
     }
 
-    public struct ActionSeed: Sendable, Hashable, Decodable {
-        public var accessory: String
-        public var service: String
-        public var characteristic: String
-        public var value: ScalarValue
+    package struct ActionSeed: Sendable, Hashable, Decodable {
+        package var accessory: String
+        package var service: String
+        package var characteristic: String
+        package var value: ScalarValue
     }
 
     /// A YAML scalar read as the characteristic value it spells: `true`, `42`, `21.5` or a string.
-    public struct ScalarValue: Sendable, Hashable, Decodable {
-        public var value: CharacteristicValue
+    package struct ScalarValue: Sendable, Hashable, Decodable {
+        package var value: CharacteristicValue
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let bool = try? container.decode(Bool.self) {
                 value = .bool(bool)
@@ -71,23 +71,23 @@ public struct DemoHome: Sendable, Hashable, Decodable {
     }
 
     /// Reads a demo home file.
-    public static func load(contentsOf url: URL) throws -> DemoHome {
+    package static func load(contentsOf url: URL) throws -> DemoHome {
         try parse(String(contentsOf: url, encoding: .utf8))
     }
 
     /// Reads a demo home from YAML text; errors name the line (Yams).
-    public static func parse(_ yaml: String) throws -> DemoHome {
+    package static func parse(_ yaml: String) throws -> DemoHome {
         try YAMLDecoder().decode(DemoHome.self, from: yaml)
     }
 
     /// Reads a demo home from YAML already composed into a node, so a caller that needs the nodes
     /// (for the lines of its own problems) parses the text once.
-    public static func decode(_ node: Node) throws -> DemoHome {
+    package static func decode(_ node: Node) throws -> DemoHome {
         try YAMLDecoder().decode(DemoHome.self, from: node)
     }
 
     /// A virtual driver for the declared devices.
-    public func makeDriver(clock: any Clock<Duration> = ContinuousClock(), tick: Duration = .seconds(1))
+    package func makeDriver(clock: any Clock<Duration> = ContinuousClock(), tick: Duration = .seconds(1))
         -> VirtualDriver
     {
         VirtualDriver(devices: devices, clock: clock, tick: tick)
@@ -96,7 +96,7 @@ public struct DemoHome: Sendable, Hashable, Decodable {
     /// Builds the declared homes in `manager` if it has none yet; returns whether it did. The driver
     /// must be attached first so the accessories are in the browser.
     @discardableResult
-    public func seed(_ manager: HomeManager) async throws -> Bool {
+    package func seed(_ manager: HomeManager) async throws -> Bool {
         guard await manager.allHomes().isEmpty else { return false }
         for home in homes {
             let admin = home.administrator.account

@@ -1,5 +1,5 @@
 /// The kinds of device the virtual driver can simulate.
-public enum VirtualDeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
+package enum VirtualDeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
     case lightbulb, `switch`, outlet, thermostat, lock, garageDoor, windowCovering, fan
     case temperatureSensor, humiditySensor, motionSensor, contactSensor
     /// A bridge: an accessory standing in for the devices listed under `bridged`.
@@ -7,30 +7,30 @@ public enum VirtualDeviceKind: String, Sendable, Hashable, Codable, CaseIterable
 }
 
 /// One simulated device as the demo home's YAML declares it.
-public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
+package struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     /// The accessory id the browser shows; stable across restarts.
-    public var id: String
-    public var name: String
-    public var kind: VirtualDeviceKind
-    public var manufacturer: String
-    public var model: String
+    package var id: String
+    package var name: String
+    package var kind: VirtualDeviceKind
+    package var manufacturer: String
+    package var model: String
     /// How long the device takes to confirm a write.
-    public var writeDelay: Duration
+    package var writeDelay: Duration
     /// The share of reads and writes (0...1) that fail with `communicationFailure`.
-    public var failureRate: Double
-    public var isReachable: Bool
+    package var failureRate: Double
+    package var isReachable: Bool
     /// The battery level in percent when the device has a battery; it drains over time.
-    public var battery: Int?
+    package var battery: Int?
     /// How long a lock, a garage door or a state change takes to complete.
-    public var transitionTime: Duration
+    package var transitionTime: Duration
     /// A lock that is jammed never reaches its target state (it reports jammed).
-    public var isJammed: Bool
+    package var isJammed: Bool
     /// A garage door that is obstructed stops while closing.
-    public var isObstructed: Bool
+    package var isObstructed: Bool
     /// The devices behind a bridge.
-    public var bridged: [VirtualDeviceConfiguration]
+    package var bridged: [VirtualDeviceConfiguration]
 
-    public init(
+    package init(
         id: String, name: String, kind: VirtualDeviceKind, manufacturer: String = "homegate",
         model: String? = nil, writeDelay: Duration = .zero, failureRate: Double = 0, isReachable: Bool = true,
         battery: Int? = nil, transitionTime: Duration = .seconds(2), isJammed: Bool = false,
@@ -79,7 +79,7 @@ public struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     }
 
     /// Reads the YAML form; durations are in seconds (`writeDelay: 0.5`).
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         for key in [CodingKeys.writeDelay, .transitionTime] {
             guard let seconds = try c.decodeIfPresent(Double.self, forKey: key), !Self.isValid(seconds: seconds) else {

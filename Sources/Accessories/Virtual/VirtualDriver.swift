@@ -4,9 +4,9 @@
 ///
 /// Time comes from an injected clock: ``start()`` runs a loop that sleeps `tick` on it and then
 /// advances the simulation, and tests call ``advance(by:)`` directly instead of waiting.
-public actor VirtualDriver: AccessoryDriver {
-    public nonisolated let name = "virtual"
-    public nonisolated let updates: AsyncStream<DriverUpdate>
+package actor VirtualDriver: AccessoryDriver {
+    package nonisolated let name = "virtual"
+    package nonisolated let updates: AsyncStream<DriverUpdate>
     private let continuation: AsyncStream<DriverUpdate>.Continuation
     private var devices: [AccessoryID: VirtualDevice] = [:]
     private var order: [AccessoryID] = []
@@ -20,7 +20,7 @@ public actor VirtualDriver: AccessoryDriver {
     ///   - clock: the clock the simulation and write delays run on.
     ///   - tick: how much simulated time passes per step of the running loop.
     ///   - seed: the seed of the random readings and failures.
-    public init(
+    package init(
         devices: [VirtualDeviceConfiguration], clock: any Clock<Duration> = ContinuousClock(),
         tick: Duration = .seconds(1), seed: UInt64 = 0x686F_6D65
     ) {
@@ -47,13 +47,13 @@ public actor VirtualDriver: AccessoryDriver {
 
     /// Takes the values the home database holds for these devices, so a simulated lamp set to 37 %
     /// is still at 37 % after the gateway restarts; devices of no home keep their configured values.
-    public func restore(_ accessories: [Accessory]) async {
+    package func restore(_ accessories: [Accessory]) async {
         for accessory in accessories {
             devices[accessory.id]?.restore(accessory)
         }
     }
 
-    public func start() async throws {
+    package func start() async throws {
         // Devices that only do what they are told need no clock: a home of switches and lamps keeps
         // the process asleep until a command comes.
         guard loop == nil, devices.values.contains(where: \.changesOverTime) else { return }
@@ -71,13 +71,13 @@ public actor VirtualDriver: AccessoryDriver {
         }
     }
 
-    public func stop() async {
+    package func stop() async {
         loop?.cancel()
         loop = nil
         continuation.finish()
     }
 
-    public func accessories() async -> [Accessory] {
+    package func accessories() async -> [Accessory] {
         order.compactMap { id in
             devices[id].map { device in
                 var accessory = device.accessory
@@ -87,7 +87,7 @@ public actor VirtualDriver: AccessoryDriver {
         }
     }
 
-    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+    package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
         try await hangWhileSilent(accessory)
@@ -99,7 +99,7 @@ public actor VirtualDriver: AccessoryDriver {
         return value
     }
 
-    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+    package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         try await hangWhileSilent(accessory)
         // The device is found once and changed in place: a write is every command's path.
         var index = try usableDevice(accessory)
@@ -117,7 +117,7 @@ public actor VirtualDriver: AccessoryDriver {
         for change in devices.values[index].takeChanges() { continuation.yield(change) }
     }
 
-    public func identify(_ accessory: AccessoryID) async throws {
+    package func identify(_ accessory: AccessoryID) async throws {
         try await hangWhileSilent(accessory)
         devices.values[try usableDevice(accessory)].identify()
     }
@@ -125,7 +125,7 @@ public actor VirtualDriver: AccessoryDriver {
     // MARK: Control, for the demo and tests
 
     /// Lets simulated time pass for every device and reports what changed.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let (s, attoseconds) = duration.components
         let seconds = Double(s) + Double(attoseconds) / 1e18
         for id in order {
@@ -135,7 +135,7 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     /// Switches a device's reachability; a bridge takes its bridged devices with it.
-    public func setReachable(_ isReachable: Bool, _ accessory: AccessoryID) {
+    package func setReachable(_ isReachable: Bool, _ accessory: AccessoryID) {
         let affected = [accessory] + (devices[accessory]?.accessory.bridgedAccessories ?? [])
         let before = affected.map(self.isReachable)
         devices[accessory]?.isSwitchedOn = isReachable
@@ -144,28 +144,28 @@ public actor VirtualDriver: AccessoryDriver {
         }
     }
 
-    public func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) { devices[accessory]?.isJammed = isJammed }
+    package func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) { devices[accessory]?.isJammed = isJammed }
 
-    public func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
+    package func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
         devices[accessory]?.isObstructed = isObstructed
     }
 
     /// Makes a device (and a bridge's bridged devices) stop answering or answer again. The driver
     /// still reports it reachable: only a caller's timeout notices. Requests made while it was silent
     /// hang until cancelled.
-    public func setAnswering(_ isAnswering: Bool, _ accessory: AccessoryID) {
+    package func setAnswering(_ isAnswering: Bool, _ accessory: AccessoryID) {
         devices[accessory]?.isAnswering = isAnswering
     }
 
-    public func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) { devices[accessory]?.writeDelay = delay }
+    package func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) { devices[accessory]?.writeDelay = delay }
 
     /// Sets the share (0...1) of reads and writes that fail.
-    public func setFailureRate(_ rate: Double, _ accessory: AccessoryID) {
+    package func setFailureRate(_ rate: Double, _ accessory: AccessoryID) {
         devices[accessory]?.failureRate = min(1, max(0, rate))
     }
 
     /// The device's current value, as the device holds it.
-    public func value(
+    package func value(
         _ accessory: AccessoryID, _ characteristic: CharacteristicType, service: ServiceID = ServiceID("main")
     )
         -> CharacteristicValue?
@@ -174,7 +174,7 @@ public actor VirtualDriver: AccessoryDriver {
     }
 
     /// How many times the device was asked to identify itself.
-    public func identifyCount(_ accessory: AccessoryID) -> Int { devices[accessory]?.identifyCount ?? 0 }
+    package func identifyCount(_ accessory: AccessoryID) -> Int { devices[accessory]?.identifyCount ?? 0 }
 
     // MARK: Helpers
 

@@ -8,20 +8,20 @@ import Synchronization
 /// change), a later sync for grants the role-change limit held back and, while some member has no
 /// client on the broker, a sync every minute that gives it its roles once an administrator made it.
 /// What it last saw goes into `B/$health` as `dynamicSecurity`.
-public final class AccessKeeper: Sendable {
+package final class AccessKeeper: Sendable {
     /// Where the keeper stands, as `$health` shows it. Counts, never account names.
-    public struct Status: Sendable, Hashable {
+    package struct Status: Sendable, Hashable {
         /// Whether the last sync completed.
-        public var inStep: Bool?
+        package var inStep: Bool?
         /// Syncs that failed since the gateway started, and in a row until the last one.
-        public var failedSyncs = 0
-        public var consecutiveFailures = 0
+        package var failedSyncs = 0
+        package var consecutiveFailures = 0
         /// The last failure's code and message (it names roles, never passwords).
-        public var lastError: String?
+        package var lastError: String?
         /// Members whose account the broker has no client for (they get no access until created).
-        public var missingAccounts = 0
+        package var missingAccounts = 0
         /// Accounts whose new roles wait for the role-change limit.
-        public var heldAccounts = 0
+        package var heldAccounts = 0
 
         var json: JSON {
             .object([
@@ -35,22 +35,22 @@ public final class AccessKeeper: Sendable {
         }
     }
 
-    public let sync: DynamicSecuritySync
+    package let sync: DynamicSecuritySync
     /// The rules for the model as it is now.
     let rules: @Sendable (HomeManager) async -> AccessRules
     /// How often one account's client roles may change (each change disconnects it).
-    public let roleChanges: RateLimiter
+    package let roleChanges: RateLimiter
     /// The first retry's delay after a failed sync; it doubles up to `maximumRetryDelay`.
-    public let retryDelay: Duration
-    public let maximumRetryDelay: Duration
+    package let retryDelay: Duration
+    package let maximumRetryDelay: Duration
     /// How often to look again for members' accounts the broker did not have.
-    public let missingAccountInterval: Duration
+    package let missingAccountInterval: Duration
     private let state = Mutex<(status: Status, retry: Task<Void, Never>?)>((Status(), nil))
 
     /// - Parameter roleChanges: three changes at once, then one every 30 s per account by default:
     ///   adding a guest to a few homes goes through at once, a loop of adds and removes does not
     ///   disconnect the account more than twice a minute.
-    public init(
+    package init(
         sync: DynamicSecuritySync, roleChanges: RateLimit = RateLimit(perSecond: 1.0 / 30, burst: 3),
         retryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(60),
         missingAccountInterval: Duration = .seconds(60),
@@ -64,12 +64,12 @@ public final class AccessKeeper: Sendable {
         self.missingAccountInterval = missingAccountInterval
     }
 
-    public var status: Status { state.withLock { $0.status } }
+    package var status: Status { state.withLock { $0.status } }
 
     /// Syncs on every element of `changes` (coalesced while a sync runs); schedules its own later
     /// syncs by yielding into `trigger`, the continuation of `changes`. `GatewayService` runs it, and
     /// has each sync wait first for `beforeSync` (the answers to requests under way).
-    public func run(
+    package func run(
         manager: HomeManager, changes: AsyncStream<Void>, trigger: AsyncStream<Void>.Continuation,
         statistics: GatewayStatistics, logger: Logger, beforeSync: @Sendable () async -> Void = {}
     ) async {

@@ -9,34 +9,34 @@ import HomeModel
 ///
 /// Pure: the same inputs give the same rules, byte for byte. `aclFile()` renders them for
 /// mosquitto's `acl_file`; `DynamicSecurityPlan` turns them into roles for the dynamic-security plugin.
-public struct AccessRules: Sendable, Hashable {
+package struct AccessRules: Sendable, Hashable {
     /// One account's membership of one home, by the home's name.
-    public struct Member: Sendable, Hashable, Comparable {
-        public var home: String
-        public var account: String
-        public var role: Role
+    package struct Member: Sendable, Hashable, Comparable {
+        package var home: String
+        package var account: String
+        package var role: Role
 
-        public init(home: String, account: String, role: Role) {
+        package init(home: String, account: String, role: Role) {
             self.home = home
             self.account = account
             self.role = role
         }
 
-        public init(_ membership: Membership) {
+        package init(_ membership: Membership) {
             self.init(home: membership.homeName, account: membership.account, role: membership.role)
         }
 
-        public static func < (lhs: Member, rhs: Member) -> Bool {
+        package static func < (lhs: Member, rhs: Member) -> Bool {
             (lhs.account, lhs.home, lhs.role.rawValue) < (rhs.account, rhs.home, rhs.role.rawValue)
         }
     }
 
     /// Home Assistant's account and discovery prefix, when its discovery is enabled.
-    public struct HomeAssistant: Sendable, Hashable {
-        public var account: String
-        public var discoveryPrefix: String
+    package struct HomeAssistant: Sendable, Hashable {
+        package var account: String
+        package var discoveryPrefix: String
 
-        public init(account: String, discoveryPrefix: String) {
+        package init(account: String, discoveryPrefix: String) {
             self.account = account
             self.discoveryPrefix = discoveryPrefix
         }
@@ -44,41 +44,41 @@ public struct AccessRules: Sendable, Hashable {
 
     /// A name the rules cannot be written for, and why. It is left out, so that account gets no
     /// access (fail closed) rather than the rules getting corrupted.
-    public struct Rejected: Sendable, Hashable, CustomStringConvertible {
-        public var name: String
-        public var reason: String
+    package struct Rejected: Sendable, Hashable, CustomStringConvertible {
+        package var name: String
+        package var reason: String
 
-        public var description: String { "'\(name)': \(reason)" }
+        package var description: String { "'\(name)': \(reason)" }
     }
 
     /// A zigbee2mqtt network on the gateway's broker: its base topic and the account zigbee2mqtt
     /// connects as.
-    public struct Zigbee2MQTT: Sendable, Hashable {
-        public var baseTopic: String
-        public var account: String
+    package struct Zigbee2MQTT: Sendable, Hashable {
+        package var baseTopic: String
+        package var account: String
 
-        public init(baseTopic: String, account: String) {
+        package init(baseTopic: String, account: String) {
             self.baseTopic = baseTopic
             self.account = account
         }
     }
 
-    public let topics: Topics
+    package let topics: Topics
     /// zigbee2mqtt on this broker: the gateway and zigbee2mqtt's own account read and write its base
     /// topic; nobody else gets anything there from these rules.
-    public let zigbee2mqtt: Zigbee2MQTT?
+    package let zigbee2mqtt: Zigbee2MQTT?
     /// The gateway's own MQTT username: it reads and writes everything under the base topic.
-    public let gatewayAccount: String
-    public let homeAssistant: HomeAssistant?
+    package let gatewayAccount: String
+    package let homeAssistant: HomeAssistant?
     /// The account that command topics without an account act as (config `commands.defaultAccount`):
     /// only that account may publish them.
-    public let defaultAccount: String?
+    package let defaultAccount: String?
     /// The memberships the rules are made of, sorted, without the rejected ones.
-    public let members: [Member]
+    package let members: [Member]
     /// Accounts and homes left out because mosquitto cannot match them safely.
-    public let rejected: [Rejected]
+    package let rejected: [Rejected]
 
-    public init(
+    package init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
         zigbee2mqtt: Zigbee2MQTT? = nil, members: [Member]
     ) {
@@ -99,7 +99,7 @@ public struct AccessRules: Sendable, Hashable {
         self.rejected = rejected.sorted { $0.name < $1.name }
     }
 
-    public init(
+    package init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
         zigbee2mqtt: Zigbee2MQTT? = nil, memberships: [Membership]
     ) {
@@ -131,7 +131,7 @@ public struct AccessRules: Sendable, Hashable {
     /// The request topics an account may publish, with `account` as the last level but one (`%u`
     /// for the acl file's patterns). Requests are not in any home's tree; the gateway checks each
     /// against the account's role.
-    public func requestTopics(account: String) -> [String] {
+    package func requestTopics(account: String) -> [String] {
         ["\(topics.base)/$request/\(account)/+"]
     }
 
@@ -139,32 +139,32 @@ public struct AccessRules: Sendable, Hashable {
     /// the last level. The home level is the home's name as stored: behind these rules a command
     /// must spell the home exactly (the gateway itself would also match `main house`).
     /// `…/set/<account>` also covers Home Assistant's `<service>/$ha/set/<account>`.
-    public func commandTopics(account: String, home: String) -> [String] {
+    package func commandTopics(account: String, home: String) -> [String] {
         commandTopicsWithoutAccount(home: home).map { "\($0)/\(account)" }
     }
 
     /// The command topics of one home without an account, which only the default account may
     /// publish, and only into its own homes.
-    public func commandTopicsWithoutAccount(home: String) -> [String] {
+    package func commandTopicsWithoutAccount(home: String) -> [String] {
         let home = topics.home(home)
         return ["\(home)/+/+/+/+/set", "\(home)/+/+/$set", "\(home)/+/+/$identify", "\(home)/$actionsets/+/$run"]
     }
 
     /// What every account reads: its own responses (also below, where MQTT v5 clients put their own
     /// response topics) and whether the gateway is online.
-    public func ownTopics(account: String) -> [String] {
+    package func ownTopics(account: String) -> [String] {
         ["\(topics.response(account: account))/#", topics.status]
     }
 
     /// Everything of one home.
-    public func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
+    package func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
 
     /// What administrators of any home read besides their homes: the homes and the accessories found
     /// by the drivers (to add them).
-    public var administratorTopics: [String] { [topics.discovered, topics.homes] }
+    package var administratorTopics: [String] { [topics.discovered, topics.homes] }
 
     /// Everything the gateway reads and writes.
-    public var gatewayFilters: [String] {
+    package var gatewayFilters: [String] {
         ["\(topics.base)/#"] + (homeAssistant.map { ["\($0.discoveryPrefix)/#"] } ?? [])
             + (zigbee2mqtt.map { ["\($0.baseTopic)/#"] } ?? [])
     }
@@ -186,7 +186,7 @@ public struct AccessRules: Sendable, Hashable {
     /// patterns every account shares, then one `user` block per account, accounts and topics sorted.
     /// Topics are written as they are: mosquitto 2.0 takes the rest of the line as the topic, so
     /// levels with spaces (`Main House`) and `$` levels need no quoting.
-    public func aclFile(generatedBy generator: String = "homegate acl") -> String {
+    package func aclFile(generatedBy generator: String = "homegate acl") -> String {
         var lines = [
             "# Generated by \(generator) from the homes' users. Do not edit: changes are lost when it is",
             "# generated again. Base topic: \(topics.base). See docs/access-rules.md.",

@@ -6,23 +6,23 @@ import Synchronization
 /// administrator who adds a home would otherwise be disconnected before the answer reached it, and a
 /// client with a clean session never gets it. Waited for, the answer is queued first on the gateway's
 /// one connection and reaches the broker, and the account, first.
-public final class AnswersInFlight: Sendable {
+package final class AnswersInFlight: Sendable {
     private struct State {
         var count = 0
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// How many callers wait in ``settled(within:)``: for tests.
     var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// A request is being handled; its answer is not sent yet.
-    public func enter() { state.withLock { $0.count += 1 } }
+    package func enter() { state.withLock { $0.count += 1 } }
 
     /// The request's answer is sent (or it needs none).
-    public func leave() {
+    package func leave() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count -= 1
             guard state.count == 0 else { return [] }
@@ -34,7 +34,7 @@ public final class AnswersInFlight: Sendable {
 
     /// Returns once no answer is in flight, or after `limit`: a request waiting for a slow device
     /// must not hold back a removed member's loss of access for long.
-    public func settled(within limit: Duration) async {
+    package func settled(within limit: Duration) async {
         let id = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let settled = state.withLock { state -> Bool in

@@ -4,19 +4,19 @@ import Foundation
 /// names (`access.aclFile`) is there and in step with the homes' users. The gateway cannot see the
 /// broker's config; this is what it can check from its side, for `homegate check-config` and the
 /// log of `homegate run`.
-public struct BrokerProtection: Sendable {
-    public let access: GatewayConfiguration.AccessSettings
+package struct BrokerProtection: Sendable {
+    package let access: GatewayConfiguration.AccessSettings
     /// How the user writes the acl_file again, for the fix in the message.
-    public let regenerate: String
+    package let regenerate: String
 
-    public init(access: GatewayConfiguration.AccessSettings, regenerate: String = "homegate acl --config <file>") {
+    package init(access: GatewayConfiguration.AccessSettings, regenerate: String = "homegate acl --config <file>") {
         self.access = access
         self.regenerate = regenerate
     }
 
     /// Every problem, each with its fix; empty when the broker is protected as configured. `rules`
     /// are the rules for the homes as they are now (nil when the database cannot be read yet).
-    public func problems(rules: AccessRules?) -> [String] {
+    package func problems(rules: AccessRules?) -> [String] {
         guard access.protectsBroker else {
             return [
                 "neither access.aclFile nor access.dynamicSecurity.enabled is set: unless the broker has rules of its own, "

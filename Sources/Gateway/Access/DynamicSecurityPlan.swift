@@ -17,24 +17,24 @@
 /// `<prefix>gateway`, and `<prefix>homeassistant` when Home Assistant is enabled. A role's ACLs never
 /// change while accounts hold it for a membership that stays: the plugin disconnects every holder
 /// of a role whose ACLs change.
-public struct DynamicSecurityPlan: Sendable, Hashable {
+package struct DynamicSecurityPlan: Sendable, Hashable {
     /// One access control entry of a role, as the plugin stores it.
-    public struct ACL: Sendable, Hashable, Comparable {
+    package struct ACL: Sendable, Hashable, Comparable {
         /// `publishClientSend`, `publishClientReceive`, `subscribeLiteral`, `subscribePattern`,
         /// `unsubscribeLiteral` or `unsubscribePattern`.
-        public var type: String
-        public var topic: String
-        public var allow: Bool
-        public var priority: Int
+        package var type: String
+        package var topic: String
+        package var allow: Bool
+        package var priority: Int
 
-        public init(_ type: String, _ topic: String, allow: Bool = true, priority: Int = 0) {
+        package init(_ type: String, _ topic: String, allow: Bool = true, priority: Int = 0) {
             self.type = type
             self.topic = topic
             self.allow = allow
             self.priority = priority
         }
 
-        public static func < (lhs: ACL, rhs: ACL) -> Bool {
+        package static func < (lhs: ACL, rhs: ACL) -> Bool {
             (lhs.type, lhs.topic, lhs.priority, lhs.allow ? 1 : 0) < (
                 rhs.type, rhs.topic, rhs.priority, rhs.allow ? 1 : 0
             )
@@ -53,18 +53,18 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
 
     /// What the broker has: every client with its roles, and the roles with their ACLs (at least
     /// those whose name starts with the prefix).
-    public struct BrokerState: Sendable, Hashable {
-        public var clients: [String: Set<String>]
-        public var roles: [String: Set<ACL>]
+    package struct BrokerState: Sendable, Hashable {
+        package var clients: [String: Set<String>]
+        package var roles: [String: Set<ACL>]
 
-        public init(clients: [String: Set<String>] = [:], roles: [String: Set<ACL>] = [:]) {
+        package init(clients: [String: Set<String>] = [:], roles: [String: Set<ACL>] = [:]) {
             self.clients = clients
             self.roles = roles
         }
     }
 
     /// One command of the plugin's API.
-    public enum Command: Sendable, Hashable {
+    package enum Command: Sendable, Hashable {
         case createRole(String, acls: [ACL])
         case addRoleACL(String, ACL)
         case removeRoleACL(String, ACL)
@@ -78,7 +78,7 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
         case setDefaultACLAccess(String, allow: Bool)
 
         /// The name of the command in the API.
-        public var name: String {
+        package var name: String {
             switch self {
             case .createRole: "createRole"
             case .addRoleACL: "addRoleACL"
@@ -125,27 +125,27 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
     }
 
     /// The roles and client roles the rules call for.
-    public let desiredRoles: [String: Set<ACL>]
-    public let desiredClients: [String: Set<String>]
+    package let desiredRoles: [String: Set<ACL>]
+    package let desiredClients: [String: Set<String>]
     /// The commands, in the order they must run: roles first, then clients and their roles, then
     /// what is no longer needed.
-    public let commands: [Command]
+    package let commands: [Command]
     /// Accounts the rules give roles that the broker has no client for: they get nothing until an
     /// administrator creates them (`mosquitto_ctrl dynsec createClient`), and the next sync after
     /// that gives them their roles.
-    public let missingAccounts: [String]
+    package let missingAccounts: [String]
     /// Accounts whose new roles were held back (see `init(rules:broker:holdingGrantsFor:)`), with the
     /// roles they would get.
-    public let heldGrants: [String: Set<String>]
+    package let heldGrants: [String: Set<String>]
 
     /// The prefix of the roles the gateway owns: the base topic and a colon, so that two gateways
     /// with different base topics can share a broker.
-    public static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
+    package static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
 
     /// - Parameter held: accounts that get no new client roles in this plan (each new role makes the
     ///   plugin disconnect the client, so the gateway limits how often that happens to one account).
     ///   Roles are still taken away from them at once: revoking access never waits.
-    public init(rules: AccessRules, broker: BrokerState, holdingGrantsFor held: Set<String> = []) {
+    package init(rules: AccessRules, broker: BrokerState, holdingGrantsFor held: Set<String> = []) {
         let prefix = Self.rolePrefix(for: rules.topics)
         let (roles, clients) = Self.desired(rules, prefix: prefix)
         desiredRoles = roles
@@ -187,7 +187,7 @@ public struct DynamicSecurityPlan: Sendable, Hashable {
     }
 
     /// The accounts this plan gives new client roles (and so gets disconnected by the plugin).
-    public var grantedAccounts: Set<String> {
+    package var grantedAccounts: Set<String> {
         Set(
             commands.compactMap {
                 if case .addClientRole(let account, _) = $0 { account } else { nil }

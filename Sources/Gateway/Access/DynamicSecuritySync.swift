@@ -10,9 +10,9 @@ import Synchronization
 /// <gateway> admin`). The sync does not read the client's message stream itself, since the gateway
 /// has one reader of it: hand it every message with `receive(_:)` (or let `forward(_:)` read a
 /// stream of a client of its own).
-public final class DynamicSecuritySync: Sendable {
-    public static let requestTopic = "$CONTROL/dynamic-security/v1"
-    public static let responseTopic = "$CONTROL/dynamic-security/v1/response"
+package final class DynamicSecuritySync: Sendable {
+    package static let requestTopic = "$CONTROL/dynamic-security/v1"
+    package static let responseTopic = "$CONTROL/dynamic-security/v1/response"
 
     private enum Waiter {
         case registered
@@ -33,7 +33,7 @@ public final class DynamicSecuritySync: Sendable {
     private let state = Mutex(State())
 
     /// `timeout` bounds each exchange with the broker (a broker without the plugin never answers).
-    public init(client: MQTTClient, timeout: Duration = .seconds(10)) {
+    package init(client: MQTTClient, timeout: Duration = .seconds(10)) {
         self.client = client
         self.timeout = timeout
     }
@@ -49,7 +49,7 @@ public final class DynamicSecuritySync: Sendable {
     ///   would disconnect it again and again; grants beyond the limit are held for a later sync
     ///   (`heldGrants`). Revocations are never held, but count against the limit.
     @discardableResult
-    public func sync(_ rules: AccessRules, limitingRoleChangesWith limiter: RateLimiter? = nil)
+    package func sync(_ rules: AccessRules, limitingRoleChangesWith limiter: RateLimiter? = nil)
         async throws(DynamicSecurityError) -> DynamicSecurityPlan
     {
         let broker = try await brokerState()
@@ -74,7 +74,7 @@ public final class DynamicSecuritySync: Sendable {
     }
 
     /// The broker's clients with their roles, and its roles with their ACLs.
-    public func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
+    package func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
         let responses = try await apply([.listClients, .listRoles])
         var broker = DynamicSecurityPlan.BrokerState()
         for response in responses {
@@ -140,7 +140,7 @@ public final class DynamicSecuritySync: Sendable {
     /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
     /// (`setDefaultACLAccess`). Throws, naming every refused command with the broker's reason, when
     /// any was refused.
-    public func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
+    package func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
         try await apply(commands)
     }
 
@@ -193,7 +193,7 @@ public final class DynamicSecuritySync: Sendable {
     /// Takes the broker's answer if `message` is one; returns false for every other message, which
     /// the caller handles as usual.
     @discardableResult
-    public func receive(_ message: MQTTMessage) -> Bool {
+    package func receive(_ message: MQTTMessage) -> Bool {
         guard message.topic == Self.responseTopic else { return false }
         guard let answer = try? JSONDecoder().decode(WireResponses.self, from: Data(message.payload)),
             let batch = answer.responses.first?.correlationData?.split(separator: ".").first.map(String.init)
@@ -204,7 +204,7 @@ public final class DynamicSecuritySync: Sendable {
 
     /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
     /// the sync has to itself.
-    public func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
+    package func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
         for await message in messages { receive(message) }
     }
 
@@ -292,8 +292,8 @@ public final class DynamicSecuritySync: Sendable {
 
 /// A sync that did not complete, with a code and, for refused commands, each command and the
 /// broker's reason.
-public struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case timedOut
             case transport
@@ -305,37 +305,37 @@ public struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The broker did not answer in time.
-        public static let timedOut = Code(.timedOut)
+        package static let timedOut = Code(.timedOut)
         /// Publishing or subscribing failed.
-        public static let transport = Code(.transport)
+        package static let transport = Code(.transport)
         /// The answer was not what the plugin sends.
-        public static let invalidResponse = Code(.invalidResponse)
+        package static let invalidResponse = Code(.invalidResponse)
         /// The broker refused one or more commands (see `failures`).
-        public static let commandsRefused = Code(.commandsRefused)
+        package static let commandsRefused = Code(.commandsRefused)
 
-        public var name: String { base.rawValue }
-        public var description: String { name }
+        package var name: String { base.rawValue }
+        package var description: String { name }
     }
 
     /// One refused command and the broker's reason (`Role already exists`, `Client not found`, ...).
-    public struct Failure: Sendable, Hashable, CustomStringConvertible {
-        public let command: DynamicSecurityPlan.Command
-        public let reason: String
+    package struct Failure: Sendable, Hashable, CustomStringConvertible {
+        package let command: DynamicSecurityPlan.Command
+        package let reason: String
 
-        public var description: String { "\(command.name) \(command.subject): \(reason)" }
+        package var description: String { "\(command.name) \(command.subject): \(reason)" }
     }
 
-    public let code: Code
-    public let message: String
-    public let failures: [Failure]
+    package let code: Code
+    package let message: String
+    package let failures: [Failure]
 
-    public init(_ code: Code, _ message: String, failures: [Failure] = []) {
+    package init(_ code: Code, _ message: String, failures: [Failure] = []) {
         self.code = code
         self.message = message
         self.failures = failures
     }
 
-    public var description: String { "\(code): \(message)" }
+    package var description: String { "\(code): \(message)" }
 }
 
 extension DynamicSecurityPlan.Command {

@@ -10,21 +10,21 @@ import Synchronization
 ///
 /// A clearing whose echo never comes (the connection dropped) is forgotten after `lifetime`, so a
 /// client's own empty command on that topic later is not mistaken for it.
-public final class ClearingEchoes: Sendable {
+package final class ClearingEchoes: Sendable {
     private struct Pending {
         var count: Int
         var until: ContinuousClock.Instant
     }
 
-    public let lifetime: Duration
+    package let lifetime: Duration
     private let pending = Mutex<[String: Pending]>([:])
 
-    public init(lifetime: Duration = .seconds(30)) {
+    package init(lifetime: Duration = .seconds(30)) {
         self.lifetime = lifetime
     }
 
     /// Notes that the gateway is clearing `topic`.
-    public func expect(_ topic: String, at now: ContinuousClock.Instant = .now) {
+    package func expect(_ topic: String, at now: ContinuousClock.Instant = .now) {
         pending.withLock { pending in
             pending = pending.filter { $0.value.until > now }
             pending[topic, default: Pending(count: 0, until: now)].count += 1
@@ -34,7 +34,7 @@ public final class ClearingEchoes: Sendable {
 
     /// Whether `message` is the echo of a clearing (then it is taken off the list and must be
     /// dropped).
-    public func consume(_ message: MQTTMessage, at now: ContinuousClock.Instant = .now) -> Bool {
+    package func consume(_ message: MQTTMessage, at now: ContinuousClock.Instant = .now) -> Bool {
         guard message.payload.isEmpty else { return false }
         return pending.withLock { pending in
             guard let entry = pending[message.topic], entry.until > now else {

@@ -5,19 +5,19 @@ import Synchronization
 /// How many commands the gateway works on at once. Beyond the limit a command is answered at once
 /// with `tooManyRequests` instead of waiting: a gateway that cannot keep up sheds load and stays
 /// responsive, rather than queueing without bound (memory) and answering minutes late.
-public final class CommandAdmission: Sendable {
+package final class CommandAdmission: Sendable {
     /// The default limit of commands in flight.
-    public static let standardLimit = 1000
+    package static let standardLimit = 1000
 
-    public let limit: Int
+    package let limit: Int
     private let inFlight = Atomic<Int>(0)
 
-    public init(limit: Int = standardLimit) {
+    package init(limit: Int = standardLimit) {
         self.limit = limit
     }
 
     /// Takes a place for one command; false when all are taken.
-    public func enter() -> Bool {
+    package func enter() -> Bool {
         let (taken, _) = inFlight.add(1, ordering: .relaxed)
         guard taken <= limit else {
             inFlight.subtract(1, ordering: .relaxed)
@@ -27,13 +27,13 @@ public final class CommandAdmission: Sendable {
     }
 
     /// Gives the place back when the command is done.
-    public func leave() { inFlight.subtract(1, ordering: .relaxed) }
+    package func leave() { inFlight.subtract(1, ordering: .relaxed) }
 }
 
 extension CommandRouter {
     /// The answer to a command that came while the gateway was busy with `limit` others: ignored
     /// when it is no command, else refused with `tooManyRequests`. Reads only the topic (and a request's id).
-    public func refuseWhileBusy(_ message: MQTTMessage, limit: Int) -> Handling {
+    package func refuseWhileBusy(_ message: MQTTMessage, limit: Int) -> Handling {
         guard !message.retain, let command = try? topics.parse(message.topic) else { return .ignored }
         let error = HomeError(
             .tooManyRequests, "The gateway is working on \(limit) commands; nothing was done, send again shortly.")

@@ -4,26 +4,26 @@ import MQTT
 
 /// What became of one message: not a command at all, or a command that succeeded or failed (with
 /// its error code), and the answer to send, if any.
-public struct Handling: Sendable, Equatable {
-    public enum Outcome: Sendable, Equatable {
+package struct Handling: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case ignored
         case succeeded
         case failed(code: String)
     }
 
-    public var outcome: Outcome
-    public var answer: Answer?
+    package var outcome: Outcome
+    package var answer: Answer?
 
     static let ignored = Handling(outcome: .ignored, answer: nil)
 }
 
 /// An answer to a command or request: JSON `{"id","ok","code","message","topic","data"}` and where
 /// it goes.
-public struct Answer: Sendable, Equatable {
-    public var topic: String
-    public var payload: JSON
+package struct Answer: Sendable, Equatable {
+    package var topic: String
+    package var payload: JSON
     /// Correlation data to echo (MQTT v5).
-    public var correlationData: [UInt8]?
+    package var correlationData: [UInt8]?
 }
 
 /// Turns command and request messages into permission-checked operations on the home model, and
@@ -35,16 +35,16 @@ public struct Answer: Sendable, Equatable {
 /// to `B/$response/<account>` or below it: a command whose response topic points elsewhere is
 /// refused unrun, and its refusal goes to the account's default response topic. Every answer
 /// carries the request's `id` when one can be read, and the v5 correlation data.
-public struct CommandRouter: Sendable {
-    public let manager: HomeManager
-    public let topics: Topics
-    public let defaultAccount: String?
+package struct CommandRouter: Sendable {
+    package let manager: HomeManager
+    package let topics: Topics
+    package let defaultAccount: String?
     /// The largest payload accepted; bigger ones are refused unread.
-    public let maximumPayloadSize: Int
+    package let maximumPayloadSize: Int
     /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
-    public let rateLimiter: RateLimiter?
+    package let rateLimiter: RateLimiter?
 
-    public init(
+    package init(
         manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536,
         rateLimit: RateLimit? = .standard
     ) {
@@ -58,7 +58,7 @@ public struct CommandRouter: Sendable {
     /// Handles one message from the broker: runs the command it carries and says what to answer.
     /// Messages that are not commands (other topics, empty retained messages that clear one) are
     /// ignored; retained commands are refused unrun.
-    public func handle(_ message: MQTTMessage) async -> Handling {
+    package func handle(_ message: MQTTMessage) async -> Handling {
         let command: CommandTopic
         do {
             guard let parsed = try topics.parse(message.topic) else { return .ignored }
@@ -160,7 +160,7 @@ public struct CommandRouter: Sendable {
     /// What to clear when `message` is retained on a topic where only commands, requests and answers
     /// belong: the topic and, for logging, the account that the topic names as its sender (nil for a
     /// response topic, which names whose answers it holds). Nil for every other message.
-    public func retainedClutter(_ message: MQTTMessage) -> (topic: String, sender: String?)? {
+    package func retainedClutter(_ message: MQTTMessage) -> (topic: String, sender: String?)? {
         guard message.retain, !message.payload.isEmpty else { return nil }
         if message.topic == topics.responseRoot || message.topic.hasPrefix(topics.responseRoot + "/") {
             return (message.topic, nil)

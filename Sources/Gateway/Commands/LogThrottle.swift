@@ -3,24 +3,24 @@ import Synchronization
 /// Says when something may be logged again for one key: once per `interval`, with how many times it
 /// happened since the last log line. Remembers at most `keys` keys (the oldest are forgotten), so
 /// made-up keys cannot grow memory without bound.
-public final class LogThrottle: Sendable {
+package final class LogThrottle: Sendable {
     private struct Entry {
         var logged: ContinuousClock.Instant
         var count: Int
     }
 
-    public let interval: Duration
+    package let interval: Duration
     private let keys: Int
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(interval: Duration, keys: Int = 1024) {
+    package init(interval: Duration, keys: Int = 1024) {
         self.interval = interval
         self.keys = keys
     }
 
     /// Counts one occurrence for `key`; returns the occurrences since the last log line when one
     /// is due now, else nil.
-    public func admit(_ key: String, at now: ContinuousClock.Instant = .now) -> Int? {
+    package func admit(_ key: String, at now: ContinuousClock.Instant = .now) -> Int? {
         entries.withLock { entries in
             if var entry = entries[key] {
                 entry.count += 1

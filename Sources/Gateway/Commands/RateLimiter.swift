@@ -3,44 +3,44 @@ import Synchronization
 
 /// How many commands and requests one account may send: a sustained rate and a burst on top of it
 /// (config `commands.rateLimit`).
-public struct RateLimit: Sendable, Hashable {
+package struct RateLimit: Sendable, Hashable {
     /// Messages per second an account may send for as long as it likes.
-    public var perSecond: Double
+    package var perSecond: Double
     /// Messages an idle account may send at once before the rate applies.
-    public var burst: Int
+    package var burst: Int
 
-    public init(perSecond: Double = 50, burst: Int = 100) {
+    package init(perSecond: Double = 50, burst: Int = 100) {
         self.perSecond = perSecond
         self.burst = burst
     }
 
     /// 50 per second with bursts of 100: far above what a household or Home Assistant sends, far
     /// below what would keep the gateway from serving the other accounts.
-    public static let standard = RateLimit()
+    package static let standard = RateLimit()
 }
 
 /// A token bucket per account: every message takes a token, tokens come back at `perSecond` up to
 /// `burst`. A message that finds no token is refused, so one account's flood cannot crowd out the
 /// others' commands. Thread-safe; checking is a few arithmetic operations under a lock.
-public final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
-    public let limit: RateLimit
+    package let limit: RateLimit
     /// Buckets are forgotten once they are full again and more than this many accounts are known,
     /// so made-up account names cannot grow memory without bound.
     private let retainedAccounts: Int
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    public init(_ limit: RateLimit, retainedAccounts: Int = 1024) {
+    package init(_ limit: RateLimit, retainedAccounts: Int = 1024) {
         self.limit = limit
         self.retainedAccounts = retainedAccounts
     }
 
     /// Takes a token for `account`; false when it has none left and the message must be refused.
-    public func admit(_ account: String, at now: ContinuousClock.Instant = .now) -> Bool {
+    package func admit(_ account: String, at now: ContinuousClock.Instant = .now) -> Bool {
         buckets.withLock { buckets in
             var bucket = buckets[account] ?? Bucket(tokens: Double(limit.burst), updated: now)
             bucket.tokens = refilled(bucket, at: now)
@@ -56,7 +56,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// How long until `account` has a token again (zero when it has one now).
-    public func retryAfter(_ account: String, at now: ContinuousClock.Instant = .now) -> Duration {
+    package func retryAfter(_ account: String, at now: ContinuousClock.Instant = .now) -> Duration {
         buckets.withLock { buckets in
             guard let bucket = buckets[account], limit.perSecond > 0 else { return .zero }
             let missing = 1 - refilled(bucket, at: now)
@@ -65,7 +65,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// How many accounts have a bucket now.
-    public var knownAccounts: Int { buckets.withLock { $0.count } }
+    package var knownAccounts: Int { buckets.withLock { $0.count } }
 
     private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Double {
         let elapsed = now - bucket.updated

@@ -1,9 +1,9 @@
 /// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
 /// way compilers report errors (`FILE:LINE:COLUMN: error: MESSAGE`), so editors can jump to it.
-public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is. Static members over a private enum, so callers can match a code
     /// and new codes are not a breaking change.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case missingFile
             case syntax
@@ -17,30 +17,30 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         private init(_ base: Base) { self.base = base }
 
         /// The config file does not exist or cannot be read.
-        public static let missingFile = Code(.missingFile)
+        package static let missingFile = Code(.missingFile)
         /// The file is not valid YAML.
-        public static let syntax = Code(.syntax)
+        package static let syntax = Code(.syntax)
         /// A key the gateway does not know (often a typo).
-        public static let unknownKey = Code(.unknownKey)
+        package static let unknownKey = Code(.unknownKey)
         /// A value of the wrong kind: text where a number belongs, a list where a section belongs.
-        public static let wrongType = Code(.wrongType)
+        package static let wrongType = Code(.wrongType)
         /// A value of the right kind that the gateway cannot work with.
-        public static let invalidValue = Code(.invalidValue)
+        package static let invalidValue = Code(.invalidValue)
         /// A file the configuration names (password, TLS, devices) cannot be read.
-        public static let unreadableFile = Code(.unreadableFile)
+        package static let unreadableFile = Code(.unreadableFile)
 
-        public var name: String { base.rawValue }
-        public var description: String { name }
+        package var name: String { base.rawValue }
+        package var description: String { name }
     }
 
     /// Where a problem is: a place in the config file, the file as a whole, or an environment variable.
-    public enum Location: Sendable, Hashable, CustomStringConvertible {
+    package enum Location: Sendable, Hashable, CustomStringConvertible {
         /// Line and column count from 1.
         case file(String, line: Int, column: Int)
         case wholeFile(String)
         case environment(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .file(let path, let line, let column): "\(path):\(line):\(column)"
             case .wholeFile(let path): path
@@ -49,18 +49,18 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         }
 
         /// The line in the file, if the problem has one.
-        public var line: Int? {
+        package var line: Int? {
             if case .file(_, let line, _) = self { line } else { nil }
         }
     }
 
-    public let code: Code
-    public let location: Location
-    public let message: String
+    package let code: Code
+    package let location: Location
+    package let message: String
     /// What the user can do about it.
-    public let fix: String
+    package let fix: String
 
-    public init(_ code: Code, at location: Location, _ message: String, fix: String) {
+    package init(_ code: Code, at location: Location, _ message: String, fix: String) {
         self.code = code
         self.location = location
         self.message = message
@@ -68,22 +68,22 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     /// `LOCATION: error: MESSAGE` and an indented `fix:` line.
-    public var description: String {
+    package var description: String {
         "\(location): error: \(message)\n    fix: \(fix)"
     }
 }
 
 /// Every problem found in one configuration, in the order of the file (environment variables last). Loading reports them all at
 /// once, so a user fixes a config in one round rather than one error per run.
-public struct ConfigurationErrors: Error, Sendable, Hashable, CustomStringConvertible {
-    public let errors: [ConfigurationError]
+package struct ConfigurationErrors: Error, Sendable, Hashable, CustomStringConvertible {
+    package let errors: [ConfigurationError]
 
-    public init(_ errors: [ConfigurationError]) {
+    package init(_ errors: [ConfigurationError]) {
         self.errors = errors
     }
 
     /// One rendered problem after another, each on its own lines.
-    public var description: String {
+    package var description: String {
         errors.map(\.description).joined(separator: "\n")
     }
 }

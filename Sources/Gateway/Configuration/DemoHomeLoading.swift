@@ -5,9 +5,9 @@ import Yams
 
 /// Reads a demo-home file (`accessories.virtual`) the way the config is read: every problem with
 /// the file, line and column and a fix, instead of a decoder's path.
-public enum DemoHomeLoading {
+package enum DemoHomeLoading {
     /// Loads and checks the file at `file`.
-    public static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
+    package static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
         guard let data = FileManager.default.contents(atPath: file), let yaml = String(data: data, encoding: .utf8)
         else {
             throw ConfigurationErrors([
@@ -20,7 +20,7 @@ public enum DemoHomeLoading {
     }
 
     /// Reads demo-home text; `file` names it in the problems.
-    public static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
+    package static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)

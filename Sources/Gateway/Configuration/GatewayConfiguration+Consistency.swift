@@ -14,7 +14,7 @@ extension GatewayConfiguration {
     ///
     /// - Parameters:
     ///   - yaml: the config file's text, to point at the lines of the keys involved.
-    public func consistencyProblems(file: String, yaml: String?, demoHome: DemoHome?) -> [ConfigurationError] {
+    package func consistencyProblems(file: String, yaml: String?, demoHome: DemoHome?) -> [ConfigurationError] {
         let root = yaml.flatMap { try? Yams.compose(yaml: $0) }
         func location(_ keys: String...) -> ConfigurationError.Location {
             var node = root

@@ -9,7 +9,7 @@ extension GatewayConfiguration {
     /// The environment variables that override the file, each with the key it overrides. They win
     /// over the file so that containers and service managers can set secrets and paths without
     /// editing it.
-    public static let environmentOverrides: KeyValuePairs<String, String> = [
+    package static let environmentOverrides: KeyValuePairs<String, String> = [
         "HOMEGATE_MQTT_BROKER": "mqtt.broker",
         "HOMEGATE_MQTT_USERNAME": "mqtt.username",
         "HOMEGATE_MQTT_PASSWORD": "mqtt.password",
@@ -20,7 +20,7 @@ extension GatewayConfiguration {
 
     /// Reads the config file at `file`, applies the overrides from `environment` and checks every
     /// value. Throws all the problems found together, each with its line and column and a fix.
-    public static func load(
+    package static func load(
         file: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
         guard let data = FileManager.default.contents(atPath: file) else {
@@ -45,7 +45,7 @@ extension GatewayConfiguration {
 
     /// Reads config text as `load` does; `file` names it in the problems and anchors relative paths
     /// nowhere (paths are taken as written).
-    public static func parse(
+    package static func parse(
         yaml: String, file: String, environment: [String: String] = [:]
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
         let root: Node?

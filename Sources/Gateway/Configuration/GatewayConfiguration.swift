@@ -5,36 +5,36 @@ import MQTT
 /// Everything the gateway reads from its config file (`Config/homegate.yml` is the annotated sample).
 /// Every setting has a default that suits a gateway and a broker on the same hub, so an empty file
 /// is a working configuration. Load one with `load(file:environment:)`.
-public struct GatewayConfiguration: Sendable, Hashable {
+package struct GatewayConfiguration: Sendable, Hashable {
     /// `mqtt`: how the gateway reaches its broker and where its topics live.
-    public struct MQTTSettings: Sendable, Hashable {
+    package struct MQTTSettings: Sendable, Hashable {
         /// `mqtt[s]://host[:port]` of each broker, in order of preference (`mqtt.brokers`, or the one
         /// `mqtt.broker`): `mqtts` means TLS, with the broker's certificate verified.
-        public var brokers: [String]
+        package var brokers: [String]
         /// The first broker.
-        public var broker: String {
+        package var broker: String {
             get { brokers[0] }
             set { brokers = [newValue] }
         }
         /// The client id; nil for the installation's own (``InstallationIdentity``), so that two
         /// gateways on one broker never take each other's session.
-        public var clientId: String?
-        public var username: String?
+        package var clientId: String?
+        package var username: String?
         /// The password after `passwordFile` and `HOMEGATE_MQTT_PASSWORD` were applied.
-        public var password: String?
+        package var password: String?
         /// A file whose first line is the password, so the password need not sit in the config.
-        public var passwordFile: String?
+        package var passwordFile: String?
         /// The first level(s) of every gateway topic (docs/mqtt.md's `B`).
-        public var baseTopic: String
+        package var baseTopic: String
         /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.
-        public var keepAlive: Int
+        package var keepAlive: Int
         /// Seconds one connection attempt may take, up to the broker's CONNACK.
-        public var connectTimeout: Int
-        public var protocolVersion: MQTTConfiguration.ProtocolVersion
+        package var connectTimeout: Int
+        package var protocolVersion: MQTTConfiguration.ProtocolVersion
         /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
-        public var tls: TLSSettings?
+        package var tls: TLSSettings?
 
-        public init(
+        package init(
             broker: String = "mqtt://127.0.0.1:1883", clientId: String? = nil, username: String? = nil,
             password: String? = nil, passwordFile: String? = nil, baseTopic: String = "homegate",
             keepAlive: Int = 30, connectTimeout: Int = 10, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
@@ -54,16 +54,16 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `mqtt.tls`: only used with an `mqtts://` broker.
-    public struct TLSSettings: Sendable, Hashable {
+    package struct TLSSettings: Sendable, Hashable {
         /// PEM file of the certificate authorities to trust; nil trusts the system's store.
-        public var caFile: String?
+        package var caFile: String?
         /// Client certificate and key (PEM), for brokers that ask for them.
-        public var certificateFile: String?
-        public var keyFile: String?
+        package var certificateFile: String?
+        package var keyFile: String?
         /// Verify the broker's certificate and host name; turn off only for testing.
-        public var verifyServer: Bool
+        package var verifyServer: Bool
 
-        public init(
+        package init(
             caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, verifyServer: Bool = true
         ) {
             self.caFile = caFile
@@ -74,18 +74,18 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `data`: where the gateway keeps its state.
-    public struct DataSettings: Sendable, Hashable {
+    package struct DataSettings: Sendable, Hashable {
         /// The folder of the home database (`home.sqlite`).
-        public var directory: String
+        package var directory: String
         /// Keep the home database in memory only: nothing survives a restart. For benchmarks (the
         /// price of durability) and trials; the file is the default.
-        public var inMemory: Bool
+        package var inMemory: Bool
         /// How long device values may wait to be written together (group commit, one fsync for all):
         /// what a power cut can lose of device values. Layout changes are always written before they
         /// are answered. Zero writes every value before its answer.
-        public var valueCommitWindow: Duration
+        package var valueCommitWindow: Duration
 
-        public init(
+        package init(
             directory: String = "/var/lib/homegate", inMemory: Bool = false,
             valueCommitWindow: Duration = .milliseconds(100)
         ) {
@@ -95,23 +95,23 @@ public struct GatewayConfiguration: Sendable, Hashable {
         }
 
         /// The SQLite file of the home database.
-        public var databaseFile: String {
+        package var databaseFile: String {
             directory.hasSuffix("/") ? directory + "home.sqlite" : directory + "/home.sqlite"
         }
     }
 
     /// `accessories`: the drivers that find accessories.
-    public struct AccessorySettings: Sendable, Hashable {
+    package struct AccessorySettings: Sendable, Hashable {
         /// A YAML file of virtual devices and homes (the demo home's format); nil runs without the
         /// virtual driver.
-        public var virtual: String?
+        package var virtual: String?
         /// `accessories.zigbee2mqtt`: the zigbee2mqtt network whose devices become accessories; nil
         /// runs without the driver. One network today; a list of several may follow.
-        public var zigbee2mqtt: Zigbee2MQTTSettings?
+        package var zigbee2mqtt: Zigbee2MQTTSettings?
         /// `accessories.hap`: HomeKit accessories over IP (docs/hap.md); nil runs without the driver.
-        public var hap: HAPSettings?
+        package var hap: HAPSettings?
 
-        public init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil, hap: HAPSettings? = nil) {
+        package init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil, hap: HAPSettings? = nil) {
             self.virtual = virtual
             self.zigbee2mqtt = zigbee2mqtt
             self.hap = hap
@@ -119,38 +119,38 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `accessories.hap`: where HomeKit accessories are found.
-    public struct HAPSettings: Sendable, Hashable {
+    package struct HAPSettings: Sendable, Hashable {
         /// Browse `_hap._tcp` over mDNS (through Avahi).
-        public var discovery: Bool
+        package var discovery: Bool
         /// Accessories at fixed addresses, for networks mDNS does not reach: `host:port`.
-        public var accessories: [String]
+        package var accessories: [String]
 
-        public init(discovery: Bool = true, accessories: [String] = []) {
+        package init(discovery: Bool = true, accessories: [String] = []) {
             self.discovery = discovery
             self.accessories = accessories
         }
 
         /// `accessories` split into host and port (every entry was checked when the file was read).
-        public var endpoints: [(host: String, port: Int)] {
+        package var endpoints: [(host: String, port: Int)] {
             accessories.compactMap { GatewayConfiguration.hostAndPort($0) }
         }
     }
 
     /// `accessories.zigbee2mqtt`: where zigbee2mqtt publishes.
-    public struct Zigbee2MQTTSettings: Sendable, Hashable {
+    package struct Zigbee2MQTTSettings: Sendable, Hashable {
         /// zigbee2mqtt's `mqtt.base_topic`.
-        public var baseTopic: String
+        package var baseTopic: String
         /// `mqtt[s]://host[:port]` of zigbee2mqtt's broker when it is not the gateway's; nil: the
         /// gateway's own broker, with the gateway's account and TLS settings.
-        public var broker: String?
+        package var broker: String?
         /// The account and password for that other broker.
-        public var username: String?
-        public var password: String?
+        package var username: String?
+        package var password: String?
         /// The account zigbee2mqtt itself connects as on the gateway's broker: the generated access
         /// rules let it (and the gateway) read and write the base topic, and nobody else write there.
-        public var account: String
+        package var account: String
 
-        public init(
+        package init(
             baseTopic: String = "zigbee2mqtt", broker: String? = nil, username: String? = nil, password: String? = nil,
             account: String = "zigbee2mqtt"
         ) {
@@ -163,16 +163,16 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `commands`: how command topics are handled.
-    public struct CommandSettings: Sendable, Hashable {
+    package struct CommandSettings: Sendable, Hashable {
         /// The account that command topics without a trailing `/<account>` act as; nil refuses them.
-        public var defaultAccount: String?
+        package var defaultAccount: String?
         /// How long a device may take to answer a write or read before the command fails with
         /// `operationTimedOut`.
-        public var timeout: Duration
+        package var timeout: Duration
         /// How many commands and requests one account may send; nil admits all.
-        public var rateLimit: RateLimit?
+        package var rateLimit: RateLimit?
 
-        public init(
+        package init(
             defaultAccount: String? = nil, timeout: Duration = .seconds(10), rateLimit: RateLimit? = .standard
         ) {
             self.defaultAccount = defaultAccount
@@ -182,14 +182,14 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `access`: how the broker is told who may do what.
-    public struct AccessSettings: Sendable, Hashable {
+    package struct AccessSettings: Sendable, Hashable {
         /// Keep mosquitto's dynamic-security plugin in step with the homes' users.
-        public var dynamicSecurity: Bool
+        package var dynamicSecurity: Bool
         /// The acl_file the broker reads (written by `homegate acl`): the gateway checks that it is
         /// there and in step with the homes' users, and says so when it is not.
-        public var aclFile: String?
+        package var aclFile: String?
 
-        public init(dynamicSecurity: Bool = false, aclFile: String? = nil) {
+        package init(dynamicSecurity: Bool = false, aclFile: String? = nil) {
             self.dynamicSecurity = dynamicSecurity
             self.aclFile = aclFile
         }
@@ -197,33 +197,33 @@ public struct GatewayConfiguration: Sendable, Hashable {
         /// Whether the configuration says how the broker is protected; without either, any account
         /// can publish commands in any other's name and read every home, unless the broker has
         /// rules of its own.
-        public var protectsBroker: Bool { dynamicSecurity || aclFile != nil }
+        package var protectsBroker: Bool { dynamicSecurity || aclFile != nil }
     }
 
     /// `homes`: who may do what with the homes themselves.
-    public struct HomeSettings: Sendable, Hashable {
+    package struct HomeSettings: Sendable, Hashable {
         /// The accounts that may add a home; nil: the administrators of the existing homes, or
         /// anyone while there is none.
-        public var creators: [String]?
+        package var creators: [String]?
 
-        public init(creators: [String]? = nil) {
+        package init(creators: [String]? = nil) {
             self.creators = creators
         }
 
         /// `creators` as the home model takes it.
-        public var homeCreators: HomeCreators { creators.map { .accounts(Set($0)) } ?? .administrators }
+        package var homeCreators: HomeCreators { creators.map { .accounts(Set($0)) } ?? .administrators }
     }
 
     /// `homeAssistant`: MQTT discovery for Home Assistant.
-    public struct HomeAssistantSettings: Sendable, Hashable {
-        public var enabled: Bool
-        public var discoveryPrefix: String
+    package struct HomeAssistantSettings: Sendable, Hashable {
+        package var enabled: Bool
+        package var discoveryPrefix: String
         /// The account Home Assistant's commands carry (and its MQTT username).
-        public var account: String
+        package var account: String
         /// The node id level of every discovery topic.
-        public var nodeId: String
+        package var nodeId: String
 
-        public init(
+        package init(
             enabled: Bool = false, discoveryPrefix: String = "homeassistant", account: String = "homeassistant",
             nodeId: String = "homegate"
         ) {
@@ -235,21 +235,21 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// `web`: the hub's web page (docs/web.md).
-    public struct WebSettings: Sendable, Hashable {
+    package struct WebSettings: Sendable, Hashable {
         /// The address the page is served on. Loopback by default: open it to the network only
         /// behind a reverse proxy with TLS, since logins carry broker passwords.
-        public var host: String
+        package var host: String
         /// The TCP port; 0 picks a free one (tests).
-        public var port: Int
+        package var port: Int
         /// How long a login lasts: the session cookie expires then, whatever is done with it.
-        public var sessionLifetime: Duration
+        package var sessionLifetime: Duration
         /// The page is reached through a reverse proxy on this host: for requests from loopback,
         /// `X-Forwarded-For` names the visitor (the login throttle counts per visitor, not per
         /// proxy), `X-Forwarded-Host` the host the browser used, and `X-Forwarded-Proto: https`
         /// makes the cookies `Secure`.
-        public var behindProxy: Bool
+        package var behindProxy: Bool
 
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600),
             behindProxy: Bool = false
         ) {
@@ -260,30 +260,30 @@ public struct GatewayConfiguration: Sendable, Hashable {
         }
 
         /// `host:port` as `web.listen` writes it.
-        public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        package var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// `logging`.
-    public struct LoggingSettings: Sendable, Hashable {
-        public var level: Logger.Level
+    package struct LoggingSettings: Sendable, Hashable {
+        package var level: Logger.Level
 
-        public init(level: Logger.Level = .info) {
+        package init(level: Logger.Level = .info) {
             self.level = level
         }
     }
 
-    public var mqtt: MQTTSettings
-    public var data: DataSettings
-    public var accessories: AccessorySettings
-    public var commands: CommandSettings
-    public var access: AccessSettings
-    public var homes: HomeSettings
-    public var homeAssistant: HomeAssistantSettings
-    public var logging: LoggingSettings
+    package var mqtt: MQTTSettings
+    package var data: DataSettings
+    package var accessories: AccessorySettings
+    package var commands: CommandSettings
+    package var access: AccessSettings
+    package var homes: HomeSettings
+    package var homeAssistant: HomeAssistantSettings
+    package var logging: LoggingSettings
     /// The web page; nil (`web: null`) serves none.
-    public var web: WebSettings?
+    package var web: WebSettings?
 
-    public init(
+    package init(
         mqtt: MQTTSettings = MQTTSettings(), data: DataSettings = DataSettings(),
         accessories: AccessorySettings = AccessorySettings(), commands: CommandSettings = CommandSettings(),
         access: AccessSettings = AccessSettings(), homes: HomeSettings = HomeSettings(),
@@ -303,11 +303,11 @@ public struct GatewayConfiguration: Sendable, Hashable {
 
     /// The gateway's client id: `mqtt.clientId`, or the installation's (``InstallationIdentity``)
     /// once ``resolveClientID()`` has read it; "homegate" before that.
-    public var clientID: String { mqtt.clientId ?? "homegate" }
+    package var clientID: String { mqtt.clientId ?? "homegate" }
 
     /// Fills `mqtt.clientId`, when the file leaves it out, with the installation's own id, kept in
     /// the data directory (made on first use).
-    public mutating func resolveClientID() throws {
+    package mutating func resolveClientID() throws {
         guard mqtt.clientId == nil else { return }
         mqtt.clientId = try InstallationIdentity.clientID(
             inDirectory: data.directory, persistent: !data.inMemory)
@@ -315,7 +315,7 @@ public struct GatewayConfiguration: Sendable, Hashable {
 
     /// The client settings for zigbee2mqtt's broker: the gateway's own (its own client id) unless
     /// `accessories.zigbee2mqtt.broker` names another.
-    public func zigbee2mqttConfiguration() throws(MQTTError) -> MQTTConfiguration? {
+    package func zigbee2mqttConfiguration() throws(MQTTError) -> MQTTConfiguration? {
         guard let settings = accessories.zigbee2mqtt else { return nil }
         var configuration: MQTTConfiguration
         if let broker = settings.broker {
@@ -331,10 +331,10 @@ public struct GatewayConfiguration: Sendable, Hashable {
     }
 
     /// The topics under `mqtt.baseTopic`.
-    public var topics: Topics { Topics(base: mqtt.baseTopic) }
+    package var topics: Topics { Topics(base: mqtt.baseTopic) }
 
     /// Home Assistant discovery as configured, or nil when `homeAssistant.enabled` is off.
-    public var homeAssistantDiscovery: HomeAssistantDiscovery? {
+    package var homeAssistantDiscovery: HomeAssistantDiscovery? {
         guard homeAssistant.enabled else { return nil }
         return HomeAssistantDiscovery(
             discoveryPrefix: homeAssistant.discoveryPrefix, nodeID: homeAssistant.nodeId,
@@ -345,7 +345,7 @@ public struct GatewayConfiguration: Sendable, Hashable {
     /// protocol. The will, reconnect backoff and session are the caller's to set. Throws when a broker
     /// is not an `mqtt[s]://host[:port]` address or the brokers mix TLS and plain MQTT (never for a
     /// configuration that `load` returned).
-    public func mqttConfiguration() throws(MQTTError) -> MQTTConfiguration {
+    package func mqttConfiguration() throws(MQTTError) -> MQTTConfiguration {
         var configuration = try MQTTConfiguration(brokerURLs: mqtt.brokers, clientID: clientID)
         configuration.username = mqtt.username
         configuration.password = mqtt.password

@@ -4,13 +4,13 @@ import Foundation
 /// digits, made once and kept in the data directory (`client-id`) beside the home database, so it
 /// stays with the installation across restarts and upgrades, and two gateways on one broker (two
 /// hubs, a copy of the config) never take each other's session.
-public enum InstallationIdentity {
+package enum InstallationIdentity {
     /// The file in the data directory that holds the id.
-    public static let fileName = "client-id"
+    package static let fileName = "client-id"
 
     /// The installation's client id, read from `directory` or made and written there now. With
     /// `persistent` off (a database in memory) a new id is made each time and nothing is written.
-    public static func clientID(inDirectory directory: String, persistent: Bool = true) throws -> String {
+    package static func clientID(inDirectory directory: String, persistent: Bool = true) throws -> String {
         guard persistent else { return makeID() }
         let path = (directory as NSString).appendingPathComponent(fileName)
         if let text = try? String(contentsOfFile: path, encoding: .utf8) {

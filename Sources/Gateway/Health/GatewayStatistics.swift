@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Counters for `B/$health`, shared by the parts of the gateway that count.
-public final class GatewayStatistics: Sendable {
+package final class GatewayStatistics: Sendable {
     private struct Counts {
         var messagesIn = 0
         var messagesOut = 0
@@ -41,18 +41,18 @@ public final class GatewayStatistics: Sendable {
 
     private let counts = Mutex(Counts())
     /// When the gateway started, for its uptime.
-    public let started = ContinuousClock.now
+    package let started = ContinuousClock.now
 
-    public init() {}
+    package init() {}
 
-    public func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
-    public func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
-    public func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
+    package func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
+    package func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
+    package func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
     /// What the dynamic-security keeper last saw (``AccessKeeper/Status``).
     func recordDynamicSecurity(_ status: JSON) { counts.withLock { $0.dynamicSecurity = status } }
 
     /// Counts a handled command or request by its outcome.
-    public func handled(_ outcome: Handling.Outcome) {
+    package func handled(_ outcome: Handling.Outcome) {
         let second = secondsSinceStart()
         counts.withLock { counts in
             switch outcome {
@@ -68,20 +68,20 @@ public final class GatewayStatistics: Sendable {
     }
 
     /// What the gateway's health page shows: the counters so far and the last minute's commands.
-    public struct Summary: Sendable, Equatable {
-        public var uptime: Duration
-        public var messagesIn: Int
-        public var messagesOut: Int
-        public var brokerReconnects: Int
-        public var commandsSucceeded: Int
+    package struct Summary: Sendable, Equatable {
+        package var uptime: Duration
+        package var messagesIn: Int
+        package var messagesOut: Int
+        package var brokerReconnects: Int
+        package var commandsSucceeded: Int
         /// Failed commands and requests by error code, since the start.
-        public var commandsFailed: [String: Int]
+        package var commandsFailed: [String: Int]
         /// Commands and requests handled in the last 60 seconds, and how many of them failed.
-        public var commandsLastMinute: Int
-        public var failuresLastMinute: Int
+        package var commandsLastMinute: Int
+        package var failuresLastMinute: Int
     }
 
-    public func summary() -> Summary {
+    package func summary() -> Summary {
         let second = secondsSinceStart()
         return counts.withLock { counts in
             let minute = counts.lastMinute.totals(at: second)

@@ -6,9 +6,9 @@ import ServiceLifecycle
 /// Publishes `B/$health` (retained) every `interval` and each time the connection comes back:
 /// version, uptime, resident memory, the broker (its address, reconnects, switches to another of the
 /// configured brokers), messages in and out, commands answered ok and failed by code.
-public struct HealthService: ServiceLifecycle.Service {
+package struct HealthService: ServiceLifecycle.Service {
     /// homegate's version, as `$health` reports it.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     private let client: MQTTClient
     private let topics: Topics
@@ -16,7 +16,7 @@ public struct HealthService: ServiceLifecycle.Service {
     private let interval: Duration
     private let logger: Logger
 
-    public init(
+    package init(
         client: MQTTClient, topics: Topics, statistics: GatewayStatistics, interval: Duration = .seconds(60),
         logger: Logger
     ) {
@@ -27,7 +27,7 @@ public struct HealthService: ServiceLifecycle.Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
@@ -62,7 +62,7 @@ public struct HealthService: ServiceLifecycle.Service {
     }
 
     /// The process's resident memory from /proc (Linux); nil elsewhere.
-    public static func residentBytes() -> Int? {
+    package static func residentBytes() -> Int? {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }

@@ -7,16 +7,16 @@ import HomeModel
 /// Object ids and `unique_id`s are built from the accessory's and service's ids, never from names,
 /// so a rename or a move republishes the same config topic with the new topics, device name and area,
 /// and Home Assistant keeps the entity (with its history and customisations).
-public struct HomeAssistantDiscovery: Sendable, Hashable {
-    public let discoveryPrefix: String
-    public let nodeID: String
+package struct HomeAssistantDiscovery: Sendable, Hashable {
+    package let discoveryPrefix: String
+    package let nodeID: String
     /// The account every command topic in the configs carries, so Home Assistant is checked like anyone.
-    public let account: String
-    public let topics: Topics
+    package let account: String
+    package let topics: Topics
     /// homegate's version, announced as the configs' `origin`.
-    public let version: String
+    package let version: String
 
-    public init(discoveryPrefix: String, nodeID: String, account: String, topics: Topics, version: String) {
+    package init(discoveryPrefix: String, nodeID: String, account: String, topics: Topics, version: String) {
         self.discoveryPrefix = discoveryPrefix
         self.nodeID = nodeID
         self.account = account
@@ -25,20 +25,20 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 
     /// `<prefix>/status`: Home Assistant's birth (`online`) and will (`offline`).
-    public var statusTopic: String { "\(discoveryPrefix)/status" }
+    package var statusTopic: String { "\(discoveryPrefix)/status" }
 
     /// Every config topic this gateway may own, whatever the component: for reading back what the
     /// broker holds, so configs of things that are gone can be cleared at start.
-    public var configFilter: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
+    package var configFilter: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
 
     /// Whether `home` is announced at all: only homes Home Assistant's account is a user of. Home
     /// Assistant reads every config under the prefix, so announcing another home would show it
     /// names and devices it may not see, as entities it may not use.
-    public func announces(_ home: Home) -> Bool { home.isMember(account) }
+    package func announces(_ home: Home) -> Bool { home.isMember(account) }
 
     /// The discovery configs of one home: its accessories' entities and its action sets as scenes;
     /// none for a home Home Assistant's account is no user of.
-    public func configs(for home: Home) -> [DiscoveryConfig] {
+    package func configs(for home: Home) -> [DiscoveryConfig] {
         guard announces(home) else { return [] }
         var configs: [DiscoveryConfig] = []
         for accessory in home.accessories {
@@ -51,14 +51,14 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).
-    public func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
+    package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
             accessory.services.filter { HomeAssistantEntities.kind(of: $0) == nil }.map { (accessory, $0) }
         }
     }
 
     /// The `$ha` state topics of one accessory: each mapped service's state in Home Assistant's words.
-    public func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
+    package func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
         guard announces(home) else { return [:] }
         let place = Place(accessory, in: home, topics: topics)
         var payloads: [String: [UInt8]] = [:]
@@ -74,12 +74,12 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// The configs of one accessory's entities (its identify button too); none for a home Home
     /// Assistant does not see.
-    public func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+    package func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
         announces(home) ? configs(for: accessory, in: home) : []
     }
 
     /// The home's action sets as scenes; none for a home Home Assistant does not see.
-    public func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
+    package func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
         announces(home) ? home.actionSets.map { scene($0, in: home) } : []
     }
 
@@ -217,14 +217,14 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 }
 
 /// One retained discovery config.
-public struct DiscoveryConfig: Sendable, Hashable {
+package struct DiscoveryConfig: Sendable, Hashable {
     /// Home Assistant's component: `light`, `switch`, `climate`, `lock`, `cover`, `fan`, `sensor`,
     /// `binary_sensor`, `scene`, `button`.
-    public let component: String
-    public let objectID: String
-    public let uniqueID: String
-    public let topic: String
-    public let payload: JSON
+    package let component: String
+    package let objectID: String
+    package let uniqueID: String
+    package let topic: String
+    package let payload: JSON
 }
 
 /// Where an accessory sits in the topic tree, and the topics the configs point at.

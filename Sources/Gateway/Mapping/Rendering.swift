@@ -3,7 +3,7 @@ import HomeModel
 
 /// The JSON payloads of the MQTT contract (docs/mqtt.md), from model snapshots. Key order is fixed, so the same home always
 /// renders to the same bytes. Accounts never appear: users are shown by display name and role only.
-public enum Rendering {
+package enum Rendering {
     /// `B/$homes`: the homes, in order, and which one is primary.
     static func homes(_ homes: [Home]) -> JSON {
         .array(homes.map { .object([("name", .string($0.name)), ("primary", .bool($0.isPrimary))]) })
@@ -180,7 +180,7 @@ public enum Rendering {
     }
 
     /// A characteristic value as JSON (data as base64 text).
-    public static func value(_ value: CharacteristicValue) -> JSON {
+    package static func value(_ value: CharacteristicValue) -> JSON {
         switch value {
         case .bool(let bool): .bool(bool)
         case .int(let int): .integer(int)
@@ -191,7 +191,7 @@ public enum Rendering {
     }
 
     /// The topic level of a room: its name (the default room's name is its reserved `$default`).
-    public static func roomName(_ room: RoomID?, in home: Home) -> String {
+    package static func roomName(_ room: RoomID?, in home: Home) -> String {
         room.flatMap { home.room($0)?.name } ?? home.defaultRoom.name
     }
 }

@@ -3,16 +3,16 @@ import HomeModel
 /// The retained topics of the MQTT contract (docs/mqtt.md) and their payloads, computed from the
 /// home model: what the broker must hold under the base topic for a client that subscribes to `B/#`
 /// to see exactly the home. Pure: the publisher compares two of these to know what to send and what to clear.
-public struct RetainedView: Sendable, Equatable {
+package struct RetainedView: Sendable, Equatable {
     /// Topic → payload (never empty: an empty retained payload clears a topic).
-    public private(set) var payloads: [String: [UInt8]] = [:]
+    package private(set) var payloads: [String: [UInt8]] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Everything: `$homes`, `$discovered`, and per home its `$layout` and every accessory's values,
     /// `$reachable` and `$state`; with Home Assistant discovery also every discovery config (under
     /// its prefix) and every `$ha` state.
-    public init(
+    package init(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) {
         for (_, part) in Self.parts(homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant)
@@ -22,21 +22,21 @@ public struct RetainedView: Sendable, Equatable {
     }
 
     /// The view made of its parts.
-    public init(merging parts: [Part: [String: [UInt8]]]) {
+    package init(merging parts: [Part: [String: [UInt8]]]) {
         payloads.reserveCapacity(parts.values.reduce(0) { $0 + $1.count })
         for (_, part) in parts { payloads.merge(part) { _, new in new } }
     }
 
     /// What one part of the view depends on, so that a change renders only the parts it touches:
     /// `$homes` and `$discovered`; a home's `$layout` and scenes; an accessory's topics and configs.
-    public enum Part: Hashable, Sendable {
+    package enum Part: Hashable, Sendable {
         case global
         case home(HomeID)
         case accessory(AccessoryID)
     }
 
     /// The whole view, part by part.
-    public static func parts(
+    package static func parts(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [Part: [String: [UInt8]]] {
         var fragments = LayoutFragments()
@@ -71,12 +71,12 @@ public struct RetainedView: Sendable, Equatable {
     }
 
     /// `$homes` and `$discovered`.
-    public static func globalPayloads(homes: [Home], discovered: [Accessory], topics: Topics) -> [String: [UInt8]] {
+    package static func globalPayloads(homes: [Home], discovered: [Accessory], topics: Topics) -> [String: [UInt8]] {
         [topics.homes: Rendering.homes(homes).bytes, topics.discovered: Rendering.discovered(discovered).bytes]
     }
 
     /// A home's `$layout` and its action sets as Home Assistant scenes.
-    public static func homePayloads(
+    package static func homePayloads(
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         homePayloads(home, topics: topics, homeAssistant: homeAssistant, layout: Rendering.layout(home).bytes)
@@ -100,7 +100,7 @@ public struct RetainedView: Sendable, Equatable {
     }
 
     /// An accessory's topics (``accessoryPayloads(_:in:topics:homeAssistant:)``) and its discovery configs.
-    public static func accessoryPart(
+    package static func accessoryPart(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         var payloads = accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
@@ -111,7 +111,7 @@ public struct RetainedView: Sendable, Equatable {
     }
 
     /// One accessory's topics: each readable value, `$reachable` and `$state` (and its `$ha` states).
-    public static func accessoryPayloads(
+    package static func accessoryPayloads(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         let room = Rendering.roomName(accessory.room, in: home)
@@ -138,7 +138,7 @@ public struct RetainedView: Sendable, Equatable {
     /// topic. With ``statePayloads(of:in:topics:homeAssistant:)`` it is all a new value can change,
     /// rendered without the accessory's other values; the publisher sends it first and writes it
     /// before rendering the states (a client that wrote the value waits for it).
-    public static func valuePayload(
+    package static func valuePayload(
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics
     ) -> (topic: String, payload: [UInt8])? {
         guard let service = accessory.services.first(where: { $0.id == service }),
@@ -150,7 +150,7 @@ public struct RetainedView: Sendable, Equatable {
 
     /// The accessory's `$state` and its `$ha` states, as ``accessoryPayloads(_:in:topics:homeAssistant:)``
     /// renders them: what a new value changes besides its value topic.
-    public static func statePayloads(
+    package static func statePayloads(
         of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {
         states(of: accessory, room: Rendering.roomName(accessory.room, in: home), in: home, topics, homeAssistant)
@@ -185,25 +185,25 @@ public struct RetainedView: Sendable, Equatable {
     }
 
     /// What to publish and what to clear to go from `old` to `self`.
-    public func changes(from old: RetainedView) -> (publish: [(topic: String, payload: [UInt8])], clear: [String]) {
+    package func changes(from old: RetainedView) -> (publish: [(topic: String, payload: [UInt8])], clear: [String]) {
         let publish = payloads.filter { old.payloads[$0.key] != $0.value }.sorted { $0.key < $1.key }
             .map { (topic: $0.key, payload: $0.value) }
         let clear = old.payloads.keys.filter { payloads[$0] == nil }.sorted()
         return (publish, clear)
     }
 
-    public subscript(topic: String) -> [UInt8]? {
+    package subscript(topic: String) -> [UInt8]? {
         get { payloads[topic] }
         set { payloads[topic] = newValue }
     }
 
     /// Sets `topic`'s payload and returns the one it had: one lookup where reading and then setting
     /// take two.
-    public mutating func updateValue(_ payload: [UInt8], forTopic topic: String) -> [UInt8]? {
+    package mutating func updateValue(_ payload: [UInt8], forTopic topic: String) -> [UInt8]? {
         payloads.updateValue(payload, forKey: topic)
     }
 
-    public var topics: Set<String> { Set(payloads.keys) }
+    package var topics: Set<String> { Set(payloads.keys) }
 }
 
 extension Characteristic {

@@ -2,10 +2,10 @@ import HomeModel
 
 /// The topic tree of some homes as indented text, one level per line: what the gateway publishes
 /// (retained or not) and where each command and request goes. For `homegate topics`.
-public struct TopicTree: Sendable {
-    public let lines: [String]
+package struct TopicTree: Sendable {
+    package let lines: [String]
 
-    public init(homes: [Home], topics: Topics) {
+    package init(homes: [Home], topics: Topics) {
         var entries: [String: String] = [
             topics.status: "retained: online / offline",
             topics.health: "retained: health JSON",

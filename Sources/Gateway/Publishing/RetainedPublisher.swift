@@ -4,19 +4,19 @@ import Logging
 import MQTT
 
 /// What the publisher renders from: all homes and the accessories no home has yet.
-public struct HomeSnapshot: Sendable {
-    public var homes: [Home]
-    public var discovered: [Accessory]
+package struct HomeSnapshot: Sendable {
+    package var homes: [Home]
+    package var discovered: [Accessory]
     /// The model's version it shows (``HomeChange/version``); nil when not read from the manager.
-    public var version: UInt64?
+    package var version: UInt64?
 
-    public init(homes: [Home], discovered: [Accessory], version: UInt64? = nil) {
+    package init(homes: [Home], discovered: [Accessory], version: UInt64? = nil) {
         self.homes = homes
         self.discovered = discovered
         self.version = version
     }
 
-    public init(of manager: HomeManager) async {
+    package init(of manager: HomeManager) async {
         (homes, discovered, version) = await manager.state()
     }
 }
@@ -27,7 +27,7 @@ public struct HomeSnapshot: Sendable {
 /// retained) and clears what no longer belongs to the home; afterwards it publishes only what
 /// changed, and clears every topic of a renamed, moved or removed object. It never publishes a value
 /// that did not change, so a failed write moves no value topic.
-public actor RetainedPublisher {
+package actor RetainedPublisher {
     private let client: MQTTClient
     private let topics: Topics
     private let readBack: @Sendable () async throws -> Set<String>
@@ -78,7 +78,7 @@ public actor RetainedPublisher {
     ///     change carries only that accessory); its home's `$layout` (which names every accessory:
     ///     megabytes at 10,000) is rendered once for all the flaps of that time, from the model as
     ///     it is then.
-    public init(
+    package init(
         client: MQTTClient, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil,
         statistics: GatewayStatistics = GatewayStatistics(), logger: Logger, echoes: ClearingEchoes? = nil,
         layoutDelay: Duration = .seconds(1), layoutState: @escaping @Sendable () async -> HomeSnapshot,
@@ -111,7 +111,7 @@ public actor RetainedPublisher {
     /// `retainedBefore` is a topic the broker acknowledged as retained before this call: the read-back
     /// must hold it, or the broker keeps retained messages from wildcard subscriptions (RabbitMQ's
     /// MQTT plugin delivers them to exact topics only), which is logged once per call.
-    public func synchronize(retainedBefore: String? = nil, _ snapshot: @Sendable () async -> HomeSnapshot) async {
+    package func synchronize(retainedBefore: String? = nil, _ snapshot: @Sendable () async -> HomeSnapshot) async {
         isSynchronizing = true
         let readBack = self.readBack
         async let reading = readBack()
@@ -163,7 +163,7 @@ public actor RetainedPublisher {
     /// `$layout` and `$discovered`, not the 499 others; a reachability flap renders that accessory at
     /// once and its home's `$layout` later (``renderLayoutLater(_:)``). `snapshot` is the model after
     /// the event.
-    public func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
+    package func update(_ event: HomeEvent, _ snapshot: HomeSnapshot) {
         guard hasSynchronized, !isSynchronizing else { return }
         if case .accessoryDidUpdateReachability(let home, let accessory, _) = event {
             refresh(.accessory(accessory), from: snapshot)
@@ -243,7 +243,7 @@ public actor RetainedPublisher {
     }
 
     /// Renders every `$layout` a reachability change made stale, now (also as the gateway stops).
-    public func renderDueLayouts() async {
+    package func renderDueLayouts() async {
         layoutFlush?.cancel()
         layoutFlush = nil
         // A reload under way renders every layout itself.
@@ -299,7 +299,7 @@ public actor RetainedPublisher {
 
     /// Announces every discovery config again and republishes the states Home Assistant reads
     /// (`$ha`, `$reachable`): after Home Assistant said `online` on its status topic.
-    public func reannounce() {
+    package func reannounce() {
         guard let homeAssistant else { return }
         let prefix = homeAssistant.discoveryPrefix + "/"
         let configs = published.payloads.filter { $0.key.hasPrefix(prefix) }
@@ -349,7 +349,7 @@ public actor RetainedPublisher {
 
     /// Publishes every change of `changes` as it comes, on this actor: one hop per change, and none
     /// back to the manager (a change carries the state it left). `observe` runs after each.
-    public func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
+    package func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
         for await change in changes {
             publish(change)
             observe(change)
@@ -363,7 +363,7 @@ public actor RetainedPublisher {
 
     /// Brings the broker in step after one change: a value renders the topics it can change, anything
     /// else the parts of the view it touches.
-    public func publish(_ change: HomeChange) {
+    package func publish(_ change: HomeChange) {
         // Until the first reload there is nothing to diff against, and it reads the model after
         // this change; during a reload the change waits for its end.
         guard hasSynchronized, !isSynchronizing else {
@@ -456,8 +456,8 @@ public actor RetainedPublisher {
 /// Lists the topics a broker holds retained under a filter, over a short-lived connection of its
 /// own (so the gateway's command subscriptions never overlap it): subscribe, then publish a marker
 /// and collect every retained message until the marker comes back, then disconnect.
-public enum RetainedTopics {
-    public static func read(
+package enum RetainedTopics {
+    package static func read(
         under filter: String, markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
         timeout: Duration = .seconds(30)
     ) async throws -> Set<String> {
@@ -466,7 +466,7 @@ public enum RetainedTopics {
     }
 
     /// The same for several filters at once (the base topic and the discovery configs).
-    public static func read(
+    package static func read(
         under filters: [String], markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
         timeout: Duration = .seconds(30)
     ) async throws -> Set<String> {

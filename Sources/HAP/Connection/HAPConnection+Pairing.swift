@@ -4,14 +4,14 @@ extension HAPConnection {
     /// Runs pair setup with `setupCode` (plain HTTP, before any session) and returns the accessory's
     /// pairing identifier and long-term public key. A wrong code throws ``PairingError`` with
     /// `.authentication`; an accessory that wants us to wait, `.backoff` with its retry delay.
-    public func pairSetup(setupCode: String, controller: ControllerIdentity) async throws -> AccessoryPairing {
+    package func pairSetup(setupCode: String, controller: ControllerIdentity) async throws -> AccessoryPairing {
         var setup = try PairSetup(setupCode: setupCode, controller: controller)
         return try await exchange("/pair-setup", start: setup.start()) { try setup.handle($0) }
     }
 
     /// Runs pair verify with a paired accessory and switches this connection to the encrypted
     /// session; every connection starts so.
-    public func pairVerify(controller: ControllerIdentity, accessory: AccessoryPairing) async throws {
+    package func pairVerify(controller: ControllerIdentity, accessory: AccessoryPairing) async throws {
         var verify = PairVerify(controller: controller, accessory: accessory)
         let keys = try await exchange("/pair-verify", start: verify.start()) { try verify.handle($0) }
         secure(with: keys)

@@ -3,8 +3,8 @@ import NIOCore
 import NIOPosix
 
 /// Why a connection to an accessory ended or a request on it failed.
-public struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable {
+package struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Reason: String, Sendable {
         /// TCP could not connect.
         case connectFailed
         /// The accessory closed the connection, or it was closed here.
@@ -15,26 +15,26 @@ public struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConver
         case protocolViolation
     }
 
-    public let reason: Reason
-    public let detail: String
+    package let reason: Reason
+    package let detail: String
 
-    public init(_ reason: Reason, _ detail: String) {
+    package init(_ reason: Reason, _ detail: String) {
         self.reason = reason
         self.detail = detail
     }
 
-    public var description: String { "\(reason.rawValue): \(detail)" }
+    package var description: String { "\(reason.rawValue): \(detail)" }
 }
 
 /// One TCP connection to an accessory: plain HTTP for pair setup and pair verify, then, once
 /// ``secure(with:)`` is called, HAP's encrypted session. One request at a time, answered in order;
 /// `EVENT/1.0` notifications come out of ``events``. Any protocol violation (a frame that fails
 /// authentication, bytes that are not HTTP) closes the connection: HAP has no way to resynchronise.
-public actor HAPConnection {
-    public nonisolated let host: String
-    public nonisolated let port: Int
+package actor HAPConnection {
+    package nonisolated let host: String
+    package nonisolated let port: Int
     /// Notifications the accessory sent (`EVENT/1.0`), in order; finishes when the connection ends.
-    public nonisolated let events: AsyncStream<HTTPMessage>
+    package nonisolated let events: AsyncStream<HTTPMessage>
     private let eventSink: AsyncStream<HTTPMessage>.Continuation
 
     private var outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
@@ -54,7 +54,7 @@ public actor HAPConnection {
     }
 
     /// Connects to `host:port` within `timeout`.
-    public static func open(host: String, port: Int, timeout: Duration = .seconds(5)) async throws -> HAPConnection {
+    package static func open(host: String, port: Int, timeout: Duration = .seconds(5)) async throws -> HAPConnection {
         let connection = HAPConnection(host: host, port: port)
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
@@ -99,16 +99,16 @@ public actor HAPConnection {
     }
 
     /// From now on everything is encrypted with the session's keys (after pair verify).
-    public func secure(with keys: SessionKeys) {
+    package func secure(with keys: SessionKeys) {
         session = .controller(keys)
     }
 
     /// Whether the connection still works.
-    public var isOpen: Bool { ended == nil }
+    package var isOpen: Bool { ended == nil }
 
     /// Sends `request` and returns its answer, waiting at most `timeout`; a time-out closes the
     /// connection (its answer could still come and be taken for the next request's).
-    public func send(_ request: HTTPRequest, timeout: Duration = .seconds(10)) async throws -> HTTPMessage {
+    package func send(_ request: HTTPRequest, timeout: Duration = .seconds(10)) async throws -> HTTPMessage {
         await takeTurn()
         defer { passTurn() }
         if let ended { throw ended }
@@ -141,7 +141,7 @@ public actor HAPConnection {
     }
 
     /// Closes the connection; waiting requests fail.
-    public func close() {
+    package func close() {
         end(HAPConnectionError(.closed, "closed by the controller"))
     }
 

@@ -19,25 +19,25 @@ private func avahiError(_ code: Int32) -> String {
 }
 
 /// A HAP accessory seen over mDNS (`_hap._tcp`), with its TXT record read.
-public struct DiscoveredHAPAccessory: Sendable, Hashable {
+package struct DiscoveredHAPAccessory: Sendable, Hashable {
     /// The mDNS instance name ("Living Room Bridge").
-    public var name: String
+    package var name: String
     /// The accessory's pairing identifier (TXT `id`, `XX:XX:XX:XX:XX:XX`).
-    public var id: String
+    package var id: String
     /// Its category (`ci`: 2 bridge, 5 lightbulb, 8 switch, 9 thermostat, 10 sensor, …).
-    public var category: Int
+    package var category: Int
     /// Whether it can be paired now (`sf` bit 0: not paired with any controller).
-    public var isPairable: Bool
+    package var isPairable: Bool
     /// The configuration number (`c#`): it grows when the accessory database changes.
-    public var configuration: Int
+    package var configuration: Int
     /// The model (`md`).
-    public var model: String
-    public var host: String
-    public var port: Int
+    package var model: String
+    package var host: String
+    package var port: Int
 
     /// Reads a TXT record's `key=value` pairs; nil (with the reason) when `id`, `c#` or `sf` is
     /// missing or malformed. Other keys are optional.
-    public static func read(
+    package static func read(
         name: String, host: String, port: Int, txt: [String: String]
     ) -> Result<DiscoveredHAPAccessory, TXTProblem> {
         guard let id = txt["id"], id.split(separator: ":").count == 6 else {
@@ -58,13 +58,13 @@ public struct DiscoveredHAPAccessory: Sendable, Hashable {
 }
 
 /// Why a TXT record was not taken.
-public struct TXTProblem: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TXTProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// What the browser saw.
-public enum HAPBrowserEvent: Sendable, Hashable {
+package enum HAPBrowserEvent: Sendable, Hashable {
     /// Found, or found again with another TXT record or address.
     case found(DiscoveredHAPAccessory)
     /// The instance named so went away.
@@ -74,8 +74,8 @@ public enum HAPBrowserEvent: Sendable, Hashable {
 /// Browses `_hap._tcp` over mDNS through the Avahi daemon (libavahi-client, on its own thread) and
 /// resolves each instance to an IPv4 address, port and TXT record. Without a running avahi-daemon
 /// (or D-Bus) it says so once in the log and tries again every 30 s; it never blocks the gateway.
-public final class HAPBrowser: Sendable {
-    public let events: AsyncStream<HAPBrowserEvent>
+package final class HAPBrowser: Sendable {
+    package let events: AsyncStream<HAPBrowserEvent>
     private let sink: AsyncStream<HAPBrowserEvent>.Continuation
     private let logger: Logger
     private let state = Mutex<State>(State())
@@ -94,14 +94,14 @@ public final class HAPBrowser: Sendable {
         var reportedUnavailable = false
     }
 
-    public init(logger: Logger, retryInterval: Duration = .seconds(30)) {
+    package init(logger: Logger, retryInterval: Duration = .seconds(30)) {
         self.logger = logger
         self.retryInterval = retryInterval
         (events, sink) = AsyncStream.makeStream(of: HAPBrowserEvent.self, bufferingPolicy: .bufferingNewest(1_024))
     }
 
     /// Browses until ``stop()``; retries while the daemon cannot be reached.
-    public func run() async {
+    package func run() async {
         while !state.withLock({ $0.stopped }) {
             if start() { return }
             try? await Task.sleep(for: retryInterval)
@@ -109,7 +109,7 @@ public final class HAPBrowser: Sendable {
     }
 
     /// Stops browsing and finishes ``events``.
-    public func stop() {
+    package func stop() {
         let poll = state.withLock { state -> Handle? in
             state.stopped = true
             return state.poll

@@ -4,11 +4,11 @@ import HomeModel
 import JSON
 
 /// Where a characteristic lives on a HAP device: its accessory's `aid` and its own `iid`.
-public struct HAPAddress: Sendable, Hashable {
-    public let aid: Int
-    public let iid: Int
+package struct HAPAddress: Sendable, Hashable {
+    package let aid: Int
+    package let iid: Int
 
-    public init(aid: Int, iid: Int) {
+    package init(aid: Int, iid: Int) {
         self.aid = aid
         self.iid = iid
     }

@@ -5,11 +5,11 @@ import JSON
 import Logging
 
 /// Where an accessory listens: from mDNS, from `accessories.hap.accessories`, or remembered with its pairing.
-public struct HAPEndpoint: Sendable, Hashable {
-    public var host: String
-    public var port: Int
+package struct HAPEndpoint: Sendable, Hashable {
+    package var host: String
+    package var port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
@@ -21,9 +21,9 @@ public struct HAPEndpoint: Sendable, Hashable {
 /// their `/accessories` database becomes services and characteristics, their events become values.
 /// A connection that fails makes its accessories unreachable and is tried again with backoff; when it
 /// comes back, every value is read again.
-public actor HAPDriver: PairingDriver {
-    public nonisolated let name = "hap"
-    public nonisolated let updates: AsyncStream<DriverUpdate>
+package actor HAPDriver: PairingDriver {
+    package nonisolated let name = "hap"
+    package nonisolated let updates: AsyncStream<DriverUpdate>
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let keychain: HAPKeychain
     private let logger: Logger
@@ -57,7 +57,7 @@ public actor HAPDriver: PairingDriver {
     /// - Parameters:
     ///   - endpoints: accessories at fixed addresses (`accessories.hap.accessories`).
     ///   - browser: mDNS discovery (`accessories.hap.discovery`); nil finds only `endpoints`.
-    public init(endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets, logger: Logger) {
+    package init(endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets, logger: Logger) {
         configured = endpoints
         self.browser = browser
         keychain = HAPKeychain(secrets: secrets)
@@ -67,7 +67,7 @@ public actor HAPDriver: PairingDriver {
         (updates, sink) = AsyncStream.makeStream(of: DriverUpdate.self)
     }
 
-    public func start() async throws {
+    package func start() async throws {
         controller = try keychain.controller()
         for pairing in try keychain.pairings() {
             let id = pairing.accessory.identifier
@@ -137,7 +137,7 @@ public actor HAPDriver: PairingDriver {
         }
     }
 
-    public func stop() async {
+    package func stop() async {
         browser?.stop()
         for task in browsing { task.cancel() }
         for device in devices.values {
@@ -148,7 +148,7 @@ public actor HAPDriver: PairingDriver {
         sink.finish()
     }
 
-    public func accessories() async -> [Accessory] {
+    package func accessories() async -> [Accessory] {
         devices.values.sorted { $0.id < $1.id }.flatMap { device -> [Accessory] in
             guard device.pairing != nil else { return [Self.unpairedAccessory(device)] }
             guard let database = device.database else { return [] }
@@ -162,7 +162,7 @@ public actor HAPDriver: PairingDriver {
 
     // MARK: Pairing
 
-    public func pair(_ id: AccessoryID, setupCode: String) async throws -> [Accessory] {
+    package func pair(_ id: AccessoryID, setupCode: String) async throws -> [Accessory] {
         guard let device = devices[id.rawValue], device.pairing == nil else {
             throw HomeError(.notFound, "There is no unpaired HAP accessory '\(id)'.")
         }
@@ -208,7 +208,7 @@ public actor HAPDriver: PairingDriver {
         return await accessories().filter { $0.id.rawValue == newID || $0.id.rawValue.hasPrefix(newID + ":") }
     }
 
-    public func unpair(_ id: AccessoryID) async throws {
+    package func unpair(_ id: AccessoryID) async throws {
         let deviceID = Self.deviceID(of: id)
         guard let device = devices[deviceID], let controller, device.pairing != nil else {
             throw HomeError(.notFound, "'\(id)' is not a paired HAP accessory.")
@@ -238,7 +238,7 @@ public actor HAPDriver: PairingDriver {
         logger.notice("removed the pairing with the HAP accessory \(deviceID)")
     }
 
-    public func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
+    package func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
         let answer = try await pairingsRequest(PairingsRequest.list(), id)
         let own = controller?.identifier
         return try PairingsRequest.readList(answer).map {
@@ -247,7 +247,7 @@ public actor HAPDriver: PairingDriver {
         }
     }
 
-    public func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws {
+    package func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws {
         guard publicKey.count == 32 else {
             throw HomeError(.invalidParameter, "A controller's public key is 32 bytes (Ed25519).")
         }
@@ -255,7 +255,7 @@ public actor HAPDriver: PairingDriver {
         try PairingsRequest.readResult(try await pairingsRequest(PairingsRequest.add(entry), id))
     }
 
-    public func removePairing(controller identifier: String, from id: AccessoryID) async throws {
+    package func removePairing(controller identifier: String, from id: AccessoryID) async throws {
         guard identifier != controller?.identifier else {
             throw HomeError(.invalidParameter, "That is this gateway's own pairing: use unpairAccessory.")
         }
@@ -379,7 +379,7 @@ public actor HAPDriver: PairingDriver {
 
     // MARK: Reads, writes, identify
 
-    public func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+    package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
         let (connection, database) = try session(for: accessory)
@@ -394,7 +394,7 @@ public actor HAPDriver: PairingDriver {
         return value
     }
 
-    public func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
+    package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         let (connection, database) = try session(for: accessory)
         var entries: [JSON] = []
         var timed = false
@@ -425,7 +425,7 @@ public actor HAPDriver: PairingDriver {
         }
     }
 
-    public func identify(_ accessory: AccessoryID) async throws {
+    package func identify(_ accessory: AccessoryID) async throws {
         let (_, database) = try session(for: accessory)
         guard let (service, type) = database.identifyCharacteristic(of: accessory) else {
             throw HomeError(.notSupported, "'\(accessory)' cannot identify itself.")
@@ -434,7 +434,7 @@ public actor HAPDriver: PairingDriver {
             accessory, values: [CharacteristicWrite(service: service, characteristic: type, value: .bool(true))])
     }
 
-    public nonisolated var reportsConfirmedValues: Bool { true }
+    package nonisolated var reportsConfirmedValues: Bool { true }
 
     private func session(for accessory: AccessoryID) throws -> (HAPConnection, HAPAccessoryDatabase) {
         let id = Self.deviceID(of: accessory)

@@ -1,37 +1,37 @@
 import Crypto
 
 /// HAP's HKDF-SHA512 derivations: each key is 32 bytes, from a shared secret with a fixed salt and info.
-public struct HAPKeyDerivation: Sendable, Equatable {
+package struct HAPKeyDerivation: Sendable, Equatable {
     /// The HKDF salt.
-    public let salt: String
+    package let salt: String
     /// The HKDF info.
-    public let info: String
+    package let info: String
 
     /// A derivation with its salt and info strings.
-    public init(salt: String, info: String) {
+    package init(salt: String, info: String) {
         self.salt = salt
         self.info = info
     }
 
     /// Pair setup M5/M6: the key that encrypts the exchanged long-term keys (from the SRP session key).
-    public static let pairSetupEncryption = HAPKeyDerivation(
+    package static let pairSetupEncryption = HAPKeyDerivation(
         salt: "Pair-Setup-Encrypt-Salt", info: "Pair-Setup-Encrypt-Info")
     /// Pair setup M5: the controller's signing material (from the SRP session key).
-    public static let pairSetupControllerSign = HAPKeyDerivation(
+    package static let pairSetupControllerSign = HAPKeyDerivation(
         salt: "Pair-Setup-Controller-Sign-Salt", info: "Pair-Setup-Controller-Sign-Info")
     /// Pair setup M6: the accessory's signing material (from the SRP session key).
-    public static let pairSetupAccessorySign = HAPKeyDerivation(
+    package static let pairSetupAccessorySign = HAPKeyDerivation(
         salt: "Pair-Setup-Accessory-Sign-Salt", info: "Pair-Setup-Accessory-Sign-Info")
     /// Pair verify M2/M3: the key that encrypts the exchanged proofs (from the X25519 shared secret).
-    public static let pairVerifyEncryption = HAPKeyDerivation(
+    package static let pairVerifyEncryption = HAPKeyDerivation(
         salt: "Pair-Verify-Encrypt-Salt", info: "Pair-Verify-Encrypt-Info")
     /// The session key for accessory-to-controller frames (from the pair verify shared secret).
-    public static let controlRead = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Read-Encryption-Key")
+    package static let controlRead = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Read-Encryption-Key")
     /// The session key for controller-to-accessory frames (from the pair verify shared secret).
-    public static let controlWrite = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Write-Encryption-Key")
+    package static let controlWrite = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Write-Encryption-Key")
 
     /// Derives a 32-byte key from `secret`.
-    public func derive(from secret: [UInt8]) -> SymmetricKey {
+    package func derive(from secret: [UInt8]) -> SymmetricKey {
         HKDF<SHA512>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: secret), salt: Array(salt.utf8), info: Array(info.utf8),
             outputByteCount: 32)

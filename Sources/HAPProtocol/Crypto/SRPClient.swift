@@ -10,18 +10,18 @@ import Crypto
 /// `S = (B - k·g^x)^(a + u·x) mod N`; `K = H(S)`; `M1 = H(H(N) xor H(g) | H(I) | s | A | B | K)`;
 /// `M2 = H(A | M1 | K)`. In `K`, `M1` and `M2`, A, B, S and K are written as their minimal big-endian
 /// bytes (no leading zeros), which is how HAP-python and aiohomekit turn these numbers into bytes.
-public struct SRPClient<Hash: HashFunction>: Sendable {
+package struct SRPClient<Hash: HashFunction>: Sendable {
     /// The group all arithmetic is done in.
-    public let group: SRPGroup
+    package let group: SRPGroup
     /// The username I (HAP: "Pair-Setup").
-    public let username: [UInt8]
+    package let username: [UInt8]
     private let password: [UInt8]
     private let privateKey: BigUInt
     /// The client's public key A = g^a mod N.
-    public let publicKey: BigUInt
+    package let publicKey: BigUInt
 
     /// Makes a client with a given private key a: for test vectors.
-    public init(group: SRPGroup, username: [UInt8], password: [UInt8], privateKey: BigUInt) {
+    package init(group: SRPGroup, username: [UInt8], password: [UInt8], privateKey: BigUInt) {
         self.group = group
         self.username = username
         self.password = password
@@ -30,7 +30,7 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// Makes a client whose 256-bit private key a is drawn from `generator`.
-    public init(
+    package init(
         group: SRPGroup, username: [UInt8], password: [UInt8], using generator: inout some RandomNumberGenerator
     ) {
         self.init(
@@ -38,7 +38,7 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// A 256-bit private key a drawn from `generator`.
-    public static func randomPrivateKey(using generator: inout some RandomNumberGenerator) -> BigUInt {
+    package static func randomPrivateKey(using generator: inout some RandomNumberGenerator) -> BigUInt {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices {
             bytes[index] = UInt8.random(in: 0...255, using: &generator)
@@ -47,29 +47,29 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// Makes a client whose private key a comes from the system's random number generator.
-    public init(group: SRPGroup, username: [UInt8], password: [UInt8]) {
+    package init(group: SRPGroup, username: [UInt8], password: [UInt8]) {
         var generator = SystemRandomNumberGenerator()
         self.init(group: group, username: username, password: password, using: &generator)
     }
 
     /// The multiplier k = H(N | PAD(g)).
-    public var multiplier: BigUInt {
+    package var multiplier: BigUInt {
         BigUInt(bigEndian: Self.hash(group.prime.minimalBytes, group.generator.paddedBytes(to: group.byteCount)))
     }
 
     /// The private key x = H(s | H(I | ":" | P)).
-    public func passwordKey(salt: [UInt8]) -> BigUInt {
+    package func passwordKey(salt: [UInt8]) -> BigUInt {
         let inner = Self.hash(username, Array(":".utf8), password)
         return BigUInt(bigEndian: Self.hash(salt, inner))
     }
 
     /// The verifier v = g^x mod N that a server stores (used by tests to play the server).
-    public func verifier(salt: [UInt8]) -> BigUInt {
+    package func verifier(salt: [UInt8]) -> BigUInt {
         group.generator.power(passwordKey(salt: salt), modulus: group.prime)
     }
 
     /// The scrambling parameter u = H(PAD(A) | PAD(B)).
-    public func scrambler(serverPublicKey: BigUInt) -> BigUInt {
+    package func scrambler(serverPublicKey: BigUInt) -> BigUInt {
         BigUInt(
             bigEndian: Self.hash(
                 publicKey.paddedBytes(to: group.byteCount), serverPublicKey.paddedBytes(to: group.byteCount)))
@@ -78,7 +78,7 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
     /// The premaster secret S = (B - k·g^x)^(a + u·x) mod N.
     ///
     /// - Throws: `.invalidSRPParameter` when B % N == 0 or u == 0 (RFC 5054 2.5.4: the client must abort).
-    public func premasterSecret(salt: [UInt8], serverPublicKey: BigUInt) throws -> BigUInt {
+    package func premasterSecret(salt: [UInt8], serverPublicKey: BigUInt) throws -> BigUInt {
         let prime = group.prime
         guard !(serverPublicKey % prime).isZero else {
             throw HAPError(.invalidSRPParameter, "the accessory's SRP public key B is 0 modulo N")
@@ -96,7 +96,7 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
     /// Computes the session key K and both proofs from the server's salt and public key.
     ///
     /// - Throws: `.invalidSRPParameter` when B % N == 0, u == 0 or the salt is empty.
-    public func respond(salt: [UInt8], serverPublicKey: [UInt8]) throws -> SRPProof {
+    package func respond(salt: [UInt8], serverPublicKey: [UInt8]) throws -> SRPProof {
         guard !salt.isEmpty else {
             throw HAPError(.invalidSRPParameter, "the accessory sent an empty SRP salt")
         }
@@ -126,18 +126,18 @@ public struct SRPClient<Hash: HashFunction>: Sendable {
 }
 
 /// What the SRP client computes once it has the server's salt and public key.
-public struct SRPProof: Sendable {
+package struct SRPProof: Sendable {
     /// S, the premaster secret.
-    public let premasterSecret: BigUInt
+    package let premasterSecret: BigUInt
     /// K = H(S), as minimal big-endian bytes: the input of HAP's HKDF derivations.
-    public let sessionKey: [UInt8]
+    package let sessionKey: [UInt8]
     /// M1, the client's proof, sent to the server.
-    public let clientProof: [UInt8]
+    package let clientProof: [UInt8]
     /// M2, the proof the server must answer with.
-    public let expectedServerProof: [UInt8]
+    package let expectedServerProof: [UInt8]
 
     /// Whether the server's proof M2 is the expected one (compared in constant time).
-    public func verifies(serverProof: [UInt8]) -> Bool {
+    package func verifies(serverProof: [UInt8]) -> Bool {
         constantTimeEquals(serverProof, expectedServerProof)
     }
 }

@@ -1,16 +1,16 @@
 import BigInt
 
 /// An SRP group: a safe prime N and a generator g (RFC 5054, appendix A).
-public struct SRPGroup: Sendable, Equatable {
+package struct SRPGroup: Sendable, Equatable {
     /// The safe prime modulus.
-    public let prime: BigUInt
+    package let prime: BigUInt
     /// The generator.
-    public let generator: BigUInt
+    package let generator: BigUInt
     /// The length of N in bytes: what `PAD()` pads to.
-    public let byteCount: Int
+    package let byteCount: Int
 
     /// Makes a group from its modulus and generator.
-    public init(prime: BigUInt, generator: BigUInt) {
+    package init(prime: BigUInt, generator: BigUInt) {
         self.prime = prime
         self.generator = generator
         self.byteCount = (prime.bitWidth - prime.leadingZeroBitCount + 7) / 8
@@ -23,7 +23,7 @@ public struct SRPGroup: Sendable, Equatable {
     }
 
     /// RFC 5054's 1024-bit group (g = 2): only for checking the arithmetic against the RFC's test vectors.
-    public static let rfc5054Group1024 = SRPGroup(
+    package static let rfc5054Group1024 = SRPGroup(
         primeHex: """
             EEAF0AB9 ADB38DD6 9C33F80A FA8FC5E8 60726187 75FF3C0B 9EA2314C
             9C256576 D674DF74 96EA81D3 383B4813 D692C6E0 E0D5D8E2 50B98BE4
@@ -34,7 +34,7 @@ public struct SRPGroup: Sendable, Equatable {
         generator: 2)
 
     /// RFC 5054's 3072-bit group (g = 5): the group HAP's pair setup uses.
-    public static let rfc5054Group3072 = SRPGroup(
+    package static let rfc5054Group3072 = SRPGroup(
         primeHex: """
             FFFFFFFF FFFFFFFF C90FDAA2 2168C234 C4C6628B 80DC1CD1 29024E08
             8A67CC74 020BBEA6 3B139B22 514A0879 8E3404DD EF9519B3 CD3A431B

@@ -1,21 +1,21 @@
 import Crypto
 
 /// The two keys of an encrypted HAP session, derived from pair verify's shared secret.
-public struct SessionKeys: Sendable {
+package struct SessionKeys: Sendable {
     // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
     private let readKey: [UInt8]
     private let writeKey: [UInt8]
 
     /// Derives both keys from the X25519 shared secret of pair verify.
-    public init(sharedSecret: [UInt8]) {
+    package init(sharedSecret: [UInt8]) {
         readKey = HAPKeyDerivation.controlRead.derive(from: sharedSecret).bytes
         writeKey = HAPKeyDerivation.controlWrite.derive(from: sharedSecret).bytes
     }
 
     /// Encrypts accessory-to-controller frames ("Control-Read-Encryption-Key").
-    public var accessoryToController: SymmetricKey { SymmetricKey(data: readKey) }
+    package var accessoryToController: SymmetricKey { SymmetricKey(data: readKey) }
     /// Encrypts controller-to-accessory frames ("Control-Write-Encryption-Key").
-    public var controllerToAccessory: SymmetricKey { SymmetricKey(data: writeKey) }
+    package var controllerToAccessory: SymmetricKey { SymmetricKey(data: writeKey) }
 }
 
 /// The encrypted framing of a HAP session after pair verify.
@@ -27,9 +27,9 @@ public struct SessionKeys: Sendable {
 /// frame is kept until the rest comes. A frame that fails authentication (tampered, replayed, or
 /// reordered: its counter is not the expected one) throws, and the session stays failed: the
 /// connection must be dropped.
-public struct SecureSession: Sendable {
+package struct SecureSession: Sendable {
     /// The largest plaintext of one frame.
-    public static let maximumFrameLength = 1024
+    package static let maximumFrameLength = 1024
 
     // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
     private let encryptionKeyBytes: [UInt8]
@@ -40,32 +40,32 @@ public struct SecureSession: Sendable {
     private var failure: HAPError?
 
     /// A session that encrypts with one key and decrypts with the other.
-    public init(encryptionKey: SymmetricKey, decryptionKey: SymmetricKey) {
+    package init(encryptionKey: SymmetricKey, decryptionKey: SymmetricKey) {
         self.encryptionKeyBytes = encryptionKey.bytes
         self.decryptionKeyBytes = decryptionKey.bytes
     }
 
     /// The controller's end: writes with the controller-to-accessory key, reads the other.
-    public static func controller(_ keys: SessionKeys) -> SecureSession {
+    package static func controller(_ keys: SessionKeys) -> SecureSession {
         SecureSession(encryptionKey: keys.controllerToAccessory, decryptionKey: keys.accessoryToController)
     }
 
     /// The accessory's end (for tests and loopback peers).
-    public static func accessory(_ keys: SessionKeys) -> SecureSession {
+    package static func accessory(_ keys: SessionKeys) -> SecureSession {
         SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
     }
 
     /// The number of frames sent so far (the next outgoing nonce).
-    public var framesSent: UInt64 { outgoingCounter }
+    package var framesSent: UInt64 { outgoingCounter }
     /// The number of frames received so far (the next expected incoming nonce).
-    public var framesReceived: UInt64 { incomingCounter }
+    package var framesReceived: UInt64 { incomingCounter }
     /// How many received bytes wait for the rest of their frame.
-    public var bufferedByteCount: Int { buffer.count }
+    package var bufferedByteCount: Int { buffer.count }
 
     /// Encrypts `plaintext` into frames of at most 1,024 bytes each, ready to write to the socket.
     ///
     /// - Throws: `.nonceExhausted` if the 64-bit counter would wrap.
-    public mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+    package mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         let encryptionKey = SymmetricKey(data: encryptionKeyBytes)
         var out: [UInt8] = []
         var start = 0
@@ -90,7 +90,7 @@ public struct SecureSession: Sendable {
     ///
     /// - Throws: `.authenticationFailed` for a frame whose tag does not verify under the expected counter,
     ///   `.frameTooLong` for a length above 1,024; after either, every call throws the same error.
-    public mutating func decrypt(_ bytes: some Collection<UInt8>) throws -> [UInt8] {
+    package mutating func decrypt(_ bytes: some Collection<UInt8>) throws -> [UInt8] {
         if let failure { throw failure }
         buffer.append(contentsOf: bytes)
         let decryptionKey = SymmetricKey(data: decryptionKeyBytes)

@@ -1,20 +1,20 @@
 /// An HTTP/1.1 request to a HAP accessory.
-public struct HTTPRequest: Sendable, Equatable {
+package struct HTTPRequest: Sendable, Equatable {
     /// The content type of pairing bodies (pair setup, pair verify, /pairings).
-    public static let pairingContentType = "application/pairing+tlv8"
+    package static let pairingContentType = "application/pairing+tlv8"
     /// The content type of JSON bodies (/characteristics, /prepare).
-    public static let jsonContentType = "application/hap+json"
+    package static let jsonContentType = "application/hap+json"
 
     /// The method: GET, PUT or POST.
-    public var method: String
+    package var method: String
     /// The path with its query, e.g. "/characteristics?id=1.10".
-    public var path: String
+    package var path: String
     /// Headers besides Host and Content-Length, which `encoded` writes.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The body (may be empty).
-    public var body: [UInt8]
+    package var body: [UInt8]
 
-    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.headers = headers
@@ -22,22 +22,22 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// A GET (/accessories, /characteristics?id=...).
-    public static func get(_ path: String) -> HTTPRequest {
+    package static func get(_ path: String) -> HTTPRequest {
         HTTPRequest(method: "GET", path: path)
     }
 
     /// A POST of a TLV8 pairing body (/pair-setup, /pair-verify, /pairings).
-    public static func pairing(_ path: String, _ body: [UInt8]) -> HTTPRequest {
+    package static func pairing(_ path: String, _ body: [UInt8]) -> HTTPRequest {
         HTTPRequest(method: "POST", path: path, headers: [("Content-Type", pairingContentType)], body: body)
     }
 
     /// A PUT of a JSON body (/characteristics, /prepare).
-    public static func putJSON(_ path: String, _ body: [UInt8]) -> HTTPRequest {
+    package static func putJSON(_ path: String, _ body: [UInt8]) -> HTTPRequest {
         HTTPRequest(method: "PUT", path: path, headers: [("Content-Type", jsonContentType)], body: body)
     }
 
     /// The request's bytes, with Host and Content-Length headers.
-    public func encoded(host: String) -> [UInt8] {
+    package func encoded(host: String) -> [UInt8] {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\n"
         for header in headers {
             head += "\(header.name): \(header.value)\r\n"
@@ -49,7 +49,7 @@ public struct HTTPRequest: Sendable, Equatable {
         return Array(head.utf8) + body
     }
 
-    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+    package static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.path == rhs.path && lhs.body == rhs.body
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)

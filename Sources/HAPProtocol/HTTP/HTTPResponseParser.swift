@@ -1,31 +1,31 @@
 /// A message from a HAP accessory: a response to a request, or an `EVENT/1.0` notification.
-public struct HTTPMessage: Sendable, Equatable {
+package struct HTTPMessage: Sendable, Equatable {
     /// Whether the message answers a request or is an unsolicited event.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// An `HTTP/1.x` response.
         case response
         /// A HAP `EVENT/1.0` notification of changed characteristics.
         case event
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// The status code (HAP events are always 200).
-    public var statusCode: Int
+    package var statusCode: Int
     /// The reason phrase.
-    public var reason: String
+    package var reason: String
     /// The headers in order, names as sent.
-    public var headers: [Header]
+    package var headers: [Header]
     /// The body, with chunked transfer encoding removed.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// One header line.
-    public struct Header: Sendable, Equatable {
-        public var name: String
-        public var value: String
+    package struct Header: Sendable, Equatable {
+        package var name: String
+        package var value: String
     }
 
     /// The value of the first header named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }
@@ -38,11 +38,11 @@ public struct HTTPMessage: Sendable, Equatable {
 /// has an empty body, as HAP accessories always send one or the other when there is a body. Bytes that
 /// are not such a message throw `.malformedHTTP`, and the parser stays failed: the connection must be
 /// dropped.
-public struct HTTPResponseParser: Sendable {
+package struct HTTPResponseParser: Sendable {
     /// The longest status line and headers accepted.
-    public static let maximumHeadLength = 16 * 1024
+    package static let maximumHeadLength = 16 * 1024
     /// The longest body accepted (/accessories of a large bridge stays well below).
-    public static let maximumBodyLength = 16 * 1024 * 1024
+    package static let maximumBodyLength = 16 * 1024 * 1024
 
     private enum State: Sendable {
         case head
@@ -58,10 +58,10 @@ public struct HTTPResponseParser: Sendable {
     private var state = State.head
     private var failure: HAPError?
 
-    public init() {}
+    package init() {}
 
     /// Adds bytes read from the connection (after decryption, once the session is encrypted).
-    public mutating func append(_ bytes: some Collection<UInt8>) {
+    package mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0 && start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             start = 0
@@ -73,7 +73,7 @@ public struct HTTPResponseParser: Sendable {
     }
 
     /// Whether bytes of an unfinished message are waiting.
-    public var hasPartialMessage: Bool {
+    package var hasPartialMessage: Bool {
         if case .head = state { return start < buffer.count }
         return true
     }
@@ -81,7 +81,7 @@ public struct HTTPResponseParser: Sendable {
     /// The next complete message, or nil until more bytes arrive.
     ///
     /// - Throws: `.malformedHTTP` for bytes that are not an HTTP/1.x response or HAP event.
-    public mutating func next() throws -> HTTPMessage? {
+    package mutating func next() throws -> HTTPMessage? {
         if let failure { throw failure }
         do {
             return try step()

@@ -7,9 +7,9 @@ import Crypto
 /// POST to /pair-setup, and after M6 the accessory's pairing identifier and long-term public key. An
 /// error item in an answer is thrown as a `PairingError` (a wrong setup code is `.authentication` at M4);
 /// a malformed answer or a proof that does not verify is a `HAPError`. After a throw the exchange is over.
-public struct PairSetup: Sendable {
+package struct PairSetup: Sendable {
     /// The SRP username HAP uses.
-    public static let username = "Pair-Setup"
+    package static let username = "Pair-Setup"
 
     private enum Phase: Sendable {
         case initial
@@ -31,7 +31,7 @@ public struct PairSetup: Sendable {
     ///
     /// - Throws: `.invalidSetupCode` when the code is not three digits, two digits and three digits
     ///   separated by dashes.
-    public init(
+    package init(
         setupCode: String, controller: ControllerIdentity, using generator: inout some RandomNumberGenerator
     ) throws {
         try Self.validate(setupCode: setupCode)
@@ -41,13 +41,13 @@ public struct PairSetup: Sendable {
     }
 
     /// Prepares a pair setup whose SRP private key comes from the system's random number generator.
-    public init(setupCode: String, controller: ControllerIdentity) throws {
+    package init(setupCode: String, controller: ControllerIdentity) throws {
         var generator = SystemRandomNumberGenerator()
         try self.init(setupCode: setupCode, controller: controller, using: &generator)
     }
 
     /// Checks the "XXX-XX-XXX" format of a setup code.
-    public static func validate(setupCode: String) throws {
+    package static func validate(setupCode: String) throws {
         let groups = setupCode.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.map(\.count) == [3, 2, 3], groups.allSatisfy({ $0.allSatisfy { "0"..."9" ~= $0 } }) else {
             throw HAPError(.invalidSetupCode, "a setup code is XXX-XX-XXX with digits")
@@ -55,7 +55,7 @@ public struct PairSetup: Sendable {
     }
 
     /// M1: the request that starts pair setup.
-    public mutating func start() -> [UInt8] {
+    package mutating func start() -> [UInt8] {
         phase = .awaitingM2
         var message = TLV8()
         message.append(.state, byte: 1)
@@ -65,7 +65,7 @@ public struct PairSetup: Sendable {
 
     /// Takes the accessory's answer (M2, M4 or M6) and gives the next body to send or, after M6, the
     /// accessory's pairing.
-    public mutating func handle(_ body: [UInt8]) throws -> PairingStep<AccessoryPairing> {
+    package mutating func handle(_ body: [UInt8]) throws -> PairingStep<AccessoryPairing> {
         let current = phase
         phase = .finished
         switch current {

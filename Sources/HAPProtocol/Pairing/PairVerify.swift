@@ -5,7 +5,7 @@ import Crypto
 /// Run on every new connection: an X25519 exchange of ephemeral keys, each side signing both ephemeral
 /// keys with its long-term Ed25519 key. The result is the session's keys (`SessionKeys`), from which
 /// `SecureSession.controller(_:)` makes the encrypted framing for the rest of the connection.
-public struct PairVerify: Sendable {
+package struct PairVerify: Sendable {
     private enum Phase: Sendable {
         case initial
         case awaitingM2
@@ -20,7 +20,7 @@ public struct PairVerify: Sendable {
     private var phase = Phase.initial
 
     /// Prepares a pair verify with a paired accessory; the ephemeral key is fresh unless a test gives one.
-    public init(
+    package init(
         controller: ControllerIdentity, accessory: AccessoryPairing,
         ephemeralKey: Curve25519.KeyAgreement.PrivateKey = .init()
     ) {
@@ -35,7 +35,7 @@ public struct PairVerify: Sendable {
     }
 
     /// M1: the controller's ephemeral public key.
-    public mutating func start() -> [UInt8] {
+    package mutating func start() -> [UInt8] {
         phase = .awaitingM2
         var message = TLV8()
         message.append(.state, byte: 1)
@@ -44,7 +44,7 @@ public struct PairVerify: Sendable {
     }
 
     /// Takes the accessory's answer (M2 or M4) and gives M3 or, after M4, the session keys.
-    public mutating func handle(_ body: [UInt8]) throws -> PairingStep<SessionKeys> {
+    package mutating func handle(_ body: [UInt8]) throws -> PairingStep<SessionKeys> {
         let current = phase
         phase = .finished
         switch current {

@@ -2,31 +2,31 @@
 ///
 /// `authentication` after pair setup's M3 means a wrong setup code; `backoff` carries the accessory's
 /// retry delay (kTLVType_RetryDelay), which a controller must wait out before trying again.
-public struct PairingError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The accessory's kTLVError code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: UInt8
+    package struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: UInt8
 
-        public init(rawValue: UInt8) {
+        package init(rawValue: UInt8) {
             self.rawValue = rawValue
         }
 
         /// kTLVError_Unknown (1).
-        public static let unknown = Code(rawValue: 1)
+        package static let unknown = Code(rawValue: 1)
         /// kTLVError_Authentication (2): a wrong setup code, or a proof or signature that did not verify.
-        public static let authentication = Code(rawValue: 2)
+        package static let authentication = Code(rawValue: 2)
         /// kTLVError_Backoff (3): wait the retry delay before the next attempt.
-        public static let backoff = Code(rawValue: 3)
+        package static let backoff = Code(rawValue: 3)
         /// kTLVError_MaxPeers (4): the accessory cannot hold another pairing.
-        public static let maxPeers = Code(rawValue: 4)
+        package static let maxPeers = Code(rawValue: 4)
         /// kTLVError_MaxTries (5): too many failed attempts; the accessory refuses pair setup.
-        public static let maxTries = Code(rawValue: 5)
+        package static let maxTries = Code(rawValue: 5)
         /// kTLVError_Unavailable (6): the accessory is already paired (or cannot pair now).
-        public static let unavailable = Code(rawValue: 6)
+        package static let unavailable = Code(rawValue: 6)
         /// kTLVError_Busy (7): another pair setup is in progress.
-        public static let busy = Code(rawValue: 7)
+        package static let busy = Code(rawValue: 7)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknown: "unknown"
             case .authentication: "authentication"
@@ -41,19 +41,19 @@ public struct PairingError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The accessory's code.
-    public let code: Code
+    package let code: Code
     /// The pairing state (M2, M4, M6...) the error came in.
-    public let state: UInt8
+    package let state: UInt8
     /// Seconds to wait before retrying, from kTLVType_RetryDelay (with `backoff`), if the accessory sent it.
-    public let retryDelay: UInt64?
+    package let retryDelay: UInt64?
 
-    public init(code: Code, state: UInt8, retryDelay: UInt64? = nil) {
+    package init(code: Code, state: UInt8, retryDelay: UInt64? = nil) {
         self.code = code
         self.state = state
         self.retryDelay = retryDelay
     }
 
-    public var description: String {
+    package var description: String {
         let delay = retryDelay.map { ", retry in \($0) s" } ?? ""
         return "accessory answered M\(state) with \(code)\(delay)"
     }
@@ -67,25 +67,25 @@ public struct PairingError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// The pairing methods (kTLVType_Method values).
-public struct PairingMethod: RawRepresentable, Hashable, Sendable {
-    public let rawValue: UInt8
+package struct PairingMethod: RawRepresentable, Hashable, Sendable {
+    package let rawValue: UInt8
 
-    public init(rawValue: UInt8) {
+    package init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
 
     /// Pair setup without MFi authentication.
-    public static let pairSetup = PairingMethod(rawValue: 0)
+    package static let pairSetup = PairingMethod(rawValue: 0)
     /// Pair setup with MFi authentication.
-    public static let pairSetupWithAuth = PairingMethod(rawValue: 1)
+    package static let pairSetupWithAuth = PairingMethod(rawValue: 1)
     /// Pair verify.
-    public static let pairVerify = PairingMethod(rawValue: 2)
+    package static let pairVerify = PairingMethod(rawValue: 2)
     /// Add pairing (/pairings).
-    public static let addPairing = PairingMethod(rawValue: 3)
+    package static let addPairing = PairingMethod(rawValue: 3)
     /// Remove pairing (/pairings).
-    public static let removePairing = PairingMethod(rawValue: 4)
+    package static let removePairing = PairingMethod(rawValue: 4)
     /// List pairings (/pairings).
-    public static let listPairings = PairingMethod(rawValue: 5)
+    package static let listPairings = PairingMethod(rawValue: 5)
 }
 
 /// Reads one pairing answer: checks its state and turns an error item into a thrown `PairingError`.

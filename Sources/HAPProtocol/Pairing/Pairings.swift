@@ -1,13 +1,13 @@
 /// One pairing an accessory holds, as listed by /pairings.
-public struct PairingEntry: Sendable, Equatable {
+package struct PairingEntry: Sendable, Equatable {
     /// The controller's pairing identifier.
-    public let identifier: String
+    package let identifier: String
     /// The controller's Ed25519 long-term public key.
-    public let publicKey: [UInt8]
+    package let publicKey: [UInt8]
     /// Whether the controller is an admin (may add and remove pairings).
-    public let isAdmin: Bool
+    package let isAdmin: Bool
 
-    public init(identifier: String, publicKey: [UInt8], isAdmin: Bool) {
+    package init(identifier: String, publicKey: [UInt8], isAdmin: Bool) {
         self.identifier = identifier
         self.publicKey = publicKey
         self.isAdmin = isAdmin
@@ -16,9 +16,9 @@ public struct PairingEntry: Sendable, Equatable {
 
 /// The TLV8 bodies of /pairings (add, remove, list: methods 3, 4, 5) and the reading of their answers.
 /// These go over the encrypted session, by an admin controller.
-public enum PairingsRequest {
+package enum PairingsRequest {
     /// Add pairing (method 3): lets another controller in.
-    public static func add(_ pairing: PairingEntry) -> [UInt8] {
+    package static func add(_ pairing: PairingEntry) -> [UInt8] {
         var message = TLV8()
         message.append(.state, byte: 1)
         message.append(.method, byte: PairingMethod.addPairing.rawValue)
@@ -29,7 +29,7 @@ public enum PairingsRequest {
     }
 
     /// Remove pairing (method 4): removes a controller (the accessory answers success if it was not paired).
-    public static func remove(identifier: String) -> [UInt8] {
+    package static func remove(identifier: String) -> [UInt8] {
         var message = TLV8()
         message.append(.state, byte: 1)
         message.append(.method, byte: PairingMethod.removePairing.rawValue)
@@ -38,7 +38,7 @@ public enum PairingsRequest {
     }
 
     /// List pairings (method 5).
-    public static func list() -> [UInt8] {
+    package static func list() -> [UInt8] {
         var message = TLV8()
         message.append(.state, byte: 1)
         message.append(.method, byte: PairingMethod.listPairings.rawValue)
@@ -48,14 +48,14 @@ public enum PairingsRequest {
     /// Reads the answer to add or remove: M2 without an error.
     ///
     /// - Throws: `PairingError` for an error item, `HAPError` for a malformed answer.
-    public static func readResult(_ body: [UInt8]) throws {
+    package static func readResult(_ body: [UInt8]) throws {
         _ = try readPairingAnswer(body, expectedState: 2)
     }
 
     /// Reads the answer to list: the entries between separators.
     ///
     /// - Throws: `PairingError` for an error item, `HAPError` for a malformed answer or entry.
-    public static func readList(_ body: [UInt8]) throws -> [PairingEntry] {
+    package static func readList(_ body: [UInt8]) throws -> [PairingEntry] {
         let message = try readPairingAnswer(body, expectedState: 2)
         return try message.splitAtSeparators().compactMap { entry in
             let listed = TLV8(entry.items.filter { $0.type != .state })

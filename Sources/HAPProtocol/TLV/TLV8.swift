@@ -4,30 +4,30 @@
 /// longer than 255 bytes is written as consecutive fragments of the same type, each of 255 bytes but the
 /// last, and reading joins consecutive items of the same type back into one value. Two list entries of
 /// the same type must therefore be kept apart by a `.separator` item, as HAP's list pairings answer does.
-public struct TLV8: Sendable, Equatable {
+package struct TLV8: Sendable, Equatable {
     /// One item of a message.
-    public struct Item: Sendable, Equatable {
-        public var type: TLVType
-        public var value: [UInt8]
+    package struct Item: Sendable, Equatable {
+        package var type: TLVType
+        package var value: [UInt8]
 
-        public init(_ type: TLVType, _ value: [UInt8]) {
+        package init(_ type: TLVType, _ value: [UInt8]) {
             self.type = type
             self.value = value
         }
     }
 
     /// The items in message order.
-    public var items: [Item]
+    package var items: [Item]
 
     /// Makes a message from items in order.
-    public init(_ items: [Item] = []) {
+    package init(_ items: [Item] = []) {
         self.items = items
     }
 
     /// Decodes a message, joining consecutive fragments of one type.
     ///
     /// - Throws: `HAPError` with code `.malformedTLV` when an item's header or value is cut short.
-    public init(decoding bytes: some Collection<UInt8>) throws {
+    package init(decoding bytes: some Collection<UInt8>) throws {
         let bytes = Array(bytes)
         var items: [Item] = []
         var offset = 0
@@ -58,7 +58,7 @@ public struct TLV8: Sendable, Equatable {
     }
 
     /// The wire form, with values longer than 255 bytes split into fragments.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.value.count + 2 })
         for item in items {
@@ -80,23 +80,23 @@ public struct TLV8: Sendable, Equatable {
     }
 
     /// Appends an item.
-    public mutating func append(_ type: TLVType, _ value: [UInt8]) {
+    package mutating func append(_ type: TLVType, _ value: [UInt8]) {
         items.append(Item(type, value))
     }
 
     /// Appends an item holding one byte (state, method, error, permissions).
-    public mutating func append(_ type: TLVType, byte: UInt8) {
+    package mutating func append(_ type: TLVType, byte: UInt8) {
         items.append(Item(type, [byte]))
     }
 
     /// The value of the first item of `type`, if any.
-    public subscript(type: TLVType) -> [UInt8]? {
+    package subscript(type: TLVType) -> [UInt8]? {
         items.first { $0.type == type }?.value
     }
 
     /// The first item of `type` read as a little-endian unsigned integer (HAP's integer encoding),
     /// or nil when absent or longer than 8 bytes.
-    public func integer(_ type: TLVType) -> UInt64? {
+    package func integer(_ type: TLVType) -> UInt64? {
         guard let value = self[type], value.count <= 8 else { return nil }
         var result: UInt64 = 0
         for (index, byte) in value.enumerated() {
@@ -106,7 +106,7 @@ public struct TLV8: Sendable, Equatable {
     }
 
     /// The entries of a list message: the items between `.separator` items, each as a message.
-    public func splitAtSeparators() -> [TLV8] {
+    package func splitAtSeparators() -> [TLV8] {
         var entries: [TLV8] = [TLV8()]
         for item in items {
             if item.type == .separator {
@@ -121,7 +121,7 @@ public struct TLV8: Sendable, Equatable {
 
 extension TLV8: ExpressibleByArrayLiteral {
     /// A message written as `[(type, value), ...]`.
-    public init(arrayLiteral elements: (TLVType, [UInt8])...) {
+    package init(arrayLiteral elements: (TLVType, [UInt8])...) {
         self.init(elements.map { Item($0.0, $0.1) })
     }
 }

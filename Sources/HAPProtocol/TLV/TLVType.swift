@@ -2,45 +2,45 @@
 ///
 /// An open set of static constants rather than an enum, so that an item of a type this module does not
 /// know is carried along instead of failing the whole message.
-public struct TLVType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt8
+package struct TLVType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: UInt8
 
-    public init(rawValue: UInt8) {
+    package init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
 
     /// kTLVType_Method: the pairing method (pair setup, verify, add/remove/list pairings).
-    public static let method = TLVType(rawValue: 0x00)
+    package static let method = TLVType(rawValue: 0x00)
     /// kTLVType_Identifier: a pairing identifier (the controller's or the accessory's).
-    public static let identifier = TLVType(rawValue: 0x01)
+    package static let identifier = TLVType(rawValue: 0x01)
     /// kTLVType_Salt: the SRP salt.
-    public static let salt = TLVType(rawValue: 0x02)
+    package static let salt = TLVType(rawValue: 0x02)
     /// kTLVType_PublicKey: an SRP, Curve25519 or Ed25519 public key.
-    public static let publicKey = TLVType(rawValue: 0x03)
+    package static let publicKey = TLVType(rawValue: 0x03)
     /// kTLVType_Proof: an SRP proof (M1 or M2).
-    public static let proof = TLVType(rawValue: 0x04)
+    package static let proof = TLVType(rawValue: 0x04)
     /// kTLVType_EncryptedData: ChaCha20-Poly1305 ciphertext followed by its 16-byte tag.
-    public static let encryptedData = TLVType(rawValue: 0x05)
+    package static let encryptedData = TLVType(rawValue: 0x05)
     /// kTLVType_State: the step of the exchange (M1, M2, ...).
-    public static let state = TLVType(rawValue: 0x06)
+    package static let state = TLVType(rawValue: 0x06)
     /// kTLVType_Error: an error code from the accessory (see `PairingError`).
-    public static let error = TLVType(rawValue: 0x07)
+    package static let error = TLVType(rawValue: 0x07)
     /// kTLVType_RetryDelay: seconds to wait before the next pair setup attempt (with error 3, backoff).
-    public static let retryDelay = TLVType(rawValue: 0x08)
+    package static let retryDelay = TLVType(rawValue: 0x08)
     /// kTLVType_Certificate: an MFi certificate.
-    public static let certificate = TLVType(rawValue: 0x09)
+    package static let certificate = TLVType(rawValue: 0x09)
     /// kTLVType_Signature: an Ed25519 signature.
-    public static let signature = TLVType(rawValue: 0x0A)
+    package static let signature = TLVType(rawValue: 0x0A)
     /// kTLVType_Permissions: 0 for a regular user, 1 for an admin.
-    public static let permissions = TLVType(rawValue: 0x0B)
+    package static let permissions = TLVType(rawValue: 0x0B)
     /// kTLVType_FragmentData: a non-final fragment of a fragmented message.
-    public static let fragmentData = TLVType(rawValue: 0x0C)
+    package static let fragmentData = TLVType(rawValue: 0x0C)
     /// kTLVType_FragmentLast: the final fragment of a fragmented message.
-    public static let fragmentLast = TLVType(rawValue: 0x0D)
+    package static let fragmentLast = TLVType(rawValue: 0x0D)
     /// kTLVType_Flags: pairing type flags.
-    public static let flags = TLVType(rawValue: 0x13)
+    package static let flags = TLVType(rawValue: 0x13)
     /// kTLVType_Separator: an empty item between two entries of a list.
-    public static let separator = TLVType(rawValue: 0xFF)
+    package static let separator = TLVType(rawValue: 0xFF)
 
-    public var description: String { "0x" + String(rawValue, radix: 16) }
+    package var description: String { "0x" + String(rawValue, radix: 16) }
 }

@@ -1,7 +1,7 @@
 extension CharacteristicMetadata {
     /// The metadata HAP defines for a standard characteristic type, so drivers do not each restate it;
     /// `nil` for a type the catalog does not know.
-    public static func standard(for type: CharacteristicType) -> CharacteristicMetadata? {
+    package static func standard(for type: CharacteristicType) -> CharacteristicMetadata? {
         let readNotify: CharacteristicPermissions = [.read, .notify]
         let readWriteNotify: CharacteristicPermissions = [.read, .write, .notify]
         switch type {

@@ -1,18 +1,18 @@
 /// What a characteristic's value may be, as HomeKit's `HMCharacteristicMetadata` describes it, plus its
 /// permissions.
-public struct CharacteristicMetadata: Sendable, Hashable, Codable {
-    public var format: CharacteristicFormat
-    public var unit: CharacteristicUnit?
-    public var minimumValue: Double?
-    public var maximumValue: Double?
-    public var stepValue: Double?
+package struct CharacteristicMetadata: Sendable, Hashable, Codable {
+    package var format: CharacteristicFormat
+    package var unit: CharacteristicUnit?
+    package var minimumValue: Double?
+    package var maximumValue: Double?
+    package var stepValue: Double?
     /// The longest string (in UTF-8 bytes) or data a value may be.
-    public var maxLength: Int?
+    package var maxLength: Int?
     /// The only values an integer characteristic accepts, when it has such a list.
-    public var validValues: [Int]?
-    public var permissions: CharacteristicPermissions
+    package var validValues: [Int]?
+    package var permissions: CharacteristicPermissions
 
-    public init(
+    package init(
         format: CharacteristicFormat,
         unit: CharacteristicUnit? = nil,
         minimumValue: Double? = nil,
@@ -33,12 +33,12 @@ public struct CharacteristicMetadata: Sendable, Hashable, Codable {
     }
 
     /// HAP's default maximum length of a string value.
-    public static let defaultMaxStringLength = 64
+    package static let defaultMaxStringLength = 64
 
     /// Checks a value against the metadata and returns it in the format's own kind (an integral float
     /// for an integer format becomes `.int`, an integer for a float format becomes `.float`, 0/1 for a
     /// bool becomes `.bool`). The only place values are validated.
-    public func validate(_ value: CharacteristicValue) throws(HomeError) -> CharacteristicValue {
+    package func validate(_ value: CharacteristicValue) throws(HomeError) -> CharacteristicValue {
         switch format {
         case .bool:
             switch value {

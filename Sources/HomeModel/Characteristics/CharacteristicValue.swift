@@ -1,7 +1,7 @@
 import Foundation
 
 /// A characteristic's value: the few kinds HomeKit's formats reduce to.
-public enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConvertible {
+package enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case bool(Bool)
     case int(Int)
     case float(Double)
@@ -10,7 +10,7 @@ public enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConver
 
     /// The value as plain text, the way a value topic carries it: `true`, `42`, `21.5`, a string as is,
     /// data as base64.
-    public var plainText: String {
+    package var plainText: String {
         switch self {
         case .bool(let value): value ? "true" : "false"
         case .int(let value): String(value)
@@ -21,10 +21,10 @@ public enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConver
         }
     }
 
-    public var description: String { plainText }
+    package var description: String { plainText }
 
     /// The value as a number, for range checks and simulations; `nil` for strings and data.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .bool(let value): value ? 1 : 0
         case .int(let value): Double(value)
@@ -34,7 +34,7 @@ public enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConver
     }
 
     /// The value as an integer when it is one (a float without a fraction counts).
-    public var intValue: Int? {
+    package var intValue: Int? {
         switch self {
         case .int(let value): value
         case .float(let value) where value == value.rounded() && abs(value) < 9e18: Int(value)
@@ -42,7 +42,7 @@ public enum CharacteristicValue: Sendable, Hashable, Codable, CustomStringConver
         }
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }

@@ -1,115 +1,115 @@
 /// A characteristic's type, named in PascalCase as HomeKit's `HMCharacteristicType…` constants are.
 ///
 /// An open set: a driver may bring a type the model does not list and nothing breaks.
-public struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable, Comparable,
+package struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable, Comparable,
     CustomStringConvertible, ExpressibleByStringLiteral
 {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package init(_ rawValue: String) { self.rawValue = rawValue }
+    package init(stringLiteral value: String) { self.rawValue = value }
+    package var description: String { rawValue }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    public static let name: Self = "Name"
-    public static let on: Self = "On"
-    public static let brightness: Self = "Brightness"
-    public static let hue: Self = "Hue"
-    public static let saturation: Self = "Saturation"
-    public static let colorTemperature: Self = "ColorTemperature"
-    public static let outletInUse: Self = "OutletInUse"
-    public static let currentTemperature: Self = "CurrentTemperature"
-    public static let targetTemperature: Self = "TargetTemperature"
-    public static let currentHeatingCoolingState: Self = "CurrentHeatingCoolingState"
-    public static let targetHeatingCoolingState: Self = "TargetHeatingCoolingState"
-    public static let temperatureDisplayUnits: Self = "TemperatureDisplayUnits"
-    public static let lockCurrentState: Self = "LockCurrentState"
-    public static let lockTargetState: Self = "LockTargetState"
-    public static let currentDoorState: Self = "CurrentDoorState"
-    public static let targetDoorState: Self = "TargetDoorState"
-    public static let obstructionDetected: Self = "ObstructionDetected"
-    public static let currentPosition: Self = "CurrentPosition"
-    public static let targetPosition: Self = "TargetPosition"
-    public static let positionState: Self = "PositionState"
-    public static let rotationSpeed: Self = "RotationSpeed"
-    public static let rotationDirection: Self = "RotationDirection"
-    public static let currentRelativeHumidity: Self = "CurrentRelativeHumidity"
-    public static let motionDetected: Self = "MotionDetected"
-    public static let contactSensorState: Self = "ContactSensorState"
-    public static let leakDetected: Self = "LeakDetected"
-    public static let smokeDetected: Self = "SmokeDetected"
-    public static let batteryLevel: Self = "BatteryLevel"
-    public static let chargingState: Self = "ChargingState"
-    public static let statusLowBattery: Self = "StatusLowBattery"
-    public static let identify: Self = "Identify"
-    public static let holdPosition: Self = "HoldPosition"
-    public static let currentHorizontalTiltAngle: Self = "CurrentHorizontalTiltAngle"
-    public static let targetHorizontalTiltAngle: Self = "TargetHorizontalTiltAngle"
-    public static let currentAmbientLightLevel: Self = "CurrentAmbientLightLevel"
-    public static let occupancyDetected: Self = "OccupancyDetected"
+    package static let name: Self = "Name"
+    package static let on: Self = "On"
+    package static let brightness: Self = "Brightness"
+    package static let hue: Self = "Hue"
+    package static let saturation: Self = "Saturation"
+    package static let colorTemperature: Self = "ColorTemperature"
+    package static let outletInUse: Self = "OutletInUse"
+    package static let currentTemperature: Self = "CurrentTemperature"
+    package static let targetTemperature: Self = "TargetTemperature"
+    package static let currentHeatingCoolingState: Self = "CurrentHeatingCoolingState"
+    package static let targetHeatingCoolingState: Self = "TargetHeatingCoolingState"
+    package static let temperatureDisplayUnits: Self = "TemperatureDisplayUnits"
+    package static let lockCurrentState: Self = "LockCurrentState"
+    package static let lockTargetState: Self = "LockTargetState"
+    package static let currentDoorState: Self = "CurrentDoorState"
+    package static let targetDoorState: Self = "TargetDoorState"
+    package static let obstructionDetected: Self = "ObstructionDetected"
+    package static let currentPosition: Self = "CurrentPosition"
+    package static let targetPosition: Self = "TargetPosition"
+    package static let positionState: Self = "PositionState"
+    package static let rotationSpeed: Self = "RotationSpeed"
+    package static let rotationDirection: Self = "RotationDirection"
+    package static let currentRelativeHumidity: Self = "CurrentRelativeHumidity"
+    package static let motionDetected: Self = "MotionDetected"
+    package static let contactSensorState: Self = "ContactSensorState"
+    package static let leakDetected: Self = "LeakDetected"
+    package static let smokeDetected: Self = "SmokeDetected"
+    package static let batteryLevel: Self = "BatteryLevel"
+    package static let chargingState: Self = "ChargingState"
+    package static let statusLowBattery: Self = "StatusLowBattery"
+    package static let identify: Self = "Identify"
+    package static let holdPosition: Self = "HoldPosition"
+    package static let currentHorizontalTiltAngle: Self = "CurrentHorizontalTiltAngle"
+    package static let targetHorizontalTiltAngle: Self = "TargetHorizontalTiltAngle"
+    package static let currentAmbientLightLevel: Self = "CurrentAmbientLightLevel"
+    package static let occupancyDetected: Self = "OccupancyDetected"
     /// Not HAP's (HAP has no air pressure); Eve's, in hPa.
-    public static let airPressure: Self = "AirPressure"
+    package static let airPressure: Self = "AirPressure"
 }
 
 /// A service's type (Lightbulb, Thermostat, ...). An open set, like ``CharacteristicType``.
-public struct ServiceType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+package struct ServiceType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public var description: String { rawValue }
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package init(stringLiteral value: String) { self.rawValue = value }
+    package var description: String { rawValue }
 
-    public static let lightbulb: Self = "Lightbulb"
-    public static let `switch`: Self = "Switch"
-    public static let outlet: Self = "Outlet"
-    public static let thermostat: Self = "Thermostat"
-    public static let lockMechanism: Self = "LockMechanism"
-    public static let garageDoorOpener: Self = "GarageDoorOpener"
-    public static let windowCovering: Self = "WindowCovering"
-    public static let fan: Self = "Fan"
-    public static let temperatureSensor: Self = "TemperatureSensor"
-    public static let humiditySensor: Self = "HumiditySensor"
-    public static let motionSensor: Self = "MotionSensor"
-    public static let contactSensor: Self = "ContactSensor"
-    public static let leakSensor: Self = "LeakSensor"
-    public static let smokeSensor: Self = "SmokeSensor"
-    public static let battery: Self = "Battery"
-    public static let lightSensor: Self = "LightSensor"
-    public static let occupancySensor: Self = "OccupancySensor"
+    package static let lightbulb: Self = "Lightbulb"
+    package static let `switch`: Self = "Switch"
+    package static let outlet: Self = "Outlet"
+    package static let thermostat: Self = "Thermostat"
+    package static let lockMechanism: Self = "LockMechanism"
+    package static let garageDoorOpener: Self = "GarageDoorOpener"
+    package static let windowCovering: Self = "WindowCovering"
+    package static let fan: Self = "Fan"
+    package static let temperatureSensor: Self = "TemperatureSensor"
+    package static let humiditySensor: Self = "HumiditySensor"
+    package static let motionSensor: Self = "MotionSensor"
+    package static let contactSensor: Self = "ContactSensor"
+    package static let leakSensor: Self = "LeakSensor"
+    package static let smokeSensor: Self = "SmokeSensor"
+    package static let battery: Self = "Battery"
+    package static let lightSensor: Self = "LightSensor"
+    package static let occupancySensor: Self = "OccupancySensor"
     /// Not HAP's; named as Eve names its weather sensor's service.
-    public static let airPressureSensor: Self = "AirPressureSensor"
+    package static let airPressureSensor: Self = "AirPressureSensor"
 }
 
 /// The unit of a numeric characteristic. An open set.
-public struct CharacteristicUnit: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
+package struct CharacteristicUnit: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package var description: String { rawValue }
 
-    public static let celsius = Self(rawValue: "celsius")
-    public static let percentage = Self(rawValue: "percentage")
-    public static let arcDegrees = Self(rawValue: "arcdegrees")
-    public static let lux = Self(rawValue: "lux")
-    public static let seconds = Self(rawValue: "seconds")
+    package static let celsius = Self(rawValue: "celsius")
+    package static let percentage = Self(rawValue: "percentage")
+    package static let arcDegrees = Self(rawValue: "arcdegrees")
+    package static let lux = Self(rawValue: "lux")
+    package static let seconds = Self(rawValue: "seconds")
 }
 
 /// The wire format of a characteristic's value. An open set; an unknown format is not validated.
-public struct CharacteristicFormat: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
+package struct CharacteristicFormat: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package var description: String { rawValue }
 
-    public static let bool = Self(rawValue: "bool")
-    public static let int = Self(rawValue: "int")
-    public static let uint8 = Self(rawValue: "uint8")
-    public static let uint16 = Self(rawValue: "uint16")
-    public static let uint32 = Self(rawValue: "uint32")
-    public static let uint64 = Self(rawValue: "uint64")
-    public static let float = Self(rawValue: "float")
-    public static let string = Self(rawValue: "string")
-    public static let data = Self(rawValue: "data")
-    public static let tlv8 = Self(rawValue: "tlv8")
+    package static let bool = Self(rawValue: "bool")
+    package static let int = Self(rawValue: "int")
+    package static let uint8 = Self(rawValue: "uint8")
+    package static let uint16 = Self(rawValue: "uint16")
+    package static let uint32 = Self(rawValue: "uint32")
+    package static let uint64 = Self(rawValue: "uint64")
+    package static let float = Self(rawValue: "float")
+    package static let string = Self(rawValue: "string")
+    package static let data = Self(rawValue: "data")
+    package static let tlv8 = Self(rawValue: "tlv8")
 
     /// The range an integer format can hold, or `nil` for a non-integer format.
     var integerRange: ClosedRange<Int>? {
@@ -125,23 +125,23 @@ public struct CharacteristicFormat: RawRepresentable, Hashable, Sendable, Codabl
 }
 
 /// What may be done with a characteristic.
-public struct CharacteristicPermissions: OptionSet, Hashable, Sendable, Codable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct CharacteristicPermissions: OptionSet, Hashable, Sendable, Codable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
-    public static let read = Self(rawValue: 1 << 0)
-    public static let write = Self(rawValue: 1 << 1)
-    public static let notify = Self(rawValue: 1 << 2)
-    public static let hidden = Self(rawValue: 1 << 3)
+    package static let read = Self(rawValue: 1 << 0)
+    package static let write = Self(rawValue: 1 << 1)
+    package static let notify = Self(rawValue: 1 << 2)
+    package static let hidden = Self(rawValue: 1 << 3)
 
     /// The permissions as words (`read`, `write`, `notify`, `hidden`), for layouts and config.
-    public var names: [String] {
+    package var names: [String] {
         [(Self.read, "read"), (.write, "write"), (.notify, "notify"), (.hidden, "hidden")]
             .filter { contains($0.0) }.map(\.1)
     }
 
     /// Parses the words ``names`` produces; `nil` if one is unknown.
-    public init?(names: [String]) {
+    package init?(names: [String]) {
         var permissions: Self = []
         for name in names {
             switch name {
@@ -157,20 +157,20 @@ public struct CharacteristicPermissions: OptionSet, Hashable, Sendable, Codable 
 }
 
 /// What kind of device an accessory is, for icons and Home Assistant components. An open set.
-public struct AccessoryCategory: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
+package struct AccessoryCategory: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package var description: String { rawValue }
 
-    public static let other = Self(rawValue: "other")
-    public static let bridge = Self(rawValue: "bridge")
-    public static let lightbulb = Self(rawValue: "lightbulb")
-    public static let `switch` = Self(rawValue: "switch")
-    public static let outlet = Self(rawValue: "outlet")
-    public static let thermostat = Self(rawValue: "thermostat")
-    public static let doorLock = Self(rawValue: "doorLock")
-    public static let garageDoorOpener = Self(rawValue: "garageDoorOpener")
-    public static let windowCovering = Self(rawValue: "windowCovering")
-    public static let fan = Self(rawValue: "fan")
-    public static let sensor = Self(rawValue: "sensor")
+    package static let other = Self(rawValue: "other")
+    package static let bridge = Self(rawValue: "bridge")
+    package static let lightbulb = Self(rawValue: "lightbulb")
+    package static let `switch` = Self(rawValue: "switch")
+    package static let outlet = Self(rawValue: "outlet")
+    package static let thermostat = Self(rawValue: "thermostat")
+    package static let doorLock = Self(rawValue: "doorLock")
+    package static let garageDoorOpener = Self(rawValue: "garageDoorOpener")
+    package static let windowCovering = Self(rawValue: "windowCovering")
+    package static let fan = Self(rawValue: "fan")
+    package static let sensor = Self(rawValue: "sensor")
 }

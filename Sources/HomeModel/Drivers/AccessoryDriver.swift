@@ -3,7 +3,7 @@
 /// The ``HomeManager`` is the only caller. It starts the driver, takes the accessories it found into
 /// the browser, sends reads, writes and identify requests, and records what ``updates`` reports.
 /// Drivers never talk to MQTT, and never change the model themselves.
-public protocol AccessoryDriver: Sendable {
+package protocol AccessoryDriver: Sendable {
     /// A short stable name for logs, e.g. `virtual`.
     var name: String { get }
 
@@ -53,17 +53,17 @@ public protocol AccessoryDriver: Sendable {
 }
 
 extension AccessoryDriver {
-    public var reportsConfirmedValues: Bool { false }
-    public var updatesExecutor: (any TaskExecutor)? { nil }
+    package var reportsConfirmedValues: Bool { false }
+    package var updatesExecutor: (any TaskExecutor)? { nil }
 }
 
 /// One value to write, addressed within an accessory.
-public struct CharacteristicWrite: Sendable, Hashable {
-    public let service: ServiceID
-    public let characteristic: CharacteristicType
-    public let value: CharacteristicValue
+package struct CharacteristicWrite: Sendable, Hashable {
+    package let service: ServiceID
+    package let characteristic: CharacteristicType
+    package let value: CharacteristicValue
 
-    public init(service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue) {
+    package init(service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue) {
         self.service = service
         self.characteristic = characteristic
         self.value = value
@@ -71,7 +71,7 @@ public struct CharacteristicWrite: Sendable, Hashable {
 }
 
 /// Something a driver reports without being asked.
-public enum DriverUpdate: Sendable, Hashable {
+package enum DriverUpdate: Sendable, Hashable {
     /// A value changed on the device (a sensor reading, a door that finished closing).
     case value(AccessoryID, service: ServiceID, characteristic: CharacteristicType, CharacteristicValue)
     /// The accessory became reachable or unreachable.
@@ -84,19 +84,19 @@ public enum DriverUpdate: Sendable, Hashable {
 
 extension AccessoryDriver {
     /// Real devices keep their own state: nothing to restore.
-    public func restore(_ accessories: [Accessory]) async {}
+    package func restore(_ accessories: [Accessory]) async {}
 }
 
 /// A driver of a network that new devices join only while it is open (zigbee2mqtt's permit join).
-public protocol JoinPermitting: AccessoryDriver {
+package protocol JoinPermitting: AccessoryDriver {
     /// Opens the network to new devices for `seconds` (0 closes it) and returns the seconds the
     /// network says it is open for. Throws ``HomeError`` with the network's own words when it refuses.
     func permitJoin(seconds: Int) async throws -> Int
 }
 
 /// What one network answered to a permit-join request.
-public struct JoinPermit: Sendable, Hashable {
+package struct JoinPermit: Sendable, Hashable {
     /// The driver's name (`zigbee2mqtt`).
-    public let network: String
-    public let seconds: Int
+    package let network: String
+    package let seconds: Int
 }

@@ -1,6 +1,6 @@
 /// A driver whose accessories must be paired before they can be used (HAP): found accessories sit
 /// in the browser unpaired until an administrator pairs one with its setup code.
-public protocol PairingDriver: AccessoryDriver {
+package protocol PairingDriver: AccessoryDriver {
     /// Pairs with the unpaired accessory `id` using its setup code (`XXX-XX-XXX`) and returns what
     /// it now is, with its services: the accessory, or a bridge first and its bridged accessories.
     /// Throws ``HomeError``: `authenticationFailed` for a wrong code (with the accessory's own retry
@@ -22,14 +22,14 @@ public protocol PairingDriver: AccessoryDriver {
 }
 
 /// A controller paired with an accessory.
-public struct ControllerPairing: Sendable, Hashable {
+package struct ControllerPairing: Sendable, Hashable {
     /// The controller's pairing identifier.
-    public let identifier: String
-    public let isAdministrator: Bool
+    package let identifier: String
+    package let isAdministrator: Bool
     /// Whether it is this gateway.
-    public let isThisGateway: Bool
+    package let isThisGateway: Bool
 
-    public init(identifier: String, isAdministrator: Bool, isThisGateway: Bool) {
+    package init(identifier: String, isAdministrator: Bool, isThisGateway: Bool) {
         self.identifier = identifier
         self.isAdministrator = isAdministrator
         self.isThisGateway = isThisGateway

@@ -3,9 +3,9 @@
 /// Codes are named after HomeKit's `HMError` codes so that a client which knows HomeKit knows what
 /// they mean, and so that the Gateway can put `code.name` on the wire unchanged. A failed operation
 /// never changes anything, in memory or on disk.
-public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as a value callers can match (`error.code == .notFound`).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable, CaseIterable {
             case alreadyExists
             case notFound
@@ -41,92 +41,92 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The HMError-style name the wire carries, e.g. `insufficientPrivileges`.
-        public var name: String { base.rawValue }
-        public var description: String { name }
+        package var name: String { base.rawValue }
+        package var description: String { name }
 
         /// Finds a code by its wire name; `nil` for a name the model does not use.
-        public init?(name: String) {
+        package init?(name: String) {
             guard let base = Base(rawValue: name) else { return nil }
             self.base = base
         }
 
         /// Every code the model can report, for documentation and exhaustive tests.
-        public static var allCodes: [Code] { Base.allCases.map(Code.init) }
+        package static var allCodes: [Code] { Base.allCases.map(Code.init) }
 
         /// An object that must be unique is already there (a room already in that zone).
-        public static let alreadyExists = Code(.alreadyExists)
+        package static let alreadyExists = Code(.alreadyExists)
         /// No object of that name (or id) exists where it was looked for.
-        public static let notFound = Code(.notFound)
+        package static let notFound = Code(.notFound)
         /// A parameter is present but not acceptable (an off-step value, a value outside the valid values).
-        public static let invalidParameter = Code(.invalidParameter)
+        package static let invalidParameter = Code(.invalidParameter)
         /// A required parameter is absent or empty.
-        public static let missingParameter = Code(.missingParameter)
+        package static let missingParameter = Code(.missingParameter)
         /// The accessory cannot be reached, so nothing was written.
-        public static let accessoryNotReachable = Code(.accessoryNotReachable)
+        package static let accessoryNotReachable = Code(.accessoryNotReachable)
         /// A write to a characteristic that has no write permission.
-        public static let readOnlyCharacteristic = Code(.readOnlyCharacteristic)
+        package static let readOnlyCharacteristic = Code(.readOnlyCharacteristic)
         /// A read of a characteristic that has no read permission.
-        public static let writeOnlyCharacteristic = Code(.writeOnlyCharacteristic)
+        package static let writeOnlyCharacteristic = Code(.writeOnlyCharacteristic)
         /// The accessory did not answer in time.
-        public static let operationTimedOut = Code(.operationTimedOut)
+        package static let operationTimedOut = Code(.operationTimedOut)
         /// The hub's storage is full, so the change could not be saved; nothing was changed. Not one
         /// of HomeKit's codes: HomeKit's store is the phone's.
-        public static let storageFull = Code(.storageFull)
+        package static let storageFull = Code(.storageFull)
         /// The account's role in the home does not allow the operation, or it is not a member.
-        public static let insufficientPrivileges = Code(.insufficientPrivileges)
+        package static let insufficientPrivileges = Code(.insufficientPrivileges)
         /// Another home already has a name that compares equal.
-        public static let homeWithSimilarNameExists = Code(.homeWithSimilarNameExists)
+        package static let homeWithSimilarNameExists = Code(.homeWithSimilarNameExists)
         /// Another room, zone, accessory or action set in the home has a name that compares equal.
-        public static let objectWithSimilarNameExistsInHome = Code(.objectWithSimilarNameExistsInHome)
+        package static let objectWithSimilarNameExistsInHome = Code(.objectWithSimilarNameExistsInHome)
         /// A name with characters other than letters, digits, spaces and apostrophes.
-        public static let nameContainsProhibitedCharacters = Code(.nameContainsProhibitedCharacters)
+        package static let nameContainsProhibitedCharacters = Code(.nameContainsProhibitedCharacters)
         /// A name whose first character is not a letter or a digit.
-        public static let nameDoesNotStartWithValidCharacters = Code(.nameDoesNotStartWithValidCharacters)
+        package static let nameDoesNotStartWithValidCharacters = Code(.nameDoesNotStartWithValidCharacters)
         /// A value of the wrong kind for the characteristic's format.
-        public static let invalidValueType = Code(.invalidValueType)
+        package static let invalidValueType = Code(.invalidValueType)
         /// A value below the characteristic's minimum.
-        public static let valueLowerThanMinimum = Code(.valueLowerThanMinimum)
+        package static let valueLowerThanMinimum = Code(.valueLowerThanMinimum)
         /// A value above the characteristic's maximum.
-        public static let valueHigherThanMaximum = Code(.valueHigherThanMaximum)
+        package static let valueHigherThanMaximum = Code(.valueHigherThanMaximum)
         /// A string or data value longer than the characteristic's maximum length.
-        public static let stringLongerThanMaximum = Code(.stringLongerThanMaximum)
+        package static let stringLongerThanMaximum = Code(.stringLongerThanMaximum)
         /// The home's default room cannot be renamed or removed.
-        public static let roomForHomeCannotBeUpdated = Code(.roomForHomeCannotBeUpdated)
+        package static let roomForHomeCannotBeUpdated = Code(.roomForHomeCannotBeUpdated)
         /// The home's default room cannot be put in a zone.
-        public static let roomForHomeCannotBeInZone = Code(.roomForHomeCannotBeInZone)
+        package static let roomForHomeCannotBeInZone = Code(.roomForHomeCannotBeInZone)
         /// A bridged accessory can only be removed together with its bridge.
-        public static let cannotRemoveNonBridgeAccessory = Code(.cannotRemoveNonBridgeAccessory)
+        package static let cannotRemoveNonBridgeAccessory = Code(.cannotRemoveNonBridgeAccessory)
         /// The accessory or user already belongs to a home.
-        public static let objectAlreadyAssociatedToHome = Code(.objectAlreadyAssociatedToHome)
+        package static let objectAlreadyAssociatedToHome = Code(.objectAlreadyAssociatedToHome)
         /// The driver failed to talk to the accessory.
-        public static let communicationFailure = Code(.communicationFailure)
+        package static let communicationFailure = Code(.communicationFailure)
         /// The account sent more commands and requests than it may (the gateway's per-account rate
         /// limit); nothing was done, the client may send again a little later.
-        public static let tooManyRequests = Code(.tooManyRequests)
+        package static let tooManyRequests = Code(.tooManyRequests)
         /// The accessory or its driver cannot do that at all (identify a device with no way to, let
         /// devices join where no driver has a network).
-        public static let notSupported = Code(.notSupported)
+        package static let notSupported = Code(.notSupported)
         /// The accessory refused the proof of who we are: a wrong setup code when pairing (HAP's
         /// kTLVError_Authentication), or a pairing the accessory no longer knows.
-        public static let authenticationFailed = Code(.authenticationFailed)
+        package static let authenticationFailed = Code(.authenticationFailed)
         /// Something outside the rules failed (the database); nothing was changed.
-        public static let unexpectedError = Code(.unexpectedError)
+        package static let unexpectedError = Code(.unexpectedError)
 
         /// Lets `catch HomeError.Code.notFound` style patterns match any error carrying the code.
-        public static func ~= (code: Code, error: any Error) -> Bool {
+        package static func ~= (code: Code, error: any Error) -> Bool {
             (error as? HomeError)?.code == code
         }
     }
 
     /// The HMError-style code.
-    public let code: Code
+    package let code: Code
     /// A sentence for a human, naming the object involved.
-    public let message: String
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "\(code.name): \(message)" }
+    package var description: String { "\(code.name): \(message)" }
 }

@@ -1,19 +1,19 @@
 /// A change of the model with the state it left behind, taken when it was committed: a listener
 /// (the gateway's publisher) renders from it without asking the manager again, and sees each change
 /// exactly as it was, even when it is behind.
-public struct HomeChange: Sendable {
-    public let event: HomeEvent
+package struct HomeChange: Sendable {
+    package let event: HomeEvent
     /// The homes after the change. For a value or a reachability change: only the accessory's home,
     /// cut down to that accessory.
-    public let homes: [Home]
+    package let homes: [Home]
     /// The accessories no home has yet, after the change; nil for a value or a reachability change,
     /// which cannot change them.
-    public let discovered: [Accessory]?
+    package let discovered: [Accessory]?
     /// The model's version after the change: every change counts one, and a snapshot taken at
     /// version `v` (``HomeManager/state()``) holds every change up to `v`.
-    public let version: UInt64
+    package let version: UInt64
 
-    public init(event: HomeEvent, homes: [Home], discovered: [Accessory]?, version: UInt64 = 0) {
+    package init(event: HomeEvent, homes: [Home], discovered: [Accessory]?, version: UInt64 = 0) {
         self.event = event
         self.homes = homes
         self.discovered = discovered

@@ -3,7 +3,7 @@
 /// The manager yields these in the order the changes were committed, after they are durable. Events
 /// carry identifiers and the names a listener needs to clear what it published under an old name; the
 /// rest is in the next snapshot.
-public enum HomeEvent: Sendable, Hashable {
+package enum HomeEvent: Sendable, Hashable {
     /// Everything may have changed: reload all homes (`homeManagerDidUpdateHomes`). Sent when a
     /// listener subscribes after the first load, and when the model was reloaded.
     case homeManagerDidUpdateHomes
@@ -52,7 +52,7 @@ public enum HomeEvent: Sendable, Hashable {
     case didRemoveNewAccessory(accessory: AccessoryID)
 
     /// The home the event concerns; `nil` for manager- and browser-level events.
-    public var home: HomeID? {
+    package var home: HomeID? {
         switch self {
         case .homeManagerDidUpdateHomes, .didUpdatePrimaryHome, .didFindNewAccessory, .didRemoveNewAccessory:
             nil
@@ -71,7 +71,7 @@ public enum HomeEvent: Sendable, Hashable {
     }
 
     /// The HomeKit delegate message's name, e.g. `didAddRoom`, for the wire.
-    public var name: String {
+    package var name: String {
         switch self {
         case .homeManagerDidUpdateHomes: "homeManagerDidUpdateHomes"
         case .didAddHome: "didAddHome"

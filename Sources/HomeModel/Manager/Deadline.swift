@@ -94,6 +94,6 @@ enum Deadline {
 /// its timeout): the caller's own, such as the gateway's event loop. Child tasks inherit their parent's
 /// executor preference, but unstructured ones do not; a task-local value reaches them. nil: the global
 /// concurrent executor.
-public enum PreferredExecutor {
-    @TaskLocal public static var current: (any TaskExecutor)?
+package enum PreferredExecutor {
+    @TaskLocal package static var current: (any TaskExecutor)?
 }

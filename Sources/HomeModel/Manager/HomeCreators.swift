@@ -1,6 +1,6 @@
 /// Who may add a home (config `homes.creators`). A home's creator becomes its administrator, and an
 /// administrator may claim the accessories no home has yet, so creating a home is a privilege.
-public enum HomeCreators: Sendable, Hashable {
+package enum HomeCreators: Sendable, Hashable {
     /// The administrators of the existing homes; anyone while there is no home, so that a new hub
     /// can be set up.
     case administrators

@@ -6,7 +6,7 @@ extension HomeManager {
 
     /// Starts a driver and takes what it finds into the browser; from then on its updates (values,
     /// reachability, accessories found and lost) flow into the model.
-    public func attach(_ driver: any AccessoryDriver) async throws {
+    package func attach(_ driver: any AccessoryDriver) async throws {
         let index = browserAdd(driver)
         let updates = driver.updates
         addDriverTask(
@@ -79,7 +79,7 @@ extension HomeManager {
 
     /// Writes one value (admin or guest). Validated against the metadata, sent through the driver, and
     /// recorded only once the driver confirmed.
-    public func writeValue(
+    package func writeValue(
         _ value: CharacteristicValue, to target: CharacteristicReference, home: String,
         account: String
     ) async throws(HomeError) {
@@ -91,7 +91,7 @@ extension HomeManager {
     /// `decode` reads the value for the characteristic's metadata (a command's payload is text whose
     /// reading depends on the format); it runs on the manager and its errors are the answer. Then as
     /// ``writeValue(_:to:home:account:)``.
-    public func writeValue(
+    package func writeValue(
         at path: CharacteristicPath, account: String,
         decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue
     ) async throws(HomeError) {
@@ -109,7 +109,7 @@ extension HomeManager {
 
     /// Writes several values of one accessory together (admin or guest): all are validated first, then
     /// sent in one driver write; either all are recorded or none.
-    public func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {
+    package func writeValues(_ requests: [ActionRequest], home: String, account: String) async throws(HomeError) {
         let (accessory, writes) = try resolveWrites(requests, home: home, account: account)
         try await write(writes, to: accessory)
     }
@@ -155,7 +155,7 @@ extension HomeManager {
 
     /// Reads values fresh from the accessory (admin or guest): one characteristic, one service's, or all
     /// readable ones. Naming a write-only characteristic fails with `writeOnlyCharacteristic`.
-    public func readValues(
+    package func readValues(
         accessory name: String, service serviceName: String? = nil,
         characteristic type: CharacteristicType? = nil, home: String, account: String
     )
@@ -202,7 +202,7 @@ extension HomeManager {
     }
 
     /// Asks an accessory to identify itself (admin or guest).
-    public func identify(accessory name: String, home: String, account: String) async throws(HomeError) {
+    package func identify(accessory name: String, home: String, account: String) async throws(HomeError) {
         let snapshot = try self.home(home, account: account)
         let accessory = try snapshot.accessory(named: name)
         let driver = try reachableDriver(for: accessory)
@@ -212,7 +212,7 @@ extension HomeManager {
 
     /// Runs an action set (admin or guest): every action is attempted, and the result says for each
     /// whether it succeeded and why not. Throws only when the action set cannot be run at all.
-    public func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
+    package func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
         -> [ActionResult]
     {
         let (homeID, actionSet) = try actionSet(named: name, home: home, account: account)

@@ -1,11 +1,11 @@
 extension HomeManager {
     /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
-    public static let maximumJoinSeconds = 254
+    package static let maximumJoinSeconds = 254
 
     /// Lets new devices join every network that needs permission (administrators of any home only),
     /// for `seconds` (0 closes them again). Devices that join appear in the browser once their
     /// driver has them. Throws `notSupported` when no driver has such a network.
-    public func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
+    package func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
         guard administersAnyHome(account) else {
             throw HomeError(.insufficientPrivileges, "Only an administrator of a home may let devices join.")
         }

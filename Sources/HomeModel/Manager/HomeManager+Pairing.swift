@@ -1,12 +1,12 @@
 extension HomeManager {
     /// How long pairing may take: SRP with the 3072-bit group costs seconds on a small hub.
-    public static let pairingTimeout: Duration = .seconds(120)
+    package static let pairingTimeout: Duration = .seconds(120)
 
     /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
     /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge
     /// brings its bridged accessories. Nothing is added when pairing fails.
     @discardableResult
-    public func pairAccessory(
+    package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
     ) async throws(HomeError) -> Accessory {
         try checkAdministrator(of: home, account: account)
@@ -36,7 +36,7 @@ extension HomeManager {
 
     /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
     /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
-    public func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
+    package func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
         let accessory = try administeredAccessory(name, home: home, account: account)
         guard let pairing = driverFor(accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
@@ -56,7 +56,7 @@ extension HomeManager {
     }
 
     /// The controllers paired with an accessory of `home` (administrator only).
-    public func pairings(ofAccessory name: String, home: String, account: String) async throws(HomeError)
+    package func pairings(ofAccessory name: String, home: String, account: String) async throws(HomeError)
         -> [ControllerPairing]
     {
         let (accessory, driver) = try pairingDriver(name, home: home, account: account)
@@ -66,7 +66,7 @@ extension HomeManager {
     }
 
     /// Pairs another controller with an accessory of `home` (administrator only).
-    public func addPairing(
+    package func addPairing(
         _ pairing: ControllerPairing, publicKey: [UInt8], toAccessory name: String, home: String, account: String
     ) async throws(HomeError) {
         let (accessory, driver) = try pairingDriver(name, home: home, account: account)
@@ -76,7 +76,7 @@ extension HomeManager {
     }
 
     /// Removes another controller's pairing from an accessory of `home` (administrator only).
-    public func removePairing(controller: String, fromAccessory name: String, home: String, account: String)
+    package func removePairing(controller: String, fromAccessory name: String, home: String, account: String)
         async throws(HomeError)
     {
         let (accessory, driver) = try pairingDriver(name, home: home, account: account)

@@ -9,7 +9,7 @@ import Synchronization
 /// before anything else; every mutation is validated on a copy of the model, written to SQLite, and only
 /// then made visible and announced on ``events()``. A failed operation changes nothing. Snapshots
 /// handed out (``Home``, ``Accessory``, ...) are values.
-public actor HomeManager {
+package actor HomeManager {
     private var graph: HomeGraph
     /// Characteristics whose values in `graph` are ahead of the database: waiting for the next group
     /// commit (``valueCommitWindow``), or left over because the database could not be written (a full
@@ -52,21 +52,21 @@ public actor HomeManager {
     let logger: Logger
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
-    public let driverTimeout: Duration
+    package let driverTimeout: Duration
     /// Every driver request's timeout, on one shared timer.
     let deadlines = DeadlineTimer(clock: ContinuousClock())
     /// How often an accessory that stopped answering is tried again (a read), until it answers.
-    public let probeInterval: Duration
+    package let probeInterval: Duration
     /// Who may add a home.
-    public let homeCreators: HomeCreators
+    package let homeCreators: HomeCreators
     /// How long device values may wait to be written: every value that changes within it is written
     /// in one transaction, off the actor (one fsync instead of one per value, which on a hub's SD card
     /// is 5–50 ms each). It is what a power cut can lose of device values; layout changes are written
     /// before they are answered. Zero writes each value at once, on the actor.
-    public let valueCommitWindow: Duration
+    package let valueCommitWindow: Duration
 
     /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
-    public init(
+    package init(
         database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
         homeCreators: HomeCreators = .administrators, valueCommitWindow: Duration = .milliseconds(100),
         logger: Logger? = nil
@@ -82,13 +82,13 @@ public actor HomeManager {
 
     /// Where the driver named `driver` keeps what must never be published (keys, pairings): this
     /// manager's database.
-    public nonisolated func secrets(for driver: String) -> DriverSecrets { database.secrets(for: driver) }
+    package nonisolated func secrets(for driver: String) -> DriverSecrets { database.secrets(for: driver) }
 
     // MARK: Events
 
     /// A new stream of every change from now on, in commit order. It starts with
     /// ``HomeEvent/homeManagerDidUpdateHomes`` so a listener loads the snapshot first.
-    public func events() -> AsyncStream<HomeEvent> {
+    package func events() -> AsyncStream<HomeEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: HomeEvent.self, bufferingPolicy: .unbounded)
         let id = UUID()
         subscribers[id] = continuation
@@ -102,7 +102,7 @@ public actor HomeManager {
     /// A new stream of every change from now on with the state it left (``HomeChange``), in commit
     /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
     /// gateway publishes from: one hop per change, none back to the manager.
-    public func changes() -> Mailbox<HomeChange> {
+    package func changes() -> Mailbox<HomeChange> {
         let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
         let id = UUID()
         changeSubscribers[id] = sender
@@ -151,12 +151,12 @@ public actor HomeManager {
 
     /// The homes, the accessories no home has yet, and the model's version (``HomeChange/version``),
     /// read together.
-    public func state() -> (homes: [Home], discovered: [Accessory], version: UInt64) {
+    package func state() -> (homes: [Home], discovered: [Accessory], version: UInt64) {
         (graph.homes, browser.unowned(by: graph), version)
     }
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
-    public func reload() throws {
+    package func reload() throws {
         var reloaded = try database.load()
         for h in reloaded.homes.indices {
             for a in reloaded.homes[h].accessories.indices {
@@ -170,7 +170,7 @@ public actor HomeManager {
     }
 
     /// Stops the drivers and finishes every event stream.
-    public func shutdown() async {
+    package func shutdown() async {
         for task in driverTasks { task.cancel() }
         driverTasks.removeAll()
         for probe in unresponsive.values { probe.cancel() }
@@ -228,7 +228,7 @@ public actor HomeManager {
     /// nothing is on disk, so a crash in the middle leaves the database as it was before, and a change
     /// that fails undoes the whole build. Only for building before the gateway serves: other changes
     /// made meanwhile are written (or undone) with it.
-    public func building<T: Sendable>(_ build: @Sendable (HomeManager) async throws -> T) async throws -> T {
+    package func building<T: Sendable>(_ build: @Sendable (HomeManager) async throws -> T) async throws -> T {
         precondition(batchBase == nil, "building(_:) does not nest")
         batchBase = graph
         let result: Result<T, any Error>
@@ -382,7 +382,7 @@ public actor HomeManager {
     // MARK: Snapshots
 
     /// The homes `account` may see (HomeKit's `homes` for that user), each with the account's role.
-    public func homes(for account: String) -> [HomeSummary] {
+    package func homes(for account: String) -> [HomeSummary] {
         graph.homes.compactMap { home in
             graph.role(of: account, in: home).map {
                 HomeSummary(id: home.id, name: home.name, isPrimary: home.isPrimary, role: $0)
@@ -391,13 +391,13 @@ public actor HomeManager {
     }
 
     /// One home as `account` may see it. Throws `notFound`, or `insufficientPrivileges` for a non-member.
-    public func home(_ name: String, account: String) throws(HomeError) -> Home {
+    package func home(_ name: String, account: String) throws(HomeError) -> Home {
         graph.homes[try graph.homeIndex(name, account: account, .member)]
     }
 
     /// The accessory `id` when it belongs to the home `name` names, which `account` must be a member
     /// of; found through the graph's index, without a copy of the home or a pass over its accessories.
-    public func accessory(_ id: AccessoryID, home name: String, account: String) throws(HomeError) -> Accessory? {
+    package func accessory(_ id: AccessoryID, home name: String, account: String) throws(HomeError) -> Accessory? {
         let h = try graph.homeIndex(name, account: account, .member)
         guard let place = graph.locate(id), place.home == h else { return nil }
         return graph.homes[h].accessories[place.accessory]
@@ -412,13 +412,13 @@ public actor HomeManager {
     }
 
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
-    public func allHomes() -> [Home] { graph.homes }
+    package func allHomes() -> [Home] { graph.homes }
 
     /// The primary home; `nil` while there is no home.
-    public var primaryHome: HomeID? { graph.primaryHome }
+    package var primaryHome: HomeID? { graph.primaryHome }
 
     /// Who is a member of which home, with accounts: for generating broker access rules only.
-    public func memberships() -> [Membership] {
+    package func memberships() -> [Membership] {
         graph.homes.flatMap { home in
             home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
         }
@@ -430,7 +430,7 @@ public actor HomeManager {
     /// The first home becomes the primary home. Only the accounts ``homeCreators`` allows may add one;
     /// the others get `insufficientPrivileges`, whatever the name.
     @discardableResult
-    public func addHome(named name: String, account: String, userName: String? = nil) throws(HomeError) -> Home {
+    package func addHome(named name: String, account: String, userName: String? = nil) throws(HomeError) -> Home {
         try commit { [homeCreators] graph, events throws(HomeError) in
             try graph.addHome(
                 named: name, account: account, userName: userName, creators: homeCreators, events: &events)
@@ -438,20 +438,20 @@ public actor HomeManager {
     }
 
     /// Removes a home (administrator only). Its accessories return to the browser.
-    public func removeHome(_ home: String, account: String) throws(HomeError) {
+    package func removeHome(_ home: String, account: String) throws(HomeError) {
         let removed = try commit { graph, events throws(HomeError) in
             try graph.removeHome(home, account: account, events: &events)
         }
         returnToBrowser(removed)
     }
 
-    public func renameHome(_ home: String, to name: String, account: String) throws(HomeError) {
+    package func renameHome(_ home: String, to name: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.renameHome(home, to: name, account: account, events: &events)
         }
     }
 
-    public func setPrimaryHome(_ home: String, account: String) throws(HomeError) {
+    package func setPrimaryHome(_ home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.setPrimaryHome(home, account: account, events: &events)
         }
@@ -460,20 +460,20 @@ public actor HomeManager {
     // MARK: Rooms
 
     @discardableResult
-    public func addRoom(named name: String, home: String, account: String) throws(HomeError) -> Room {
+    package func addRoom(named name: String, home: String, account: String) throws(HomeError) -> Room {
         try commit { graph, events throws(HomeError) in
             try graph.addRoom(named: name, home: home, account: account, events: &events)
         }
     }
 
     /// Removes a room; its accessories move to the default room. The default room cannot be removed.
-    public func removeRoom(_ room: String, home: String, account: String) throws(HomeError) {
+    package func removeRoom(_ room: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.removeRoom(room, home: home, account: account, events: &events)
         }
     }
 
-    public func renameRoom(_ room: String, to name: String, home: String, account: String) throws(HomeError) {
+    package func renameRoom(_ room: String, to name: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.renameRoom(room, to: name, home: home, account: account, events: &events)
         }
@@ -482,31 +482,31 @@ public actor HomeManager {
     // MARK: Zones
 
     @discardableResult
-    public func addZone(named name: String, home: String, account: String) throws(HomeError) -> Zone {
+    package func addZone(named name: String, home: String, account: String) throws(HomeError) -> Zone {
         try commit { graph, events throws(HomeError) in
             try graph.addZone(named: name, home: home, account: account, events: &events)
         }
     }
 
-    public func removeZone(_ zone: String, home: String, account: String) throws(HomeError) {
+    package func removeZone(_ zone: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.removeZone(zone, home: home, account: account, events: &events)
         }
     }
 
-    public func renameZone(_ zone: String, to name: String, home: String, account: String) throws(HomeError) {
+    package func renameZone(_ zone: String, to name: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.renameZone(zone, to: name, home: home, account: account, events: &events)
         }
     }
 
-    public func addRoom(_ room: String, toZone zone: String, home: String, account: String) throws(HomeError) {
+    package func addRoom(_ room: String, toZone zone: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.addRoom(room, toZone: zone, home: home, account: account, events: &events)
         }
     }
 
-    public func removeRoom(_ room: String, fromZone zone: String, home: String, account: String) throws(HomeError) {
+    package func removeRoom(_ room: String, fromZone zone: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.removeRoom(room, fromZone: zone, home: home, account: account, events: &events)
         }
@@ -516,14 +516,14 @@ public actor HomeManager {
 
     /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
-    public func discoveredAccessories() -> [Accessory] {
+    package func discoveredAccessories() -> [Accessory] {
         browser.unowned(by: graph)
     }
 
     /// Takes an accessory from the browser into a home (administrator only); a bridge brings its bridged
     /// accessories. It lands in `room`, or the default room; `name` overrides the name its driver gave.
     @discardableResult
-    public func addAccessory(
+    package func addAccessory(
         _ id: AccessoryID, home: String, room: String? = nil, name: String? = nil,
         account: String
     ) throws(HomeError) -> Accessory {
@@ -538,14 +538,15 @@ public actor HomeManager {
 
     /// Removes an accessory (administrator only). A bridged accessory cannot be removed alone; removing
     /// its bridge removes it too. Actions that wrote to a removed accessory are dropped.
-    public func removeAccessory(_ accessory: String, home: String, account: String) throws(HomeError) {
+    package func removeAccessory(_ accessory: String, home: String, account: String) throws(HomeError) {
         let removed = try commit { graph, events throws(HomeError) in
             try graph.removeAccessory(accessory, home: home, account: account, events: &events)
         }
         returnToBrowser(removed)
     }
 
-    public func renameAccessory(_ accessory: String, to name: String, home: String, account: String) throws(HomeError) {
+    package func renameAccessory(_ accessory: String, to name: String, home: String, account: String) throws(HomeError)
+    {
         try commit { graph, events throws(HomeError) in
             try graph.renameAccessory(accessory, to: name, home: home, account: account, events: &events)
         }
@@ -553,7 +554,7 @@ public actor HomeManager {
 
     /// Moves an accessory to a room (``HomeName/defaultRoom`` for the default room). Moving a bridge does
     /// not move its bridged accessories.
-    public func assignAccessory(_ accessory: String, toRoom room: String, home: String, account: String)
+    package func assignAccessory(_ accessory: String, toRoom room: String, home: String, account: String)
         throws(HomeError)
     {
         try commit { graph, events throws(HomeError) in
@@ -570,7 +571,7 @@ public actor HomeManager {
     /// Adds an action set (administrator only). Every action must name a writable characteristic and a
     /// value its metadata accepts.
     @discardableResult
-    public func addActionSet(named name: String, actions: [ActionRequest], home: String, account: String)
+    package func addActionSet(named name: String, actions: [ActionRequest], home: String, account: String)
         throws(HomeError) -> ActionSet
     {
         try commit { graph, events throws(HomeError) in
@@ -578,13 +579,13 @@ public actor HomeManager {
         }
     }
 
-    public func removeActionSet(_ actionSet: String, home: String, account: String) throws(HomeError) {
+    package func removeActionSet(_ actionSet: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.removeActionSet(actionSet, home: home, account: account, events: &events)
         }
     }
 
-    public func renameActionSet(_ actionSet: String, to name: String, home: String, account: String)
+    package func renameActionSet(_ actionSet: String, to name: String, home: String, account: String)
         throws(HomeError)
     {
         try commit { graph, events throws(HomeError) in
@@ -596,7 +597,7 @@ public actor HomeManager {
 
     /// Adds `newAccount` to the home as a guest shown as `name` (administrator only).
     @discardableResult
-    public func addUser(account newAccount: String, name: String, home: String, account: String)
+    package func addUser(account newAccount: String, name: String, home: String, account: String)
         throws(HomeError) -> User
     {
         try commit { graph, events throws(HomeError) in
@@ -605,7 +606,7 @@ public actor HomeManager {
     }
 
     /// Removes the user shown as `name` (administrator only; the administrator cannot be removed).
-    public func removeUser(named name: String, home: String, account: String) throws(HomeError) {
+    package func removeUser(named name: String, home: String, account: String) throws(HomeError) {
         try commit { graph, events throws(HomeError) in
             try graph.removeUser(named: name, home: home, account: account, events: &events)
         }

@@ -3,12 +3,12 @@
 /// Accounts become the last level of command topics and `user` lines of the broker's generated
 /// access rules, so an account with a topic separator, a wildcard, a control character (a newline
 /// would add a line of its own to the acl file) or surrounding spaces could not be written safely.
-public enum AccountName {
+package enum AccountName {
     /// The longest account, in UTF-8 bytes.
-    public static let maximumLength = 256
+    package static let maximumLength = 256
 
     /// Checks an account for a new member.
-    public static func validate(_ account: String) throws(HomeError) {
+    package static func validate(_ account: String) throws(HomeError) {
         guard !account.isEmpty else { throw HomeError(.missingParameter, "An account is required.") }
         guard account.utf8.count <= maximumLength else {
             throw HomeError(

@@ -4,25 +4,25 @@
 /// digit. Two names are the same name when they are equal ignoring case, spaces and apostrophes, so
 /// "Home1" and "home 1" collide. The Gateway matches incoming topic names with ``matches(_:_:)`` so a
 /// command for `living room` finds `Living Room`.
-public enum HomeName {
+package enum HomeName {
     /// The topic-facing name of every home's default room (HomeKit's `roomForEntireHome`).
     ///
     /// It starts with `$`, which no valid name can, so it never collides with a room a user creates.
-    public static let defaultRoom = "$default"
+    package static let defaultRoom = "$default"
 
     /// The longest name, in characters. Names become topic levels, and an MQTT topic holds at most
     /// 65,535 bytes; 64 is more than any household needs.
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
     /// The key two names compare by: lowercased, without spaces and apostrophes.
-    public static func key(_ name: String) -> String {
+    package static func key(_ name: String) -> String {
         String(name.lowercased().filter { !isSpace($0) && !isApostrophe($0) })
     }
 
     /// A hash of ``key(_:)``: names that ``matches(_:_:)`` takes for the same name have the same
     /// hash, so a different hash rules a match out without comparing the names. (FNV-1a, not
     /// `Hasher`: no per-process seed is needed, and an ASCII name is hashed without building its key.)
-    public static func keyHash(_ name: String) -> Int {
+    package static func keyHash(_ name: String) -> Int {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
         var ascii = true
@@ -47,7 +47,7 @@ public enum HomeName {
     ///
     /// Commands look names up by this on every message, so ASCII names (nearly all) are compared in
     /// place; other names go through ``key(_:)``.
-    public static func matches(_ lhs: String, _ rhs: String) -> Bool {
+    package static func matches(_ lhs: String, _ rhs: String) -> Bool {
         // Native strings are compared on their bytes in place (a home's every name is compared with
         // each new one); others through the UTF-8 views' iterators.
         let contiguous: Bool?? = lhs.utf8.withContiguousStorageIfAvailable { left in
@@ -131,11 +131,11 @@ public enum HomeName {
     /// The longest name in UTF-8 bytes. Characters alone do not bound a name's size (one character may
     /// carry any number of combining marks), and a name is a topic level: 64 characters of at most
     /// four bytes each keep every topic far under MQTT's 65,535 bytes.
-    public static let maximumBytes = 256
+    package static let maximumBytes = 256
 
     /// Checks a new name against the character rules; uniqueness is checked where the namespace is
     /// known. Every refusal says which rule the name breaks.
-    public static func validate(_ name: String) throws(HomeError) {
+    package static func validate(_ name: String) throws(HomeError) {
         guard !name.isEmpty else {
             throw HomeError(.missingParameter, "A name is required.")
         }
@@ -186,7 +186,7 @@ public enum HomeName {
     /// A valid name made from text that may not be one (a device's own name, `weather_sensor`):
     /// other characters become spaces, runs of spaces one, and what cannot start or end a name is
     /// cut; nil when nothing usable is left. Drivers name what they find with it.
-    public static func suggestion(from text: String) -> String? {
+    package static func suggestion(from text: String) -> String? {
         var words: [String] = []
         var word = ""
         for character in text {

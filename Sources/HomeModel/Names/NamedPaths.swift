@@ -1,12 +1,12 @@
 /// Where an accessory sits, as a client spells it: the names of its home, its room
 /// (``HomeName/defaultRoom`` for the room for the entire home) and itself. Matched to the model with
 /// ``HomeName/matches(_:_:)`` by the lookups below, whose errors are the answers a client gets.
-public struct AccessoryPath: Sendable, Hashable {
-    public var home: String
-    public var room: String
-    public var accessory: String
+package struct AccessoryPath: Sendable, Hashable {
+    package var home: String
+    package var room: String
+    package var accessory: String
 
-    public init(home: String, room: String, accessory: String) {
+    package init(home: String, room: String, accessory: String) {
         self.home = home
         self.room = room
         self.accessory = accessory
@@ -15,12 +15,12 @@ public struct AccessoryPath: Sendable, Hashable {
 
 /// One characteristic of an accessory, named as a client spells it: the service by its name, the
 /// characteristic by its type's name (`On`, `Brightness`).
-public struct CharacteristicPath: Sendable, Hashable {
-    public var accessory: AccessoryPath
-    public var service: String
-    public var characteristic: String
+package struct CharacteristicPath: Sendable, Hashable {
+    package var accessory: AccessoryPath
+    package var service: String
+    package var characteristic: String
 
-    public init(_ accessory: AccessoryPath, service: String, characteristic: String) {
+    package init(_ accessory: AccessoryPath, service: String, characteristic: String) {
         self.accessory = accessory
         self.service = service
         self.characteristic = characteristic
@@ -29,7 +29,7 @@ public struct CharacteristicPath: Sendable, Hashable {
 
 extension Home {
     /// The accessory that `name` names, or `notFound`.
-    public func accessory(named name: String) throws(HomeError) -> Accessory {
+    package func accessory(named name: String) throws(HomeError) -> Accessory {
         guard let index = accessoryIndex(named: name) else {
             throw HomeError(.notFound, "The home '\(self.name)' has no accessory named '\(name)'.")
         }
@@ -37,7 +37,7 @@ extension Home {
     }
 
     /// The accessory `path` names, which must be in the room the path names (the home is this one).
-    public func accessory(at path: AccessoryPath) throws(HomeError) -> Accessory {
+    package func accessory(at path: AccessoryPath) throws(HomeError) -> Accessory {
         let accessory = try accessory(named: path.accessory)
         let room = accessory.room.flatMap { self.room($0)?.name } ?? defaultRoom.name
         guard HomeName.matches(room, path.room) else {
@@ -50,7 +50,7 @@ extension Home {
 extension Accessory {
     /// The service whose name matches `name` (HomeKit's name comparison) or whose identifier it is,
     /// or `notFound`.
-    public func service(named name: String) throws(HomeError) -> Service {
+    package func service(named name: String) throws(HomeError) -> Service {
         guard
             let service = services.first(where: { HomeName.matches($0.name, name) })
                 ?? services.first(where: { $0.id.rawValue == name })
@@ -62,7 +62,7 @@ extension Accessory {
 
     /// The service `serviceName` names and its characteristic whose type `name` names (compared as
     /// names are), or `notFound`.
-    public func characteristic(named name: String, service serviceName: String) throws(HomeError)
+    package func characteristic(named name: String, service serviceName: String) throws(HomeError)
         -> (Service, Characteristic)
     {
         let service: Service = try service(named: serviceName)

@@ -7,7 +7,7 @@ extension Home {
     /// stored. Names are unique under `matches`, so an exact hit is the only match: where such a hit
     /// was found before (``PositionHint``) is tried first, then a plain comparison over
     /// the accessories, and the full comparison runs only for the rest.
-    public func accessoryIndex(named name: String) -> Int? {
+    package func accessoryIndex(named name: String) -> Int? {
         if let index = accessoryNamePositions.position(of: name), index < accessories.count,
             accessories[index].name == name
         {
@@ -22,7 +22,7 @@ extension Home {
     }
 
     /// The room `id` identifies: the default room, or one of `rooms` (found through ``PositionHint``).
-    public func room(_ id: RoomID) -> Room? {
+    package func room(_ id: RoomID) -> Room? {
         if id == defaultRoom.id { return defaultRoom }
         if let index = roomPositions.position(of: id), index < rooms.count, rooms[index].id == id {
             return rooms[index]

@@ -1,18 +1,18 @@
 /// A home: HomeKit's `HMHome`, as a value. Snapshots of it are what the model hands out.
-public struct Home: Sendable, Hashable, Identifiable {
-    public let id: HomeID
-    public internal(set) var name: String
+package struct Home: Sendable, Hashable, Identifiable {
+    package let id: HomeID
+    package internal(set) var name: String
     /// Whether this is the manager's primary home.
-    public internal(set) var isPrimary: Bool
+    package internal(set) var isPrimary: Bool
     /// The room for the entire home (`roomForEntireHome`); its name is ``HomeName/defaultRoom``.
-    public internal(set) var defaultRoom: Room
+    package internal(set) var defaultRoom: Room
     /// The rooms users made, in the order they were added (the default room is not among them).
-    public internal(set) var rooms: [Room]
-    public internal(set) var zones: [Zone]
+    package internal(set) var rooms: [Room]
+    package internal(set) var zones: [Zone]
     /// Every accessory, bridges and bridged accessories alike, in the order they were added.
-    public internal(set) var accessories: [Accessory]
-    public internal(set) var actionSets: [ActionSet]
-    public internal(set) var users: [User]
+    package internal(set) var accessories: [Accessory]
+    package internal(set) var actionSets: [ActionSet]
+    package internal(set) var users: [User]
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
     let accessoryNamePositions = PositionHint<String>()
@@ -20,37 +20,37 @@ public struct Home: Sendable, Hashable, Identifiable {
     let roomPositions = PositionHint<RoomID>()
 
     /// The default room followed by the user-made rooms.
-    public var allRooms: [Room] { [defaultRoom] + rooms }
+    package var allRooms: [Room] { [defaultRoom] + rooms }
 
     /// By index: `first(where:)` copies each accessory it passes (at 10,000, megabytes per lookup).
-    public func accessory(_ id: AccessoryID) -> Accessory? {
+    package func accessory(_ id: AccessoryID) -> Accessory? {
         for index in accessories.indices where accessories[index].id == id { return accessories[index] }
         return nil
     }
-    public func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
-    public func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
-    public func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
+    package func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
+    package func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
+    package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
     /// Whether `account` is a user of this home (the account itself stays inside the model).
-    public func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
+    package func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
 }
 
 /// A room. It belongs to one home.
-public struct Room: Sendable, Hashable, Identifiable {
-    public let id: RoomID
-    public internal(set) var name: String
+package struct Room: Sendable, Hashable, Identifiable {
+    package let id: RoomID
+    package internal(set) var name: String
     /// Whether this is the home's default room, which cannot be renamed, removed or zoned.
-    public let isDefault: Bool
+    package let isDefault: Bool
 }
 
 /// A zone: a named group of rooms (upstairs, bedrooms). A room may be in several zones.
-public struct Zone: Sendable, Hashable, Identifiable {
-    public let id: ZoneID
-    public internal(set) var name: String
-    public internal(set) var rooms: [RoomID]
+package struct Zone: Sendable, Hashable, Identifiable {
+    package let id: ZoneID
+    package internal(set) var name: String
+    package internal(set) var rooms: [RoomID]
 }
 
 /// A member's role in a home.
-public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+package enum Role: String, Sendable, Hashable, Codable, CaseIterable {
     /// The account that created the home: may do everything.
     case administrator
     /// An account the administrator added: may identify, read, write, observe and execute action sets.
@@ -58,51 +58,51 @@ public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// Whether the role may change the layout (homes, rooms, zones, accessories, action sets, names)
     /// and the users.
-    public var mayChangeLayout: Bool { self == .administrator }
+    package var mayChangeLayout: Bool { self == .administrator }
 }
 
 /// A member of a home. Others see only its display name and role; the account stays inside the model.
-public struct User: Sendable, Hashable, Identifiable {
-    public let id: UserID
-    public internal(set) var name: String
-    public let role: Role
+package struct User: Sendable, Hashable, Identifiable {
+    package let id: UserID
+    package internal(set) var name: String
+    package let role: Role
     let account: String
 }
 
 /// A device in a home, or found by a driver and not yet in a home.
-public struct Accessory: Sendable, Hashable, Identifiable {
-    public let id: AccessoryID
-    public internal(set) var name: String {
+package struct Accessory: Sendable, Hashable, Identifiable {
+    package let id: AccessoryID
+    package internal(set) var name: String {
         didSet { nameKeyHash = HomeName.keyHash(name) }
     }
     /// ``HomeName/keyHash(_:)`` of `name`: lookups and the namespace check compare it before the
     /// names, so a home of 10,000 accessories is built without comparing 50 million names.
     private(set) var nameKeyHash: Int
-    public var category: AccessoryCategory
-    public var manufacturer: String
-    public var model: String
+    package var category: AccessoryCategory
+    package var manufacturer: String
+    package var model: String
     /// The bridge this accessory sits behind, if any.
-    public var bridge: AccessoryID?
+    package var bridge: AccessoryID?
     /// The accessories behind this one when it is a bridge.
-    public var bridgedAccessories: [AccessoryID]
-    public var services: [Service]
+    package var bridgedAccessories: [AccessoryID]
+    package var services: [Service]
     /// Whether the accessory can be reached now. Not persisted: after a restart it is false until its
     /// driver reports it.
-    public var isReachable: Bool
+    package var isReachable: Bool
     /// The room it is in; `nil` only while it belongs to no home.
-    public internal(set) var room: RoomID?
+    package internal(set) var room: RoomID?
     /// What the driver found on the device but cannot offer as a characteristic (a zigbee2mqtt
     /// expose with no mapping), so the accessory browser can say so. Not persisted.
-    public var unmappedFeatures: [String] = []
+    package var unmappedFeatures: [String] = []
     /// The accessory must be paired with its setup code before it can join a home (an unpaired
     /// HomeKit accessory: `pairAccessory`, not `addAccessory`). Not persisted.
-    public var needsPairing = false
+    package var needsPairing = false
 
-    public var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
-    public var isBridged: Bool { bridge != nil }
+    package var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
+    package var isBridged: Bool { bridge != nil }
 
     /// Describes an accessory the way a driver reports it.
-    public init(
+    package init(
         id: AccessoryID,
         name: String,
         category: AccessoryCategory,
@@ -126,16 +126,16 @@ public struct Accessory: Sendable, Hashable, Identifiable {
         self.room = nil
     }
 
-    public func service(_ id: ServiceID) -> Service? { services.first { $0.id == id } }
+    package func service(_ id: ServiceID) -> Service? { services.first { $0.id == id } }
 
-    public func characteristic(_ service: ServiceID, _ type: CharacteristicType) -> Characteristic? {
+    package func characteristic(_ service: ServiceID, _ type: CharacteristicType) -> Characteristic? {
         self.service(service)?.characteristics.first { $0.type == type }
     }
 
     /// Sets one characteristic's value; returns whether it changed (false also when there is no such
     /// characteristic). For drivers keeping their own copy; the model's copy changes only through the manager.
     @discardableResult
-    public mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
+    package mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
         guard let s = services.firstIndex(where: { $0.id == service }),
             let c = services[s].characteristics.firstIndex(where: { $0.type == type }),
             services[s].characteristics[c].value != value
@@ -146,38 +146,38 @@ public struct Accessory: Sendable, Hashable, Identifiable {
 }
 
 /// A function of an accessory, with its characteristics.
-public struct Service: Sendable, Hashable, Codable, Identifiable {
-    public let id: ServiceID
-    public var type: ServiceType
-    public var name: String
-    public var characteristics: [Characteristic]
+package struct Service: Sendable, Hashable, Codable, Identifiable {
+    package let id: ServiceID
+    package var type: ServiceType
+    package var name: String
+    package var characteristics: [Characteristic]
 
-    public init(id: ServiceID, type: ServiceType, name: String, characteristics: [Characteristic]) {
+    package init(id: ServiceID, type: ServiceType, name: String, characteristics: [Characteristic]) {
         self.id = id
         self.type = type
         self.name = name
         self.characteristics = characteristics
     }
 
-    public func characteristic(_ type: CharacteristicType) -> Characteristic? {
+    package func characteristic(_ type: CharacteristicType) -> Characteristic? {
         characteristics.first { $0.type == type }
     }
 }
 
 /// A typed value with its metadata. `value` is the last one known (read, written or reported).
-public struct Characteristic: Sendable, Hashable, Codable {
-    public let type: CharacteristicType
-    public var metadata: CharacteristicMetadata
-    public var value: CharacteristicValue?
+package struct Characteristic: Sendable, Hashable, Codable {
+    package let type: CharacteristicType
+    package var metadata: CharacteristicMetadata
+    package var value: CharacteristicValue?
 
-    public init(type: CharacteristicType, metadata: CharacteristicMetadata, value: CharacteristicValue?) {
+    package init(type: CharacteristicType, metadata: CharacteristicMetadata, value: CharacteristicValue?) {
         self.type = type
         self.metadata = metadata
         self.value = value
     }
 
     /// A standard characteristic with HAP's metadata (``CharacteristicMetadata/standard(for:)``).
-    public static func standard(_ type: CharacteristicType, _ value: CharacteristicValue?) -> Characteristic {
+    package static func standard(_ type: CharacteristicType, _ value: CharacteristicValue?) -> Characteristic {
         Characteristic(
             type: type,
             metadata: .standard(for: type) ?? .init(format: .string, permissions: [.read]),
@@ -187,36 +187,36 @@ public struct Characteristic: Sendable, Hashable, Codable {
 }
 
 /// A scene: named actions executed together.
-public struct ActionSet: Sendable, Hashable, Identifiable {
-    public let id: ActionSetID
-    public internal(set) var name: String
-    public internal(set) var actions: [Action]
+package struct ActionSet: Sendable, Hashable, Identifiable {
+    package let id: ActionSetID
+    package internal(set) var name: String
+    package internal(set) var actions: [Action]
 }
 
 /// One action of an action set: write `value` to a characteristic.
-public struct Action: Sendable, Hashable, Codable {
-    public let accessory: AccessoryID
-    public let service: ServiceID
-    public let characteristic: CharacteristicType
-    public let value: CharacteristicValue
+package struct Action: Sendable, Hashable, Codable {
+    package let accessory: AccessoryID
+    package let service: ServiceID
+    package let characteristic: CharacteristicType
+    package let value: CharacteristicValue
 }
 
 /// The outcome of one action when an action set runs.
-public struct ActionResult: Sendable, Hashable {
-    public let action: Action
+package struct ActionResult: Sendable, Hashable {
+    package let action: Action
     /// Why the action failed; `nil` when it succeeded.
-    public let error: HomeError?
-    public var succeeded: Bool { error == nil }
+    package let error: HomeError?
+    package var succeeded: Bool { error == nil }
 }
 
 /// A characteristic named the way requests name it: accessory and service by name, the characteristic
 /// by type.
-public struct CharacteristicReference: Sendable, Hashable {
-    public var accessory: String
-    public var service: String
-    public var characteristic: CharacteristicType
+package struct CharacteristicReference: Sendable, Hashable {
+    package var accessory: String
+    package var service: String
+    package var characteristic: CharacteristicType
 
-    public init(accessory: String, service: String, characteristic: CharacteristicType) {
+    package init(accessory: String, service: String, characteristic: CharacteristicType) {
         self.accessory = accessory
         self.service = service
         self.characteristic = characteristic
@@ -224,39 +224,39 @@ public struct CharacteristicReference: Sendable, Hashable {
 }
 
 /// An action as a request names it.
-public struct ActionRequest: Sendable, Hashable {
-    public var target: CharacteristicReference
-    public var value: CharacteristicValue
+package struct ActionRequest: Sendable, Hashable {
+    package var target: CharacteristicReference
+    package var value: CharacteristicValue
 
-    public init(_ target: CharacteristicReference, _ value: CharacteristicValue) {
+    package init(_ target: CharacteristicReference, _ value: CharacteristicValue) {
         self.target = target
         self.value = value
     }
 }
 
 /// A value read from an accessory.
-public struct CharacteristicRead: Sendable, Hashable {
-    public let accessory: AccessoryID
-    public let service: ServiceID
-    public let serviceName: String
-    public let characteristic: CharacteristicType
-    public let value: CharacteristicValue
+package struct CharacteristicRead: Sendable, Hashable {
+    package let accessory: AccessoryID
+    package let service: ServiceID
+    package let serviceName: String
+    package let characteristic: CharacteristicType
+    package let value: CharacteristicValue
 }
 
 /// A home as the home list shows it to one account.
-public struct HomeSummary: Sendable, Hashable, Identifiable {
-    public let id: HomeID
-    public let name: String
-    public let isPrimary: Bool
+package struct HomeSummary: Sendable, Hashable, Identifiable {
+    package let id: HomeID
+    package let name: String
+    package let isPrimary: Bool
     /// The account's role in this home.
-    public let role: Role
+    package let role: Role
 }
 
 /// Who is a member of which home, with the account: for the Gateway's broker access rules only, never
 /// to be shown to other users.
-public struct Membership: Sendable, Hashable {
-    public let home: HomeID
-    public let homeName: String
-    public let account: String
-    public let role: Role
+package struct Membership: Sendable, Hashable {
+    package let home: HomeID
+    package let homeName: String
+    package let account: String
+    package let role: Role
 }

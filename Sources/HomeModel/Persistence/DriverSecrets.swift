@@ -4,13 +4,13 @@ import GRDB
 /// One driver's secrets in the home database (table `driverSecret`): keys it must keep across
 /// restarts and that must never leave the hub's disk (no topic, log or layout shows them). Each
 /// change is durable when the call returns (the database's `synchronous = FULL`).
-public struct DriverSecrets: Sendable {
+package struct DriverSecrets: Sendable {
     let database: HomeDatabase
     /// The driver's name, which keeps its keys apart from other drivers'.
-    public let driver: String
+    package let driver: String
 
     /// Every key and value of this driver.
-    public func all() throws -> [String: [UInt8]] {
+    package func all() throws -> [String: [UInt8]] {
         try database.writer.read { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT key, value FROM driverSecret WHERE driver = ?", arguments: [driver])
@@ -18,7 +18,7 @@ public struct DriverSecrets: Sendable {
         }
     }
 
-    public func value(_ key: String) throws -> [UInt8]? {
+    package func value(_ key: String) throws -> [UInt8]? {
         try database.writer.read { db in
             try Data.fetchOne(
                 db, sql: "SELECT value FROM driverSecret WHERE driver = ? AND key = ?", arguments: [driver, key]
@@ -26,7 +26,7 @@ public struct DriverSecrets: Sendable {
         }
     }
 
-    public func set(_ key: String, _ value: [UInt8]) throws {
+    package func set(_ key: String, _ value: [UInt8]) throws {
         try database.writer.write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO driverSecret (driver, key, value) VALUES (?, ?, ?)",
@@ -34,7 +34,7 @@ public struct DriverSecrets: Sendable {
         }
     }
 
-    public func remove(_ key: String) throws {
+    package func remove(_ key: String) throws {
         try database.writer.write { db in
             try db.execute(sql: "DELETE FROM driverSecret WHERE driver = ? AND key = ?", arguments: [driver, key])
         }
@@ -43,5 +43,5 @@ public struct DriverSecrets: Sendable {
 
 extension HomeDatabase {
     /// The secrets of the driver named `driver`.
-    public func secrets(for driver: String) -> DriverSecrets { DriverSecrets(database: self, driver: driver) }
+    package func secrets(for driver: String) -> DriverSecrets { DriverSecrets(database: self, driver: driver) }
 }

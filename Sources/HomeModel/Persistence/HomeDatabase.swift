@@ -6,7 +6,7 @@ import Synchronization
 /// change is on disk when ``HomeManager`` acknowledges it and survives the process being killed.
 ///
 /// Owned by one ``HomeManager``, which is its only writer.
-public final class HomeDatabase: Sendable {
+package final class HomeDatabase: Sendable {
     let writer: any DatabaseWriter
 
     private init(writer: any DatabaseWriter) throws {
@@ -15,18 +15,18 @@ public final class HomeDatabase: Sendable {
     }
 
     /// Opens (creating if needed) the database file at `path` and migrates it.
-    public static func open(atPath path: String) throws -> HomeDatabase {
+    package static func open(atPath path: String) throws -> HomeDatabase {
         try HomeDatabase(writer: pool(atPath: path))
     }
 
     /// Creates the file at `path` with the schema as it was after `migration` (a database an older
     /// gateway wrote): for tests.
-    public static func create(atPath path: String, migratedUpTo migration: String) throws {
+    package static func create(atPath path: String, migratedUpTo migration: String) throws {
         try migrator.migrate(pool(atPath: path), upTo: migration)
     }
 
     /// The names of the migrations applied to the file at `path`, in order: for tests.
-    public static func appliedMigrations(atPath path: String) throws -> [String] {
+    package static func appliedMigrations(atPath path: String) throws -> [String] {
         try pool(atPath: path).read { db in try migrator.appliedIdentifiers(db).sorted() }
     }
 
@@ -44,23 +44,23 @@ public final class HomeDatabase: Sendable {
     }
 
     /// SQLite's `synchronous` setting on the writer connection (2 = FULL), for tests.
-    public func synchronousMode() throws -> Int {
+    package func synchronousMode() throws -> Int {
         try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// A private in-memory database: for tests, and for `data.inMemory` (nothing survives a restart).
-    public static func inMemory() throws -> HomeDatabase {
+    package static func inMemory() throws -> HomeDatabase {
         try HomeDatabase(writer: DatabaseQueue())
     }
 
     /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound file.
-    public func integrityCheck() throws -> [String] {
+    package func integrityCheck() throws -> [String] {
         try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
     /// Caps the database at `pages` pages (SQLite's `max_page_count`), or lifts the cap (`nil`): a
     /// way to see what the gateway does when the disk fills up, without filling a disk.
-    public func limitSize(toPages pages: Int?) throws {
+    package func limitSize(toPages pages: Int?) throws {
         try writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA max_page_count = \(pages ?? 4_294_967_294)")
         }
@@ -73,7 +73,7 @@ public final class HomeDatabase: Sendable {
     }
 
     /// The number of pages the database has now (SQLite's `page_count`).
-    public func pageCount() throws -> Int {
+    package func pageCount() throws -> Int {
         try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
     }
 
@@ -88,7 +88,7 @@ public final class HomeDatabase: Sendable {
     }
 
     /// The journal mode in use (`wal` for a file database).
-    public func journalMode() throws -> String {
+    package func journalMode() throws -> String {
         try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
