@@ -80,7 +80,9 @@ func thrownError(_ body: () async throws -> Void) async -> HomeError? {
 }
 
 /// Takes the next `count` events from an iterator.
-func take(_ count: Int, from iterator: inout AsyncStream<HomeEvent>.Iterator) async -> [HomeEvent] {
+func take(
+    _ count: Int, from iterator: inout HomeEvents.Iterator
+) async -> [HomeEvent] {
     var events: [HomeEvent] = []
     while events.count < count, let event = await iterator.next() { events.append(event) }
     return events

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// The only writer. Every operation names the acting `account` and is checked against the role table
 /// before anything else; every mutation is validated on a copy of the model, written to SQLite, and only
-/// then made visible and announced on ``events()``. A failed operation changes nothing. Snapshots
+/// then made visible and announced on ``changes()``. A failed operation changes nothing. Snapshots
 /// handed out (``Home``, ``Accessory``, ...) are values.
 package actor HomeManager {
     private var graph: HomeGraph
@@ -41,7 +41,6 @@ package actor HomeManager {
     private var batchBase: HomeGraph?
     private let database: HomeDatabase
     private var browser = AccessoryBrowser()
-    private var subscribers: [UUID: AsyncStream<HomeEvent>.Continuation] = [:]
     private var changeSubscribers: [UUID: Mailbox<HomeChange>.Sender] = [:]
     /// Counts the events published (``HomeChange/version``).
     private var version: UInt64 = 0
@@ -86,19 +85,6 @@ package actor HomeManager {
 
     // MARK: Events
 
-    /// A new stream of every change from now on, in commit order. It starts with
-    /// ``HomeEvent/homeManagerDidUpdateHomes`` so a listener loads the snapshot first.
-    package func events() -> AsyncStream<HomeEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: HomeEvent.self, bufferingPolicy: .unbounded)
-        let id = UUID()
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in
-            Task { await self.unsubscribe(id) }
-        }
-        continuation.yield(.homeManagerDidUpdateHomes)
-        return stream
-    }
-
     /// A new stream of every change from now on with the state it left (``HomeChange``), in commit
     /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
     /// gateway publishes from: one hop per change, none back to the manager.
@@ -113,15 +99,18 @@ package actor HomeManager {
         return mailbox
     }
 
+    /// The events of ``changes()`` without the state: for listeners that read what they need back.
+    package func events() -> HomeEvents {
+        changes().map(\.event)
+    }
+
     private func unsubscribe(_ id: UUID) {
-        subscribers[id] = nil
         changeSubscribers[id] = nil
     }
 
     private func publish(_ events: [HomeEvent]) {
         for event in events {
             version &+= 1
-            for continuation in subscribers.values { continuation.yield(event) }
             guard !changeSubscribers.isEmpty else { continue }
             let change = change(event)
             for sender in changeSubscribers.values { sender.yield(change) }
@@ -184,8 +173,6 @@ package actor HomeManager {
         database.waitForWrites()
         unsavedValues.formUnion(takeFailedValues())
         if !unsavedValues.isEmpty { saveValues(of: []) }
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers.removeAll()
         for sender in changeSubscribers.values { sender.finish() }
         changeSubscribers.removeAll()
     }
@@ -664,3 +651,6 @@ package actor HomeManager {
         commitDeviceState(change)
     }
 }
+
+/// The events of ``HomeManager/changes()`` without the state they left (``HomeManager/events()``).
+package typealias HomeEvents = AsyncMapSequence<Mailbox<HomeChange>, HomeEvent>
