@@ -35,12 +35,12 @@ struct Fixture {
     /// `wrap` may put a driver of the test's own around the virtual devices (to count calls, say).
     static func make(
         database: HomeDatabase? = nil, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
-        homeCreators: HomeCreators = .administrators,
+        homeCreators: HomeCreators = .administrators, clock: some Clock<Duration> = ContinuousClock(),
         attaching wrap: (VirtualDriver) -> any AccessoryDriver = { $0 }
     ) async throws -> Fixture {
         let manager = try HomeManager(
             database: database ?? HomeDatabase.inMemory(), driverTimeout: driverTimeout, probeInterval: probeInterval,
-            homeCreators: homeCreators)
+            homeCreators: homeCreators, clock: clock)
         // Simulated time moves only when a test calls `advance(by:)`: a loop ticking on the real clock
         // would move the lock, thermostat and sensors at moments that depend on the machine's load.
         let driver = VirtualDriver(devices: devices, tick: .seconds(86_400))

@@ -14,9 +14,9 @@ extension HomeManager {
             "An accessory stopped answering; it is shown unreachable until it answers again",
             metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
         let interval = probeInterval
-        unresponsive[id] = Task { [weak self] in
+        unresponsive[id] = Task { [weak self, clock] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await clock.sleep(for: interval)
                 guard let self, !Task.isCancelled else { return }
                 if await self.probe(id) { return }
             }

@@ -53,7 +53,9 @@ package actor HomeManager {
     /// `operationTimedOut`.
     package let driverTimeout: Duration
     /// Every driver request's timeout, on one shared timer.
-    let deadlines = DeadlineTimer(clock: ContinuousClock())
+    let deadlines: DeadlineTimer<AnyClock>
+    /// What every timer of the manager runs on: driver timeouts, the group commit's window, probes.
+    let clock: AnyClock
     /// How often an accessory that stopped answering is tried again (a read), until it answers.
     package let probeInterval: Duration
     /// Who may add a home.
@@ -68,8 +70,10 @@ package actor HomeManager {
     package init(
         database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
         homeCreators: HomeCreators = .administrators, valueCommitWindow: Duration = .milliseconds(100),
-        logger: Logger? = nil
+        clock: some Clock<Duration> = ContinuousClock(), logger: Logger? = nil
     ) throws {
+        self.clock = AnyClock(clock)
+        deadlines = DeadlineTimer(clock: self.clock)
         self.valueCommitWindow = valueCommitWindow
         self.database = database
         self.homeCreators = homeCreators
@@ -274,8 +278,8 @@ package actor HomeManager {
         let window = max(valueCommitWindow, valueRetryDelay ?? .zero)
         valueFlushNumber &+= 1
         let number = valueFlushNumber
-        valueFlush = Task { [weak self] in
-            try? await Task.sleep(for: window)
+        valueFlush = Task { [weak self, clock] in
+            try? await clock.sleep(for: window)
             guard !Task.isCancelled else { return }
             await self?.commitValues(flush: number)
         }

@@ -1,0 +1,30 @@
+/// Any clock measured in `Duration`, as one concrete type: the manager's timers (driver timeouts,
+/// the group commit's window, probes of silent accessories) run on the clock it is given, so tests
+/// can give it one they advance by hand instead of sleeping for real.
+package struct AnyClock: Clock {
+    /// A moment as the time since the clock was wrapped.
+    package struct Instant: InstantProtocol {
+        fileprivate let offset: Duration
+
+        package func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        package func duration(to other: Instant) -> Duration { other.offset - offset }
+        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let elapsed: @Sendable () -> Duration
+    private let sleepUntil: @Sendable (Duration) async throws -> Void
+    package let minimumResolution: Duration
+
+    package init<Wrapped: Clock<Duration>>(_ clock: Wrapped) {
+        let origin = clock.now
+        elapsed = { origin.duration(to: clock.now) }
+        sleepUntil = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+        minimumResolution = clock.minimumResolution
+    }
+
+    package var now: Instant { Instant(offset: elapsed()) }
+
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await sleepUntil(deadline.offset)
+    }
+}
