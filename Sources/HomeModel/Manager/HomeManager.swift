@@ -11,30 +11,17 @@ import Synchronization
 /// handed out (``Home``, ``Accessory``, ...) are values.
 package actor HomeManager {
     private var graph: HomeGraph
-    /// Characteristics whose values in `graph` are ahead of the database: waiting for the next group
-    /// commit (``valueCommitWindow``), or left over because the database could not be written (a full
-    /// disk). The next commit, of values or of the layout, writes them.
-    private var unsavedValues: Set<ValueKey> = []
-    /// The group commit of values that is scheduled, if any, and its number: a flush replaced while
-    /// it was about to run finds another number and does nothing.
+    /// The group commit of device values: what waits to be written, and when.
+    private var valueCommits: ValueCommitSchedule
+    /// The group commit that is scheduled, if any, and its number: a commit replaced while it was
+    /// about to run finds another number and does nothing.
     private var valueFlush: Task<Void, Never>?
     private var valueFlushNumber: UInt64 = 0
     /// The values of group commits that failed off the actor, until the actor (or shutdown, which
     /// cannot wait for the actor) takes them back.
     private nonisolated let failedValues = Mutex<Set<ValueKey>>([])
-    /// Numbers the writes of values, so that outcomes that arrive out of order (each comes back in a
-    /// task of its own) do not undo what a newer one decided about retrying.
-    private var valueWriteNumber: UInt64 = 0
-    private var settledValueWrite: UInt64 = 0
-    /// After a write of values failed, how long the next group commit waits instead of the window:
-    /// from a second, doubling up to a minute, so values left over by a full disk reach it once
-    /// there is room, without another report to carry them and without a failed attempt (and a
-    /// warning) every window. nil while writes succeed.
-    private var valueRetryDelay: Duration?
     /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
-    var isRetryingValues: Bool { valueRetryDelay != nil }
-    private static let firstValueRetry = Duration.seconds(1)
-    private static let longestValueRetry = Duration.seconds(60)
+    var isRetryingValues: Bool { valueCommits.retryDelay != nil }
     /// Set by ``shutdown()``: nothing is scheduled or written off the actor after it.
     private var isShutDown = false
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
@@ -75,6 +62,7 @@ package actor HomeManager {
         self.clock = AnyClock(clock)
         deadlines = DeadlineTimer(clock: self.clock)
         self.valueCommitWindow = valueCommitWindow
+        valueCommits = ValueCommitSchedule(window: valueCommitWindow)
         self.database = database
         self.homeCreators = homeCreators
         self.graph = try database.load()
@@ -158,7 +146,7 @@ package actor HomeManager {
             }
         }
         graph = reloaded
-        unsavedValues = []
+        valueCommits.forgetUnsaved()
         publish([.homeManagerDidUpdateHomes])
     }
 
@@ -175,8 +163,8 @@ package actor HomeManager {
         valueFlush?.cancel()
         valueFlush = nil
         database.waitForWrites()
-        unsavedValues.formUnion(takeFailedValues())
-        if !unsavedValues.isEmpty { saveValues(of: []) }
+        valueCommits.keepUnsaved(takeFailedValues())
+        if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         for sender in changeSubscribers.values { sender.finish() }
         changeSubscribers.removeAll()
     }
@@ -208,7 +196,7 @@ package actor HomeManager {
             }
         }
         graph = next
-        if !unsavedValues.isEmpty { saveValues(of: []) }
+        if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         publish(events)
         return result
     }
@@ -240,7 +228,7 @@ package actor HomeManager {
             publish([.homeManagerDidUpdateHomes])
             throw HomeDatabase.failure(error)
         }
-        if !unsavedValues.isEmpty { saveValues(of: []) }
+        if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         return try result.get()
     }
 
@@ -259,42 +247,35 @@ package actor HomeManager {
             }
         }
         if !changed.isEmpty {
-            // With no window every value is synced as it comes; while writes fail, it waits for the
-            // retry (a blocking attempt and a warning per value would hold up the actor for nothing).
-            if valueCommitWindow == .zero && valueRetryDelay == nil {
+            if valueCommits.writesEachValue {
                 saveValues(of: changed)
             } else {
-                unsavedValues.formUnion(changed)
+                valueCommits.keepUnsaved(changed)
                 scheduleValueCommit()
             }
         }
         publish(events)
     }
 
-    /// Starts the window of the next group commit, unless one is open (after a failed write, the
-    /// retry's delay if it is longer).
+    /// Starts the wait for the next group commit, unless one is under way.
     private func scheduleValueCommit() {
         guard valueFlush == nil, !isShutDown else { return }
-        let window = max(valueCommitWindow, valueRetryDelay ?? .zero)
+        let delay = valueCommits.nextDelay
         valueFlushNumber &+= 1
         let number = valueFlushNumber
         valueFlush = Task { [weak self, clock] in
-            try? await clock.sleep(for: window)
+            try? await clock.sleep(for: delay)
             guard !Task.isCancelled else { return }
             await self?.commitValues(flush: number)
         }
     }
 
-    /// Writes every waiting value in one transaction off the actor; what fails is tried again
-    /// (``valueRetryDelay``) and said in the log.
+    /// Writes every waiting value in one transaction off the actor.
     private func commitValues(flush number: UInt64) {
         guard number == valueFlushNumber, !isShutDown else { return }
         valueFlush = nil
-        guard !unsavedValues.isEmpty else { return }
-        let written = unsavedValues
-        unsavedValues = []
-        valueWriteNumber &+= 1
-        let write = valueWriteNumber
+        guard !valueCommits.unsaved.isEmpty else { return }
+        let (write, written) = valueCommits.beginWrite(adding: [], settled: false)
         database.saveValuesLater(values(of: written)) { [weak self] error in
             guard let self else { return }
             if error != nil { failedValues.withLock { $0.formUnion(written) } }
@@ -302,15 +283,10 @@ package actor HomeManager {
         }
     }
 
-    /// Takes back the values of failed group commits, and retries or stops retrying unless a newer
-    /// write has decided that already.
     private func valueWriteEnded(_ write: UInt64, error: (any Error)?) {
-        unsavedValues.formUnion(takeFailedValues())
-        if write > settledValueWrite {
-            settledValueWrite = write
-            if let error { valueWriteFailed(error) } else { valueWriteSucceeded() }
-        }
-        if !unsavedValues.isEmpty { scheduleValueCommit() }
+        valueCommits.keepUnsaved(takeFailedValues())
+        decided(valueCommits.endWrite(write, failed: error == nil ? nil : []), error: error)
+        if !valueCommits.unsaved.isEmpty { scheduleValueCommit() }
     }
 
     private func takeFailedValues() -> Set<ValueKey> {
@@ -320,28 +296,28 @@ package actor HomeManager {
         }
     }
 
-    private func valueWriteFailed(_ error: any Error) {
-        if isShutDown {
-            logger.error(
-                "Device state is lost: the home database could not be written as the gateway stopped",
-                metadata: ["error": "\(error)", "values": "\(unsavedValues.count)"])
+    /// Says a failed write in the log; after a success that ends the retries, a commit waiting for
+    /// the retry's delay waits for the window instead.
+    private func decided(_ decision: ValueCommitSchedule.Decision, error: (any Error)?) {
+        switch decision {
+        case .superseded, .succeeded(retryEnded: false):
             return
+        case .succeeded(retryEnded: true):
+            guard let flush = valueFlush else { return }
+            flush.cancel()
+            valueFlush = nil
+            scheduleValueCommit()
+        case .failed(let delay):
+            if isShutDown {
+                logger.error(
+                    "Device state is lost: the home database could not be written as the gateway stopped",
+                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "values": "\(valueCommits.unsaved.count)"])
+            } else {
+                logger.warning(
+                    "Device state is kept in memory only: the home database could not be written",
+                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "retryIn": "\(delay)"])
+            }
         }
-        let delay = valueRetryDelay.map { min($0 * 2, Self.longestValueRetry) } ?? Self.firstValueRetry
-        valueRetryDelay = delay
-        logger.warning(
-            "Device state is kept in memory only: the home database could not be written",
-            metadata: ["error": "\(error)", "retryIn": "\(delay)"])
-    }
-
-    private func valueWriteSucceeded() {
-        guard valueRetryDelay != nil else { return }
-        valueRetryDelay = nil
-        // A commit scheduled meanwhile waits for the retry's delay: the window again.
-        guard let flush = valueFlush else { return }
-        flush.cancel()
-        valueFlush = nil
-        scheduleValueCommit()
     }
 
     /// The values `keys` name as the model holds them now; those it no longer has are left out.
@@ -356,16 +332,12 @@ package actor HomeManager {
 
     /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.
     private func saveValues(of keys: [ValueKey]) {
-        let pending = unsavedValues.union(keys)
-        valueWriteNumber &+= 1
-        settledValueWrite = valueWriteNumber
+        let (write, pending) = valueCommits.beginWrite(adding: keys, settled: true)
         do {
             try database.saveValues(values(of: pending))
-            unsavedValues = []
-            valueWriteSucceeded()
+            decided(valueCommits.endWrite(write, failed: nil), error: nil)
         } catch {
-            unsavedValues = pending
-            valueWriteFailed(error)
+            decided(valueCommits.endWrite(write, failed: pending), error: error)
             scheduleValueCommit()
         }
     }

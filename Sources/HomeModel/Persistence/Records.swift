@@ -109,10 +109,16 @@ struct ActionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 }
 
 /// One characteristic of one accessory, whose value waits for (or went through) the group commit.
-struct ValueKey: Hashable, Sendable {
-    let accessory: AccessoryID
-    let service: ServiceID
-    let characteristic: CharacteristicType
+package struct ValueKey: Hashable, Sendable {
+    package let accessory: AccessoryID
+    package let service: ServiceID
+    package let characteristic: CharacteristicType
+
+    package init(accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) {
+        self.accessory = accessory
+        self.service = service
+        self.characteristic = characteristic
+    }
 }
 
 /// A device value stored apart from its accessory's services (migration "v3: characteristic
