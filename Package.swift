@@ -107,6 +107,17 @@ let package = Package(
                 "Accessories",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Config",
+            dependencies: [
+                "Accessories",
+                "Gateway",
+                "HomeModel",
+                "MQTT",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
@@ -128,6 +139,7 @@ let package = Package(
         .target(
             name: "Web",
             dependencies: [
+                "Config",
                 "Gateway",
                 "HomeModel",
                 "JSON",
@@ -143,6 +155,7 @@ let package = Package(
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "Config",
                 "Web",
                 "HAP",
                 "Accessories",
@@ -175,13 +188,13 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "HomeModel", "Accessories", "JSON"],
+            dependencies: ["Config", "Gateway", "HomeModel", "Accessories", "JSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WebTests",
             dependencies: [
-                "Web", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT",
+                "Web", "Config", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -212,6 +225,7 @@ let package = Package(
                 "AsyncMailbox",
                 "Accessories",
                 "Broker",
+                "Config",
                 "Gateway",
                 "HomeModel",
                 "JSON",
@@ -262,7 +276,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzSupport", "Gateway", "Accessories"],
+            dependencies: ["FuzzSupport", "Config", "Accessories"],
             path: "Fuzz/Config",
             swiftSettings: swiftSettings
         ),

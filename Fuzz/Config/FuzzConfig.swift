@@ -1,4 +1,5 @@
 import Accessories
+import Config
 import FuzzSupport
 import Gateway
 

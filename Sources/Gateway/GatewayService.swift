@@ -33,7 +33,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///     it says `online` on its status topic.
     ///   - rateLimit: how many commands and requests one account may send; nil admits all.
     ///   - protectionProblems: what is wrong with the broker's protection for the homes as they are
-    ///     (``BrokerProtection``), logged at start and whenever the users change.
+    ///     (the configuration's `BrokerProtection`), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     package init(

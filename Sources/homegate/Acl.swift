@@ -1,4 +1,5 @@
 import ArgumentParser
+import Config
 import Foundation
 import Gateway
 import HomeModel

@@ -1,5 +1,6 @@
 import Accessories
 import ArgumentParser
+import Config
 import Foundation
 import Gateway
 import Logging

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Broker
+import Config
 import Foundation
 import Gateway
 import HomeModel

@@ -1,4 +1,5 @@
 import Accessories
+import Config
 import Foundation
 import Gateway
 import HAP

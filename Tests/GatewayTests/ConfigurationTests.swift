@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Gateway
 import HomeModel

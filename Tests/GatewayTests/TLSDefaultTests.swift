@@ -1,3 +1,4 @@
+import Config
 import MQTT
 import Testing
 

@@ -1,3 +1,4 @@
+import Config
 import Gateway
 import HomeModel
 import Testing

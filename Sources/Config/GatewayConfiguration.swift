@@ -1,3 +1,4 @@
+import Gateway
 import HomeModel
 import Logging
 import MQTT

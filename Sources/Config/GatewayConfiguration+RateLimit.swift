@@ -1,3 +1,4 @@
+import Gateway
 import Yams
 
 extension ConfigurationReader {

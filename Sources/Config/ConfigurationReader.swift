@@ -1,3 +1,4 @@
+import Gateway
 import Yams
 
 /// Walks a composed YAML document and collects every problem with its line and column instead of

@@ -1,5 +1,6 @@
 import Accessories
 import Foundation
+import Gateway
 import HomeModel
 import Yams
 

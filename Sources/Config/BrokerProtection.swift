@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 
 /// Whether the configuration says how the broker keeps accounts apart, and whether the acl_file it
 /// names (`access.aclFile`) is there and in step with the homes' users. The gateway cannot see the

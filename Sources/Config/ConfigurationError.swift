@@ -1,3 +1,5 @@
+import Gateway
+
 /// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
 /// way compilers report errors (`FILE:LINE:COLUMN: error: MESSAGE`), so editors can jump to it.
 package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 
 /// The gateway's MQTT client id when the configuration names none: `homegate-` and 8 random hex
 /// digits, made once and kept in the data directory (`client-id`) beside the home database, so it
