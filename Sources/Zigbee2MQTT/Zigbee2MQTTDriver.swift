@@ -42,7 +42,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private var joinWaiters: [String: CheckedContinuation<JSON, any Error>] = [:]
     private var nextRequest = 0
     private var reported: Set<String> = []
-    private var tasks: [Task<Void, Never>] = []
 
     /// - Parameters:
     ///   - client: a client for the broker zigbee2mqtt uses, not yet connected; the driver runs it.
@@ -58,14 +57,18 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
 
     package func restore(_ accessories: [Accessory]) async {}
 
-    package func start() async throws {
+    package func start() async throws {}
+
+    /// Connects (unless the client's own service did), subscribes to zigbee2mqtt's topics, and takes
+    /// what arrives and what happens to the connection, on the client's loop (if it has one), like
+    /// the manager's reading of `updates`; until cancelled or the client is closed.
+    package func run() async {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
-        // On the client's loop (if it has one), like the manager's reading of `updates`.
         let loop = client.servingLoop
-        tasks.append(
-            Task(executorPreference: loop) { [logger] in
+        await withDiscardingTaskGroup { group in
+            group.addTask(executorPreference: loop) { [logger] in
                 do {
                     try await client.connect()
                     try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
@@ -74,15 +77,13 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
                 } catch {
                     logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
                 }
-            })
-        tasks.append(
-            Task(executorPreference: loop) { await self.receiveAll(client.messages) })
-        tasks.append(
-            Task(executorPreference: loop) { await self.followConnection(client.connectionEvents()) })
+            }
+            group.addTask(executorPreference: loop) { await self.receiveAll(client.messages) }
+            group.addTask(executorPreference: loop) { await self.followConnection(client.connectionEvents()) }
+        }
     }
 
     package func stop() async {
-        for task in tasks { task.cancel() }
         await client.disconnect()
         for waiter in waiters {
             waiter.continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))

@@ -94,7 +94,7 @@ struct Demo: AsyncParsableCommand {
         }
         // The broker's access rules come from the demo home's users, so build the home first.
         let freshHome = !FileManager.default.fileExists(atPath: configuration.data.databaseFile)
-        let manager = try await GatewayApplication.openHome(configuration, logger: logger)
+        let (manager, _) = try await GatewayApplication.openHome(configuration, logger: logger)
         let rules = AccessRuleSource(configuration: configuration).rules(memberships: await manager.memberships())
         await manager.shutdown()
 

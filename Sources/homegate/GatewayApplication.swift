@@ -44,7 +44,7 @@ struct GatewayApplication {
         let loop: EventLoopThread? =
             ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
             ? nil : EventLoopThread(name: "homegate-loop")
-        let manager = try await Self.openHome(
+        let (manager, drivers) = try await Self.openHome(
             configuration, opened: manager, demoHome: demoHome, loop: loop, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
@@ -88,8 +88,8 @@ struct GatewayApplication {
                 markerTopic: "\(topics.base)/$sync", using: configuration, logger: logger)
         }
         var services: [any ServiceLifecycle.Service] =
-            foundation + [
-                HomeService(manager: manager), client,
+            foundation + [HomeService(manager: manager)] + drivers + [
+                client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
             ]
@@ -113,21 +113,28 @@ struct GatewayApplication {
     }
 
     /// The home manager on the configured database (`opened`, or opened now), with the drivers
-    /// attached (and the virtual devices' homes built while the database is empty). zigbee2mqtt's
-    /// connection is served on `loop`, when given.
+    /// registered (and the virtual devices' homes built while the database is empty), and the
+    /// services that serve the drivers (and zigbee2mqtt's client) for the gateway's lifetime.
+    /// zigbee2mqtt's connection is served on `loop`, when given.
     static func openHome(
         _ configuration: GatewayConfiguration, opened: HomeManager? = nil, demoHome: DemoHome? = nil,
         loop: EventLoopThread? = nil, logger: Logger
-    ) async throws -> HomeManager {
+    ) async throws -> (HomeManager, [any ServiceLifecycle.Service]) {
         let manager = try opened ?? openManager(configuration, logger: logger)
+        var services: [any ServiceLifecycle.Service] = []
+        func serve(_ driver: any AccessoryDriver) async throws {
+            services.append(DriverService(manager: manager, driver: try await manager.register(driver)))
+        }
         if let zigbee2mqtt = try configuration.zigbee2mqttConfiguration(),
             let settings = configuration.accessories.zigbee2mqtt
         {
             let client = try MQTTClient(zigbee2mqtt, logger: logger, loop: loop)
-            try await manager.attach(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
+            try await serve(Zigbee2MQTTDriver(client: client, baseTopic: settings.baseTopic, logger: logger))
+            // After its driver: it stops first, and the driver's connect and reading end with it.
+            services.append(client)
         }
         if let hap = configuration.accessories.hap {
-            try await manager.attach(
+            try await serve(
                 HAPDriver(
                     endpoints: hap.endpoints.map { HAPEndpoint(host: $0.host, port: $0.port) },
                     browser: hap.discovery ? HAPBrowser(logger: logger) : nil, secrets: manager.secrets(for: "hap"),
@@ -135,13 +142,13 @@ struct GatewayApplication {
         }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
-            try await manager.attach(devices.makeDriver())
+            try await serve(devices.makeDriver())
             // One transaction for the whole home, not one per room and accessory.
             if try await manager.building({ try await devices.seed($0) }) {
                 logger.notice("built the homes of \(devicesFile) into the empty database")
             }
         }
-        return manager
+        return (manager, services)
     }
 }
 

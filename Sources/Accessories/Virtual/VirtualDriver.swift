@@ -2,7 +2,7 @@
 /// lock takes a moment (and can jam), a garage door opens and closes and stops on an obstruction,
 /// sensors drift. For the demo and for tests.
 ///
-/// Time comes from an injected clock: ``start()`` runs a loop that sleeps `tick` on it and then
+/// Time comes from an injected clock: ``run()`` is a loop that sleeps `tick` on it and then
 /// advances the simulation, and tests call ``advance(by:)`` directly instead of waiting.
 package actor VirtualDriver: AccessoryDriver {
     package nonisolated let name = "virtual"
@@ -13,7 +13,6 @@ package actor VirtualDriver: AccessoryDriver {
     private let clock: any Clock<Duration>
     private let tick: Duration
     private var random: SplitMix64
-    private var loop: Task<Void, Never>?
 
     /// - Parameters:
     ///   - devices: the devices, bridges with their bridged devices inside.
@@ -53,27 +52,24 @@ package actor VirtualDriver: AccessoryDriver {
         }
     }
 
-    package func start() async throws {
-        // Devices that only do what they are told need no clock: a home of switches and lamps keeps
-        // the process asleep until a command comes.
-        guard loop == nil, devices.values.contains(where: \.changesOverTime) else { return }
-        let clock = clock
-        let tick = tick
-        loop = Task {
-            while !Task.isCancelled {
-                do {
-                    try await clock.sleep(for: tick)
-                } catch {
-                    return
-                }
-                self.advance(by: tick)
+    package func start() async throws {}
+
+    /// Moves simulated time on by `tick` after each `tick` of the clock, until cancelled. Devices that
+    /// only do what they are told need no clock: a home of switches and lamps keeps the process
+    /// asleep until a command comes.
+    package func run() async {
+        guard devices.values.contains(where: \.changesOverTime) else { return await untilCancelled() }
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(for: tick)
+            } catch {
+                return
             }
+            advance(by: tick)
         }
     }
 
     package func stop() async {
-        loop?.cancel()
-        loop = nil
         continuation.finish()
     }
 

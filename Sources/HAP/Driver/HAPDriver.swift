@@ -29,7 +29,6 @@ package actor HAPDriver: PairingDriver {
     private let logger: Logger
     private let configured: [HAPEndpoint]
     private let browser: HAPBrowser?
-    private var browsing: [Task<Void, Never>] = []
     /// The mDNS instance name of each discovered device, for its removal.
     private var instances: [String: String] = [:]
     private var controller: ControllerIdentity?
@@ -79,12 +78,19 @@ package actor HAPDriver: PairingDriver {
             let id = Self.unpairedID(endpoint)
             devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
         }
-        if let browser {
-            browsing.append(Task { await browser.run() })
-            browsing.append(
-                Task { [weak self] in
-                    for await event in browser.events { await self?.discovered(event) }
-                })
+    }
+
+    /// Browses for accessories over mDNS (when it has a browser) and takes what it finds, until
+    /// cancelled.
+    package func run() async {
+        guard let browser else { return await untilCancelled() }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await browser.run() }
+            group.addTask { [weak self] in
+                for await event in browser.events { await self?.discovered(event) }
+            }
+            await untilCancelled()
+            browser.stop()
         }
     }
 
@@ -139,7 +145,6 @@ package actor HAPDriver: PairingDriver {
 
     package func stop() async {
         browser?.stop()
-        for task in browsing { task.cancel() }
         for device in devices.values {
             device.task?.cancel()
             await device.connection?.close()

@@ -17,8 +17,14 @@ package protocol AccessoryDriver: Sendable {
     /// devices ignores it (the device knows its state better than the database).
     func restore(_ accessories: [Accessory]) async
 
-    /// Starts talking to devices. Called once, before any other request.
+    /// Starts talking to devices. Called once, before any other request; quick: what lasts (a
+    /// connection, a clock that moves simulated devices, discovery) is ``run()``'s.
     func start() async throws
+
+    /// The driver's long-lived work, for as long as the calling task runs: returns when that task is
+    /// cancelled (or the work ends). Called by ``HomeManager/serve(_:)`` beside the following of
+    /// ``updates``, in a service of the gateway's service group.
+    func run() async
 
     /// Stops all background work and finishes ``updates``.
     func stop() async
@@ -53,6 +59,9 @@ package protocol AccessoryDriver: Sendable {
 }
 
 extension AccessoryDriver {
+    /// Nothing long-lived: waits for cancellation.
+    package func run() async { await untilCancelled() }
+
     package var reportsConfirmedValues: Bool { false }
     package var updatesExecutor: (any TaskExecutor)? { nil }
 }
@@ -99,4 +108,11 @@ package struct JoinPermit: Sendable, Hashable {
     /// The driver's name (`zigbee2mqtt`).
     package let network: String
     package let seconds: Int
+}
+
+/// Returns when the calling task is cancelled: for work that has nothing to do but last.
+package func untilCancelled() async {
+    let (never, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in never {}
+    withExtendedLifetime(continuation) {}
 }

@@ -4,13 +4,11 @@ import Logging
 extension HomeManager {
     // MARK: Drivers
 
-    /// Starts a driver and takes what it finds into the browser; from then on its updates (values,
-    /// reachability, accessories found and lost) flow into the model.
-    package func attach(_ driver: any AccessoryDriver) async throws {
+    /// Takes a driver in: hands it the stored accessories, starts it and puts what it found into
+    /// the browser. Its work and its updates (values, reachability, accessories found and lost) are
+    /// ``serve(_:)``'s, for the driver's lifetime.
+    package func register(_ driver: any AccessoryDriver) async throws -> RegisteredDriver {
         let index = browserAdd(driver)
-        let updates = driver.updates
-        addDriverTask(
-            Task(executorPreference: updatesExecutor(of: driver)) { await self.follow(updates, driver: index) })
         await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
         let accessories = await driver.accessories()
@@ -18,6 +16,30 @@ extension HomeManager {
         for accessory in accessories {
             apply(.found(accessory), driver: index)
         }
+        return RegisteredDriver(driver: driver, index: index, updatesExecutor: updatesExecutor(of: driver))
+    }
+
+    /// Serves a registered driver for as long as the calling task runs (the driver's service in
+    /// the gateway's service group): its long-lived work (``AccessoryDriver/run()``) and its updates
+    /// into the model, taken on the driver's executor. Returns when the task is cancelled or the
+    /// driver finished its updates (it was stopped).
+    package nonisolated func serve(_ registered: RegisteredDriver) async {
+        let driver = registered.driver
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await driver.run() }
+            group.addTask(executorPreference: registered.updatesExecutor) {
+                await self.follow(driver.updates, driver: registered.index)
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// ``register(_:)`` and ``serve(_:)`` in a task of the manager's, which ``shutdown()`` ends: for
+    /// callers without a service group (tests, benchmarks, fuzzing).
+    package func attach(_ driver: any AccessoryDriver) async throws {
+        let registered = try await register(driver)
+        addDriverTask(Task { await self.serve(registered) })
     }
 
     /// Where a driver's updates are taken in: the driver's executor, unless every value is written
@@ -279,4 +301,12 @@ extension HomeManager {
             throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
         }
     }
+}
+
+/// A driver the manager took in (``HomeManager/register(_:)``), to be served for its lifetime
+/// (``HomeManager/serve(_:)``).
+package struct RegisteredDriver: Sendable {
+    package let driver: any AccessoryDriver
+    fileprivate let index: Int
+    fileprivate let updatesExecutor: (any TaskExecutor)?
 }
