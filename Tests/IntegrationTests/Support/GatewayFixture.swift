@@ -7,6 +7,8 @@ import HomeModel
 import Logging
 import MQTT
 import ServiceLifecycle
+import TestSupport
+import Testing
 import Zigbee2MQTT
 import Zigbee2MQTTStandIn
 
@@ -85,24 +87,19 @@ func waitForRetainedTopics(
     port: Int, account: String?, topics: Topics, also filters: [String] = [], within timeout: Duration = .seconds(20),
     expected: () async -> Set<String>
 ) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while true {
+    var difference = "nothing read yet"
+    try await eventually("the retained view to match the model (\(difference))", timeout: timeout) {
         let wanted = await expected()
         let held: Set<String>
         do {
             held = try await retainedTopicsOnBroker(port: port, account: account, topics: topics, also: filters)
         } catch {
-            guard ContinuousClock.now < deadline else { throw error }
-            try await Task.sleep(for: .milliseconds(50))
-            continue
+            difference = "the last read failed: \(error)"
+            return false
         }
-        if held == wanted { return }
-        guard ContinuousClock.now < deadline else {
-            throw TimedOut(
-                "retained view differs: missing \(wanted.subtracting(held).sorted()), stale \(held.subtracting(wanted).sorted())"
-            )
-        }
-        try await Task.sleep(for: .milliseconds(50))
+        difference =
+            "missing \(wanted.subtracting(held).sorted()), stale \(held.subtracting(wanted).sorted())"
+        return held == wanted
     }
 }
 
