@@ -258,7 +258,7 @@ struct ConfinementTests {
             }
             // Then every one is answered with its id, the refusals too
             var answers: [Int: String] = [:]
-            try await eventually("300 answers (\(answers.count) so far)", timeout: .seconds(60)) {
+            try await eventually("300 answers (\(answers.count) so far)") {
                 let all = await guest.inbox.all.filter { $0.topic == "homegate/$response/guest" }
                 for message in all {
                     let json = try JSON.parse(message.payload)

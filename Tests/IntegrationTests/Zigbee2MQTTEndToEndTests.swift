@@ -45,15 +45,10 @@ struct Zigbee2MQTTEndToEndTests {
                     #expect(Self.entry("0x00124b00120144ae", in: discovered) == nil, "the coordinator is no accessory")
 
                     // An administrator adds devices with the existing request; a guest may not permit joins.
-                    for (id, room, name) in [
+                    try await owner.addToMainHouse([
                         (Self.bulb, "Kitchen", "Zigbee Bulb"), (Self.zigfred, "Bedroom", "Zigfred"),
                         (Self.weather, "Bathroom", "Weather"),
-                    ] {
-                        let added = try await owner.request(
-                            "addAccessory",
-                            #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
-                        #expect(added.isOK, "\(added.serialized)")
-                    }
+                    ])
                     // The recorded state arrives as values (brightness 50 of 254 → 20 %).
                     #expect(
                         try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
@@ -225,14 +220,9 @@ struct Zigbee2MQTTEndToEndTests {
                     }
                     #expect(Self.entry("0x000b57fffec6a5b4", in: discovered)?["manufacturer"]?.stringValue == "Philips")
 
-                    for (id, room, name) in [
+                    try await owner.addToMainHouse([
                         (Self.bulb, "Kitchen", "Zigbee Bulb"), (Self.weather, "Bathroom", "Weather"),
-                    ] {
-                        let added = try await owner.request(
-                            "addAccessory",
-                            #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
-                        #expect(added.isOK, "\(added.serialized)")
-                    }
+                    ])
                     #expect(
                         try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
 
@@ -287,15 +277,10 @@ struct Zigbee2MQTTEndToEndTests {
             let zigbee = try #require(gateway.zigbee)
             try await withAccount("owner", to: gateway.broker) { owner in
                 _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.weather, in: $0) != nil }
-                for (id, room, name) in [
+                try await owner.addToMainHouse([
                     (Self.bulb, "Kitchen", "Zigbee Bulb"), ("0x000b57fffec6a5b4", "Kitchen", "Colour Lamp"),
                     (Self.weather, "Bathroom", "Weather"),
-                ] {
-                    let added = try await owner.request(
-                        "addAccessory",
-                        #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
-                    #expect(added.isOK, "\(added.serialized)")
-                }
+                ])
                 #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
 
                 // Two devices swap names in one bridge/devices: each accessory keeps its own device.
@@ -395,6 +380,18 @@ extension String {
 }
 
 extension Account {
+    /// Adds each of `devices` (discovered by the zigbee2mqtt driver) to Main House as this account,
+    /// in its room under its name, and expects each to be added.
+    func addToMainHouse(
+        _ devices: [(id: String, room: String, name: String)], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        for (id, room, name) in devices {
+            let added = try await request(
+                "addAccessory", #"{"accessory":"\#(id)","home":"Main House","room":"\#(room)","name":"\#(name)"}"#)
+            #expect(added.isOK, "\(added.serialized)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Waits until the gateway answers requests (it announces `online` as it subscribes, so a
     /// request sent at once may come before the subscription).
     func waitUntilAnswered(within timeout: Duration = .seconds(30)) async throws {

@@ -11,14 +11,17 @@ package struct TimedOut: Error, CustomStringConvertible {
 /// and throws ``TimedOut`` naming `what`, the timeout and the caller's line when `timeout` passes
 /// first. The one way the tests wait for a state: never a fixed sleep, and never without a bound.
 ///
-/// It looks once more after the deadline, so a machine that stalled through the whole timeout
-/// cannot make it give up without a last look. It throws rather than records an issue, so that a
-/// caller may take a timeout as an answer (`try?`); a test that lets the error escape fails with it.
-/// `what` is evaluated only on failure, so it can describe the state as it was then. An error the
-/// condition throws ends the wait (write `(try? ...) == true` to look again after one).
+/// The default timeout is a minute: in a whole-suite run on two cores every test starts at once,
+/// and a wait that takes milliseconds alone has been seen to take over 30 seconds. It gives up
+/// only after a look that followed a pause begun past the deadline: when the process stalled
+/// through the whole timeout, the work the test waits for was held up too, and gets that pause to
+/// run before the last look. It throws rather than records an issue, so that a caller may take a
+/// timeout as an answer (`try?`); a test that lets the error escape fails with it. `what` is
+/// evaluated only on failure, so it can describe the state as it was then. An error the condition
+/// throws ends the wait (write `(try? ...) == true` to look again after one).
 package func eventually(
     _ what: @autoclosure () -> String,
-    timeout: Duration = .seconds(30),
+    timeout: Duration = .seconds(60),
     isolation: isolated (any Actor)? = #isolation,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
@@ -33,17 +36,18 @@ package func eventually(
 /// when it runs out.
 package func eventually<Value>(
     _ what: @autoclosure () -> String,
-    timeout: Duration = .seconds(30),
+    timeout: Duration = .seconds(60),
     isolation: isolated (any Actor)? = #isolation,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ value: () async throws -> Value?
 ) async throws -> Value {
     let deadline = ContinuousClock.now + timeout
     var pause = Duration.milliseconds(5)
+    var pausedPastTheDeadline = false
     while true {
-        let expired = ContinuousClock.now >= deadline
         if let found = try await value() { return found }
-        if expired { throw TimedOut("waited \(timeout) for \(what()) (\(sourceLocation))") }
+        if pausedPastTheDeadline { throw TimedOut("waited \(timeout) for \(what()) (\(sourceLocation))") }
+        pausedPastTheDeadline = ContinuousClock.now >= deadline
         try await Task.sleep(for: pause)
         pause = min(pause * 2, .milliseconds(100))
     }
