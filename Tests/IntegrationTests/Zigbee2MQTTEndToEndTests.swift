@@ -139,10 +139,7 @@ struct Zigbee2MQTTEndToEndTests {
             try await withAccount("owner", to: gateway.broker) { owner in
                 try await withAccount("guest", to: gateway.broker) { guest in
                     _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
-                    let added = try await owner.request(
-                        "addAccessory",
-                        #"{"accessory":"\#(Self.bulb)","home":"Main House","room":"Kitchen","name":"Zigbee Bulb"}"#)
-                    #expect(added.isOK, "\(added.serialized)")
+                    try await owner.addToMainHouse([(Self.bulb, "Kitchen", "Zigbee Bulb")])
                     #expect(
                         try await owner.retained(
                             "\(Self.lamp)/Light/ColorTemperature", becomes: "370", within: .seconds(15)))
@@ -257,10 +254,7 @@ struct Zigbee2MQTTEndToEndTests {
         try await withGateway(zigbee2mqtt: ["bulb"]) { gateway in
             try await withAccount("owner", to: gateway.broker) { owner in
                 _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
-                let added = try await owner.request(
-                    "addAccessory",
-                    #"{"accessory":"\#(Self.bulb)","home":"Main House","room":"Kitchen","name":"Zigbee Bulb"}"#)
-                #expect(added.isOK, "\(added.serialized)")
+                try await owner.addToMainHouse([(Self.bulb, "Kitchen", "Zigbee Bulb")])
                 #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
                 // On false with a brightness: zigbee2mqtt publishes the state only, and that confirms it.
                 let off = try await owner.command("\(Self.lamp)/$set/owner", #"{"Light":{"On":false,"Brightness":60}}"#)
