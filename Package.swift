@@ -186,15 +186,24 @@ let package = Package(
                     .when(platforms: [.linux]))
             ]
         ),
+        // What the test targets share: `eventually` (waiting for a state), scoped cleanups, a private
+        // mosquitto (`withBroker`, on Broker's MosquittoBroker) and the test certificates. A plain
+        // target the test targets depend on, in no product.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Broker", "MQTT", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Config", "Gateway", "HomeModel", "Accessories", "JSON"],
+            dependencies: ["Config", "Gateway", "HomeModel", "Accessories", "JSON", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WebTests",
             dependencies: [
-                "Web", "Config", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT",
+                "Web", "Config", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -232,6 +241,7 @@ let package = Package(
                 "MQTT",
                 "Web",
                 "HAP",
+                "TestSupport",
                 "Zigbee2MQTT",
                 "Zigbee2MQTTStandIn",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -247,12 +257,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeModelTests",
-            dependencies: ["HomeModel", "Accessories", "crash-writer"],
+            dependencies: ["HomeModel", "Accessories", "TestSupport", "crash-writer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AccessoriesTests",
-            dependencies: ["Accessories", "HomeModel"],
+            dependencies: ["Accessories", "HomeModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),

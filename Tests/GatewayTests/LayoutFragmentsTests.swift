@@ -1,5 +1,6 @@
 import Accessories
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Gateway
@@ -27,8 +28,8 @@ struct LayoutFragmentsTests {
         try await check("nothing")
         await driver.setReachable(false, "living-lamp")
         // The driver's report reaches the model through its stream: wait for the state
-        while try await manager.home("Main House", account: "owner").accessory("living-lamp")?.isReachable != false {
-            try await Task.sleep(for: .milliseconds(5))
+        try await eventually("the lamp unreachable in the model") {
+            try await manager.home("Main House", account: "owner").accessory("living-lamp")?.isReachable == false
         }
         try await check("a lamp unreachable")
         try await manager.renameAccessory("Floor Lamp", to: "Reading Lamp", home: "Main House", account: "owner")

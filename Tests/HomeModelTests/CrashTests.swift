@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -114,7 +115,7 @@ struct CrashTests {
     func sigkill(valueCommitWindow window: Int) async throws {
         let writer = try #require(Self.crashWriter(), "crash-writer was not built next to the tests")
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             var acknowledged = Acknowledged()
             var generator = SystemRandomNumberGenerator()
             for round in 0..<20 {

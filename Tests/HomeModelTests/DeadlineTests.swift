@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HomeModel
@@ -98,7 +99,9 @@ struct DeadlineTests {
                 return 1
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await eventually("the race under way: its deadline set, its body and the timer asleep") {
+            timer.waiting == 1 && clock.sleepsUnderWay >= 2
+        }
         task.cancel()
         let outcome = await task.value
         guard case .failure(let error)? = outcome else {
@@ -108,11 +111,9 @@ struct DeadlineTests {
         #expect(error is CancellationError)
         #expect(timer.waiting == 0, "the deadline was cancelled")
         // The body was cancelled too: only the timer's own task may sleep on
-        let waitUntil = ContinuousClock.now + .seconds(10)
-        while clock.sleepsUnderWay > 1 && ContinuousClock.now < waitUntil {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the body's sleep ended (\(clock.sleepsUnderWay) under way)") {
+            clock.sleepsUnderWay <= 1
         }
-        #expect(clock.sleepsUnderWay <= 1)
     }
 
     @Test("deadlines expire in order of expiry, an earlier one scheduled after a later one included")
@@ -147,11 +148,9 @@ struct DeadlineTests {
         _ = timer.schedule(after: .milliseconds(20)) { continuation.yield() }
         var iterator = stream.makeAsyncIterator()
         _ = await iterator.next()
-        let waitUntil = ContinuousClock.now + .seconds(10)
-        while clock.sleepsUnderWay > 0 && ContinuousClock.now < waitUntil {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the timer's sleep ended (\(clock.sleepsUnderWay) under way)") {
+            clock.sleepsUnderWay == 0
         }
-        #expect(clock.sleepsUnderWay == 0)
         #expect(timer.waiting == 0)
     }
 

@@ -88,14 +88,6 @@ func take(
     return events
 }
 
-/// A fresh temporary directory, removed by `body`'s end.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("homegate-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
-}
-
 /// The code of the `HomeError` a synchronous body threw, or `nil` if it did not throw.
 func thrownCode(_ body: () throws -> Void) -> HomeError.Code? {
     do {

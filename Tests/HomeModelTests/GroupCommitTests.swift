@@ -1,5 +1,6 @@
 import Accessories
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HomeModel
@@ -12,7 +13,7 @@ struct GroupCommitTests {
     @Test("a burst of values reaches the file in fewer transactions than values, with no other change")
     func burst() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await Self.sensorHome(at: path)
             let before = database.valueCommits
 
@@ -22,7 +23,7 @@ struct GroupCommitTests {
 
             // Then the file holds the last one, without a layout change or a shutdown to carry it
             let other = try HomeDatabase.open(atPath: path)
-            while try Self.reading(in: other) != 77 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the file holding 77") { try Self.reading(in: other) == 77 }
             // And fewer transactions than readings were needed
             #expect(database.valueCommits - before < 201, "\(database.valueCommits - before) transactions")
             await manager.shutdown()
@@ -34,7 +35,7 @@ struct GroupCommitTests {
         .timeLimit(.minutes(1)), arguments: [Duration.milliseconds(100), .zero])
     func retried(window: Duration) async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await Self.sensorHome(at: path, window: window)
 
             // Given a disk that refuses writes while the sensor reports 42, until a group commit has failed
@@ -45,7 +46,7 @@ struct GroupCommitTests {
 
             // Then the reading reaches the file (a retry: no report, layout change or shutdown carries it)
             let other = try HomeDatabase.open(atPath: path)
-            while try Self.reading(in: other) != 42 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the file holding 42") { try Self.reading(in: other) == 42 }
             await manager.shutdown()
         }
     }
@@ -53,11 +54,11 @@ struct GroupCommitTests {
     @Test("a layout change saved after a failed group commit ends the retry's wait", .timeLimit(.minutes(1)))
     func layoutEndsRetry() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await Self.sensorHome(at: path)
             // Given a group commit that failed
             try await Self.failCommit(of: 42, sensor: sensor, database: database)
-            while await !manager.isRetryingValues { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the manager retrying the values") { await manager.isRetryingValues }
 
             // When the disk takes writes again and a layout change is saved
             try database.refuseWrites(false)
@@ -73,7 +74,7 @@ struct GroupCommitTests {
     @Test("shutdown writes the values of a group commit that failed", .timeLimit(.minutes(1)))
     func shutdownWritesFailed() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await Self.sensorHome(at: path)
             try await Self.failCommit(of: 42, sensor: sensor, database: database)
             try database.refuseWrites(false)
@@ -88,7 +89,7 @@ struct GroupCommitTests {
         try database.refuseWrites(true)
         let before = database.failedValueCommits
         sensor.report(reading)
-        while database.failedValueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
+        try await eventually("a failed group commit of \(reading)") { database.failedValueCommits > before }
     }
 
     /// A home with the reporting sensor in it, in the file at `path`.
@@ -112,7 +113,7 @@ struct GroupCommitTests {
     @Test("the writer syncs every commit: synchronous is FULL, not the NORMAL that WAL set-up leaves")
     func fullSync() async throws {
         try await withTemporaryDirectory { directory in
-            let database = try HomeDatabase.open(atPath: directory.appendingPathComponent("home.sqlite").path)
+            let database = try HomeDatabase.open(atPath: "\(directory)/home.sqlite")
             #expect(try database.synchronousMode() == 2)
         }
     }
@@ -120,7 +121,7 @@ struct GroupCommitTests {
     @Test("a layout change writes the values waiting for their group before it is answered")
     func layoutCarriesValues() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
             let manager = f.manager
             // Given a value written just now (its group commit still waiting: the window is 100 ms)
@@ -136,7 +137,7 @@ struct GroupCommitTests {
     @Test("with no window every value is written before it is answered")
     func noWindow() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let database = try HomeDatabase.open(atPath: path)
             let manager = try HomeManager(database: database, valueCommitWindow: .zero)
             let driver = VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400))
@@ -199,7 +200,7 @@ struct BuildingTests {
     @Test("changes made while building are checked and announced at once, and on disk only at the end")
     func oneTransaction() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let manager = try HomeManager(database: HomeDatabase.open(atPath: path))
             try await manager.attach(VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
             let onDisk = try HomeDatabase.open(atPath: path)

@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Synchronization
+import TestSupport
 import Testing
 
 /// A pairing driver that knows one unpaired device `new-bridge`, takes the code 111-22-333, and then
@@ -105,7 +106,7 @@ struct PairingTests {
     @Test("driver secrets survive a reopen of the database file and stay apart per driver")
     func secrets() async throws {
         try await withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("home.sqlite").path
+            let path = "\(folder)/home.sqlite"
             do {
                 let database = try HomeDatabase.open(atPath: path)
                 try database.secrets(for: "hap").set("controller.key", [1, 2, 3])

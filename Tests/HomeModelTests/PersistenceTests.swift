@@ -1,6 +1,7 @@
 import Accessories
 import Foundation
 import HomeModel
+import TestSupport
 import Testing
 
 @Suite("Persistence")
@@ -8,7 +9,7 @@ struct PersistenceTests {
     @Test("After a restart the manager loads exactly what was acknowledged")
     func reloadFromDisk() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             // Given a home built on a file database, with values written
             let f = try await Fixture.make(
                 database: HomeDatabase.open(atPath: path), homeCreators: .accounts([Fixture.admin, "carol"]))
@@ -50,7 +51,7 @@ struct PersistenceTests {
     @Test("Reachability returns when the driver is attached again")
     func reattach() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
             await f.manager.shutdown()
             let again = try await Fixture.reopen(path: path)
@@ -64,7 +65,8 @@ struct PersistenceTests {
         var events = await f.manager.events().makeAsyncIterator()
         _ = await events.next()
         try await f.manager.reload()
-        #expect(await events.next() == .homeManagerDidUpdateHomes)
+        // (the reload's event, whatever else the manager announces first)
+        #expect(await events.next(where: { $0 == .homeManagerDidUpdateHomes }) != nil)
         #expect(try await f.home().accessory("lamp")?.isReachable == true)
     }
 

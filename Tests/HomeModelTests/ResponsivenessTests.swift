@@ -1,6 +1,7 @@
 import Accessories
 import HomeModel
 import Synchronization
+import TestSupport
 import Testing
 
 /// The virtual devices of the fixture, counting the reads and writes the manager asks of each.
@@ -54,33 +55,21 @@ struct ResponsivenessTests {
 
     /// Moves the clock on by the timeout, again and again, until `condition` holds: a timer armed
     /// after one move fires at a later one.
-    static func advance(_ clock: ManualClock, until condition: () async throws -> Bool) async throws {
-        while try await !condition() {
+    static func advance(
+        _ clock: ManualClock, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: () async throws -> Bool
+    ) async throws {
+        try await eventually(
+            "the condition, moving the clock by \(timeout) at each look", sourceLocation: sourceLocation
+        ) {
+            if try await condition() { return true }
             clock.advance(by: timeout)
-            try await Task.sleep(for: .milliseconds(5))
+            return false
         }
     }
 
     static func isReachable(_ fixture: Fixture, _ id: AccessoryID = "lamp") async throws -> Bool? {
         try await fixture.home().accessory(id)?.isReachable
-    }
-
-    /// Waits up to `timeout` for the lamp's reachability to become `expected`; looks once more after
-    /// the deadline, so a stalled machine cannot make it give up without a last look.
-    static func waitUntil(
-        _ fixture: Fixture, reachable expected: Bool, within timeout: Duration = .seconds(30)
-    ) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await isReachable(fixture) == expected { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return try await isReachable(fixture) == expected
-    }
-
-    /// Waits (bounded only by the suite's time limit) until `condition` holds.
-    static func waitFor(_ condition: () async throws -> Bool) async throws {
-        while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// Runs `request`, which waits on a silent device, and moves the clock until it has timed out;
@@ -157,7 +146,9 @@ struct ResponsivenessTests {
                 home: Fixture.home, account: Fixture.guest)
         }
         #expect(thermostatCode == nil, "refused: \(String(describing: thermostatCode))")
-        try await Self.waitFor { await fixture.driver.value("thermostat", .targetTemperature) == .float(21) }
+        try await eventually("the thermostat's write on the device") {
+            await fixture.driver.value("thermostat", .targetTemperature) == .float(21)
+        }
         #expect(driver.writes("thermostat") == 1)
         await fixture.manager.shutdown()
     }
@@ -204,7 +195,7 @@ struct ResponsivenessTests {
         await fixture.driver.setAnswering(true, "lamp")
         await fixture.driver.setReachable(false, "lamp")
         await fixture.driver.setReachable(true, "lamp")
-        #expect(try await Self.waitUntil(fixture, reachable: true))
+        try await eventually("the lamp reachable as reported") { try await Self.isReachable(fixture) == true }
 
         // The report ended the silence: the next timeout is a new one and shows it unreachable again
         #expect(try await Self.timeOut(fixture, clock) == .operationTimedOut)

@@ -1,6 +1,7 @@
 import Accessories
 import Foundation
 import HomeModel
+import TestSupport
 import Testing
 
 /// A full disk, made with SQLite's page cap (mounting a small tmpfs needs privileges CI may not have):
@@ -11,7 +12,7 @@ struct StorageFullTests {
     @Test("when the disk is full a change fails with storageFull, changes nothing, and works once space returns")
     func storageFull() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let database = try HomeDatabase.open(atPath: path)
             let f = try await Fixture.make(database: database)
             let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)

@@ -1,5 +1,6 @@
 import Accessories
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HomeModel
@@ -12,7 +13,7 @@ struct StoredValueTests {
     @Test("a group commit writes the values that changed as rows and leaves the accessory's services as they were")
     func rowsNotServices() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
             let services = try database.servicesText(of: "sensor")
             #expect(services?.contains("20") == true)
@@ -31,7 +32,7 @@ struct StoredValueTests {
     @Test("a layout change that writes an accessory folds its stored values in; newer values go on as rows")
     func foldedByLayout() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
             sensor.report(41)
             try await Self.waitForStored(41, in: database)
@@ -55,7 +56,7 @@ struct StoredValueTests {
     func removedWithAccessory() async throws {
         try await withTemporaryDirectory { directory in
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(
-                at: directory.appendingPathComponent("home.sqlite").path)
+                at: "\(directory)/home.sqlite")
             sensor.report(30)
             try await Self.waitForStored(30, in: database)
             try await manager.removeAccessory("sensor", home: "Home", account: "alice")
@@ -73,7 +74,7 @@ struct StoredValueTests {
     @Test("a writer that knows nothing of the stored values (an older gateway) leaves none older than its services")
     func olderWriter() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
             sensor.report(60)
             try await Self.waitForStored(60, in: database)
@@ -95,7 +96,7 @@ struct StoredValueTests {
     @Test("a value of an accessory not yet on disk (a home being built) is left to the accessory's row")
     func accessoryNotOnDisk() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let database = try HomeDatabase.open(atPath: path)
             let manager = try HomeManager(database: database)
             let sensor = ReportingDriver()
@@ -106,7 +107,7 @@ struct StoredValueTests {
                 // A reading while the home is only in memory, and its group commit
                 let before = database.valueCommits
                 sensor.report(55)
-                while database.valueCommits == before { try await Task.sleep(for: .milliseconds(10)) }
+                try await eventually("the reading's group commit") { database.valueCommits > before }
             }
             #expect(database.failedValueCommits == 0)
             #expect(try database.storedValues().isEmpty)
@@ -118,7 +119,7 @@ struct StoredValueTests {
     @Test("every kind of value reads back as it was stored, whatever it would be in JSON")
     func everyKind() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("home.sqlite").path
+            let path = "\(directory)/home.sqlite"
             let (manager, database, _) = try await GroupCommitTests.sensorHome(at: path)
             await manager.shutdown()
             let values: [CharacteristicValue] = [
@@ -140,9 +141,8 @@ struct StoredValueTests {
 
     /// Waits until the sensor's stored row holds `reading`.
     static func waitForStored(_ reading: Double, in database: HomeDatabase) async throws {
-        while try !database.storedValues().contains(where: { $0.accessoryID == "sensor" && $0.value == .float(reading) }
-        ) {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the sensor's stored row holding \(reading)") {
+            try database.storedValues().contains { $0.accessoryID == "sensor" && $0.value == .float(reading) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HomeModel
@@ -17,10 +18,9 @@ struct UpdatesExecutorTests {
         try await manager.addAccessory("sensor", home: "Home", account: "alice")
         let before = executor.jobs
         sensor.report(33)
-        while try await manager.home("Home", account: "alice").accessory("sensor")?
-            .characteristic("main", .currentTemperature)?.value != .float(33)
-        {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the model showing the reading 33") {
+            try await manager.home("Home", account: "alice").accessory("sensor")?
+                .characteristic("main", .currentTemperature)?.value == .float(33)
         }
         #expect(executor.jobs > before)
         await manager.shutdown()
@@ -35,10 +35,9 @@ struct UpdatesExecutorTests {
         try await manager.addHome(named: "Home", account: "alice")
         try await manager.addAccessory("sensor", home: "Home", account: "alice")
         sensor.report(34)
-        while try await manager.home("Home", account: "alice").accessory("sensor")?
-            .characteristic("main", .currentTemperature)?.value != .float(34)
-        {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the model showing the reading 34") {
+            try await manager.home("Home", account: "alice").accessory("sensor")?
+                .characteristic("main", .currentTemperature)?.value == .float(34)
         }
         #expect(executor.jobs == 0)
         await manager.shutdown()

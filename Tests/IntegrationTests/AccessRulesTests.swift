@@ -3,6 +3,7 @@ import Gateway
 import HomeModel
 import Logging
 import MQTT
+import TestSupport
 import Testing
 
 /// The generated access rules against a real mosquitto: the broker, not the gateway, keeps each
@@ -392,11 +393,7 @@ struct AccessKeeperTests {
             trigger.yield()
 
             // Then it fails, and is tried again and again without another change
-            let deadline = ContinuousClock.now + .seconds(30)
-            while keeper.status.failedSyncs < 3 {
-                guard ContinuousClock.now < deadline else { throw TimedOut("\(keeper.status)") }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await eventually("three failed syncs (\(keeper.status))") { keeper.status.failedSyncs >= 3 }
             #expect(keeper.status.inStep == false)
             #expect(keeper.status.consecutiveFailures >= 3)
             #expect(keeper.status.lastError?.contains("timedOut") == true)

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 /// Devices that answer slowly, fail their writes or stop answering (docs/reliability.md, scenario 3).
@@ -17,19 +18,13 @@ struct AccessoryFaultTests {
     static let thermostat = "homegate/Main House/Hallway/Thermostat"
     static let lampReachable = "\(lamp)/$reachable"
 
-    /// Waits until the model shows accessory `id` reachable; looks once more after the deadline.
+    /// Waits until the model shows accessory `id` reachable.
     static func waitUntilReachable(
         _ id: AccessoryID, in gateway: RunningGateway, within timeout: Duration = .seconds(60)
-    ) async throws -> Bool {
-        func isReachable() async -> Bool {
+    ) async throws {
+        try await eventually("\(id) reachable in the model", timeout: timeout) {
             await gateway.manager.allHomes().flatMap(\.accessories).first { $0.id == id }?.isReachable == true
         }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if await isReachable() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return await isReachable()
     }
 
     @Test(
@@ -93,7 +88,7 @@ struct AccessoryFaultTests {
             // Every timeout happened before its answer came, so none can mark it unreachable after
             // this: wait until the model, which the next command consults, shows it reachable (a
             // timeout that came after the first probe marks it again, and a later probe undoes that)
-            #expect(try await Self.waitUntilReachable("living-lamp", in: gateway))
+            try await Self.waitUntilReachable("living-lamp", in: gateway)
 
             // And once the device is quick again, it is served
             await gateway.driver.setWriteDelay(.zero, "living-lamp")

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import JSON
 import MQTT
+import TestSupport
 import Testing
 
 /// A hub bridged to a central broker (issue 34, docs/scaling.md): the gateway's mosquitto forwards
@@ -67,38 +68,20 @@ struct BridgeTests {
     static func waitUntilMirrored(_ account: String, _ bridged: Bridged, within timeout: Duration = .seconds(30))
         async throws -> [String: String]
     {
-        let onHub = try await BridgedAccount.connect(account, port: bridged.hub.port)
-        let onCentral: BridgedAccount
-        do {
-            onCentral = try await BridgedAccount.connect(account, port: bridged.central.port)
-        } catch {
-            await onHub.disconnect()
-            throw error
-        }
-        func compare() async throws -> [String: String] {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                let hub = try await onHub.retained(under: "homegate/#")
-                let central = try await onCentral.retained(under: "homegate/#")
-                if hub == central { return central }
-                guard ContinuousClock.now < deadline else {
-                    let differing = Set(hub.keys).union(central.keys).filter { hub[$0] != central[$0] }.sorted()
-                    throw TimedOut(
-                        "\(account)'s view differs: \(differing.map { "\($0): hub \(hub[$0] ?? "-"), central \(central[$0] ?? "-")" })"
-                    )
+        try await withBridgedAccount(account, port: bridged.hub.port) { onHub in
+            try await withBridgedAccount(account, port: bridged.central.port) { onCentral in
+                var differing: [String] = []
+                return try await eventually(
+                    "\(account)'s view the same on both brokers (differing: \(differing))", timeout: timeout
+                ) {
+                    let hub = try await onHub.retained(under: "homegate/#")
+                    let central = try await onCentral.retained(under: "homegate/#")
+                    differing = Set(hub.keys).union(central.keys).filter { hub[$0] != central[$0] }.sorted().map {
+                        "\($0): hub \(hub[$0] ?? "-"), central \(central[$0] ?? "-")"
+                    }
+                    return hub == central ? central : nil
                 }
-                try await Task.sleep(for: .milliseconds(100))
             }
-        }
-        do {
-            let view = try await compare()
-            await onHub.disconnect()
-            await onCentral.disconnect()
-            return view
-        } catch {
-            await onHub.disconnect()
-            await onCentral.disconnect()
-            throw error
         }
     }
 

@@ -6,6 +6,7 @@ import HomeModel
 import Logging
 import MQTT
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -47,12 +48,8 @@ final class CommandLoad: Sendable {
     /// Waits until the broker has accepted `count` commands in all (a state, not a time: on a loaded
     /// machine the load runs slower, and the test waits longer).
     func waitUntilAccepted(_ count: Int, within timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while accepted.count < count {
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut("the broker accepted \(accepted.count) of \(count) commands")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await eventually("the broker accepting \(count) commands (\(accepted.count) so far)", timeout: timeout) {
+            accepted.count >= count
         }
     }
     var answered: [Int: String] { state.withLock { $0.answered } }
@@ -80,9 +77,10 @@ final class CommandLoad: Sendable {
         }
     }
 
-    /// Collects answers from the account's inbox until every accepted command has one or the deadline passes.
-    func collect(until deadline: ContinuousClock.Instant) async throws {
-        while ContinuousClock.now < deadline {
+    /// Collects answers from the account's inbox until every accepted command has one or `timeout`
+    /// passes; a timeout is no error here: the test then counts what was lost.
+    func collect(within timeout: Duration) async throws {
+        _ = try? await eventually("every accepted command answered", timeout: timeout) {
             for message in await account.inbox.all where message.topic == account.answers {
                 guard let data = message.properties.correlationData,
                     let text = String(bytes: data, encoding: .utf8), text.hasPrefix("load-"),
@@ -90,8 +88,7 @@ final class CommandLoad: Sendable {
                 else { continue }
                 state.withLock { $0.answered[index] = answer.code ?? "ok" }
             }
-            if state.withLock({ $0.accepted.subtracting($0.answered.keys).isEmpty && !$0.running }) { return }
-            try await Task.sleep(for: .milliseconds(100))
+            return state.withLock { $0.accepted.subtracting($0.answered.keys).isEmpty && !$0.running }
         }
     }
 }
@@ -136,7 +133,7 @@ struct BrokerFaultTests {
                 try await load.waitUntilAccepted(load.accepted.count + 60)
                 load.stop()
                 await sender.value
-                try await load.collect(until: .now + .seconds(20))
+                try await load.collect(within: .seconds(20))
 
                 // Every command the broker accepted was answered (ok or a code), and the gateway runs on
                 let accepted = load.accepted

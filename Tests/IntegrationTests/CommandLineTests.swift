@@ -3,6 +3,7 @@ import Broker
 import Foundation
 import Gateway
 import HomeModel
+import TestSupport
 import Testing
 
 /// The subcommands that read a config and the database: what a user sees, and the exit codes.

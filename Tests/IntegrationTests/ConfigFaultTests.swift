@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import HomeModel
+import TestSupport
 import Testing
 
 /// One malformed `homegate.yml` (and, if any, demo-home file) and where its problem must be reported.

@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 /// A hostile user against the gateway behind each kind of broker protection (issue: hardening):
@@ -86,11 +87,7 @@ struct ConfinementTests {
 
     /// Waits until no retained message is held on `topic`.
     static func waitUntilCleared(_ topic: String, as account: Account) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try await account.retained(topic) != nil {
-            guard ContinuousClock.now < deadline else { throw TimedOut("'\(topic)' is still retained") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually("'\(topic)' cleared") { try await account.retained(topic) == nil }
     }
 
     @Test(
@@ -169,12 +166,9 @@ struct ConfinementTests {
             let guest = try await Account.connect("guest", to: gateway.broker)
             // (read straight from the broker: Account.retained asks the gateway over a v5 response
             // topic, which a 3.1.1 gateway does not see)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try await retainedTopicsOnBroker(port: gateway.broker.port, account: nil, topics: gateway.topics)
-                .contains(identify)
-            {
-                guard ContinuousClock.now < deadline else { throw TimedOut("'\(identify)' is still retained") }
-                try await Task.sleep(for: .milliseconds(20))
+            try await eventually("'\(identify)' cleared") {
+                try await !retainedTopicsOnBroker(port: gateway.broker.port, account: nil, topics: gateway.topics)
+                    .contains(identify)
             }
             // (a 3.1.1 gateway sees no v5 response topic: the marker's answer comes on the default topic)
             try await guest.client.subscribe(to: ["homegate/$response/guest"], qos: .atLeastOnce)
@@ -185,10 +179,7 @@ struct ConfinementTests {
             #expect(await gateway.driver.identifyCount("living-lamp") == 0)
             // while a plain identify does
             try await guest.client.publish(identify, "", qos: .atLeastOnce)
-            while await gateway.driver.identifyCount("living-lamp") == 0 {
-                guard ContinuousClock.now < deadline else { throw TimedOut("the plain identify never arrived") }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await eventually("the plain identify") { await gateway.driver.identifyCount("living-lamp") > 0 }
             await guest.disconnect()
         }
     }
@@ -267,19 +258,16 @@ struct ConfinementTests {
             }
             // Then every one is answered with its id, the refusals too
             var answers: [Int: String] = [:]
-            let deadline = ContinuousClock.now + .seconds(60)
-            while answers.count < 300 {
+            try await eventually("300 answers (\(answers.count) so far)") {
                 let all = await guest.inbox.all.filter { $0.topic == "homegate/$response/guest" }
                 for message in all {
                     let json = try JSON.parse(message.payload)
                     guard case .integer(let id) = json["id"] else {
-                        Issue.record("an answer without its id: \(json.serialized)")
-                        return
+                        throw TimedOut("an answer without its id: \(json.serialized)")
                     }
                     answers[id] = json.isOK ? "ok" : json.code ?? "?"
                 }
-                guard ContinuousClock.now < deadline else { throw TimedOut("\(answers.count) of 300 answered") }
-                if answers.count < 300 { try await Task.sleep(for: .milliseconds(50)) }
+                return answers.count >= 300
             }
             #expect(Set(answers.keys) == Set(1...300))
             #expect(answers.values.filter { $0 == "ok" }.count == 100)

@@ -4,6 +4,7 @@ import Gateway
 import HTTPTypes
 import HummingbirdTesting
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -60,14 +61,10 @@ struct DemoTests {
             outputFile: log)
         do {
             let ready = "mosquitto listens on 127.0.0.1:\(port) "
-            let deadline = ContinuousClock.now + .seconds(30)
-            while (try? String(contentsOfFile: log, encoding: .utf8))?.contains(ready) != true {
-                guard ContinuousClock.now < deadline, demo.isRunning else {
-                    throw TimedOut(
-                        "the demo did not start its broker on \(port): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
-                    )
-                }
-                try await Task.sleep(for: .milliseconds(20))
+            func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            try await eventually("the demo starting its broker on \(port): \(output())") {
+                guard demo.isRunning else { throw TimedOut("the demo exited: \(output())") }
+                return output().contains(ready)
             }
             let watcher = try await Account.connect("owner", port: port)
             try await watcher.client.subscribe(to: ["homegate/$status"])
@@ -110,7 +107,7 @@ struct DemoTests {
             let (demo, _) = try await startDemoOnAFreePort(directory: directory)
             defer { demo.send(SIGTERM) }
             var webPort: Int?
-            try await waitUntil("the web page's address") {
+            try await eventually("the web page's address") {
                 let log = (try? String(contentsOfFile: "\(directory)/demo-0.log", encoding: .utf8)) ?? ""
                 webPort = log.firstMatch(of: /the web page is on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
                 return webPort != nil
@@ -183,11 +180,7 @@ struct DemoTests {
                 try await owner.request("addUser", #"{"home":"Main House","account":"stranger","name":"Sam"}"#).isOK)
 
             // Then stranger reads the home and commands it, once mosquitto has read the new rules
-            let deadline = ContinuousClock.now + .seconds(15)
-            while try await stranger.retained(lamp) == nil {
-                guard ContinuousClock.now < deadline else { throw TimedOut("stranger never got Main House") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await eventually("stranger reading Main House") { try await stranger.retained(lamp) != nil }
             #expect(try await stranger.command("\(lamp)/set/stranger", "true").isOK)
             await stranger.disconnect()
             await owner.disconnect()
@@ -203,11 +196,14 @@ struct DemoTests {
     @Test("Home Assistant, behind the generated rules, reads the discovery configs and drives a light with them")
     func homeAssistant() async throws {
         try await withDemo { port in
+            // (the configs may still be coming in: read them again until all are there, or it gives up
+            // and the count below tells)
             var ha = try await HomeAssistantClient.connect(port: port)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ha.configs.count < 65, ContinuousClock.now < deadline {
+            _ = try? await eventually("every discovery config", timeout: .seconds(10)) {
+                guard ha.configs.count < 65 else { return true }
                 await ha.disconnect()
                 ha = try await HomeAssistantClient.connect(port: port)
+                return ha.configs.count >= 65
             }
             #expect(
                 ha.configs.count == 65,

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import Broker
 import Foundation
 import Gateway
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -277,13 +278,7 @@ struct GatewayBrokerTests {
     private func waitForLine(in file: String, containing text: String, within timeout: Duration = .seconds(30))
         async throws
     {
-        let deadline = ContinuousClock.now + timeout
-        while !log(file).contains(text) {
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut("no line with '\(text)' within \(timeout):\n\(log(file))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually("a line with '\(text)':\n\(log(file))", timeout: timeout) { log(file).contains(text) }
     }
 
     /// The wait status once `process` exited, or nil if it still runs after `timeout`.

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -162,16 +163,16 @@ struct GatewayKillTests {
     /// Connects as owner once the gateway answers requests.
     static func connectWhenOnline(port: Int, within timeout: Duration = .seconds(20)) async throws -> Account {
         let owner = try await Account.connect("owner", port: port)
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if (try? await owner.command("homegate/$request/owner/homes", bytes: Array("{}".utf8), within: .seconds(1)))?
-                .isOK
-                == true
-            {
-                return owner
+        do {
+            try await eventually("the gateway answering", timeout: timeout) {
+                let answer = try? await owner.command(
+                    "homegate/$request/owner/homes", bytes: Array("{}".utf8), within: .seconds(1))
+                return answer?.isOK == true
             }
+            return owner
+        } catch {
+            await owner.disconnect()
+            throw error
         }
-        await owner.disconnect()
-        throw TimedOut("the gateway did not answer within \(timeout)")
     }
 }

@@ -1,5 +1,6 @@
 import Broker
 import Foundation
+import TestSupport
 import Testing
 
 /// mDNS for real: an avahi-daemon of the test's own in a private network namespace, an accessory

@@ -3,6 +3,7 @@ import HAP
 import HomeModel
 import JSON
 import MQTT
+import TestSupport
 import Testing
 
 /// The HAP controller against a real HomeKit bridge: HAP-python on loopback (scripts/hap-accessory.py),
@@ -17,100 +18,109 @@ struct HAPEndToEndTests {
         try await withTemporaryDirectory { folder in
             var bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder)
             let port = bridge.port
-            defer { Task { [bridge] in await bridge.stop() } }
-            try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
-                let owner = try await Account.connect("owner", to: gateway.broker)
-                let unpaired = "hap@127.0.0.1:\(port)"
+            // The bridge of the moment is stopped, the restarted one included.
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    let unpaired = "hap@127.0.0.1:\(port)"
 
-                // The unpaired bridge waits in the browser, saying it needs pairing.
-                let discovered = try #require(try await owner.retained("homegate/$discovered"))
-                #expect(discovered.contains(#""id":"\#(unpaired)""#) && discovered.contains(#""needsPairing":true"#))
-                let adding = try await owner.request(
-                    "addAccessory", #"{"home":"Main House","accessory":"\#(unpaired)"}"#)
-                #expect(adding["code"] == .string("invalidParameter"))
+                    // The unpaired bridge waits in the browser, saying it needs pairing.
+                    let discovered = try #require(try await owner.retained("homegate/$discovered"))
+                    #expect(
+                        discovered.contains(#""id":"\#(unpaired)""#) && discovered.contains(#""needsPairing":true"#))
+                    let adding = try await owner.request(
+                        "addAccessory", #"{"home":"Main House","accessory":"\#(unpaired)"}"#)
+                    #expect(adding["code"] == .string("invalidParameter"))
 
-                // A wrong code is refused, and nothing is added.
-                let wrong = try await owner.request(
-                    "pairAccessory", #"{"id":"\#(unpaired)","setupCode":"111-22-333","home":"Main House"}"#,
-                    within: .seconds(120))
-                #expect(wrong["code"] == .string("authenticationFailed"))
-                #expect(!(try await owner.retained("homegate/$discovered") ?? "").contains("Test Bridge"))
+                    // A wrong code is refused, and nothing is added.
+                    let wrong = try await owner.request(
+                        "pairAccessory", #"{"id":"\#(unpaired)","setupCode":"111-22-333","home":"Main House"}"#,
+                        within: .seconds(120))
+                    #expect(wrong["code"] == .string("authenticationFailed"))
+                    #expect(!(try await owner.retained("homegate/$discovered") ?? "").contains("Test Bridge"))
 
-                // The right code pairs: the bridge and its three accessories join the Office.
-                let paired = try await owner.request(
-                    "pairAccessory",
-                    #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House","room":"Office","name":"HAP Bridge"}"#,
-                    within: .seconds(120))
-                #expect(paired.isOK, "\(paired)")
-                let light = "\(Self.office)/Light/Lightbulb/On"
-                let temperature = "\(Self.office)/Temperature/TemperatureSensor/CurrentTemperature"
-                #expect(try await owner.retained(light, becomes: "false", within: .seconds(15)))
-                let topics = try await owner.retainedMessages(under: "\(Self.office)/#").map(\.topic)
-                #expect(topics.contains("\(Self.office)/Switch/Switch/On"), "\(topics)")
-                #expect(try await owner.retained(temperature, becomes: "21.5"))
-                let layout = try #require(try await owner.retained("homegate/Main House/$layout"))
-                #expect(!layout.contains("ltpk") && !layout.contains(Self.code))
+                    // The right code pairs: the bridge and its three accessories join the Office.
+                    let paired = try await owner.request(
+                        "pairAccessory",
+                        #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House","room":"Office","name":"HAP Bridge"}"#,
+                        within: .seconds(120))
+                    #expect(paired.isOK, "\(paired)")
+                    let light = "\(Self.office)/Light/Lightbulb/On"
+                    let temperature = "\(Self.office)/Temperature/TemperatureSensor/CurrentTemperature"
+                    #expect(try await owner.retained(light, becomes: "false", within: .seconds(15)))
+                    let topics = try await owner.retainedMessages(under: "\(Self.office)/#").map(\.topic)
+                    #expect(topics.contains("\(Self.office)/Switch/Switch/On"), "\(topics)")
+                    #expect(try await owner.retained(temperature, becomes: "21.5"))
+                    let layout = try #require(try await owner.retained("homegate/Main House/$layout"))
+                    #expect(!layout.contains("ltpk") && !layout.contains(Self.code))
 
-                // A read goes to the device.
-                let read = try await owner.request(
-                    "read", #"{"home":"Main House","accessory":"Temperature","characteristic":"CurrentTemperature"}"#)
-                #expect(read.isOK && text(read).contains("21.5"), "\(text(read))")
+                    // A read goes to the device.
+                    let read = try await owner.request(
+                        "read",
+                        #"{"home":"Main House","accessory":"Temperature","characteristic":"CurrentTemperature"}"#)
+                    #expect(read.isOK && text(read).contains("21.5"), "\(text(read))")
 
-                // The accessory's pairings: this gateway as administrator; another controller added and removed.
-                let listed = try await owner.request("listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#)
-                #expect(
-                    text(listed).contains(#""admin":true"#) && text(listed).contains(#""thisGateway":true"#),
-                    "\(text(listed))")
-                let otherKey = Data((0..<32).map { UInt8($0) }).base64EncodedString()
-                let other = "2A9A3B7C-0000-4000-8000-00000000BEEF"
-                let added = try await owner.request(
-                    "addPairing",
-                    #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)","publicKey":"\#(otherKey)","admin":false}"#
-                )
-                #expect(added.isOK, "\(added)")
-                let two = try await owner.request("listPairings", #"{"home":"Main House","accessory":"Light"}"#)
-                #expect(text(two).contains(other), "\(text(two))")
-                let guest = try await Account.connect("guest", to: gateway.broker)
-                let refused = try await guest.request(
-                    "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
-                #expect(refused["code"] == .string("insufficientPrivileges"))
-                let dropped = try await owner.request(
-                    "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
-                #expect(dropped.isOK, "\(dropped)")
-                #expect(
-                    !text(try await owner.request("listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#))
+                    // The accessory's pairings: this gateway as administrator; another controller added and removed.
+                    let listed = try await owner.request(
+                        "listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#)
+                    #expect(
+                        text(listed).contains(#""admin":true"#) && text(listed).contains(#""thisGateway":true"#),
+                        "\(text(listed))")
+                    let otherKey = Data((0..<32).map { UInt8($0) }).base64EncodedString()
+                    let other = "2A9A3B7C-0000-4000-8000-00000000BEEF"
+                    let added = try await owner.request(
+                        "addPairing",
+                        #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)","publicKey":"\#(otherKey)","admin":false}"#
+                    )
+                    #expect(added.isOK, "\(added)")
+                    let two = try await owner.request("listPairings", #"{"home":"Main House","accessory":"Light"}"#)
+                    #expect(text(two).contains(other), "\(text(two))")
+                    let guest = try await Account.connect("guest", to: gateway.broker)
+                    let refused = try await guest.request(
+                        "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
+                    #expect(refused["code"] == .string("insufficientPrivileges"))
+                    let dropped = try await owner.request(
+                        "removePairing", #"{"home":"Main House","accessory":"HAP Bridge","controller":"\#(other)"}"#)
+                    #expect(dropped.isOK, "\(dropped)")
+                    #expect(
+                        !text(
+                            try await owner.request("listPairings", #"{"home":"Main House","accessory":"HAP Bridge"}"#)
+                        )
                         .contains(other))
 
-                // A write reaches the accessory's own callback, and its value topic.
-                let written = try await owner.command("\(light)/set/owner", "true")
-                #expect(written.isOK, "\(written)")
-                _ = try await bridge.line("the write in the bridge's callback") {
-                    $0["event"] as? String == "write" && $0["accessory"] as? String == "Light"
-                        && $0["value"] as? Bool == true
+                    // A write reaches the accessory's own callback, and its value topic.
+                    let written = try await owner.command("\(light)/set/owner", "true")
+                    #expect(written.isOK, "\(written)")
+                    _ = try await bridge.line("the write in the bridge's callback") {
+                        $0["event"] as? String == "write" && $0["accessory"] as? String == "Light"
+                            && $0["value"] as? Bool == true
+                    }
+                    #expect(try await owner.retained(light, becomes: "true"))
+
+                    // An event from the accessory becomes the value topic.
+                    bridge.warm()
+                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
+
+                    // The accessory restarts: unreachable, then back, its values read again.
+                    let reachable = "\(Self.office)/Temperature/$reachable"
+                    await bridge.stop()
+                    #expect(try await owner.retained(reachable, becomes: "false", within: .seconds(15)))
+                    bridge = try await HAPAccessoryProcess(port: port, setupCode: Self.code, folder: folder, run: 1)
+                    #expect(try await owner.retained(reachable, becomes: "true", within: .seconds(90)))
+                    #expect(try await owner.retained(temperature, becomes: "21.5", within: .seconds(15)))
+                    bridge.warm()
+                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
+
+                    // Unpairing removes the pairing from the device and the accessories from the home.
+                    let removed = try await owner.request(
+                        "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(30))
+                    #expect(removed.isOK, "\(removed)")
+                    try await eventually("the light's topics cleared") { try await owner.retained(light) == nil }
+                    let again = try #require(try await owner.retained("homegate/$discovered"))
+                    #expect(again.contains(#""id":"\#(unpaired)""#))
                 }
-                #expect(try await owner.retained(light, becomes: "true"))
-
-                // An event from the accessory becomes the value topic.
-                bridge.warm()
-                #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
-
-                // The accessory restarts: unreachable, then back, its values read again.
-                let reachable = "\(Self.office)/Temperature/$reachable"
+            } cleanup: {
                 await bridge.stop()
-                #expect(try await owner.retained(reachable, becomes: "false", within: .seconds(15)))
-                bridge = try await HAPAccessoryProcess(port: port, setupCode: Self.code, folder: folder, run: 1)
-                #expect(try await owner.retained(reachable, becomes: "true", within: .seconds(90)))
-                #expect(try await owner.retained(temperature, becomes: "21.5", within: .seconds(15)))
-                bridge.warm()
-                #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
-
-                // Unpairing removes the pairing from the device and the accessories from the home.
-                let removed = try await owner.request(
-                    "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(30))
-                #expect(removed.isOK, "\(removed)")
-                try await waitUntil("the light's topics cleared") { try await owner.retained(light) == nil }
-                let again = try #require(try await owner.retained("homegate/$discovered"))
-                #expect(again.contains(#""id":"\#(unpaired)""#))
             }
         }
     }

@@ -3,6 +3,7 @@ import HAP
 import HomeModel
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -83,9 +84,9 @@ struct HAPFaultTests {
 
             // When the accessory goes and something that is not HAP answers on its port
             await bridge.stop()
-            try await waitUntil("unreachable") { try await !reachable() }
+            try await eventually("unreachable") { try await !reachable() }
             let garbage = try GarbageServer(port: port)
-            try await waitUntil("three attempts on the garbage", within: .seconds(60)) { garbage.connections >= 3 }
+            try await eventually("three attempts on the garbage") { garbage.connections >= 3 }
 
             // Then the cause is logged once, however often it comes
             let warnings = lines.all.filter { $0.level == .warning && $0.message.contains("not an HTTP response") }
@@ -95,7 +96,7 @@ struct HAPFaultTests {
             // And when the accessory is back, the driver finds it again
             garbage.stop()
             bridge = try await HAPAccessoryProcess(port: port, setupCode: "031-45-154", folder: folder, run: 1)
-            try await waitUntil("reachable again", within: .seconds(90)) { try await reachable() }
+            try await eventually("reachable again", timeout: .seconds(90)) { try await reachable() }
             await bridge.stop()
             await manager.shutdown()
         }

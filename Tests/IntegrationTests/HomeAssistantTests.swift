@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 /// Home Assistant MQTT discovery against a real broker: the configs the gateway retains, used the way
@@ -55,61 +56,65 @@ struct HomeAssistantTests {
     @Test("the broker holds exactly one valid config per mapped service of the demo homes")
     func configs() async throws {
         try await withGateway(homeAssistant: true) { gateway in
-            let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await ha.disconnect() } }
-            let scenes = ha.configs.filter { $0.value["command_topic"]?.stringValue?.contains("/$run/") == true }
-            let entities = ha.configs.filter { scenes[$0.key] == nil }
-            #expect(Set(entities.keys) == Set(Self.demoEntities.keys))
-            #expect(
-                Set(scenes.values.compactMap { $0["name"]?.stringValue }) == ["Good Night", "Good Morning", "Arrive"])
+            try await withHomeAssistant(port: gateway.broker.port) { ha in
+                let scenes = ha.configs.filter { $0.value["command_topic"]?.stringValue?.contains("/$run/") == true }
+                let entities = ha.configs.filter { scenes[$0.key] == nil }
+                #expect(Set(entities.keys) == Set(Self.demoEntities.keys))
+                #expect(
+                    Set(scenes.values.compactMap { $0["name"]?.stringValue }) == [
+                        "Good Night", "Good Morning", "Arrive",
+                    ])
 
-            let held = try await gateway.retainedTopics()
-            var uniqueIDs: Set<String> = []
-            for (objectID, config) in ha.configs {
-                let component = try #require(ha.topics[objectID]?.split(separator: "/").map(String.init)[1])
-                if let expected = Self.demoEntities[objectID] { #expect(component == expected, "\(objectID)") }
-                for key in Self.requiredKeys[component] ?? [] {
-                    #expect(config[key] != nil, "\(objectID) (\(component)) has no \(key)")
-                }
-                let uniqueID = try #require(config["unique_id"]?.stringValue)
-                #expect(uniqueID == "homegate_\(objectID)")
-                #expect(uniqueIDs.insert(uniqueID).inserted, "unique_id \(uniqueID) appears twice")
-                #expect(config["origin"]?["name"] == .string("homegate"))
-                #expect(config["device"]?["identifiers"] != nil, "\(objectID) has no device")
+                let held = try await gateway.retainedTopics()
+                var uniqueIDs: Set<String> = []
+                for (objectID, config) in ha.configs {
+                    let component = try #require(ha.topics[objectID]?.split(separator: "/").map(String.init)[1])
+                    if let expected = Self.demoEntities[objectID] { #expect(component == expected, "\(objectID)") }
+                    for key in Self.requiredKeys[component] ?? [] {
+                        #expect(config[key] != nil, "\(objectID) (\(component)) has no \(key)")
+                    }
+                    let uniqueID = try #require(config["unique_id"]?.stringValue)
+                    #expect(uniqueID == "homegate_\(objectID)")
+                    #expect(uniqueIDs.insert(uniqueID).inserted, "unique_id \(uniqueID) appears twice")
+                    #expect(config["origin"]?["name"] == .string("homegate"))
+                    #expect(config["device"]?["identifiers"] != nil, "\(objectID) has no device")
 
-                // Every command topic carries Home Assistant's account; every state and availability
-                // topic is one the broker holds.
-                for case (let key, .string(let topic)) in Self.members(config) where key.hasSuffix("command_topic") {
-                    #expect(topic.hasSuffix("/homeassistant"), "\(objectID).\(key) = \(topic)")
+                    // Every command topic carries Home Assistant's account; every state and availability
+                    // topic is one the broker holds.
+                    for case (let key, .string(let topic)) in Self.members(config) where key.hasSuffix("command_topic")
+                    {
+                        #expect(topic.hasSuffix("/homeassistant"), "\(objectID).\(key) = \(topic)")
+                    }
+                    for case (let key, .string(let topic)) in Self.members(config)
+                    where key.hasSuffix("_topic") && !key.contains("command") && key != "set_position_topic" {
+                        let isHeld = held.contains(topic)
+                        #expect(isHeld, "\(objectID).\(key) = \(topic) is not retained")
+                    }
+                    if component != "scene" {
+                        #expect(config["availability_mode"] == .string("all"))
+                        let availability = Self.array(config["availability"]).compactMap { $0["topic"]?.stringValue }
+                        let allHeld = availability.allSatisfy(held.contains)
+                        #expect(availability.count == 2 && allHeld, "\(availability)")
+                    }
+                    // No account is given away: users are display names only, and no password travels.
+                    #expect(!config.serialized.contains("owner") && !config.serialized.contains("\"guest"))
                 }
-                for case (let key, .string(let topic)) in Self.members(config)
-                where key.hasSuffix("_topic") && !key.contains("command") && key != "set_position_topic" {
-                    let isHeld = held.contains(topic)
-                    #expect(isHeld, "\(objectID).\(key) = \(topic) is not retained")
-                }
-                if component != "scene" {
-                    #expect(config["availability_mode"] == .string("all"))
-                    let availability = Self.array(config["availability"]).compactMap { $0["topic"]?.stringValue }
-                    let allHeld = availability.allSatisfy(held.contains)
-                    #expect(availability.count == 2 && allHeld, "\(availability)")
-                }
-                // No account is given away: users are display names only, and no password travels.
-                #expect(!config.serialized.contains("owner") && !config.serialized.contains("\"guest"))
+
+                let lamp = try ha.config("living-lamp_main")
+                #expect(lamp["device"]?["suggested_area"] == .string("Living Room"))
+                #expect(lamp["device"]?["manufacturer"] == .string("Lumen"))
+                #expect(
+                    try ha.config("porch-motion_main")["device"]?["suggested_area"] == nil,
+                    "the default room is no area")
+                #expect(try ha.config("hue-stairs_main")["device"]?["via_device"] == .string("homegate_hue-bridge"))
+                #expect(try ha.config("bath-humidity_main")["unit_of_measurement"] == .string("%"))
+                #expect(try ha.config("hue-sensor_main")["device_class"] == .string("temperature"))
+                let climate = try ha.config("hall-thermostat_main")
+                #expect(climate["min_temp"] == .integer(10) && climate["max_temp"] == .integer(38))
+                #expect(climate["temp_step"] == .number(0.1))
+                #expect(
+                    Self.array(climate["modes"]) == [.string("off"), .string("heat"), .string("cool"), .string("auto")])
             }
-
-            let lamp = try ha.config("living-lamp_main")
-            #expect(lamp["device"]?["suggested_area"] == .string("Living Room"))
-            #expect(lamp["device"]?["manufacturer"] == .string("Lumen"))
-            #expect(
-                try ha.config("porch-motion_main")["device"]?["suggested_area"] == nil, "the default room is no area")
-            #expect(try ha.config("hue-stairs_main")["device"]?["via_device"] == .string("homegate_hue-bridge"))
-            #expect(try ha.config("bath-humidity_main")["unit_of_measurement"] == .string("%"))
-            #expect(try ha.config("hue-sensor_main")["device_class"] == .string("temperature"))
-            let climate = try ha.config("hall-thermostat_main")
-            #expect(climate["min_temp"] == .integer(10) && climate["max_temp"] == .integer(38))
-            #expect(climate["temp_step"] == .number(0.1))
-            #expect(
-                Self.array(climate["modes"]) == [.string("off"), .string("heat"), .string("cool"), .string("auto")])
         }
     }
 
@@ -119,196 +124,217 @@ struct HomeAssistantTests {
         // 2 s transition, and the covers theirs, at moments that depend on the machine's load, and a
         // transient state (UNLOCKING, opening) could be over before Home Assistant's state shows it
         try await withGateway(homeAssistant: true, tick: .seconds(86_400)) { gateway in
-            let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await ha.disconnect() } }
-            let owner = try await Account.connect("owner", to: gateway.broker)
-            defer { Task { await owner.disconnect() } }
-            let main = "homegate/Main House"
+            try await withHomeAssistant(port: gateway.broker.port) { ha in
+                try await withAccount("owner", to: gateway.broker) { owner in
+                    let main = "homegate/Main House"
 
-            // Switch: ON / OFF.
-            try await ha.send("kitchen-switch_main", "ON")
-            try await ha.waitForState("kitchen-switch_main", .string("ON"))
-            #expect(try await owner.retained("\(main)/Kitchen/Counter Lights/Switch/On") == "true")
-            try await ha.send("kitchen-switch_main", "OFF")
-            try await ha.waitForState("kitchen-switch_main", .string("OFF"))
+                    // Switch: ON / OFF.
+                    try await ha.send("kitchen-switch_main", "ON")
+                    try await ha.waitForState("kitchen-switch_main", .string("ON"))
+                    #expect(try await owner.retained("\(main)/Kitchen/Counter Lights/Switch/On") == "true")
+                    try await ha.send("kitchen-switch_main", "OFF")
+                    try await ha.waitForState("kitchen-switch_main", .string("OFF"))
 
-            // Light (JSON schema): brightness 0–255, colour as hue/saturation, colour temperature in kelvin.
-            let lamp = "\(main)/Living Room/Floor Lamp/Lightbulb"
-            try await ha.send("living-lamp_main", #"{"state":"ON","brightness":128}"#)
-            try await Self.waitUntil { try await owner.retained("\(lamp)/Brightness") == "50" }
-            var light = try #require(try await ha.state("living-lamp_main", template: nil))
-            #expect(light["state"] == .string("ON") && light["brightness"] == .integer(128))
-            try await ha.send("living-lamp_main", #"{"state":"ON","color":{"h":120.4,"s":80.0}}"#)
-            try await Self.waitUntil { try await owner.retained("\(lamp)/Hue") == "120" }
-            light = try #require(try await ha.state("living-lamp_main", template: nil))
-            #expect(light["color_mode"] == .string("hs"))
-            #expect(light["color"]?.serialized == #"{"h":120,"s":80}"#)
-            try await ha.send("living-lamp_main", #"{"color_temp":2700}"#)
-            try await Self.waitUntil { try await owner.retained("\(lamp)/ColorTemperature") == "370" }
-            #expect(try await ha.state("living-lamp_main", template: nil)?["color_temp"] == .integer(2703))
+                    // Light (JSON schema): brightness 0–255, colour as hue/saturation, colour temperature in kelvin.
+                    let lamp = "\(main)/Living Room/Floor Lamp/Lightbulb"
+                    try await ha.send("living-lamp_main", #"{"state":"ON","brightness":128}"#)
+                    try await eventually("the lamp's brightness 50") {
+                        try await owner.retained("\(lamp)/Brightness") == "50"
+                    }
+                    var light = try #require(try await ha.state("living-lamp_main", template: nil))
+                    #expect(light["state"] == .string("ON") && light["brightness"] == .integer(128))
+                    try await ha.send("living-lamp_main", #"{"state":"ON","color":{"h":120.4,"s":80.0}}"#)
+                    try await eventually("the lamp's hue 120") { try await owner.retained("\(lamp)/Hue") == "120" }
+                    light = try #require(try await ha.state("living-lamp_main", template: nil))
+                    #expect(light["color_mode"] == .string("hs"))
+                    #expect(light["color"]?.serialized == #"{"h":120,"s":80}"#)
+                    try await ha.send("living-lamp_main", #"{"color_temp":2700}"#)
+                    try await eventually("the lamp's colour temperature 370") {
+                        try await owner.retained("\(lamp)/ColorTemperature") == "370"
+                    }
+                    #expect(try await ha.state("living-lamp_main", template: nil)?["color_temp"] == .integer(2703))
 
-            // Lock: LOCK / UNLOCK, with UNLOCKING while the bolt moves.
-            try await ha.send("front-lock_main", "UNLOCK")
-            try await ha.waitForState("front-lock_main", .string("UNLOCKING"))
-            await gateway.driver.advance(by: .seconds(5))
-            try await ha.waitForState("front-lock_main", .string("UNLOCKED"))
-            try await ha.send("front-lock_main", "LOCK")
-            try await ha.waitForState("front-lock_main", .string("LOCKING"))
-            await gateway.driver.advance(by: .seconds(5))
-            try await ha.waitForState("front-lock_main", .string("LOCKED"))
+                    // Lock: LOCK / UNLOCK, with UNLOCKING while the bolt moves.
+                    try await ha.send("front-lock_main", "UNLOCK")
+                    try await ha.waitForState("front-lock_main", .string("UNLOCKING"))
+                    await gateway.driver.advance(by: .seconds(5))
+                    try await ha.waitForState("front-lock_main", .string("UNLOCKED"))
+                    try await ha.send("front-lock_main", "LOCK")
+                    try await ha.waitForState("front-lock_main", .string("LOCKING"))
+                    await gateway.driver.advance(by: .seconds(5))
+                    try await ha.waitForState("front-lock_main", .string("LOCKED"))
 
-            // Climate: modes by name, target temperature as a number.
-            try await ha.send("hall-thermostat_main", "heat", on: "mode_command_topic")
-            try await ha.waitForState(
-                "hall-thermostat_main", topic: "mode_state_topic", template: "mode_state_template", .string("heat"))
-            try await ha.send("hall-thermostat_main", "22.5", on: "temperature_command_topic")
-            try await ha.waitForState(
-                "hall-thermostat_main", topic: "temperature_state_topic", template: "temperature_state_template",
-                .number(22.5))
-            let action = try await ha.state("hall-thermostat_main", topic: "action_topic", template: "action_template")
-            #expect(["heating", "idle", "cooling", "off"].map { JSON.string($0) }.contains(action ?? .null))
-            try await ha.send("hall-thermostat_main", "off", on: "mode_command_topic")
-            try await ha.waitForState(
-                "hall-thermostat_main", topic: "mode_state_topic", template: "mode_state_template", .string("off"))
+                    // Climate: modes by name, target temperature as a number.
+                    try await ha.send("hall-thermostat_main", "heat", on: "mode_command_topic")
+                    try await ha.waitForState(
+                        "hall-thermostat_main", topic: "mode_state_topic", template: "mode_state_template",
+                        .string("heat"))
+                    try await ha.send("hall-thermostat_main", "22.5", on: "temperature_command_topic")
+                    try await ha.waitForState(
+                        "hall-thermostat_main", topic: "temperature_state_topic",
+                        template: "temperature_state_template",
+                        .number(22.5))
+                    let action = try await ha.state(
+                        "hall-thermostat_main", topic: "action_topic", template: "action_template")
+                    #expect(["heating", "idle", "cooling", "off"].map { JSON.string($0) }.contains(action ?? .null))
+                    try await ha.send("hall-thermostat_main", "off", on: "mode_command_topic")
+                    try await ha.waitForState(
+                        "hall-thermostat_main", topic: "mode_state_topic", template: "mode_state_template",
+                        .string("off"))
 
-            // Window covering: a position, then OPEN (it moves 10 % a second; time moves once the
-            // command reached the device).
-            try await ha.send("bedroom-blinds_main", "40", on: "set_position_topic")
-            try await Self.waitUntil { await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(40) }
-            await gateway.driver.advance(by: .seconds(10))
-            try await ha.waitForState(
-                "bedroom-blinds_main", topic: "position_topic", template: "position_template", .integer(40))
-            try await ha.waitForState("bedroom-blinds_main", .string("open"))
-            try await ha.send("bedroom-blinds_main", "OPEN")
-            try await Self.waitUntil { await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(100) }
-            await gateway.driver.advance(by: .seconds(1))
-            try await ha.waitForState("bedroom-blinds_main", .string("opening"))
-            await gateway.driver.advance(by: .seconds(10))
-            try await ha.waitForState(
-                "bedroom-blinds_main", topic: "position_topic", template: "position_template", .integer(100))
+                    // Window covering: a position, then OPEN (it moves 10 % a second; time moves once the
+                    // command reached the device).
+                    try await ha.send("bedroom-blinds_main", "40", on: "set_position_topic")
+                    try await eventually("the blinds' target position 40") {
+                        await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(40)
+                    }
+                    await gateway.driver.advance(by: .seconds(10))
+                    try await ha.waitForState(
+                        "bedroom-blinds_main", topic: "position_topic", template: "position_template", .integer(40))
+                    try await ha.waitForState("bedroom-blinds_main", .string("open"))
+                    try await ha.send("bedroom-blinds_main", "OPEN")
+                    try await eventually("the blinds' target position 100") {
+                        await gateway.driver.value("bedroom-blinds", .targetPosition) == .int(100)
+                    }
+                    await gateway.driver.advance(by: .seconds(1))
+                    try await ha.waitForState("bedroom-blinds_main", .string("opening"))
+                    await gateway.driver.advance(by: .seconds(10))
+                    try await ha.waitForState(
+                        "bedroom-blinds_main", topic: "position_topic", template: "position_template", .integer(100))
 
-            // Garage door: OPEN, seen opening and then open.
-            try await ha.send("garage-door_main", "OPEN")
-            try await ha.waitForState("garage-door_main", .string("opening"))
-            await gateway.driver.advance(by: .seconds(10))
-            try await ha.waitForState("garage-door_main", .string("open"))
+                    // Garage door: OPEN, seen opening and then open.
+                    try await ha.send("garage-door_main", "OPEN")
+                    try await ha.waitForState("garage-door_main", .string("opening"))
+                    await gateway.driver.advance(by: .seconds(10))
+                    try await ha.waitForState("garage-door_main", .string("open"))
 
-            // Fan: on, a percentage, a direction.
-            try await ha.send("bedroom-fan_main", "ON")
-            try await ha.waitForState("bedroom-fan_main", .string("ON"))
-            try await ha.send("bedroom-fan_main", "75", on: "percentage_command_topic")
-            try await ha.waitForState(
-                "bedroom-fan_main", topic: "percentage_state_topic", template: "percentage_value_template", .integer(75)
-            )
-            try await ha.send("bedroom-fan_main", "reverse", on: "direction_command_topic")
-            try await ha.waitForState(
-                "bedroom-fan_main", topic: "direction_state_topic", template: "direction_value_template",
-                .string("reverse"))
+                    // Fan: on, a percentage, a direction.
+                    try await ha.send("bedroom-fan_main", "ON")
+                    try await ha.waitForState("bedroom-fan_main", .string("ON"))
+                    try await ha.send("bedroom-fan_main", "75", on: "percentage_command_topic")
+                    try await ha.waitForState(
+                        "bedroom-fan_main", topic: "percentage_state_topic", template: "percentage_value_template",
+                        .integer(75)
+                    )
+                    try await ha.send("bedroom-fan_main", "reverse", on: "direction_command_topic")
+                    try await ha.waitForState(
+                        "bedroom-fan_main", topic: "direction_state_topic", template: "direction_value_template",
+                        .string("reverse"))
 
-            // Sensors read their values in Home Assistant's units.
-            let humidity = try await ha.state("bath-humidity_main")
-            #expect(humidity?.isNumber == true, "humidity is \(humidity?.serialized ?? "missing")")
-            #expect(
-                try await ha.state("back-door-contact_battery_low") == .string("ON"),
-                "the back door's battery is at 15 %")
-            #expect(try await ha.state("back-door-contact_battery") == .integer(15))
+                    // Sensors read their values in Home Assistant's units.
+                    let humidity = try await ha.state("bath-humidity_main")
+                    #expect(humidity?.isNumber == true, "humidity is \(humidity?.serialized ?? "missing")")
+                    #expect(
+                        try await ha.state("back-door-contact_battery_low") == .string("ON"),
+                        "the back door's battery is at 15 %")
+                    #expect(try await ha.state("back-door-contact_battery") == .integer(15))
 
-            // Scene: Good Morning turns the floor lamp on at 70 %.
-            try await ha.send("living-lamp_main", #"{"state":"OFF"}"#)
-            try await Self.waitUntil { try await owner.retained("\(lamp)/On") == "false" }
-            let morning = try #require(ha.configs.first { $0.value["name"] == .string("Good Morning") }?.key)
-            try await ha.send(morning, try #require(ha.config(morning)["payload_on"]?.stringValue))
-            try await Self.waitUntil { try await owner.retained("\(lamp)/Brightness") == "70" }
-            #expect(try await ha.state("living-lamp_main", template: nil)?["state"] == .string("ON"))
+                    // Scene: Good Morning turns the floor lamp on at 70 %.
+                    try await ha.send("living-lamp_main", #"{"state":"OFF"}"#)
+                    try await eventually("the lamp off") { try await owner.retained("\(lamp)/On") == "false" }
+                    let morning = try #require(ha.configs.first { $0.value["name"] == .string("Good Morning") }?.key)
+                    try await ha.send(morning, try #require(ha.config(morning)["payload_on"]?.stringValue))
+                    try await eventually("the lamp's brightness 70") {
+                        try await owner.retained("\(lamp)/Brightness") == "70"
+                    }
+                    #expect(try await ha.state("living-lamp_main", template: nil)?["state"] == .string("ON"))
 
-            // Identify button: PRESS.
-            let before = await gateway.driver.identifyCount("living-lamp")
-            try await ha.send("living-lamp_identify", "PRESS")
-            try await Self.waitUntil { await gateway.driver.identifyCount("living-lamp") == before + 1 }
+                    // Identify button: PRESS.
+                    let before = await gateway.driver.identifyCount("living-lamp")
+                    try await ha.send("living-lamp_identify", "PRESS")
+                    try await eventually("one more identify of the lamp") {
+                        await gateway.driver.identifyCount("living-lamp") == before + 1
+                    }
+                }
+            }
         }
     }
 
     @Test("Home Assistant's commands are checked like anyone's: a refused one changes nothing and is answered")
     func permissionChecked() async throws {
         try await withGateway(homeAssistant: true) { gateway in
-            let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await ha.disconnect() } }
-            // An out-of-range brightness is refused with the model's code, on Home Assistant's answer topic.
-            let answers = "homegate/$response/homeassistant"
-            try await ha.account.client.subscribe(to: [answers])
-            try await ha.send("living-lamp_main", #"{"brightness":300}"#)
-            let answer = try await ha.account.inbox.next("answer") { $0.topic == answers }
-            #expect(try JSON.parse(answer.payload).code == "valueHigherThanMaximum")
-            #expect(try await ha.state("living-lamp_main", template: nil)?["brightness"] == .integer(255))
-            // Words that mean nothing to a characteristic are refused the same way.
-            try await ha.send("front-lock_main", "OPEN")
-            let refused = try await ha.account.inbox.next("answer") { $0.topic == answers }
-            #expect(try JSON.parse(refused.payload).code == "invalidValueType")
-            #expect(try await ha.state("front-lock_main") == .string("LOCKED"))
+            try await withHomeAssistant(port: gateway.broker.port) { ha in
+                // An out-of-range brightness is refused with the model's code, on Home Assistant's answer topic.
+                let answers = "homegate/$response/homeassistant"
+                try await ha.account.client.subscribe(to: [answers])
+                try await ha.send("living-lamp_main", #"{"brightness":300}"#)
+                let answer = try await ha.account.inbox.next("answer") { $0.topic == answers }
+                #expect(try JSON.parse(answer.payload).code == "valueHigherThanMaximum")
+                #expect(try await ha.state("living-lamp_main", template: nil)?["brightness"] == .integer(255))
+                // Words that mean nothing to a characteristic are refused the same way.
+                try await ha.send("front-lock_main", "OPEN")
+                let refused = try await ha.account.inbox.next("answer") { $0.topic == answers }
+                #expect(try JSON.parse(refused.payload).code == "invalidValueType")
+                #expect(try await ha.state("front-lock_main") == .string("LOCKED"))
+            }
         }
     }
 
     @Test("a rename or a move keeps every unique_id and config topic; a removal clears its configs")
     func lifecycle() async throws {
         try await withGateway(homeAssistant: true) { gateway in
-            let owner = try await Account.connect("owner", to: gateway.broker)
-            defer { Task { await owner.disconnect() } }
-            let before = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            await before.disconnect()
+            try await withAccount("owner", to: gateway.broker) { owner in
+                let before = try await HomeAssistantClient.connect(port: gateway.broker.port)
+                await before.disconnect()
 
-            #expect(
-                try await owner.request(
-                    "renameAccessory", #"{"home":"Main House","accessory":"Floor Lamp","name":"Reading Lamp"}"#
-                ).isOK)
-            #expect(
-                try await owner.request(
-                    "assignAccessory", #"{"home":"Main House","accessory":"Reading Lamp","room":"Office"}"#
-                ).isOK)
-            try await gateway.waitUntilPublished()
-            let renamed = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            #expect(renamed.topics == before.topics, "config topics stay where they were")
-            #expect(
-                renamed.configs.mapValues { $0["unique_id"] } == before.configs.mapValues { $0["unique_id"] })
-            let lamp = try renamed.config("living-lamp_main")
-            #expect(lamp["device"]?["name"] == .string("Reading Lamp"))
-            #expect(lamp["device"]?["suggested_area"] == .string("Office"))
-            #expect(
-                lamp["command_topic"]
-                    == .string("homegate/Main House/Office/Reading Lamp/Lightbulb/$ha/set/homeassistant"))
-            try await renamed.send("living-lamp_main", #"{"state":"ON"}"#)
-            try await renamed.waitForState("living-lamp_main", template: nil) { $0?["state"] == .string("ON") }
-            await renamed.disconnect()
+                #expect(
+                    try await owner.request(
+                        "renameAccessory", #"{"home":"Main House","accessory":"Floor Lamp","name":"Reading Lamp"}"#
+                    ).isOK)
+                #expect(
+                    try await owner.request(
+                        "assignAccessory", #"{"home":"Main House","accessory":"Reading Lamp","room":"Office"}"#
+                    ).isOK)
+                try await gateway.waitUntilPublished()
+                let renamed = try await HomeAssistantClient.connect(port: gateway.broker.port)
+                #expect(renamed.topics == before.topics, "config topics stay where they were")
+                #expect(
+                    renamed.configs.mapValues { $0["unique_id"] } == before.configs.mapValues { $0["unique_id"] })
+                let lamp = try renamed.config("living-lamp_main")
+                #expect(lamp["device"]?["name"] == .string("Reading Lamp"))
+                #expect(lamp["device"]?["suggested_area"] == .string("Office"))
+                #expect(
+                    lamp["command_topic"]
+                        == .string("homegate/Main House/Office/Reading Lamp/Lightbulb/$ha/set/homeassistant"))
+                try await renamed.send("living-lamp_main", #"{"state":"ON"}"#)
+                try await renamed.waitForState("living-lamp_main", template: nil) { $0?["state"] == .string("ON") }
+                await renamed.disconnect()
 
-            #expect(
-                try await owner.request("removeAccessory", #"{"home":"Main House","accessory":"Counter Lights"}"#).isOK)
-            #expect(try await owner.request("removeActionSet", #"{"home":"Main House","actionSet":"Good Night"}"#).isOK)
-            try await gateway.waitUntilPublished()
-            let removed = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await removed.disconnect() } }
-            #expect(removed.configs["kitchen-switch_main"] == nil && removed.configs["kitchen-switch_identify"] == nil)
-            #expect(!removed.configs.values.contains { $0["name"] == .string("Good Night") })
-            #expect(removed.configs.count == before.configs.count - 3)
+                #expect(
+                    try await owner.request("removeAccessory", #"{"home":"Main House","accessory":"Counter Lights"}"#)
+                        .isOK)
+                #expect(
+                    try await owner.request("removeActionSet", #"{"home":"Main House","actionSet":"Good Night"}"#).isOK)
+                try await gateway.waitUntilPublished()
+                try await withHomeAssistant(port: gateway.broker.port) { removed in
+                    #expect(
+                        removed.configs["kitchen-switch_main"] == nil
+                            && removed.configs["kitchen-switch_identify"] == nil)
+                    #expect(!removed.configs.values.contains { $0["name"] == .string("Good Night") })
+                    #expect(removed.configs.count == before.configs.count - 3)
+                }
+            }
         }
     }
 
     @Test("Home Assistant's birth message brings every config and state again")
     func birthMessage() async throws {
         try await withGateway(homeAssistant: true) { gateway in
-            let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await ha.disconnect() } }
-            try await ha.account.client.subscribe(to: ["homeassistant/+/homegate/+/config", "homegate/+/+/+/+/$ha"])
-            // The subscription's retained copies come first; wait until they are in, then drop them.
-            try await Self.waitUntil { await ha.account.inbox.all.filter(\.retain).count >= ha.configs.count }
-            try await Task.sleep(for: .milliseconds(200))
-            while (try? await ha.account.inbox.next(within: .zero)) != nil {}
+            try await withHomeAssistant(port: gateway.broker.port) { ha in
+                try await ha.account.client.subscribe(to: ["homeassistant/+/homegate/+/config", "homegate/+/+/+/+/$ha"])
+                // The subscription's retained copies come first, before the answer to a request sent
+                // after it on the same connection: once that is in, so are they; drop them.
+                _ = try await ha.account.request("homes")
+                while await ha.account.inbox.take() != nil {}
 
-            try await ha.account.client.publish("homeassistant/status", "online", qos: .atLeastOnce)
-            try await Self.waitUntil {
-                Set(await ha.account.inbox.all.filter { !$0.retain && $0.topic.hasSuffix("/config") }.map(\.topic))
-                    == Set(ha.topics.values)
+                try await ha.account.client.publish("homeassistant/status", "online", qos: .atLeastOnce)
+                try await eventually("every config again after the birth message") {
+                    Set(await ha.account.inbox.all.filter { !$0.retain && $0.topic.hasSuffix("/config") }.map(\.topic))
+                        == Set(ha.topics.values)
+                }
+                let states = await ha.account.inbox.all.filter { $0.topic.hasSuffix("/$ha") }
+                #expect(!states.isEmpty, "states are republished after the configs")
             }
-            let states = await ha.account.inbox.all.filter { $0.topic.hasSuffix("/$ha") }
-            #expect(!states.isEmpty, "states are republished after the configs")
         }
     }
 
@@ -323,26 +349,17 @@ struct HomeAssistantTests {
                 try await client.publish(foreign, #"{"name":"other"}"#, qos: .atLeastOnce, retain: true)
             }
         } _: { gateway in
-            let ha = try await HomeAssistantClient.connect(port: gateway.broker.port)
-            defer { Task { await ha.disconnect() } }
-            #expect(ha.configs["gone-accessory_main"] == nil)
-            #expect(ha.topics["thing"] == foreign, "another node's config is not this gateway's to clear")
-            #expect(
-                ha.configs.count == Self.demoEntities.count + 4, "the demo's entities, 3 scenes and the foreign one")
+            try await withHomeAssistant(port: gateway.broker.port) { ha in
+                #expect(ha.configs["gone-accessory_main"] == nil)
+                #expect(ha.topics["thing"] == foreign, "another node's config is not this gateway's to clear")
+                #expect(
+                    ha.configs.count == Self.demoEntities.count + 4, "the demo's entities, 3 scenes and the foreign one"
+                )
+            }
         }
     }
 
     // MARK: Helpers
-
-    private static func waitUntil(
-        within timeout: Duration = .seconds(10), _ condition: () async throws -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !(try await condition()) {
-            guard ContinuousClock.now < deadline else { throw TimedOut("condition not met within \(timeout)") }
-            try await Task.sleep(for: .milliseconds(30))
-        }
-    }
 
     private static func members(_ json: JSON) -> [(key: String, value: JSON)] {
         if case .object(let members) = json { return members }

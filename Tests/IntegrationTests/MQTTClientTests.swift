@@ -2,6 +2,7 @@ import AsyncMailbox
 import Broker
 import Foundation
 import MQTT
+import TestSupport
 import Testing
 
 @Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(2)))

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MQTT
 import ServiceLifecycle
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import MQTT
+import TestSupport
 import Testing
 
 @Suite("Every value reaches its topic, in order", .timeLimit(.minutes(3)))

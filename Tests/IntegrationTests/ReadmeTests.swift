@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Gateway
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -112,12 +113,9 @@ struct ReadmeTests {
     private func waitFor(
         _ what: String, log: String, within timeout: Duration = .seconds(30), _ condition: (String) -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition((try? String(contentsOfFile: log, encoding: .utf8)) ?? "") {
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut("waited for \(what): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await eventually("\(what): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")", timeout: timeout)
+        {
+            condition((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
         }
     }
 

@@ -6,6 +6,7 @@ import Gateway
 import HomeModel
 import Logging
 import MQTT
+import TestSupport
 import Testing
 
 /// A full reload (after every connect) takes one snapshot of the model; changes committed while it
@@ -40,15 +41,13 @@ struct ReloadTests {
                             accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
                         .int(value))
                     try await manager.writeValues([request], home: "Main House", account: "owner")
-                    while true {
+                    return try await eventually("the model's brightness \(value)") {
                         let state = await manager.state()
                         let lamp = state.homes.first { $0.name == "Main House" }.flatMap {
                             try? $0.accessory(named: "Floor Lamp")
                         }
-                        if lamp?.services.first?.characteristic(.brightness)?.value == .int(value) {
-                            return state.version
-                        }
-                        try await Task.sleep(for: .milliseconds(5))
+                        return lamp?.services.first?.characteristic(.brightness)?.value == .int(value)
+                            ? state.version : nil
                     }
                 }
                 // One change before the snapshot (the snapshot holds it) and one after it (only the
@@ -69,22 +68,19 @@ struct ReloadTests {
     }
 
     /// Waits until the broker's retained payloads under the base topic are the full view of
-    /// `snapshot` (and the lamp's brightness topic holds `value`), or records the difference.
+    /// `snapshot` (and the lamp's brightness topic holds `value`), or throws with the difference.
     private func expectBrokerHolds(
         _ snapshot: HomeSnapshot, topics: Topics, _ broker: MosquittoBroker, containing value: String
     ) async throws {
         let full = RetainedView(homes: snapshot.homes, discovered: snapshot.discovered, topics: topics)
         let brightness = try #require(full.topics.first { $0.hasSuffix("/Floor Lamp/Lightbulb/Brightness") })
         #expect(full[brightness].map { String(decoding: $0, as: UTF8.self) } == value)
-        let deadline = ContinuousClock.now + .seconds(20)
         var difference: [String] = []
-        while ContinuousClock.now < deadline {
+        try await eventually("the broker to match the model (it differs at \(difference.prefix(10)))") {
             let held = try await retainedPayloads(under: "\(topics.base)/#", at: broker)
             difference = Set(held.keys).union(full.topics).filter { held[$0] != full[$0] }.sorted()
-            if difference.isEmpty { return }
-            try await Task.sleep(for: .milliseconds(20))
+            return difference.isEmpty
         }
-        Issue.record("the broker differs from the model at \(difference.prefix(10))")
     }
 
     /// The retained payloads under `filter`: a new subscriber's retained copies, up to a marker

@@ -5,6 +5,7 @@ import Gateway
 import HomeModel
 import Logging
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

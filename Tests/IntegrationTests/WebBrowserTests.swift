@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import MQTT
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -32,32 +33,33 @@ struct WebBrowserTests {
         try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
             let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "browser-gateway")
             defer { gateway.send(SIGTERM) }
-            let owner = try await Account.connect("owner", to: broker)
-            defer { Task { await owner.client.disconnect() } }
-            #expect(
-                try await owner.retained("homegate/Main House/Living Room/Floor Lamp/Lightbulb/On", becomes: "false"))
+            try await withAccount("owner", to: broker) { owner in
+                #expect(
+                    try await owner.retained(
+                        "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On", becomes: "false"))
 
-            let screenshots =
-                ProcessInfo.processInfo.environment["HOMEGATE_SCREENSHOTS"] ?? "\(broker.directory)/screenshots"
-            let output = "\(broker.directory)/browser.log"
-            let script = try ChildProcess(
-                python,
-                [
-                    repositoryRoot.appendingPathComponent("scripts/web-browser-test.py").path,
-                    "--url", "http://127.0.0.1:\(webPort)", "--broker-port", "\(broker.port)",
-                    "--screenshots", screenshots,
-                ], outputFile: output)
-            let status = await script.waitForExit()
-            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            #expect(status == 0, "the browser test failed:\n\(log)")
-            #expect(log.contains("all browser checks passed"))
-            if status != 0 {
-                Issue.record(
-                    "gateway log:\n\((try? String(contentsOfFile: "\(broker.directory)/homegate.log", encoding: .utf8)) ?? "")"
-                )
+                let screenshots =
+                    ProcessInfo.processInfo.environment["HOMEGATE_SCREENSHOTS"] ?? "\(broker.directory)/screenshots"
+                let output = "\(broker.directory)/browser.log"
+                let script = try ChildProcess(
+                    python,
+                    [
+                        repositoryRoot.appendingPathComponent("scripts/web-browser-test.py").path,
+                        "--url", "http://127.0.0.1:\(webPort)", "--broker-port", "\(broker.port)",
+                        "--screenshots", screenshots,
+                    ], outputFile: output)
+                let status = await script.waitForExit()
+                let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                #expect(status == 0, "the browser test failed:\n\(log)")
+                #expect(log.contains("all browser checks passed"))
+                if status != 0 {
+                    Issue.record(
+                        "gateway log:\n\((try? String(contentsOfFile: "\(broker.directory)/homegate.log", encoding: .utf8)) ?? "")"
+                    )
+                }
+                gateway.send(SIGTERM)
+                #expect(await gateway.waitForExit() == 0)
             }
-            gateway.send(SIGTERM)
-            #expect(await gateway.waitForExit() == 0)
         }
     }
 }

@@ -6,6 +6,7 @@ import JSON
 import Logging
 import MQTT
 import NIOCore
+import TestSupport
 import Testing
 import Web
 
@@ -59,53 +60,55 @@ struct WebPageTests {
     func servedByTheGateway() async throws {
         let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
         try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
-            let owner = try await Account.connect("owner", to: broker)
-            defer { Task { await owner.client.disconnect() } }
-            try await owner.client.subscribe(to: ["homegate/$status"], qos: .atLeastOnce)
-            let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "web-gateway")
-            defer { gateway.send(SIGKILL) }
-            _ = try await owner.inbox.next("online") { $0.topic == "homegate/$status" && $0.payloadString == "online" }
-
-            try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
-                let browser = try await client.logIn("guest", port: webPort)
-                let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On"
-                #expect(try await owner.retained(lamp) == "false")
-                let switched = try await client.postForm(
-                    "/command",
-                    [
-                        ("csrf", browser.csrf), ("kind", "set"), ("home", "Main House"), ("room", "Living Room"),
-                        ("accessory", "Floor Lamp"), ("service", "Lightbulb"), ("characteristic", "On"),
-                        ("value", "true"),
-                    ], cookie: browser.cookie, json: true)
-                #expect(switched.text == #"{"ok":true,"message":"Done."}"#)
-                #expect(try await owner.retained(lamp, becomes: "true"))
-
-                // A change made over MQTT is on the next page.
-                let brightness = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/Brightness"
-                let answer = try await owner.command("\(brightness)/set/owner", "30")
-                #expect(answer["ok"] == .bool(true))
-                #expect(try await owner.retained(brightness, becomes: "30"))
-                let page = try await client.get(
-                    "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
-                #expect(page.text.contains(#"data-k="living-lamp/main/Brightness">30<"#))
-
-                // A guest's page has no layout controls over the real server either.
-                #expect(!page.text.contains("renameAccessory"))
-            }
-
-            // An open page's event stream does not hold up the shutdown.
-            let stream = Task {
-                try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
-                    let browser = try await client.logIn("owner", port: webPort)
-                    return try await client.get(
-                        "/home/live?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+            try await withAccount("owner", to: broker) { owner in
+                try await owner.client.subscribe(to: ["homegate/$status"], qos: .atLeastOnce)
+                let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "web-gateway")
+                defer { gateway.send(SIGKILL) }
+                _ = try await owner.inbox.next("online") {
+                    $0.topic == "homegate/$status" && $0.payloadString == "online"
                 }
+
+                try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
+                    let browser = try await client.logIn("guest", port: webPort)
+                    let lamp = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/On"
+                    #expect(try await owner.retained(lamp) == "false")
+                    let switched = try await client.postForm(
+                        "/command",
+                        [
+                            ("csrf", browser.csrf), ("kind", "set"), ("home", "Main House"), ("room", "Living Room"),
+                            ("accessory", "Floor Lamp"), ("service", "Lightbulb"), ("characteristic", "On"),
+                            ("value", "true"),
+                        ], cookie: browser.cookie, json: true)
+                    #expect(switched.text == #"{"ok":true,"message":"Done."}"#)
+                    #expect(try await owner.retained(lamp, becomes: "true"))
+
+                    // A change made over MQTT is on the next page.
+                    let brightness = "homegate/Main House/Living Room/Floor Lamp/Lightbulb/Brightness"
+                    let answer = try await owner.command("\(brightness)/set/owner", "30")
+                    #expect(answer["ok"] == .bool(true))
+                    #expect(try await owner.retained(brightness, becomes: "30"))
+                    let page = try await client.get(
+                        "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+                    #expect(page.text.contains(#"data-k="living-lamp/main/Brightness">30<"#))
+
+                    // A guest's page has no layout controls over the real server either.
+                    #expect(!page.text.contains("renameAccessory"))
+                }
+
+                // An open page's event stream does not hold up the shutdown.
+                let stream = Task {
+                    try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
+                        let browser = try await client.logIn("owner", port: webPort)
+                        return try await client.get(
+                            "/home/live?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
+                    }
+                }
+                try await eventually("the page is open") { try await openPages(port: webPort) > 0 }
+                gateway.send(SIGTERM)
+                #expect(await gateway.waitForExit() == 0)
+                let streamed = try await stream.value
+                #expect(streamed.head.status == .ok)
             }
-            try await waitUntil("the page is open") { try await openPages(port: webPort) > 0 }
-            gateway.send(SIGTERM)
-            #expect(await gateway.waitForExit() == 0)
-            let streamed = try await stream.value
-            #expect(streamed.head.status == .ok)
         }
     }
 
@@ -147,7 +150,7 @@ func startGatewayWithPage(_ broker: MosquittoBroker, clientID: String) async thr
         try homegateExecutable(), ["run", "--config", "\(broker.directory)/homegate.yml"], outputFile: log)
     var port: Int?
     do {
-        try await waitUntil("the web page's address in \(log)") {
+        try await eventually("the web page's address in \(log)") {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             port = text.firstMatch(of: /web page on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
             return port != nil || !gateway.isRunning
@@ -159,17 +162,6 @@ func startGatewayWithPage(_ broker: MosquittoBroker, clientID: String) async thr
     } catch {
         gateway.send(SIGKILL)
         throw error
-    }
-}
-
-/// Waits until `condition` holds, checking every 50 ms, for at most `timeout`.
-func waitUntil(
-    _ what: String, within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw TimedOut("waited \(timeout) for \(what)") }
-        try await Task.sleep(for: .milliseconds(50))
     }
 }
 

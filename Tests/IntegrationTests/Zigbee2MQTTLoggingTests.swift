@@ -3,6 +3,7 @@ import HomeModel
 import Logging
 import MQTT
 import Synchronization
+import TestSupport
 import Testing
 import Zigbee2MQTT
 import Zigbee2MQTTStandIn
@@ -23,8 +24,8 @@ struct Zigbee2MQTTLoggingTests {
             let manager = try HomeManager(database: .inMemory())
             try await manager.attach(Zigbee2MQTTDriver(client: try makeClient(broker, name: "driver"), logger: logger))
             // The bulb is found: its recorded state says brightness 50 of 254
-            while await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value != .int(20) {
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually("the bulb found, at brightness 20") {
+                await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value == .int(20)
             }
 
             // When the same broken payload and the same out-of-range value come three times each
@@ -36,9 +37,8 @@ struct Zigbee2MQTTLoggingTests {
             }
             // (a marker after them: once it shows, all of them were handled)
             try await zigbee.publishState("bulb", Array(#"{"brightness":254,"state":"ON"}"#.utf8))
-            while await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value != .int(100)
-            {
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually("the marker handled, at brightness 100") {
+                await manager.discoveredAccessories().first?.characteristic("light", .brightness)?.value == .int(100)
             }
 
             // Then each cause is in the log once

@@ -8,6 +8,8 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Synchronization
+import TestSupport
+import Testing
 
 @testable import Web
 
@@ -128,7 +130,7 @@ struct WebFixture {
         let stream = Task {
             try await client.execute(uri: "/home/live?name=Main%20House", method: .get, headers: browser.headers)
         }
-        while site.feed.openPages == opened { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the live page open") { site.feed.openPages != opened }
         return stream
     }
 

@@ -5,6 +5,7 @@ import HomeModel
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Web
@@ -378,7 +379,7 @@ struct WebRouteTests {
                 .bool(true), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
                 home: "Main House", account: "owner")
             // Wait until the page has it, then log out: no event follows the logout
-            while fixture.site.feed.writtenUpdates == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the update written to the page") { fixture.site.feed.writtenUpdates > 0 }
             _ = try await client.post("/logout", ["csrf": guest.csrf], headers: guest.headers)
             try await fixture.manager.writeValue(
                 .bool(false), to: .init(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
@@ -433,7 +434,7 @@ struct WebRouteTests {
                             uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
                     }
                 }
-                while fixture.site.feed.openPages < 8 { try await Task.sleep(for: .milliseconds(5)) }
+                try await eventually("eight live pages open") { fixture.site.feed.openPages >= 8 }
                 let ninth = try await client.execute(
                     uri: "/home/live?name=Main%20House", method: .get, headers: guest.headers)
                 #expect(ninth.status == .tooManyRequests)

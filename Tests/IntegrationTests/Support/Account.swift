@@ -3,6 +3,8 @@ import Foundation
 import Gateway
 import Logging
 import MQTT
+import TestSupport
+import Testing
 
 /// A client connected as one account, with an inbox, that sends commands and waits for answers on
 /// an MQTT v5 response topic of its own (so successful commands are answered too).
@@ -85,16 +87,19 @@ struct Account {
         }
     }
 
-    /// Waits until the retained payload of `topic` is `expected` (a command's answer and the value it
-    /// changed travel separately, so the value may reach the broker just after the answer).
+    /// Whether the retained payload of `topic` becomes `expected` within `timeout` (a command's answer
+    /// and the value it changed travel separately, so the value may reach the broker just after the
+    /// answer). A Bool, for `#expect`.
     func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(15)) async throws
         -> Bool
     {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if try await retained(topic) == expected { return true }
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            try await eventually("\(topic) retained as \(expected)", timeout: timeout) {
+                try await retained(topic) == expected
+            }
+            return true
+        } catch is TimedOut {
+            return false
         }
     }
 
@@ -116,7 +121,7 @@ struct Account {
         try await client.subscribe(to: [filter])
         _ = try await request("homes")
         var held: [MQTTMessage] = []
-        while let message = try? await inbox.next(within: .zero, where: { belongs($0.topic) }) {
+        while let message = await inbox.take(where: { belongs($0.topic) }) {
             if message.retain { held.append(message) }
         }
         try await client.unsubscribe(from: [filter])
@@ -124,6 +129,20 @@ struct Account {
     }
 
     func disconnect() async { await client.disconnect() }
+}
+
+/// Connects as `name` (password = name) to `broker`, runs `body` with the account, and awaits its
+/// disconnect afterwards, also when the body threw.
+func withAccount<T>(
+    _ name: String, to broker: MosquittoBroker, version: MQTTConfiguration.ProtocolVersion = .v5,
+    _ body: (Account) async throws -> T
+) async throws -> T {
+    let account = try await Account.connect(name, to: broker, version: version)
+    return try await withCleanup {
+        try await body(account)
+    } cleanup: {
+        await account.disconnect()
+    }
 }
 
 extension JSON {

@@ -3,6 +3,8 @@ import Foundation
 import JSON
 import Logging
 import MQTT
+import TestSupport
+import Testing
 
 /// A mosquitto bridge from a hub's broker to a central one, as docs/scaling.md configures it: the
 /// hub's whole base topic out (retained state, answers, events), the command and request topics in,
@@ -137,7 +139,7 @@ struct BridgedAccount {
 
     /// Drops every message received so far on `topics`.
     func forget(_ topics: [String]) async {
-        while (try? await inbox.next(within: .zero, where: { topics.contains($0.topic) })) != nil {}
+        while await inbox.take(where: { topics.contains($0.topic) }) != nil {}
     }
 
     /// Every retained message under `filter` (ending in `/#`, or one topic) that this account may
@@ -150,7 +152,7 @@ struct BridgedAccount {
         try await client.subscribe(to: [filter], qos: .atLeastOnce)
         _ = try await request("homes", id: "end-of-retained-\(UUID().uuidString.prefix(8))")
         var held: [String: String] = [:]
-        while let message = try? await inbox.next(within: .zero, where: { belongs($0.topic) }) {
+        while let message = await inbox.take(where: { belongs($0.topic) }) {
             if message.retain && !message.payload.isEmpty { held[message.topic] = message.payloadString ?? "" }
         }
         try await client.unsubscribe(from: [filter])
@@ -158,4 +160,15 @@ struct BridgedAccount {
     }
 
     func disconnect() async { await client.disconnect() }
+}
+
+/// Connects as `name` to 127.0.0.1:`port` (``BridgedAccount/connect(_:port:)``), runs `body`, and
+/// awaits the disconnect afterwards, also when the body threw.
+func withBridgedAccount<T>(_ name: String, port: Int, _ body: (BridgedAccount) async throws -> T) async throws -> T {
+    let account = try await BridgedAccount.connect(name, port: port)
+    return try await withCleanup {
+        try await body(account)
+    } cleanup: {
+        await account.disconnect()
+    }
 }

@@ -1,5 +1,7 @@
 import Broker
 import Foundation
+import TestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -50,14 +52,16 @@ final class HAPAccessoryProcess: Sendable {
     func line(_ what: String, within timeout: Duration = .seconds(60), _ matches: ([String: Any]) -> Bool)
         async throws -> [String: Any]
     {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        try await eventually(
+            "hap-accessory.py's \(what) line:\n\((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")",
+            timeout: timeout
+        ) {
             if let found = lines().first(where: matches) { return found }
-            guard ContinuousClock.now < deadline, process.isRunning else {
+            guard process.isRunning else {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                throw TimedOut("hap-accessory.py printed no \(what):\n\(text)")
+                throw TimedOut("hap-accessory.py exited without printing \(what):\n\(text)")
             }
-            try await Task.sleep(for: .milliseconds(20))
+            return nil
         }
     }
 

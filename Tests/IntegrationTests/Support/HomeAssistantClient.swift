@@ -1,6 +1,8 @@
 import Foundation
 import Gateway
 import MQTT
+import TestSupport
+import Testing
 
 /// Home Assistant as far as MQTT discovery goes, over a real connection: it reads the retained
 /// discovery configs, sends an entity's commands the way Home Assistant does (the config's command
@@ -71,14 +73,13 @@ struct HomeAssistantClient {
         _ objectID: String, topic topicKey: String = "state_topic", template templateKey: String? = "value_template",
         within timeout: Duration = .seconds(10), until isExpected: (JSON?) -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
         var last: JSON?
-        while ContinuousClock.now < deadline {
+        try await eventually(
+            "\(objectID) \(topicKey) in the state expected (it is \(last?.serialized ?? "nothing"))", timeout: timeout
+        ) {
             last = try await state(objectID, topic: topicKey, template: templateKey)
-            if isExpected(last) { return }
-            try await Task.sleep(for: .milliseconds(30))
+            return isExpected(last)
         }
-        throw TimedOut("\(objectID) \(topicKey) is \(last?.serialized ?? "nothing"), not the state expected")
     }
 
     /// `{{ value_json.<field> }}` applied to `json`.
@@ -95,4 +96,15 @@ struct HomeAssistantClient {
     }
 
     func disconnect() async { await account.disconnect() }
+}
+
+/// Connects as Home Assistant to the broker on 127.0.0.1:`port` (see ``HomeAssistantClient/connect(port:)``),
+/// runs `body`, and awaits the disconnect afterwards, also when the body threw.
+func withHomeAssistant<T>(port: Int, _ body: (HomeAssistantClient) async throws -> T) async throws -> T {
+    let homeAssistant = try await HomeAssistantClient.connect(port: port)
+    return try await withCleanup {
+        try await body(homeAssistant)
+    } cleanup: {
+        await homeAssistant.disconnect()
+    }
 }

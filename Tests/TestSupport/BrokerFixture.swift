@@ -8,7 +8,7 @@ import Testing
 /// whether the body succeeded or threw. On failure the broker's log is recorded with the issue.
 ///
 /// Under ``Transport/tls`` the broker also has a TLS listener, with ``sharedTestCertificates``.
-func withBroker<T>(
+package func withBroker<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     _ body: (MosquittoBroker) async throws -> T
 ) async throws -> T {
@@ -33,19 +33,19 @@ func withBroker<T>(
 /// Plain TCP or TLS for the brokers and clients a test makes: under `.tls` (``run(_:)``),
 /// ``withBroker(_:_:)`` adds a TLS listener and ``makeClient(_:name:loop:configure:)`` connects to it,
 /// trusting the test authority. libmosquitto serves both; the client tests run on each.
-enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case tcp, tls
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 
-    @TaskLocal static var current = Transport.tcp
+    @TaskLocal package static var current = Transport.tcp
 
-    func run<T>(_ body: () async throws -> T) async rethrows -> T {
+    package func run<T>(_ body: () async throws -> T) async rethrows -> T {
         try await Self.$current.withValue(self) { try await body() }
     }
 }
 
 /// A certificate authority and a server certificate for 127.0.0.1, made once per test run.
-let sharedTestCertificates: TestCertificates = {
+package let sharedTestCertificates: TestCertificates = {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "homegate-test-certificates-\(getpid())"
     ).path
@@ -58,7 +58,7 @@ let sharedTestCertificates: TestCertificates = {
 
 /// A client for `broker` with a unique client id and a fast reconnect, not yet connected; on the
 /// broker's TLS listener under ``Transport/tls``.
-func makeClient(
+package func makeClient(
     _ broker: MosquittoBroker, name: String = "test", loop: EventLoopThread? = nil,
     configure: (inout MQTTConfiguration) -> Void = { _ in }
 ) throws -> MQTTClient {
@@ -74,25 +74,23 @@ func makeClient(
     return try MQTTClient(configuration, logger: logger, loop: loop)
 }
 
-/// Connects `client`, runs `body` with an inbox of its messages, and disconnects it afterwards.
+/// Connects `client`, runs `body` with an inbox of its messages, and awaits its disconnect
+/// afterwards, also when the connect or the body threw.
 @discardableResult
-func withConnected<T>(
+package func withConnected<T>(
     _ client: MQTTClient, _ body: (Inbox<MQTTMessage>) async throws -> T
 ) async throws -> T {
     let inbox = await Inbox.draining(client.messages)
-    do {
+    return try await withCleanup {
         try await client.connect()
-        let result = try await body(inbox)
+        return try await body(inbox)
+    } cleanup: {
         await client.disconnect()
-        return result
-    } catch {
-        await client.disconnect()
-        throw error
     }
 }
 
 /// A scratch folder for one test, removed afterwards.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+package func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("homegate-test-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -101,4 +99,4 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 }
 
 /// The UTF-8 bytes of `text`.
-func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+package func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
