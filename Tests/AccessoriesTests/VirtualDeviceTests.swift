@@ -147,12 +147,17 @@ struct VirtualDeviceTests {
             tick: .milliseconds(1))
         var updates = d.updates.makeAsyncIterator()
         try await d.start()
-        try await write(d, "l", .lockTargetState, .int(0))
-        // Then the loop reports the lock's new state without the test advancing time
-        let lockState = await updates.next(where: {
-            if case .value("l", _, .lockCurrentState, _) = $0 { true } else { false }
-        })
-        #expect(lockState == .value("l", service: "main", characteristic: .lockCurrentState, .int(0)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // When the driver runs (as its service would run it) and the lock is told to lock
+            group.addTask { await d.run() }
+            try await write(d, "l", .lockTargetState, .int(0))
+            // Then the loop reports the lock's new state without the test advancing time
+            let lockState = await updates.next(where: {
+                if case .value("l", _, .lockCurrentState, _) = $0 { true } else { false }
+            })
+            #expect(lockState == .value("l", service: "main", characteristic: .lockCurrentState, .int(0)))
+            group.cancelAll()
+        }
         await d.stop()
     }
 }

@@ -22,6 +22,7 @@ struct CountingDriver: AccessoryDriver {
 
     func restore(_ accessories: [Accessory]) async { await inner.restore(accessories) }
     func start() async throws { try await inner.start() }
+    func run() async { await inner.run() }
     func stop() async { await inner.stop() }
     func accessories() async -> [Accessory] { await inner.accessories() }
     func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws

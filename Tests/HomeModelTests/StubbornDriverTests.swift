@@ -14,6 +14,7 @@ struct StubbornDriver: AccessoryDriver {
     var updates: AsyncStream<DriverUpdate> { inner.updates }
 
     func start() async throws { try await inner.start() }
+    func run() async { await inner.run() }
     func stop() async { await inner.stop() }
     func accessories() async -> [Accessory] { await inner.accessories() }
     func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
