@@ -115,6 +115,10 @@ bench/out/%: bench/%.c
 	@mkdir -p bench/out
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libmosquitto) -lpthread
 
+## The headers the bench programs share (the floors' relay, the load generators' client and clock).
+bench/out/floor bench/out/z2mfloor: bench/relay.h
+bench/out/loadgen bench/out/z2mload: bench/load.h
+
 ## The slow disk of the benchmark: an LD_PRELOAD library whose fsync, fdatasync and syncfs sleep first.
 bench/out/slowfsync.so: bench/slowfsync.c
 	@mkdir -p bench/out

@@ -25,15 +25,7 @@
  * Prints one JSON object on stdout.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <mosquitto.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include "load.h"
 
 struct accessory {
     int value;         /* last value the gateway published: 0, 1, or -1 before any is known */
@@ -53,25 +45,11 @@ static struct {
     .rate = 1000, .timeout = 5,
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct accessory *accessories;
 static double *latencies;          /* milliseconds, one per answered write */
-static int answered, in_flight, unexpected, retained_seen, live_seen, subscribed;
+static int answered, in_flight, unexpected, live_seen;
 static int layout_answered = -1, layout_failed; /* layout: the id of the last answer, failed answers */
-static struct timespec last_answer, last_retained;
-
-static double seconds_between(struct timespec from, struct timespec to)
-{
-    return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_nsec - from.tv_nsec) / 1e9;
-}
-
-static struct timespec now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t;
-}
+static struct timespec last_answer;
 
 static void topic_of(char *buffer, size_t size, int index, const char *suffix)
 {
@@ -108,27 +86,13 @@ static void on_connect(struct mosquitto *mosq, void *context, int rc)
 /* layout: an answer {"id":…,"ok":true|false,…} on the account's response topic. */
 static void layout_message(const struct mosquitto_message *message)
 {
-    char text[2048];
-    int length = message->payloadlen < (int)sizeof text - 1 ? message->payloadlen : (int)sizeof text - 1;
-    memcpy(text, message->payload, length);
-    text[length] = '\0';
-    const char *id = strstr(text, "\"id\":");
-    if (!id) return;
-    if (!strstr(text, "\"ok\":true")) {
-        if (layout_failed++ < 5) fprintf(stderr, "loadgen: request failed: %s\n", text);
+    struct answer answer = answer_in(message);
+    if (!answer.has_id) return;
+    if (!answer.ok) {
+        if (layout_failed++ < 5) fprintf(stderr, "loadgen: request failed: %s\n", answer.text);
     }
-    layout_answered = atoi(id + 5);
+    layout_answered = answer.id;
     pthread_cond_broadcast(&changed);
-}
-
-static void on_subscribe(struct mosquitto *mosq, void *context, int mid, int count, const int *granted)
-{
-    (void)mosq, (void)context, (void)mid, (void)count, (void)granted;
-    pthread_mutex_lock(&lock);
-    subscribed = 1;
-    last_retained = now();
-    pthread_cond_broadcast(&changed);
-    pthread_mutex_unlock(&lock);
 }
 
 static void on_message(struct mosquitto *mosq, void *context, const struct mosquitto_message *message)
@@ -168,17 +132,6 @@ static void on_message(struct mosquitto *mosq, void *context, const struct mosqu
     pthread_mutex_unlock(&lock);
 }
 
-/* Waits on `changed` for at most `seconds`; returns false on timeout. Called with `lock` held. */
-static bool wait_changed(double seconds)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    long long ns = deadline.tv_nsec + (long long)(seconds * 1e9);
-    deadline.tv_sec += ns / 1000000000;
-    deadline.tv_nsec = ns % 1000000000;
-    return pthread_cond_timedwait(&changed, &lock, &deadline) != ETIMEDOUT;
-}
-
 /* Sends one write that flips the next accessory without a write in flight. Called with `lock` held. */
 static int cursor;
 static void send_write(struct mosquitto *mosq)
@@ -198,27 +151,15 @@ static void send_write(struct mosquitto *mosq)
     cursor = (cursor + 1) % options.accessories;
 }
 
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double percentile(double p)
-{
-    if (answered == 0) return 0;
-    int index = (int)(p * (answered - 1) + 0.5);
-    return latencies[index];
-}
-
 static void print_latencies(const char *mode, int sent, double elapsed)
 {
-    qsort(latencies, answered, sizeof *latencies, compare);
+    qsort(latencies, answered, sizeof *latencies, compare_doubles);
     printf("{\"mode\":\"%s\",\"qos\":%d,\"sent\":%d,\"answered\":%d,\"lost\":%d,\"unexpected\":%d,"
            "\"elapsed_s\":%.3f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
            "\"max_ms\":%.3f}\n",
            mode, options.qos, sent, answered, in_flight, unexpected, elapsed,
-           elapsed > 0 ? answered / elapsed : 0, percentile(0.5), percentile(0.9), percentile(0.99),
+           elapsed > 0 ? answered / elapsed : 0, percentile(latencies, answered, 0.5),
+           percentile(latencies, answered, 0.9), percentile(latencies, answered, 0.99),
            answered ? latencies[answered - 1] : 0);
 }
 
@@ -237,15 +178,7 @@ static void run_rate(struct mosquitto *mosq)
 {
     struct timespec start = now();
     for (int i = 0; i < options.count; i++) {
-        double due = i / options.rate;
-        for (;;) {
-            double late = seconds_between(start, now()) - due;
-            if (late >= 0) break;
-            pthread_mutex_unlock(&lock);
-            struct timespec pause = { 0, (long)(-late * 1e9) };
-            nanosleep(&pause, NULL);
-            pthread_mutex_lock(&lock);
-        }
+        pace(start, i / options.rate);
         while (in_flight >= options.accessories) wait_changed(0.1);
         send_write(mosq);
     }
@@ -316,7 +249,7 @@ static void run_actionset(struct mosquitto *mosq)
         for (int i = 0; i < fifty; i++) accessories[i].expected = -1;
         in_flight = 0;
     }
-    qsort(times, measured, sizeof *times, compare);
+    qsort(times, measured, sizeof *times, compare_doubles);
     printf("{\"mode\":\"actionset\",\"writes\":%d,\"runs\":%d,\"lost\":%d,\"p50_ms\":%.3f,\"max_ms\":%.3f}\n",
            fifty, measured, lost, measured ? times[measured / 2] : 0, measured ? times[measured - 1] : 0);
     free(times);
@@ -358,12 +291,13 @@ static void run_layout(struct mosquitto *mosq)
         if (syncs_before >= 0 && syncs_so_far() > syncs_before) synced++;
     }
     double elapsed = seconds_between(start, now());
-    qsort(latencies, answered, sizeof *latencies, compare);
+    qsort(latencies, answered, sizeof *latencies, compare_doubles);
     printf("{\"mode\":\"layout\",\"operation\":\"addRoom\",\"sent\":%d,\"answered\":%d,\"failed\":%d,"
            "\"synced_before_answer\":%d,\"lost\":%d,\"elapsed_s\":%.3f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,"
            "\"p99_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f}\n",
            options.count, answered, layout_failed, options.sync_counts ? synced : -1, lost, elapsed, elapsed > 0 ? answered / elapsed : 0,
-           percentile(0.5), percentile(0.9), percentile(0.99), answered ? latencies[0] : 0,
+           percentile(latencies, answered, 0.5), percentile(latencies, answered, 0.9),
+           percentile(latencies, answered, 0.99), answered ? latencies[0] : 0,
            answered ? latencies[answered - 1] : 0);
 }
 
@@ -408,53 +342,20 @@ int main(int argc, char **argv)
     latencies = malloc((options.count > options.fifty ? options.count : options.fifty) * sizeof *latencies);
     for (int i = 0; i < options.accessories; i++) accessories[i] = (struct accessory){ .value = -1, .expected = -1 };
 
-    mosquitto_lib_init();
-    char id[64];
-    snprintf(id, sizeof id, "homegate-loadgen-%d", getpid());
-    struct mosquitto *mosq = mosquitto_new(id, true, NULL);
-    if (!mosq) {
-        perror("loadgen: mosquitto_new");
-        return 1;
-    }
-    mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1);
-    /* The instrument must not be what limits the window: no client-side cap on QoS 1 in flight. */
-    mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, 65535);
-    mosquitto_connect_callback_set(mosq, on_connect);
-    mosquitto_subscribe_callback_set(mosq, on_subscribe);
-    mosquitto_message_callback_set(mosq, on_message);
-    int rc = mosquitto_connect(mosq, options.host, options.port, 30);
-    if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_loop_start(mosq);
-    if (rc != MOSQ_ERR_SUCCESS) {
-        fprintf(stderr, "loadgen: connect: %s\n", mosquitto_strerror(rc));
-        return 1;
-    }
-
-    pthread_mutex_lock(&lock);
-    while (!subscribed) {
-        if (!wait_changed(10)) {
-            fprintf(stderr, "loadgen: no SUBACK from the broker\n");
-            return 1;
-        }
-    }
+    struct load_callbacks callbacks = { .on_connect = on_connect, .on_message = on_message };
+    struct mosquitto *mosq = load_start("loadgen", options.host, options.port, callbacks);
+    if (!mosq) return 1;
     if (strcmp(options.mode, "startup") == 0) {
         run_startup();
     } else if (strcmp(options.mode, "layout") == 0) {
         run_layout(mosq);
     } else {
-        /* Let the retained values arrive: all of them, or none for 300 ms. */
-        while (retained_seen < options.accessories && seconds_between(last_retained, now()) < 0.3) {
-            wait_changed(0.05);
-        }
+        await_retained(options.accessories);
         if (strcmp(options.mode, "rate") == 0) run_rate(mosq);
         else if (strcmp(options.mode, "window") == 0) run_window(mosq);
         else if (strcmp(options.mode, "actionset") == 0) run_actionset(mosq);
         else usage();
     }
-    pthread_mutex_unlock(&lock);
-    fflush(stdout);
-    mosquitto_disconnect(mosq);
-    mosquitto_loop_stop(mosq, false);
-    mosquitto_destroy(mosq);
-    mosquitto_lib_cleanup();
+    load_stop(mosq);
     return 0;
 }

@@ -31,15 +31,7 @@
  * Prints one JSON object on stdout.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <mosquitto.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include "load.h"
 
 #define FIRST_VALUE 1500 /* 15.00 °C, in hundredths */
 #define VALUES 2000      /* distinct temperatures per device */
@@ -72,38 +64,14 @@ static struct {
     .port = 1883, .devices = 500, .room_size = 20, .qos = 1, .count = 10000, .rate = 2000, .timeout = 5,
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct device *devices;
 static struct update *updates;
 static double *latencies;
-static int answered, pending_total, overtaken, out_of_order, unexpected, retained_seen, subscribed, published;
-static struct timespec last_answer, last_retained;
+static int answered, pending_total, overtaken, out_of_order, unexpected, published;
+static struct timespec last_answer;
 
 /* setup: what the gateway answered and listed */
 static int discovered, answers, failures, home_answered = -1;
-
-static double seconds_between(struct timespec from, struct timespec to)
-{
-    return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_nsec - from.tv_nsec) / 1e9;
-}
-
-static struct timespec now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t;
-}
-
-static bool wait_changed(double seconds)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    long long ns = deadline.tv_nsec + (long long)(seconds * 1e9);
-    deadline.tv_sec += ns / 1000000000;
-    deadline.tv_nsec = ns % 1000000000;
-    return pthread_cond_timedwait(&changed, &lock, &deadline) != ETIMEDOUT;
-}
 
 static int room_of(int device) { return device / options.room_size + 1; }
 
@@ -290,16 +258,6 @@ static void on_connect(struct mosquitto *mosq, void *context, int rc)
     }
 }
 
-static void on_subscribe(struct mosquitto *mosq, void *context, int mid, int count, const int *granted)
-{
-    (void)mosq, (void)context, (void)mid, (void)count, (void)granted;
-    pthread_mutex_lock(&lock);
-    subscribed = 1;
-    last_retained = now();
-    pthread_cond_broadcast(&changed);
-    pthread_mutex_unlock(&lock);
-}
-
 static void on_publish(struct mosquitto *mosq, void *context, int mid)
 {
     (void)mosq, (void)context, (void)mid;
@@ -330,19 +288,12 @@ static void setup_message(const struct mosquitto_message *message)
         discovered = count;
         return;
     }
-    /* An answer: {"id":…,"ok":true|false,…} */
-    char text[2048];
-    int length = message->payloadlen < (int)sizeof text - 1 ? message->payloadlen : (int)sizeof text - 1;
-    memcpy(text, payload, length);
-    text[length] = '\0';
-    const char *id = strstr(text, "\"id\":");
-    bool ok = strstr(text, "\"ok\":true") != NULL;
-    int number = id ? atoi(id + 5) : -1;
-    if (!ok) {
-        if (failures < 5) fprintf(stderr, "z2mload: request %d failed: %s\n", number, text);
+    struct answer answer = answer_in(message);
+    if (!answer.ok) {
+        if (failures < 5) fprintf(stderr, "z2mload: request %d failed: %s\n", answer.id, answer.text);
         failures++;
     }
-    if (number == 0) home_answered = ok;
+    if (answer.id == 0) home_answered = answer.ok;
     else answers++;
 }
 
@@ -490,18 +441,6 @@ static int run_setup(struct mosquitto *mosq)
     return 0;
 }
 
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double percentile(double p)
-{
-    if (answered == 0) return 0;
-    return latencies[(int)(p * (answered - 1) + 0.5)];
-}
-
 /* Says on stderr where the unanswered updates were in the run: one burst, or spread over it. */
 static void report_unanswered(struct timespec start, int sent)
 {
@@ -522,22 +461,13 @@ static void report_unanswered(struct timespec start, int sent)
 
 static int run_rate(struct mosquitto *mosq)
 {
-    /* Let the retained values arrive: all of them, or none for 300 ms. */
-    while (retained_seen < options.devices && seconds_between(last_retained, now()) < 0.3) wait_changed(0.05);
+    await_retained(options.devices);
     char topic[512], payload[512];
     struct timespec start = now();
     last_answer = start;
     int cursor = 0;
     for (int i = 0; i < options.count; i++) {
-        double due = i / options.rate;
-        for (;;) {
-            double late = seconds_between(start, now()) - due;
-            if (late >= 0) break;
-            pthread_mutex_unlock(&lock);
-            struct timespec pause = { 0, (long)(-late * 1e9) };
-            nanosleep(&pause, NULL);
-            pthread_mutex_lock(&lock);
-        }
+        pace(start, i / options.rate);
         struct device *device = &devices[cursor];
         if (device->pending_count >= VALUES - 1) {
             fprintf(stderr, "z2mload: sensor_%03d has %d updates in flight; stopping\n", cursor,
@@ -583,15 +513,16 @@ static int run_rate(struct mosquitto *mosq)
     }
     report_unanswered(start, sent);
     double span = seconds_between(start, last_answer);
-    qsort(latencies, answered, sizeof *latencies, compare);
+    qsort(latencies, answered, sizeof *latencies, compare_doubles);
     printf("{\"mode\":\"rate\",\"qos\":%d,\"devices\":%d,\"rate\":%.0f,\"sent\":%d,\"answered\":%d,\"lost\":%d,"
            "\"late\":%d,\"stale\":%d,\"overtaken\":%d,\"out_of_order\":%d,\"unexpected\":%d,\"elapsed_s\":%.3f,"
            "\"offered\":%.1f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
            "\"max_ms\":%.3f}\n",
            options.qos, options.devices, options.rate, sent, answered, cut ? 0 : pending_total, cut ? pending_total : 0,
            cut ? 0 : stale, overtaken, out_of_order,
-           unexpected, sending, sending > 0 ? sent / sending : 0, span > 0 ? answered / span : 0, percentile(0.5),
-           percentile(0.9), percentile(0.99), answered ? latencies[answered - 1] : 0);
+           unexpected, sending, sending > 0 ? sent / sending : 0, span > 0 ? answered / span : 0,
+           percentile(latencies, answered, 0.5), percentile(latencies, answered, 0.9),
+           percentile(latencies, answered, 0.99), answered ? latencies[answered - 1] : 0);
     return 0;
 }
 
@@ -642,40 +573,10 @@ int main(int argc, char **argv)
         devices[i] = (struct device){ .next = -1, .last_sent = -1, .last_seen = -1, .last_answered = -1 };
     }
 
-    mosquitto_lib_init();
-    char id[64];
-    snprintf(id, sizeof id, "homegate-z2mload-%d", getpid());
-    struct mosquitto *mosq = mosquitto_new(id, true, NULL);
-    if (!mosq) {
-        perror("z2mload: mosquitto_new");
-        return 1;
-    }
-    mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1);
-    mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, 65535);
-    mosquitto_connect_callback_set(mosq, on_connect);
-    mosquitto_subscribe_callback_set(mosq, on_subscribe);
-    mosquitto_publish_callback_set(mosq, on_publish);
-    mosquitto_message_callback_set(mosq, on_message);
-    int rc = mosquitto_connect(mosq, options.host, options.port, 30);
-    if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_loop_start(mosq);
-    if (rc != MOSQ_ERR_SUCCESS) {
-        fprintf(stderr, "z2mload: connect: %s\n", mosquitto_strerror(rc));
-        return 1;
-    }
-
-    pthread_mutex_lock(&lock);
-    while (!subscribed) {
-        if (!wait_changed(10)) {
-            fprintf(stderr, "z2mload: no CONNACK or SUBACK from the broker\n");
-            return 1;
-        }
-    }
+    struct load_callbacks callbacks = { .on_connect = on_connect, .on_publish = on_publish, .on_message = on_message };
+    struct mosquitto *mosq = load_start("z2mload", options.host, options.port, callbacks);
+    if (!mosq) return 1;
     int status = strcmp(options.mode, "setup") == 0 ? run_setup(mosq) : run_rate(mosq);
-    pthread_mutex_unlock(&lock);
-    fflush(stdout);
-    mosquitto_disconnect(mosq);
-    mosquitto_loop_stop(mosq, false);
-    mosquitto_destroy(mosq);
-    mosquitto_lib_cleanup();
+    load_stop(mosq);
     return status;
 }

@@ -228,33 +228,34 @@ final class WebSite: Sendable {
         let feed = feed
         let heartbeat = heartbeat
         let body = ResponseBody { writer in
-            let beating = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    mailbox.poke()
+            defer { feed.close(mailbox) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // The heartbeat, a child of the stream: it ends with it.
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: heartbeat)
+                        mailbox.poke()
+                    }
                 }
-            }
-            defer {
-                beating.cancel()
-                feed.close(mailbox)
-            }
-            try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            for await _ in mailbox.signals {
-                // A session that ended hears nothing more, whatever is waiting.
-                if sessions.session(session.token) == nil { break }
-                let updates = mailbox.take()
-                guard !updates.isEmpty else {
-                    try await writer.write(ByteBuffer(string: ": alive\n\n"))
-                    continue
+                defer { group.cancelAll() }
+                try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+                for await _ in mailbox.signals {
+                    // A session that ended hears nothing more, whatever is waiting.
+                    if sessions.session(session.token) == nil { break }
+                    let updates = mailbox.take()
+                    guard !updates.isEmpty else {
+                        try await writer.write(ByteBuffer(string: ": alive\n\n"))
+                        continue
+                    }
+                    try await writer.write(ByteBuffer(string: updates.map(\.event).joined()))
+                    feed.noteWritten(updates.count)
+                    if updates.contains(.reload) { break }
                 }
-                try await writer.write(ByteBuffer(string: updates.map(\.event).joined()))
-                feed.noteWritten(updates.count)
-                if updates.contains(.reload) { break }
+                if sessions.session(session.token) == nil {
+                    try await writer.write(ByteBuffer(string: "event: ended\ndata: {}\n\n"))
+                }
+                try await writer.finish(nil)
             }
-            if sessions.session(session.token) == nil {
-                try await writer.write(ByteBuffer(string: "event: ended\ndata: {}\n\n"))
-            }
-            try await writer.finish(nil)
         }
         return Response(
             status: .ok,

@@ -159,7 +159,9 @@ struct Demo: AsyncParsableCommand {
             waiting.removeAll { found.contains($0.ieee) }
             guard !waiting.isEmpty else { break }
             var iterator = events.makeAsyncIterator()
-            while let event = await iterator.next() {
+            while true {
+                // nil: cancelled (the demo stops)
+                guard let event = await iterator.next() else { return }
                 if case .didFindNewAccessory = event { break }
             }
         }

@@ -93,6 +93,9 @@ struct GatewayApplication {
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
             ]
+        if let started {
+            services.append(StartedHook(manager: manager, started: started))
+        }
         if let web = configuration.web {
             // Last, so it stops first: no page action arrives after the gateway stopped taking commands.
             services.append(
@@ -107,8 +110,6 @@ struct GatewayApplication {
                 services: services.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-        let starting = started.map { started in Task { await started(manager) } }
-        defer { starting?.cancel() }
         try await group.run()
     }
 
@@ -169,6 +170,18 @@ extension GatewayApplication {
             database: database, driverTimeout: configuration.commands.timeout,
             homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
             logger: logger)
+    }
+}
+
+/// Runs the caller's `started` beside the gateway once (the demo places its zigbee2mqtt devices),
+/// cancelled at shutdown if it has not finished.
+struct StartedHook: ServiceLifecycle.Service {
+    let manager: HomeManager
+    let started: @Sendable (HomeManager) async -> Void
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await started(manager) }
+        try? await gracefulShutdown()
     }
 }
 
