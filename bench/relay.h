@@ -15,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a relay subscribes to. A program's own state embeds it as its first member, so the callbacks
- * here and the program's message callback share one context pointer. */
+/* What a relay subscribes to, and the context of every callback. A program with more state
+ * (z2mfloor) embeds it as its first member, so relay.h's callbacks and the program's message callback
+ * share one context pointer. */
 struct relay_subscription {
     const char *name; /* the program's name: its messages' prefix, and its client id after "homegate-" */
     int qos;

@@ -5,11 +5,10 @@ import TestSupport
 import Testing
 
 /// The virtual devices of the fixture, counting the reads and writes the manager asks of each.
-struct CountingDriver: AccessoryDriver {
+struct CountingDriver: VirtualDriverWrapper {
     let inner: VirtualDriver
     private let counts = Counts()
     var name: String { "counting" }
-    var updates: AsyncStream<DriverUpdate> { inner.updates }
 
     private final class Counts: Sendable {
         let state = Mutex<(reads: [AccessoryID: Int], writes: [AccessoryID: Int])>(([:], [:]))
@@ -21,17 +20,12 @@ struct CountingDriver: AccessoryDriver {
     func writes(_ accessory: AccessoryID) -> Int { counts.state.withLock { $0.writes[accessory, default: 0] } }
 
     func restore(_ accessories: [Accessory]) async { await inner.restore(accessories) }
-    func start() async throws { try await inner.start() }
-    func run() async { await inner.run() }
-    func stop() async { await inner.stop() }
-    func accessories() async -> [Accessory] { await inner.accessories() }
     func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
         counts.state.withLock { $0.reads[accessory, default: 0] += 1 }
         return try await inner.read(accessory, service: service, characteristic: characteristic)
     }
-    func identify(_ accessory: AccessoryID) async throws { try await inner.identify(accessory) }
     func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         counts.state.withLock { $0.writes[accessory, default: 0] += 1 }
         try await inner.write(accessory, values: values)

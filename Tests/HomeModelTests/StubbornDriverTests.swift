@@ -7,22 +7,10 @@ import Testing
 /// The virtual devices of the fixture, except that a write blocks until the test opens `gate`,
 /// whatever happens: a driver stuck in a call that ignores cancellation (a blocking socket, a hung
 /// serial port).
-struct StubbornDriver: AccessoryDriver {
+struct StubbornDriver: VirtualDriverWrapper {
     let inner: VirtualDriver
     let gate = Gate()
     var name: String { "stubborn" }
-    var updates: AsyncStream<DriverUpdate> { inner.updates }
-
-    func start() async throws { try await inner.start() }
-    func run() async { await inner.run() }
-    func stop() async { await inner.stop() }
-    func accessories() async -> [Accessory] { await inner.accessories() }
-    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
-        -> CharacteristicValue
-    {
-        try await inner.read(accessory, service: service, characteristic: characteristic)
-    }
-    func identify(_ accessory: AccessoryID) async throws { try await inner.identify(accessory) }
 
     func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         await gate.pass()

@@ -71,7 +71,7 @@ struct BridgeTests {
         try await withBridgedAccount(account, port: bridged.hub.port) { onHub in
             try await withBridgedAccount(account, port: bridged.central.port) { onCentral in
                 var differing: [String] = []
-                return try await eventually(
+                return try await eventuallyValue(
                     "\(account)'s view the same on both brokers (differing: \(differing))", timeout: timeout
                 ) {
                     let hub = try await onHub.retained(under: "homegate/#")

@@ -141,9 +141,11 @@ struct BrokerFaultTests {
                 let lost = accepted.subtracting(answered.keys).sorted()
                 #expect(gateway.isRunning)
                 #expect(accepted.count >= 120)
+                let log = (try? String(contentsOfFile: "\(directory)/homegate.log", encoding: .utf8)) ?? ""
                 #expect(
                     lost.isEmpty,
-                    "\(lost.count) of \(accepted.count) accepted commands were never answered: \(lost.prefix(20))")
+                    "\(lost.count) of \(accepted.count) accepted commands were never answered: \(lost.prefix(20)); the gateway's log:\n\(log.suffix(3000))"
+                )
                 let endRSS = residentBytes(of: gateway.pid) ?? 0
                 let codes = Dictionary(grouping: answered.values, by: { $0 }).mapValues(\.count)
                 print(

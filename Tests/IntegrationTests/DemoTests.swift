@@ -18,15 +18,7 @@ struct DemoTests {
     private func withDemo(_ body: (_ port: Int) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
             let (demo, port) = try await startDemoOnAFreePort(directory: directory)
-            do {
-                try await body(port)
-            } catch {
-                demo.send(SIGTERM)
-                await demo.waitForExit()
-                throw error
-            }
-            demo.send(SIGTERM)
-            #expect(await demo.waitForExit() == 0)
+            try await stopGracefully(demo) { try await body(port) }
         }
     }
 

@@ -363,7 +363,7 @@ struct GatewayIntegrationTests {
     /// Connects as `account` once the gateway's roles let it read its home (the sync runs after the
     /// change is acknowledged, and dynamic security disconnects clients whose roles change).
     static func connectWhenAllowed(_ account: String, to broker: MosquittoBroker) async throws -> Account {
-        try await eventually("\(account) getting its roles") { () -> Account? in
+        try await eventuallyValue("\(account) getting its roles") { () -> Account? in
             guard let candidate = try? await Account.connect(account, to: broker) else { return nil }
             if (try? await candidate.client.subscribe(to: ["homegate/Main House/$layout"])) != nil {
                 try await candidate.client.unsubscribe(from: ["homegate/Main House/$layout"])

@@ -251,7 +251,7 @@ struct HostileInputTests {
             #expect(ownerAnswer.isOK, "owner is not limited by guest's flood: \(ownerAnswer.serialized)")
 
             // And once the bucket refilled, guest is served again (a refused request takes no token)
-            let again = try await eventually("guest's request no longer refused") {
+            let again = try await eventuallyValue("guest's request no longer refused") {
                 let answer = try await guest.request("homes")
                 return answer.code == "tooManyRequests" ? nil : answer
             }

@@ -61,16 +61,8 @@ struct ReadmeTests {
                 }
             }
             let (demo, port) = started!
-            do {
-                try await runLines(lines, against: demo, port: port, in: directory)
-            } catch {
-                demo.send(SIGTERM)
-                await demo.waitForExit()
-                throw error
-            }
             // A graceful stop also stops the demo's own broker.
-            demo.send(SIGTERM)
-            #expect(await demo.waitForExit() == 0)
+            try await stopGracefully(demo) { try await runLines(lines, against: demo, port: port, in: directory) }
         }
     }
 

@@ -41,7 +41,7 @@ struct ReloadTests {
                             accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
                         .int(value))
                     try await manager.writeValues([request], home: "Main House", account: "owner")
-                    return try await eventually("the model's brightness \(value)") {
+                    return try await eventuallyValue("the model's brightness \(value)") {
                         let state = await manager.state()
                         let lamp = state.homes.first { $0.name == "Main House" }.flatMap {
                             try? $0.accessory(named: "Floor Lamp")

@@ -177,7 +177,10 @@ struct Zigbee2MQTTEndToEndTests {
                     #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "79"))
                     #expect(try await owner.retained("\(Self.lamp)/Light/ColorTemperature") == "370")
                     // `$layout` shows reachability too, a moment after `$reachable` (flaps are gathered).
-                    #expect(try await owner.retained("homegate/Main House/$layout", becomes: layoutBefore ?? ""))
+                    let layoutRestored = try await owner.retained(
+                        "homegate/Main House/$layout", becomes: layoutBefore ?? "")
+                    let layoutNow = try await owner.retained("homegate/Main House/$layout")
+                    #expect(layoutRestored, "before: \(layoutBefore ?? "nil")\nnow: \(layoutNow ?? "nil")")
                     #expect(try await owner.retained("homegate/$discovered") == discoveredBefore)
                     #expect(try await owner.retained("\(Self.lamp)/$reachable") == "true")
 
@@ -352,7 +355,9 @@ struct Zigbee2MQTTEndToEndTests {
                     throw error
                 }
                 gateway.send(SIGTERM)
-                #expect(await gateway.waitForExit() == 0)
+                let status = await gateway.waitForExit()
+                let log = (try? String(contentsOfFile: "\(broker.directory)/gateway-2.log", encoding: .utf8)) ?? ""
+                #expect(status == 0, "exit status \(status); its log:\n\(log)")
                 await zigbee.stop()
             }
         }
@@ -399,7 +404,7 @@ extension Account {
         _ topic: String, within timeout: Duration = .seconds(15), _ accept: (JSON) -> Bool
     ) async throws -> JSON {
         var last: String?
-        return try await eventually("\(topic) as expected (it is \(last ?? "nothing"))", timeout: timeout) {
+        return try await eventuallyValue("\(topic) as expected (it is \(last ?? "nothing"))", timeout: timeout) {
             last = try await retained(topic)
             return last.flatMap { try? JSON.parse($0) }.flatMap { accept($0) ? $0 : nil }
         }

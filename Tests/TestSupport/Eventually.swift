@@ -26,15 +26,16 @@ package func eventually(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
-    _ = try await eventually(what(), timeout: timeout, sourceLocation: sourceLocation) {
+    _ = try await eventuallyValue(what(), timeout: timeout, sourceLocation: sourceLocation) {
         try await condition() ? true : nil
     }
 }
 
-/// Waits until `value` returns something, and returns it; otherwise as the form above that waits
-/// for a condition: a short backoff, a last look after the deadline, ``TimedOut`` naming `what`
-/// when it runs out.
-package func eventually<Value>(
+/// Waits until `value` returns something, and returns it; otherwise as ``eventually(_:timeout:isolation:sourceLocation:_:)``,
+/// which waits for a condition: a short backoff, a last look after the deadline, ``TimedOut``
+/// naming `what` when it runs out. A name of its own: as an overload of `eventually`, a condition's
+/// `false` could be taken for a value found (`Bool?`), and the wait would end at once.
+package func eventuallyValue<Value>(
     _ what: @autoclosure () -> String,
     timeout: Duration = .seconds(60),
     isolation: isolated (any Actor)? = #isolation,

@@ -33,7 +33,7 @@ package actor Inbox<Element: Sendable> {
         sourceLocation: SourceLocation = #_sourceLocation,
         where matches: @Sendable (Element) -> Bool = { _ in true }
     ) async throws -> Element {
-        try await eventually(
+        try await eventuallyValue(
             "\(what); received meanwhile: \(received)", timeout: timeout, sourceLocation: sourceLocation
         ) {
             take(where: matches)

@@ -52,7 +52,7 @@ final class HAPAccessoryProcess: Sendable {
     func line(_ what: String, within timeout: Duration = .seconds(60), _ matches: ([String: Any]) -> Bool)
         async throws -> [String: Any]
     {
-        try await eventually(
+        try await eventuallyValue(
             "hap-accessory.py's \(what) line:\n\((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")",
             timeout: timeout
         ) {
