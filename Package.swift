@@ -93,7 +93,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "Accessories",
+            name: "VirtualDevices",
             dependencies: ["HomeModel", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
@@ -104,7 +104,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 "HomeModel",
-                "Accessories",
+                "VirtualDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "Config",
             dependencies: [
-                "Accessories",
+                "VirtualDevices",
                 "Gateway",
                 "HomeModel",
                 "MQTT",
@@ -158,7 +158,7 @@ let package = Package(
                 "Config",
                 "Web",
                 "HAP",
-                "Accessories",
+                "VirtualDevices",
                 "Broker",
                 "HomeModel",
                 "Gateway",
@@ -197,13 +197,13 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Config", "Gateway", "HomeModel", "Accessories", "JSON", "TestSupport"],
+            dependencies: ["Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WebTests",
             dependencies: [
-                "Web", "Config", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT", "TestSupport",
+                "Web", "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -232,7 +232,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "AsyncMailbox",
-                "Accessories",
+                "VirtualDevices",
                 "Broker",
                 "Config",
                 "Gateway",
@@ -257,12 +257,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeModelTests",
-            dependencies: ["HomeModel", "Accessories", "TestSupport", "crash-writer"],
+            dependencies: ["HomeModel", "VirtualDevices", "TestSupport", "crash-writer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "AccessoriesTests",
-            dependencies: ["Accessories", "HomeModel", "TestSupport"],
+            name: "VirtualDevicesTests",
+            dependencies: ["VirtualDevices", "HomeModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),
@@ -280,13 +280,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-payload",
-            dependencies: ["FuzzSupport", "Gateway", "HomeModel", "Accessories", "JSON", "MQTT", "Zigbee2MQTT"],
+            dependencies: ["FuzzSupport", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "Zigbee2MQTT"],
             path: "Fuzz/Payload",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzSupport", "Config", "Accessories"],
+            dependencies: ["FuzzSupport", "Config", "VirtualDevices"],
             path: "Fuzz/Config",
             swiftSettings: swiftSettings
         ),
@@ -303,7 +303,7 @@ let package = Package(
         .executableTarget(
             name: "flap-bench",
             dependencies: [
-                "Accessories", "Broker", "Gateway", "HomeModel", "MQTT",
+                "VirtualDevices", "Broker", "Gateway", "HomeModel", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/flap",

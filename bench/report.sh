@@ -217,7 +217,7 @@ END {
     print "### Scale of the home (QoS 1, database on file)\n"
     print "Start: process start until the last value topic is at the broker (database already built, each on a"
     print "fresh broker: the median, and each start where the run had several; first start: building the home"
-    print "into an empty database); devices file: reading the virtual devices' YAML (check-config, median of"
+    print "into an empty database); devices file: reading the virtual devices YAML file (check-config, median of"
     print "three), part of each start; from the database: the start less that. RSS under load and CPU: " window_size " writes in flight.\n"
     print "| accessories | first start (ms) | start (ms) | starts (ms) | devices file (ms) | from the database (ms) | RSS idle (MB) | RSS under load (MB) | CPU s/10k | writes/s | floor RSS (MB) | floor CPU s/10k | floor writes/s |"
     print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -343,7 +343,7 @@ END {
     }
     if ((10000) in start) {
         from_database = start[10000] - devices_file[10000]
-        printf "| 10,000 accessories from the database on the broker < 1 s after start (the start%s, %s ms, less reading the virtual devices' file, %s ms) | %s ms | %s |\n", \
+        printf "| 10,000 accessories from the database on the broker < 1 s after start (the start%s, %s ms, less reading the virtual devices file, %s ms) | %s ms | %s |\n", \
             start_rounds[10000] == "" ? "" : "; median of " split(start_rounds[10000], _starts, " ") " starts: " start_rounds[10000], \
             start[10000], devices_file[10000] == "" ? "not measured" : devices_file[10000], from_database, mark(from_database < 1000)
     }

@@ -1,4 +1,4 @@
-import Accessories
+import VirtualDevices
 import Config
 import FuzzSupport
 import Gateway

@@ -1,4 +1,4 @@
-import Accessories
+import VirtualDevices
 import ArgumentParser
 import Config
 import Foundation

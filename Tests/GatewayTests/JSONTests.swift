@@ -1,7 +1,7 @@
 import HomeModel
 import Testing
 
-@testable import Accessories
+@testable import VirtualDevices
 @testable import Gateway
 
 @Suite("JSON reading and writing")

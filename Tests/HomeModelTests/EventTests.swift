@@ -1,4 +1,4 @@
-import Accessories
+import VirtualDevices
 import HomeModel
 import Testing
 

@@ -1,4 +1,4 @@
-import Accessories
+import VirtualDevices
 import Foundation
 import HomeModel
 import TestSupport

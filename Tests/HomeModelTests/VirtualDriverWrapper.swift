@@ -1,4 +1,4 @@
-import Accessories
+import VirtualDevices
 import HomeModel
 
 /// A test driver that is the fixture's virtual devices but for what it implements itself: every

@@ -11,7 +11,7 @@
 //
 // usage: flap-bench --root REPOSITORY [--sizes 100,1000,10000] [--flaps 1000] [--rounds 1]
 
-import Accessories
+import VirtualDevices
 import Broker
 import Foundation
 import Gateway
