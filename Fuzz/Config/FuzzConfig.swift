@@ -1,7 +1,7 @@
-import VirtualDevices
 import Config
 import FuzzSupport
 import Gateway
+import VirtualDevices
 
 /// The config loaders: any text as `homegate.yml` and as a demo-home file. Loading never traps;
 /// every problem of a refused config names the file and says how to fix it.

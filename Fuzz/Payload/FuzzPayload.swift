@@ -1,4 +1,3 @@
-import VirtualDevices
 import Dispatch
 import Foundation
 import FuzzSupport
@@ -6,6 +5,7 @@ import Gateway
 import HomeModel
 import MQTT
 import Synchronization
+import VirtualDevices
 import Zigbee2MQTT
 
 /// The command topics a fuzz input is sent to; its first byte picks one, the rest is the payload.

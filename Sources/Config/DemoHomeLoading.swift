@@ -1,7 +1,7 @@
-import VirtualDevices
 import Foundation
 import Gateway
 import HomeModel
+import VirtualDevices
 import Yams
 
 /// Reads a demo-home file (`accessories.virtual`) the way the config is read: every problem with

@@ -1,6 +1,6 @@
-import VirtualDevices
 import Foundation
 import Gateway
+import VirtualDevices
 import Yams
 
 extension GatewayConfiguration {

@@ -1,9 +1,9 @@
-import VirtualDevices
 import Foundation
 import Gateway
 import HomeModel
 import Logging
 import MQTT
+import VirtualDevices
 import Yams
 
 extension GatewayConfiguration {

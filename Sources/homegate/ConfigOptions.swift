@@ -1,10 +1,10 @@
-import VirtualDevices
 import ArgumentParser
 import Config
 import Foundation
 import Gateway
 import Logging
 import MQTT
+import VirtualDevices
 
 /// `--config FILE` and the flags that override it, shared by the subcommands that read a config.
 struct ConfigOptions: ParsableArguments {

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Config
 import Foundation
 import Gateway
@@ -8,6 +7,7 @@ import Logging
 import MQTT
 import ServiceLifecycle
 import UnixSignals
+import VirtualDevices
 import Web
 import Zigbee2MQTT
 

@@ -1,8 +1,8 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import MQTT
 import Testing
+import VirtualDevices
 
 @testable import Gateway
 

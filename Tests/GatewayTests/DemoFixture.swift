@@ -1,6 +1,6 @@
-import VirtualDevices
 import Foundation
 import HomeModel
+import VirtualDevices
 
 /// The demo home of `Config/demo-home.yml`, seeded into a model on an in-memory database.
 enum DemoFixture {

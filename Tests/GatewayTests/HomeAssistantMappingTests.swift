@@ -1,6 +1,6 @@
-import VirtualDevices
 import Foundation
 import Testing
+import VirtualDevices
 
 @testable import Gateway
 @testable import HomeModel

@@ -1,8 +1,8 @@
 import HomeModel
 import Testing
 
-@testable import VirtualDevices
 @testable import Gateway
+@testable import VirtualDevices
 
 @Suite("JSON reading and writing")
 struct JSONTests {

@@ -1,7 +1,7 @@
-import VirtualDevices
 import Foundation
 import TestSupport
 import Testing
+import VirtualDevices
 
 @testable import Gateway
 @testable import HomeModel

@@ -1,6 +1,6 @@
-import VirtualDevices
 import HomeModel
 import Testing
+import VirtualDevices
 
 @Suite("Action sets")
 struct ActionSetTests {

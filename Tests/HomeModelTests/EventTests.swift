@@ -1,6 +1,6 @@
-import VirtualDevices
 import HomeModel
 import Testing
+import VirtualDevices
 
 @Suite("Events")
 struct EventTests {

@@ -1,7 +1,7 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import Testing
+import VirtualDevices
 
 /// A home with virtual devices: "Home", administered by alice, with bob as a guest; eve is no member.
 /// The lamp and thermostat are added to the home; the bridge (Bridge with Stairs and Desk behind it)

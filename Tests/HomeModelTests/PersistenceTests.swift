@@ -1,8 +1,8 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import TestSupport
 import Testing
+import VirtualDevices
 
 @Suite("Persistence")
 struct PersistenceTests {

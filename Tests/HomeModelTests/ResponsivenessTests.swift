@@ -1,8 +1,8 @@
-import VirtualDevices
 import HomeModel
 import Synchronization
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// The virtual devices of the fixture, counting the reads and writes the manager asks of each.
 struct CountingDriver: VirtualDriverWrapper {

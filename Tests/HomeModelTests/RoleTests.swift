@@ -1,6 +1,6 @@
-import VirtualDevices
 import HomeModel
 import Testing
+import VirtualDevices
 
 /// One operation of the role table, run against a fixture prepared by ``RoleTests/prepare()``.
 struct Operation: Sendable, CustomStringConvertible {

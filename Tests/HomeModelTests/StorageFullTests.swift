@@ -1,8 +1,8 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// A full disk, made with SQLite's page cap (mounting a small tmpfs needs privileges CI may not have):
 /// changes fail with `storageFull`, nothing is half-written, and everything works again once there is

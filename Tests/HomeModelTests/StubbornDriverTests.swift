@@ -1,8 +1,8 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import Synchronization
 import Testing
+import VirtualDevices
 
 /// The virtual devices of the fixture, except that a write blocks until the test opens `gate`,
 /// whatever happens: a driver stuck in a call that ignores cancellation (a blocking socket, a hung

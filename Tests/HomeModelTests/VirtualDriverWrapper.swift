@@ -1,5 +1,5 @@
-import VirtualDevices
 import HomeModel
+import VirtualDevices
 
 /// A test driver that is the fixture's virtual devices but for what it implements itself: every
 /// request it leaves out goes to `inner`, so that a new driver requirement is forwarded here once,

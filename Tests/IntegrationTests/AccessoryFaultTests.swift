@@ -1,10 +1,10 @@
-import VirtualDevices
 import Foundation
 import Gateway
 import HomeModel
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// Devices that answer slowly, fail their writes or stop answering (docs/reliability.md, scenario 3).
 /// The silent-device test gives a device 2 s to answer, the slow-device test 15 s (so that a stall of

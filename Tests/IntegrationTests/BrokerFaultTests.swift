@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -8,6 +7,7 @@ import MQTT
 import Synchronization
 import TestSupport
 import Testing
+import VirtualDevices
 
 #if canImport(Glibc)
     import Glibc

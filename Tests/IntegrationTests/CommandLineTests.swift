@@ -1,10 +1,10 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
 import HomeModel
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// The subcommands that read a config and the database: what a user sees, and the exit codes.
 @Suite("homegate check-config, acl and topics", .timeLimit(.minutes(2)))

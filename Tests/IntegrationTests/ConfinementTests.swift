@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -6,6 +5,7 @@ import HomeModel
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// A hostile user against the gateway behind each kind of broker protection (issue: hardening):
 /// nothing an account publishes stays visible outside what its role allows, answers go nowhere but

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -6,6 +5,7 @@ import HomeModel
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 @Suite("The gateway on a real mosquitto", .timeLimit(.minutes(3)))
 struct GatewayIntegrationTests {

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -6,6 +5,7 @@ import HomeModel
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// Home Assistant MQTT discovery against a real broker: the configs the gateway retains, used the way
 /// Home Assistant uses them (its payloads on the command topics, its templates on the state topics).

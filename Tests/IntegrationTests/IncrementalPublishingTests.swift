@@ -1,10 +1,10 @@
-import VirtualDevices
 import Foundation
 import Gateway
 import HomeModel
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// The publisher renders only the parts of the view a change touches. After every kind of change,
 /// what the broker holds must be byte for byte what rendering the whole model gives.

@@ -1,4 +1,3 @@
-import VirtualDevices
 import AsyncMailbox
 import Broker
 import Foundation
@@ -8,6 +7,7 @@ import Logging
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 /// A full reload (after every connect) takes one snapshot of the model; changes committed while it
 /// publishes must still reach the broker, and those the snapshot holds must not be applied twice.

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -7,6 +6,7 @@ import Logging
 import MQTT
 import TestSupport
 import Testing
+import VirtualDevices
 
 #if canImport(Glibc)
     import Glibc

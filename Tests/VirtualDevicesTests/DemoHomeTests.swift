@@ -1,7 +1,7 @@
-import VirtualDevices
 import Foundation
 import HomeModel
 import Testing
+import VirtualDevices
 
 @Suite("The demo home")
 struct DemoHomeTests {

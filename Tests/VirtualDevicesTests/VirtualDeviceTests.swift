@@ -1,7 +1,7 @@
-import VirtualDevices
 import HomeModel
 import TestSupport
 import Testing
+import VirtualDevices
 
 @Suite("Virtual devices")
 struct VirtualDeviceTests {

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Foundation
 import Gateway
 import HTTPTypes
@@ -10,6 +9,7 @@ import NIOCore
 import Synchronization
 import TestSupport
 import Testing
+import VirtualDevices
 
 @testable import Web
 

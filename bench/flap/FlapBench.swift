@@ -11,13 +11,13 @@
 //
 // usage: flap-bench --root REPOSITORY [--sizes 100,1000,10000] [--flaps 1000] [--rounds 1]
 
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
 import HomeModel
 import Logging
 import MQTT
+import VirtualDevices
 
 struct Options {
     var root = "."

@@ -1,4 +1,3 @@
-import VirtualDevices
 import Broker
 import Foundation
 import Gateway
@@ -9,6 +8,7 @@ import MQTT
 import ServiceLifecycle
 import TestSupport
 import Testing
+import VirtualDevices
 import Zigbee2MQTT
 import Zigbee2MQTTStandIn
 
