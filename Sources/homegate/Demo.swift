@@ -148,8 +148,9 @@ struct Demo: AsyncParsableCommand {
             let found = Set(await manager.discoveredAccessories().map(\.id.rawValue))
             for device in waiting where found.contains(device.ieee) {
                 do {
-                    try await manager.addAccessory(
-                        AccessoryID(device.ieee), home: "Main House", room: device.room, name: device.name,
+                    try await manager.edit(
+                        .addAccessory(
+                            home: "Main House", id: AccessoryID(device.ieee), room: device.room, name: device.name),
                         account: "owner")
                 } catch {
                     logger.error(

@@ -49,19 +49,19 @@ let manager = try HomeManager(
     valueCommitWindow: window.map { .milliseconds($0) } ?? .milliseconds(100))
 try await manager.attach(CounterDriver())
 if await manager.homes(for: account).isEmpty {
-    try await manager.addHome(named: home, account: account)
+    try await manager.edit(.addHome(name: home), account: account)
 }
 if try await manager.home(home, account: account).accessory("counter") == nil {
-    try await manager.addAccessory("counter", home: home, account: account)
+    try await manager.edit(.addAccessory(home: home, id: "counter"), account: account)
 }
 let counter = CharacteristicReference(accessory: "Counter", service: "Counter", characteristic: "Counter")
 var n = try await manager.home(home, account: account).rooms.count
 while true {
     n += 1
-    try await manager.addRoom(named: "Room \(n)", home: home, account: account)
+    try await manager.edit(.addRoom(home: home, name: "Room \(n)"), account: account)
     acknowledge("room \(n)")
     if n % 3 == 0 {
-        try await manager.renameRoom("Room \(n)", to: "Renamed \(n)", home: home, account: account)
+        try await manager.edit(.renameRoom(home: home, room: "Room \(n)", name: "Renamed \(n)"), account: account)
         acknowledge("rename \(n)")
     }
     try await manager.writeValue(.int(n), to: counter, home: home, account: account)

@@ -173,8 +173,10 @@ struct HomeAssistantMappingTests {
     func renameKeepsIDs() async throws {
         let (manager, home) = try await Self.demo()
         let before = Self.discovery.configs(for: home)
-        try await manager.renameAccessory("Floor Lamp", to: "Reading Lamp", home: "Main House", account: "owner")
-        try await manager.assignAccessory("Reading Lamp", toRoom: "Office", home: "Main House", account: "owner")
+        try await manager.edit(
+            .renameAccessory(home: "Main House", accessory: "Floor Lamp", name: "Reading Lamp"), account: "owner")
+        try await manager.edit(
+            .assignAccessory(home: "Main House", accessory: "Reading Lamp", room: "Office"), account: "owner")
         let after = Self.discovery.configs(for: try await manager.home("Main House", account: "owner"))
         #expect(after.map(\.topic) == before.map(\.topic))
         #expect(after.map(\.uniqueID) == before.map(\.uniqueID))
@@ -190,7 +192,7 @@ struct HomeAssistantMappingTests {
         let (manager, home) = try await Self.demo()
         #expect(Self.discovery.announces(home))
         #expect(!Self.discovery.configs(for: home).isEmpty)
-        try await manager.removeUser(named: "Home Assistant", home: "Main House", account: "owner")
+        try await manager.edit(.removeUser(home: "Main House", user: "Home Assistant"), account: "owner")
         let without = try await manager.home("Main House", account: "owner")
         #expect(!Self.discovery.announces(without))
         #expect(Self.discovery.configs(for: without).isEmpty)

@@ -32,15 +32,18 @@ struct LayoutFragmentsTests {
             try await manager.home("Main House", account: "owner").accessory("living-lamp")?.isReachable == false
         }
         try await check("a lamp unreachable")
-        try await manager.renameAccessory("Floor Lamp", to: "Reading Lamp", home: "Main House", account: "owner")
+        try await manager.edit(
+            .renameAccessory(home: "Main House", accessory: "Floor Lamp", name: "Reading Lamp"), account: "owner")
         try await check("a rename")
-        try await manager.renameRoom("Living Room", to: "Lounge", home: "Main House", account: "owner")
+        try await manager.edit(.renameRoom(home: "Main House", room: "Living Room", name: "Lounge"), account: "owner")
         try await check("its room renamed")
-        try await manager.renameAccessory("Hue Bridge", to: "Philips Bridge", home: "Main House", account: "owner")
+        try await manager.edit(
+            .renameAccessory(home: "Main House", accessory: "Hue Bridge", name: "Philips Bridge"), account: "owner")
         try await check("a bridge renamed (its bridged accessories name it)")
-        try await manager.assignAccessory("Reading Lamp", toRoom: "Kitchen", home: "Main House", account: "owner")
+        try await manager.edit(
+            .assignAccessory(home: "Main House", accessory: "Reading Lamp", room: "Kitchen"), account: "owner")
         try await check("a move")
-        try await manager.removeAccessory("Philips Bridge", home: "Main House", account: "owner")
+        try await manager.edit(.removeAccessory(home: "Main House", accessory: "Philips Bridge"), account: "owner")
         try await check("a bridge removed with its bridged accessories")
     }
 }

@@ -14,13 +14,13 @@ struct ActionSetTests {
         // Given an action set that turns the lamp on at 30% and heats
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addActionSet(
-            named: "Evening",
-            actions: [
-                ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampBrightness, .int(30)),
-                ActionRequest(thermostatMode, .int(1)),
-            ],
-            home: home, account: admin)
+        try await m.edit(
+            .addActionSet(
+                home: home, name: "Evening",
+                actions: [
+                    ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampBrightness, .int(30)),
+                    ActionRequest(thermostatMode, .int(1)),
+                ]), account: admin)
         // When a guest executes it
         let results = try await m.executeActionSet("evening", home: home, account: Fixture.guest)
         // Then every action succeeded and the values are recorded
@@ -35,10 +35,11 @@ struct ActionSetTests {
     func partialFailure() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addActionSet(
-            named: "Evening",
-            actions: [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(thermostatMode, .int(2))],
-            home: home, account: admin)
+        try await m.edit(
+            .addActionSet(
+                home: home, name: "Evening",
+                actions: [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(thermostatMode, .int(2))]),
+            account: admin)
         var events = await m.events().makeAsyncIterator()
         _ = await events.next()
         await f.driver.setReachable(false, "lamp")
@@ -72,22 +73,24 @@ struct ActionSetTests {
             accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
         #expect(
             await errorCode {
-                try await m.addActionSet(
-                    named: "A", actions: [ActionRequest(current, .float(20))], home: home, account: admin)
+                try await m.edit(
+                    .addActionSet(home: home, name: "A", actions: [ActionRequest(current, .float(20))]), account: admin)
             } == .readOnlyCharacteristic)
         #expect(
             await errorCode {
-                try await m.addActionSet(
-                    named: "A", actions: [ActionRequest(thermostatMode, .int(7))], home: home, account: admin)
+                try await m.edit(
+                    .addActionSet(home: home, name: "A", actions: [ActionRequest(thermostatMode, .int(7))]),
+                    account: admin)
             } == .valueHigherThanMaximum)
         #expect(
             await errorCode {
-                try await m.addActionSet(
-                    named: "A", actions: [ActionRequest(Fixture.lampOn, .string("on"))], home: home, account: admin)
+                try await m.edit(
+                    .addActionSet(home: home, name: "A", actions: [ActionRequest(Fixture.lampOn, .string("on"))]),
+                    account: admin)
             } == .invalidValueType)
         let twice = [ActionRequest(Fixture.lampOn, .bool(true)), ActionRequest(Fixture.lampOn, .bool(false))]
         #expect(
-            await errorCode { try await m.addActionSet(named: "A", actions: twice, home: home, account: admin) }
+            await errorCode { try await m.edit(.addActionSet(home: home, name: "A", actions: twice), account: admin) }
                 == .invalidParameter)
         #expect(try await f.home().actionSets.isEmpty)
     }
@@ -96,11 +99,11 @@ struct ActionSetTests {
     func renameAndRemove() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addActionSet(named: "Night", actions: [], home: home, account: admin)
-        try await m.renameActionSet("night", to: "Late Night", home: home, account: admin)
+        try await m.edit(.addActionSet(home: home, name: "Night", actions: []), account: admin)
+        try await m.edit(.renameActionSet(home: home, actionSet: "night", name: "Late Night"), account: admin)
         #expect(try await f.home().actionSets.map(\.name) == ["Late Night"])
         #expect(await errorCode { _ = try await m.executeActionSet("Night", home: home, account: admin) } == .notFound)
-        try await m.removeActionSet("late night", home: home, account: admin)
+        try await m.edit(.removeActionSet(home: home, actionSet: "late night"), account: admin)
         #expect(try await f.home().actionSets.isEmpty)
     }
 }

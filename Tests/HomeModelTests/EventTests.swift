@@ -11,21 +11,24 @@ struct EventTests {
         var events = await m.events().makeAsyncIterator()
         #expect(await events.next() == .homeManagerDidUpdateHomes)
         // When a home is built, changed and removed
-        let home = try await m.addHome(named: "Home", account: "alice")
-        let room = try await m.addRoom(named: "Den", home: "Home", account: "alice")
-        try await m.renameRoom("Den", to: "Study", home: "Home", account: "alice")
-        let zone = try await m.addZone(named: "Upstairs", home: "Home", account: "alice")
-        try await m.addRoom("Study", toZone: "Upstairs", home: "Home", account: "alice")
-        let user = try await m.addUser(account: "bob", name: "Bob", home: "Home", account: "alice")
-        let actionSet = try await m.addActionSet(named: "Night", actions: [], home: "Home", account: "alice")
-        try await m.renameActionSet("Night", to: "Late", home: "Home", account: "alice")
-        _ = await errorCode { try await m.addRoom(named: "study", home: "Home", account: "alice") }
-        try await m.removeRoom("Study", home: "Home", account: "alice")
-        try await m.removeZone("Upstairs", home: "Home", account: "alice")
-        try await m.removeActionSet("Late", home: "Home", account: "alice")
-        try await m.removeUser(named: "Bob", home: "Home", account: "alice")
-        try await m.renameHome("Home", to: "House", account: "alice")
-        try await m.removeHome("House", account: "alice")
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        try await m.edit(.addRoom(home: "Home", name: "Den"), account: "alice")
+        try await m.edit(.renameRoom(home: "Home", room: "Den", name: "Study"), account: "alice")
+        try await m.edit(.addZone(home: "Home", name: "Upstairs"), account: "alice")
+        try await m.edit(.addRoomToZone(home: "Home", room: "Study", zone: "Upstairs"), account: "alice")
+        try await m.edit(.addUser(home: "Home", account: "bob", name: "Bob"), account: "alice")
+        try await m.edit(.addActionSet(home: "Home", name: "Night", actions: []), account: "alice")
+        let home = try await m.home("Home", account: "alice")
+        let (room, zone, actionSet) = (home.rooms[0], home.zones[0], home.actionSets[0])
+        let user = try #require(home.users.first { $0.name == "Bob" })
+        try await m.edit(.renameActionSet(home: "Home", actionSet: "Night", name: "Late"), account: "alice")
+        _ = await errorCode { try await m.edit(.addRoom(home: "Home", name: "study"), account: "alice") }
+        try await m.edit(.removeRoom(home: "Home", room: "Study"), account: "alice")
+        try await m.edit(.removeZone(home: "Home", zone: "Upstairs"), account: "alice")
+        try await m.edit(.removeActionSet(home: "Home", actionSet: "Late"), account: "alice")
+        try await m.edit(.removeUser(home: "Home", user: "Bob"), account: "alice")
+        try await m.edit(.renameHome(home: "Home", name: "House"), account: "alice")
+        try await m.edit(.removeHome(home: "House"), account: "alice")
         // Then the listener saw exactly these messages, in this order (the refused add is not there)
         let h = home.id
         let expected: [HomeEvent] = [
@@ -54,20 +57,22 @@ struct EventTests {
     func accessoryEvents() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addRoom(named: "Den", home: Fixture.home, account: Fixture.admin)
+        try await m.edit(.addRoom(home: Fixture.home, name: "Den"), account: Fixture.admin)
         var events = await m.events().makeAsyncIterator()
         _ = await events.next()
         let home = try await f.home()
         let den = home.rooms[0].id
         // When the lamp is renamed, moved and written, and the lock leaves the browser for the home
-        try await m.renameAccessory("Lamp", to: "Reading Lamp", home: Fixture.home, account: Fixture.admin)
-        try await m.assignAccessory("Reading Lamp", toRoom: "Den", home: Fixture.home, account: Fixture.admin)
+        try await m.edit(
+            .renameAccessory(home: Fixture.home, accessory: "Lamp", name: "Reading Lamp"), account: Fixture.admin)
+        try await m.edit(
+            .assignAccessory(home: Fixture.home, accessory: "Reading Lamp", room: "Den"), account: Fixture.admin)
         try await m.writeValue(
             .bool(true),
             to: CharacteristicReference(accessory: "Reading Lamp", service: "Lightbulb", characteristic: .on),
             home: Fixture.home, account: Fixture.guest)
-        try await m.addAccessory("lock", home: Fixture.home, account: Fixture.admin)
-        try await m.removeAccessory("Lock", home: Fixture.home, account: Fixture.admin)
+        try await m.edit(.addAccessory(home: Fixture.home, id: "lock"), account: Fixture.admin)
+        try await m.edit(.removeAccessory(home: Fixture.home, accessory: "Lock"), account: Fixture.admin)
         // Then
         let expected: [HomeEvent] = [
             .didUpdateNameForAccessory(home: home.id, accessory: "lamp", oldName: "Lamp", name: "Reading Lamp"),
@@ -86,7 +91,7 @@ struct EventTests {
     func driverReportedValues() async throws {
         // Given the lock in the home and a listener
         let f = try await Fixture.make()
-        try await f.manager.addAccessory("lock", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.edit(.addAccessory(home: Fixture.home, id: "lock"), account: Fixture.admin)
         let home = try await f.home()
         var events = await f.manager.events().makeAsyncIterator()
         _ = await events.next()

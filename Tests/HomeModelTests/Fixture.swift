@@ -45,10 +45,10 @@ struct Fixture {
         // would move the lock, thermostat and sensors at moments that depend on the machine's load.
         let driver = VirtualDriver(devices: devices, tick: .seconds(86_400))
         try await manager.attach(wrap(driver))
-        try await manager.addHome(named: home, account: admin, userName: "Alice")
-        try await manager.addUser(account: guest, name: "Bob", home: home, account: admin)
-        try await manager.addAccessory("lamp", home: home, account: admin)
-        try await manager.addAccessory("thermostat", home: home, account: admin)
+        try await manager.edit(.addHome(name: home, userName: "Alice"), account: admin)
+        try await manager.edit(.addUser(home: home, account: guest, name: "Bob"), account: admin)
+        try await manager.edit(.addAccessory(home: home, id: "lamp"), account: admin)
+        try await manager.edit(.addAccessory(home: home, id: "thermostat"), account: admin)
         return Fixture(manager: manager, driver: driver)
     }
 

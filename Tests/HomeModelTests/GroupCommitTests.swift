@@ -62,7 +62,7 @@ struct GroupCommitTests {
 
             // When the disk takes writes again and a layout change is saved
             try database.refuseWrites(false)
-            try await manager.addRoom(named: "Den", home: "Home", account: "alice")
+            try await manager.edit(.addRoom(home: "Home", name: "Den"), account: "alice")
 
             // Then the reading is on disk with it, and group commits wait for their window again
             #expect(try Self.reading(in: HomeDatabase.open(atPath: path)) == 42)
@@ -100,8 +100,8 @@ struct GroupCommitTests {
         let manager = try HomeManager(database: database, valueCommitWindow: window)
         let sensor = ReportingDriver()
         try await manager.attach(sensor)
-        try await manager.addHome(named: "Home", account: "alice")
-        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
         return (manager, database, sensor)
     }
 
@@ -118,6 +118,39 @@ struct GroupCommitTests {
         }
     }
 
+    @Test(
+        "while a layout change is being written the manager serves reports and reads, and keeps the reports",
+        .timeLimit(.minutes(1)))
+    func layoutSaveAwaited() async throws {
+        try await withTemporaryDirectory { directory in
+            let (manager, database, sensor) = try await Self.sensorHome(at: "\(directory)/home.sqlite")
+            // Given a disk that holds the next write until the test lets it go
+            let disk = DispatchSemaphore(value: 0)
+            database.holdWrites(until: disk)
+
+            // When a room is added, and the sensor reports 33 while the room is being written
+            let adding = Task { try await manager.edit(.addRoom(home: "Home", name: "Den"), account: "alice") }
+            try await eventually("the room being written") { await manager.isSavingLayout }
+            sensor.report(33)
+
+            // Then the reading is in the model at once, the room not yet (nothing is current before it is saved)
+            try await eventually("the reading in the model") {
+                try await manager.home("Home", account: "alice").accessory("sensor")?
+                    .characteristic("main", .currentTemperature)?.value == .float(33)
+            }
+            #expect(try await manager.home("Home", account: "alice").rooms.isEmpty)
+
+            // And once the disk goes on, both are in the model and the room is on disk
+            disk.signal()
+            try await adding.value
+            let home = try await manager.home("Home", account: "alice")
+            #expect(home.rooms.map(\.name) == ["Den"])
+            #expect(home.accessory("sensor")?.characteristic("main", .currentTemperature)?.value == .float(33))
+            #expect(try database.load().homes.first?.rooms.map(\.name) == ["Den"])
+            await manager.shutdown()
+        }
+    }
+
     @Test("a layout change writes the values waiting for their group before it is answered")
     func layoutCarriesValues() async throws {
         try await withTemporaryDirectory { directory in
@@ -127,7 +160,7 @@ struct GroupCommitTests {
             // Given a value written just now (its group commit still waiting: the window is 100 ms)
             try await manager.writeValue(
                 .int(13), to: Fixture.lampBrightness, home: Fixture.home, account: Fixture.admin)
-            try await manager.addRoom(named: "Den", home: Fixture.home, account: Fixture.admin)
+            try await manager.edit(.addRoom(home: Fixture.home, name: "Den"), account: Fixture.admin)
             // Then, with the answer to the layout change, the file holds the value too
             #expect(try Self.brightness(in: HomeDatabase.open(atPath: path)) == 13)
             await manager.shutdown()
@@ -142,8 +175,8 @@ struct GroupCommitTests {
             let manager = try HomeManager(database: database, valueCommitWindow: .zero)
             let driver = VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400))
             try await manager.attach(driver)
-            try await manager.addHome(named: Fixture.home, account: Fixture.admin)
-            try await manager.addAccessory("lamp", home: Fixture.home, account: Fixture.admin)
+            try await manager.edit(.addHome(name: Fixture.home), account: Fixture.admin)
+            try await manager.edit(.addAccessory(home: Fixture.home, id: "lamp"), account: Fixture.admin)
             try await manager.writeValue(
                 .int(21), to: Fixture.lampBrightness, home: Fixture.home, account: Fixture.admin)
             #expect(try Self.brightness(in: HomeDatabase.open(atPath: path)) == 21)
@@ -205,12 +238,14 @@ struct BuildingTests {
             try await manager.attach(VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
             let onDisk = try HomeDatabase.open(atPath: path)
             try await manager.building { manager in
-                try await manager.addHome(named: "Home", account: "alice")
-                for room in 1...50 { try await manager.addRoom(named: "Room \(room)", home: "Home", account: "alice") }
-                try await manager.addAccessory("lamp", home: "Home", room: "Room 7", account: "alice")
+                try await manager.edit(.addHome(name: "Home"), account: "alice")
+                for room in 1...50 {
+                    try await manager.edit(.addRoom(home: "Home", name: "Room \(room)"), account: "alice")
+                }
+                try await manager.edit(.addAccessory(home: "Home", id: "lamp", room: "Room 7"), account: "alice")
                 // Checked as always
                 #expect(
-                    await errorCode { try await manager.addRoom(named: "room 7", home: "Home", account: "alice") }
+                    await errorCode { try await manager.edit(.addRoom(home: "Home", name: "room 7"), account: "alice") }
                         != nil)
                 // Visible in the model at once, not yet on disk
                 #expect(try await manager.home("Home", account: "alice").rooms.count == 50)

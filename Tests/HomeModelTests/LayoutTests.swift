@@ -13,19 +13,19 @@ struct LayoutTests {
         let m = try HomeManager(database: .inMemory())
         #expect(await m.primaryHome == nil)
         // When two homes are added
-        let first = try await m.addHome(named: "First", account: admin)
-        let second = try await m.addHome(named: "Second", account: admin)
+        try await m.edit(.addHome(name: "First"), account: admin)
+        try await m.edit(.addHome(name: "Second"), account: admin)
+        let first = try await m.home("First", account: admin)
         // Then the first is primary
         #expect(await m.primaryHome == first.id)
-        try await m.setPrimaryHome("second", account: admin)
+        try await m.edit(.setPrimaryHome(home: "second"), account: admin)
         #expect(await m.homes(for: admin).map(\.isPrimary) == [false, true])
         // And removing the primary one hands primacy to what is left
-        try await m.removeHome("Second", account: admin)
+        try await m.edit(.removeHome(home: "Second"), account: admin)
         #expect(await m.primaryHome == first.id)
         #expect(await m.homes(for: admin).map(\.isPrimary) == [true])
-        try await m.removeHome("First", account: admin)
+        try await m.edit(.removeHome(home: "First"), account: admin)
         #expect(await m.primaryHome == nil)
-        _ = second
     }
 
     @Test("New accessories land in the default room")
@@ -41,16 +41,19 @@ struct LayoutTests {
     func defaultRoomIsFixed() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addZone(named: "Upstairs", home: home, account: admin)
+        try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
         #expect(
-            await errorCode { try await m.renameRoom(HomeName.defaultRoom, to: "Hall", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.renameRoom(home: home, room: HomeName.defaultRoom, name: "Hall"), account: admin)
+            }
                 == .roomForHomeCannotBeUpdated)
         #expect(
-            await errorCode { try await m.removeRoom(HomeName.defaultRoom, home: home, account: admin) }
+            await errorCode { try await m.edit(.removeRoom(home: home, room: HomeName.defaultRoom), account: admin) }
                 == .roomForHomeCannotBeUpdated)
         #expect(
             await errorCode {
-                try await m.addRoom(HomeName.defaultRoom, toZone: "Upstairs", home: home, account: admin)
+                try await m.edit(
+                    .addRoomToZone(home: home, room: HomeName.defaultRoom, zone: "Upstairs"), account: admin)
             } == .roomForHomeCannotBeInZone)
         #expect(try await f.home().zones.first?.rooms == [])
     }
@@ -60,22 +63,22 @@ struct LayoutTests {
         // Given the lamp in the Den, which is in two zones
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addRoom(named: "Den", home: home, account: admin)
-        try await m.addZone(named: "Upstairs", home: home, account: admin)
-        try await m.addZone(named: "Quiet", home: home, account: admin)
-        try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
-        try await m.addRoom("Den", toZone: "Quiet", home: home, account: admin)
-        try await m.assignAccessory("Lamp", toRoom: "Den", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Den"), account: admin)
+        try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
+        try await m.edit(.addZone(home: home, name: "Quiet"), account: admin)
+        try await m.edit(.addRoomToZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
+        try await m.edit(.addRoomToZone(home: home, room: "Den", zone: "Quiet"), account: admin)
+        try await m.edit(.assignAccessory(home: home, accessory: "Lamp", room: "Den"), account: admin)
         // When the Den is removed
-        try await m.removeRoom("Den", home: home, account: admin)
+        try await m.edit(.removeRoom(home: home, room: "Den"), account: admin)
         // Then the lamp is in the default room and no zone lists the Den
         let snapshot = try await f.home()
         #expect(snapshot.accessory("lamp")?.room == snapshot.defaultRoom.id)
         #expect(snapshot.zones.allSatisfy { $0.rooms.isEmpty })
         // And the accessory can be moved back to the default room by its reserved name
-        try await m.addRoom(named: "Study", home: home, account: admin)
-        try await m.assignAccessory("Lamp", toRoom: "Study", home: home, account: admin)
-        try await m.assignAccessory("Lamp", toRoom: "$default", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Study"), account: admin)
+        try await m.edit(.assignAccessory(home: home, accessory: "Lamp", room: "Study"), account: admin)
+        try await m.edit(.assignAccessory(home: home, accessory: "Lamp", room: "$default"), account: admin)
         #expect(try await f.home().accessory("lamp")?.room == snapshot.defaultRoom.id)
     }
 
@@ -83,24 +86,31 @@ struct LayoutTests {
     func zones() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        let den = try await m.addRoom(named: "Den", home: home, account: admin)
-        try await m.addZone(named: "Upstairs", home: home, account: admin)
-        try await m.addZone(named: "Quiet", home: home, account: admin)
-        try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
-        try await m.addRoom("den", toZone: "quiet", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Den"), account: admin)
+        let den = try #require(try await f.home().rooms.first { $0.name == "Den" })
+        try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
+        try await m.edit(.addZone(home: home, name: "Quiet"), account: admin)
+        try await m.edit(.addRoomToZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
+        try await m.edit(.addRoomToZone(home: home, room: "den", zone: "quiet"), account: admin)
         #expect(try await f.home().zones.map(\.rooms) == [[den.id], [den.id]])
         #expect(
-            await errorCode { try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.addRoomToZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
+            }
                 == .alreadyExists)
-        try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin)
+        try await m.edit(.removeRoomFromZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
         #expect(
-            await errorCode { try await m.removeRoom("Den", fromZone: "Upstairs", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.removeRoomFromZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
+            }
                 == .notFound)
         #expect(
-            await errorCode { try await m.addRoom("Nowhere", toZone: "Quiet", home: home, account: admin) } == .notFound
+            await errorCode {
+                try await m.edit(.addRoomToZone(home: home, room: "Nowhere", zone: "Quiet"), account: admin)
+            } == .notFound
         )
-        try await m.renameZone("Quiet", to: "Calm", home: home, account: admin)
-        try await m.removeZone("Upstairs", home: home, account: admin)
+        try await m.edit(.renameZone(home: home, zone: "Quiet", name: "Calm"), account: admin)
+        try await m.edit(.removeZone(home: home, zone: "Upstairs"), account: admin)
         let snapshot = try await f.home()
         #expect(snapshot.zones.map(\.name) == ["Calm"])
         #expect(snapshot.zones.map(\.rooms) == [[den.id]])
@@ -112,11 +122,11 @@ struct LayoutTests {
         let f = try await Fixture.make()
         let m = f.manager
         #expect(await m.discoveredAccessories().map(\.id) == ["lock", "bridge", "stairs", "desk"])
-        try await m.addRoom(named: "Office", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Office"), account: admin)
         var events = await m.events().makeAsyncIterator()
         _ = await events.next()
         // When the administrator adds the bridge to the Office
-        try await m.addAccessory("bridge", home: home, room: "Office", account: admin)
+        try await m.edit(.addAccessory(home: home, id: "bridge", room: "Office"), account: admin)
         // Then the bridge and both bridged accessories are in the home, all in the Office
         let snapshot = try await f.home()
         let office = snapshot.rooms[0].id
@@ -138,17 +148,19 @@ struct LayoutTests {
     func bridgedAccessoriesGoWithTheirBridge() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        #expect(await errorCode { try await m.addAccessory("stairs", home: home, account: admin) } == .invalidParameter)
-        try await m.addAccessory("bridge", home: home, account: admin)
         #expect(
-            await errorCode { try await m.addAccessory("bridge", home: home, account: admin) }
+            await errorCode { try await m.edit(.addAccessory(home: home, id: "stairs"), account: admin) }
+                == .invalidParameter)
+        try await m.edit(.addAccessory(home: home, id: "bridge"), account: admin)
+        #expect(
+            await errorCode { try await m.edit(.addAccessory(home: home, id: "bridge"), account: admin) }
                 == .objectAlreadyAssociatedToHome)
         #expect(
-            await errorCode { try await m.removeAccessory("Stairs", home: home, account: admin) }
+            await errorCode { try await m.edit(.removeAccessory(home: home, accessory: "Stairs"), account: admin) }
                 == .cannotRemoveNonBridgeAccessory)
         #expect(try await f.home().accessory("stairs") != nil)
         // When the bridge is removed, its bridged accessories go with it and return to the browser
-        try await m.removeAccessory("Bridge", home: home, account: admin)
+        try await m.edit(.removeAccessory(home: home, accessory: "Bridge"), account: admin)
         #expect(try await f.home().accessories.map(\.id) == ["lamp", "thermostat"])
         #expect(Set(await m.discoveredAccessories().map(\.id)) == ["lock", "bridge", "stairs", "desk"])
     }
@@ -157,12 +169,12 @@ struct LayoutTests {
     func bridgeRoomDoesNotMoveBridged() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addRoom(named: "Office", home: home, account: admin)
-        try await m.addRoom(named: "Hall", home: home, account: admin)
-        try await m.addAccessory("bridge", home: home, account: admin)
-        try await m.assignAccessory("Stairs", toRoom: "Hall", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Office"), account: admin)
+        try await m.edit(.addRoom(home: home, name: "Hall"), account: admin)
+        try await m.edit(.addAccessory(home: home, id: "bridge"), account: admin)
+        try await m.edit(.assignAccessory(home: home, accessory: "Stairs", room: "Hall"), account: admin)
         // When the bridge moves to the Office
-        try await m.assignAccessory("Bridge", toRoom: "Office", home: home, account: admin)
+        try await m.edit(.assignAccessory(home: home, accessory: "Bridge", room: "Office"), account: admin)
         // Then the bridged accessories stay where they were
         let snapshot = try await f.home()
         let (office, hall) = (snapshot.rooms[0].id, snapshot.rooms[1].id)
@@ -177,11 +189,12 @@ struct LayoutTests {
         let m = f.manager
         let thermostatMode = CharacteristicReference(
             accessory: "Thermostat", service: "Thermostat", characteristic: .targetHeatingCoolingState)
-        try await m.addActionSet(
-            named: "Night",
-            actions: [ActionRequest(Fixture.lampOn, .bool(false)), ActionRequest(thermostatMode, .int(0))],
-            home: home, account: admin)
-        try await m.removeAccessory("Lamp", home: home, account: admin)
+        try await m.edit(
+            .addActionSet(
+                home: home, name: "Night",
+                actions: [ActionRequest(Fixture.lampOn, .bool(false)), ActionRequest(thermostatMode, .int(0))]),
+            account: admin)
+        try await m.edit(.removeAccessory(home: home, accessory: "Lamp"), account: admin)
         #expect(try await f.home().actionSets.first?.actions.map(\.accessory) == ["thermostat"])
     }
 }

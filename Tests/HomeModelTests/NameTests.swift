@@ -96,14 +96,15 @@ struct NameTests {
     @Test("Where a name was found is a hint only: after a removal and a rename each name finds the right accessory")
     func namePositionsAfterChanges() async throws {
         let f = try await Fixture.make()
-        try await f.manager.addAccessory("lock", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.edit(.addAccessory(home: Fixture.home, id: "lock"), account: Fixture.admin)
         // Found once each, so their places are remembered (copies of a home share what is remembered).
         let before = try await f.home()
         #expect((try? before.accessory(named: "Lamp"))?.id == "lamp")
         #expect((try? before.accessory(named: "Lock"))?.id == "lock")
         #expect((try? before.accessory(named: "Thermostat"))?.id == "thermostat")
-        try await f.manager.removeAccessory("Lamp", home: Fixture.home, account: Fixture.admin)
-        try await f.manager.renameAccessory("Lock", to: "Lamp", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.edit(.removeAccessory(home: Fixture.home, accessory: "Lamp"), account: Fixture.admin)
+        try await f.manager.edit(
+            .renameAccessory(home: Fixture.home, accessory: "Lock", name: "Lamp"), account: Fixture.admin)
         let after = try await f.home()
         #expect((try? after.accessory(named: "Lamp"))?.id == "lock")
         #expect((try? after.accessory(named: "Lock")) == nil)
@@ -114,48 +115,52 @@ struct NameTests {
     @Test("Where a room was found is a hint only: after rooms before it are removed each room is found by its id")
     func roomPositionsAfterChanges() async throws {
         let f = try await Fixture.make()
-        let kitchen = try await f.manager.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
-        let hall = try await f.manager.addRoom(named: "Hall", home: Fixture.home, account: Fixture.admin)
-        let attic = try await f.manager.addRoom(named: "Attic", home: Fixture.home, account: Fixture.admin)
+        for room in ["Kitchen", "Hall", "Attic"] {
+            try await f.manager.edit(.addRoom(home: Fixture.home, name: room), account: Fixture.admin)
+        }
+        let rooms = try await f.home().rooms
+        func id(_ name: String) throws -> RoomID { try #require(rooms.first { $0.name == name }).id }
+        let (kitchen, hall, attic) = (try id("Kitchen"), try id("Hall"), try id("Attic"))
         // Found once each, so their places are remembered (copies of a home share what is remembered).
         let before = try await f.home()
-        #expect(before.room(kitchen.id)?.name == "Kitchen")
-        #expect(before.room(hall.id)?.name == "Hall")
-        #expect(before.room(attic.id)?.name == "Attic")
-        try await f.manager.removeRoom("Kitchen", home: Fixture.home, account: Fixture.admin)
-        try await f.manager.renameRoom("Hall", to: "Landing", home: Fixture.home, account: Fixture.admin)
+        #expect(before.room(kitchen)?.name == "Kitchen")
+        #expect(before.room(hall)?.name == "Hall")
+        #expect(before.room(attic)?.name == "Attic")
+        try await f.manager.edit(.removeRoom(home: Fixture.home, room: "Kitchen"), account: Fixture.admin)
+        try await f.manager.edit(.renameRoom(home: Fixture.home, room: "Hall", name: "Landing"), account: Fixture.admin)
         let after = try await f.home()
-        #expect(after.room(kitchen.id) == nil)
-        #expect(after.room(hall.id)?.name == "Landing")
-        #expect(after.room(attic.id)?.name == "Attic")
+        #expect(after.room(kitchen) == nil)
+        #expect(after.room(hall)?.name == "Landing")
+        #expect(after.room(attic)?.name == "Attic")
         #expect(after.room(after.defaultRoom.id)?.isDefault == true)
-        #expect(before.room(kitchen.id)?.name == "Kitchen")
-        #expect(before.room(attic.id)?.name == "Attic")
+        #expect(before.room(kitchen)?.name == "Kitchen")
+        #expect(before.room(attic)?.name == "Attic")
     }
 
     @Test("A renamed accessory is found by its new name and no longer by its old one, in place of a look at every name")
     func renamedAccessoryLookup() async throws {
         let f = try await Fixture.make()
-        try await f.manager.renameAccessory("Lamp", to: "Reading Light", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.edit(
+            .renameAccessory(home: Fixture.home, accessory: "Lamp", name: "Reading Light"), account: Fixture.admin)
         let home = try await f.home()
         #expect((try? home.accessory(named: "reading light"))?.name == "Reading Light")
         #expect((try? home.accessory(named: "Reading Light"))?.id == "lamp")
         #expect((try? home.accessory(named: "Lamp")) == nil)
         #expect(
             await errorCode {
-                try await f.manager.addRoom(named: "READING LIGHT", home: Fixture.home, account: Fixture.admin)
+                try await f.manager.edit(.addRoom(home: Fixture.home, name: "READING LIGHT"), account: Fixture.admin)
             } == .objectWithSimilarNameExistsInHome)
         // The old name is free again.
-        try await f.manager.addRoom(named: "Lamp", home: Fixture.home, account: Fixture.admin)
+        try await f.manager.edit(.addRoom(home: Fixture.home, name: "Lamp"), account: Fixture.admin)
     }
 
     @Test("Home names are unique across the manager, compared the HomeKit way")
     func homeNamespace() async throws {
         // Given a home named Home1
         let manager = try HomeManager(database: .inMemory())
-        try await manager.addHome(named: "Home1", account: "alice")
+        try await manager.edit(.addHome(name: "Home1"), account: "alice")
         // When its administrator adds "home 1"
-        let code = await errorCode { try await manager.addHome(named: "home 1", account: "alice") }
+        let code = await errorCode { try await manager.edit(.addHome(name: "home 1"), account: "alice") }
         // Then it is refused and there is still one home
         #expect(code == .homeWithSimilarNameExists)
         #expect(await manager.allHomes().count == 1)
@@ -167,35 +172,43 @@ struct NameTests {
         let f = try await Fixture.make()
         let m = f.manager
         let (home, admin) = (Fixture.home, Fixture.admin)
-        try await m.addRoom(named: "Kitchen", home: home, account: admin)
-        try await m.addZone(named: "Upstairs", home: home, account: admin)
-        try await m.addActionSet(named: "Night", actions: [], home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Kitchen"), account: admin)
+        try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
+        try await m.edit(.addActionSet(home: home, name: "Night", actions: []), account: admin)
 
         // When names similar to any of them are used for another kind of object
         // Then each is refused with objectWithSimilarNameExistsInHome
         #expect(
-            await errorCode { try await m.addZone(named: "kitchen", home: home, account: admin) }
+            await errorCode { try await m.edit(.addZone(home: home, name: "kitchen"), account: admin) }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.addRoom(named: "Up stairs", home: home, account: admin) }
+            await errorCode { try await m.edit(.addRoom(home: home, name: "Up stairs"), account: admin) }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.addActionSet(named: "LAMP", actions: [], home: home, account: admin) }
+            await errorCode { try await m.edit(.addActionSet(home: home, name: "LAMP", actions: []), account: admin) }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.renameAccessory("Lamp", to: "Night", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.renameAccessory(home: home, accessory: "Lamp", name: "Night"), account: admin)
+            }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.renameRoom("Kitchen", to: "Thermostat", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.renameRoom(home: home, room: "Kitchen", name: "Thermostat"), account: admin)
+            }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.renameZone("Upstairs", to: "Kitchen", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.renameZone(home: home, zone: "Upstairs", name: "Kitchen"), account: admin)
+            }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.renameActionSet("Night", to: "Upstairs", home: home, account: admin) }
+            await errorCode {
+                try await m.edit(.renameActionSet(home: home, actionSet: "Night", name: "Upstairs"), account: admin)
+            }
                 == .objectWithSimilarNameExistsInHome)
         #expect(
-            await errorCode { try await m.addAccessory("lock", home: home, name: "Kitchen", account: admin) }
+            await errorCode { try await m.edit(.addAccessory(home: home, id: "lock", name: "Kitchen"), account: admin) }
                 == .objectWithSimilarNameExistsInHome)
         // And nothing was added or renamed
         let snapshot = try await f.home()
@@ -208,9 +221,9 @@ struct NameTests {
     @Test("The same name may be used in two homes")
     func namesArePerHome() async throws {
         let f = try await Fixture.make()
-        try await f.manager.addHome(named: "Cabin", account: Fixture.admin)
-        try await f.manager.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
-        try await f.manager.addRoom(named: "Kitchen", home: "Cabin", account: Fixture.admin)
+        try await f.manager.edit(.addHome(name: "Cabin"), account: Fixture.admin)
+        try await f.manager.edit(.addRoom(home: Fixture.home, name: "Kitchen"), account: Fixture.admin)
+        try await f.manager.edit(.addRoom(home: "Cabin", name: "Kitchen"), account: Fixture.admin)
         #expect(try await f.manager.home("Cabin", account: Fixture.admin).rooms.map(\.name) == ["Kitchen"])
     }
 
@@ -218,24 +231,27 @@ struct NameTests {
     func renaming() async throws {
         let f = try await Fixture.make()
         let m = f.manager
-        try await m.addRoom(named: "Kitchen", home: Fixture.home, account: Fixture.admin)
+        try await m.edit(.addRoom(home: Fixture.home, name: "Kitchen"), account: Fixture.admin)
         #expect(
             await errorCode {
-                try await m.renameRoom("Kitchen", to: "Kitchen!", home: Fixture.home, account: Fixture.admin)
+                try await m.edit(
+                    .renameRoom(home: Fixture.home, room: "Kitchen", name: "Kitchen!"), account: Fixture.admin)
             } == .nameContainsProhibitedCharacters)
         #expect(
             await errorCode {
-                try await m.renameRoom("Kitchen", to: " Kitchen", home: Fixture.home, account: Fixture.admin)
+                try await m.edit(
+                    .renameRoom(home: Fixture.home, room: "Kitchen", name: " Kitchen"), account: Fixture.admin)
             } == .nameDoesNotStartWithValidCharacters)
-        try await m.renameRoom("kitchen", to: "KITCHEN", home: Fixture.home, account: Fixture.admin)
+        try await m.edit(.renameRoom(home: Fixture.home, room: "kitchen", name: "KITCHEN"), account: Fixture.admin)
         #expect(try await f.home().rooms.map(\.name) == ["KITCHEN"])
     }
 
     @Test("Objects are found by names compared the HomeKit way")
     func lookupByMatchingName() async throws {
         let f = try await Fixture.make()
-        try await f.manager.addRoom(named: "Living Room", home: Fixture.home, account: Fixture.admin)
-        try await f.manager.assignAccessory("lamp", toRoom: "living room", home: "home", account: Fixture.admin)
+        try await f.manager.edit(.addRoom(home: Fixture.home, name: "Living Room"), account: Fixture.admin)
+        try await f.manager.edit(
+            .assignAccessory(home: "home", accessory: "lamp", room: "living room"), account: Fixture.admin)
         let home = try await f.home()
         #expect(home.accessory("lamp")?.room == home.rooms.first?.id)
     }

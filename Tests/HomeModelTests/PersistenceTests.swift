@@ -14,18 +14,19 @@ struct PersistenceTests {
             let f = try await Fixture.make(
                 database: HomeDatabase.open(atPath: path), homeCreators: .accounts([Fixture.admin, "carol"]))
             let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)
-            try await m.addRoom(named: "Den", home: home, account: admin)
-            try await m.addRoom(named: "Hall", home: home, account: admin)
-            try await m.addZone(named: "Upstairs", home: home, account: admin)
-            try await m.addRoom("Den", toZone: "Upstairs", home: home, account: admin)
-            try await m.addAccessory("bridge", home: home, room: "Hall", account: admin)
-            try await m.assignAccessory("Lamp", toRoom: "Den", home: home, account: admin)
-            try await m.addActionSet(
-                named: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))], home: home, account: admin)
-            try await m.addHome(named: "Cabin", account: "carol")
-            try await m.setPrimaryHome("Cabin", account: "carol")
+            try await m.edit(.addRoom(home: home, name: "Den"), account: admin)
+            try await m.edit(.addRoom(home: home, name: "Hall"), account: admin)
+            try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
+            try await m.edit(.addRoomToZone(home: home, room: "Den", zone: "Upstairs"), account: admin)
+            try await m.edit(.addAccessory(home: home, id: "bridge", room: "Hall"), account: admin)
+            try await m.edit(.assignAccessory(home: home, accessory: "Lamp", room: "Den"), account: admin)
+            try await m.edit(
+                .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
+                account: admin)
+            try await m.edit(.addHome(name: "Cabin"), account: "carol")
+            try await m.edit(.setPrimaryHome(home: "Cabin"), account: "carol")
             try await m.writeValue(.int(42), to: Fixture.lampBrightness, home: home, account: Fixture.guest)
-            _ = await errorCode { try await m.addRoom(named: "den", home: home, account: admin) }
+            _ = await errorCode { try await m.edit(.addRoom(home: home, name: "den"), account: admin) }
             let before = await m.allHomes()
             await m.shutdown()
 

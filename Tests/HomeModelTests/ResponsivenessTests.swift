@@ -213,7 +213,7 @@ struct ResponsivenessTests {
     func silentBridge() async throws {
         let clock = ManualClock()
         let fixture = try await Self.make(clock)
-        try await fixture.manager.addAccessory("bridge", home: Fixture.home, account: Fixture.admin)
+        try await fixture.manager.edit(.addAccessory(home: Fixture.home, id: "bridge"), account: Fixture.admin)
         await fixture.driver.setAnswering(false, "bridge")
         let stairs = CharacteristicReference(accessory: "Stairs", service: "Lightbulb", characteristic: .on)
         let code = try await Self.timingOut(clock) {

@@ -21,38 +21,48 @@ struct RoleTests {
     static let home = Fixture.home
 
     static let operations: [Operation] = [
-        Operation("renameHome", .layout) { try await $0.renameHome(home, to: "House", account: $1) },
-        Operation("removeHome", .layout) { try await $0.removeHome(home, account: $1) },
-        Operation("setPrimaryHome", .layout) { try await $0.setPrimaryHome(home, account: $1) },
-        Operation("addRoom", .layout) { try await $0.addRoom(named: "Cellar", home: home, account: $1) },
-        Operation("removeRoom", .layout) { try await $0.removeRoom("Den", home: home, account: $1) },
-        Operation("renameRoom", .layout) { try await $0.renameRoom("Den", to: "Study", home: home, account: $1) },
-        Operation("addZone", .layout) { try await $0.addZone(named: "Downstairs", home: home, account: $1) },
-        Operation("removeZone", .layout) { try await $0.removeZone("Upstairs", home: home, account: $1) },
-        Operation("renameZone", .layout) { try await $0.renameZone("Upstairs", to: "Top", home: home, account: $1) },
+        Operation("renameHome", .layout) { try await $0.edit(.renameHome(home: home, name: "House"), account: $1) },
+        Operation("removeHome", .layout) { try await $0.edit(.removeHome(home: home), account: $1) },
+        Operation("setPrimaryHome", .layout) { try await $0.edit(.setPrimaryHome(home: home), account: $1) },
+        Operation("addRoom", .layout) { try await $0.edit(.addRoom(home: home, name: "Cellar"), account: $1) },
+        Operation("removeRoom", .layout) { try await $0.edit(.removeRoom(home: home, room: "Den"), account: $1) },
+        Operation("renameRoom", .layout) {
+            try await $0.edit(.renameRoom(home: home, room: "Den", name: "Study"), account: $1)
+        },
+        Operation("addZone", .layout) { try await $0.edit(.addZone(home: home, name: "Downstairs"), account: $1) },
+        Operation("removeZone", .layout) { try await $0.edit(.removeZone(home: home, zone: "Upstairs"), account: $1) },
+        Operation("renameZone", .layout) {
+            try await $0.edit(.renameZone(home: home, zone: "Upstairs", name: "Top"), account: $1)
+        },
         Operation("addRoomToZone", .layout) {
-            try await $0.addRoom("Den", toZone: "Upstairs", home: home, account: $1)
+            try await $0.edit(.addRoomToZone(home: home, room: "Den", zone: "Upstairs"), account: $1)
         },
         Operation("removeRoomFromZone", .layout) {
-            try await $0.removeRoom("Attic", fromZone: "Upstairs", home: home, account: $1)
+            try await $0.edit(.removeRoomFromZone(home: home, room: "Attic", zone: "Upstairs"), account: $1)
         },
-        Operation("addAccessory", .layout) { try await $0.addAccessory("lock", home: home, account: $1) },
-        Operation("removeAccessory", .layout) { try await $0.removeAccessory("Lamp", home: home, account: $1) },
+        Operation("addAccessory", .layout) { try await $0.edit(.addAccessory(home: home, id: "lock"), account: $1) },
+        Operation("removeAccessory", .layout) {
+            try await $0.edit(.removeAccessory(home: home, accessory: "Lamp"), account: $1)
+        },
         Operation("renameAccessory", .layout) {
-            try await $0.renameAccessory("Lamp", to: "Light", home: home, account: $1)
+            try await $0.edit(.renameAccessory(home: home, accessory: "Lamp", name: "Light"), account: $1)
         },
         Operation("assignAccessory", .layout) {
-            try await $0.assignAccessory("Lamp", toRoom: "Den", home: home, account: $1)
+            try await $0.edit(.assignAccessory(home: home, accessory: "Lamp", room: "Den"), account: $1)
         },
         Operation("addActionSet", .layout) {
-            try await $0.addActionSet(named: "Away", actions: [], home: home, account: $1)
+            try await $0.edit(.addActionSet(home: home, name: "Away", actions: []), account: $1)
         },
-        Operation("removeActionSet", .layout) { try await $0.removeActionSet("Night", home: home, account: $1) },
+        Operation("removeActionSet", .layout) {
+            try await $0.edit(.removeActionSet(home: home, actionSet: "Night"), account: $1)
+        },
         Operation("renameActionSet", .layout) {
-            try await $0.renameActionSet("Night", to: "Late", home: home, account: $1)
+            try await $0.edit(.renameActionSet(home: home, actionSet: "Night", name: "Late"), account: $1)
         },
-        Operation("addUser", .layout) { try await $0.addUser(account: "dave", name: "Dave", home: home, account: $1) },
-        Operation("removeUser", .layout) { try await $0.removeUser(named: "Carol", home: home, account: $1) },
+        Operation("addUser", .layout) {
+            try await $0.edit(.addUser(home: home, account: "dave", name: "Dave"), account: $1)
+        },
+        Operation("removeUser", .layout) { try await $0.edit(.removeUser(home: home, user: "Carol"), account: $1) },
         Operation("see the home", .use) { _ = try await $0.home(home, account: $1) },
         Operation("writeValue", .use) {
             try await $0.writeValue(.bool(true), to: Fixture.lampOn, home: home, account: $1)
@@ -72,13 +82,14 @@ struct RoleTests {
     static func prepare() async throws -> Fixture {
         let f = try await Fixture.make(homeCreators: .accounts([Fixture.admin, "carol"]))
         let (m, admin) = (f.manager, Fixture.admin)
-        try await m.addRoom(named: "Den", home: home, account: admin)
-        try await m.addRoom(named: "Attic", home: home, account: admin)
-        try await m.addZone(named: "Upstairs", home: home, account: admin)
-        try await m.addRoom("Attic", toZone: "Upstairs", home: home, account: admin)
-        try await m.addActionSet(
-            named: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))], home: home, account: admin)
-        try await m.addUser(account: "carol", name: "Carol", home: home, account: admin)
+        try await m.edit(.addRoom(home: home, name: "Den"), account: admin)
+        try await m.edit(.addRoom(home: home, name: "Attic"), account: admin)
+        try await m.edit(.addZone(home: home, name: "Upstairs"), account: admin)
+        try await m.edit(.addRoomToZone(home: home, room: "Attic", zone: "Upstairs"), account: admin)
+        try await m.edit(
+            .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
+            account: admin)
+        try await m.edit(.addUser(home: home, account: "carol", name: "Carol"), account: admin)
         return f
     }
 
@@ -123,7 +134,7 @@ struct RoleTests {
     @Test("The home list shows only the homes an account is a member of, with its role")
     func homeList() async throws {
         let f = try await Self.prepare()
-        try await f.manager.addHome(named: "Cabin", account: "carol")
+        try await f.manager.edit(.addHome(name: "Cabin"), account: "carol")
         #expect(await f.manager.homes(for: Fixture.admin).map(\.name) == ["Home"])
         #expect(await f.manager.homes(for: Fixture.guest).map(\.role) == [.guest])
         #expect(await f.manager.homes(for: "carol").map(\.name) == ["Home", "Cabin"])
@@ -145,17 +156,17 @@ struct RoleTests {
         let f = try await Self.prepare()
         let m = f.manager
         #expect(
-            await errorCode { try await m.removeUser(named: "Alice", home: Self.home, account: Fixture.admin) }
+            await errorCode { try await m.edit(.removeUser(home: Self.home, user: "Alice"), account: Fixture.admin) }
                 == .invalidParameter)
         #expect(
             await errorCode {
-                try await m.addUser(account: "bob", name: "Robert", home: Self.home, account: Fixture.admin)
+                try await m.edit(.addUser(home: Self.home, account: "bob", name: "Robert"), account: Fixture.admin)
             } == .alreadyExists)
         #expect(
             await errorCode {
-                try await m.addUser(account: "zed", name: "bob", home: Self.home, account: Fixture.admin)
+                try await m.edit(.addUser(home: Self.home, account: "zed", name: "bob"), account: Fixture.admin)
             } == .alreadyExists)
-        try await m.removeUser(named: "Bob", home: Self.home, account: Fixture.admin)
+        try await m.edit(.removeUser(home: Self.home, user: "Bob"), account: Fixture.admin)
         #expect(await m.homes(for: Fixture.guest).isEmpty)
     }
 
@@ -166,19 +177,19 @@ struct RoleTests {
         // Given an empty hub
         let m = try HomeManager(database: .inMemory())
         // When a first account adds a home, it may (a new hub must be set up)
-        try await m.addHome(named: "Home", account: "alice")
-        try await m.addUser(account: "bob", name: "Bob", home: "Home", account: "alice")
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        try await m.edit(.addUser(home: "Home", account: "bob", name: "Bob"), account: "alice")
         // Then a guest and a stranger may not add one, and learn nothing of the homes there are:
         // a taken name gets the same answer as a free one
         for account in ["bob", "mallory"] {
             for name in ["home", "Cabin"] {
-                let error = await thrownError { try await m.addHome(named: name, account: account) }
+                let error = await thrownError { try await m.edit(.addHome(name: name), account: account) }
                 #expect(error?.code == .insufficientPrivileges)
                 #expect(error?.message.contains("Home") == false)
             }
         }
         // And the administrator may add a second home, and is its administrator
-        try await m.addHome(named: "Cabin", account: "alice")
+        try await m.edit(.addHome(name: "Cabin"), account: "alice")
         #expect(await m.homes(for: "alice").map(\.name) == ["Home", "Cabin"])
         #expect(await m.allHomes().count == 2)
     }
@@ -187,12 +198,14 @@ struct RoleTests {
     func listedCreators() async throws {
         // Given creators carol only, and an existing home of alice's
         let m = try HomeManager(database: .inMemory(), homeCreators: .accounts(["carol"]))
-        #expect(await errorCode { try await m.addHome(named: "Home", account: "alice") } == .insufficientPrivileges)
-        try await m.addHome(named: "Home", account: "carol")
+        #expect(
+            await errorCode { try await m.edit(.addHome(name: "Home"), account: "alice") } == .insufficientPrivileges)
+        try await m.edit(.addHome(name: "Home"), account: "carol")
         // Then carol may add more, and nobody else may, also not a member of her homes
-        try await m.addHome(named: "Cabin", account: "carol")
-        try await m.addUser(account: "alice", name: "Alice", home: "Home", account: "carol")
-        #expect(await errorCode { try await m.addHome(named: "Flat", account: "alice") } == .insufficientPrivileges)
+        try await m.edit(.addHome(name: "Cabin"), account: "carol")
+        try await m.edit(.addUser(home: "Home", account: "alice", name: "Alice"), account: "carol")
+        #expect(
+            await errorCode { try await m.edit(.addHome(name: "Flat"), account: "alice") } == .insufficientPrivileges)
         #expect(await m.allHomes().map(\.name) == ["Home", "Cabin"])
     }
 }

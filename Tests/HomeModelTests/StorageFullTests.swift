@@ -16,7 +16,7 @@ struct StorageFullTests {
             let database = try HomeDatabase.open(atPath: path)
             let f = try await Fixture.make(database: database)
             let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)
-            try await m.addRoom(named: "Den", home: home, account: admin)
+            try await m.edit(.addRoom(home: home, name: "Den"), account: admin)
 
             // Given a database that may not grow
             try database.limitSize(toPages: try database.pageCount())
@@ -27,7 +27,7 @@ struct StorageFullTests {
             var added: [String] = []
             for index in 0..<400 where refused == nil {
                 let name = "Room \(index) " + String(repeating: "x", count: 50)
-                refused = await errorCode { try await m.addRoom(named: name, home: home, account: admin) }
+                refused = await errorCode { try await m.edit(.addRoom(home: home, name: name), account: admin) }
                 if refused == nil { added.append(name) }
             }
 
@@ -40,7 +40,7 @@ struct StorageFullTests {
 
             // When space returns, the same change succeeds
             try database.limitSize(toPages: nil)
-            try await m.addRoom(named: "Attic", home: home, account: admin)
+            try await m.edit(.addRoom(home: home, name: "Attic"), account: admin)
             let acknowledged = await m.allHomes()[0].rooms.map(\.name)
             await m.shutdown()
 

@@ -38,7 +38,7 @@ struct StoredValueTests {
             try await Self.waitForStored(41, in: database)
 
             // When the accessory is renamed, its row (with its services) is written again
-            try await manager.renameAccessory("sensor", to: "Porch", home: "Home", account: "alice")
+            try await manager.edit(.renameAccessory(home: "Home", accessory: "sensor", name: "Porch"), account: "alice")
             #expect(try database.storedValues().isEmpty)
             #expect(try database.servicesText(of: "sensor")?.contains("41") == true)
 
@@ -59,13 +59,13 @@ struct StoredValueTests {
                 at: "\(directory)/home.sqlite")
             sensor.report(30)
             try await Self.waitForStored(30, in: database)
-            try await manager.removeAccessory("sensor", home: "Home", account: "alice")
+            try await manager.edit(.removeAccessory(home: "Home", accessory: "sensor"), account: "alice")
             #expect(try database.storedValues().isEmpty)
 
-            try await manager.addAccessory("sensor", home: "Home", account: "alice")
+            try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
             sensor.report(31)
             try await Self.waitForStored(31, in: database)
-            try await manager.removeHome("Home", account: "alice")
+            try await manager.edit(.removeHome(home: "Home"), account: "alice")
             #expect(try database.storedValues().isEmpty)
             await manager.shutdown()
         }
@@ -102,8 +102,8 @@ struct StoredValueTests {
             let sensor = ReportingDriver()
             try await manager.attach(sensor)
             try await manager.building { manager in
-                try await manager.addHome(named: "Home", account: "alice")
-                try await manager.addAccessory("sensor", home: "Home", account: "alice")
+                try await manager.edit(.addHome(name: "Home"), account: "alice")
+                try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
                 // A reading while the home is only in memory, and its group commit
                 let before = database.valueCommits
                 sensor.report(55)

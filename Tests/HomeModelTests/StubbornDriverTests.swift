@@ -54,8 +54,8 @@ struct StubbornDriverTests {
         let driver = StubbornDriver(inner: VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
         defer { driver.gate.open() }
         try await manager.attach(driver)
-        try await manager.addHome(named: "Home", account: "alice", userName: "Alice")
-        try await manager.addAccessory("lamp", home: "Home", account: "alice")
+        try await manager.edit(.addHome(name: "Home", userName: "Alice"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "lamp"), account: "alice")
 
         // When alice switches it on
         let started = ContinuousClock.now

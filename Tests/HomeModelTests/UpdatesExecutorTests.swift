@@ -14,8 +14,8 @@ struct UpdatesExecutorTests {
         let sensor = ReportingDriver(updatesExecutor: executor)
         let manager = try HomeManager(database: .inMemory())
         try await manager.attach(sensor)
-        try await manager.addHome(named: "Home", account: "alice")
-        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
         let before = executor.jobs
         sensor.report(33)
         try await eventually("the model showing the reading 33") {
@@ -32,8 +32,8 @@ struct UpdatesExecutorTests {
         let sensor = ReportingDriver(updatesExecutor: executor)
         let manager = try HomeManager(database: .inMemory(), valueCommitWindow: .zero)
         try await manager.attach(sensor)
-        try await manager.addHome(named: "Home", account: "alice")
-        try await manager.addAccessory("sensor", home: "Home", account: "alice")
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
         sensor.report(34)
         try await eventually("the model showing the reading 34") {
             try await manager.home("Home", account: "alice").accessory("sensor")?

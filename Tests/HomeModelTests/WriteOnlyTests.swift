@@ -36,8 +36,8 @@ struct WriteOnlyTests {
         // Given the doorbell in a home
         let m = try HomeManager(database: .inMemory())
         try await m.attach(DoorbellDriver())
-        try await m.addHome(named: "Home", account: "alice")
-        try await m.addAccessory("bell", home: "Home", account: "alice")
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        try await m.edit(.addAccessory(home: "Home", id: "bell"), account: "alice")
         // When its write-only Identify is read, and its read-only Name written
         let readCode = await errorCode {
             _ = try await m.readValues(accessory: "Doorbell", characteristic: .identify, home: "Home", account: "alice")

@@ -112,7 +112,7 @@ struct CommandLineTests {
             #expect(!(try await check().contains("warning")))
 
             // A member added since: out of date
-            try await manager.addUser(account: "visitor", name: "Vera", home: "Main House", account: "owner")
+            try await manager.edit(.addUser(home: "Main House", account: "visitor", name: "Vera"), account: "owner")
             await manager.shutdown()
             let output = try await check()
             #expect(output.contains("warning: access.aclFile '\(acl)' is out of date"), "\(output)")

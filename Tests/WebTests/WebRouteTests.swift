@@ -399,7 +399,7 @@ struct WebRouteTests {
         try await fixture.test { client in
             let guest = try await client.logIn("guest")
             let stream = try await fixture.openLiveStream(client, guest)
-            try await fixture.manager.removeUser(named: "Gabriel", home: "Main House", account: "owner")
+            try await fixture.manager.edit(.removeUser(home: "Main House", user: "Gabriel"), account: "owner")
             let response = try await stream.value
             #expect(response.bodyText.hasSuffix("event: reload\ndata: {}\n\n"))
             #expect(fixture.site.feed.openPages == 0)

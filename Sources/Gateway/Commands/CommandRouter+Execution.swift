@@ -78,52 +78,13 @@ extension CommandRouter {
         switch request {
         case .homes:
             return .homes(await manager.homes(for: account))
-        case .addHome(let name):
-            return .added(name: try await manager.addHome(named: name, account: account).name)
-        case .removeHome(let home):
-            try await manager.removeHome(home, account: account)
-        case .renameHome(let home, let name):
-            try await manager.renameHome(home, to: name, account: account)
-        case .setPrimaryHome(let home):
-            try await manager.setPrimaryHome(home, account: account)
-        case .addRoom(let home, let name):
-            return .added(name: try await manager.addRoom(named: name, home: home, account: account).name)
-        case .removeRoom(let home, let room):
-            try await manager.removeRoom(room, home: home, account: account)
-        case .renameRoom(let home, let room, let name):
-            try await manager.renameRoom(room, to: name, home: home, account: account)
-        case .addZone(let home, let name):
-            return .added(name: try await manager.addZone(named: name, home: home, account: account).name)
-        case .removeZone(let home, let zone):
-            try await manager.removeZone(zone, home: home, account: account)
-        case .renameZone(let home, let zone, let name):
-            try await manager.renameZone(zone, to: name, home: home, account: account)
-        case .addRoomToZone(let home, let room, let zone):
-            try await manager.addRoom(room, toZone: zone, home: home, account: account)
-        case .removeRoomFromZone(let home, let room, let zone):
-            try await manager.removeRoom(room, fromZone: zone, home: home, account: account)
-        case .addAccessory(let home, let id, let room, let name):
-            let accessory = try await manager.addAccessory(id, home: home, room: room, name: name, account: account)
-            return .added(name: accessory.name)
-        case .removeAccessory(let home, let accessory):
-            try await manager.removeAccessory(accessory, home: home, account: account)
-        case .renameAccessory(let home, let accessory, let name):
-            try await manager.renameAccessory(accessory, to: name, home: home, account: account)
-        case .assignAccessory(let home, let accessory, let room):
-            try await manager.assignAccessory(accessory, toRoom: room, home: home, account: account)
+        case .edit(let edit):
+            if let name = try await manager.edit(edit, account: account) { return .added(name: name) }
         case .addActionSet(let homeName, let name, let actions):
             let home = try await manager.home(homeName, account: account)
-            let actionSet = try await manager.addActionSet(
-                named: name, actions: try Self.actionRequests(actions, in: home), home: home.name, account: account)
-            return .added(name: actionSet.name)
-        case .removeActionSet(let home, let actionSet):
-            try await manager.removeActionSet(actionSet, home: home, account: account)
-        case .renameActionSet(let home, let actionSet, let name):
-            try await manager.renameActionSet(actionSet, to: name, home: home, account: account)
-        case .addUser(let home, let member, let name):
-            try await manager.addUser(account: member, name: name, home: home, account: account)
-        case .removeUser(let home, let user):
-            try await manager.removeUser(named: user, home: home, account: account)
+            let edit = HomeEdit.addActionSet(
+                home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
+            return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .read(let home, let accessory, let service, let characteristic):
             return .values(
                 try await manager.readValues(
@@ -133,9 +94,9 @@ extension CommandRouter {
         case .permitJoin(let seconds):
             return .joinPermits(try await manager.permitJoin(seconds: seconds, account: account))
         case .pairAccessory(let home, let id, let setupCode, let room, let name):
-            let accessory = try await manager.pairAccessory(
-                id, setupCode: setupCode, home: home, room: room, name: name, account: account)
-            return .added(name: accessory.name)
+            return .added(
+                name: try await manager.pairAccessory(
+                    id, setupCode: setupCode, home: home, room: room, name: name, account: account))
         case .unpairAccessory(let home, let accessory):
             try await manager.unpairAccessory(accessory, home: home, account: account)
         case .listPairings(let home, let accessory):

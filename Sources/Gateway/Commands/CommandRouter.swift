@@ -107,14 +107,7 @@ package struct CommandRouter: Sendable {
                         .invalidParameter,
                         "The payload is \(message.payload.count) bytes; at most \(maximumPayloadSize) are accepted.")
                 }
-                let action: Command.Action
-                if case .request(_, let operation) = command {
-                    let body = try Self.requestBody(message.payload)
-                    id = body["id"] ?? .null
-                    action = .request(try Command.Request(operation: operation, body: body))
-                } else {
-                    action = try Self.action(command, payload: message.payload)
-                }
+                let action = try Self.action(command, payload: message.payload, id: &id)
                 result = .success(Self.data(try await execute(Command(account: account, action))))
             } catch {
                 if id == .null { id = requestID(of: message, isRequest: command.isRequest) }
@@ -216,18 +209,21 @@ package struct CommandRouter: Sendable {
 
     // MARK: Commands
 
-    /// The action a command topic names, with its payload read as that command takes it.
-    static func action(_ topic: CommandTopic, payload: [UInt8]) throws(HomeError) -> Command.Action {
+    /// The action a command topic names, with its payload read as that command takes it; a request's
+    /// `id` is kept in `id` as soon as its body is read, for the answer even when the rest is refused.
+    static func action(_ topic: CommandTopic, payload: [UInt8], id: inout JSON) throws(HomeError) -> Command.Action {
         switch topic {
         case .setCharacteristic(let path, let service, let characteristic, _):
-            .write(CharacteristicPath(path, service: service, characteristic: characteristic), value: payload)
-        case .setAccessory(let path, _): .writeAccessory(path, values: try json(payload))
+            return .write(CharacteristicPath(path, service: service, characteristic: characteristic), value: payload)
+        case .setAccessory(let path, _): return .writeAccessory(path, values: try json(payload))
         case .setHomeAssistant(let path, let service, _):
-            .homeAssistantLight(path, service: service, command: try json(payload))
-        case .identify(let path, _): .identify(path)
-        case .runActionSet(let home, let actionSet, _): .runActionSet(home: home, actionSet: actionSet)
+            return .homeAssistantLight(path, service: service, command: try json(payload))
+        case .identify(let path, _): return .identify(path)
+        case .runActionSet(let home, let actionSet, _): return .runActionSet(home: home, actionSet: actionSet)
         case .request(_, let operation):
-            .request(try Command.Request(operation: operation, body: try requestBody(payload)))
+            let body = try requestBody(payload)
+            id = body["id"] ?? .null
+            return .request(try Command.Request(operation: operation, body: body))
         }
     }
 

@@ -7,28 +7,11 @@ extension Command {
     /// anything runs.
     package enum Request: Sendable, Equatable {
         case homes
-        case addHome(name: String)
-        case removeHome(home: String)
-        case renameHome(home: String, name: String)
-        case setPrimaryHome(home: String)
-        case addRoom(home: String, name: String)
-        case removeRoom(home: String, room: String)
-        case renameRoom(home: String, room: String, name: String)
-        case addZone(home: String, name: String)
-        case removeZone(home: String, zone: String)
-        case renameZone(home: String, zone: String, name: String)
-        case addRoomToZone(home: String, room: String, zone: String)
-        case removeRoomFromZone(home: String, room: String, zone: String)
-        case addAccessory(home: String, id: AccessoryID, room: String?, name: String?)
-        case removeAccessory(home: String, accessory: String)
-        case renameAccessory(home: String, accessory: String, name: String)
-        case assignAccessory(home: String, accessory: String, room: String)
+        /// A change to a home's layout; `addActionSet`'s is built once its actions' characteristics
+        /// are found.
+        case edit(HomeEdit)
         /// The actions' values are read once their characteristics are found (by each one's format).
         case addActionSet(home: String, name: String, actions: [Action])
-        case removeActionSet(home: String, actionSet: String)
-        case renameActionSet(home: String, actionSet: String, name: String)
-        case addUser(home: String, account: String, name: String)
-        case removeUser(home: String, user: String)
         case read(home: String, accessory: String, service: String?, characteristic: String?)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -57,89 +40,77 @@ extension Command {
         /// Reads `operation` with its body (a JSON object; `{}` for an empty payload).
         package init(operation: String, body json: JSON) throws(HomeError) {
             let body = RequestBody(json)
+            func text(_ key: String) throws(HomeError) -> String { try body.string(key) }
+            func optionalText(_ key: String) throws(HomeError) -> String? { try body.optionalString(key) }
             switch operation {
             case "homes": self = .homes
-            case "addHome": self = .addHome(name: try body.string("name"))
-            case "removeHome": self = .removeHome(home: try body.string("home"))
-            case "renameHome": self = .renameHome(home: try body.string("home"), name: try body.string("name"))
-            case "setPrimaryHome": self = .setPrimaryHome(home: try body.string("home"))
-            case "addRoom": self = .addRoom(home: try body.string("home"), name: try body.string("name"))
-            case "removeRoom": self = .removeRoom(home: try body.string("home"), room: try body.string("room"))
+            case "addHome": self = try .edit(.addHome(name: text("name")))
+            case "removeHome": self = try .edit(.removeHome(home: text("home")))
+            case "renameHome": self = try .edit(.renameHome(home: text("home"), name: text("name")))
+            case "setPrimaryHome": self = try .edit(.setPrimaryHome(home: text("home")))
+            case "addRoom": self = try .edit(.addRoom(home: text("home"), name: text("name")))
+            case "removeRoom": self = try .edit(.removeRoom(home: text("home"), room: text("room")))
             case "renameRoom":
-                self = .renameRoom(
-                    home: try body.string("home"), room: try body.string("room"), name: try body.string("name"))
-            case "addZone": self = .addZone(home: try body.string("home"), name: try body.string("name"))
-            case "removeZone": self = .removeZone(home: try body.string("home"), zone: try body.string("zone"))
+                self = try .edit(.renameRoom(home: text("home"), room: text("room"), name: text("name")))
+            case "addZone": self = try .edit(.addZone(home: text("home"), name: text("name")))
+            case "removeZone": self = try .edit(.removeZone(home: text("home"), zone: text("zone")))
             case "renameZone":
-                self = .renameZone(
-                    home: try body.string("home"), zone: try body.string("zone"), name: try body.string("name"))
+                self = try .edit(.renameZone(home: text("home"), zone: text("zone"), name: text("name")))
             case "addRoomToZone":
-                self = .addRoomToZone(
-                    home: try body.string("home"), room: try body.string("room"), zone: try body.string("zone"))
+                self = try .edit(.addRoomToZone(home: text("home"), room: text("room"), zone: text("zone")))
             case "removeRoomFromZone":
-                self = .removeRoomFromZone(
-                    home: try body.string("home"), room: try body.string("room"), zone: try body.string("zone"))
+                self = try .edit(.removeRoomFromZone(home: text("home"), room: text("room"), zone: text("zone")))
             case "addAccessory":
-                self = .addAccessory(
-                    home: try body.string("home"), id: AccessoryID(try body.string("accessory")),
-                    room: try body.optionalString("room"), name: try body.optionalString("name"))
+                self = try .edit(
+                    .addAccessory(
+                        home: text("home"), id: AccessoryID(text("accessory")), room: optionalText("room"),
+                        name: optionalText("name")))
             case "removeAccessory":
-                self = .removeAccessory(home: try body.string("home"), accessory: try body.string("accessory"))
+                self = try .edit(.removeAccessory(home: text("home"), accessory: text("accessory")))
             case "renameAccessory":
-                self = .renameAccessory(
-                    home: try body.string("home"), accessory: try body.string("accessory"),
-                    name: try body.string("name"))
+                self = try .edit(.renameAccessory(home: text("home"), accessory: text("accessory"), name: text("name")))
             case "assignAccessory":
-                self = .assignAccessory(
-                    home: try body.string("home"), accessory: try body.string("accessory"),
-                    room: try body.string("room"))
+                self = try .edit(.assignAccessory(home: text("home"), accessory: text("accessory"), room: text("room")))
             case "addActionSet":
-                self = .addActionSet(
-                    home: try body.string("home"), name: try body.string("name"), actions: try Self.actions(body))
+                self = try .addActionSet(home: text("home"), name: text("name"), actions: Self.actions(body))
             case "removeActionSet":
-                self = .removeActionSet(home: try body.string("home"), actionSet: try body.string("actionSet"))
+                self = try .edit(.removeActionSet(home: text("home"), actionSet: text("actionSet")))
             case "renameActionSet":
-                self = .renameActionSet(
-                    home: try body.string("home"), actionSet: try body.string("actionSet"),
-                    name: try body.string("name"))
+                self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
             case "addUser":
-                self = .addUser(
-                    home: try body.string("home"), account: try body.string("account"), name: try body.string("name"))
-            case "removeUser": self = .removeUser(home: try body.string("home"), user: try body.string("user"))
+                self = try .edit(.addUser(home: text("home"), account: text("account"), name: text("name")))
+            case "removeUser": self = try .edit(.removeUser(home: text("home"), user: text("user")))
             case "read":
-                self = .read(
-                    home: try body.string("home"), accessory: try body.string("accessory"),
-                    service: try body.optionalString("service"),
-                    characteristic: try body.optionalString("characteristic"))
+                self = try .read(
+                    home: text("home"), accessory: text("accessory"), service: optionalText("service"),
+                    characteristic: optionalText("characteristic"))
             case "permitJoin":
                 guard case .integer(let seconds) = try body.value("seconds") else {
                     throw HomeError(.invalidParameter, "\"seconds\" must be a whole number of seconds.")
                 }
                 self = .permitJoin(seconds: seconds)
             case "pairAccessory":
-                self = .pairAccessory(
-                    home: try body.string("home"), id: AccessoryID(try body.string("id")),
-                    setupCode: try body.string("setupCode"), room: try body.optionalString("room"),
-                    name: try body.optionalString("name"))
+                self = try .pairAccessory(
+                    home: text("home"), id: AccessoryID(text("id")), setupCode: text("setupCode"),
+                    room: optionalText("room"), name: optionalText("name"))
             case "unpairAccessory":
-                self = .unpairAccessory(home: try body.string("home"), accessory: try body.string("accessory"))
+                self = try .unpairAccessory(home: text("home"), accessory: text("accessory"))
             case "listPairings":
-                self = .listPairings(home: try body.string("home"), accessory: try body.string("accessory"))
+                self = try .listPairings(home: text("home"), accessory: text("accessory"))
             case "addPairing":
-                guard let key = Data(base64Encoded: try body.string("publicKey")) else {
+                guard let key = try Data(base64Encoded: text("publicKey")) else {
                     throw HomeError(
                         .invalidParameter, "\"publicKey\" is the controller's Ed25519 public key in base64.")
                 }
                 guard case .bool(let admin) = try body.value("admin") else {
                     throw HomeError(.invalidParameter, "\"admin\" is true or false.")
                 }
-                self = .addPairing(
-                    home: try body.string("home"), accessory: try body.string("accessory"),
-                    controller: try body.string("controller"), publicKey: Array(key), admin: admin)
+                self = try .addPairing(
+                    home: text("home"), accessory: text("accessory"), controller: text("controller"),
+                    publicKey: Array(key), admin: admin)
             case "removePairing":
-                self = .removePairing(
-                    home: try body.string("home"), accessory: try body.string("accessory"),
-                    controller: try body.string("controller"))
+                self = try .removePairing(
+                    home: text("home"), accessory: text("accessory"), controller: text("controller"))
             default:
                 throw HomeError(
                     .invalidParameter,
@@ -150,15 +121,11 @@ extension Command {
         /// The home the request is about, if it names one.
         package var home: String? {
             switch self {
-            case .homes, .addHome, .permitJoin: nil
-            case .removeHome(let home), .renameHome(let home, _), .setPrimaryHome(let home), .addRoom(let home, _),
-                .removeRoom(let home, _), .renameRoom(let home, _, _), .addZone(let home, _), .removeZone(let home, _),
-                .renameZone(let home, _, _), .addRoomToZone(let home, _, _), .removeRoomFromZone(let home, _, _),
-                .addAccessory(let home, _, _, _), .removeAccessory(let home, _), .renameAccessory(let home, _, _),
-                .assignAccessory(let home, _, _), .addActionSet(let home, _, _), .removeActionSet(let home, _),
-                .renameActionSet(let home, _, _), .addUser(let home, _, _), .removeUser(let home, _),
-                .read(let home, _, _, _), .pairAccessory(let home, _, _, _, _), .unpairAccessory(let home, _),
-                .listPairings(let home, _), .addPairing(let home, _, _, _, _), .removePairing(let home, _, _):
+            case .homes, .permitJoin, .edit(.addHome): nil
+            case .edit(let edit): edit.home
+            case .addActionSet(let home, _, _), .read(let home, _, _, _), .pairAccessory(let home, _, _, _, _),
+                .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
+                .removePairing(let home, _, _):
                 home
             }
         }

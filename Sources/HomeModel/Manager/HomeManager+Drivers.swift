@@ -8,11 +8,11 @@ extension HomeManager {
     /// the browser. Its work and its updates (values, reachability, accessories found and lost) are
     /// ``serve(_:)``'s, for the driver's lifetime.
     package func register(_ driver: any AccessoryDriver) async throws -> RegisteredDriver {
-        let index = browserAdd(driver)
+        let index = browser.add(driver)
         await driver.restore(allHomes().flatMap(\.accessories))
         try await driver.start()
         let accessories = await driver.accessories()
-        browserReserve(accessories.count)
+        browser.reserve(accessories.count)
         for accessory in accessories {
             apply(.found(accessory), driver: index)
         }
@@ -39,7 +39,7 @@ extension HomeManager {
     /// callers without a service group (tests, benchmarks, fuzzing).
     package func attach(_ driver: any AccessoryDriver) async throws {
         let registered = try await register(driver)
-        addDriverTask(Task { await self.serve(registered) })
+        driverTasks.append(Task { await self.serve(registered) })
     }
 
     /// Where a driver's updates are taken in: the driver's executor, unless every value is written
@@ -59,8 +59,8 @@ extension HomeManager {
         switch update {
         case .found(let accessory):
             forgetUnresponsive(accessory.id)
-            let isNew = browserFound(accessory, driver: driver)
-            if isInHome(accessory.id) {
+            let isNew = browser.found(accessory, driver: driver)
+            if graph.locate(accessory.id) != nil {
                 commitReported { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
@@ -73,25 +73,25 @@ extension HomeManager {
                     }
                 }
             } else if isNew {
-                publishEvents([.didFindNewAccessory(accessory: accessory.id)])
+                publish([.didFindNewAccessory(accessory: accessory.id)])
             }
         case .lost(let id):
             forgetUnresponsive(id)
-            browserLost(id)
-            if isInHome(id) {
+            browser.lost(id)
+            if graph.locate(id) != nil {
                 commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
             } else {
-                publishEvents([.didRemoveNewAccessory(accessory: id)])
+                publish([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
-            browserSetValue(value, id, service, characteristic)
+            browser.setValue(value, id, service, characteristic)
             commitReported { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             forgetUnresponsive(id)
-            browserSetReachable(isReachable, id)
+            browser.setReachable(isReachable, id)
             commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
             }
         }
@@ -255,7 +255,7 @@ extension HomeManager {
                 results.append(ActionResult(action: action, error: error))
             }
         }
-        publishEvents([
+        publish([
             .didExecuteActionSet(
                 home: homeID, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
         ])
@@ -273,7 +273,7 @@ extension HomeManager {
     }
 
     private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
-        guard isReachableNow(accessory.id), let driver = driverFor(accessory.id)
+        guard isReachableNow(accessory.id), let driver = browser.driver(for: accessory.id)
         else {
             throw HomeError(.accessoryNotReachable, "The accessory '\(accessory.name)' is not reachable.")
         }

@@ -4,13 +4,14 @@ extension HomeManager {
 
     /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
     /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge
-    /// brings its bridged accessories. Nothing is added when pairing fails.
+    /// brings its bridged accessories. Nothing is added when pairing fails. Returns the name it was
+    /// added under.
     @discardableResult
     package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
-    ) async throws(HomeError) -> Accessory {
+    ) async throws(HomeError) -> String {
         try checkAdministrator(of: home, account: account)
-        guard let index = driverIndexFor(id), let driver = driverFor(id) else {
+        guard let index = browser.driverIndex(for: id), let driver = browser.driver(for: id) else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }
         guard let pairing = driver as? any PairingDriver else {
@@ -31,14 +32,15 @@ extension HomeManager {
         }
         // The driver reports them too, later; the browser must know them before they are added.
         for accessory in paired { apply(.found(accessory), driver: index) }
-        return try addAccessory(primary.id, home: home, room: room, name: name, account: account)
+        return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
+            ?? primary.name
     }
 
     /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
     /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
     package func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
         let accessory = try administeredAccessory(name, home: home, account: account)
-        guard let pairing = driverFor(accessory.id) as? any PairingDriver else {
+        guard let pairing = browser.driver(for: accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
         }
         let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
@@ -52,7 +54,7 @@ extension HomeManager {
             throw HomeError(.communicationFailure, "Unpairing '\(accessory.name)' failed: \(error).")
         }
         // The driver reports the accessory lost (or unpaired again) by itself.
-        try removeAccessory(accessory.name, home: home, account: account)
+        try await edit(.removeAccessory(home: home, accessory: accessory.name), account: account)
     }
 
     /// The controllers paired with an accessory of `home` (administrator only).
@@ -89,7 +91,7 @@ extension HomeManager {
         Accessory, any PairingDriver
     ) {
         let accessory = try administeredAccessory(name, home: home, account: account)
-        guard let driver = driverFor(accessory.bridge ?? accessory.id) as? any PairingDriver else {
+        guard let driver = browser.driver(for: accessory.bridge ?? accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairings.")
         }
         return (accessory, driver)

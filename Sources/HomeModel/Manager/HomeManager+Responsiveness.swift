@@ -37,7 +37,9 @@ extension HomeManager {
             unresponsive[id] = nil
             return true
         }
-        guard let driver = driverFor(id), browserIsReachable(id), let target = Self.probeTarget(of: accessory) else {
+        guard let driver = browser.driver(for: id), browser.isReachable(id),
+            let target = Self.probeTarget(of: accessory)
+        else {
             return false
         }
         let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {

@@ -10,7 +10,7 @@ import Synchronization
 /// then made visible and announced on ``changes()``. A failed operation changes nothing. Snapshots
 /// handed out (``Home``, ``Accessory``, ...) are values.
 package actor HomeManager {
-    private var graph: HomeGraph
+    private(set) var graph: HomeGraph
     /// The group commit of device values: what waits to be written, and when.
     private var valueCommits: ValueCommitSchedule
     /// The group commit that is scheduled, if any, and its number: a commit replaced while it was
@@ -22,16 +22,23 @@ package actor HomeManager {
     private nonisolated let failedValues = Mutex<Set<ValueKey>>([])
     /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
     var isRetryingValues: Bool { valueCommits.retryDelay != nil }
+    /// Whether a layout edit is being written, for tests.
+    var isSavingLayout: Bool { pendingLayout != nil }
     /// Set by ``shutdown()``: nothing is scheduled or written off the actor after it.
     private var isShutDown = false
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
+    /// While a layout edit is being saved: the model it makes, kept up to date with device reports.
+    private var pendingLayout: HomeGraph?
+    /// Whether a layout edit is being committed, and the edits waiting for their turn.
+    private var isCommittingLayout = false
+    private var layoutTurns: [CheckedContinuation<Void, Never>] = []
     private let database: HomeDatabase
-    private var browser = AccessoryBrowser()
+    var browser = AccessoryBrowser()
     private var changeSubscribers: [UUID: Mailbox<HomeChange>.Sender] = [:]
     /// Counts the events published (``HomeChange/version``).
     private var version: UInt64 = 0
-    private var driverTasks: [Task<Void, Never>] = []
+    var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
     var unresponsive: [AccessoryID: Task<Void, Never>] = [:]
@@ -100,7 +107,7 @@ package actor HomeManager {
         changeSubscribers[id] = nil
     }
 
-    private func publish(_ events: [HomeEvent]) {
+    func publish(_ events: [HomeEvent]) {
         for event in events {
             version &+= 1
             guard !changeSubscribers.isEmpty else { continue }
@@ -137,7 +144,9 @@ package actor HomeManager {
     }
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
-    package func reload() throws {
+    package func reload() async throws {
+        await takeLayoutTurn()
+        defer { endLayoutTurn() }
         var reloaded = try database.load()
         for h in reloaded.homes.indices {
             for a in reloaded.homes[h].accessories.indices {
@@ -171,34 +180,56 @@ package actor HomeManager {
 
     // MARK: Committing
 
-    /// Applies a change to a copy of the model, saves it, then makes it current and announces it.
-    private func commit<Result>(
-        _ change: (inout HomeGraph, inout [HomeEvent]) throws(HomeError) -> Result
-    ) throws(HomeError) -> Result {
+    /// Applies `edit` to a copy of the model, saves it, then makes it current and announces it. The
+    /// save is awaited, so device reports and value writes go on meanwhile: they land on the model
+    /// as it is and on the copy (``pendingLayout``), which becomes the model once saved. Layout
+    /// edits take turns (``takeLayoutTurn()``).
+    private func commit(_ edit: HomeEdit, account: String, found: [Accessory]) async throws(HomeError)
+        -> HomeEditOutcome
+    {
         var next = graph
         var events: [HomeEvent] = []
-        // While building, nothing needs the graph before the change (a failure undoes the whole
-        // build): the change takes it over, so a home's accessories are not copied on every change.
-        if batchBase != nil { graph = HomeGraph() }
-        let result: Result
+        if batchBase != nil {
+            // While building, nothing needs the graph before the change (a failure undoes the whole
+            // build, which is written at its end): the change takes it over, so a home's accessories
+            // are not copied on every change.
+            graph = HomeGraph()
+            defer { graph = next }
+            let outcome = try next.apply(
+                edit, account: account, creators: homeCreators, found: found, events: &events)
+            publish(events)
+            return outcome
+        }
+        let outcome = try next.apply(edit, account: account, creators: homeCreators, found: found, events: &events)
+        pendingLayout = next
+        defer { pendingLayout = nil }
         do {
-            result = try change(&next, &events)
+            try await database.saveAwaiting(from: graph, to: next)
         } catch {
-            if batchBase != nil { graph = next }
-            throw error
+            logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
+            throw HomeDatabase.failure(error)
         }
-        if batchBase == nil {
-            do {
-                try database.save(from: graph, to: next)
-            } catch {
-                logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
-                throw HomeDatabase.failure(error)
-            }
-        }
-        graph = next
+        graph = pendingLayout ?? next
         if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         publish(events)
-        return result
+        return outcome
+    }
+
+    /// Waits until no other layout edit is being committed (first come, first served).
+    private func takeLayoutTurn() async {
+        guard isCommittingLayout else {
+            isCommittingLayout = true
+            return
+        }
+        await withCheckedContinuation { layoutTurns.append($0) }
+    }
+
+    private func endLayoutTurn() {
+        if layoutTurns.isEmpty {
+            isCommittingLayout = false
+        } else {
+            layoutTurns.removeFirst().resume()
+        }
     }
 
     /// Runs `build` (many layout changes: a home built from a file) and writes all its changes in one
@@ -240,6 +271,10 @@ package actor HomeManager {
     func commitDeviceState(_ change: (inout HomeGraph, inout [HomeEvent]) -> Void) {
         var events: [HomeEvent] = []
         change(&graph, &events)
+        if pendingLayout != nil {
+            var alreadyAnnounced: [HomeEvent] = []
+            change(&pendingLayout!, &alreadyAnnounced)
+        }
         var changed: [ValueKey] = []
         for event in events {
             if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event {
@@ -387,95 +422,32 @@ package actor HomeManager {
         }
     }
 
-    // MARK: Homes
+    // MARK: Layout
 
-    /// Adds a home; `account` becomes its administrator (display name `userName`, else the account).
-    /// The first home becomes the primary home. Only the accounts ``homeCreators`` allows may add one;
-    /// the others get `insufficientPrivileges`, whatever the name.
+    /// Checks `edit` as `account` and commits it: saved, then current, then announced. Returns the
+    /// name of what it added (`nil` for other edits). What it takes out of a home returns to the
+    /// browser; what it takes in leaves it.
     @discardableResult
-    package func addHome(named name: String, account: String, userName: String? = nil) throws(HomeError) -> Home {
-        try commit { [homeCreators] graph, events throws(HomeError) in
-            try graph.addHome(
-                named: name, account: account, userName: userName, creators: homeCreators, events: &events)
+    package func edit(_ edit: HomeEdit, account: String) async throws(HomeError) -> String? {
+        await takeLayoutTurn()
+        defer { endLayoutTurn() }
+        var found: [Accessory] = []
+        if case .addAccessory(let home, let id, _, _) = edit {
+            _ = try graph.homeIndex(home, account: account, .administrator)
+            found = try browser.accessoryWithBridged(id, unownedIn: graph)
         }
-    }
-
-    /// Removes a home (administrator only). Its accessories return to the browser.
-    package func removeHome(_ home: String, account: String) throws(HomeError) {
-        let removed = try commit { graph, events throws(HomeError) in
-            try graph.removeHome(home, account: account, events: &events)
+        let outcome = try await commit(edit, account: account, found: found)
+        switch outcome {
+        case .added(let name):
+            publish(found.map { .didRemoveNewAccessory(accessory: $0.id) })
+            return name
+        case .removed(let accessories):
+            publish(accessories.filter { browser.knows($0.id) }.map { .didFindNewAccessory(accessory: $0.id) })
+        case .changed:
+            break
         }
-        returnToBrowser(removed)
+        return nil
     }
-
-    package func renameHome(_ home: String, to name: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.renameHome(home, to: name, account: account, events: &events)
-        }
-    }
-
-    package func setPrimaryHome(_ home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.setPrimaryHome(home, account: account, events: &events)
-        }
-    }
-
-    // MARK: Rooms
-
-    @discardableResult
-    package func addRoom(named name: String, home: String, account: String) throws(HomeError) -> Room {
-        try commit { graph, events throws(HomeError) in
-            try graph.addRoom(named: name, home: home, account: account, events: &events)
-        }
-    }
-
-    /// Removes a room; its accessories move to the default room. The default room cannot be removed.
-    package func removeRoom(_ room: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.removeRoom(room, home: home, account: account, events: &events)
-        }
-    }
-
-    package func renameRoom(_ room: String, to name: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.renameRoom(room, to: name, home: home, account: account, events: &events)
-        }
-    }
-
-    // MARK: Zones
-
-    @discardableResult
-    package func addZone(named name: String, home: String, account: String) throws(HomeError) -> Zone {
-        try commit { graph, events throws(HomeError) in
-            try graph.addZone(named: name, home: home, account: account, events: &events)
-        }
-    }
-
-    package func removeZone(_ zone: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.removeZone(zone, home: home, account: account, events: &events)
-        }
-    }
-
-    package func renameZone(_ zone: String, to name: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.renameZone(zone, to: name, home: home, account: account, events: &events)
-        }
-    }
-
-    package func addRoom(_ room: String, toZone zone: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.addRoom(room, toZone: zone, home: home, account: account, events: &events)
-        }
-    }
-
-    package func removeRoom(_ room: String, fromZone zone: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.removeRoom(room, fromZone: zone, home: home, account: account, events: &events)
-        }
-    }
-
-    // MARK: Accessories
 
     /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
@@ -483,115 +455,8 @@ package actor HomeManager {
         browser.unowned(by: graph)
     }
 
-    /// Takes an accessory from the browser into a home (administrator only); a bridge brings its bridged
-    /// accessories. It lands in `room`, or the default room; `name` overrides the name its driver gave.
-    @discardableResult
-    package func addAccessory(
-        _ id: AccessoryID, home: String, room: String? = nil, name: String? = nil,
-        account: String
-    ) throws(HomeError) -> Accessory {
-        _ = try graph.homeIndex(home, account: account, .administrator)
-        let found = try browser.accessoryWithBridged(id, unownedIn: graph)
-        let added = try commit { graph, events throws(HomeError) in
-            try graph.addAccessory(found, home: home, room: room, name: name, account: account, events: &events)
-        }
-        publish(found.map { .didRemoveNewAccessory(accessory: $0.id) })
-        return added
-    }
+    // MARK: For the extensions
 
-    /// Removes an accessory (administrator only). A bridged accessory cannot be removed alone; removing
-    /// its bridge removes it too. Actions that wrote to a removed accessory are dropped.
-    package func removeAccessory(_ accessory: String, home: String, account: String) throws(HomeError) {
-        let removed = try commit { graph, events throws(HomeError) in
-            try graph.removeAccessory(accessory, home: home, account: account, events: &events)
-        }
-        returnToBrowser(removed)
-    }
-
-    package func renameAccessory(_ accessory: String, to name: String, home: String, account: String) throws(HomeError)
-    {
-        try commit { graph, events throws(HomeError) in
-            try graph.renameAccessory(accessory, to: name, home: home, account: account, events: &events)
-        }
-    }
-
-    /// Moves an accessory to a room (``HomeName/defaultRoom`` for the default room). Moving a bridge does
-    /// not move its bridged accessories.
-    package func assignAccessory(_ accessory: String, toRoom room: String, home: String, account: String)
-        throws(HomeError)
-    {
-        try commit { graph, events throws(HomeError) in
-            try graph.assignAccessory(accessory, toRoom: room, home: home, account: account, events: &events)
-        }
-    }
-
-    private func returnToBrowser(_ accessories: [Accessory]) {
-        publish(accessories.filter { browser.knows($0.id) }.map { .didFindNewAccessory(accessory: $0.id) })
-    }
-
-    // MARK: Action sets
-
-    /// Adds an action set (administrator only). Every action must name a writable characteristic and a
-    /// value its metadata accepts.
-    @discardableResult
-    package func addActionSet(named name: String, actions: [ActionRequest], home: String, account: String)
-        throws(HomeError) -> ActionSet
-    {
-        try commit { graph, events throws(HomeError) in
-            try graph.addActionSet(named: name, actions: actions, home: home, account: account, events: &events)
-        }
-    }
-
-    package func removeActionSet(_ actionSet: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.removeActionSet(actionSet, home: home, account: account, events: &events)
-        }
-    }
-
-    package func renameActionSet(_ actionSet: String, to name: String, home: String, account: String)
-        throws(HomeError)
-    {
-        try commit { graph, events throws(HomeError) in
-            try graph.renameActionSet(actionSet, to: name, home: home, account: account, events: &events)
-        }
-    }
-
-    // MARK: Users
-
-    /// Adds `newAccount` to the home as a guest shown as `name` (administrator only).
-    @discardableResult
-    package func addUser(account newAccount: String, name: String, home: String, account: String)
-        throws(HomeError) -> User
-    {
-        try commit { graph, events throws(HomeError) in
-            try graph.addUser(account: newAccount, name: name, home: home, account: account, events: &events)
-        }
-    }
-
-    /// Removes the user shown as `name` (administrator only; the administrator cannot be removed).
-    package func removeUser(named name: String, home: String, account: String) throws(HomeError) {
-        try commit { graph, events throws(HomeError) in
-            try graph.removeUser(named: name, home: home, account: account, events: &events)
-        }
-    }
-
-    // MARK: For the driver extension
-
-    func browserAdd(_ driver: any AccessoryDriver) -> Int { browser.add(driver) }
-    func addDriverTask(_ task: Task<Void, Never>) { driverTasks.append(task) }
-    func browserFound(_ accessory: Accessory, driver: Int) -> Bool { browser.found(accessory, driver: driver) }
-    func browserReserve(_ count: Int) { browser.reserve(count) }
-    func browserLost(_ id: AccessoryID) { browser.lost(id) }
-    func browserSetValue(
-        _ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
-        _ type: CharacteristicType
-    ) {
-        browser.setValue(value, id, service, type)
-    }
-    func browserSetReachable(_ isReachable: Bool, _ id: AccessoryID) { browser.setReachable(isReachable, id) }
-    func browserIsReachable(_ id: AccessoryID) -> Bool { browser.isReachable(id) }
-    func driverFor(_ id: AccessoryID) -> (any AccessoryDriver)? { browser.driver(for: id) }
-    func driverIndexFor(_ id: AccessoryID) -> Int? { browser.driverIndex(for: id) }
     /// The id of the accessory named `name` in `home`, for an administrator of it.
     func administeredAccessory(_ name: String, home: String, account: String) throws(HomeError) -> Accessory {
         let index = try graph.homeIndex(home, account: account, .administrator)
@@ -603,12 +468,10 @@ package actor HomeManager {
     func checkAdministrator(of home: String, account: String) throws(HomeError) {
         _ = try graph.homeIndex(home, account: account, .administrator)
     }
-    func isInHome(_ id: AccessoryID) -> Bool { graph.locate(id) != nil }
     func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
     func administersAnyHome(_ account: String) -> Bool {
         graph.homes.contains { home in home.users.contains { $0.account == account && $0.role == .administrator } }
     }
-    func publishEvents(_ events: [HomeEvent]) { publish(events) }
 
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory
     /// would cost a retain and a release of each of its arrays, on every write).

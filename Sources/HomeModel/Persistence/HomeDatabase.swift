@@ -312,23 +312,32 @@ package final class HomeDatabase: Sendable {
     /// which keeps the mapping obviously right.
     func save(from old: HomeGraph, to new: HomeGraph) throws {
         guard old != new else { return }
-        try writer.write { db in
-            let kept = Set(new.homes.map(\.id))
-            for home in old.homes where !kept.contains(home.id) {
+        try writer.write { db in try Self.write(from: old, to: new, db) }
+    }
+
+    /// ``save(from:to:)`` on the database's writer, awaited: the caller's thread (the manager's
+    /// actor) serves others meanwhile.
+    func saveAwaiting(from old: HomeGraph, to new: HomeGraph) async throws {
+        guard old != new else { return }
+        try await writer.write { db in try Self.write(from: old, to: new, db) }
+    }
+
+    private static func write(from old: HomeGraph, to new: HomeGraph, _ db: Database) throws {
+        let kept = Set(new.homes.map(\.id))
+        for home in old.homes where !kept.contains(home.id) {
+            try HomeRecord.deleteOne(db, key: home.id.rawValue)
+        }
+        let before = Dictionary(uniqueKeysWithValues: old.homes.enumerated().map { ($1.id, ($0, $1)) })
+        for (position, home) in new.homes.enumerated() {
+            if let (oldPosition, oldHome) = before[home.id] {
+                if oldHome == home && oldPosition == position { continue }
+                if oldPosition == position && oldHome.withoutAccessories == home.withoutAccessories {
+                    try Self.saveAccessories(of: home, from: oldHome, db)
+                    continue
+                }
                 try HomeRecord.deleteOne(db, key: home.id.rawValue)
             }
-            let before = Dictionary(uniqueKeysWithValues: old.homes.enumerated().map { ($1.id, ($0, $1)) })
-            for (position, home) in new.homes.enumerated() {
-                if let (oldPosition, oldHome) = before[home.id] {
-                    if oldHome == home && oldPosition == position { continue }
-                    if oldPosition == position && oldHome.withoutAccessories == home.withoutAccessories {
-                        try Self.saveAccessories(of: home, from: oldHome, db)
-                        continue
-                    }
-                    try HomeRecord.deleteOne(db, key: home.id.rawValue)
-                }
-                try Self.insert(home, position: position, db)
-            }
+            try Self.insert(home, position: position, db)
         }
     }
 
@@ -394,6 +403,11 @@ package final class HomeDatabase: Sendable {
     /// The values stored apart from their accessories' services, for tests.
     func storedValues() throws -> [StoredValue] {
         try writer.read { db in try StoredValue.all(db) }
+    }
+
+    /// Makes every write from now on wait until `release` is signalled (a disk that stalls), for tests.
+    func holdWrites(until release: DispatchSemaphore) {
+        writer.asyncWriteWithoutTransaction { _ in release.wait() }
     }
 
     /// Runs `sql` on the writer: for tests that act as another writer of the file (an older gateway).

@@ -100,17 +100,19 @@ package struct DemoHome: Sendable, Hashable, Decodable {
         guard await manager.allHomes().isEmpty else { return false }
         for home in homes {
             let admin = home.administrator.account
-            try await manager.addHome(named: home.name, account: admin, userName: home.administrator.name)
+            try await manager.edit(
+                .addHome(name: home.name, userName: home.administrator.name), account: admin)
             for guest in home.guests ?? [] {
-                try await manager.addUser(account: guest.account, name: guest.name, home: home.name, account: admin)
+                try await manager.edit(
+                    .addUser(home: home.name, account: guest.account, name: guest.name), account: admin)
             }
             for room in home.rooms ?? [] {
-                try await manager.addRoom(named: room, home: home.name, account: admin)
+                try await manager.edit(.addRoom(home: home.name, name: room), account: admin)
             }
             for zone in home.zones ?? [] {
-                try await manager.addZone(named: zone.name, home: home.name, account: admin)
+                try await manager.edit(.addZone(home: home.name, name: zone.name), account: admin)
                 for room in zone.rooms {
-                    try await manager.addRoom(room, toZone: zone.name, home: home.name, account: admin)
+                    try await manager.edit(.addRoomToZone(home: home.name, room: room, zone: zone.name), account: admin)
                 }
             }
             for accessory in home.accessories ?? [] {
@@ -124,10 +126,11 @@ package struct DemoHome: Sendable, Hashable, Decodable {
                             characteristic: CharacteristicType($0.characteristic)),
                         $0.value.value)
                 }
-                try await manager.addActionSet(named: actionSet.name, actions: actions, home: home.name, account: admin)
+                try await manager.edit(
+                    .addActionSet(home: home.name, name: actionSet.name, actions: actions), account: admin)
             }
             if home.primary == true {
-                try await manager.setPrimaryHome(home.name, account: admin)
+                try await manager.edit(.setPrimaryHome(home: home.name), account: admin)
             }
         }
         return true
@@ -138,14 +141,15 @@ package struct DemoHome: Sendable, Hashable, Decodable {
         let id = AccessoryID(seed.id)
         let existing = try await manager.accessory(id, home: home, account: account)
         guard let existing else {
-            try await manager.addAccessory(id, home: home, room: seed.room, name: seed.name, account: account)
+            try await manager.edit(
+                .addAccessory(home: home, id: id, room: seed.room, name: seed.name), account: account)
             return
         }
         if let room = seed.room {
-            try await manager.assignAccessory(existing.name, toRoom: room, home: home, account: account)
+            try await manager.edit(.assignAccessory(home: home, accessory: existing.name, room: room), account: account)
         }
         if let name = seed.name {
-            try await manager.renameAccessory(existing.name, to: name, home: home, account: account)
+            try await manager.edit(.renameAccessory(home: home, accessory: existing.name, name: name), account: account)
         }
     }
 }
