@@ -7,18 +7,6 @@ import VirtualDevices
 import Yams
 
 extension GatewayConfiguration {
-    /// The environment variables that override the file, each with the key it overrides. They win
-    /// over the file so that containers and service managers can set secrets and paths without
-    /// editing it.
-    package static let environmentOverrides: KeyValuePairs<String, String> = [
-        "HOMEGATE_MQTT_BROKER": "mqtt.broker",
-        "HOMEGATE_MQTT_USERNAME": "mqtt.username",
-        "HOMEGATE_MQTT_PASSWORD": "mqtt.password",
-        "HOMEGATE_MQTT_BASE_TOPIC": "mqtt.baseTopic",
-        "HOMEGATE_DATA_DIRECTORY": "data.directory",
-        "HOMEGATE_LOG_LEVEL": "logging.level",
-    ]
-
     /// Reads the config file at `file`, applies the overrides from `environment` and checks every
     /// value. Throws all the problems found together, each with its line and column and a fix.
     package static func load(

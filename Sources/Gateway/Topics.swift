@@ -11,9 +11,6 @@ package struct Topics: Sendable, Hashable {
     /// `base`'s UTF-8, for matching received topics byte by byte.
     private let baseBytes: [UInt8]
 
-    /// The topic level of a home's default room (HomeKit's roomForEntireHome).
-    package static let defaultRoomLevel = "$default"
-
     package init(base: String = "homegate") {
         self.base = base
         self.baseBytes = Array(base.utf8)

@@ -50,9 +50,6 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
             self.base = base
         }
 
-        /// Every code the model can report, for documentation and exhaustive tests.
-        package static var allCodes: [Code] { Base.allCases.map(Code.init) }
-
         /// An object that must be unique is already there (a room already in that zone).
         package static let alreadyExists = Code(.alreadyExists)
         /// No object of that name (or id) exists where it was looked for.

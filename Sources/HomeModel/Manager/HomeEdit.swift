@@ -65,61 +65,48 @@ enum HomeEditOutcome {
 }
 
 extension HomeGraph {
-    /// Applies `edit` as `account` (checks first, so a refused edit changes nothing), appending its
-    /// events. `found` is the accessory of an ``HomeEdit/addAccessory(home:id:room:name:)`` with, for
+    /// Applies `edit` as `account`, appending its events: the account's role is checked here, for
+    /// every edit, before anything else (a refused edit changes nothing). `found` is the accessory of an ``HomeEdit/addAccessory(home:id:room:name:)`` with, for
     /// a bridge, its bridged accessories, as the browser has them.
     mutating func apply(
         _ edit: HomeEdit, account: String, creators: HomeCreators, found: [Accessory],
         events: inout [HomeEvent]
     ) throws(HomeError) -> HomeEditOutcome {
-        switch edit {
-        case .addHome(let name, let userName):
+        if case .addHome(let name, let userName) = edit {
             let home = try addHome(
                 named: name, account: account, userName: userName, creators: creators, events: &events)
             return .added(home.name)
-        case .removeHome(let home):
-            return .removed(try removeHome(home, account: account, events: &events))
-        case .renameHome(let home, let name):
-            try renameHome(home, to: name, account: account, events: &events)
-        case .setPrimaryHome(let home):
-            try setPrimaryHome(home, account: account, events: &events)
-        case .addRoom(let home, let name):
-            return .added(try addRoom(named: name, home: home, account: account, events: &events).name)
-        case .removeRoom(let home, let room):
-            try removeRoom(room, home: home, account: account, events: &events)
-        case .renameRoom(let home, let room, let name):
-            try renameRoom(room, to: name, home: home, account: account, events: &events)
-        case .addZone(let home, let name):
-            return .added(try addZone(named: name, home: home, account: account, events: &events).name)
-        case .removeZone(let home, let zone):
-            try removeZone(zone, home: home, account: account, events: &events)
-        case .renameZone(let home, let zone, let name):
-            try renameZone(zone, to: name, home: home, account: account, events: &events)
-        case .addRoomToZone(let home, let room, let zone):
-            try addRoom(room, toZone: zone, home: home, account: account, events: &events)
-        case .removeRoomFromZone(let home, let room, let zone):
-            try removeRoom(room, fromZone: zone, home: home, account: account, events: &events)
-        case .addAccessory(let home, _, let room, let name):
-            let added = try addAccessory(found, home: home, room: room, name: name, account: account, events: &events)
-            return .added(added.name)
-        case .removeAccessory(let home, let accessory):
-            return .removed(try removeAccessory(accessory, home: home, account: account, events: &events))
-        case .renameAccessory(let home, let accessory, let name):
-            try renameAccessory(accessory, to: name, home: home, account: account, events: &events)
-        case .assignAccessory(let home, let accessory, let room):
-            try assignAccessory(accessory, toRoom: room, home: home, account: account, events: &events)
-        case .addActionSet(let home, let name, let actions):
-            let actionSet = try addActionSet(
-                named: name, actions: actions, home: home, account: account, events: &events)
-            return .added(actionSet.name)
-        case .removeActionSet(let home, let actionSet):
-            try removeActionSet(actionSet, home: home, account: account, events: &events)
-        case .renameActionSet(let home, let actionSet, let name):
-            try renameActionSet(actionSet, to: name, home: home, account: account, events: &events)
-        case .addUser(let home, let member, let name):
-            return .added(try addUser(account: member, name: name, home: home, account: account, events: &events).name)
-        case .removeUser(let home, let user):
-            try removeUser(named: user, home: home, account: account, events: &events)
+        }
+        let h = try homeIndex(edit.home, account: account, .administrator)
+        switch edit {
+        case .addHome: break
+        case .removeHome: return .removed(try removeHome(home: h, events: &events))
+        case .renameHome(_, let name): try renameHome(home: h, to: name, events: &events)
+        case .setPrimaryHome: try setPrimaryHome(home: h, events: &events)
+        case .addRoom(_, let name): return .added(try addRoom(named: name, home: h, events: &events).name)
+        case .removeRoom(_, let room): try removeRoom(room, home: h, events: &events)
+        case .renameRoom(_, let room, let name): try renameRoom(room, to: name, home: h, events: &events)
+        case .addZone(_, let name): return .added(try addZone(named: name, home: h, events: &events).name)
+        case .removeZone(_, let zone): try removeZone(zone, home: h, events: &events)
+        case .renameZone(_, let zone, let name): try renameZone(zone, to: name, home: h, events: &events)
+        case .addRoomToZone(_, let room, let zone): try addRoom(room, toZone: zone, home: h, events: &events)
+        case .removeRoomFromZone(_, let room, let zone): try removeRoom(room, fromZone: zone, home: h, events: &events)
+        case .addAccessory(_, _, let room, let name):
+            return .added(try addAccessory(found, home: h, room: room, name: name, events: &events).name)
+        case .removeAccessory(_, let accessory):
+            return .removed(try removeAccessory(accessory, home: h, events: &events))
+        case .renameAccessory(_, let accessory, let name):
+            try renameAccessory(accessory, to: name, home: h, events: &events)
+        case .assignAccessory(_, let accessory, let room):
+            try assignAccessory(accessory, toRoom: room, home: h, events: &events)
+        case .addActionSet(_, let name, let actions):
+            return .added(try addActionSet(named: name, actions: actions, home: h, events: &events).name)
+        case .removeActionSet(_, let actionSet): try removeActionSet(actionSet, home: h, events: &events)
+        case .renameActionSet(_, let actionSet, let name):
+            try renameActionSet(actionSet, to: name, home: h, events: &events)
+        case .addUser(_, let member, let name):
+            return .added(try addUser(account: member, name: name, home: h, events: &events).name)
+        case .removeUser(_, let user): try removeUser(named: user, home: h, events: &events)
         }
         return .changed
     }

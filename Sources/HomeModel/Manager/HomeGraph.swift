@@ -115,10 +115,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     /// Removes a home; returns its accessories, which go back to the browser.
-    mutating func removeHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError)
+    mutating func removeHome(home index: Int, events: inout [HomeEvent]) throws(HomeError)
         -> [Accessory]
     {
-        let index = try homeIndex(name, account: account, .administrator)
         let home = homes.remove(at: index)
         placementChanged()
         events.append(.didRemoveHome(home: home.id, name: home.name))
@@ -130,10 +129,9 @@ struct HomeGraph: Sendable, Hashable {
         return home.accessories
     }
 
-    mutating func renameHome(_ name: String, to newName: String, account: String, events: inout [HomeEvent])
+    mutating func renameHome(home index: Int, to newName: String, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let index = try homeIndex(name, account: account, .administrator)
         try HomeName.validate(newName)
         if let other = homes.first(where: { $0.id != homes[index].id && HomeName.matches($0.name, newName) }) {
             throw HomeError(.homeWithSimilarNameExists, "A home named '\(other.name)' already exists.")
@@ -144,8 +142,7 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didUpdateNameForHome(home: homes[index].id, oldName: oldName, name: newName))
     }
 
-    mutating func setPrimaryHome(_ name: String, account: String, events: inout [HomeEvent]) throws(HomeError) {
-        let index = try homeIndex(name, account: account, .administrator)
+    mutating func setPrimaryHome(home index: Int, events: inout [HomeEvent]) throws(HomeError) {
         guard primaryHome != homes[index].id else { return }
         for i in homes.indices { homes[i].isPrimary = i == index }
         primaryHome = homes[index].id
@@ -213,10 +210,9 @@ struct HomeGraph: Sendable, Hashable {
 
     // MARK: Rooms
 
-    mutating func addRoom(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func addRoom(named name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError) -> Room
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         try Self.checkName(name, in: homes[h])
         let room = Room(id: .random(), name: name, isDefault: false)
         homes[h].rooms.append(room)
@@ -225,10 +221,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     /// Removes a room; its accessories move to the default room and it leaves every zone.
-    mutating func removeRoom(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func removeRoom(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         guard let r = try Self.roomIndex(name, in: homes[h]) else {
             throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be removed.")
         }
@@ -248,10 +243,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     mutating func renameRoom(
-        _ name: String, to newName: String, home homeName: String, account: String,
+        _ name: String, to newName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         guard let r = try Self.roomIndex(name, in: homes[h]) else {
             throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be renamed.")
         }
@@ -264,10 +258,9 @@ struct HomeGraph: Sendable, Hashable {
 
     // MARK: Zones
 
-    mutating func addZone(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func addZone(named name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError) -> Zone
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         try Self.checkName(name, in: homes[h])
         let zone = Zone(id: .random(), name: name, rooms: [])
         homes[h].zones.append(zone)
@@ -275,20 +268,18 @@ struct HomeGraph: Sendable, Hashable {
         return zone
     }
 
-    mutating func removeZone(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func removeZone(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(name, in: homes[h])
         let zone = homes[h].zones.remove(at: z)
         events.append(.didRemoveZone(home: homes[h].id, zone: zone.id, name: zone.name))
     }
 
     mutating func renameZone(
-        _ name: String, to newName: String, home homeName: String, account: String,
+        _ name: String, to newName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(name, in: homes[h])
         let zone = homes[h].zones[z]
         try Self.checkName(newName, in: homes[h], except: zone.id.rawValue)
@@ -298,10 +289,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     mutating func addRoom(
-        _ roomName: String, toZone zoneName: String, home homeName: String, account: String,
+        _ roomName: String, toZone zoneName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(zoneName, in: homes[h])
         guard let r = try Self.roomIndex(roomName, in: homes[h]) else {
             throw HomeError(.roomForHomeCannotBeInZone, "The default room of a home cannot be put in a zone.")
@@ -316,10 +306,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     mutating func removeRoom(
-        _ roomName: String, fromZone zoneName: String, home homeName: String, account: String,
+        _ roomName: String, fromZone zoneName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let z = try Self.zoneIndex(zoneName, in: homes[h])
         let roomID = try Self.roomID(roomName, in: homes[h])
         guard homes[h].zones[z].rooms.contains(roomID) else {
@@ -334,10 +323,8 @@ struct HomeGraph: Sendable, Hashable {
     /// Adds an accessory from the browser: `found` is the accessory followed, for a bridge, by its
     /// bridged accessories. All land in `roomName` (the default room when `nil`).
     mutating func addAccessory(
-        _ found: [Accessory], home homeName: String, room roomName: String?, name: String?,
-        account: String, events: inout [HomeEvent]
+        _ found: [Accessory], home h: Int, room roomName: String?, name: String?, events: inout [HomeEvent]
     ) throws(HomeError) -> Accessory {
-        let h = try homeIndex(homeName, account: account, .administrator)
         guard var accessories = Optional(found), let first = accessories.first else {
             throw HomeError(.notFound, "No accessory to add.")
         }
@@ -375,10 +362,9 @@ struct HomeGraph: Sendable, Hashable {
 
     /// Removes an accessory (a bridge with all its bridged accessories) and drops actions that wrote to
     /// it; returns what was removed, for the browser.
-    mutating func removeAccessory(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func removeAccessory(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError) -> [Accessory]
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let a = try Self.accessoryIndex(name, in: homes[h])
         let accessory = homes[h].accessories[a]
         if let bridgeID = accessory.bridge {
@@ -404,10 +390,9 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     mutating func renameAccessory(
-        _ name: String, to newName: String, home homeName: String, account: String,
+        _ name: String, to newName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let a = try Self.accessoryIndex(name, in: homes[h])
         let accessory = homes[h].accessories[a]
         try Self.checkName(newName, in: homes[h], except: accessory.id.rawValue)
@@ -420,10 +405,9 @@ struct HomeGraph: Sendable, Hashable {
 
     /// Moves one accessory to a room. A bridge moves alone: its bridged accessories stay where they are.
     mutating func assignAccessory(
-        _ name: String, toRoom roomName: String, home homeName: String, account: String,
+        _ name: String, toRoom roomName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let a = try Self.accessoryIndex(name, in: homes[h])
         let roomID = try Self.roomID(roomName, in: homes[h])
         let accessory = homes[h].accessories[a]
@@ -467,10 +451,8 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     mutating func addActionSet(
-        named name: String, actions requests: [ActionRequest], home homeName: String,
-        account: String, events: inout [HomeEvent]
+        named name: String, actions requests: [ActionRequest], home h: Int, events: inout [HomeEvent]
     ) throws(HomeError) -> ActionSet {
-        let h = try homeIndex(homeName, account: account, .administrator)
         try Self.checkName(name, in: homes[h])
         var actions: [Action] = []
         for request in requests {
@@ -492,20 +474,18 @@ struct HomeGraph: Sendable, Hashable {
         return actionSet
     }
 
-    mutating func removeActionSet(_ name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func removeActionSet(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let s = try Self.actionSetIndex(name, in: homes[h])
         let actionSet = homes[h].actionSets.remove(at: s)
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
     }
 
     mutating func renameActionSet(
-        _ name: String, to newName: String, home homeName: String, account: String,
+        _ name: String, to newName: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) {
-        let h = try homeIndex(homeName, account: account, .administrator)
         let s = try Self.actionSetIndex(name, in: homes[h])
         let actionSet = homes[h].actionSets[s]
         try Self.checkName(newName, in: homes[h], except: actionSet.id.rawValue)
@@ -519,10 +499,9 @@ struct HomeGraph: Sendable, Hashable {
     // MARK: Users
 
     mutating func addUser(
-        account newAccount: String, name: String, home homeName: String, account: String,
+        account newAccount: String, name: String, home h: Int,
         events: inout [HomeEvent]
     ) throws(HomeError) -> User {
-        let h = try homeIndex(homeName, account: account, .administrator)
         guard !newAccount.isEmpty else { throw HomeError(.missingParameter, "The new user's account is required.") }
         try AccountName.validate(newAccount)
         guard !name.trimmingSpaces.isEmpty else {
@@ -545,10 +524,9 @@ struct HomeGraph: Sendable, Hashable {
         return user
     }
 
-    mutating func removeUser(named name: String, home homeName: String, account: String, events: inout [HomeEvent])
+    mutating func removeUser(named name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let h = try homeIndex(homeName, account: account, .administrator)
         guard let u = homes[h].users.firstIndex(where: { HomeName.matches($0.name, name) }) else {
             throw HomeError(.notFound, "The home '\(homes[h].name)' has no user named '\(name)'.")
         }

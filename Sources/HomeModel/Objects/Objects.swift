@@ -99,7 +99,6 @@ package struct Accessory: Sendable, Hashable, Identifiable {
     package var needsPairing = false
 
     package var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
-    package var isBridged: Bool { bridge != nil }
 
     /// Describes an accessory the way a driver reports it.
     package init(
