@@ -186,8 +186,13 @@ package actor HAPDriver: PairingDriver {
         let pairing: AccessoryPairing
         do {
             let connection = try await HAPConnection.open(host: device.endpoint.host, port: device.endpoint.port)
-            defer { Task { await connection.close() } }
-            pairing = try await connection.pairSetup(setupCode: setupCode, controller: controller)
+            do {
+                pairing = try await connection.pairSetup(setupCode: setupCode, controller: controller)
+                await connection.close()
+            } catch {
+                await connection.close()
+                throw error
+            }
         } catch let error as PairingError {
             if error.code == .backoff, let delay = error.retryDelay {
                 devices[id.rawValue]?.retryAfter = .now + .seconds(Int64(min(delay, 86_400)))
