@@ -10,7 +10,16 @@ package struct Identifier<Tag>: RawRepresentable, Hashable, Sendable, Codable, C
     package init(_ rawValue: String) { self.rawValue = rawValue }
     package init(stringLiteral value: String) { self.rawValue = value }
     package var description: String { rawValue }
-    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    @inlinable package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    // Equality and hashing spelled out, and inlinable: the standard library's defaults for
+    // RawRepresentable are generic, and behind a package conformance (not visible to the other
+    // modules' optimizer) every dictionary lookup by an id from Gateway or Drivers ran them
+    // unspecialized for Identifier<Tag>, looking up witness tables at run time.
+    @inlinable package static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+    @inlinable package func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    /// What Set and Dictionary call; the default, generic over `Tag`, looked up this conformance at
+    /// run time (`swift_getWitnessTable`) on every lookup.
+    @inlinable package func _rawHashValue(seed: Int) -> Int { rawValue._rawHashValue(seed: seed) }
 
     /// A new random identifier.
     static func random() -> Self { Self(rawValue: UUID().uuidString.lowercased()) }
