@@ -14,7 +14,8 @@ struct GroupCommitTests {
     func burst() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await Self.sensorHome(at: path)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await Self.sensorHome(at: path, clock: clock)
             let before = database.valueCommits
 
             // Given 200 readings the sensor reports as fast as it can, the last one 77
@@ -23,7 +24,10 @@ struct GroupCommitTests {
 
             // Then the file holds the last one, without a layout change or a shutdown to carry it
             let other = try HomeDatabase.open(atPath: path)
-            try await eventually("the file holding 77") { try Self.reading(in: other) == 77 }
+            try await eventually("the file holding 77") {
+                clock.advance(by: .milliseconds(100))
+                return try Self.reading(in: other) == 77
+            }
             // And fewer transactions than readings were needed
             #expect(database.valueCommits - before < 201, "\(database.valueCommits - before) transactions")
             await manager.shutdown()
@@ -36,17 +40,21 @@ struct GroupCommitTests {
     func retried(window: Duration) async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await Self.sensorHome(at: path, window: window)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await Self.sensorHome(at: path, window: window, clock: clock)
 
             // Given a disk that refuses writes while the sensor reports 42, until a group commit has failed
-            try await Self.failCommit(of: 42, sensor: sensor, database: database)
+            try await Self.failCommit(of: 42, sensor: sensor, database: database, clock: clock)
 
             // When it takes writes again, and nothing else happens
             try database.refuseWrites(false)
 
             // Then the reading reaches the file (a retry: no report, layout change or shutdown carries it)
             let other = try HomeDatabase.open(atPath: path)
-            try await eventually("the file holding 42") { try Self.reading(in: other) == 42 }
+            try await eventually("the file holding 42") {
+                clock.advance(by: .seconds(1))
+                return try Self.reading(in: other) == 42
+            }
             await manager.shutdown()
         }
     }
@@ -55,9 +63,10 @@ struct GroupCommitTests {
     func layoutEndsRetry() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await Self.sensorHome(at: path)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await Self.sensorHome(at: path, clock: clock)
             // Given a group commit that failed
-            try await Self.failCommit(of: 42, sensor: sensor, database: database)
+            try await Self.failCommit(of: 42, sensor: sensor, database: database, clock: clock)
             try await eventually("the manager retrying the values") { await manager.isRetryingValues }
 
             // When the disk takes writes again and a layout change is saved
@@ -75,29 +84,35 @@ struct GroupCommitTests {
     func shutdownWritesFailed() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await Self.sensorHome(at: path)
-            try await Self.failCommit(of: 42, sensor: sensor, database: database)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await Self.sensorHome(at: path, clock: clock)
+            try await Self.failCommit(of: 42, sensor: sensor, database: database, clock: clock)
             try database.refuseWrites(false)
             await manager.shutdown()
             #expect(try Self.reading(in: HomeDatabase.open(atPath: path)) == 42)
         }
     }
 
-    /// Makes the database refuse writes, has the sensor report `reading` and waits until a group
-    /// commit has failed; the database still refuses writes.
-    static func failCommit(of reading: Double, sensor: ReportingDriver, database: HomeDatabase) async throws {
+    /// Makes the database refuse writes, has the sensor report `reading` and moves `clock` on until a
+    /// group commit has failed; the database still refuses writes.
+    static func failCommit(
+        of reading: Double, sensor: ReportingDriver, database: HomeDatabase, clock: ManualClock
+    ) async throws {
         try database.refuseWrites(true)
         let before = database.failedValueCommits
         sensor.report(reading)
-        try await eventually("a failed group commit of \(reading)") { database.failedValueCommits > before }
+        try await eventually("a failed group commit of \(reading)") {
+            clock.advance(by: .milliseconds(100))
+            return database.failedValueCommits > before
+        }
     }
 
     /// A home with the reporting sensor in it, in the file at `path`.
     static func sensorHome(
-        at path: String, window: Duration = .milliseconds(100)
+        at path: String, window: Duration = .milliseconds(100), clock: ManualClock = ManualClock()
     ) async throws -> (HomeManager, HomeDatabase, ReportingDriver) {
         let database = try HomeDatabase.open(atPath: path)
-        let manager = try HomeManager(database: database, valueCommitWindow: window)
+        let manager = try HomeManager(database: database, valueCommitWindow: window, clock: clock)
         let sensor = ReportingDriver()
         try await manager.attach(sensor)
         try await manager.edit(.addHome(name: "Home"), account: "alice")
@@ -155,9 +170,9 @@ struct GroupCommitTests {
     func layoutCarriesValues() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path), clock: ManualClock())
             let manager = f.manager
-            // Given a value written just now (its group commit still waiting: the window is 100 ms)
+            // Given a value written just now (its group commit waits for a window the clock never ends)
             try await manager.writeValue(
                 .int(13), to: Fixture.lampBrightness, home: Fixture.home, account: Fixture.admin)
             try await manager.edit(.addRoom(home: Fixture.home, name: "Den"), account: Fixture.admin)
