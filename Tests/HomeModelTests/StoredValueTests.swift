@@ -14,12 +14,13 @@ struct StoredValueTests {
     func rowsNotServices() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path, clock: clock)
             let services = try database.servicesText(of: "sensor")
             #expect(services?.contains("20") == true)
 
             for reading in [21.5, 22.0, 23.25] { sensor.report(reading) }
-            try await Self.waitForStored(23.25, in: database)
+            try await Self.waitForStored(23.25, in: database, clock: clock)
 
             #expect(try database.storedValues().count == 1)
             #expect(try database.servicesText(of: "sensor") == services)
@@ -33,9 +34,10 @@ struct StoredValueTests {
     func foldedByLayout() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path, clock: clock)
             sensor.report(41)
-            try await Self.waitForStored(41, in: database)
+            try await Self.waitForStored(41, in: database, clock: clock)
 
             // When the accessory is renamed, its row (with its services) is written again
             try await manager.edit(.renameAccessory(home: "Home", accessory: "sensor", name: "Porch"), account: "alice")
@@ -44,7 +46,7 @@ struct StoredValueTests {
 
             // And a value after that is a row again, which a reopened file lays over the services
             sensor.report(42)
-            try await Self.waitForStored(42, in: database)
+            try await Self.waitForStored(42, in: database, clock: clock)
             let reopened = try HomeDatabase.open(atPath: path).load().homes.first?.accessory("sensor")
             #expect(reopened?.name == "Porch")
             #expect(reopened?.characteristic("main", .currentTemperature)?.value == .float(42))
@@ -55,16 +57,17 @@ struct StoredValueTests {
     @Test("removing an accessory, or its home, removes its stored values")
     func removedWithAccessory() async throws {
         try await withTemporaryDirectory { directory in
+            let clock = ManualClock()
             let (manager, database, sensor) = try await GroupCommitTests.sensorHome(
-                at: "\(directory)/home.sqlite")
+                at: "\(directory)/home.sqlite", clock: clock)
             sensor.report(30)
-            try await Self.waitForStored(30, in: database)
+            try await Self.waitForStored(30, in: database, clock: clock)
             try await manager.edit(.removeAccessory(home: "Home", accessory: "sensor"), account: "alice")
             #expect(try database.storedValues().isEmpty)
 
             try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice")
             sensor.report(31)
-            try await Self.waitForStored(31, in: database)
+            try await Self.waitForStored(31, in: database, clock: clock)
             try await manager.edit(.removeHome(home: "Home"), account: "alice")
             #expect(try database.storedValues().isEmpty)
             await manager.shutdown()
@@ -75,9 +78,10 @@ struct StoredValueTests {
     func olderWriter() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path)
+            let clock = ManualClock()
+            let (manager, database, sensor) = try await GroupCommitTests.sensorHome(at: path, clock: clock)
             sensor.report(60)
-            try await Self.waitForStored(60, in: database)
+            try await Self.waitForStored(60, in: database, clock: clock)
             await manager.shutdown()
 
             // When an older gateway writes the accessory's services with a newer value, as it did
@@ -139,10 +143,11 @@ struct StoredValueTests {
         }
     }
 
-    /// Waits until the sensor's stored row holds `reading`.
-    static func waitForStored(_ reading: Double, in database: HomeDatabase) async throws {
+    /// Moves `clock` on, a group commit's window at a time, until the sensor's stored row holds `reading`.
+    static func waitForStored(_ reading: Double, in database: HomeDatabase, clock: ManualClock) async throws {
         try await eventually("the sensor's stored row holding \(reading)") {
-            try database.storedValues().contains { $0.accessoryID == "sensor" && $0.value == .float(reading) }
+            clock.advance(by: .milliseconds(100))
+            return try database.storedValues().contains { $0.accessoryID == "sensor" && $0.value == .float(reading) }
         }
     }
 }
