@@ -13,6 +13,8 @@ import Synchronization
 package final class ChildProcess: Sendable {
     package let pid: pid_t
     package let executable: String
+    /// Where its output goes, if anywhere: for what a test says when the process misbehaves.
+    package let outputFile: String?
     private let status = Mutex<Int32?>(nil)
     private let exitGroup = DispatchGroup()
 
@@ -25,6 +27,7 @@ package final class ChildProcess: Sendable {
     ) throws {
         let path = try Command.locate(executable)
         self.executable = path
+        self.outputFile = outputFile
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -49,7 +49,7 @@ struct BridgeTests {
                     persistence: true, extraLines: bridge.configuration)
                 try await withGateway(hub, gatewayAccount: "homegate", tick: .seconds(3600)) { gateway in
                     try await waitForRetainedTopics(
-                        port: central.port, account: bridge.account, topics: gateway.topics, within: .seconds(30)
+                        port: central.port, account: bridge.account, topics: gateway.topics, within: .seconds(60)
                     ) {
                         await gateway.expectedRetainedTopics()
                     }
@@ -65,7 +65,7 @@ struct BridgeTests {
     }
 
     /// Waits until `account` sees the same retained messages (topics and payloads) on both brokers.
-    static func waitUntilMirrored(_ account: String, _ bridged: Bridged, within timeout: Duration = .seconds(30))
+    static func waitUntilMirrored(_ account: String, _ bridged: Bridged, within timeout: Duration = .seconds(60))
         async throws -> [String: String]
     {
         try await withBridgedAccount(account, port: bridged.hub.port) { onHub in
@@ -157,7 +157,7 @@ struct BridgeTests {
             // And it never reaches the hub: guest's own command, sent after them, arrives there first
             let own = "\(Self.lamp)/On/set/guest"
             try await guest.client.publish(own, "true", qos: .atLeastOnce)
-            let arrived = try await hubInspector.inbox.next(within: .seconds(30), "guest's own command") {
+            let arrived = try await hubInspector.inbox.next(within: .seconds(60), "guest's own command") {
                 $0.topic == own
             }
             #expect(arrived.payloadString == "true")
@@ -174,11 +174,11 @@ struct BridgeTests {
             // Then it goes out to the central broker (members there read their home's topics) but does
             // not come back in: the hub has it once when a command guest sends at the central broker
             // after it was there arrives (which would come after such an echo)
-            _ = try await central.inbox.next(within: .seconds(30), "the home's command on the central broker") {
+            _ = try await central.inbox.next(within: .seconds(60), "the home's command on the central broker") {
                 $0.topic == local
             }
             try await guest.client.publish(own, "false", qos: .atLeastOnce)
-            _ = try await hubInspector.inbox.next(within: .seconds(30), "guest's second command") {
+            _ = try await hubInspector.inbox.next(within: .seconds(60), "guest's second command") {
                 $0.topic == own && $0.payloadString == "false"
             }
             #expect(await hubInspector.inbox.all.filter { $0.topic == local }.count == 1)
@@ -275,7 +275,7 @@ struct BridgeTests {
             try await hubInspector.receive("1", on: bridged.bridge.stateTopic)
             try await waitForRetainedTopics(
                 port: bridged.central.port, account: bridged.bridge.account, topics: bridged.gateway.topics,
-                within: .seconds(30)
+                within: .seconds(60)
             ) { expected }
             _ = try await Self.waitUntilMirrored("owner", bridged)
             // The gateway's own connection to the hub never dropped: it did not publish `$status` again

@@ -125,7 +125,7 @@ struct BrokerFaultTests {
                 try await broker.start()
 
                 // Then the retained view is whole again within seconds
-                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics, within: .seconds(20)) {
+                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics, within: .seconds(60)) {
                     before
                 }
                 let recovered = ContinuousClock.now - restarted
@@ -133,7 +133,7 @@ struct BrokerFaultTests {
                 try await load.waitUntilAccepted(load.accepted.count + 60)
                 load.stop()
                 await sender.value
-                try await load.collect(within: .seconds(20))
+                try await load.collect(within: .seconds(60))
 
                 // Every command the broker accepted was answered (ok or a code), and the gateway runs on
                 let accepted = load.accepted
@@ -173,7 +173,7 @@ struct BrokerFaultTests {
                 let restarted = ContinuousClock.now
                 try await broker.start()
 
-                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics, within: .seconds(20)) {
+                try await waitForRetainedTopics(port: broker.port, account: nil, topics: topics, within: .seconds(60)) {
                     before
                 }
                 print(

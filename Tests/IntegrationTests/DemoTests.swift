@@ -76,7 +76,7 @@ struct DemoTests {
         try await withDemo { port in
             let lamp = "homegate/Main House/Kitchen/Kitchen Ceiling/Light"
             let guest = try await Account.connect("guest", port: port)
-            #expect(try await guest.retained("\(lamp)/Brightness", becomes: "20", within: .seconds(15)))
+            #expect(try await guest.retained("\(lamp)/Brightness", becomes: "20", within: .seconds(60)))
             #expect(try await guest.command("\(lamp)/Brightness/set/guest", "60").isOK)
             #expect(try await guest.retained("\(lamp)/Brightness", becomes: "60"))
             let zigbee = try await Account.connect("zigbee2mqtt", port: port)

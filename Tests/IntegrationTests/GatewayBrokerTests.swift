@@ -58,7 +58,7 @@ struct GatewayBrokerTests {
             gateway.send(SIGTERM)
 
             // Then it exits cleanly, without a broker ever answering
-            let status = await waitForExit(gateway, within: .seconds(20))
+            let status = await waitForExit(gateway, within: .seconds(60))
             #expect(status == 0, "wait status \(String(describing: status)):\n\(log(logFile))")
         }
     }
@@ -275,7 +275,7 @@ struct GatewayBrokerTests {
     private func log(_ file: String) -> String { (try? String(contentsOfFile: file, encoding: .utf8)) ?? "" }
 
     /// Waits until the log file holds a line with `text`.
-    private func waitForLine(in file: String, containing text: String, within timeout: Duration = .seconds(30))
+    private func waitForLine(in file: String, containing text: String, within timeout: Duration = .seconds(60))
         async throws
     {
         try await eventually("a line with '\(text)':\n\(log(file))", timeout: timeout) { log(file).contains(text) }

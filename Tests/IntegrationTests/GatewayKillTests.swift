@@ -161,7 +161,7 @@ struct GatewayKillTests {
     }
 
     /// Connects as owner once the gateway answers requests.
-    static func connectWhenOnline(port: Int, within timeout: Duration = .seconds(20)) async throws -> Account {
+    static func connectWhenOnline(port: Int, within timeout: Duration = .seconds(60)) async throws -> Account {
         let owner = try await Account.connect("owner", port: port)
         do {
             try await eventually("the gateway answering", timeout: timeout) {

@@ -47,7 +47,7 @@ struct HAPEndToEndTests {
                     #expect(paired.isOK, "\(paired)")
                     let light = "\(Self.office)/Light/Lightbulb/On"
                     let temperature = "\(Self.office)/Temperature/TemperatureSensor/CurrentTemperature"
-                    #expect(try await owner.retained(light, becomes: "false", within: .seconds(15)))
+                    #expect(try await owner.retained(light, becomes: "false", within: .seconds(60)))
                     let topics = try await owner.retainedMessages(under: "\(Self.office)/#").map(\.topic)
                     #expect(topics.contains("\(Self.office)/Switch/Switch/On"), "\(topics)")
                     #expect(try await owner.retained(temperature, becomes: "21.5"))
@@ -99,21 +99,21 @@ struct HAPEndToEndTests {
 
                     // An event from the accessory becomes the value topic.
                     bridge.warm()
-                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
+                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(60)))
 
                     // The accessory restarts: unreachable, then back, its values read again.
                     let reachable = "\(Self.office)/Temperature/$reachable"
                     await bridge.stop()
-                    #expect(try await owner.retained(reachable, becomes: "false", within: .seconds(15)))
+                    #expect(try await owner.retained(reachable, becomes: "false", within: .seconds(60)))
                     bridge = try await HAPAccessoryProcess(port: port, setupCode: Self.code, folder: folder, run: 1)
                     #expect(try await owner.retained(reachable, becomes: "true", within: .seconds(90)))
-                    #expect(try await owner.retained(temperature, becomes: "21.5", within: .seconds(15)))
+                    #expect(try await owner.retained(temperature, becomes: "21.5", within: .seconds(60)))
                     bridge.warm()
-                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(15)))
+                    #expect(try await owner.retained(temperature, becomes: "22", within: .seconds(60)))
 
                     // Unpairing removes the pairing from the device and the accessories from the home.
                     let removed = try await owner.request(
-                        "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(30))
+                        "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(60))
                     #expect(removed.isOK, "\(removed)")
                     try await eventually("the light's topics cleared") { try await owner.retained(light) == nil }
                     let again = try #require(try await owner.retained("homegate/$discovered"))

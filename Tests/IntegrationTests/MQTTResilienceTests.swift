@@ -36,7 +36,7 @@ struct MQTTResilienceTests {
                 var delays: [Duration] = []
                 var reasons: [String] = []
                 for _ in 0..<4 {
-                    let event = try await events.next(within: .seconds(30), "a lost connection") {
+                    let event = try await events.next(within: .seconds(60), "a lost connection") {
                         if case .disconnected = $0 { true } else { false }
                     }
                     if case .disconnected(let error, let delay) = event {
@@ -285,7 +285,7 @@ struct MQTTResilienceTests {
         try await client.connect()
 
         // Then the connection ends, after one keep-alive without an answer, with the reason in words
-        let error = try await lostConnection(events, "the keep-alive timeout", within: .seconds(30))
+        let error = try await lostConnection(events, "the keep-alive timeout", within: .seconds(60))
         #expect(error.code == .connectionLost)
         #expect(error.message.contains("keep-alive"), "\(error)")
         await client.disconnect()
@@ -338,7 +338,7 @@ struct MQTTResilienceTests {
 
     /// The error of the next `.disconnected` event.
     private func lostConnection(
-        _ events: Inbox<MQTTConnectionEvent>, _ what: String, within timeout: Duration = .seconds(15)
+        _ events: Inbox<MQTTConnectionEvent>, _ what: String, within timeout: Duration = .seconds(60)
     ) async throws -> MQTTError {
         let event = try await events.next(within: timeout, what) {
             if case .disconnected = $0 { true } else { false }

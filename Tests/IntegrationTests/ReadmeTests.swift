@@ -103,7 +103,7 @@ struct ReadmeTests {
     }
 
     private func waitFor(
-        _ what: String, log: String, within timeout: Duration = .seconds(30), _ condition: (String) -> Bool
+        _ what: String, log: String, within timeout: Duration = .seconds(60), _ condition: (String) -> Bool
     ) async throws {
         try await eventually("\(what): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")", timeout: timeout)
         {

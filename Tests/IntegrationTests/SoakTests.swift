@@ -200,7 +200,7 @@ struct SoakTests {
 
         /// Waits up to `timeout` until every command sent has its answer; a timeout is no error here:
         /// the test then counts what was lost.
-        func waitForAnswers(within timeout: Duration = .seconds(30)) async throws {
+        func waitForAnswers(within timeout: Duration = .seconds(60)) async throws {
             _ = try? await eventually("every command answered", timeout: timeout) { ledger.unanswered.isEmpty }
         }
     }

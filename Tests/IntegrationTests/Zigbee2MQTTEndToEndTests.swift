@@ -51,7 +51,7 @@ struct Zigbee2MQTTEndToEndTests {
                     ])
                     // The recorded state arrives as values (brightness 50 of 254 → 20 %).
                     #expect(
-                        try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+                        try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(60)))
                     #expect(try await owner.retained("\(Self.lamp)/Light/On", becomes: "true"))
 
                     // A guest writes a light's brightness: zigbee2mqtt gets 0...254, the value moves after the
@@ -142,7 +142,7 @@ struct Zigbee2MQTTEndToEndTests {
                     try await owner.addToMainHouse([(Self.bulb, "Kitchen", "Zigbee Bulb")])
                     #expect(
                         try await owner.retained(
-                            "\(Self.lamp)/Light/ColorTemperature", becomes: "370", within: .seconds(15)))
+                            "\(Self.lamp)/Light/ColorTemperature", becomes: "370", within: .seconds(60)))
                     let layoutBefore = try await owner.retained("homegate/Main House/$layout")
                     let discoveredBefore = try await owner.retained("homegate/$discovered")
 
@@ -161,7 +161,7 @@ struct Zigbee2MQTTEndToEndTests {
                     #expect(try await owner.retained("\(Self.lamp)/Light/Brightness") == "20")
                     zigbee.silence("bulb", false)
                     // Shown unreachable after the timeout, until the manager's probe (a /get) is answered.
-                    #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true", within: .seconds(15)))
+                    #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true", within: .seconds(60)))
 
                     // Recorded payloads zigbee2mqtt really published: a colour temperature outside the bulb's
                     // 250...454 mired, and a weather sensor's nulls. Then bytes that are not JSON at all.
@@ -224,7 +224,7 @@ struct Zigbee2MQTTEndToEndTests {
                         (Self.bulb, "Kitchen", "Zigbee Bulb"), (Self.weather, "Bathroom", "Weather"),
                     ])
                     #expect(
-                        try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+                        try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(60)))
 
                     // A read asks the device (/get) for what it can be asked; a sensor that cannot be asked
                     // answers with what it last reported.
@@ -258,7 +258,7 @@ struct Zigbee2MQTTEndToEndTests {
             try await withAccount("owner", to: gateway.broker) { owner in
                 _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(Self.bulb, in: $0) != nil }
                 try await owner.addToMainHouse([(Self.bulb, "Kitchen", "Zigbee Bulb")])
-                #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+                #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(60)))
                 // On false with a brightness: zigbee2mqtt publishes the state only, and that confirms it.
                 let off = try await owner.command("\(Self.lamp)/$set/owner", #"{"Light":{"On":false,"Brightness":60}}"#)
                 #expect(off.isOK, "\(off.serialized)")
@@ -278,7 +278,7 @@ struct Zigbee2MQTTEndToEndTests {
                     (Self.bulb, "Kitchen", "Zigbee Bulb"), ("0x000b57fffec6a5b4", "Kitchen", "Colour Lamp"),
                     (Self.weather, "Bathroom", "Weather"),
                 ])
-                #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(15)))
+                #expect(try await owner.retained("\(Self.lamp)/Light/Brightness", becomes: "20", within: .seconds(60)))
 
                 // Two devices swap names in one bridge/devices: each accessory keeps its own device.
                 try await zigbee.swapNames("bulb", "bulb_color_2")
@@ -341,10 +341,10 @@ struct Zigbee2MQTTEndToEndTests {
                     try await owner.waitUntilAnswered()
 
                     // Then the bulb is still in its room, reachable with its value, and commands reach it
-                    #expect(try await owner.retained("\(lamp)/Brightness", becomes: "80", within: .seconds(15)))
+                    #expect(try await owner.retained("\(lamp)/Brightness", becomes: "80", within: .seconds(60)))
                     #expect(
                         try await owner.retained(
-                            "homegate/Flat/Hall/Bulb/$reachable", becomes: "true", within: .seconds(15)))
+                            "homegate/Flat/Hall/Bulb/$reachable", becomes: "true", within: .seconds(60)))
                     let dim = try await owner.command("\(lamp)/Brightness/set/owner", "30")
                     #expect(dim.isOK, "\(dim.serialized)")
                     #expect(try await owner.retained("zigbee2mqtt/bulb")?.contains(#""brightness":76"#) == true)
@@ -393,7 +393,7 @@ extension Account {
 
     /// Waits until the gateway answers requests (it announces `online` as it subscribes, so a
     /// request sent at once may come before the subscription).
-    func waitUntilAnswered(within timeout: Duration = .seconds(30)) async throws {
+    func waitUntilAnswered(within timeout: Duration = .seconds(60)) async throws {
         try await eventually("the gateway answering \(name)'s requests", timeout: timeout) {
             (try? await request("homes", within: .milliseconds(500))) != nil
         }
@@ -401,7 +401,7 @@ extension Account {
 
     /// Waits until the retained payload of `topic` is JSON for which `accept` holds, and returns it.
     func retainedJSON(
-        _ topic: String, within timeout: Duration = .seconds(15), _ accept: (JSON) -> Bool
+        _ topic: String, within timeout: Duration = .seconds(60), _ accept: (JSON) -> Bool
     ) async throws -> JSON {
         var last: String?
         return try await eventuallyValue("\(topic) as expected (it is \(last ?? "nothing"))", timeout: timeout) {

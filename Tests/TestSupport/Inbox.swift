@@ -29,7 +29,7 @@ package actor Inbox<Element: Sendable> {
     /// until `timeout` passes; elements that do not match stay for later. Throws ``TimedOut`` with
     /// what arrived meanwhile.
     package func next(
-        within timeout: Duration = .seconds(15), _ what: String = "element",
+        within timeout: Duration = .seconds(60), _ what: String = "element",
         sourceLocation: SourceLocation = #_sourceLocation,
         where matches: @Sendable (Element) -> Bool = { _ in true }
     ) async throws -> Element {

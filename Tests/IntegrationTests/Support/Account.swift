@@ -49,14 +49,14 @@ struct Account {
 
     /// Publishes `payload` on `topic` asking for the answer, and returns the answer (waiting for it
     /// up to `timeout`).
-    func command(_ topic: String, _ payload: String = "", within timeout: Duration = .seconds(15)) async throws
+    func command(_ topic: String, _ payload: String = "", within timeout: Duration = .seconds(60)) async throws
         -> JSON
     {
         try await command(topic, bytes: Array(payload.utf8), within: timeout)
     }
 
     /// Publishes raw `bytes` on `topic` asking for the answer, and returns the answer.
-    func command(_ topic: String, bytes payload: [UInt8], within timeout: Duration = .seconds(15)) async throws -> JSON
+    func command(_ topic: String, bytes payload: [UInt8], within timeout: Duration = .seconds(60)) async throws -> JSON
     {
         let correlation = Array(UUID().uuidString.utf8)
         try await client.publish(
@@ -69,7 +69,7 @@ struct Account {
     }
 
     /// Sends request `operation` with `body` as this account and returns the answer.
-    func request(_ operation: String, _ body: String = "{}", within timeout: Duration = .seconds(15)) async throws
+    func request(_ operation: String, _ body: String = "{}", within timeout: Duration = .seconds(60)) async throws
         -> JSON
     {
         try await command("homegate/$request/\(name)/\(operation)", body, within: timeout)
@@ -81,7 +81,7 @@ struct Account {
     }
 
     /// Waits for a message on `topic` with `payload` (subscribe first).
-    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(15)) async throws {
+    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(60)) async throws {
         _ = try await inbox.next(within: timeout, "\(payload) on \(topic)") {
             $0.topic == topic && $0.payloadString == payload
         }
@@ -90,7 +90,7 @@ struct Account {
     /// Whether the retained payload of `topic` becomes `expected` within `timeout` (a command's answer
     /// and the value it changed travel separately, so the value may reach the broker just after the
     /// answer). A Bool, for `#expect`.
-    func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(15)) async throws
+    func retained(_ topic: String, becomes expected: String, within timeout: Duration = .seconds(60)) async throws
         -> Bool
     {
         do {

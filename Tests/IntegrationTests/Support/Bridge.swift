@@ -108,13 +108,13 @@ struct BridgedAccount {
     }
 
     /// Sends request `operation` with `{"id": id}` (QoS 1) and waits for its answer.
-    func request(_ operation: String, id: String, within timeout: Duration = .seconds(30)) async throws -> JSON {
+    func request(_ operation: String, id: String, within timeout: Duration = .seconds(60)) async throws -> JSON {
         try await client.publish("homegate/$request/\(name)/\(operation)", #"{"id":"\#(id)"}"#, qos: .atLeastOnce)
         return try await answer(id: id, within: timeout)
     }
 
     /// Waits for the answer carrying `id`.
-    func answer(id: String, within timeout: Duration = .seconds(30)) async throws -> JSON {
+    func answer(id: String, within timeout: Duration = .seconds(60)) async throws -> JSON {
         let responses = self.responses
         let message = try await inbox.next(within: timeout, "the answer with id \(id)") {
             $0.topic == responses && (try? JSON.parse($0.payload))?["id"] == .string(id)
@@ -123,7 +123,7 @@ struct BridgedAccount {
     }
 
     /// Waits for the next answer about `topic` (a command's answer names its topic).
-    func answer(about topic: String, within timeout: Duration = .seconds(30)) async throws -> MQTTMessage {
+    func answer(about topic: String, within timeout: Duration = .seconds(60)) async throws -> MQTTMessage {
         let responses = self.responses
         return try await inbox.next(within: timeout, "the answer about \(topic)") {
             $0.topic == responses && (try? JSON.parse($0.payload))?["topic"] == .string(topic)
@@ -131,7 +131,7 @@ struct BridgedAccount {
     }
 
     /// Waits for a message on `topic` with `payload` (subscribe first).
-    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(30)) async throws {
+    func receive(_ payload: String, on topic: String, within timeout: Duration = .seconds(60)) async throws {
         _ = try await inbox.next(within: timeout, "\(payload) on \(topic)") {
             $0.topic == topic && $0.payloadString == payload
         }

@@ -1,4 +1,5 @@
 import Broker
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -22,6 +23,22 @@ func stopGracefully<Result>(
         throw error
     }
     process.send(SIGTERM)
-    #expect(await process.waitForExit() == 0, sourceLocation: sourceLocation)
+    let status = await process.waitForExit()
+    #expect(
+        status == 0, "\(describe(status)) after SIGTERM; its output:\n\(tail(of: process))",
+        sourceLocation: sourceLocation)
     return result
+}
+
+/// A raw wait status in words: the exit code, or the signal that ended the process.
+private func describe(_ status: Int32) -> String {
+    status & 0x7F == 0 ? "exit code \((status >> 8) & 0xFF)" : "killed by signal \(status & 0x7F)"
+}
+
+/// The last lines the process wrote to its output file.
+private func tail(of process: ChildProcess) -> String {
+    guard let file = process.outputFile, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+        return "(not kept)"
+    }
+    return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(40).joined(separator: "\n")
 }

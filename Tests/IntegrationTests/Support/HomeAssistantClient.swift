@@ -63,7 +63,7 @@ struct HomeAssistantClient {
     /// Waits until the state read as in ``state(_:topic:template:)`` equals `expected`.
     func waitForState(
         _ objectID: String, topic topicKey: String = "state_topic", template templateKey: String? = "value_template",
-        _ expected: JSON, within timeout: Duration = .seconds(10)
+        _ expected: JSON, within timeout: Duration = .seconds(60)
     ) async throws {
         try await waitForState(objectID, topic: topicKey, template: templateKey, within: timeout) { $0 == expected }
     }
@@ -71,7 +71,7 @@ struct HomeAssistantClient {
     /// Waits until the state read as in ``state(_:topic:template:)`` satisfies `isExpected`.
     func waitForState(
         _ objectID: String, topic topicKey: String = "state_topic", template templateKey: String? = "value_template",
-        within timeout: Duration = .seconds(10), until isExpected: (JSON?) -> Bool
+        within timeout: Duration = .seconds(60), until isExpected: (JSON?) -> Bool
     ) async throws {
         var last: JSON?
         try await eventually(
