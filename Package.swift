@@ -257,7 +257,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeModelTests",
-            dependencies: ["HomeModel", "VirtualDevices", "TestSupport", "crash-writer"],
+            dependencies: ["HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "crash-writer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

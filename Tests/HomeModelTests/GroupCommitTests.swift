@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import TestSupport
 import Testing
@@ -252,6 +253,7 @@ struct BuildingTests {
             let manager = try HomeManager(database: HomeDatabase.open(atPath: path))
             try await manager.attach(VirtualDriver(devices: Fixture.devices, tick: .seconds(86_400)))
             let onDisk = try HomeDatabase.open(atPath: path)
+            let changes = await manager.changes()
             try await manager.building { manager in
                 try await manager.edit(.addHome(name: "Home"), account: "alice")
                 for room in 1...50 {
@@ -265,6 +267,13 @@ struct BuildingTests {
                 // Visible in the model at once, not yet on disk
                 #expect(try await manager.home("Home", account: "alice").rooms.count == 50)
                 #expect(try onDisk.load().homes.isEmpty)
+            }
+            // And each announced change carries the model it left (not the emptied one building works beside)
+            for await change in changes {
+                guard case .didAddAccessory = change.event else { continue }
+                #expect(change.homes.first?.rooms.count == 50)
+                #expect(change.homes.first?.accessory("lamp") != nil)
+                break
             }
             let saved = try onDisk.load().homes
             #expect(saved.first?.rooms.count == 50)

@@ -194,9 +194,14 @@ package actor HomeManager {
             // build, which is written at its end): the change takes it over, so a home's accessories
             // are not copied on every change.
             graph = HomeGraph()
-            defer { graph = next }
-            let outcome = try next.apply(
-                edit, account: account, creators: homeCreators, found: found, events: &events)
+            let outcome: HomeEditOutcome
+            do {
+                outcome = try next.apply(edit, account: account, creators: homeCreators, found: found, events: &events)
+            } catch {
+                graph = next
+                throw error
+            }
+            graph = next
             publish(events)
             return outcome
         }
