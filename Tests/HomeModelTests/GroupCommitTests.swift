@@ -167,6 +167,34 @@ struct GroupCommitTests {
         }
     }
 
+    @Test(
+        "an accessory lost while the edit that adds it is being written is in the home unreachable",
+        .timeLimit(.minutes(1)))
+    func lostWhileBeingAdded() async throws {
+        try await withTemporaryDirectory { directory in
+            let database = try HomeDatabase.open(atPath: "\(directory)/home.sqlite")
+            let manager = try HomeManager(database: database, clock: ManualClock())
+            let sensor = ReportingDriver()
+            try await manager.attach(sensor)
+            try await manager.edit(.addHome(name: "Home"), account: "alice")
+            let disk = DispatchSemaphore(value: 0)
+            database.holdWrites(until: disk)
+
+            // When the sensor is lost while the edit adding it is being written
+            let adding = Task { try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice") }
+            try await eventually("the sensor being added") { await manager.isSavingLayout }
+            sensor.lose()
+            try await eventually("the loss taken in") { await !manager.browser.knows("sensor") }
+            disk.signal()
+            try await adding.value
+
+            // Then the home has it, shown unreachable, not as it was when the edit began
+            let home = try await manager.home("Home", account: "alice")
+            #expect(home.accessory("sensor")?.isReachable == false)
+            await manager.shutdown()
+        }
+    }
+
     @Test("a layout change writes the values waiting for their group before it is answered")
     func layoutCarriesValues() async throws {
         try await withTemporaryDirectory { directory in
@@ -217,6 +245,8 @@ final class ReportingDriver: AccessoryDriver, Sendable {
         (updates, sink) = AsyncStream.makeStream()
         self.updatesExecutor = updatesExecutor
     }
+
+    func lose() { sink.yield(.lost("sensor")) }
 
     func report(_ reading: Double) {
         sink.yield(.value("sensor", service: "main", characteristic: .currentTemperature, .float(reading)))

@@ -111,7 +111,8 @@ struct DemoTests {
                 #expect(homes.text.contains("Main House") && !homes.text.contains("Lake Cabin"))
             }
             demo.send(SIGTERM)
-            #expect(await demo.waitForExit() == 0)
+            let status = await demo.waitForExit()
+            #expect(status == 0, "\(describe(status)) after SIGTERM; its output:\n\(tail(of: demo))")
         }
     }
 

@@ -53,6 +53,12 @@ extension HomeManager {
         for await update in updates { apply(update, driver: driver) }
     }
 
+    /// Whether the accessory is in a home, or about to be: an edit being saved (``pendingLayout``)
+    /// may be adding it, and what its driver reports meanwhile belongs to the home it joins.
+    private func isInAHome(_ id: AccessoryID) -> Bool {
+        graph.locate(id) != nil || pendingLayout?.locate(id) != nil
+    }
+
     /// Records one thing a driver reported. Values and reachability of accessories in a home are
     /// persisted and announced; those of accessories in the browser only update the browser.
     func apply(_ update: DriverUpdate, driver: Int) {
@@ -60,7 +66,7 @@ extension HomeManager {
         case .found(let accessory):
             forgetUnresponsive(accessory.id)
             let isNew = browser.found(accessory, driver: driver)
-            if graph.locate(accessory.id) != nil {
+            if isInAHome(accessory.id) {
                 commitReported { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
@@ -78,7 +84,7 @@ extension HomeManager {
         case .lost(let id):
             forgetUnresponsive(id)
             browser.lost(id)
-            if graph.locate(id) != nil {
+            if isInAHome(id) {
                 commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
             } else {
                 publish([.didRemoveNewAccessory(accessory: id)])

@@ -29,7 +29,7 @@ package actor HomeManager {
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
     /// While a layout edit is being saved: the model it makes, kept up to date with device reports.
-    private var pendingLayout: HomeGraph?
+    private(set) var pendingLayout: HomeGraph?
     /// Whether a layout edit is being committed, and the edits waiting for their turn.
     private var isCommittingLayout = false
     private var layoutTurns: [CheckedContinuation<Void, Never>] = []

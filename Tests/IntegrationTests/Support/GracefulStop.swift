@@ -31,12 +31,12 @@ func stopGracefully<Result>(
 }
 
 /// A raw wait status in words: the exit code, or the signal that ended the process.
-private func describe(_ status: Int32) -> String {
+func describe(_ status: Int32) -> String {
     status & 0x7F == 0 ? "exit code \((status >> 8) & 0xFF)" : "killed by signal \(status & 0x7F)"
 }
 
 /// The last lines the process wrote to its output file.
-private func tail(of process: ChildProcess) -> String {
+func tail(of process: ChildProcess) -> String {
     guard let file = process.outputFile, let text = try? String(contentsOfFile: file, encoding: .utf8) else {
         return "(not kept)"
     }
