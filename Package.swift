@@ -197,7 +197,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "TestSupport"],
+            dependencies: [
+                "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
