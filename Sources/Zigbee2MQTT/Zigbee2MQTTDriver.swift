@@ -419,7 +419,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     }
 
     private func availability(_ ieee: String, _ payload: [UInt8]) {
-        guard var device = devices[ieee] else { return }
+        // Empty: zigbee2mqtt cleared the retained availability (the device was renamed or removed).
+        guard var device = devices[ieee], !payload.isEmpty else { return }
         guard let online = Self.onlineState(payload) else {
             reportOnce(
                 ieee, "availability",
@@ -441,13 +442,14 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         refreshReachability()
     }
 
-    /// `{"state":"online"}` (2.x) or plain `online` (1.x).
+    /// `{"state":"online"}` (2.x) or plain `online` (1.x), in any case: `{"state":"Offline"}` is
+    /// in a real capture.
     static func onlineState(_ payload: [UInt8]) -> Bool? {
-        let text: String? =
+        let text: String =
             if let json = try? JSON.parse(payload), let state = json["state"]?.stringValue { state } else {
                 String(decoding: payload, as: UTF8.self)
             }
-        switch text {
+        switch text.lowercased() {
         case "online": return true
         case "offline": return false
         default: return nil

@@ -331,4 +331,26 @@ struct ExposeMappingTests {
         #expect(Zigbee2MQTTDriver.onlineState(Array("maybe".utf8)) == nil)
         #expect(Zigbee2MQTTDriver.onlineState([]) == nil)
     }
+
+    /// Every availability payload in the captures (1.x text, 2.x JSON, `{"state":"Offline"}` from
+    /// zigbee2mqtt-frontend's recorded websocket messages) says online or offline.
+    @Test func recordedAvailability() throws {
+        var count = 0
+        for line in try String(contentsOfFile: "\(Self.fixtures)/states.jsonl", encoding: .utf8).split(separator: "\n")
+        {
+            let record = try JSON.parse(String(line))
+            guard record["kind"]?.stringValue == "availability" else { continue }
+            let payload: String
+            switch record["payload"] {
+            case .string(let text): payload = text
+            case let json?: payload = json.serialized
+            case nil: continue
+            }
+            guard !payload.isEmpty else { continue }  // a cleared retained topic
+            count += 1
+            let expected = payload.lowercased().contains("online")
+            #expect(Zigbee2MQTTDriver.onlineState(Array(payload.utf8)) == expected, "\(payload)")
+        }
+        #expect(count > 30)
+    }
 }
