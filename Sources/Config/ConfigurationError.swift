@@ -3,36 +3,23 @@ import Gateway
 /// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
 /// way compilers report errors (`FILE:LINE:COLUMN: error: MESSAGE`), so editors can jump to it.
 package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of problem this is. Static members over a private enum, so callers can match a code
-    /// and new codes are not a breaking change.
-    package struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
-            case missingFile
-            case syntax
-            case unknownKey
-            case wrongType
-            case invalidValue
-            case unreadableFile
-        }
-
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
+    /// What kind of problem this is; its name (the raw value) is what the output shows.
+    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The config file does not exist or cannot be read.
-        package static let missingFile = Code(.missingFile)
+        case missingFile
         /// The file is not valid YAML.
-        package static let syntax = Code(.syntax)
+        case syntax
         /// A key the gateway does not know (often a typo).
-        package static let unknownKey = Code(.unknownKey)
+        case unknownKey
         /// A value of the wrong kind: text where a number belongs, a list where a section belongs.
-        package static let wrongType = Code(.wrongType)
+        case wrongType
         /// A value of the right kind that the gateway cannot work with.
-        package static let invalidValue = Code(.invalidValue)
+        case invalidValue
         /// A file the configuration names (password, TLS, devices) cannot be read.
-        package static let unreadableFile = Code(.unreadableFile)
+        case unreadableFile
 
-        package var name: String { base.rawValue }
-        package var description: String { name }
+        package var name: String { rawValue }
+        package var description: String { rawValue }
     }
 
     /// Where a problem is: a place in the config file, the file as a whole, or an environment variable.

@@ -1,49 +1,29 @@
 /// An error of the HAP protocol layer: malformed input from the peer or a failed cryptographic check.
-///
-/// A struct with a code rather than an enum, so that callers match a code (`error.code == .malformedTLV`)
-/// and a log line can carry its name, while new codes do not break existing `switch`es.
+/// Callers match its code (`error.code == .malformedTLV`); a log line carries the code's name.
 package struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, as a stable name.
-    package struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Sendable {
-            case malformedTLV
-            case authenticationFailed
-            case frameTooLong
-            case nonceExhausted
-            case malformedHTTP
-            case invalidSRPParameter
-            case invalidSetupCode
-            case unexpectedMessage
-            case invalidSignature
-        }
-
-        private let base: Base
-
-        private init(_ base: Base) {
-            self.base = base
-        }
-
+    /// What went wrong, as a stable name (the raw value).
+    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// A TLV8 item was truncated or otherwise could not be read.
-        package static let malformedTLV = Code(.malformedTLV)
+        case malformedTLV
         /// A ChaCha20-Poly1305 tag did not verify: the frame or message was tampered with, replayed,
         /// or encrypted under another key.
-        package static let authenticationFailed = Code(.authenticationFailed)
+        case authenticationFailed
         /// An encrypted frame announced more than 1,024 bytes of plaintext.
-        package static let frameTooLong = Code(.frameTooLong)
+        case frameTooLong
         /// A 64-bit nonce counter would wrap around; the session must be set up again.
-        package static let nonceExhausted = Code(.nonceExhausted)
+        case nonceExhausted
         /// The bytes from the peer are not an HTTP/1.1 response or HAP `EVENT/1.0` message.
-        package static let malformedHTTP = Code(.malformedHTTP)
+        case malformedHTTP
         /// The accessory's SRP public key or salt is unusable (B % N == 0, u == 0, empty salt).
-        package static let invalidSRPParameter = Code(.invalidSRPParameter)
+        case invalidSRPParameter
         /// A setup code that is not of the form `XXX-XX-XXX` (digits).
-        package static let invalidSetupCode = Code(.invalidSetupCode)
+        case invalidSetupCode
         /// A pairing message that is missing a required item or does not fit the current step.
-        package static let unexpectedMessage = Code(.unexpectedMessage)
+        case unexpectedMessage
         /// The accessory's SRP proof or Ed25519 signature did not verify.
-        package static let invalidSignature = Code(.invalidSignature)
+        case invalidSignature
 
-        package var description: String { base.rawValue }
+        package var description: String { rawValue }
     }
 
     /// The kind of failure.

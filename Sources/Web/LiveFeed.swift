@@ -59,8 +59,6 @@ final class LiveMailbox: Sendable {
         signal.yield()
     }
 
-    var isClosed: Bool { pending.withLock { $0.closed } }
-
     func post(_ update: LiveUpdate) {
         let slot: String
         switch update {

@@ -293,28 +293,18 @@ package final class DynamicSecuritySync: Sendable {
 /// A sync that did not complete, with a code and, for refused commands, each command and the
 /// broker's reason.
 package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
-    package struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
-            case timedOut
-            case transport
-            case invalidResponse
-            case commandsRefused
-        }
-
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
+    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The broker did not answer in time.
-        package static let timedOut = Code(.timedOut)
+        case timedOut
         /// Publishing or subscribing failed.
-        package static let transport = Code(.transport)
+        case transport
         /// The answer was not what the plugin sends.
-        package static let invalidResponse = Code(.invalidResponse)
+        case invalidResponse
         /// The broker refused one or more commands (see `failures`).
-        package static let commandsRefused = Code(.commandsRefused)
+        case commandsRefused
 
-        package var name: String { base.rawValue }
-        package var description: String { name }
+        package var name: String { rawValue }
+        package var description: String { rawValue }
     }
 
     /// One refused command and the broker's reason (`Role already exists`, `Client not found`, ...).

@@ -76,8 +76,6 @@ package struct PairingMethod: RawRepresentable, Hashable, Sendable {
 
     /// Pair setup without MFi authentication.
     package static let pairSetup = PairingMethod(rawValue: 0)
-    /// Pair setup with MFi authentication.
-    package static let pairSetupWithAuth = PairingMethod(rawValue: 1)
     /// Pair verify.
     package static let pairVerify = PairingMethod(rawValue: 2)
     /// Add pairing (/pairings).

@@ -27,18 +27,10 @@ package struct TLVType: RawRepresentable, Hashable, Sendable, CustomStringConver
     package static let error = TLVType(rawValue: 0x07)
     /// kTLVType_RetryDelay: seconds to wait before the next pair setup attempt (with error 3, backoff).
     package static let retryDelay = TLVType(rawValue: 0x08)
-    /// kTLVType_Certificate: an MFi certificate.
-    package static let certificate = TLVType(rawValue: 0x09)
     /// kTLVType_Signature: an Ed25519 signature.
     package static let signature = TLVType(rawValue: 0x0A)
     /// kTLVType_Permissions: 0 for a regular user, 1 for an admin.
     package static let permissions = TLVType(rawValue: 0x0B)
-    /// kTLVType_FragmentData: a non-final fragment of a fragmented message.
-    package static let fragmentData = TLVType(rawValue: 0x0C)
-    /// kTLVType_FragmentLast: the final fragment of a fragmented message.
-    package static let fragmentLast = TLVType(rawValue: 0x0D)
-    /// kTLVType_Flags: pairing type flags.
-    package static let flags = TLVType(rawValue: 0x13)
     /// kTLVType_Separator: an empty item between two entries of a list.
     package static let separator = TLVType(rawValue: 0xFF)
 
