@@ -191,7 +191,10 @@ let package = Package(
         // target the test targets depend on, in no product.
         .target(
             name: "TestSupport",
-            dependencies: ["Broker", "MQTT", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Broker", "HomeModel", "MQTT", .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -260,7 +263,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeModelTests",
-            dependencies: ["HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "crash-writer"],
+            dependencies: [
+                "HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "crash-writer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

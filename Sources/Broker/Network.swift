@@ -14,7 +14,7 @@ package enum LoopbackPort {
     }
 
     /// A socket bound to a port on 127.0.0.1 and the port (the kernel picks it).
-    fileprivate static func bound() throws -> (fd: Int32, port: Int) {
+    package static func bound() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
         var address = loopback(port: 0)
@@ -56,17 +56,4 @@ package enum LoopbackPort {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
     }
-}
-
-/// A port on 127.0.0.1 that refuses every connection for as long as this value lives: bound but not
-/// listening. Unlike a port from ``LoopbackPort/free()``, no broker started meanwhile can take it,
-/// and the kernel gives it to no outgoing connection (one that got it as its own source port would
-/// connect to itself).
-package final class RefusingPort: Sendable {
-    package let port: Int
-    private let fd: Int32
-
-    package init() throws { (fd, port) = try LoopbackPort.bound() }
-
-    deinit { close(fd) }
 }

@@ -13,19 +13,18 @@ import Synchronization
 /// cannot apply is an error on `bridge/logging`. It invents no device: every device is an entry
 /// of a recorded `bridge/devices`.
 package final class Zigbee2MQTTStandIn: Service, Sendable {
-    private let client: MQTTClient
-    private let base: String
+    let client: MQTTClient
+    let base: String
     private let logger: Logger
-    private let world: Mutex<World>
+    let world: Mutex<World>
 
-    private struct World {
+    struct World {
         var devices: [JSON]
         var states: [String: [(key: String, value: JSON)]]
         /// Devices whose sets fail, with zigbee2mqtt's error text.
         var failing: [String: String] = [:]
         /// Devices that take sets silently (a device that went quiet).
         var silent: Set<String> = []
-        var setsReceived = 0
         /// Whether permit join is on, as the last `permit_join` request left it.
         var joinPermitted = false
         /// zigbee2mqtt's error for every `permit_join` (an adapter that fails), or nil.
@@ -59,7 +58,7 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
         await client.disconnect()
     }
 
-    /// Connects and publishes everything; returns when the broker has it. Then `serve()` answers.
+    /// Connects and publishes everything; returns when the broker has it (a test then serves it).
     package func start() async throws {
         try await client.connect()
         // Friendly names may contain '/', so `+/set` is not enough; its own publishes are not echoed.
@@ -74,144 +73,9 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
         }
     }
 
-    /// Answers requests until the client disconnects (for callers that run `start()` themselves).
-    package func serve() async {
-        for await message in client.messages { await handle(message) }
-    }
-
-    package func stop() async { await client.disconnect() }
-
-    // MARK: What a test or the demo does to the network
-
-    /// Publishes a device's state as given (any bytes: a broken payload is a test too).
-    package func publishState(_ name: String, _ payload: [UInt8], retain: Bool = true) async throws {
-        try await client.publish("\(base)/\(name)", payload: payload, qos: .atLeastOnce, retain: retain)
-    }
-
-    /// zigbee2mqtt's availability of one device (2.x JSON form, or 1.x plain with `legacy`).
-    package func setAvailability(_ name: String, online: Bool, legacy: Bool = false) async throws {
-        let word = online ? "online" : "offline"
-        let payload = legacy ? Array(word.utf8) : JSON.object([("state", .string(word))]).bytes
-        try await client.publish("\(base)/\(name)/availability", payload: payload, qos: .atLeastOnce, retain: true)
-    }
-
-    package func setBridgeState(online: Bool) async throws {
-        try await publish("bridge/state", .object([("state", .string(online ? "online" : "offline"))]), retain: true)
-    }
-
-    /// Renames a device as `bridge/request/device/rename` does: the new `bridge/devices`, the state on
-    /// the new topic, the old retained topics cleared.
-    package func rename(_ old: String, to new: String) async throws {
-        let state = world.withLock { world -> [(key: String, value: JSON)]? in
-            world.devices = world.devices.map {
-                $0.friendlyName == old ? $0.replacing("friendly_name", .string(new)) : $0
-            }
-            let state = world.states.removeValue(forKey: old)
-            world.states[new] = state
-            return state
-        }
-        try await client.publish("\(base)/\(old)", payload: [], qos: .atLeastOnce, retain: true)
-        try await client.publish("\(base)/\(old)/availability", payload: [], qos: .atLeastOnce, retain: true)
-        try await publishDevices()
-        try await publish("\(new)/availability", .object([("state", .string("online"))]), retain: true)
-        if let state { try await publish(new, .object(state), retain: true) }
-    }
-
-    /// Two devices swap names in one step, as a user renaming both while homegate was away would
-    /// leave them: one `bridge/devices` with both changed.
-    package func swapNames(_ first: String, _ second: String) async throws {
-        world.withLock { world in
-            world.devices = world.devices.map { device in
-                switch device.friendlyName {
-                case first: device.replacing("friendly_name", .string(second))
-                case second: device.replacing("friendly_name", .string(first))
-                default: device
-                }
-            }
-            let a = world.states[first]
-            world.states[first] = world.states[second]
-            world.states[second] = a
-        }
-        try await publishDevices()
-    }
-
-    /// zigbee2mqtt answers every `permit_join` with `error` (nil: as usual).
-    package func refuseJoins(with error: String?) {
-        world.withLock { $0.joinRefusal = error }
-    }
-
-    /// A device leaves the network: `bridge/event` device_leave (when `announced`), then
-    /// `bridge/devices` without it (when `relisted`).
-    package func leave(_ name: String, announced: Bool = true, relisted: Bool = true) async throws {
-        let ieee = world.withLock { world -> String? in
-            let ieee = world.devices.first { $0.friendlyName == name }?["ieee_address"]?.stringValue
-            world.devices.removeAll { $0.friendlyName == name }
-            return ieee
-        }
-        guard let ieee else { return }
-        if announced {
-            try await publish(
-                "bridge/event",
-                .object([
-                    ("data", .object([("friendly_name", .string(name)), ("ieee_address", .string(ieee))])),
-                    ("type", .string("device_leave")),
-                ]), retain: false)
-        }
-        if relisted { try await publishDevices() }
-    }
-
-    /// Publishes `bridge/devices` as given (a broken one is a test too).
-    package func publishRawDevices(_ payload: [UInt8]) async throws {
-        try await client.publish("\(base)/bridge/devices", payload: payload, qos: .atLeastOnce, retain: true)
-    }
-
-    /// Makes sets to `name` fail with `error` (nil: succeed again).
-    package func failSets(to name: String, with error: String?) {
-        world.withLock { $0.failing[name] = error }
-    }
-
-    /// Makes `name` take sets without answering (nil effect, no state publish).
-    package func silence(_ name: String, _ silent: Bool = true) {
-        world.withLock { world in
-            if silent { world.silent.insert(name) } else { world.silent.remove(name) }
-        }
-    }
-
-    package var setsReceived: Int { world.withLock { $0.setsReceived } }
-
-    /// The `/set` and `/get` requests `device` received, in order: `set {"brightness":203}`.
-    package func requests(to device: String) -> [String] {
-        world.withLock { $0.requests.filter { $0.device == device }.map(\.request) }
-    }
-
-    /// A device joins while the network is open, as zigbee2mqtt reports it: `device_joined`, the
-    /// interview, then `bridge/devices` with the device (a recorded entry), its availability and state.
-    package func join(_ device: JSON, state: JSON?) async throws {
-        guard let name = device.friendlyName, let ieee = device["ieee_address"] else { return }
-        guard world.withLock({ $0.joinPermitted }) else {
-            throw StandInError("the network is closed: nothing can join")
-        }
-        let data = JSON.object([("friendly_name", .string(name)), ("ieee_address", ieee)])
-        try await publish("bridge/event", .object([("data", data), ("type", .string("device_joined"))]), retain: false)
-        for status in ["started", "successful"] {
-            let interview = JSON.object([
-                ("friendly_name", .string(name)), ("ieee_address", ieee), ("status", .string(status)),
-            ])
-            try await publish(
-                "bridge/event", .object([("data", interview), ("type", .string("device_interview"))]), retain: false)
-        }
-        world.withLock { world in
-            world.devices.append(device)
-            if let state { world.states[name] = state.objectMembers }
-        }
-        try await publishDevices()
-        try await publish("\(name)/availability", .object([("state", .string("online"))]), retain: true)
-        if let state { try await publish(name, state, retain: true) }
-    }
-
     // MARK: Answering
 
-    private func handle(_ message: MQTTMessage) async {
+    func handle(_ message: MQTTMessage) async {
         let topic = message.topic
         guard topic.hasPrefix(base + "/") else { return }
         let rest = String(topic.dropFirst(base.count + 1))
@@ -236,7 +100,6 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     private func set(_ name: String, _ payload: [UInt8]) async throws {
         enum Outcome { case unknown, error(String), silent, state([(key: String, value: JSON)]) }
         let outcome = world.withLock { world -> Outcome in
-            world.setsReceived += 1
             world.requests.append((name, "set " + String(decoding: payload, as: UTF8.self)))
             guard let device = world.devices.first(where: { $0.friendlyName == name }) else { return .unknown }
             guard let json = try? JSON.parse(payload), let fields = json.objectMembers else {
@@ -296,20 +159,14 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
         try await publish("bridge/response/permit_join", .object(response), retain: false)
     }
 
-    private func publishDevices() async throws {
+    func publishDevices() async throws {
         let devices = world.withLock { $0.devices }
         try await publish("bridge/devices", .array(devices), retain: true)
     }
 
-    private func publish(_ suffix: String, _ json: JSON, retain: Bool) async throws {
+    func publish(_ suffix: String, _ json: JSON, retain: Bool) async throws {
         try await client.publish("\(base)/\(suffix)", payload: json.bytes, qos: .atLeastOnce, retain: retain)
     }
-}
-
-/// A test asked the stand-in for something zigbee2mqtt would not do.
-package struct StandInError: Error, CustomStringConvertible {
-    package let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension JSON {

@@ -63,11 +63,6 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
         return BigUInt(bigEndian: Self.hash(salt, inner))
     }
 
-    /// The verifier v = g^x mod N that a server stores (used by tests to play the server).
-    package func verifier(salt: [UInt8]) -> BigUInt {
-        group.generator.power(passwordKey(salt: salt), modulus: group.prime)
-    }
-
     /// The scrambling parameter u = H(PAD(A) | PAD(B)).
     package func scrambler(serverPublicKey: BigUInt) -> BigUInt {
         BigUInt(

@@ -50,11 +50,6 @@ package struct SecureSession: Sendable {
         SecureSession(encryptionKey: keys.controllerToAccessory, decryptionKey: keys.accessoryToController)
     }
 
-    /// The accessory's end (for tests and loopback peers).
-    package static func accessory(_ keys: SessionKeys) -> SecureSession {
-        SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
-    }
-
     /// The number of frames sent so far (the next outgoing nonce).
     package var framesSent: UInt64 { outgoingCounter }
     /// The number of frames received so far (the next expected incoming nonce).

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Owned by one ``HomeManager``, which is its only writer.
 package final class HomeDatabase: Sendable {
-    let writer: any DatabaseWriter
+    /// The connection (a pool for a file); tests read the file's state through it.
+    package let writer: any DatabaseWriter
 
     private init(writer: any DatabaseWriter) throws {
         self.writer = writer
@@ -43,38 +44,9 @@ package final class HomeDatabase: Sendable {
         return pool
     }
 
-    /// SQLite's `synchronous` setting on the writer connection (2 = FULL), for tests.
-    package func synchronousMode() throws -> Int {
-        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
-    }
-
     /// A private in-memory database: for tests, and for `data.inMemory` (nothing survives a restart).
     package static func inMemory() throws -> HomeDatabase {
         try HomeDatabase(writer: DatabaseQueue())
-    }
-
-    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound file.
-    package func integrityCheck() throws -> [String] {
-        try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
-    }
-
-    /// Caps the database at `pages` pages (SQLite's `max_page_count`), or lifts the cap (`nil`): a
-    /// way to see what the gateway does when the disk fills up, without filling a disk.
-    package func limitSize(toPages pages: Int?) throws {
-        try writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA max_page_count = \(pages ?? 4_294_967_294)")
-        }
-    }
-
-    /// Makes every write fail (SQLite's `query_only`) until called with false: a disk that refuses
-    /// writes, for tests.
-    func refuseWrites(_ refuse: Bool) throws {
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
-    }
-
-    /// The number of pages the database has now (SQLite's `page_count`).
-    package func pageCount() throws -> Int {
-        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
     }
 
     /// The model's error for a failed save: `storageFull` when the disk (or the size cap) is full, so
@@ -85,11 +57,6 @@ package final class HomeDatabase: Sendable {
                 .storageFull, "The hub's storage is full: the change was not saved. Free some space and try again.")
         }
         return HomeError(.unexpectedError, "The change could not be saved: \(error)")
-    }
-
-    /// The journal mode in use (`wal` for a file database).
-    package func journalMode() throws -> String {
-        try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
     static var migrator: DatabaseMigrator {
@@ -399,30 +366,6 @@ package final class HomeDatabase: Sendable {
     /// How many of them failed (and left their values for the next), for tests.
     var failedValueCommits: Int { failedValueCommitCount.withLock { $0 } }
     private let failedValueCommitCount = Mutex(0)
-
-    /// The values stored apart from their accessories' services, for tests.
-    func storedValues() throws -> [StoredValue] {
-        try writer.read { db in try StoredValue.all(db) }
-    }
-
-    /// Makes every write from now on wait until `release` is signalled (a disk that stalls), for tests.
-    func holdWrites(until release: DispatchSemaphore) {
-        writer.asyncWriteWithoutTransaction { _ in release.wait() }
-    }
-
-    /// Runs `sql` on the writer: for tests that act as another writer of the file (an older gateway).
-    func execute(sql: String, arguments: [String]) throws {
-        try writer.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
-    }
-
-    /// The services column of an accessory's row as it is on disk, for tests.
-    func servicesText(of accessory: AccessoryID) throws -> String? {
-        try writer.read { db in
-            try String.fetchOne(
-                db, sql: "SELECT services FROM \(AccessoryRecord.databaseTableName) WHERE id = ?",
-                arguments: [accessory.rawValue])
-        }
-    }
 
     /// Returns once every write queued before it (a group commit under way) is done.
     func waitForWrites() {
