@@ -23,6 +23,9 @@ enum Conversion: Sendable, Hashable {
     case command(JSON)
     /// A window covering's position from an `OPEN`/`CLOSE` state when there is no position.
     case openClose(open: JSON, close: JSON)
+    /// One button's presses: the `action` values that are this button's, each with its
+    /// ProgrammableSwitchEvent (0 single, 1 double, 2 long); any other value is another button's.
+    case press([String: Int])
 
     enum ColorComponent: Sendable, Hashable { case hue, saturation }
 }
@@ -87,6 +90,9 @@ struct Binding: Sendable, Hashable {
             if raw == open { return .value(.int(100)) }
             if raw == close { return .value(.int(0)) }
             return .absent
+        case .press(let events):
+            guard let action = raw.stringValue else { return .invalid("\(property) is not a string") }
+            return events[action].map { .value(.int($0)) } ?? .absent
         }
     }
 
@@ -131,6 +137,8 @@ struct Binding: Sendable, Hashable {
             return value.boolValue == false ? nil : command
         case .openClose(let open, let close):
             return (value.intValue ?? 0) >= 50 ? open : close
+        case .press:
+            return nil
         }
     }
 }

@@ -60,6 +60,7 @@ package enum ExposeMapping {
         for expose in device.exposes {
             builder.add(expose)
         }
+        builder.addButtons()
         builder.unmapped += (0..<device.malformedExposes).map { _ in "(an expose without a type)" }
         let category =
             Builder.categoryOrder.first { builder.categories.contains($0) }
@@ -87,11 +88,13 @@ private struct Builder {
     var bindings: [Binding] = []
     var unmapped: [String] = []
     var categories: Set<AccessoryCategory> = []
+    /// The `action` exposes, made into buttons after everything else.
+    var actions: [Expose] = []
 
     /// Which service gives the accessory its category when it has several (a radiator valve with an
     /// away-mode switch is a thermostat).
     static let categoryOrder: [AccessoryCategory] = [
-        .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch,
+        .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch, .programmableSwitch,
     ]
     var identify: (property: String, value: JSON)?
 
@@ -329,10 +332,42 @@ private struct Builder {
             sensor("battery", "Battery", .battery, .batteryLevel, expose, .number)
         case ("binary", "battery_low"):
             sensor("battery", "Battery", .battery, .statusLowBattery, expose, binary(expose, on: .int(1), off: .int(0)))
+        case ("enum", "action") where expose.access.contains(.published):
+            actions.append(expose)  // after the device's other services
         case ("enum", "identify") where expose.access.contains(.settable) && identify == nil:
             identify = (expose.property ?? "identify", expose.values.first ?? .string("identify"))
         default:
             unmapped.append(expose.displayName)
+        }
+    }
+
+    /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
+    /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
+    mutating func addButtons() {
+        for expose in actions { addButtons(expose) }
+    }
+
+    private mutating func addButtons(_ expose: Expose) {
+        let layout = ButtonLayout(actions: expose.values.compactMap(\.stringValue))
+        unmapped += layout.unusable.map { "\(expose.displayName) \($0)" }
+        for button in layout.buttons {
+            let words = layout.buttons.count == 1 ? "Button" : HomeName.suggestion(from: Self.words(button.key))
+            var name = words ?? "Button"
+            var number = 2
+            while services.contains(where: { HomeName.matches($0.name, name) }) {
+                name = "\(words ?? "Button") \(number)"
+                number += 1
+            }
+            var service = ServiceDraft(
+                kind: button.key.isEmpty
+                    ? "button" : button.key.hasPrefix("button") ? button.key : "button_\(button.key)",
+                name: name,
+                type: .statelessProgrammableSwitch, endpoint: expose.endpoint)
+            var metadata = standard(.programmableSwitchEvent)
+            metadata.validValues = Set(button.presses.values).sorted()
+            metadata.maximumValue = Double(metadata.validValues!.last!)
+            service.add(.programmableSwitchEvent, expose, .press(button.presses), metadata: metadata, readOnly: true)
+            finish(service, category: .programmableSwitch)
         }
     }
 

@@ -273,14 +273,15 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         case .event: event(message.payload)
         case .logging: logging(message.payload)
         case .permitJoinResponse: permitJoinAnswered(message.payload)
-        case .device(let name): deviceMessage(name, isAvailability: false, message.payload)
-        case .availability(let name): deviceMessage(name, isAvailability: true, message.payload)
+        case .device(let name): deviceMessage(name, isAvailability: false, message.payload, retained: message.retain)
+        case .availability(let name):
+            deviceMessage(name, isAvailability: true, message.payload, retained: message.retain)
         }
     }
 
-    private func deviceMessage(_ name: String, isAvailability: Bool, _ payload: [UInt8]) {
+    private func deviceMessage(_ name: String, isAvailability: Bool, _ payload: [UInt8], retained: Bool) {
         if let ieee = ieeeByName[name] {
-            isAvailability ? availability(ieee, payload) : state(ieee, payload)
+            isAvailability ? availability(ieee, payload) : state(ieee, payload, retained: retained)
         } else if payload.count <= Self.earlyPayloadLimit, early[name] != nil || early.count < Self.earlyNamesKept {
             // Only the newest of each kind matters; groups and unknown names are bounded by the cap
             // and dropped at every bridge/devices.
@@ -349,7 +350,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private func replayEarly(_ description: DeviceDescription) {
         for (isAvailability, payload) in early.removeValue(forKey: description.friendlyName) ?? [] {
             isAvailability
-                ? availability(description.ieeeAddress, payload) : state(description.ieeeAddress, payload)
+                ? availability(description.ieeeAddress, payload)
+                : state(description.ieeeAddress, payload, retained: true)
         }
     }
 
@@ -366,7 +368,9 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         sink.yield(.lost(AccessoryID(ieee)))
     }
 
-    private func state(_ ieee: String, _ payload: [UInt8]) {
+    /// Takes a state publish in. A retained one (or one that came before `bridge/devices`) is how
+    /// the device was, not what it did: the presses it carries are old and are not passed on.
+    private func state(_ ieee: String, _ payload: [UInt8], retained: Bool) {
         guard var device = devices[ieee] else { return }
         guard let json = try? JSON.parse(payload), case .object = json else {
             reportOnce(
@@ -379,7 +383,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             reportOnce(
                 ieee, "\(problem.property) invalid", "\(device.description.friendlyName): ignored \(problem.reason)")
         }
-        for reported in values {
+        for reported in values where !(retained && reported.characteristic.isEvent) {
             if reported.isTarget {
                 // A target the device was sent stays until the device reports reaching it; otherwise
                 // (moved by a wall switch, say) the target follows where the device is.
@@ -414,7 +418,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private func record(
         _ value: CharacteristicValue, _ service: ServiceID, _ type: CharacteristicType, of device: inout Device
     ) {
-        guard device.accessory.setValue(value, service: service, type: type) else { return }
+        guard type.isEvent || device.accessory.setValue(value, service: service, type: type) else { return }
         sink.yield(.value(device.accessory.id, service: service, characteristic: type, value))
     }
 

@@ -211,6 +211,28 @@ struct HomeAssistantMappingTests {
         #expect(Self.discovery.unmappedServices(in: home).map(\.service.id) == ["air"])
     }
 
+    @Test("a button's presses are device triggers on its press topic, one for each press it knows")
+    func pressTriggers() throws {
+        var metadata = CharacteristicMetadata.standard(for: .programmableSwitchEvent)!
+        metadata.validValues = [0, 2]
+        let button = Service(
+            id: "button_up", type: .statelessProgrammableSwitch, name: "Up",
+            characteristics: [Characteristic(type: .programmableSwitchEvent, metadata: metadata, value: nil)])
+        var home = Self.emptyHome()
+        home.accessories = [Accessory(id: "dimmer", name: "Dimmer", category: .programmableSwitch, services: [button])]
+        let triggers = Self.discovery.configs(for: home).filter { $0.component == "device_automation" }
+        #expect(triggers.map(\.objectID) == ["dimmer_button_up_press_0", "dimmer_button_up_press_2"])
+        let long = try #require(triggers.last?.payload)
+        #expect(long["automation_type"] == .string("trigger"))
+        #expect(long["type"] == .string("button_long_press"))
+        #expect(long["subtype"] == .string("Up"))
+        #expect(long["payload"] == .string("2"))
+        let topic = try #require(long["topic"]?.stringValue)
+        #expect(topic.hasSuffix("/Dimmer/Up/ProgrammableSwitchEvent"), "\(topic)")
+        #expect(long["device"]?["identifiers"] == .array([.string("hub_dimmer")]))
+        #expect(Self.discovery.unmappedServices(in: home).isEmpty)
+    }
+
     @Test("object ids keep to Home Assistant's characters; ids that need cleaning stay distinct")
     func objectIDs() {
         #expect(Self.discovery.objectID("living-lamp", "main") == "living-lamp_main")

@@ -234,17 +234,29 @@ struct GroupCommitTests {
     }
 }
 
-/// One temperature sensor whose readings the test reports.
+/// One accessory whose reports the test makes: a temperature sensor unless told otherwise.
 final class ReportingDriver: AccessoryDriver, Sendable {
     let name = "reporting"
     let updates: AsyncStream<DriverUpdate>
     let updatesExecutor: (any TaskExecutor)?
+    private let accessory: Accessory
     private let sink: AsyncStream<DriverUpdate>.Continuation
 
-    init(updatesExecutor: (any TaskExecutor)? = nil) {
+    static let sensor = Accessory(
+        id: "sensor", name: "Sensor", category: .sensor,
+        services: [
+            Service(
+                id: "main", type: .temperatureSensor, name: "Temperature",
+                characteristics: [.standard(.currentTemperature, .float(20))])
+        ])
+
+    init(_ accessory: Accessory = sensor, updatesExecutor: (any TaskExecutor)? = nil) {
         (updates, sink) = AsyncStream.makeStream()
+        self.accessory = accessory
         self.updatesExecutor = updatesExecutor
     }
+
+    func send(_ update: DriverUpdate) { sink.yield(update) }
 
     func lose() { sink.yield(.lost("sensor")) }
 
@@ -255,17 +267,7 @@ final class ReportingDriver: AccessoryDriver, Sendable {
     func restore(_ accessories: [Accessory]) async {}
     func start() async throws {}
     func stop() async { sink.finish() }
-    func accessories() async -> [Accessory] {
-        [
-            Accessory(
-                id: "sensor", name: "Sensor", category: .sensor,
-                services: [
-                    Service(
-                        id: "main", type: .temperatureSensor, name: "Temperature",
-                        characteristics: [.standard(.currentTemperature, .float(20))])
-                ])
-        ]
-    }
+    func accessories() async -> [Accessory] { [accessory] }
     func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     { .float(20) }

@@ -193,14 +193,15 @@ struct DemoTests {
             // and the count below tells)
             var ha = try await HomeAssistantClient.connect(port: port)
             _ = try? await eventually("every discovery config", timeout: .seconds(10)) {
-                guard ha.configs.count < 65 else { return true }
+                guard ha.configs.count < 77 else { return true }
                 await ha.disconnect()
                 ha = try await HomeAssistantClient.connect(port: port)
-                return ha.configs.count >= 65
+                return ha.configs.count >= 77
             }
             #expect(
-                ha.configs.count == 65,
-                "41 entities and 21 identify buttons of the accessories (13 and 4 of them zigbee2mqtt's), 3 scenes")
+                ha.configs.count == 77,
+                "41 entities and 21 identify buttons of the accessories (13 and 4 of them zigbee2mqtt's), 3 scenes, 12 press triggers of the zigfred's 4 buttons"
+            )
             try await ha.send("living-lamp_main", #"{"state":"ON","brightness":255}"#)
             try await ha.waitForState("living-lamp_main", template: nil) {
                 $0?["state"] == .string("ON") && $0?["brightness"] == .integer(255)

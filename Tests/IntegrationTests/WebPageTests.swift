@@ -97,7 +97,11 @@ struct WebPageTests {
 
                 // An open page's event stream does not hold up the shutdown.
                 let stream = Task {
-                    try await TestClient.withClient(host: "127.0.0.1", port: webPort) { client in
+                    // The stream is quiet until its 20-second heartbeat; the client's 15-second read
+                    // timeout would end it first when the machine is slow to get to the SIGTERM.
+                    try await TestClient.withClient(
+                        host: "127.0.0.1", port: webPort, configuration: .init(timeout: .seconds(60))
+                    ) { client in
                         let browser = try await client.logIn("owner", port: webPort)
                         return try await client.get(
                             "/home/live?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])

@@ -269,6 +269,45 @@ struct Zigbee2MQTTEndToEndTests {
         }
     }
 
+    /// A press is an event: published as it happens, never retained, every press (the same one
+    /// twice too); the press in the device's retained state from before is not one.
+    @Test func aButtonPressIsAnEventNotAState() async throws {
+        let button = "0x0017880104e45520"  // Aqara WXKG11LM
+        // zigbee2mqtt's test suite: the retained state it starts with carries `"action":"single"`
+        // (the stand-in publishes it), and test/extensions/receive.test.ts line 142 has this press.
+        let press = try #require(zigbeeRecordings.states(of: "button").first { $0 == #"{"action":"single"}"# })
+        try await withGateway(zigbee2mqtt: ["button"]) { gateway in
+            let zigbee = try #require(gateway.zigbee)
+            try await withAccount("owner", to: gateway.broker) { owner in
+                _ = try await owner.retainedJSON("homegate/$discovered") { Self.entry(button, in: $0) != nil }
+                try await owner.addToMainHouse([(button, "Kitchen", "Hall Button")])
+                let accessory = "homegate/Main House/Kitchen/Hall Button"
+                let event = "\(accessory)/Button/ProgrammableSwitchEvent"
+                _ = try await owner.retainedJSON("\(accessory)/$state") { _ in true }
+                #expect(try await owner.retained(event) == nil)
+                try await owner.client.subscribe(to: [event, "homegate/Main House/$events"])
+
+                try await zigbee.publishState("button", Array(press.utf8), retain: false)
+                try await zigbee.publishState("button", Array(press.utf8), retain: false)
+
+                for _ in 0..<2 {
+                    let message = try await owner.inbox.next("a press on \(event)") { $0.topic == event }
+                    #expect(message.payloadString == "0")
+                    #expect(!message.retain)
+                    let announced = try await owner.inbox.next("a press on $events") {
+                        $0.topic == "homegate/Main House/$events"
+                            && $0.payloadString?.contains(#""characteristic":"ProgrammableSwitchEvent""#) == true
+                    }
+                    #expect(
+                        announced.payloadString?.contains(#""value":0"#) == true, "\(announced.payloadString ?? "")")
+                }
+                #expect(try await owner.retained(event) == nil)
+                let state = try #require(try await owner.retained("\(accessory)/$state"))
+                #expect(!state.contains("ProgrammableSwitchEvent\":0"), "\(state)")
+            }
+        }
+    }
+
     @Test func aLeaveEitherWayMakesTheDeviceUnreachableAndNamesThatSwapKeepTheirDevices() async throws {
         try await withGateway(zigbee2mqtt: ["bulb", "bulb_color_2", "weather_sensor"]) { gateway in
             let zigbee = try #require(gateway.zigbee)

@@ -134,11 +134,13 @@ struct ExposeMappingTests {
         let zigfred = Self.device("zigfred_plus")
         #expect(
             zigfred.accessory.services.map(\.id.rawValue) == [
-                "light_l1", "light_l2", "light_l3", "light_l4", "light_l5", "cover_l6", "cover_l7",
+                "light_l1", "light_l2", "light_l3", "light_l4", "light_l5", "cover_l6", "cover_l7", "button_1",
+                "button_2", "button_3", "button_4",
             ])
         #expect(
             zigfred.accessory.services.map(\.name) == [
-                "Light l1", "Light l2", "Light l3", "Light l4", "Light l5", "Cover l6", "Cover l7",
+                "Light l1", "Light l2", "Light l3", "Light l4", "Light l5", "Cover l6", "Cover l7", "Button 1",
+                "Button 2", "Button 3", "Button 4",
             ])
         #expect(zigfred.bindings(of: "light_l1", .on)?.property == "state_l1")
         #expect(zigfred.bindings(of: "light_l1", .hue)?.conversion == .color(.hue, hasHueSaturation: false))
@@ -323,6 +325,64 @@ struct ExposeMappingTests {
         for device in Self.devices {
             #expect(throws: Never.self) { try HomeName.validate(ExposeMapping.map(device).accessory.name) }
         }
+    }
+
+    /// zigbee2mqtt's recorded `action` exposes: each button a StatelessProgrammableSwitch whose
+    /// ProgrammableSwitchEvent a press sets; releases and other buttons' presses leave it alone.
+    @Test func buttonsFromActions() throws {
+        // Aqara WXKG11LM: single, double, triple, quadruple, hold, release
+        let button = Self.device("button")
+        #expect(button.accessory.category == .programmableSwitch)
+        let switches = button.accessory.services.filter { $0.type == .statelessProgrammableSwitch }
+        #expect(switches.map(\.name) == ["Button", "Triple"])
+        #expect(!button.unmapped.contains("action"))
+        let press = try #require(button.bindings(of: "button", .programmableSwitchEvent))
+        #expect(press.metadata.validValues == [0, 1, 2])
+        #expect(press.metadata.permissions == [.read, .notify])
+        for (action, event) in [("single", 0), ("double", 1), ("hold", 2)] {
+            #expect(press.read(.object([("action", .string(action))])) == .value(.int(event)))
+        }
+        for other in ["release", "triple", ""] {
+            #expect(press.read(.object([("action", .string(other))])) == .absent, "\(other)")
+        }
+        #expect(press.read(.object([("action", .integer(1))])) == .invalid("action is not a string"))
+        let triple = try #require(button.bindings(of: "button_triple", .programmableSwitchEvent))
+        #expect(triple.read(.object([("action", .string("quadruple"))])) == .value(.int(1)))
+        #expect(triple.metadata.validValues == [0, 1])
+
+        // Philips Hue dimmer 324131092621: on_press, on_hold, on_press_release, ... for four buttons
+        let remote = Self.device("remote")
+        #expect(
+            remote.accessory.services.filter { $0.type == .statelessProgrammableSwitch }.map(\.name)
+                == ["On", "Up", "Down", "Off"])
+        let up = try #require(remote.bindings(of: "button_up", .programmableSwitchEvent))
+        #expect(up.read(.object([("action", .string("up_hold"))])) == .value(.int(2)))
+        #expect(up.read(.object([("action", .string("up_hold_release"))])) == .absent)
+        #expect(up.metadata.validValues == [0, 2])
+
+        // zigfred plus: button_1_single ... button_4_release, beside its lights and covers
+        let zigfred = Self.device("zigfred_plus")
+        #expect(zigfred.accessory.category == .windowCovering)
+        #expect(
+            zigfred.accessory.services.filter { $0.type == .statelessProgrammableSwitch }.map(\.name)
+                == ["Button 1", "Button 2", "Button 3", "Button 4"])
+        #expect(
+            zigfred.bindings(of: "button_3", .programmableSwitchEvent)?.read(
+                .object([("action", .string("button_3_double"))])) == .value(.int(1)))
+    }
+
+    /// Values without a press word are buttons of their own; a wildcard names no value.
+    @Test func buttonLayout() {
+        let dimmer = ButtonLayout(actions: ["on", "off", "brightness_move_up", "brightness_stop"])
+        #expect(dimmer.buttons.map(\.key) == ["on", "off", "brightness_move_up", "brightness_stop"])
+        #expect(dimmer.buttons.allSatisfy { $0.presses.values.elementsEqual([0]) })
+        let twoKeys = ButtonLayout(
+            actions: ["single_left", "double_left", "hold_left", "single_right", "single_both", "release_left"])
+        #expect(twoKeys.buttons.map(\.key) == ["left", "right", "both"])
+        #expect(twoKeys.buttons[0].presses == ["single_left": 0, "double_left": 1, "hold_left": 2])
+        let sameTwice = ButtonLayout(actions: ["press", "single", "scene_*"])
+        #expect(sameTwice.buttons.map(\.key) == ["", "single"])
+        #expect(sameTwice.unusable == ["scene_*"])
     }
 
     @Test func availabilityInBothForms() {

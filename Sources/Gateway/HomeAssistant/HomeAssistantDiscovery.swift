@@ -53,7 +53,9 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// The services of `home` that no Home Assistant component fits (they are not announced).
     package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
-            accessory.services.filter { HomeAssistantEntities.kind(of: $0) == nil }.map { (accessory, $0) }
+            accessory.services.filter {
+                HomeAssistantEntities.kind(of: $0) == nil && $0.characteristic(.programmableSwitchEvent) == nil
+            }.map { (accessory, $0) }
         }
     }
 
@@ -102,6 +104,9 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
                         place: place))
             }
         }
+        for service in accessory.services {
+            configs += pressTriggers(of: service, place: place)
+        }
         let identify = HomeAssistantEntities.Entity(
             component: "button", suffix: "identify",
             fields: [
@@ -134,6 +139,29 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         return DiscoveryConfig(
             component: entity.component, objectID: objectID, uniqueID: uniqueID,
             topic: "\(discoveryPrefix)/\(entity.component)/\(nodeID)/\(objectID)/config", payload: .object(members))
+    }
+
+    /// A button's presses as device triggers (`device_automation`): one a press its button knows,
+    /// matched by the value its (not retained) ProgrammableSwitchEvent topic carries.
+    private func pressTriggers(of service: Service, place: Place) -> [DiscoveryConfig] {
+        guard let press = service.characteristic(.programmableSwitchEvent) else { return [] }
+        let types = [0: "button_short_press", 1: "button_double_press", 2: "button_long_press"]
+        return (press.metadata.validValues ?? [0, 1, 2]).compactMap { event in
+            guard let type = types[event] else { return nil }
+            let objectID = objectID(place.accessory.id.rawValue, service.id.rawValue, "press", String(event))
+            let payload = JSON.object([
+                ("automation_type", .string("trigger")),
+                ("topic", .string(place.valueTopic(.programmableSwitchEvent, service: service))),
+                ("payload", .string(String(event))),
+                ("type", .string(type)),
+                ("subtype", .string(service.name)),
+                ("device", device(place)),
+                ("qos", .integer(1)),
+            ])
+            return DiscoveryConfig(
+                component: "device_automation", objectID: objectID, uniqueID: "\(nodeID)_\(objectID)",
+                topic: "\(discoveryPrefix)/device_automation/\(nodeID)/\(objectID)/config", payload: payload)
+        }
     }
 
     /// An action set as a scene of the home's own device; it needs only the gateway to be online.
@@ -249,10 +277,14 @@ private struct Place {
         topics.homeAssistantState(home: home.name, room: room, accessory: accessory.name, service: service.name)
     }
 
-    func commandTopic(_ type: CharacteristicType, service: Service, account: String) -> String {
+    func valueTopic(_ type: CharacteristicType, service: Service) -> String {
         topics.value(
             home: home.name, room: room, accessory: accessory.name, service: service.name,
-            characteristic: type.rawValue) + "/set/\(account)"
+            characteristic: type.rawValue)
+    }
+
+    func commandTopic(_ type: CharacteristicType, service: Service, account: String) -> String {
+        valueTopic(type, service: service) + "/set/\(account)"
     }
 
     func identifyTopic(account: String) -> String {

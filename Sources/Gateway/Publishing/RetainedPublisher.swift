@@ -374,7 +374,11 @@ package actor RetainedPublisher {
             change.event
         {
             if let home = change.homes.first(where: { $0.id == homeID }) {
-                update(value, of: type, service: service, accessory: accessory, in: home)
+                if type.isEvent {
+                    announce(value, of: type, service: service, accessory: accessory, in: home)
+                } else {
+                    update(value, of: type, service: service, accessory: accessory, in: home)
+                }
             }
         } else {
             // Without the discovered accessories only for reachability, whose parts do not show them.
@@ -405,6 +409,27 @@ package actor RetainedPublisher {
         send(
             RetainedView.statePayloads(of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
             of: accessory)
+    }
+
+    /// Publishes an event (a button's press) on its value topic, not retained: a client that
+    /// subscribes later must not see a press that happened before. `$state` does not list it.
+    private func announce(
+        _ value: CharacteristicValue, of type: CharacteristicType, service: ServiceID, accessory: AccessoryID,
+        in home: Home
+    ) {
+        guard var snapshot = home.accessory(accessory) else { return }
+        snapshot.setValue(value, service: service, type: type)
+        guard
+            let (topic, payload) = RetainedView.valuePayload(
+                type, service: service, of: snapshot, in: home, topics: topics)
+        else { return }
+        do {
+            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: false)
+            statistics.sentMessage()
+            client.writeQueuedNow()
+        } catch {
+            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
+        }
     }
 
     /// Sends those of an accessory's `payloads` that differ from what is published, in their order;

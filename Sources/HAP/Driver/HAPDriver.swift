@@ -506,6 +506,7 @@ package actor HAPDriver: PairingDriver {
         case 7: .outlet
         case 8: .switch
         case 9: .thermostat
+        case 15: .programmableSwitch
         default: .other
         }
     }

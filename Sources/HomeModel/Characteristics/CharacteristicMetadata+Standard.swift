@@ -48,6 +48,10 @@ extension CharacteristicMetadata {
         case .targetHeatingCoolingState: return states(4, readWriteNotify)
         case .lockCurrentState: return states(4, readNotify)
         case .currentDoorState: return states(5, readNotify)
+        case .programmableSwitchEvent: return states(3, readNotify)
+        case .serviceLabelNamespace: return states(2, [.read])
+        case .serviceLabelIndex:
+            return .init(format: .uint8, minimumValue: 1, maximumValue: 255, stepValue: 1, permissions: [.read])
         default: return nil
         }
     }

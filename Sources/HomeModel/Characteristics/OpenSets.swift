@@ -49,6 +49,17 @@ package struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable
     package static let occupancyDetected: Self = "OccupancyDetected"
     /// Not HAP's (HAP has no air pressure); Eve's, in hPa.
     package static let airPressure: Self = "AirPressure"
+    /// A button's press: 0 single, 1 double, 2 long. An event (``isEvent``).
+    package static let programmableSwitchEvent: Self = "ProgrammableSwitchEvent"
+    /// Which of an accessory's buttons a service is (1, 2, ...), in the order of ``serviceLabelNamespace``.
+    package static let serviceLabelIndex: Self = "ServiceLabelIndex"
+    /// How the buttons are labelled on the device: 0 dots, 1 Arabic numerals.
+    package static let serviceLabelNamespace: Self = "ServiceLabelNamespace"
+
+    /// Whether a value of this type is something that happened (a button press), not a state: the
+    /// model keeps no value for it, so it is neither stored nor retained, and every report is
+    /// passed on, also the same press twice.
+    package var isEvent: Bool { self == .programmableSwitchEvent }
 }
 
 /// A service's type (Lightbulb, Thermostat, ...). An open set, like ``CharacteristicType``.
@@ -79,6 +90,10 @@ package struct ServiceType: RawRepresentable, Hashable, Sendable, Codable, Custo
     package static let occupancySensor: Self = "OccupancySensor"
     /// Not HAP's; named as Eve names its weather sensor's service.
     package static let airPressureSensor: Self = "AirPressureSensor"
+    /// A button: its presses are events (``CharacteristicType/programmableSwitchEvent``).
+    package static let statelessProgrammableSwitch: Self = "StatelessProgrammableSwitch"
+    /// Says how an accessory's several buttons are labelled (``CharacteristicType/serviceLabelNamespace``).
+    package static let serviceLabel: Self = "ServiceLabel"
 }
 
 /// The unit of a numeric characteristic. An open set.
@@ -173,4 +188,6 @@ package struct AccessoryCategory: RawRepresentable, Hashable, Sendable, Codable,
     package static let windowCovering = Self(rawValue: "windowCovering")
     package static let fan = Self(rawValue: "fan")
     package static let sensor = Self(rawValue: "sensor")
+    /// A remote or a wall button: presses, no state.
+    package static let programmableSwitch = Self(rawValue: "programmableSwitch")
 }

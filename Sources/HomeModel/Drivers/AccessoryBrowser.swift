@@ -24,6 +24,8 @@ struct AccessoryBrowser: Sendable {
     mutating func found(_ accessory: Accessory, driver: Int) -> Bool {
         let isNew = found[accessory.id] == nil
         if isNew { order.append(accessory.id) }
+        var accessory = accessory
+        accessory.forgetEvents()
         found[accessory.id] = accessory
         owner[accessory.id] = driver
         return isNew

@@ -539,7 +539,8 @@ struct HomeGraph: Sendable, Hashable {
 
     // MARK: What drivers report
 
-    /// Records a value the device confirmed or reported; no event when it did not change.
+    /// Records a value the device confirmed or reported; no event when it did not change. An event
+    /// type's report (a press) is always passed on and never kept.
     mutating func recordValue(
         _ value: CharacteristicValue, accessory: AccessoryID, service: ServiceID,
         characteristic: CharacteristicType, events: inout [HomeEvent]
@@ -548,7 +549,7 @@ struct HomeGraph: Sendable, Hashable {
             let current = homes[h].accessories[a].characteristic(service, characteristic)
         else { return }
         let stored = (try? current.metadata.validate(value)) ?? value
-        if homes[h].accessories[a].setValue(stored, service: service, type: characteristic) {
+        if characteristic.isEvent || homes[h].accessories[a].setValue(stored, service: service, type: characteristic) {
             events.append(
                 .didUpdateValueForCharacteristic(
                     home: homes[h].id, accessory: accessory, service: service, characteristic: characteristic,

@@ -70,7 +70,8 @@ extension HomeManager {
                 commitReported { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
-                        for characteristic in service.characteristics {
+                        // An event's value (the last press) is no news when the accessory is found.
+                        for characteristic in service.characteristics where !characteristic.type.isEvent {
                             guard let value = characteristic.value else { continue }
                             graph.recordValue(
                                 value, accessory: accessory.id, service: service.id,
@@ -90,7 +91,7 @@ extension HomeManager {
                 publish([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
-            browser.setValue(value, id, service, characteristic)
+            if !characteristic.isEvent { browser.setValue(value, id, service, characteristic) }
             commitReported { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)

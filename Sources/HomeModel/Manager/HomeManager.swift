@@ -282,7 +282,9 @@ package actor HomeManager {
         }
         var changed: [ValueKey] = []
         for event in events {
-            if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event {
+            if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event,
+                !characteristic.isEvent
+            {
                 changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
             }
         }

@@ -134,6 +134,17 @@ package struct Accessory: Sendable, Hashable, Identifiable {
     /// Sets one characteristic's value; returns whether it changed (false also when there is no such
     /// characteristic). For drivers keeping their own copy; the model's copy changes only through the manager.
     @discardableResult
+    /// Drops the values of event characteristics (a button's last press): an accessory as a driver
+    /// reports it carries them, but a press is not a state the model keeps.
+    mutating func forgetEvents() {
+        for s in services.indices {
+            for c in services[s].characteristics.indices
+            where services[s].characteristics[c].type.isEvent && services[s].characteristics[c].value != nil {
+                services[s].characteristics[c].value = nil
+            }
+        }
+    }
+
     package mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
         guard let s = services.firstIndex(where: { $0.id == service }),
             let c = services[s].characteristics.firstIndex(where: { $0.type == type }),
