@@ -23,6 +23,8 @@ enum Conversion: Sendable, Hashable {
     case command(JSON)
     /// A window covering's position from an `OPEN`/`CLOSE` state when there is no position.
     case openClose(open: JSON, close: JSON)
+    /// A reading above `threshold` is `true` (a plug's power above 1 W: OutletInUse).
+    case above(Double)
     /// One button's presses: the `action` values that are this button's, each with its
     /// ProgrammableSwitchEvent (0 single, 1 double, 2 long); any other value is another button's.
     case press([String: Int])
@@ -90,6 +92,9 @@ struct Binding: Sendable, Hashable {
             if raw == open { return .value(.int(100)) }
             if raw == close { return .value(.int(0)) }
             return .absent
+        case .above(let threshold):
+            guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }
+            return .value(.bool(number > threshold))
         case .press(let events):
             guard let action = raw.stringValue else { return .invalid("\(property) is not a string") }
             return events[action].map { .value(.int($0)) } ?? .absent
@@ -137,7 +142,7 @@ struct Binding: Sendable, Hashable {
             return value.boolValue == false ? nil : command
         case .openClose(let open, let close):
             return (value.intValue ?? 0) >= 50 ? open : close
-        case .press:
+        case .press, .above:
             return nil
         }
     }

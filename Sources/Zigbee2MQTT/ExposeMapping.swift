@@ -60,6 +60,7 @@ package enum ExposeMapping {
         for expose in device.exposes {
             builder.add(expose)
         }
+        builder.addAdditions()
         builder.addButtons()
         builder.unmapped += (0..<device.malformedExposes).map { _ in "(an expose without a type)" }
         let category =
@@ -90,6 +91,8 @@ private struct Builder {
     var categories: Set<AccessoryCategory> = []
     /// The `action` exposes, made into buttons after everything else.
     var actions: [Expose] = []
+    /// Exposes that add a characteristic to another expose's service (tamper, child lock, power).
+    var additions: [Expose] = []
 
     /// Which service gives the accessory its category when it has several (a radiator valve with an
     /// away-mode switch is a thermostat).
@@ -332,6 +335,10 @@ private struct Builder {
             sensor("battery", "Battery", .battery, .batteryLevel, expose, .number)
         case ("binary", "battery_low"):
             sensor("battery", "Battery", .battery, .statusLowBattery, expose, binary(expose, on: .int(1), off: .int(0)))
+        case ("binary", "tamper"), ("binary", "child_lock"):
+            additions.append(expose)  // to the service they belong to, once it is there
+        case ("numeric", "power") where expose.unit == "W", ("numeric", "energy") where expose.unit == "kWh":
+            additions.append(expose)
         case ("enum", "action") where expose.access.contains(.published):
             actions.append(expose)  // after the device's other services
         case ("enum", "identify") where expose.access.contains(.settable) && identify == nil:
@@ -343,6 +350,56 @@ private struct Builder {
 
     /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
     /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
+    /// Adds tamper, child lock and power readings to the services they belong to: StatusTampered
+    /// to the device's sensor, LockPhysicalControls to its thermostat or else its switch, power as
+    /// OutletInUse (above 1 W) and Eve's CurrentConsumption, energy as Eve's TotalConsumption, to its
+    /// outlet or switch. With no such service they are listed unmapped.
+    mutating func addAdditions() {
+        let sensors: Set<ServiceType> = [
+            .smokeSensor, .leakSensor, .contactSensor, .motionSensor, .occupancySensor, .temperatureSensor,
+            .humiditySensor, .lightSensor, .airPressureSensor,
+        ]
+        let controls: [ServiceType] = [.thermostat, .outlet, .switch, .lightbulb, .fan, .windowCovering]
+        let services = services
+        func first(_ types: [ServiceType]) -> Int? {
+            for type in types {
+                if let index = services.firstIndex(where: { $0.type == type }) { return index }
+            }
+            return nil
+        }
+        for expose in additions {
+            switch expose.name {
+            case "tamper":
+                let target = services.firstIndex { sensors.contains($0.type) }
+                add(.statusTampered, expose, binary(expose, on: .int(1), off: .int(0)), to: target, readOnly: true)
+            case "child_lock":
+                add(.lockPhysicalControls, expose, binary(expose, on: .int(1), off: .int(0)), to: first(controls))
+            case "power":
+                let target = first([.outlet, .switch, .lightbulb])
+                if let target, services[target].type == .outlet {
+                    add(.outletInUse, expose, .above(1), to: target, readOnly: true)
+                }
+                add(.currentConsumption, expose, .number, to: target, readOnly: true)
+            default:
+                add(.totalConsumption, expose, .number, to: first([.outlet, .switch, .lightbulb]), readOnly: true)
+            }
+        }
+    }
+
+    /// Adds a characteristic bound to `expose` to the service at `index`; unmapped without one.
+    private mutating func add(
+        _ type: CharacteristicType, _ expose: Expose, _ conversion: Conversion, to index: Int?,
+        readOnly: Bool = false
+    ) {
+        guard let index else { return unmapped.append(expose.displayName) }
+        var draft = ServiceDraft(existing: services[index])
+        let metadata: CharacteristicMetadata? = if case .number = conversion { measurement(type, expose) } else { nil }
+        draft.add(type, expose, conversion, metadata: metadata, readOnly: readOnly)
+        unmapped += draft.dropped
+        services[index] = draft.service
+        bindings += draft.bindings
+    }
+
     mutating func addButtons() {
         for expose in actions { addButtons(expose) }
     }
@@ -447,6 +504,14 @@ private struct ServiceDraft {
     /// of the same type), to be listed as unmapped.
     var dropped: [String] = []
 
+    /// A draft that adds to a service made already: its new characteristics' bindings only.
+    init(existing service: Service) {
+        id = service.id
+        name = service.name
+        type = service.type
+        characteristics = service.characteristics
+    }
+
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
         id = Self.id(kind, endpoint: endpoint)
         self.name = endpoint.map { "\(name) \($0)" } ?? name
@@ -507,6 +572,13 @@ extension CharacteristicMetadata {
         case .currentAmbientLightLevel:
             return .init(
                 format: .float, unit: .lux, minimumValue: 0, maximumValue: 100_000, permissions: [.read, .notify])
+        case .currentConsumption:
+            return .init(
+                format: .float, unit: .watts, minimumValue: 0, maximumValue: 100_000, permissions: [.read, .notify])
+        case .totalConsumption:
+            return .init(
+                format: .float, unit: .kilowattHours, minimumValue: 0, maximumValue: 1_000_000_000,
+                permissions: [.read, .notify])
         case .occupancyDetected:
             return .init(
                 format: .uint8, minimumValue: 0, maximumValue: 1, stepValue: 1, validValues: [0, 1],
@@ -519,4 +591,6 @@ extension CharacteristicMetadata {
 
 extension CharacteristicUnit {
     package static let hectopascals = Self(rawValue: "hPa")
+    package static let watts = Self(rawValue: "W")
+    package static let kilowattHours = Self(rawValue: "kWh")
 }

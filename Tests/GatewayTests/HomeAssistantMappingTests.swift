@@ -211,6 +211,34 @@ struct HomeAssistantMappingTests {
         #expect(Self.discovery.unmappedServices(in: home).map(\.service.id) == ["air"])
     }
 
+    @Test("a plug's power and energy readings are sensors of their own beside its switch")
+    func plugMeters() {
+        let outlet = Service(
+            id: "outlet", type: .outlet, name: "Outlet",
+            characteristics: [
+                .standard(.on, .bool(true)), .standard(.outletInUse, .bool(true)),
+                Characteristic(
+                    type: .currentConsumption,
+                    metadata: CharacteristicMetadata(format: .float, permissions: [.read, .notify]), value: .float(60.5)
+                ),
+                Characteristic(
+                    type: .totalConsumption,
+                    metadata: CharacteristicMetadata(format: .float, permissions: [.read, .notify]), value: .float(1.25)
+                ),
+            ])
+        var home = Self.emptyHome()
+        home.accessories = [Accessory(id: "plug", name: "Plug", category: .outlet, services: [outlet])]
+        let configs = Self.discovery.configs(for: home)
+        let power = configs.first { $0.objectID == "plug_outlet_power" }?.payload
+        #expect(power?["device_class"] == .string("power"))
+        #expect(power?["unit_of_measurement"] == .string("W"))
+        let energy = configs.first { $0.objectID == "plug_outlet_energy" }?.payload
+        #expect(energy?["state_class"] == .string("total_increasing"))
+        let state = HomeAssistantState.state(of: outlet)
+        #expect(state?["power"] == .number(60.5))
+        #expect(state?["energy"] == .number(1.25))
+    }
+
     @Test("a button's presses are device triggers on its press topic, one for each press it knows")
     func pressTriggers() throws {
         var metadata = CharacteristicMetadata.standard(for: .programmableSwitchEvent)!

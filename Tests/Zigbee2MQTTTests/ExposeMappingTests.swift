@@ -371,6 +371,45 @@ struct ExposeMappingTests {
                 .object([("action", .string("button_3_double"))])) == .value(.int(1)))
     }
 
+    /// Recorded exposes of a smoke detector, a gas detector, a plug, a radiator valve and a cover:
+    /// tamper, power, energy and child lock join the service they belong to.
+    @Test func tamperPowerAndChildLock() throws {
+        let smoke = try Self.model("xiaomi/jtyj-gd-01lm_bw.json", vendor: "Xiaomi", model: "JTYJ-GD-01LM/BW")
+        let tampered = try #require(smoke.bindings(of: "smoke", .statusTampered))
+        #expect(tampered.read(.object([("tamper", .bool(true))])) == .value(.int(1)))
+        #expect(tampered.metadata.permissions == [.read, .notify])
+        #expect(!smoke.unmapped.contains("tamper"))
+        // A gas and CO detector: no sensor service of ours to carry it, so it is listed
+        let gas = try Self.model("oujiabao/cr701-yz.json", vendor: "Oujiabao", model: "CR701-YZ")
+        #expect(gas.unmapped.contains("tamper"))
+
+        let plug = try Self.model("tuya/ts011f_plug_1.json", vendor: "TuYa", model: "TS011F_plug_1")
+        let outlet = try #require(plug.accessory.service("outlet"))
+        #expect(
+            outlet.characteristics.map(\.type) == [
+                .on, .outletInUse, .currentConsumption, .totalConsumption, .lockPhysicalControls,
+            ])
+        let inUse = try #require(plug.bindings(of: "outlet", .outletInUse))
+        #expect(inUse.read(.object([("power", .integer(60))])) == .value(.bool(true)))
+        #expect(inUse.read(.object([("power", .number(0.4))])) == .value(.bool(false)))
+        #expect(
+            plug.bindings(of: "outlet", .currentConsumption)?.read(.object([("power", .number(60.5))]))
+                == .value(.float(60.5)))
+        #expect(
+            plug.bindings(of: "outlet", .totalConsumption)?.read(.object([("energy", .number(1.25))]))
+                == .value(.float(1.25)))
+        let childLock = try #require(plug.bindings(of: "outlet", .lockPhysicalControls))
+        #expect(childLock.metadata.permissions.contains(.write))
+        #expect(childLock.read(.object([("child_lock", .string("LOCK"))])) == .value(.int(1)))
+        #expect(childLock.deviceValue(for: .int(0)) == .string("UNLOCK"))
+        for mapped in ["power", "energy", "child_lock"] { #expect(!plug.unmapped.contains(mapped)) }
+
+        let valve = try Self.model("immax/07703l.json", vendor: "Immax", model: "07703L")
+        #expect(valve.bindings(of: "climate", .lockPhysicalControls)?.property == "child_lock")
+        let cover = try Self.model("_manual/bosch/bmct-slz.json", vendor: "Bosch", model: "BMCT-SLZ")
+        #expect(cover.bindings(of: "cover", .lockPhysicalControls)?.property == "child_lock")
+    }
+
     /// Values without a press word are buttons of their own; a wildcard names no value.
     @Test func buttonLayout() {
         let dimmer = ButtonLayout(actions: ["on", "off", "brightness_move_up", "brightness_stop"])

@@ -77,6 +77,13 @@ enum HomeAssistantEntities {
                     binarySensor(
                         context, suffix: "in_use", name: .string("In use"), field: "in_use", deviceClass: "power"))
             }
+            if context.has(.currentConsumption) {
+                entities.append(meter(context, suffix: "power", field: "power", unit: "W", stateClass: "measurement"))
+            }
+            if context.has(.totalConsumption) {
+                entities.append(
+                    meter(context, suffix: "energy", field: "energy", unit: "kWh", stateClass: "total_increasing"))
+            }
             return entities
         case .fan: return [fan(context)]
         case .climate: return [climate(context)]
@@ -272,6 +279,18 @@ enum HomeAssistantEntities {
                     deviceClass: "battery_charging", category: "diagnostic"))
         }
         return entities
+    }
+
+    /// A plug's power (W) or energy (kWh) reading.
+    private static func meter(_ context: Context, suffix: String, field: String, unit: String, stateClass: String)
+        -> Entity
+    {
+        Entity(
+            component: "sensor", suffix: suffix,
+            fields: [
+                ("name", .string(suffix == "power" ? "Power" : "Energy")), ("device_class", .string(field)),
+                ("unit_of_measurement", .string(unit)), ("state_class", .string(stateClass)),
+            ] + stateField(context, field))
     }
 
     private static func binarySensor(

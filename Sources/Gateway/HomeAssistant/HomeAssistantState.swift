@@ -16,7 +16,10 @@ enum HomeAssistantState {
         switch service.type {
         case .lightbulb: members = light(values)
         case .switch, .outlet:
-            members = [("state", onOff(values.bool(.on)))] + optional("in_use", values.bool(.outletInUse).map(onOff))
+            members =
+                [("state", onOff(values.bool(.on)))] + optional("in_use", values.bool(.outletInUse).map(onOff))
+                + optional("power", values.number(.currentConsumption))
+                + optional("energy", values.number(.totalConsumption))
         case .fan:
             members =
                 [("state", onOff(values.bool(.on)))]

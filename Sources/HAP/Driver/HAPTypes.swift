@@ -27,7 +27,8 @@ enum HAPTypes {
         "7C": "TargetPosition", "72": "PositionState", "29": "RotationSpeed", "68": "BatteryLevel",
         "8F": "ChargingState", "79": "StatusLowBattery", "6B": "CurrentAmbientLightLevel",
         "71": "OccupancyDetected", "70": "LeakDetected", "76": "SmokeDetected", "75": "StatusActive",
-        "77": "StatusFault", "73": "ProgrammableSwitchEvent", "B0": "Active",
+        "77": "StatusFault", "73": "ProgrammableSwitchEvent", "B0": "Active", "7A": "StatusTampered",
+        "A7": "LockPhysicalControls", "CB": "ServiceLabelIndex", "CD": "ServiceLabelNamespace",
     ]
 
     /// The short form of an Apple type ("25"), or nil for another vendor's UUID.

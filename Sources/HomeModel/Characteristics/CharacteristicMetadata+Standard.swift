@@ -43,7 +43,9 @@ extension CharacteristicMetadata {
         case .targetTemperature: return celsius(10, 38, readWriteNotify)
         case .temperatureDisplayUnits, .lockTargetState, .targetDoorState: return states(2, readWriteNotify)
         case .rotationDirection: return states(2, readWriteNotify, format: .int)
-        case .contactSensorState, .leakDetected, .smokeDetected, .statusLowBattery: return states(2, readNotify)
+        case .contactSensorState, .leakDetected, .smokeDetected, .statusLowBattery, .statusTampered:
+            return states(2, readNotify)
+        case .lockPhysicalControls: return states(2, readWriteNotify)
         case .currentHeatingCoolingState, .positionState, .chargingState: return states(3, readNotify)
         case .targetHeatingCoolingState: return states(4, readWriteNotify)
         case .lockCurrentState: return states(4, readNotify)

@@ -49,6 +49,14 @@ package struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable
     package static let occupancyDetected: Self = "OccupancyDetected"
     /// Not HAP's (HAP has no air pressure); Eve's, in hPa.
     package static let airPressure: Self = "AirPressure"
+    /// Whether the device's case was opened or it was taken off its mount (0 no, 1 yes).
+    package static let statusTampered: Self = "StatusTampered"
+    /// Whether the device's own buttons are locked (a child lock): 0 no, 1 yes.
+    package static let lockPhysicalControls: Self = "LockPhysicalControls"
+    /// Not HAP's (HAP has no power reading); Eve's, in W.
+    package static let currentConsumption: Self = "CurrentConsumption"
+    /// Not HAP's; Eve's, in kWh since the meter was last reset.
+    package static let totalConsumption: Self = "TotalConsumption"
     /// A button's press: 0 single, 1 double, 2 long. An event (``isEvent``).
     package static let programmableSwitchEvent: Self = "ProgrammableSwitchEvent"
     /// Which of an accessory's buttons a service is (1, 2, ...), in the order of ``serviceLabelNamespace``.
