@@ -23,6 +23,11 @@ enum Conversion: Sendable, Hashable {
     case command(JSON)
     /// A window covering's position from an `OPEN`/`CLOSE` state when there is no position.
     case openClose(open: JSON, close: JSON)
+    /// A thermostat's CurrentHeatingCoolingState where the device has no `running_state`: from its
+    /// mode (`system_mode`, heat without one) and its temperature (the property) against its
+    /// setpoint. Heating (1) while below the setpoint in heat or auto, cooling (2) while above it in
+    /// cool or auto on a device that can cool (a radiator valve cannot), else off (0).
+    case heatingCooling(mode: String?, setpoint: String, canCool: Bool)
     /// A reading above `threshold` is `true` (a plug's power above 1 W: OutletInUse).
     case above(Double)
     /// One button's presses: the `action` values that are this button's, each with its
@@ -92,6 +97,14 @@ struct Binding: Sendable, Hashable {
             if raw == open { return .value(.int(100)) }
             if raw == close { return .value(.int(0)) }
             return .absent
+        case .heatingCooling(let modeProperty, let setpointProperty, let canCool):
+            guard let temperature = raw.numberValue, let setpoint = state[setpointProperty]?.numberValue else {
+                return .absent
+            }
+            let mode = modeProperty.map { state[$0]?.stringValue } ?? "heat"
+            let heats = temperature < setpoint && (mode == "heat" || mode == "auto")
+            let cools = canCool && temperature > setpoint && (mode == "cool" || mode == "auto")
+            return .value(.int(heats ? 1 : cools ? 2 : 0))
         case .above(let threshold):
             guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }
             return .value(.bool(number > threshold))
@@ -142,7 +155,7 @@ struct Binding: Sendable, Hashable {
             return value.boolValue == false ? nil : command
         case .openClose(let open, let close):
             return (value.intValue ?? 0) >= 50 ? open : close
-        case .press, .above:
+        case .press, .above, .heatingCooling:
             return nil
         }
     }

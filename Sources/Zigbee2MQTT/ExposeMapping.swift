@@ -280,6 +280,23 @@ private struct Builder {
                 unmapped.append(feature.displayName)
             }
         }
+        // HomeKit requires both on a thermostat: what it is doing, and the unit it shows.
+        if climate.feature("running_state") == nil, let temperature = climate.feature("local_temperature"),
+            let setpoint = setpoint?.property
+        {
+            let mode = climate.feature("system_mode")
+            let canCool = mode?.stringValues.contains("cool") ?? false
+            var metadata = standard(.currentHeatingCoolingState)
+            metadata.validValues = canCool ? [0, 1, 2] : [0, 1]
+            metadata.maximumValue = canCool ? 2 : 1
+            service.add(
+                .currentHeatingCoolingState, temperature,
+                .heatingCooling(mode: mode?.property, setpoint: setpoint, canCool: canCool), metadata: metadata,
+                readOnly: true)
+        }
+        var units = standard(.temperatureDisplayUnits)
+        units.permissions = [.read]
+        service.characteristics.append(Characteristic(type: .temperatureDisplayUnits, metadata: units, value: .int(0)))
         finish(service, category: .thermostat)
     }
 

@@ -105,6 +105,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     {
         let device = try reachableDevice(accessory)
         guard let binding = device.mapped.bindings(of: service, characteristic) else {
+            // A value the mapping fixed (a thermostat's TemperatureDisplayUnits): no property to ask.
+            if let fixed = device.accessory.characteristic(service, characteristic)?.value { return fixed }
             throw HomeError(
                 .notFound, "\(characteristic) is not a characteristic of \(device.description.friendlyName).")
         }

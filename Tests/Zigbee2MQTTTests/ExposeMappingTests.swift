@@ -22,9 +22,12 @@ struct ExposeMappingTests {
 
     /// A recorded exposes array (homebridge-z2m's fixtures) wrapped as a bridge/devices entry of
     /// the model it belongs to.
-    static func model(_ path: String, vendor: String, model: String, description: String = "") throws -> MappedDevice {
+    static func model(
+        _ path: String, vendor: String, model: String, description: String = "",
+        editing edit: (String) -> String = { $0 }
+    ) throws -> MappedDevice {
         let text = try String(contentsOfFile: "\(fixtures)/exposes/homebridge-z2m/\(path)", encoding: .utf8)
-        let exposes = try JSON.parse(text)
+        let exposes = try JSON.parse(edit(text))
         let entry = JSON.object([
             ("ieee_address", .string("0x0000000000000001")), ("friendly_name", .string(model)),
             ("type", .string("EndDevice")), ("interview_completed", .bool(true)), ("supported", .bool(true)),
@@ -408,6 +411,37 @@ struct ExposeMappingTests {
         #expect(valve.bindings(of: "climate", .lockPhysicalControls)?.property == "child_lock")
         let cover = try Self.model("_manual/bosch/bmct-slz.json", vendor: "Bosch", model: "BMCT-SLZ")
         #expect(cover.bindings(of: "cover", .lockPhysicalControls)?.property == "child_lock")
+    }
+
+    /// A thermostat has the two characteristics HomeKit requires: what it is doing (derived from
+    /// its mode and temperatures where it has no `running_state`) and its display unit.
+    @Test func thermostatStateAndUnits() throws {
+        let valve = try Self.model("immax/07703l.json", vendor: "Immax", model: "07703L")
+        let units = try #require(valve.accessory.service("climate")?.characteristic(.temperatureDisplayUnits))
+        #expect(units.value == .int(0))
+        #expect(units.metadata.permissions == [.read])
+        #expect(valve.bindings(of: "climate", .currentHeatingCoolingState)?.property == "running_state")
+
+        // The Immax valve's recorded exposes without its running_state, as the TuYa valves of a
+        // real network (zigbee2mqtt-frontend's onConnect capture) publish none
+        let derivedValve = try Self.model(
+            "immax/07703l.json", vendor: "Immax", model: "07703L",
+            editing: { $0.replacingOccurrences(of: #""name": "running_state""#, with: #""name": "x""#) })
+        let derived = try #require(derivedValve.bindings(of: "climate", .currentHeatingCoolingState))
+        #expect(derived.metadata.validValues == [0, 1])
+        let recorded = try String(contentsOfFile: "\(Self.fixtures)/states.jsonl", encoding: .utf8)
+            .split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+            .filter { $0["device"]?.stringValue?.hasSuffix("valve with thermostat") == true }
+            .compactMap { $0["payload"] }
+        #expect(recorded.count >= 4)
+        for state in recorded {
+            guard let temperature = state["local_temperature"]?.numberValue,
+                let setpoint = state["current_heating_setpoint"]?.numberValue
+            else { continue }
+            // auto on a valve: heating below the setpoint, idle at or above it (it cannot cool); off: off
+            let heating = state["system_mode"] == .string("auto") && temperature < setpoint
+            #expect(derived.read(state) == .value(.int(heating ? 1 : 0)), "\(state.serialized)")
+        }
     }
 
     /// Values without a press word are buttons of their own; a wildcard names no value.
