@@ -4,7 +4,8 @@ import JSON
 /// A zigbee2mqtt device as an accessory: its services and characteristics with full metadata, how
 /// each characteristic reads and writes the device's properties, and what has no mapping.
 package struct MappedDevice: Sendable, Hashable {
-    /// The accessory, without values (they come with the device's state).
+    /// The accessory, without values (they come with the device's state) but those the mapping
+    /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped).
     package let accessory: Accessory
     let bindings: [Binding]
     /// Exposes with no mapping, by property (`linkquality`, `action`, `power_on_behavior`, ...).
@@ -221,6 +222,14 @@ private struct Builder {
             default:
                 unmapped.append(feature.displayName)
             }
+        }
+        // HomeKit requires PositionState: without a motor state the driver derives it from where the
+        // cover is against where it was sent (``Zigbee2MQTTDriver``), stopped until it is sent.
+        if service.characteristics.contains(where: { $0.type == .currentPosition }),
+            !service.characteristics.contains(where: { $0.type == .positionState })
+        {
+            service.characteristics.append(
+                Characteristic(type: .positionState, metadata: standard(.positionState), value: .int(2)))
         }
         finish(service, category: .windowCovering)
     }

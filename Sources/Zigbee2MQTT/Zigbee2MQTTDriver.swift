@@ -401,8 +401,29 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         for waiter in confirmed {
             takeTargets(waiter.targets, into: &device)
         }
+        derivePositionStates(of: &device)
         devices[ieee] = device
         for waiter in confirmed { finishWaiter(waiter.id, .success(json)) }
+    }
+
+    /// A cover without `motor_state`: its PositionState from where it is against the target it was
+    /// sent and has not reached: opening (1) towards a higher position, closing (0) towards a lower
+    /// one, else stopped (2).
+    private func derivePositionStates(of device: inout Device) {
+        for service in device.accessory.services
+        where service.characteristic(.positionState) != nil
+            && device.mapped.bindings(of: service.id, .positionState) == nil
+        {
+            let state = Self.positionState(
+                current: service.characteristic(.currentPosition)?.value?.doubleValue,
+                target: device.pendingTargets[Device.key(service.id, .targetPosition)]?.doubleValue)
+            record(.int(state), service.id, .positionState, of: &device)
+        }
+    }
+
+    static func positionState(current: Double?, target: Double?) -> Int {
+        guard let current, let target, target != current else { return 2 }
+        return target > current ? 1 : 0
     }
 
     /// The device took a command: the targets it was sent are its targets now (a stop ends them).

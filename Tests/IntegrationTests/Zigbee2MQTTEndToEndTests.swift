@@ -69,6 +69,8 @@ struct Zigbee2MQTTEndToEndTests {
                     let close = try await guest.command("\(Self.blinds)/Cover l6/TargetPosition/set/guest", "40")
                     #expect(close.isOK, "\(close.serialized)")
                     #expect(try await owner.retained("\(Self.blinds)/Cover l6/CurrentPosition", becomes: "40"))
+                    // No motor state: PositionState is derived, stopped once the cover is where it was sent
+                    #expect(try await owner.retained("\(Self.blinds)/Cover l6/PositionState") == "2")
                     #expect(
                         try await owner.retained("zigbee2mqtt/zigfred_plus")?.contains(#""position_l6":40"#) == true)
 

@@ -152,7 +152,7 @@ struct ExposeMappingTests {
         #expect(
             cover.characteristics.map(\.type) == [
                 .currentPosition, .targetPosition, .holdPosition, .currentHorizontalTiltAngle,
-                .targetHorizontalTiltAngle,
+                .targetHorizontalTiltAngle, .positionState,
             ])
         #expect(cover.characteristic(.currentPosition)?.metadata.permissions == [.read, .notify])
         #expect(zigfred.bindings(of: "cover_l6", .targetPosition)?.property == "position_l6")
@@ -442,6 +442,21 @@ struct ExposeMappingTests {
             let heating = state["system_mode"] == .string("auto") && temperature < setpoint
             #expect(derived.read(state) == .value(.int(heating ? 1 : 0)), "\(state.serialized)")
         }
+    }
+
+    /// A cover without `motor_state` (the zigfred's) still has the PositionState HomeKit requires:
+    /// stopped until it is sent somewhere, then opening or closing until it gets there.
+    @Test func positionStateWithoutMotorState() throws {
+        let zigfred = Self.device("zigfred_plus")
+        let state = try #require(zigfred.accessory.service("cover_l6")?.characteristic(.positionState))
+        #expect(state.value == .int(2))
+        #expect(state.metadata.permissions == [.read, .notify])
+        #expect(zigfred.bindings(of: "cover_l6", .positionState) == nil)
+        #expect(Zigbee2MQTTDriver.positionState(current: 20, target: 80) == 1)
+        #expect(Zigbee2MQTTDriver.positionState(current: 80, target: 20) == 0)
+        #expect(Zigbee2MQTTDriver.positionState(current: 80, target: 80) == 2)
+        #expect(Zigbee2MQTTDriver.positionState(current: 80, target: nil) == 2)
+        #expect(Zigbee2MQTTDriver.positionState(current: nil, target: 80) == 2)
     }
 
     /// Values without a press word are buttons of their own; a wildcard names no value.
