@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
 
-Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR
+Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR [--doorbell]
 
-The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor. It listens on
+The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor (and with
+--doorbell a Doorbell, whose button SIGUSR2 presses once). It listens on
 127.0.0.1 only and does not advertise over mDNS, so nothing leaves loopback.
 Standard output carries one JSON object a line:
   {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
@@ -12,6 +13,7 @@ Standard output carries one JSON object a line:
   {"event": "changed", "accessory": "Temperature", "characteristic": "CurrentTemperature", "value": V}
                                                               after SIGUSR1, which warms the sensor
                                                               by 0.5 (an event for subscribed controllers)
+  {"event": "pressed", "accessory": "Doorbell"}              after SIGUSR2 (a single press)
 Logs go to standard error. SIGTERM stops the bridge.
 """
 
@@ -24,7 +26,7 @@ import sys
 
 from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
-from pyhap.const import CATEGORY_LIGHTBULB, CATEGORY_SENSOR, CATEGORY_SWITCH
+from pyhap.const import CATEGORY_LIGHTBULB, CATEGORY_SENSOR, CATEGORY_SWITCH, CATEGORY_VIDEO_DOOR_BELL
 
 
 def emit(**fields):
@@ -68,6 +70,15 @@ class TemperatureSensor(Accessory):
         self.temperature = service.configure_char("CurrentTemperature", value=21.5)
 
 
+class Doorbell(Accessory):
+    category = CATEGORY_VIDEO_DOOR_BELL
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        service = self.add_preload_service("Doorbell")
+        self.press = service.configure_char("ProgrammableSwitchEvent")
+
+
 class TestBridge(Bridge):
     """A bridge that says when it listens instead of printing a QR code."""
 
@@ -88,6 +99,7 @@ def main():
     parser.add_argument("--setup-code", required=True, help="the setup code, XXX-XX-XXX")
     parser.add_argument("--state-dir", required=True, help="the folder of the bridge's state file")
     parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
+    parser.add_argument("--doorbell", action="store_true", help="add a Doorbell that SIGUSR2 presses")
     parser.add_argument(
         "--event-window", type=float, default=None,
         help="seconds HAP-python gathers events before sending them (its default is 0.5); 0 for the benchmark")
@@ -112,6 +124,9 @@ def main():
     bridge.add_accessory(Switch(driver, "Switch"))
     sensor = TemperatureSensor(driver, "Temperature")
     bridge.add_accessory(sensor)
+    doorbell = Doorbell(driver, "Doorbell") if arguments.doorbell else None
+    if doorbell:
+        bridge.add_accessory(doorbell)
     driver.add_accessory(accessory=bridge)
     signal.signal(signal.SIGTERM, driver.signal_handler)
 
@@ -124,6 +139,16 @@ def main():
         driver.loop.call_soon_threadsafe(change)
 
     signal.signal(signal.SIGUSR1, warm)
+
+    def ring(*_):
+        def press():
+            doorbell.press.set_value(0)
+            emit(event="pressed", accessory="Doorbell")
+
+        driver.loop.call_soon_threadsafe(press)
+
+    if doorbell:
+        signal.signal(signal.SIGUSR2, ring)
     driver.start()
 
 

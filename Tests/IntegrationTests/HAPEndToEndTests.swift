@@ -126,5 +126,49 @@ struct HAPEndToEndTests {
     }
 }
 
+extension HAPEndToEndTests {
+    /// HAP-python's doorbell: each press reaches subscribers as an event, never as a retained state
+    /// (a client that subscribes later sees no old press), the same press twice is two.
+    @Test("a doorbell's press is published as it happens and never retained")
+    func doorbell() async throws {
+        try await withTemporaryDirectory { folder in
+            let bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder, doorbell: true)
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: bridge.port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    let paired = try await owner.request(
+                        "pairAccessory",
+                        #"{"id":"hap@127.0.0.1:\#(bridge.port)","setupCode":"\#(Self.code)","home":"Main House","room":"Office","name":"HAP Bridge"}"#,
+                        within: .seconds(120))
+                    #expect(paired.isOK, "\(paired)")
+                    let press = "\(Self.office)/Doorbell/Doorbell/ProgrammableSwitchEvent"
+                    _ = try await owner.retained(
+                        "\(Self.office)/Doorbell/$reachable", becomes: "true", within: .seconds(60))
+                    try await owner.client.subscribe(to: [press], qos: .atLeastOnce)
+
+                    var lines = 0
+                    for _ in 0..<2 {
+                        bridge.ring()
+                        lines += 1
+                        let count = lines
+                        _ = try await bridge.line("press \(count)") { _ in
+                            bridge.lines().filter { $0["event"] as? String == "pressed" }.count >= count
+                        }
+                        let message = try await owner.inbox.next("press \(count) on \(press)") { $0.topic == press }
+                        #expect(message.payloadString == "0")
+                        #expect(!message.retain)
+                    }
+                    #expect(try await owner.retained(press) == nil)
+                    let state = try await owner.retained("\(Self.office)/Doorbell/$state") ?? ""
+                    #expect(!state.contains("ProgrammableSwitchEvent"), "\(state)")
+                    await owner.disconnect()
+                }
+            } cleanup: {
+                await bridge.stop()
+            }
+        }
+    }
+}
+
 /// A JSON answer as its text.
 private func text(_ json: JSON) -> String { String(decoding: json.bytes, as: UTF8.self) }

@@ -14,6 +14,7 @@ enum HAPTypes {
         "86": "OccupancySensor", "83": "LeakSensor", "87": "SmokeSensor", "7F": "CarbonMonoxideSensor",
         "8D": "AirQualitySensor", "89": "StatelessProgrammableSwitch", "7E": "SecuritySystem",
         "BC": "HeaterCooler", "BD": "HumidifierDehumidifier", "D0": "Valve", "CF": "IrrigationSystem",
+        "121": "Doorbell", "CC": "ServiceLabel",
     ]
 
     static let characteristics: [String: String] = [

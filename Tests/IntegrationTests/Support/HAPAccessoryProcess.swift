@@ -23,7 +23,7 @@ final class HAPAccessoryProcess: Sendable {
 
     /// Starts the bridge and waits for its readiness line. The port 0 would be the system's pick,
     /// but a restart needs the same one, so a free one is chosen.
-    init(port: Int? = nil, setupCode: String, folder: String, run: Int = 0) async throws {
+    init(port: Int? = nil, setupCode: String, folder: String, run: Int = 0, doorbell: Bool = false) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
             throw TimedOut("HAP-python is not installed: run `make test` (scripts/install-python-tools.sh)")
         }
@@ -36,7 +36,7 @@ final class HAPAccessoryProcess: Sendable {
             [
                 Self.script, "--name", "Test Bridge", "--port", "\(self.port)", "--setup-code", setupCode,
                 "--state-dir", stateFolder, "--pairing-id", Self.pairingID,
-            ], outputFile: output)
+            ] + (doorbell ? ["--doorbell"] : []), outputFile: output)
         _ = try await line("ready") { $0["event"] as? String == "ready" }
     }
 
@@ -67,6 +67,9 @@ final class HAPAccessoryProcess: Sendable {
 
     /// Warms the sensor by 0.5 °C (SIGUSR1): an event for subscribed controllers.
     func warm() { process.send(SIGUSR1) }
+
+    /// Presses the doorbell once (SIGUSR2; started with `doorbell`).
+    func ring() { process.send(SIGUSR2) }
 
     func stop() async {
         process.send(SIGKILL)
