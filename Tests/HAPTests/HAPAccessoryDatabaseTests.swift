@@ -76,6 +76,39 @@ struct HAPAccessoryDatabaseTests {
         #expect(HAPTypes.characteristic("ABC").rawValue == "00000ABC-0000-1000-8000-0026BB765291")
     }
 
+    /// Every Apple type HAP-python knows has its name, the ones issue 36 found as UUIDs included.
+    @Test("every type of the HAP specification is named, not left as a UUID")
+    func everyAppleTypeNamed() throws {
+        let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/venv/lib")
+        let python = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: resources.path).first { $0.hasPrefix("python3") },
+            "HAP-python is not installed: run make test")
+        let folder = resources.appendingPathComponent("\(python)/site-packages/pyhap/resources")
+        for (file, name) in [
+            ("services.json", { HAPTypes.service($0).rawValue }),
+            ("characteristics.json", { HAPTypes.characteristic($0).rawValue }),
+        ] as [(String, (String) -> String)] {
+            guard case .object(let types) = try JSON.parse(Array(Data(contentsOf: folder.appendingPathComponent(file))))
+            else { Issue.record("\(file) is not an object"); continue }
+            #expect(types.count > 40)
+            for (typeName, entry) in types {
+                let uuid = try #require(entry["UUID"]?.stringValue)
+                guard uuid.hasSuffix(HAPTypes.appleSuffix) else { continue }
+                let expected = ["BatteryService": "Battery", "TelevisionSpeaker": "Speaker"][typeName] ?? typeName
+                #expect(name(uuid) == expected, "\(file): \(uuid)")
+            }
+        }
+        for (uuid, expected) in [
+            ("28", "RotationDirection"), ("12", "HeatingThresholdTemperature"), ("B1", "CurrentHeaterCoolerState"),
+            ("B2", "TargetHeaterCoolerState"), ("66", "SecuritySystemCurrentState"), ("95", "AirQuality"),
+            ("C6", "PM2.5Density"), ("D2", "InUse"), ("D5", "ValveType"), ("119", "Volume"), ("11A", "Mute"),
+        ] {
+            #expect(HAPTypes.characteristic(uuid).rawValue == expected)
+        }
+        #expect(HAPTypes.service("113").rawValue == "Speaker")
+    }
+
     @Test("bodies that are not an accessory database are typed errors, never a crash")
     func malformed() {
         for body in [
