@@ -7,8 +7,8 @@ import Synchronization
 
 /// An MQTT client: connect, publish, subscribe, and one ordered stream of incoming messages. It
 /// reconnects by itself (exponential backoff with jitter, over the configured brokers in turn),
-/// subscribes again when the broker lost the session, and resends unacknowledged QoS 1/2 publishes
-/// after a reconnect.
+/// subscribes again after every reconnect, and resends unacknowledged QoS 1/2 publishes after a
+/// reconnect.
 ///
 /// The protocol is libmosquitto's, on plain TCP and TLS alike. A network thread of the client's
 /// own connects (each attempt bounded by `connectTimeout`, up to the broker's CONNACK); the
@@ -595,9 +595,11 @@ public final class MQTTClient: Service, Sendable {
             if switched { state.brokerSwitches += 1 }
             state.lastConnectedBroker = state.brokerIndex
             defer { state.connectWaiters.removeAll() }
+            // Also when the broker says it kept the session: a broker that crashed and restored its
+            // persistence file (mosquitto writes it every autosave_interval) may hold the session
+            // without the subscriptions made after the last save. Subscribing again is idempotent.
             return (
-                state.connectWaiters, sessionPresent ? [:] : state.subscriptionsByOptions,
-                configuration.brokers[state.brokerIndex], switched
+                state.connectWaiters, state.subscriptionsByOptions, configuration.brokers[state.brokerIndex], switched
             )
         }
         logger.info(

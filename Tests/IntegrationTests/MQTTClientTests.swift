@@ -365,6 +365,39 @@ struct MQTTClientTests {
         }
     }
 
+    /// A broker that crashes and restores a persistence file saved before the client subscribed
+    /// says the session is there, but it lacks the subscription: the client subscribes again on
+    /// every reconnect (a hub's mosquitto after a power cut left the gateway deaf to commands).
+    @Test("after a broker crash restores a session saved before the subscription, the client subscribes again")
+    func resubscribesWhenTheSessionLacksIt() async throws {
+        try await withBroker(.init(persistence: true)) { broker in
+            let client = try makeClient(broker, name: "persistent") { $0.cleanSession = false }
+            let events = await Inbox.draining(client.connectionEvents())
+            try await withConnected(client) { inbox in
+                // Given the broker's file holding the client's session without a subscription (saved
+                // as it stopped), and the client subscribed after that
+                _ = try await events.next("connected") { $0 == .connected(sessionPresent: false) }
+                await broker.stop()
+                try await broker.start()
+                _ = try await events.next("back") { $0 == .connected(sessionPresent: true) }
+                try await client.subscribe(to: ["crash/#"], qos: .atLeastOnce)
+
+                // When the broker crashes (no save) and comes back from that file
+                await broker.kill()
+                try await broker.start()
+                _ = try await events.next("back again") { $0 == .connected(sessionPresent: true) }
+
+                // Then the subscription is there again: a retained message reaches the client
+                let publisher = try makeClient(broker, name: "publisher")
+                try await withConnected(publisher) { _ in
+                    try await publisher.publish("crash/news", "still here", qos: .atLeastOnce, retain: true)
+                }
+                let message = try await inbox.next("the retained message") { $0.topic == "crash/news" }
+                #expect(message.payloadString == "still here")
+            }
+        }
+    }
+
     @Test("TLS: a trusted certificate connects; an untrusted one is refused")
     func tls() async throws {
         try await withTemporaryDirectory { directory in
