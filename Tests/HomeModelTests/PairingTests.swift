@@ -97,6 +97,12 @@ struct PairingTests {
         #expect(
             await errorCode { try await manager.unpairAccessory("Lamp", home: "Home", account: "bob") }
                 == .insufficientPrivileges)
+        // A bridged accessory's pairing is its bridge's: refused, and the device is not asked
+        #expect(
+            await errorCode { try await manager.unpairAccessory("Lamp", home: "Home", account: "alice") }
+                == .cannotRemoveNonBridgeAccessory)
+        #expect(await driver.unpaired.isEmpty)
+        #expect(try await manager.home("Home", account: "alice").accessories.count == 2)
         try await manager.unpairAccessory("Hall Bridge", home: "Home", account: "alice")
         #expect(await driver.unpaired == ["AA:BB"])
         #expect(try await manager.home("Home", account: "alice").accessories.isEmpty)

@@ -43,6 +43,13 @@ extension HomeManager {
         guard let pairing = browser.driver(for: accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
         }
+        // Refused before the device is asked: its pairing is its bridge's, and the home keeps both.
+        if let bridge = accessory.bridge {
+            let bridgeName = try? self.home(home, account: account).accessory(bridge)?.name
+            throw HomeError(
+                .cannotRemoveNonBridgeAccessory,
+                "'\(accessory.name)' is paired through its bridge: unpair '\(bridgeName ?? bridge.rawValue)'.")
+        }
         let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
             try await pairing.unpair(accessory.id)
         }
