@@ -109,6 +109,19 @@ struct PairingTests {
         await manager.shutdown()
     }
 
+    @Test("a pairing the home cannot take (a name it refuses) is removed from the device again")
+    func allOrNothing() async throws {
+        let (manager, driver) = try await manager()
+        let refused = await errorCode {
+            try await manager.pairAccessory(
+                "new-bridge", setupCode: "111-22-333", home: "Home", name: "Fan-2 (Bedroom)", account: "alice")
+        }
+        #expect(refused == .nameContainsProhibitedCharacters)
+        #expect(await driver.unpaired == ["AA:BB"])
+        #expect(try await manager.home("Home", account: "alice").accessories.isEmpty)
+        await manager.shutdown()
+    }
+
     @Test("driver secrets survive a reopen of the database file and stay apart per driver")
     func secrets() async throws {
         try await withTemporaryDirectory { folder in

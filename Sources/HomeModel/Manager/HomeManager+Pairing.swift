@@ -4,8 +4,9 @@ extension HomeManager {
 
     /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
     /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge
-    /// brings its bridged accessories. Nothing is added when pairing fails. Returns the name it was
-    /// added under.
+    /// brings its bridged accessories. Nothing is added when pairing fails, and a pairing that cannot
+    /// be added (a name the home refuses) is removed from the device again: all or nothing. Returns
+    /// the name it was added under.
     @discardableResult
     package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
@@ -32,8 +33,21 @@ extension HomeManager {
         }
         // The driver reports them too, later; the browser must know them before they are added.
         for accessory in paired { apply(.found(accessory), driver: index) }
-        return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
-            ?? primary.name
+        do {
+            return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
+                ?? primary.name
+        } catch {
+            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
+                try await pairing.unpair(primary.id)
+            }
+            guard case .success? = undone else {
+                throw HomeError(
+                    error.code,
+                    "\(error.message) The accessory stays paired with the gateway: removing the pairing failed; reset it to pair it again."
+                )
+            }
+            throw HomeError(error.code, "\(error.message) The pairing was removed from the accessory again.")
+        }
     }
 
     /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
