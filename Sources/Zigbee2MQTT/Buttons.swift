@@ -21,7 +21,7 @@ struct ButtonLayout: Equatable {
     private(set) var buttons: [Button] = []
     /// Values that are releases: not presses.
     private(set) var releases: [String] = []
-    /// Values with a wildcard: not a value the device sends.
+    /// Values with a wildcard (not a value the device sends), and values no button could take.
     private(set) var unusable: [String] = []
 
     init(actions: [String]) {
@@ -45,8 +45,9 @@ struct ButtonLayout: Equatable {
                 buttons[index].presses[action] = event
                 return
             }
-            // The button has that press already (`press` beside `single`): the value is a button of its own.
-            guard key != action else { return }
+            // The button has that press already (`press` beside `single`): the value is a button of
+            // its own, unless it is that button already (`on` after `on_press`): then it is listed.
+            guard key != action else { return unusable.append(action) }
             return add(action, key: action, event: 0)
         }
         buttons.append(Button(key: key, presses: [action: event]))

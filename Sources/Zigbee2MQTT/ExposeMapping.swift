@@ -8,7 +8,7 @@ package struct MappedDevice: Sendable, Hashable {
     /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped).
     package let accessory: Accessory
     let bindings: [Binding]
-    /// Exposes with no mapping, by property (`linkquality`, `action`, `power_on_behavior`, ...).
+    /// Exposes with no mapping, by property (`linkquality`, `voltage`, `power_on_behavior`, ...).
     package let unmapped: [String]
     /// The property and value that make the device identify itself, when it has an `identify` expose.
     let identify: (property: String, value: JSON)?
@@ -303,9 +303,12 @@ private struct Builder {
                 .heatingCooling(mode: mode?.property, setpoint: setpoint, canCool: canCool), metadata: metadata,
                 readOnly: true)
         }
-        var units = standard(.temperatureDisplayUnits)
-        units.permissions = [.read]
-        service.characteristics.append(Characteristic(type: .temperatureDisplayUnits, metadata: units, value: .int(0)))
+        if !service.characteristics.isEmpty {
+            var units = standard(.temperatureDisplayUnits)
+            units.permissions = [.read]
+            service.characteristics.append(
+                Characteristic(type: .temperatureDisplayUnits, metadata: units, value: .int(0)))
+        }
         finish(service, category: .thermostat)
     }
 

@@ -261,6 +261,20 @@ struct HomeAssistantMappingTests {
         #expect(Self.discovery.unmappedServices(in: home).isEmpty)
     }
 
+    @Test("a press an older gateway stored is neither a retained value topic nor in $state")
+    func storedPressNotRetained() {
+        let doorbell = Service(
+            id: "bell", type: "Doorbell", name: "Doorbell",
+            characteristics: [.standard(.programmableSwitchEvent, .int(0))])
+        var home = Self.emptyHome()
+        let accessory = Accessory(id: "door", name: "Door", category: .other, services: [doorbell])
+        home.accessories = [accessory]
+        let payloads = RetainedView.accessoryPayloads(accessory, in: home, topics: Topics())
+        #expect(!payloads.keys.contains { $0.hasSuffix("/ProgrammableSwitchEvent") }, "\(payloads.keys)")
+        let state = RetainedView.statePayloads(of: accessory, in: home, topics: Topics())
+        #expect(state.allSatisfy { !String(decoding: $0.payload, as: UTF8.self).contains("ProgrammableSwitchEvent") })
+    }
+
     @Test("object ids keep to Home Assistant's characters; ids that need cleaning stay distinct")
     func objectIDs() {
         #expect(Self.discovery.objectID("living-lamp", "main") == "living-lamp_main")

@@ -46,6 +46,13 @@ struct ButtonEventTests {
                 home?.accessory("button")?.service("button")?.characteristic(.programmableSwitchEvent)?.value
             }
             #expect(press(in: try await manager.home("Home", account: "alice")) == nil)
+            // A read has no press to read: left out of a whole accessory's, refused when named
+            #expect(try await manager.readValues(accessory: "Button", home: "Home", account: "alice").isEmpty)
+            #expect(
+                await errorCode {
+                    _ = try await manager.readValues(
+                        accessory: "Button", characteristic: .programmableSwitchEvent, home: "Home", account: "alice")
+                } == .notSupported)
             try await manager.edit(.addRoom(home: "Home", name: "Hall"), account: "alice")
             await manager.shutdown()
             #expect(press(in: try HomeDatabase.open(atPath: path).load().homes.first) == nil)

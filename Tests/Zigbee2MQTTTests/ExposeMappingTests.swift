@@ -468,6 +468,10 @@ struct ExposeMappingTests {
             actions: ["single_left", "double_left", "hold_left", "single_right", "single_both", "release_left"])
         #expect(twoKeys.buttons.map(\.key) == ["left", "right", "both"])
         #expect(twoKeys.buttons[0].presses == ["single_left": 0, "double_left": 1, "hold_left": 2])
+        // `on` after `on_press`: the On button has its single press already, so `on` is listed
+        let onTwice = ButtonLayout(actions: ["on_press", "on"])
+        #expect(onTwice.buttons.map(\.key) == ["on"])
+        #expect(onTwice.unusable == ["on"])
         let sameTwice = ButtonLayout(actions: ["press", "single", "scene_*"])
         #expect(sameTwice.buttons.map(\.key) == ["", "single"])
         #expect(sameTwice.unusable == ["scene_*"])

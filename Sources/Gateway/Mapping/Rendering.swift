@@ -158,7 +158,7 @@ package enum Rendering {
         for service in accessory.services {
             var isFirstValue = true
             for characteristic in service.characteristics where characteristic.isPublished {
-                guard let value = characteristic.value else { continue }
+                guard let value = characteristic.value, !characteristic.type.isEvent else { continue }
                 if isFirstValue {
                     if !isFirstService { output.append(UInt8(ascii: ",")) }
                     JSON.writeString(service.name, to: &output)

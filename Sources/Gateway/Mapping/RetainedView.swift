@@ -117,7 +117,8 @@ package struct RetainedView: Sendable, Equatable {
         let room = Rendering.roomName(accessory.room, in: home)
         var payloads: [String: [UInt8]] = [:]
         for service in accessory.services {
-            for characteristic in service.characteristics {
+            // An event (a press) is never retained, also one an older gateway stored.
+            for characteristic in service.characteristics where !characteristic.type.isEvent {
                 if let (topic, payload) = valuePayload(
                     characteristic, of: service, accessory, room: room, in: home, topics)
                 {

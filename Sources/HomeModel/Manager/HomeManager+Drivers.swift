@@ -183,7 +183,8 @@ extension HomeManager {
     }
 
     /// Reads values fresh from the accessory (admin or guest): one characteristic, one service's, or all
-    /// readable ones. Naming a write-only characteristic fails with `writeOnlyCharacteristic`.
+    /// readable ones. Naming a write-only characteristic fails with `writeOnlyCharacteristic`; an event
+    /// (a button's press) has no value to read: it is left out, and naming one fails with `notSupported`.
     package func readValues(
         accessory name: String, service serviceName: String? = nil,
         characteristic type: CharacteristicType? = nil, home: String, account: String
@@ -197,7 +198,14 @@ extension HomeManager {
         var targets: [(Service, Characteristic)] = []
         for service in services {
             for characteristic in service.characteristics where type == nil || characteristic.type == type {
-                if characteristic.metadata.permissions.contains(.read) {
+                if characteristic.type.isEvent {
+                    guard type == nil else {
+                        throw HomeError(
+                            .notSupported,
+                            "\(characteristic.type) of '\(accessory.name)' is an event: subscribe to its topic to hear presses."
+                        )
+                    }
+                } else if characteristic.metadata.permissions.contains(.read) {
                     targets.append((service, characteristic))
                 } else if type != nil {
                     throw HomeError(

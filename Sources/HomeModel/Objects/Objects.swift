@@ -131,9 +131,6 @@ package struct Accessory: Sendable, Hashable, Identifiable {
         self.service(service)?.characteristics.first { $0.type == type }
     }
 
-    /// Sets one characteristic's value; returns whether it changed (false also when there is no such
-    /// characteristic). For drivers keeping their own copy; the model's copy changes only through the manager.
-    @discardableResult
     /// Drops the values of event characteristics (a button's last press): an accessory as a driver
     /// reports it carries them, but a press is not a state the model keeps.
     mutating func forgetEvents() {
@@ -145,6 +142,9 @@ package struct Accessory: Sendable, Hashable, Identifiable {
         }
     }
 
+    /// Sets one characteristic's value; returns whether it changed (false also when there is no such
+    /// characteristic). For drivers keeping their own copy; the model's copy changes only through the manager.
+    @discardableResult
     package mutating func setValue(_ value: CharacteristicValue, service: ServiceID, type: CharacteristicType) -> Bool {
         guard let s = services.firstIndex(where: { $0.id == service }),
             let c = services[s].characteristics.firstIndex(where: { $0.type == type }),
