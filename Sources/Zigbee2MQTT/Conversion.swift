@@ -27,7 +27,7 @@ enum Conversion: Sendable, Hashable {
     /// mode (`system_mode`, heat without one) and its temperature (the property) against its
     /// setpoint. Heating (1) while below the setpoint in heat or auto, cooling (2) while above it in
     /// cool or auto on a device that can cool (a radiator valve cannot), else off (0).
-    case heatingCooling(mode: String?, setpoint: String, canCool: Bool)
+    case heatingCooling(mode: String?, setpoint: String, coolingSetpoint: String?, canCool: Bool)
     /// A reading above `threshold` is `true` (a plug's power above 1 W: OutletInUse).
     case above(Double)
     /// One button's presses: the `action` values that are this button's, each with its
@@ -97,13 +97,15 @@ struct Binding: Sendable, Hashable {
             if raw == open { return .value(.int(100)) }
             if raw == close { return .value(.int(0)) }
             return .absent
-        case .heatingCooling(let modeProperty, let setpointProperty, let canCool):
+        case .heatingCooling(let modeProperty, let setpointProperty, let coolingProperty, let canCool):
             guard let temperature = raw.numberValue, let setpoint = state[setpointProperty]?.numberValue else {
                 return .absent
             }
+            // A device with a cooling setpoint of its own cools above that one (heat 20, cool 26: idle at 23).
+            let coolingSetpoint = coolingProperty.flatMap { state[$0]?.numberValue } ?? setpoint
             let mode = modeProperty.map { state[$0]?.stringValue } ?? "heat"
             let heats = temperature < setpoint && (mode == "heat" || mode == "auto")
-            let cools = canCool && temperature > setpoint && (mode == "cool" || mode == "auto")
+            let cools = canCool && temperature > coolingSetpoint && (mode == "cool" || mode == "auto")
             return .value(.int(heats ? 1 : cools ? 2 : 0))
         case .above(let threshold):
             guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }

@@ -300,7 +300,10 @@ private struct Builder {
             metadata.maximumValue = canCool ? 2 : 1
             service.add(
                 .currentHeatingCoolingState, temperature,
-                .heatingCooling(mode: mode?.property, setpoint: setpoint, canCool: canCool), metadata: metadata,
+                .heatingCooling(
+                    mode: mode?.property, setpoint: setpoint,
+                    coolingSetpoint: climate.feature("occupied_cooling_setpoint")?.property, canCool: canCool),
+                metadata: metadata,
                 readOnly: true)
         }
         if !service.characteristics.isEmpty {

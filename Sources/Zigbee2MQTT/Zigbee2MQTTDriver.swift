@@ -146,6 +146,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             device.pendingTargets = device.pendingTargets.filter { key, _ in
                 !stopped.contains { key.hasPrefix("\($0)|") }
             }
+            derivePositionStates(of: &device)
             devices[device.ieee] = device
         }
     }

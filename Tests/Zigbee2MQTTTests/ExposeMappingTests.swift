@@ -459,6 +459,29 @@ struct ExposeMappingTests {
         #expect(Zigbee2MQTTDriver.positionState(current: nil, target: 80) == 2)
     }
 
+    /// The derivation's arithmetic for a device that heats and cools with a setpoint for each.
+    @Test func heatingCoolingWithTwoSetpoints() {
+        let derived = Binding(
+            service: "climate", characteristic: .currentHeatingCoolingState,
+            metadata: CharacteristicMetadata.standard(for: .currentHeatingCoolingState)!, property: "local_temperature",
+            conversion: .heatingCooling(
+                mode: "system_mode", setpoint: "occupied_heating_setpoint",
+                coolingSetpoint: "occupied_cooling_setpoint", canCool: true),
+            isPublished: true, isGettable: false, isTarget: false)
+        func state(_ temperature: Double, _ mode: String) -> JSON {
+            .object([
+                ("local_temperature", .number(temperature)), ("occupied_heating_setpoint", .number(20)),
+                ("occupied_cooling_setpoint", .number(26)), ("system_mode", .string(mode)),
+            ])
+        }
+        #expect(derived.read(state(23, "auto")) == .value(.int(0)))
+        #expect(derived.read(state(19, "auto")) == .value(.int(1)))
+        #expect(derived.read(state(27, "auto")) == .value(.int(2)))
+        #expect(derived.read(state(27, "heat")) == .value(.int(0)))
+        #expect(derived.read(state(19, "cool")) == .value(.int(0)))
+        #expect(derived.read(state(27, "off")) == .value(.int(0)))
+    }
+
     /// Values without a press word are buttons of their own; a wildcard names no value.
     @Test func buttonLayout() {
         let dimmer = ButtonLayout(actions: ["on", "off", "brightness_move_up", "brightness_stop"])
