@@ -151,8 +151,11 @@ package actor RetainedPublisher {
         logger.info("published the home", metadata: ["topics": "\(sent)", "cleared": "\(stale.count)"])
         // The changes committed while the view was published, after the snapshot, in order: each
         // renders what it touched, as it would have had it come later (at start, every accessory's
-        // first values and reachability).
-        let missed = changesWhileSynchronizing.filter { change in current.version.map { change.version > $0 } ?? true }
+        // first values and reachability). A press is in no snapshot: every one is announced.
+        let missed = changesWhileSynchronizing.filter { change in
+            if case .didUpdateValueForCharacteristic(_, _, _, let type, _) = change.event, type.isEvent { return true }
+            return current.version.map { change.version > $0 } ?? true
+        }
         changesWhileSynchronizing = []
         isSynchronizing = false
         for change in missed { publish(change) }
