@@ -597,7 +597,8 @@ public final class MQTTClient: Service, Sendable {
             defer { state.connectWaiters.removeAll() }
             // Also when the broker says it kept the session: a broker that crashed and restored its
             // persistence file (mosquitto writes it every autosave_interval) may hold the session
-            // without the subscriptions made after the last save. Subscribing again is idempotent.
+            // without the subscriptions made after the last save. Subscribing again replaces a kept
+            // subscription; its cost is the retained messages, which the broker sends once more.
             return (
                 state.connectWaiters, state.subscriptionsByOptions, configuration.brokers[state.brokerIndex], switched
             )
