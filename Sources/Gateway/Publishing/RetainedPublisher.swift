@@ -426,13 +426,7 @@ package actor RetainedPublisher {
             let (topic, payload) = RetainedView.valuePayload(
                 type, service: service, of: snapshot, in: home, topics: topics)
         else { return }
-        do {
-            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: false)
-            statistics.sentMessage()
-            client.writeQueuedNow()
-        } catch {
-            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
-        }
+        if send(topic, payload, retain: false) { client.writeQueuedNow() }
     }
 
     /// Sends those of an accessory's `payloads` that differ from what is published, in their order;
@@ -467,11 +461,12 @@ package actor RetainedPublisher {
         index(parts, homes: snapshot.homes)
     }
 
-    /// Queues one retained QoS 1 message; the client delivers it, across reconnects too.
-    private func send(_ topic: String, _ payload: [UInt8]) -> Bool {
+    /// Queues one QoS 1 message, retained unless told (a press); the client delivers it, across
+    /// reconnects too.
+    private func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
-            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: true)
+            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
             statistics.sentMessage()
             return true
         } catch {
