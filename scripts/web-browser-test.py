@@ -18,6 +18,7 @@ import argparse
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -150,10 +151,34 @@ def guest(url: str, check: Check, screenshots: Path) -> None:
         width = driver.execute_script("return document.documentElement.scrollWidth")
         assert width <= PHONE[0], f"the page is {width} px wide on a {PHONE[0]} px screen"
         save_screenshot(driver, screenshots / "web-page-phone.png")
+        live_feed_refused(driver, url)
+        print("guest: with the session's 8 streams taken, the page says its live updates stopped")
         driver.get(f"{url}/home?name=Lake%20Cabin")
         wait_for_text(driver, "h1", "No such home")
     finally:
         driver.quit()
+
+
+def live_feed_refused(driver, url: str) -> None:
+    """Holds the session's 8 live streams open from outside the browser, then opens the home: its own
+    stream is refused (429), and the page says that its values no longer move."""
+    # A new session, with none of its streams open (logging out ends the old one's at once).
+    driver.find_element(By.ID, "logout").click()
+    wait_for_text(driver, "h1", "Log in")
+    log_in(driver, url, "guest")
+    cookie = driver.get_cookie("homegate_session")["value"]
+    streams = []
+    try:
+        for _ in range(8):
+            request = urllib.request.Request(
+                f"{url}/home/live?name=Main%20House", headers={"Cookie": f"homegate_session={cookie}"})
+            streams.append(urllib.request.urlopen(request, timeout=30))
+        open_home(driver, "Main House")
+        state = wait_for_element(driver, "#live-state:not([hidden])")
+        assert "Live updates stopped" in state.text, f"the live state reads {state.text!r}"
+    finally:
+        for stream in streams:
+            stream.close()
 
 
 def main() -> int:

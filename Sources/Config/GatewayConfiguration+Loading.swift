@@ -567,7 +567,8 @@ private struct Loader {
             return
         }
         var settings = GatewayConfiguration.WebSettings()
-        let section = reader.section(entry.value, path: "web", keys: ["listen", "sessionLifetime", "behindProxy"])
+        let section = reader.section(
+            entry.value, path: "web", keys: ["listen", "sessionLifetime", "behindProxy", "hosts"])
         if let node = section["listen"]?.value, let listen = reader.string(node, "web.listen") {
             if let (host, port) = GatewayConfiguration.hostAndPort(listen) {
                 settings.host = host
@@ -589,6 +590,24 @@ private struct Loader {
         }
         if let behindProxy = reader.bool(section["behindProxy"]?.value, "web.behindProxy") {
             settings.behindProxy = behindProxy
+        }
+        if let node = section["hosts"]?.value {
+            if let sequence = node.sequence {
+                for item in sequence {
+                    guard let name = reader.string(item, "web.hosts") else { continue }
+                    if HostName.isValid(name) {
+                        settings.hosts.append(name)
+                    } else {
+                        reader.report(
+                            .invalidValue, at: item, "'\(name)' in 'web.hosts' is not a host name or an IP address",
+                            fix: "list the names the page is opened by, without scheme or port: [hub.example.org]")
+                    }
+                }
+            } else {
+                reader.report(
+                    .wrongType, at: node, "'web.hosts' must be a list of host names",
+                    fix: "write e.g. [hub.example.org, hub.home.arpa]")
+            }
         }
         web = settings
     }

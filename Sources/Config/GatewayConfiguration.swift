@@ -249,11 +249,15 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// proxy), `X-Forwarded-Host` the host the browser used, and `X-Forwarded-Proto: https`
         /// makes the cookies `Secure`.
         package var behindProxy: Bool
+        /// Host names the page is also served as, beside `localhost`, the listen address, the
+        /// machine's name and IP addresses (a request for any other name is refused: DNS rebinding).
+        package var hosts: [String]
 
         package init(
             host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600),
-            behindProxy: Bool = false
+            behindProxy: Bool = false, hosts: [String] = []
         ) {
+            self.hosts = hosts
             self.host = host
             self.port = port
             self.sessionLifetime = sessionLifetime

@@ -105,6 +105,15 @@ enum Assets {
               });
             });
             source.addEventListener("reload", function () { location.reload(); });
+            // A stream the gateway refused (429: too many open) or that cannot come back is closed
+            // for good by the browser: say so, rather than showing values that no longer move.
+            source.addEventListener("error", function () {
+              if (source.readyState !== EventSource.CLOSED) return;
+              var state = document.getElementById("live-state");
+              if (!state) return;
+              state.hidden = false;
+              state.textContent = "Live updates stopped: the values on this page may be out of date. Reload the page.";
+            });
             source.addEventListener("ended", function () { source.close(); location.href = "/login"; });
           }
           document.querySelectorAll(".countdown[data-until]").forEach(function (element) {

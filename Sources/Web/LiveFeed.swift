@@ -46,10 +46,15 @@ final class LiveMailbox: Sendable {
     let homes: Set<HomeID>
     /// The session whose page it is: its logout closes the mailbox.
     let session: String
+    /// The session's account, and whether it administers a home the page shows (for the limits).
+    let account: String
+    let isAdministrator: Bool
 
-    init(homes: Set<HomeID>, session: String) {
+    init(homes: Set<HomeID>, session: String, account: String, isAdministrator: Bool) {
         self.homes = homes
         self.session = session
+        self.account = account
+        self.isAdministrator = isAdministrator
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -92,33 +97,68 @@ final class LiveMailbox: Sendable {
 }
 
 /// Follows the model once for every open page and posts to each page what its homes need.
+///
+/// Streams are a shared, bounded resource, kept so that no one can take them from the people who
+/// run the home: a session holds at most `perSession`, an account at most `perAccount`, and accounts
+/// that administer none of the homes they stream (guests) together at most `capacity` less
+/// `reservedForAdministrators`. A stream belongs to a live session only: one whose session ended
+/// (logout, expiry, pushed out by a newer login) is closed when the next stream opens or a login
+/// happens, not at the next event.
 final class LiveFeed: Sendable {
     private let mailboxes = Mutex<[ObjectIdentifier: LiveMailbox]?>([:])
 
-    /// How many streams one session may hold open (tabs of one browser), and all together.
     let perSession: Int
+    let perAccount: Int
     let capacity: Int
+    let reservedForAdministrators: Int
 
-    init(perSession: Int = 8, capacity: Int = 256) {
+    init(perSession: Int = 8, perAccount: Int = 16, capacity: Int = 256, reservedForAdministrators: Int = 64) {
         self.perSession = perSession
+        self.perAccount = perAccount
         self.capacity = capacity
+        self.reservedForAdministrators = reservedForAdministrators
     }
 
-    /// A mailbox for a page of `session` showing `homes`; nil when the session or the gateway has
-    /// as many streams open as it may. Closed at once after shutdown began.
-    func open(homes: Set<HomeID>, session: String) -> LiveMailbox? {
-        let mailbox = LiveMailbox(homes: homes, session: session)
-        let opened: Bool? = mailboxes.withLock { mailboxes in
-            guard let open = mailboxes else { return false }
-            guard open.count < capacity, open.values.count(where: { $0.session == session }) < perSession else {
-                return nil
-            }
-            mailboxes?[ObjectIdentifier(mailbox)] = mailbox
-            return true
+    /// Why a stream was not opened.
+    enum Refusal: Error, Equatable {
+        /// The session, the account or the guests' share holds as many as it may.
+        case tooMany
+        /// The gateway is shutting down.
+        case closed
+    }
+
+    /// A mailbox for a page of `session` (of `account`) showing `homes`. Streams of sessions that
+    /// `isLive` no longer knows are closed first.
+    func open(
+        homes: Set<HomeID>, session: String, account: String, isAdministrator: Bool,
+        isLive: (String) -> Bool
+    ) -> Result<LiveMailbox, Refusal> {
+        let mailbox = LiveMailbox(homes: homes, session: session, account: account, isAdministrator: isAdministrator)
+        let (result, ended): (Result<LiveMailbox, Refusal>, [LiveMailbox]) = mailboxes.withLock { mailboxes in
+            guard var open = mailboxes else { return (.failure(.closed), []) }
+            let ended = open.values.filter { !isLive($0.session) }
+            for page in ended { open[ObjectIdentifier(page)] = nil }
+            defer { mailboxes = open }
+            let pages = open.values
+            guard pages.count < capacity, pages.count(where: { $0.session == session }) < perSession,
+                pages.count(where: { $0.account == account }) < perAccount,
+                isAdministrator || pages.count(where: { !$0.isAdministrator }) < capacity - reservedForAdministrators
+            else { return (.failure(.tooMany), ended) }
+            open[ObjectIdentifier(mailbox)] = mailbox
+            return (.success(mailbox), ended)
         }
-        guard let opened else { return nil }
-        if !opened { mailbox.close() }
-        return mailbox
+        for page in ended { page.close() }
+        return result
+    }
+
+    /// Closes the streams of sessions that `isLive` no longer knows (after a login pushed one out).
+    func closeEnded(isLive: (String) -> Bool) {
+        let ended = mailboxes.withLock { mailboxes in
+            let ended = (mailboxes ?? [:]).values.filter { !isLive($0.session) }
+            for page in ended { mailboxes?[ObjectIdentifier(page)] = nil }
+            return ended
+        }
+        for page in ended { page.close() }
     }
 
     /// Ends the streams of a session (its logout).

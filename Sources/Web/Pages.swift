@@ -30,6 +30,10 @@ enum Pages {
                 """
         }
         html += "</header><main>"
+        if live != nil {
+            // Shown by the script when the live stream is gone for good (refused, or the gateway went away).
+            html += "<p id=\"live-state\" class=\"notice error\" role=\"alert\" hidden></p>"
+        }
         html += noticeBlock(notice)
         html += body
         html += "</main></body></html>\n"
@@ -348,7 +352,8 @@ enum Pages {
             html += "<li>\(escaped(user.name)) <span class=\"badge\">\(user.role.rawValue)</span>"
             if user.role != .administrator {
                 html += requestForm(
-                    "removeUser", context, fields: [("home", home.name), ("user", user.name)], button: "Remove",
+                    "removeUser", context, fields: [("home", home.name), ("userId", user.id.rawValue)],
+                    button: "Remove",
                     danger: true)
             }
             html += "</li>"

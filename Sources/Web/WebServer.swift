@@ -4,6 +4,7 @@ import Gateway
 import HTTPTypes
 import HomeModel
 import Hummingbird
+import HummingbirdCore
 import Logging
 import MQTT
 import NIOCore
@@ -51,7 +52,8 @@ package struct WebServer: ServiceLifecycle.Service {
         site = WebSite(
             manager: manager, router: router, credentials: credentials, statistics: statistics,
             sessions: SessionStore(lifetime: settings.sessionLifetime),
-            isConnected: { client?.isConnected ?? false }, logger: logger, behindProxy: settings.behindProxy)
+            isConnected: { client?.isConnected ?? false }, logger: logger, behindProxy: settings.behindProxy,
+            hosts: AllowedHosts(configured: settings.hosts, listenHost: settings.host))
         self.logger = logger
         self.listening = listening
     }
@@ -63,6 +65,7 @@ package struct WebServer: ServiceLifecycle.Service {
         let host = host
         let application = Application(
             router: router,
+            server: Self.server(),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
@@ -88,6 +91,17 @@ package struct WebServer: ServiceLifecycle.Service {
             try? await gracefulShutdown()
             site.feed.closeAll()
         }
+    }
+}
+
+extension WebServer {
+    /// How long a connection may stay silent: between requests (keep-alive) and while a request is
+    /// still coming in (one that stops halfway). A live stream being answered is not silent.
+    static let idleTimeout = TimeAmount.seconds(30)
+
+    /// HTTP/1.1, connections closed after `idleTimeout` of silence.
+    static func server(idleTimeout: TimeAmount = idleTimeout) -> HTTPServerBuilder {
+        .http1(configuration: .init(idleTimeout: idleTimeout))
     }
 }
 

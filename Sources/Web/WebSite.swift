@@ -23,13 +23,15 @@ final class WebSite: Sendable {
     let statistics: GatewayStatistics
     let sessions: SessionStore
     let throttle: LoginThrottle
-    let feed = LiveFeed()
+    let feed: LiveFeed
     let isConnected: @Sendable () -> Bool
     let logger: Logger
     /// How often an open page's stream checks its session and shows it is alive.
     let heartbeat: Duration
     /// Behind a reverse proxy on this host (`web.behindProxy`): see ``Proxy``.
     let proxy: Proxy
+    /// The host names the page is served as (`web.hosts` and the defaults).
+    let hosts: AllowedHosts
     /// When the last permit join asked for from the page ends (Unix seconds), for its countdown.
     private let joinOpenUntil = Mutex<Int?>(nil)
 
@@ -37,8 +39,11 @@ final class WebSite: Sendable {
         manager: HomeManager, router: CommandRouter, credentials: any CredentialChecking,
         statistics: GatewayStatistics, sessions: SessionStore, throttle: LoginThrottle = LoginThrottle(),
         isConnected: @escaping @Sendable () -> Bool, logger: Logger, heartbeat: Duration = .seconds(20),
-        behindProxy: Bool = false
+        behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
+        hosts: AllowedHosts = AllowedHosts(configured: [], listenHost: "127.0.0.1")
     ) {
+        self.hosts = hosts
+        self.feed = feed
         self.heartbeat = heartbeat
         proxy = Proxy(isTrusted: behindProxy)
         self.manager = manager
@@ -59,6 +64,7 @@ final class WebSite: Sendable {
     func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
         router.add(middleware: SecurityHeaders())
+        router.add(middleware: HostCheck(allowed: hosts, proxy: proxy))
         router.get("/static/app.css") { _, _ in Self.asset(Assets.stylesheet, type: "text/css; charset=utf-8") }
         router.get("/static/app.js") { _, _ in
             Self.asset(Assets.script, type: "text/javascript; charset=utf-8")
@@ -121,6 +127,8 @@ final class WebSite: Sendable {
         case .accepted:
             throttle.finish(.succeeded, account: account, address: address, at: started)
             let session = sessions.start(account: account)
+            // A session this login pushed out (the account's oldest) takes its streams with it.
+            feed.closeEnded { [sessions] in sessions.session($0) != nil }
             var response = Self.redirect("/")
             response.setCookie(
                 cookie(
@@ -221,10 +229,18 @@ final class WebSite: Sendable {
         let name = request.uri.queryParameters["name"].map(String.init) ?? ""
         let homes = await manager.homes(for: session.account).filter { HomeName.matches($0.name, name) }
         guard !homes.isEmpty else { return Response(status: .notFound) }
-        guard let mailbox = feed.open(homes: Set(homes.map(\.id)), session: session.token) else {
-            return Response(status: .tooManyRequests, headers: [.retryAfter: "10", .cacheControl: "no-store"])
-        }
         let sessions = sessions
+        let mailbox: LiveMailbox
+        switch feed.open(
+            homes: Set(homes.map(\.id)), session: session.token, account: session.account,
+            isAdministrator: homes.contains { $0.role == .administrator }, isLive: { sessions.session($0) != nil })
+        {
+        case .success(let opened): mailbox = opened
+        case .failure(.tooMany):
+            return Response(status: .tooManyRequests, headers: [.retryAfter: "10", .cacheControl: "no-store"])
+        case .failure(.closed):
+            return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
+        }
         let feed = feed
         let heartbeat = heartbeat
         let body = ResponseBody { writer in
@@ -373,7 +389,7 @@ final class WebSite: Sendable {
         case .edit(.removeZone): return "The zone was removed."
         case .edit(.addRoomToZone): return "The room was added to the zone."
         case .edit(.addUser): return "The guest was added."
-        case .edit(.removeUser): return "The user was removed."
+        case .edit(.removeUser), .edit(.removeMember): return "The user was removed."
         case .permitJoin: return "Joining is open."
         case .pairAccessory: return "Paired, and added to the home."
         case .unpairAccessory: return "The pairing was removed, and the accessory with it."
@@ -453,7 +469,14 @@ struct SecurityHeaders: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        var response = try await next(request, context)
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // Not found, a method no route takes (HEAD, OPTIONS): answered here, so they carry the
+            // headers too.
+            response = try error.response(from: request, context: context)
+        }
         response.headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         response.headers[.xContentTypeOptions] = "nosniff"
@@ -499,8 +522,12 @@ struct Proxy: Sendable {
             return false
         }
         guard let origin = request.headers[.origin] else { return true }
-        let forwardedHost = trusts(context) ? Self.last(request, "X-Forwarded-Host") : nil
-        guard let host = forwardedHost ?? request.head.authority else { return false }
+        guard let host = host(request, context: context) else { return false }
         return origin == "http://\(host)" || origin == "https://\(host)"
+    }
+
+    /// The host (and port) the browser asked for: `X-Forwarded-Host` from a trusted proxy, else `Host`.
+    func host(_ request: Request, context: WebRequestContext) -> String? {
+        (trusts(context) ? Self.last(request, "X-Forwarded-Host") : nil) ?? request.head.authority
     }
 }

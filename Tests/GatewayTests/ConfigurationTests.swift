@@ -219,6 +219,17 @@ struct ConfigurationTests {
         #expect(proxied.web?.behindProxy == true)
         let notBool = try problem("web:\n  behindProxy: sometimes\n")
         #expect(notBool.message.contains("web.behindProxy"), "\(notBool.message)")
+        let hosts = try GatewayConfiguration.parse(
+            yaml: "web:\n  hosts: [hub.example.org, hub.home.arpa, 192.168.1.20, \"fd00::1\"]\n", file: "homegate.yml",
+            environment: [:])
+        #expect(hosts.web?.hosts == ["hub.example.org", "hub.home.arpa", "192.168.1.20", "fd00::1"])
+        for bad in ["http://hub.example.org", "hub.example.org:8080", "hub_1.lan", "-hub.lan", "hub..lan", "*.lan"] {
+            let problem = try problem("web:\n  hosts:\n    - \"\(bad)\"\n")
+            #expect(problem.location.line == 3, "\(bad)")
+            #expect(problem.message.contains("'\(bad)' in 'web.hosts' is not a host name"), "\(problem.message)")
+        }
+        let notList = try problem("web:\n  hosts: hub.example.org\n")
+        #expect(notList.message.contains("'web.hosts' must be a list"), "\(notList.message)")
     }
 
     @Test("a missing file is reported with its path")

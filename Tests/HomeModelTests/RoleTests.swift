@@ -168,6 +168,37 @@ struct RoleTests {
             } == .alreadyExists)
         try await m.edit(.removeUser(home: Self.home, user: "Bob"), account: Fixture.admin)
         #expect(await m.homes(for: Fixture.guest).isEmpty)
+        let users = try await f.home(Fixture.admin).users
+        let alice = try #require(users.first { $0.name == "Alice" }).id
+        let carol = try #require(users.first { $0.name == "Carol" }).id
+        #expect(
+            await errorCode { try await m.edit(.removeMember(home: Self.home, id: alice), account: Fixture.admin) }
+                == .invalidParameter)
+        #expect(
+            await errorCode {
+                try await m.edit(.removeMember(home: Self.home, id: UserID("nobody")), account: Fixture.admin)
+            }
+                == .notFound)
+        try await m.edit(.removeMember(home: Self.home, id: carol), account: Fixture.admin)
+        #expect(try await f.home(Fixture.admin).users.map(\.name) == ["Alice"])
+    }
+
+    @Test(
+        "A user's display name follows the naming rules: markup, quotes, topic characters and control or invisible characters are refused, and nothing is added",
+        arguments: [
+            "<b>Bob</b>", "Bob \"the\" builder", "$default", "x/y+#", "Bob\nSmith", "Bob\u{1B}[31m", "Bob\u{0}",
+            "Bob\u{200B}", "\u{202E}boB", " ", "",
+        ])
+    func userNames(name: String) async throws {
+        let f = try await Self.prepare()
+        let code = await errorCode {
+            try await f.manager.edit(.addUser(home: Self.home, account: "dave", name: name), account: Fixture.admin)
+        }
+        let expected: Set<HomeError.Code> =
+            name.allSatisfy({ $0 == " " })
+            ? [.missingParameter] : [.nameContainsProhibitedCharacters, .nameDoesNotStartWithValidCharacters]
+        #expect(code.map { expected.contains($0) } == true, "\(String(describing: code))")
+        #expect(try await f.home(Fixture.admin).users.count == 3)
     }
 
     // MARK: Who may add a home

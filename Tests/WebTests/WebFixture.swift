@@ -81,7 +81,8 @@ struct WebFixture {
 
     static func make(
         sessionLifetime: Duration = .seconds(3600), heartbeat: Duration = .seconds(20),
-        checker: (any CredentialChecking)? = nil, behindProxy: Bool = false
+        checker: (any CredentialChecking)? = nil, behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
+        sessionsPerAccount: Int = 20, hosts: [String] = []
     ) async throws -> WebFixture {
         let demo = try DemoHome.load(contentsOf: demoHome)
         let manager = try HomeManager(database: .inMemory())
@@ -98,19 +99,21 @@ struct WebFixture {
             manager: manager,
             router: CommandRouter(manager: manager, topics: Topics(), defaultAccount: nil, rateLimit: nil),
             credentials: checker ?? credentials, statistics: statistics,
-            sessions: SessionStore(lifetime: sessionLifetime, now: { clock.now }),
+            sessions: SessionStore(lifetime: sessionLifetime, perAccount: sessionsPerAccount, now: { clock.now }),
             throttle: LoginThrottle(now: { clock.now }), isConnected: { true }, logger: logger, heartbeat: heartbeat,
-            behindProxy: behindProxy)
+            behindProxy: behindProxy, feed: feed, hosts: AllowedHosts(configured: hosts, listenHost: "127.0.0.1"))
         return WebFixture(manager: manager, site: site, credentials: credentials, clock: clock, statistics: statistics)
     }
 
     /// Runs `body` with a client of the page's routes (no network, or a real server on loopback
     /// with `.live`), then stops the home.
     func test<T: Sendable>(
-        _ mode: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> T
+        _ mode: TestingSetup = .router, idleTimeout: TimeAmount = WebServer.idleTimeout,
+        _ body: @Sendable (any TestClientProtocol) async throws -> T
     ) async throws -> T {
         let application = Application(
-            router: site.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            router: site.router(), server: WebServer.server(idleTimeout: idleTimeout),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         let following = Task { [site] in await site.followModel() }
         defer { following.cancel() }
         do {

@@ -161,6 +161,27 @@ struct WebRouteTests {
         }
     }
 
+    @Test("the owner removes a guest with the page's form, which names the user by id: no account, no name to mangle")
+    func removeGuest() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            let form = try #require(
+                page.bodyText.firstMatch(of: /value="removeUser">.*?<button/)?.0, "the remove form of a guest")
+            let before = try await fixture.manager.home("Main House", account: "owner").users
+            let id = try #require(before.first { $0.name == "Gabriel" }).id.rawValue
+            #expect(form.contains("name=\"userId\" value=\"\(id)\""))
+            #expect(!form.contains("\"guest\""), "no account on the page")
+            let answer = try await client.post(
+                "/request", ["csrf": owner.csrf, "operation": "removeUser", "home": "Main House", "userId": id],
+                headers: owner.headers)
+            #expect(answer.status == .seeOther)
+            let users = try await fixture.manager.home("Main House", account: "owner").users
+            #expect(users.map(\.name) == before.map(\.name).filter { $0 != "Gabriel" })
+        }
+    }
+
     @Test("a switch goes through the command path: it changes the value and the answer comes back")
     func command() async throws {
         let fixture = try await WebFixture.make()
@@ -445,6 +466,20 @@ struct WebRouteTests {
         }
     }
 
+    @Test("a session pushed out by a newer login loses its streams at once, with `ended`")
+    func pushedOutSessionLosesItsStreams() async throws {
+        let fixture = try await WebFixture.make(sessionsPerAccount: 2)
+        try await fixture.test { client in
+            let first = try await client.logIn("guest")
+            let stream = try await fixture.openLiveStream(client, first)
+            _ = try await client.logIn("guest")
+            _ = try await client.logIn("guest")
+            let response = try await stream.value
+            #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
+            #expect(fixture.site.feed.openPages == 0)
+        }
+    }
+
     @Test("logins sent side by side are checked no more often than logins one after another")
     func parallelLogins() async throws {
         let gated = GatedCredentials()
@@ -523,7 +558,7 @@ struct ProxyTests {
 
     @Test("the visitor is the forwarded address, the host the forwarded host, HTTPS makes cookies Secure")
     func trusted() async throws {
-        let fixture = try await WebFixture.make(behindProxy: true)
+        let fixture = try await WebFixture.make(behindProxy: true, hosts: ["hub.example"])
         try await fixture.test(.live) { client in
             for account in ["a1", "a2", "a3", "a4"] {
                 #expect(
@@ -579,6 +614,131 @@ struct ProxyTests {
     }
 }
 
+@Suite("The web page's limits, on a real server on loopback")
+struct WebLimitTests {
+    /// `Host` as a plain field: the test client sends it as it is.
+    static let host = HTTPField.Name("Host")!
+    static let securityHeaders: [HTTPField.Name] = [
+        .contentSecurityPolicy, .xContentTypeOptions, HTTPField.Name("X-Frame-Options")!,
+        HTTPField.Name("Referrer-Policy")!,
+    ]
+
+    @Test(
+        "only the page's own host names are served: another name (DNS rebinding) gets 421 and its login is not checked",
+        arguments: [
+            ("evil.example", false), ("evil.example:8080", false), ("localhost.evil.example", false),
+            ("localhost:8080", true), ("LOCALHOST", true), ("127.0.0.1:8080", true), ("[::1]:8080", true),
+            ("192.168.1.20", true), ("hub.example", true), ("Hub.Example.:443", true),
+        ])
+    func hosts(host: String, served: Bool) async throws {
+        let fixture = try await WebFixture.make(hosts: ["hub.example"])
+        try await fixture.test(.live) { client in
+            let port = try #require(client.port)
+            let page = try await RawConnection.exchange(
+                port: port, "GET /login HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+            #expect(page.hasPrefix(served ? "HTTP/1.1 200" : "HTTP/1.1 421"), "\(page.prefix(60))")
+            for name in Self.securityHeaders {
+                #expect(page.lowercased().contains("\r\n\(name.canonicalName): "), "\(name)")
+            }
+            guard !served else { return }
+            let (token, cookie) = try await client.loginForm()
+            let form = "csrf=\(token)&account=guest&password=guest"
+            let login = try await RawConnection.exchange(
+                port: port,
+                "POST /login HTTP/1.1\r\nHost: \(host)\r\nOrigin: http://\(host)\r\nCookie: homegate_login=\(cookie)\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n\(form)")
+            #expect(login.hasPrefix("HTTP/1.1 421"), "\(login.prefix(60))")
+            #expect(fixture.credentials.checks.withLock { $0 } == 0)
+        }
+    }
+
+    @Test(
+        "not found, HEAD and OPTIONS carry the security headers too",
+        arguments: [
+            ("/nothing-here", HTTPRequest.Method.get), ("/", .head), ("/login", .head), ("/", .options),
+            ("/static/app.js", .options),
+        ])
+    func headersOnEveryAnswer(path: String, method: HTTPRequest.Method) async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test(.live) { client in
+            let response = try await client.execute(uri: path, method: method)
+            for name in Self.securityHeaders { #expect(response.headers[name] != nil, "\(name) on \(response.status)") }
+        }
+    }
+
+    @Test(
+        "a connection that stays silent, or stops halfway through its request, is closed",
+        arguments: [
+            "", "GET /login HTTP/1.1\r\nHost: localho",
+        ])
+    func silentConnectionsClose(sent: String) async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test(.live, idleTimeout: .milliseconds(300)) { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port)
+            defer { connection.close() }
+            connection.send(sent)
+            try await eventually("the server closed the connection") { connection.isClosedByPeer }
+        }
+    }
+}
+
+/// A plain TCP connection to the page, for what no HTTP client sends (half a request).
+final class RawConnection: Sendable {
+    let socket: Int32
+
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard socket >= 0, connected == 0 else { throw WebTestError("could not connect to port \(port)") }
+    }
+
+    func send(_ text: String) {
+        guard !text.isEmpty else { return }
+        _ = text.withCString { Glibc.send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Whether the peer closed the connection: readable, and a read finds its end (or a reset).
+    var isClosedByPeer: Bool {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) == 1 else { return false }
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN)
+    }
+
+    func close() { _ = Glibc.close(socket) }
+
+    /// Everything the peer sent until it closed the connection (at most 1 MiB).
+    func receiveAll() async throws -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        try await eventually("the answer, to its end") {
+            let count = recv(socket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { received += buffer.prefix(count) }
+            return count == 0 || (count < 0 && errno != EAGAIN) || received.count > 1_048_576
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Sends `request` (which asks for `Connection: close`) and returns the whole answer.
+    static func exchange(port: Int, _ request: String) async throws -> String {
+        let connection = try RawConnection(port: port)
+        defer { connection.close() }
+        connection.send(request)
+        return try await connection.receiveAll()
+    }
+}
+
 @Suite("Web sessions")
 struct SessionStoreTests {
     @Test("logging in again and again ends only the account's own oldest sessions")
@@ -601,6 +761,48 @@ struct SessionStoreTests {
         let c = store.start(account: "c")
         #expect(store.session(a[0].token) == nil)
         #expect(store.session(a[1].token) != nil && store.session(b.token) != nil && store.session(c.token) != nil)
+    }
+}
+
+@Suite("Live streams")
+struct LiveFeedTests {
+    let home = HomeID("main-house")
+
+    func open(
+        _ feed: LiveFeed, _ session: String, _ account: String, administrator: Bool = false, live: Set<String>? = nil
+    )
+        -> Bool
+    {
+        let result = feed.open(
+            homes: [home], session: session, account: account, isAdministrator: administrator,
+            isLive: { live?.contains($0) ?? true })
+        if case .success = result { return true }
+        return false
+    }
+
+    @Test("per session, per account, and a share for guests: two guests cannot starve the owner")
+    func limits() {
+        let feed = LiveFeed(perSession: 2, perAccount: 3, capacity: 8, reservedForAdministrators: 3)
+        #expect(open(feed, "g1", "guest") && open(feed, "g1", "guest"))
+        #expect(!open(feed, "g1", "guest"), "a third stream of one session")
+        #expect(open(feed, "g2", "guest"))
+        #expect(!open(feed, "g2", "guest"), "a fourth stream of one account")
+        #expect(open(feed, "h1", "homeassistant") && open(feed, "h2", "homeassistant"))
+        #expect(!open(feed, "h3", "homeassistant"), "a sixth stream of guests: their share is full")
+        #expect(!open(feed, "x1", "another-guest"), "another guest account: the share is the guests' together")
+        #expect(open(feed, "o1", "owner", administrator: true) && open(feed, "o1", "owner", administrator: true))
+        #expect(open(feed, "o2", "owner", administrator: true))
+        #expect(feed.openPages == 8)
+        #expect(!open(feed, "a1", "admin2", administrator: true), "the gateway's capacity")
+    }
+
+    @Test("streams of sessions that ended are closed when the next one opens, and make room")
+    func endedSessionsMakeRoom() {
+        let feed = LiveFeed(perSession: 2, perAccount: 2, capacity: 8, reservedForAdministrators: 0)
+        #expect(open(feed, "old", "guest") && open(feed, "old", "guest"))
+        #expect(!open(feed, "new", "guest"))
+        #expect(open(feed, "new", "guest", live: ["new"]), "the old session ended: its streams go")
+        #expect(feed.openPages == 1)
     }
 }
 

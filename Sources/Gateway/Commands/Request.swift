@@ -79,7 +79,16 @@ extension Command {
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
             case "addUser":
                 self = try .edit(.addUser(home: text("home"), account: text("account"), name: text("name")))
-            case "removeUser": self = try .edit(.removeUser(home: text("home"), user: text("user")))
+            case "removeUser":
+                switch try (optionalText("user"), optionalText("userId")) {
+                case (let user?, nil): self = .edit(.removeUser(home: try text("home"), user: user))
+                case (nil, let id?): self = .edit(.removeMember(home: try text("home"), id: UserID(id)))
+                default:
+                    throw HomeError(
+                        .invalidParameter,
+                        "removeUser takes the user's display name (\"user\"), or the web page's user id (\"userId\"): one of them."
+                    )
+                }
             case "read":
                 self = try .read(
                     home: text("home"), accessory: text("accessory"), service: optionalText("service"),

@@ -39,6 +39,10 @@ package enum HomeEdit: Sendable, Equatable {
     case addUser(home: String, account: String, name: String)
     /// Removes the user shown as `user`; the administrator cannot be removed.
     case removeUser(home: String, user: String)
+    /// Removes the user with this id: what the web page's form sends (it shows no accounts), since a
+    /// display name stored by an older version may hold characters no form carries back unchanged
+    /// (a newline, NUL).
+    case removeMember(home: String, id: UserID)
 
     /// The home the edit is about (the new home's name for ``addHome(name:userName:)``).
     package var home: String {
@@ -49,7 +53,7 @@ package enum HomeEdit: Sendable, Equatable {
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
             .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addUser(let home, _, _),
-            .removeUser(let home, _):
+            .removeUser(let home, _), .removeMember(let home, _):
             home
         }
     }
@@ -107,6 +111,7 @@ extension HomeGraph {
         case .addUser(_, let member, let name):
             return .added(try addUser(account: member, name: name, home: h, events: &events).name)
         case .removeUser(_, let user): try removeUser(named: user, home: h, events: &events)
+        case .removeMember(_, let id): try removeUser(id: id, home: h, events: &events)
         }
         return .changed
     }

@@ -507,11 +507,7 @@ struct HomeGraph: Sendable, Hashable {
         guard !name.trimmingSpaces.isEmpty else {
             throw HomeError(.missingParameter, "The new user's name is required.")
         }
-        guard name.count <= HomeName.maximumLength else {
-            throw HomeError(
-                .invalidParameter,
-                "The user's name is \(name.count) characters long; at most \(HomeName.maximumLength).")
-        }
+        try HomeName.validate(name)
         if homes[h].users.contains(where: { $0.account == newAccount }) {
             throw HomeError(.alreadyExists, "That account is already a member of the home '\(homes[h].name)'.")
         }
@@ -530,6 +526,17 @@ struct HomeGraph: Sendable, Hashable {
         guard let u = homes[h].users.firstIndex(where: { HomeName.matches($0.name, name) }) else {
             throw HomeError(.notFound, "The home '\(homes[h].name)' has no user named '\(name)'.")
         }
+        try removeUser(at: u, home: h, events: &events)
+    }
+
+    mutating func removeUser(id: UserID, home h: Int, events: inout [HomeEvent]) throws(HomeError) {
+        guard let u = homes[h].users.firstIndex(where: { $0.id == id }) else {
+            throw HomeError(.notFound, "The home '\(homes[h].name)' has no such user.")
+        }
+        try removeUser(at: u, home: h, events: &events)
+    }
+
+    private mutating func removeUser(at u: Int, home h: Int, events: inout [HomeEvent]) throws(HomeError) {
         guard homes[h].users[u].role != .administrator else {
             throw HomeError(.invalidParameter, "The administrator cannot leave the home; remove the home instead.")
         }
