@@ -31,6 +31,8 @@ BASE = "homegate"
 LAMP = f"{BASE}/Main House/Living Room/Floor Lamp/Lightbulb"
 LAMP_ON_KEY = "living-lamp/main/On"
 BRIGHTNESS_KEY = "living-lamp/main/Brightness"
+LOCK = f"{BASE}/Main House/Hallway/Front Door/LockMechanism"
+LOCK_TARGET_KEY = "front-lock/main/LockTargetState"
 
 
 class Check:
@@ -112,8 +114,16 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         # A value changed over MQTT appears on the open page (live, no reload).
         started = time.monotonic()
         check.publish(f"{LAMP}/Brightness/set/owner", "55")
-        wait_for_text(driver, output(driver, BRIGHTNESS_KEY), "55")
+        wait_for_text(driver, output(driver, BRIGHTNESS_KEY), "55 %")
         print(f"owner: brightness 55 set over MQTT was on the page after {time.monotonic() - started:.2f} s")
+
+        # A state is shown in words, also when it arrives live: 0 is "Unsecured", never "0".
+        assert driver.find_element(By.CSS_SELECTOR, output(driver, LOCK_TARGET_KEY)).text == "Secured"
+        check.publish(f"{LOCK}/LockTargetState/set/owner", "0")
+        wait_for_text(driver, output(driver, LOCK_TARGET_KEY), "Unsecured")
+        check.publish(f"{LOCK}/LockTargetState/set/owner", "1")
+        wait_for_text(driver, output(driver, LOCK_TARGET_KEY), "Secured")
+        print("owner: the lock's target set over MQTT reads Unsecured, then Secured")
 
         save_screenshot(driver, screenshots / "web-page.png")
 

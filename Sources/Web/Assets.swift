@@ -22,7 +22,7 @@ enum Assets {
         .stack{flex-direction:column;align-items:stretch}.stack label{display:flex;flex-direction:column;gap:.2rem}
         input,select,button{font:inherit;padding:.45rem .6rem;border-radius:.4rem;border:1px solid var(--line);\
         background:var(--bg);color:var(--fg);min-height:2.5rem}
-        input[type=range]{flex:1 1 8rem;padding:0}
+        input[type=range]{flex:1 1 8rem;padding:0}input[type=range].unknown{opacity:.35}
         button{background:var(--accent);border-color:var(--accent);color:#fff;cursor:pointer}
         button.link{background:none;border:none;color:var(--accent);padding:.2rem;min-height:0}
         button.danger{background:var(--bad);border-color:var(--bad)}
@@ -32,6 +32,8 @@ enum Assets {
         .badge.off{color:var(--bad);border-color:var(--bad)}
         .notice{padding:.6rem .8rem;border-radius:.4rem;border:1px solid var(--line);background:var(--card)}
         .notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--bad);color:var(--bad)}
+        nav.rooms{display:flex;flex-wrap:wrap;gap:.3rem .8rem;margin:0 0 .4rem}\
+        .grid{align-items:start}
         .hint{color:#6b7580}.row{display:flex;flex-wrap:wrap;gap:.5rem}details.edit{margin-top:.4rem}
         .health{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}.health dd{margin:0;font-weight:600}
         .users{list-style:none;padding:0}.users li{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
@@ -73,9 +75,10 @@ enum Assets {
               input.form.requestSubmit();
             }
           });
-          function setValue(key, text, value) {
+          function setValue(key, text, value, takesUnit) {
             document.querySelectorAll("output[data-k]").forEach(function (output) {
-              if (output.getAttribute("data-k") === key) output.textContent = text;
+              if (output.getAttribute("data-k") !== key) return;
+              output.textContent = text + (takesUnit ? output.getAttribute("data-unit") || "" : "");
             });
             document.querySelectorAll("[data-toggle]").forEach(function (button) {
               if (button.getAttribute("data-toggle") !== key) return;
@@ -88,6 +91,8 @@ enum Assets {
             document.querySelectorAll("[data-k-input]").forEach(function (input) {
               if (input.getAttribute("data-k-input") === key && document.activeElement !== input) {
                 input.value = String(value);
+                input.classList.remove("unknown");
+                input.removeAttribute("aria-valuetext");
               }
             });
           }
@@ -96,7 +101,7 @@ enum Assets {
             var source = new EventSource(live);
             source.addEventListener("value", function (event) {
               var update = JSON.parse(event.data);
-              setValue(update.k, update.t, update.v);
+              setValue(update.k, update.t, update.v, update.u);
             });
             source.addEventListener("reachable", function (event) {
               var update = JSON.parse(event.data);

@@ -48,21 +48,44 @@ func words(_ typeName: String) -> String {
     return result
 }
 
-/// A value as the page shows it, without its unit: `on`/`off` for a bool.
-func displayedValue(_ value: CharacteristicValue?) -> String {
-    guard let value else { return "–" }
-    if case .bool(let on) = value { return on ? "on" : "off" }
-    return value.plainText
+/// A value as a person reads it, without its unit, and whether the unit follows it: the name of a
+/// valid value ("Secured", "Opening"), `on`/`off` for a bool, a colour temperature in kelvin (HAP's
+/// mired are for machines), otherwise the number; "unknown" before the device said.
+func valueText(_ value: CharacteristicValue?, type: CharacteristicType) -> (text: String, takesUnit: Bool) {
+    guard let value else { return ("unknown", false) }
+    switch value {
+    case .bool(let on):
+        return (on ? "on" : "off", false)
+    case _ where type == .colorTemperature:
+        guard let mired = value.doubleValue, mired > 0 else { return (value.plainText, false) }
+        return ("\(Int((1_000_000 / mired).rounded())) K", false)
+    default:
+        if let number = value.intValue, let name = type.name(of: number) { return (name, false) }
+        return (value.plainText, true)
+    }
 }
 
-/// The unit after a value, with its space.
-func unitSuffix(_ unit: CharacteristicUnit?) -> String {
+/// ``valueText(_:type:)`` with its unit.
+func displayedValue(_ value: CharacteristicValue?, type: CharacteristicType, unit: CharacteristicUnit?) -> String {
+    let (text, takesUnit) = valueText(value, type: type)
+    return takesUnit ? text + unitSuffix(unit, type: type) : text
+}
+
+/// The unit after a value, with its space: the metadata's, else what HAP leaves unsaid for Eve's
+/// characteristics (watts, kilowatt-hours, hectopascals).
+func unitSuffix(_ unit: CharacteristicUnit?, type: CharacteristicType) -> String {
     switch unit {
-    case .celsius?: " °C"
-    case .percentage?: " %"
-    case .arcDegrees?: "°"
-    case .lux?: " lx"
-    case .seconds?: " s"
-    default: ""
+    case .celsius?: return " °C"
+    case .percentage?: return " %"
+    case .arcDegrees?: return "°"
+    case .lux?: return " lx"
+    case .seconds?: return " s"
+    default: break
+    }
+    switch type {
+    case .currentConsumption: return " W"
+    case .totalConsumption: return " kWh"
+    case .airPressure: return " hPa"
+    default: return ""
     }
 }

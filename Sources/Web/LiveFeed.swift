@@ -6,15 +6,16 @@ import Synchronization
 /// What an open page learns from the model: the latest value of each characteristic shown,
 /// reachability, and that the layout changed (the page then loads itself again).
 enum LiveUpdate: Sendable, Equatable {
-    case value(key: String, text: String, value: JSON)
+    /// `text` in words (``valueText(_:type:)``); the page adds the unit it knows when `takesUnit`.
+    case value(key: String, text: String, takesUnit: Bool, value: JSON)
     case reachable(accessory: String, isReachable: Bool)
     case reload
 
     /// The server-sent event for this update.
     var event: String {
         switch self {
-        case .value(let key, let text, let value):
-            let data = JSON.object([("k", .string(key)), ("t", .string(text)), ("v", value)])
+        case .value(let key, let text, let takesUnit, let value):
+            let data = JSON.object([("k", .string(key)), ("t", .string(text)), ("u", .bool(takesUnit)), ("v", value)])
             return "event: value\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
         case .reachable(let accessory, let isReachable):
             let data = JSON.object([("a", .string(accessory)), ("r", .bool(isReachable))])
@@ -67,7 +68,7 @@ final class LiveMailbox: Sendable {
     func post(_ update: LiveUpdate) {
         let slot: String
         switch update {
-        case .value(let key, _, _): slot = "v" + key
+        case .value(let key, _, _, _): slot = "v" + key
         case .reachable(let accessory, _): slot = "r" + accessory
         case .reload: slot = "reload"
         }
@@ -198,9 +199,10 @@ final class LiveFeed: Sendable {
         guard !pages.isEmpty else { return }
         switch event {
         case .didUpdateValueForCharacteristic(let home, let accessory, let service, let type, let value):
+            let (text, takesUnit) = valueText(value, type: type)
             let update = LiveUpdate.value(
-                key: characteristicKey(accessory: accessory, service: service, type: type),
-                text: displayedValueText(value), value: Rendering.value(value))
+                key: characteristicKey(accessory: accessory, service: service, type: type), text: text,
+                takesUnit: takesUnit, value: Rendering.value(value))
             for page in pages where page.homes.contains(home) { page.post(update) }
         case .accessoryDidUpdateReachability(let home, let accessory, let isReachable):
             for page in pages where page.homes.contains(home) {
@@ -216,11 +218,5 @@ final class LiveFeed: Sendable {
                 for page in pages where page.homes.contains(home) { page.post(.reload) }
             }
         }
-    }
-
-    /// The plain value; the page adds the unit it knows.
-    private func displayedValueText(_ value: CharacteristicValue) -> String {
-        if case .bool(let on) = value { return on ? "on" : "off" }
-        return value.plainText
     }
 }

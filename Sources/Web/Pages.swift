@@ -108,11 +108,32 @@ enum Pages {
         let home = context.home
         let admin = context.role.mayChangeLayout
         var body = "<h1>\(escaped(home.name)) <span class=\"badge\">\(context.role.rawValue)</span></h1>"
-        for room in home.allRooms {
+        // Scenes first: what a household does most is one tap.
+        if !home.actionSets.isEmpty {
+            body += "<section aria-labelledby=\"scenes\"><h2 id=\"scenes\">Scenes</h2><div class=\"row\">"
+            for actionSet in home.actionSets {
+                body += commandForm(
+                    "run", context,
+                    fields: [("actionSet", actionSet.name)],
+                    control: "<button type=\"submit\" class=\"scene\">\(escaped(actionSet.name))</button>")
+            }
+            body += "</div></section>"
+        }
+        let rooms = home.allRooms.enumerated().filter { _, room in
+            !(room.isDefault && home.accessories(in: room.id).allSatisfy { $0.isBridge && $0.services.isEmpty })
+        }
+        if rooms.count > 1 {
+            body += "<nav class=\"rooms\" aria-label=\"Rooms\">"
+            for (index, room) in rooms {
+                body += "<a href=\"#room-\(index)\">\(escaped(room.isDefault ? "Whole home" : room.name))</a>"
+            }
+            body += "</nav>"
+        }
+        for (index, room) in rooms {
             let accessories = home.accessories(in: room.id).filter { !$0.isBridge || !$0.services.isEmpty }
-            if room.isDefault && accessories.isEmpty { continue }
             let zones = home.zones.filter { $0.rooms.contains(room.id) }.map(\.name)
-            body += "<section class=\"room\"><h2>\(escaped(room.isDefault ? "Whole home" : room.name))"
+            body +=
+                "<section class=\"room\" id=\"room-\(index)\"><h2>\(escaped(room.isDefault ? "Whole home" : room.name))"
             if !zones.isEmpty {
                 body += " <small>\(zones.map { escaped($0) }.joined(separator: ", "))</small>"
             }
@@ -133,16 +154,6 @@ enum Pages {
             }
             body += "</section>"
         }
-        if !home.actionSets.isEmpty {
-            body += "<section><h2>Scenes</h2><div class=\"row\">"
-            for actionSet in home.actionSets {
-                body += commandForm(
-                    "run", context,
-                    fields: [("actionSet", actionSet.name)],
-                    control: "<button type=\"submit\" class=\"scene\">\(escaped(actionSet.name))</button>")
-            }
-            body += "</div></section>"
-        }
         if admin { body += administration(context) }
         return document(
             title: home.name, session: context.session, homes: context.homes,
@@ -162,7 +173,7 @@ enum Pages {
                     && !$0.metadata.permissions.isDisjoint(with: [.read, .write])
             }
             guard !shown.isEmpty else { continue }
-            if accessory.services.count > 1 { card += "<h4>\(escaped(service.name))</h4>" }
+            if accessory.services.count > 1 { card += "<h4>\(escaped(serviceHeading(service)))</h4>" }
             for characteristic in shown {
                 card += characteristicRow(
                     characteristic, accessory: accessory, service: service, room: roomLevel, context: context)
@@ -198,8 +209,8 @@ enum Pages {
         let metadata = characteristic.metadata
         var row = """
             <div class="characteristic"><span class="label">\(escaped(words(characteristic.type.rawValue)))</span>
-            <span class="value"><output data-k="\(escaped(key))">\(escaped(displayedValue(characteristic.value)))</output>\
-            \(escaped(unitSuffix(metadata.unit)))</span>
+            <span class="value"><output data-k="\(escaped(key))" data-unit="\(escaped(unitSuffix(metadata.unit, type: characteristic.type)))">\
+            \(escaped(displayedValue(characteristic.value, type: characteristic.type, unit: metadata.unit)))</output></span>
             """
         guard metadata.permissions.contains(.write) else { return row + "</div>" }
         let fields = [
@@ -216,9 +227,14 @@ enum Pages {
                 """
         case _ where metadata.validValues != nil:
             let current = characteristic.value?.intValue
-            let options = (metadata.validValues ?? []).map {
-                "<option value=\"\($0)\"\($0 == current ? " selected" : "")>\($0)</option>"
-            }.joined()
+            // Before the device said, no choice is shown as if it were the state.
+            let unknown = current == nil ? "<option value=\"\" selected disabled>unknown</option>" : ""
+            let options =
+                unknown
+                + (metadata.validValues ?? []).map {
+                    let name = escaped(characteristic.type.name(of: $0) ?? "\($0)")
+                    return "<option value=\"\($0)\"\($0 == current ? " selected" : "")>\(name)</option>"
+                }.joined()
             control =
                 "<select name=\"value\" data-k-input=\"\(escaped(key))\">\(options)</select><button type=\"submit\">Set</button>"
         case .string:
@@ -232,10 +248,13 @@ enum Pages {
             let current = characteristic.value?.plainText ?? ""
             if let minimum = metadata.minimumValue, let maximum = metadata.maximumValue {
                 let step = metadata.stepValue.map(number) ?? (metadata.format == .float ? "any" : "1")
+                // A range always sits somewhere: before the device said, it is marked unknown (dimmed,
+                // read out as "unknown") rather than pretending to the middle.
+                let unknown = characteristic.value == nil ? " class=\"unknown\" aria-valuetext=\"unknown\"" : ""
                 control = """
                     <input type="range" name="value" min="\(number(minimum))" max="\(number(maximum))" step="\(step)" \
-                    value="\(escaped(current))" data-k-input="\(escaped(key))" aria-label="\(escaped(words(characteristic.type.rawValue)))">\
-                    <button type="submit">Set</button>
+                    value="\(escaped(current))" data-k-input="\(escaped(key))"\(unknown) \
+                    aria-label="\(escaped(words(characteristic.type.rawValue)))"><button type="submit">Set</button>
                     """
             } else {
                 control = """
@@ -246,6 +265,11 @@ enum Pages {
         }
         row += commandForm("set", context, fields: fields, control: control)
         return row + "</div>"
+    }
+
+    /// A service's name for people: one that is only its type's (`MotionSensor`) in words.
+    static func serviceHeading(_ service: Service) -> String {
+        service.name == service.type.rawValue ? words(service.name) : service.name
     }
 
     private static func number(_ value: Double) -> String { CharacteristicValue.float(value).plainText }

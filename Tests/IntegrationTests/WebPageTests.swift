@@ -89,7 +89,7 @@ struct WebPageTests {
                     #expect(try await owner.retained(brightness, becomes: "30"))
                     let page = try await client.get(
                         "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(browser.cookie)"])
-                    #expect(page.text.contains(#"data-k="living-lamp/main/Brightness">30<"#))
+                    #expect(page.text.contains(#"data-k="living-lamp/main/Brightness" data-unit=" %">30 %<"#))
 
                     // A guest's page has no layout controls over the real server either.
                     #expect(!page.text.contains("renameAccessory"))

@@ -152,6 +152,12 @@ struct WebRouteTests {
                 #expect(html.contains("value=\"\(control)\""), "the owner's page has \(control)")
             }
             #expect(html.contains("Gabriel"), "users by display name")
+            let scenes = try #require(html.range(of: "<h2 id=\"scenes\">Scenes</h2>")).lowerBound
+            let firstRoom = try #require(html.range(of: "<section class=\"room\"")).lowerBound
+            #expect(scenes < firstRoom, "scenes come first")
+            #expect(
+                html.contains("<nav class=\"rooms\" aria-label=\"Rooms\"><a href=\"#room-"),
+                "a list of rooms to jump to")
             #expect(!html.contains(">guest<") || html.contains("badge\">guest"), "accounts are not shown, roles are")
             #expect(html.contains("type=\"range\" name=\"value\" min=\"0\" max=\"100\""), "a slider with the metadata")
             let health = try await client.execute(uri: "/health", method: .get, headers: owner.headers)
@@ -159,6 +165,79 @@ struct WebRouteTests {
             #expect(health.bodyText.contains("id=\"health-broker\">connected<"))
             #expect(health.bodyText.contains("id=\"health-memory\""))
         }
+    }
+
+    @Test("states in words, units shown: no valid value of the demo is shown as its number, and choices are named")
+    func wordsAndUnits() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            for home in ["Main House", "Lake Cabin"] {
+                let page = try await client.execute(
+                    uri: "/home?name=\(formEncoded(home))", method: .get, headers: owner.headers)
+                let html = page.bodyText
+                let model = try await fixture.manager.home(home, account: "owner")
+                var named = 0
+                for accessory in model.accessories {
+                    for service in accessory.services {
+                        for characteristic in service.characteristics {
+                            let key = characteristicKey(
+                                accessory: accessory.id, service: service.id, type: characteristic.type)
+                            guard let shown = Self.output(key, in: html) else { continue }
+                            if let names = characteristic.type.valueNames {
+                                #expect(
+                                    shown == "unknown" || names.values.contains(shown),
+                                    "\(accessory.name) \(characteristic.type) shows '\(shown)'")
+                                named += 1
+                            }
+                            if characteristic.metadata.unit == .celsius, characteristic.value != nil {
+                                #expect(
+                                    shown.hasSuffix(" °C"), "\(accessory.name) \(characteristic.type) shows '\(shown)'")
+                            }
+                            if characteristic.type == .colorTemperature, characteristic.value != nil {
+                                #expect(shown.hasSuffix(" K"), "colour temperature in kelvin: '\(shown)'")
+                            }
+                        }
+                    }
+                }
+                #expect(named > 0, "the demo's \(home) has states with names")
+                for option in html.matches(of: /<option value="(\d+)"[^>]*>([^<]*)</) {
+                    #expect(Int(option.2) == nil, "an option shows the number \(option.2)")
+                }
+                #expect(!html.contains("<h4>MotionSensor</h4>"))
+            }
+        }
+    }
+
+    @Test("a state that changes is sent to the open page in words: the lock's target arrives as Secured or Unsecured")
+    func liveStateInWords() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let home = try await fixture.manager.home("Main House", account: "owner")
+            let lock = try #require(home.accessories.first { $0.name == "Front Door" })
+            let service = try #require(lock.services.first { $0.characteristic(.lockTargetState) != nil })
+            let target = 1 - (service.characteristic(.lockTargetState)?.value?.intValue ?? 0)
+            let stream = try await fixture.openLiveStream(client, owner)
+            try await fixture.manager.writeValue(
+                .int(target), to: .init(accessory: lock.name, service: service.name, characteristic: .lockTargetState),
+                home: "Main House", account: "owner")
+            try await eventually("the update written to the page") { fixture.site.feed.writtenUpdates > 0 }
+            _ = try await client.post("/logout", ["csrf": owner.csrf], headers: owner.headers)
+            let key = characteristicKey(accessory: lock.id, service: service.id, type: .lockTargetState)
+            let name = target == 1 ? "Secured" : "Unsecured"
+            #expect(
+                try await stream.value.bodyText.contains(#"{"k":"\#(key)","t":"\#(name)","u":false,"v":\#(target)}"#))
+        }
+    }
+
+    /// The text of the `<output>` of characteristic `key` on a page.
+    static func output(_ key: String, in html: String) -> String? {
+        guard let start = html.range(of: "<output data-k=\"\(key)\"") else { return nil }
+        let rest = html[start.upperBound...]
+        guard let open = rest.firstIndex(of: ">"), let close = rest.range(of: "</output>") else { return nil }
+        return String(rest[rest.index(after: open)..<close.lowerBound])
+            .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
     }
 
     @Test("the owner removes a guest with the page's form, which names the user by id: no account, no name to mangle")
@@ -407,7 +486,7 @@ struct WebRouteTests {
                 home: "Main House", account: "owner")
             let response = try await stream.value
             #expect(response.headers[.contentType] == "text/event-stream")
-            #expect(response.bodyText.contains(#"data: {"k":"living-lamp/main/On","t":"on","v":true}"#))
+            #expect(response.bodyText.contains(#"data: {"k":"living-lamp/main/On","t":"on","u":false,"v":true}"#))
             #expect(!response.bodyText.contains(#""v":false"#), "a value set after the logout")
             #expect(response.bodyText.hasSuffix("event: ended\ndata: {}\n\n"))
             #expect(fixture.site.feed.openPages == 0)
