@@ -133,9 +133,19 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         rename = card.find_element(By.CSS_SELECTOR, 'form[data-operation="renameAccessory"]')
         rename.find_element(By.NAME, "name").send_keys("Counter Lights")
         rename.find_element(By.CSS_SELECTOR, "button").click()
-        notice = wait_for_element(driver, "#notice.error")
+        notice = wait_for_element(driver, 'article[data-accessory="living-lamp"] form[data-operation="renameAccessory"] + p.answer.error')
         assert "Counter Lights" in notice.text and notice.text.endswith(")"), f"the refusal reads {notice.text!r}"
-        print(f"owner: a refused rename shows {notice.text!r}")
+        print(f"owner: a refused rename shows {notice.text!r} next to the form")
+
+        # Removing asks first; "no" sends nothing.
+        card.find_element(By.CSS_SELECTOR, 'form[data-operation="removeAccessory"] button').click()
+        alert = WebDriverWait(driver, 10).until(lambda d: d.switch_to.alert)
+        assert alert.text == "Remove Floor Lamp from Main House?", f"the question reads {alert.text!r}"
+        alert.dismiss()
+        assert not card.find_elements(By.CSS_SELECTOR, 'form[data-operation="removeAccessory"] + p.answer'), \
+            "a dismissed removal sent nothing"
+        check.wait_retained(f"{LAMP}/On", "true")
+        print("owner: Remove from home asked first; dismissed, the lamp stays")
 
         driver.find_element(By.LINK_TEXT, "Health").click()
         wait_for_text(driver, "#health-broker", "connected")

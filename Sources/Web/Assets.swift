@@ -31,6 +31,7 @@ enum Assets {
         .badge{font-size:.75rem;font-weight:500;padding:.1rem .4rem;border-radius:1rem;border:1px solid var(--line)}
         .badge.off{color:var(--bad);border-color:var(--bad)}
         .notice{padding:.6rem .8rem;border-radius:.4rem;border:1px solid var(--line);background:var(--card)}
+        .answer{flex-basis:100%;margin:.1rem 0 .3rem;font-size:.9rem}.answer.ok{color:var(--ok)}.answer.error{color:var(--bad)}
         .notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--bad);color:var(--bad)}
         nav.rooms{display:flex;flex-wrap:wrap;gap:.3rem .8rem;margin:0 0 .4rem}\
         .grid{align-items:start}
@@ -44,13 +45,25 @@ enum Assets {
     static let script = """
         "use strict";
         (function () {
-          var notice = document.getElementById("notice");
-          function show(ok, text) {
-            if (!notice) return;
-            notice.hidden = false;
-            notice.className = "notice " + (ok ? "ok" : "error");
-            notice.textContent = text;
+          // The answer goes next to the control that was used, not to the top of the page.
+          function show(form, ok, text) {
+            var answer = form.nextElementSibling;
+            if (!answer || !answer.classList.contains("answer")) {
+              answer = document.createElement("p");
+              answer.setAttribute("role", "status");
+              form.insertAdjacentElement("afterend", answer);
+            }
+            answer.className = "answer " + (ok ? "ok" : "error");
+            answer.textContent = text;
           }
+          // Destructive requests ask first; a "no" sends nothing.
+          document.addEventListener("submit", function (event) {
+            var question = event.target.getAttribute("data-confirm");
+            if (question && !window.confirm(question)) {
+              event.preventDefault();
+              event.stopImmediatePropagation();
+            }
+          }, true);
           function answerText(answer) {
             if (answer.ok) return answer.message || "Done.";
             return (answer.message || "Refused.") + " (" + (answer.code || "error") + ")";
@@ -66,8 +79,8 @@ enum Assets {
                 if (response.status === 401) { location.href = "/login"; return null; }
                 return response.json();
               })
-              .then(function (answer) { if (answer) show(answer.ok, answerText(answer)); })
-              .catch(function () { show(false, "The gateway did not answer."); });
+              .then(function (answer) { if (answer) show(form, answer.ok, answerText(answer)); })
+              .catch(function () { show(form, false, "The gateway did not answer."); });
           });
           document.addEventListener("change", function (event) {
             var input = event.target;

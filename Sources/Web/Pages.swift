@@ -148,7 +148,7 @@ enum Pages {
                 body += """
                     <details class="edit"><summary>Edit room</summary>\
                     \(requestForm("renameRoom", context, fields: [("home", home.name), ("room", room.name)], input: ("name", "New name"), button: "Rename"))\
-                    \(requestForm("removeRoom", context, fields: [("home", home.name), ("room", room.name)], button: "Remove room", danger: true))\
+                    \(requestForm("removeRoom", context, fields: [("home", home.name), ("room", room.name)], button: "Remove room", confirm: "Remove the room \(room.name)?"))\
                     </details>
                     """
             }
@@ -196,7 +196,7 @@ enum Pages {
             }
             card += requestForm(
                 "removeAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
-                button: "Remove from home", danger: true)
+                button: "Remove from home", confirm: "Remove \(accessory.name) from \(home)?")
             card += "</details>"
         }
         return card + "</article>"
@@ -295,10 +295,12 @@ enum Pages {
     static func requestForm(
         _ operation: String, _ context: HomeContext, fields: [(String, String)], input: (String, String)? = nil,
         inputs: [(String, String)] = [], select: (String, [(String, String)])? = nil, button: String,
-        danger: Bool = false
+        confirm: String? = nil
     ) -> String {
+        // `confirm`: a destructive request, asked about first (by the script; without it the form posts).
+        let asking = confirm.map { " data-confirm=\"\(escaped($0))\"" } ?? ""
         var form = """
-            <form method="post" action="/request" class="request" data-operation="\(operation)">\(csrfField(context.session))\
+            <form method="post" action="/request" class="request" data-async data-operation="\(operation)"\(asking)>\(csrfField(context.session))\
             <input type="hidden" name="operation" value="\(operation)">\
             <input type="hidden" name="return" value="\(escaped(context.returnPath))">
             """
@@ -316,7 +318,8 @@ enum Pages {
             }
             form += "</select>"
         }
-        return form + "<button type=\"submit\"\(danger ? " class=\"danger\"" : "")>\(escaped(button))</button></form>"
+        return form
+            + "<button type=\"submit\"\(confirm != nil ? " class=\"danger\"" : "")>\(escaped(button))</button></form>"
     }
 
     /// The administrator's part of a home page: new accessories, rooms, pairing, users.
@@ -368,7 +371,7 @@ enum Pages {
             }
             html += requestForm(
                 "removeZone", context, fields: [("home", home.name), ("zone", zone.name)], button: "Remove zone",
-                danger: true)
+                confirm: "Remove the zone \(zone.name)?")
             html += "</div>"
         }
         html += "</section><section class=\"admin\"><h2>Users</h2><ul class=\"users\">"
@@ -377,8 +380,7 @@ enum Pages {
             if user.role != .administrator {
                 html += requestForm(
                     "removeUser", context, fields: [("home", home.name), ("userId", user.id.rawValue)],
-                    button: "Remove",
-                    danger: true)
+                    button: "Remove", confirm: "Remove \(user.name) from \(home.name)? They can no longer see it.")
             }
             html += "</li>"
         }
