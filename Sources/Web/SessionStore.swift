@@ -38,6 +38,8 @@ struct Session: Sendable, Equatable {
     let csrf: String
     let expires: ContinuousClock.Instant
     var notice: Notice?
+    /// The order of logins: the oldest is ended first, also among logins at the same instant.
+    var serial: UInt64 = 0
 }
 
 /// The logins of the web page, in memory (a restart logs everyone out). Sessions end at a fixed
@@ -47,6 +49,7 @@ struct Session: Sendable, Equatable {
 /// account's while it holds fewer.
 final class SessionStore: Sendable {
     private let sessions = Mutex<[String: Session]>([:])
+    private let serials = Mutex<UInt64>(0)
     let lifetime: Duration
     let capacity: Int
     let perAccount: Int
@@ -65,11 +68,16 @@ final class SessionStore: Sendable {
     /// A new session for `account`, with a fresh token (never one the browser brought).
     func start(account: String) -> Session {
         let moment = now()
-        let session = Session(token: randomToken(), account: account, csrf: randomToken(), expires: moment + lifetime)
+        let serial = serials.withLock { serial in
+            serial += 1
+            return serial
+        }
+        let session = Session(
+            token: randomToken(), account: account, csrf: randomToken(), expires: moment + lifetime, serial: serial)
         sessions.withLock { sessions in
             sessions = sessions.filter { $0.value.expires > moment }
             func endOldest(of owner: String) {
-                let oldest = sessions.filter { $0.value.account == owner }.min { $0.value.expires < $1.value.expires }
+                let oldest = sessions.filter { $0.value.account == owner }.min { $0.value.serial < $1.value.serial }
                 if let oldest { sessions[oldest.key] = nil }
             }
             while sessions.values.count(where: { $0.account == account }) >= perAccount { endOldest(of: account) }

@@ -832,6 +832,14 @@ struct SessionStoreTests {
         #expect(guests.filter { store.session($0.token) != nil }.map(\.token) == guests.suffix(3).map(\.token))
     }
 
+    @Test("logins at the same instant still end oldest first (a clock that did not move between them)")
+    func sameInstant() {
+        let moment = ContinuousClock.now
+        let store = SessionStore(lifetime: .seconds(3600), capacity: 100, perAccount: 2, now: { moment })
+        let sessions = (0..<5).map { _ in store.start(account: "guest") }
+        #expect(sessions.map { store.session($0.token) != nil } == [false, false, false, true, true])
+    }
+
     @Test("when all sessions are taken, the account holding the most gives up its oldest")
     func globalCap() {
         let store = SessionStore(lifetime: .seconds(3600), capacity: 4, perAccount: 3)
