@@ -201,6 +201,23 @@ def live_feed_refused(driver, url: str) -> None:
             stream.close()
 
 
+def other_sizes(url: str) -> None:
+    """The owner on a phone and the guest on a desktop: each page fits its screen, and each role
+    gets its controls (the owner's Edit, none for the guest)."""
+    for account, size in (("owner", PHONE), ("guest", DESKTOP)):
+        driver = start_driver(size)
+        try:
+            log_in(driver, url, account)
+            open_home(driver, "Main House")
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            assert width <= size[0], f"{account}: the page is {width} px wide on a {size[0]} px screen"
+            edits = driver.find_elements(By.CSS_SELECTOR, "details.edit")
+            assert bool(edits) == (account == "owner"), f"{account}: Edit is {'missing' if not edits else 'shown'}"
+            print(f"{account}: Main House fits a {size[0]} px screen")
+        finally:
+            driver.quit()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -212,6 +229,7 @@ def main() -> int:
     try:
         owner(arguments.url, check, screenshots)
         guest(arguments.url, check, screenshots)
+        other_sizes(arguments.url)
     except Exception as error:  # noqa: BLE001 - every failure is reported the same way
         print(f"FAILED: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
