@@ -161,27 +161,37 @@ enum Pages {
     }
 
     static func accessoryCard(_ accessory: Accessory, room: Room, context: HomeContext, admin: Bool) -> String {
+        let batteryLow = accessory.services.contains { $0.characteristic(.statusLowBattery)?.value?.intValue == 1 }
         var card = """
             <article class="card accessory" data-accessory="\(escaped(accessory.id.rawValue))">
             <h3>\(escaped(accessory.name)) <span class="badge off" data-reach="\(escaped(accessory.id.rawValue))"\
-            \(accessory.isReachable ? " hidden" : "")>unreachable</span></h3>
+            \(accessory.isReachable ? " hidden" : "")>unreachable</span>\
+            \(batteryLow ? " <span class=\"badge off\">battery low</span>" : "")</h3>
             """
         let roomLevel = room.name
+        // What a person uses stays in view; the battery and Identify wait under "More" (a low battery
+        // shows in the heading).
+        var primary = ""
+        var more = ""
         for service in accessory.services where service.type.rawValue != "AccessoryInformation" {
             let shown = service.characteristics.filter {
                 !$0.metadata.permissions.contains(.hidden) && $0.type != .name
                     && !$0.metadata.permissions.isDisjoint(with: [.read, .write])
             }
             guard !shown.isEmpty else { continue }
-            if accessory.services.count > 1 { card += "<h4>\(escaped(serviceHeading(service)))</h4>" }
+            var part = accessory.services.count > 1 ? "<h4>\(escaped(serviceHeading(service)))</h4>" : ""
             for characteristic in shown {
-                card += characteristicRow(
+                part += characteristicRow(
                     characteristic, accessory: accessory, service: service, room: roomLevel, context: context)
             }
+            if Self.secondaryServices.contains(service.type) { more += part } else { primary += part }
         }
+        card += primary
+        card += "<details class=\"more\"><summary>More</summary>" + more
         card += commandForm(
             "identify", context, fields: [("room", roomLevel), ("accessory", accessory.name)],
             control: "<button type=\"submit\" class=\"link\">Identify</button>")
+        card += "</details>"
         if admin {
             let home = context.home.name
             let rooms = context.home.allRooms.filter { $0.id != accessory.room }
@@ -266,6 +276,9 @@ enum Pages {
         row += commandForm("set", context, fields: fields, control: control)
         return row + "</div>"
     }
+
+    /// Services a card keeps under "More": what a person looks at now and then, not what they use.
+    static let secondaryServices: Set<ServiceType> = ["Battery", "ServiceLabel"]
 
     /// A service's name for people: one that is only its type's (`MotionSensor`) in words.
     static func serviceHeading(_ service: Service) -> String {

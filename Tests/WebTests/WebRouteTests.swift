@@ -231,6 +231,36 @@ struct WebRouteTests {
         }
     }
 
+    @Test("a card keeps the battery and Identify under More, and says in its heading when the battery is low")
+    func secondaryUnderMore() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let html = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+                .bodyText
+            for card in html.split(separator: "<article ").dropFirst() {
+                let more = try #require(card.range(of: "<details class=\"more\">"), "\(card.prefix(80))").lowerBound
+                if let battery = card.range(of: "<h4>Battery</h4>") {
+                    #expect(battery.lowerBound > more, "the battery under More: \(card.prefix(80))")
+                }
+                #expect(try #require(card.range(of: "Identify</button>")).lowerBound > more)
+            }
+            let home = try await fixture.manager.home("Main House", account: "guest")
+            for accessory in home.accessories {
+                let low = accessory.services.contains { $0.characteristic(.statusLowBattery)?.value?.intValue == 1 }
+                // (a bridge without services of its own has no card)
+                guard
+                    let card = html.split(separator: "<article ").first(where: {
+                        $0.contains("data-accessory=\"\(accessory.id.rawValue)\"")
+                    })
+                else { continue }
+                let heading = card.split(separator: "</h3>").first ?? ""
+                #expect(heading.contains("battery low") == low, "\(accessory.name)")
+            }
+            #expect(html.contains("battery low"), "the demo's back door contact is at 15 %")
+        }
+    }
+
     /// The text of the `<output>` of characteristic `key` on a page.
     static func output(_ key: String, in html: String) -> String? {
         guard let start = html.range(of: "<output data-k=\"\(key)\"") else { return nil }
