@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser_session import DESKTOP, PHONE, save_screenshot, start_driver, wait_for_element, wait_for_text  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 BASE = "homegate"
@@ -124,6 +125,14 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         check.publish(f"{LOCK}/LockTargetState/set/owner", "1")
         wait_for_text(driver, output(driver, LOCK_TARGET_KEY), "Secured")
         print("owner: the lock's target set over MQTT reads Unsecured, then Secured")
+
+        # A slider applies when released: no Set button beside it with the script.
+        slider = driver.find_element(By.CSS_SELECTOR, f'input[type=range][data-k-input="{BRIGHTNESS_KEY}"]')
+        assert not slider.find_element(By.XPATH, "following-sibling::button").is_displayed(), "a Set button beside the slider"
+        slider.send_keys(Keys.ARROW_LEFT)
+        check.wait_retained(f"{LAMP}/Brightness", "54")
+        wait_for_text(driver, output(driver, BRIGHTNESS_KEY), "54 %")
+        print("owner: the brightness slider moved with the keyboard applied at once (54 %)")
 
         save_screenshot(driver, screenshots / "web-page.png")
 

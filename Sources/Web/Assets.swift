@@ -22,7 +22,7 @@ enum Assets {
         .stack{flex-direction:column;align-items:stretch}.stack label{display:flex;flex-direction:column;gap:.2rem}
         input,select,button{font:inherit;padding:.45rem .6rem;border-radius:.4rem;border:1px solid var(--line);\
         background:var(--bg);color:var(--fg);min-height:2.5rem}
-        input[type=range]{flex:1 1 8rem;padding:0}input[type=range].unknown{opacity:.35}
+        input[type=range]{flex:1 1 8rem;padding:0}.js form.command input[type=range]+button{display:none}input[type=range].unknown{opacity:.35}
         button{background:var(--accent);border-color:var(--accent);color:#fff;cursor:pointer}
         button.link{background:none;border:none;color:var(--accent);padding:.2rem;min-height:0}
         button.danger{background:var(--bad);border-color:var(--bad)}
@@ -45,6 +45,8 @@ enum Assets {
     static let script = """
         "use strict";
         (function () {
+          // With the script a slider applies when released: its Set button is for pages without it.
+          document.documentElement.classList.add("js");
           // The answer goes next to the control that was used, not to the top of the page.
           function show(form, ok, text) {
             var answer = form.nextElementSibling;
