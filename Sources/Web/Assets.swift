@@ -81,7 +81,12 @@ enum Assets {
                 if (response.status === 401) { location.href = "/login"; return null; }
                 return response.json();
               })
-              .then(function (answer) { if (answer) show(form, answer.ok, answerText(answer)); })
+              .then(function (answer) {
+                if (!answer) return;
+                show(form, answer.ok, answerText(answer));
+                // Joining changes no home, so no event reloads the page: load it for the countdown.
+                if (answer.ok && form.getAttribute("data-operation") === "permitJoin") location.reload();
+              })
               .catch(function () { show(form, false, "The gateway did not answer."); });
           });
           document.addEventListener("change", function (event) {
