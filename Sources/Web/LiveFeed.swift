@@ -134,22 +134,17 @@ final class LiveFeed: Sendable {
         homes: Set<HomeID>, session: String, account: String, isAdministrator: Bool,
         isLive: (String) -> Bool
     ) -> Result<LiveMailbox, Refusal> {
+        closeEnded(isLive: isLive)
         let mailbox = LiveMailbox(homes: homes, session: session, account: account, isAdministrator: isAdministrator)
-        let (result, ended): (Result<LiveMailbox, Refusal>, [LiveMailbox]) = mailboxes.withLock { mailboxes in
-            guard var open = mailboxes else { return (.failure(.closed), []) }
-            let ended = open.values.filter { !isLive($0.session) }
-            for page in ended { open[ObjectIdentifier(page)] = nil }
-            defer { mailboxes = open }
-            let pages = open.values
+        return mailboxes.withLock { mailboxes in
+            guard let pages = mailboxes?.values else { return .failure(.closed) }
             guard pages.count < capacity, pages.count(where: { $0.session == session }) < perSession,
                 pages.count(where: { $0.account == account }) < perAccount,
                 isAdministrator || pages.count(where: { !$0.isAdministrator }) < capacity - reservedForAdministrators
-            else { return (.failure(.tooMany), ended) }
-            open[ObjectIdentifier(mailbox)] = mailbox
-            return (.success(mailbox), ended)
+            else { return .failure(.tooMany) }
+            mailboxes?[ObjectIdentifier(mailbox)] = mailbox
+            return .success(mailbox)
         }
-        for page in ended { page.close() }
-        return result
     }
 
     /// Closes the streams of sessions that `isLive` no longer knows (after a login pushed one out).

@@ -49,7 +49,7 @@ struct Session: Sendable, Equatable {
 /// account's while it holds fewer.
 final class SessionStore: Sendable {
     private let sessions = Mutex<[String: Session]>([:])
-    private let serials = Mutex<UInt64>(0)
+    private let serials = Atomic<UInt64>(0)
     let lifetime: Duration
     let capacity: Int
     let perAccount: Int
@@ -68,10 +68,7 @@ final class SessionStore: Sendable {
     /// A new session for `account`, with a fresh token (never one the browser brought).
     func start(account: String) -> Session {
         let moment = now()
-        let serial = serials.withLock { serial in
-            serial += 1
-            return serial
-        }
+        let serial = serials.add(1, ordering: .relaxed).newValue
         let session = Session(
             token: randomToken(), account: account, csrf: randomToken(), expires: moment + lifetime, serial: serial)
         sessions.withLock { sessions in
