@@ -141,7 +141,8 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     /// Writes what this pass has queued so far now rather than at the pass's end, once a pass
     /// (later calls wait for the end): for a message that the rest of the pass's work should not hold
     /// back, such as a command's new value while its state and events are still rendered. Does nothing
-    /// off the loop's thread or outside a pass.
+    /// off the loop's thread, outside a pass, or for a connection not yet handed to the loop (one that
+    /// has just connected): that one's packets leave once it is served.
     public func writeQueuedNow() {
         guard isCurrent, mayWriteEarly else { return }
         mayWriteEarly = false

@@ -477,6 +477,10 @@ struct MQTTClientTests {
                 try await withConnected(subscriber) { inbox in
                     try await subscriber.subscribe(to: ["early/#"], qos: .atLeastOnce)
                     try await withConnected(publisher) { _ in
+                        // The client connects on its own thread and hands the connection to the loop
+                        // after the CONNACK; an acknowledgement read later is read on the loop, so from
+                        // here the loop's passes serve the connection
+                        try await publisher.publish("early/handed-over", "0", qos: .atLeastOnce)
                         let arrived = DispatchSemaphore(value: 0)
                         let watcher = Task {
                             _ = try await inbox.next { $0.topic == "early/first" }
