@@ -98,6 +98,9 @@ enum Pages {
         var home: Home
         var role: Role
         var discovered: [Accessory]
+        /// The home's accessories that hold a pairing of their own (HomeKit, not bridged): they get
+        /// an Unpair button.
+        var paired: Set<AccessoryID> = []
         var notice: Notice?
         /// When the last permit join the page asked for ends (for the countdown), in Unix seconds.
         var joinOpenUntil: Int?
@@ -207,6 +210,17 @@ enum Pages {
             card += requestForm(
                 "removeAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
                 button: "Remove from home", confirm: "Remove \(accessory.name) from \(home)?")
+            // A HomeKit pairing is the accessory's, or its bridge's for all the bridge's accessories.
+            let bridge = accessory.bridge.flatMap { context.paired.contains($0) ? context.home.accessory($0) : nil }
+            let pairingHolder = context.paired.contains(accessory.id) ? accessory : bridge
+            if let holder = pairingHolder {
+                let others = holder.isBridge ? " with every accessory of the bridge" : ""
+                card += requestForm(
+                    "unpairAccessory", context, fields: [("home", home), ("accessory", holder.name)],
+                    button: holder.id == accessory.id ? "Unpair" : "Unpair its bridge \(holder.name)",
+                    confirm:
+                        "Unpair \(holder.name)? It leaves \(home)\(others), and pairing it again needs its setup code.")
+            }
             card += "</details>"
         }
         return card + "</article>"

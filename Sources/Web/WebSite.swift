@@ -190,9 +190,10 @@ final class WebSite: Sendable {
                 status: .notFound)
         }
         let discovered = summary.role.mayChangeLayout ? await manager.discoveredAccessories() : []
+        let paired = summary.role.mayChangeLayout ? await manager.accessoriesWithPairing(in: home) : []
         let until = joinOpenUntil.withLock { $0 }.flatMap { $0 > Int(Date().timeIntervalSince1970) ? $0 : nil }
         let context = Pages.HomeContext(
-            session: session, homes: homes, home: home, role: summary.role, discovered: discovered,
+            session: session, homes: homes, home: home, role: summary.role, discovered: discovered, paired: paired,
             notice: sessions.takeNotice(session.token), joinOpenUntil: until)
         return Self.html(Pages.home(context))
     }

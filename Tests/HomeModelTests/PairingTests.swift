@@ -4,54 +4,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A pairing driver that knows one unpaired device `new-bridge`, takes the code 111-22-333, and then
-/// is a bridge with one bridged lamp. Counts unpairings.
-actor ScriptedPairingDriver: PairingDriver {
-    nonisolated let name = "scripted"
-    nonisolated let updates: AsyncStream<DriverUpdate>
-    private let sink: AsyncStream<DriverUpdate>.Continuation
-    private(set) var unpaired: [AccessoryID] = []
-    private var paired = false
-
-    init() { (updates, sink) = AsyncStream.makeStream(of: DriverUpdate.self) }
-
-    static let lamp = Service(
-        id: "light", type: .lightbulb, name: "Light", characteristics: [.standard(.on, .bool(false))])
-
-    func start() async throws {}
-    func stop() async { sink.finish() }
-    func accessories() async -> [Accessory] {
-        paired
-            ? Self.pairedAccessories : [Accessory(id: "new-bridge", name: "New Bridge", category: .other, services: [])]
-    }
-
-    static let pairedAccessories = [
-        Accessory(
-            id: "AA:BB", name: "Bridge", category: .bridge, bridgedAccessories: ["AA:BB:2"], services: []),
-        Accessory(id: "AA:BB:2", name: "Lamp", category: .lightbulb, bridge: "AA:BB", services: [lamp]),
-    ]
-
-    func pair(_ id: AccessoryID, setupCode: String) async throws -> [Accessory] {
-        guard id == "new-bridge" else { throw HomeError(.notFound, "no \(id)") }
-        guard setupCode == "111-22-333" else { throw HomeError(.authenticationFailed, "wrong code") }
-        paired = true
-        sink.yield(.lost(id))
-        return Self.pairedAccessories
-    }
-
-    func unpair(_ id: AccessoryID) async throws { unpaired.append(id) }
-    func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
-        [ControllerPairing(identifier: "gateway", isAdministrator: true, isThisGateway: true)]
-    }
-    func addPairing(_ pairing: ControllerPairing, publicKey: [UInt8], to id: AccessoryID) async throws {}
-    func removePairing(controller: String, from id: AccessoryID) async throws {}
-    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
-        -> CharacteristicValue
-    { .bool(false) }
-    func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
-    func identify(_ accessory: AccessoryID) async throws {}
-}
-
 @Suite("Pairing accessories")
 struct PairingTests {
     private func manager() async throws -> (HomeManager, ScriptedPairingDriver) {

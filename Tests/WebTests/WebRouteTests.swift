@@ -291,6 +291,58 @@ struct WebRouteTests {
         }
     }
 
+    @Test("a HomeKit bridge is paired from the page and unpaired from a bridged accessory's card; a guest sees neither")
+    func pairAndUnpair() async throws {
+        let fixture = try await WebFixture.make()
+        let driver = ScriptedPairingDriver()
+        try await fixture.manager.attach(driver)
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let before = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            #expect(before.bodyText.contains(#"name="id" value="new-bridge""#), "the pairing form of the new bridge")
+            #expect(!before.bodyText.contains("unpairAccessory"), "nothing paired yet: no Unpair")
+            let paired = try await client.post(
+                "/request",
+                [
+                    "csrf": owner.csrf, "operation": "pairAccessory", "home": "Main House", "id": "new-bridge",
+                    "setupCode": "111-22-333", "room": "",
+                ],
+                headers: owner.headers)
+            #expect(paired.status == .seeOther)
+
+            // The bridge has no card of its own (no services): its accessory's card unpairs it
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            let lampCard = try #require(
+                page.bodyText.firstMatch(of: /data-accessory="AA:BB:2".*?<\/article>/.dotMatchesNewlines())?.0,
+                "the lamp's card")
+            let form = try #require(
+                lampCard.firstMatch(of: /<form[^>]*data-operation="unpairAccessory".*?<\/form>/.dotMatchesNewlines())?.0
+            )
+            #expect(form.contains(#"name="accessory" value="Bridge""#))
+            #expect(form.contains("Unpair its bridge Bridge"))
+            #expect(
+                form.contains("data-confirm=\"Unpair Bridge? It leaves Main House with every accessory of the bridge"))
+            #expect(
+                page.bodyText.matches(of: /data-operation="unpairAccessory"/).count == 1,
+                "one Unpair: the virtual accessories hold no pairing")
+
+            let guest = try await client.logIn("guest")
+            let guestPage = try await client.execute(
+                uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+            #expect(guestPage.bodyText.contains(#"data-accessory="AA:BB:2""#))
+            #expect(!guestPage.bodyText.contains("unpairAccessory"))
+
+            let unpaired = try await client.post(
+                "/request",
+                ["csrf": owner.csrf, "operation": "unpairAccessory", "home": "Main House", "accessory": "Bridge"],
+                headers: owner.headers)
+            #expect(unpaired.status == .seeOther)
+            #expect(await driver.unpaired == ["AA:BB"])
+            let ids = try await fixture.manager.home("Main House", account: "owner").accessories.map(\.id)
+            #expect(!ids.contains("AA:BB") && !ids.contains("AA:BB:2"))
+        }
+    }
+
     @Test("a switch goes through the command path: it changes the value and the answer comes back")
     func command() async throws {
         let fixture = try await WebFixture.make()

@@ -50,6 +50,16 @@ extension HomeManager {
         }
     }
 
+    /// The accessories of `home` that hold a pairing of their own, which
+    /// ``unpairAccessory(_:home:account:)`` removes: those of a pairing driver (HomeKit) that are not
+    /// bridged (a bridge's accessories share its pairing).
+    package func accessoriesWithPairing(in home: Home) -> Set<AccessoryID> {
+        Set(
+            home.accessories.lazy.filter { accessory in
+                accessory.bridge == nil && self.browser.driver(for: accessory.id) is any PairingDriver
+            }.map(\.id))
+    }
+
     /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
     /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
     package func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
