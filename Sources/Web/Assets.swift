@@ -3,8 +3,9 @@
 enum Assets {
     static let stylesheet = """
         :root{color-scheme:light dark;--fg:#1d232a;--bg:#f4f5f7;--card:#fff;--line:#d8dde3;--accent:#0b6bcb;\
-        --ok:#1f7a3d;--bad:#b42318;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-        @media (prefers-color-scheme:dark){:root{--fg:#e7eaee;--bg:#14181c;--card:#1e242a;--line:#38424c;--accent:#5aa9f5}}
+        --ok:#1f7a3d;--bad:#b42318;--on-accent:#fff;--hint:#5f6b76;--edge:#7a848e;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+        @media (prefers-color-scheme:dark){:root{--fg:#e7eaee;--bg:#14181c;--card:#1e242a;--line:#38424c;--accent:#5aa9f5;\
+        --ok:#4cc27a;--bad:#ff8a7a;--on-accent:#0b1826;--hint:#9aa5b1;--edge:#6b7785}}
         *{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);line-height:1.4}
         header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1rem;background:var(--card);\
         border-bottom:1px solid var(--line)}
@@ -20,14 +21,14 @@ enum Assets {
         .label{flex:1 1 7rem}.value{font-variant-numeric:tabular-nums;font-weight:600}
         form{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.3rem 0}form.inline{display:inline-flex;margin:0}
         .stack{flex-direction:column;align-items:stretch}.stack label{display:flex;flex-direction:column;gap:.2rem}
-        input,select,button{font:inherit;padding:.45rem .6rem;border-radius:.4rem;border:1px solid var(--line);\
+        input,select,button{font:inherit;padding:.45rem .6rem;border-radius:.4rem;border:1px solid var(--edge);\
         background:var(--bg);color:var(--fg);min-height:2.5rem}
         input[type=range]{flex:1 1 8rem;padding:0}.js form.command input[type=range]+button{display:none}input[type=range].unknown{opacity:.35}
-        button{background:var(--accent);border-color:var(--accent);color:#fff;cursor:pointer}
+        button{background:var(--accent);border-color:var(--accent);color:var(--on-accent);cursor:pointer}
         button.link{background:none;border:none;color:var(--accent);padding:.2rem;min-height:0}
         button.danger{background:var(--bad);border-color:var(--bad)}
         button.toggle{background:var(--bg);color:var(--fg);border-color:var(--line)}
-        button.toggle.on{background:var(--ok);border-color:var(--ok);color:#fff}
+        button.toggle.on{background:var(--ok);border-color:var(--ok);color:var(--on-accent)}
         .badge{font-size:.75rem;font-weight:500;padding:.1rem .4rem;border-radius:1rem;border:1px solid var(--line)}
         .badge.off{color:var(--bad);border-color:var(--bad)}
         .notice{padding:.6rem .8rem;border-radius:.4rem;border:1px solid var(--line);background:var(--card)}
@@ -35,9 +36,12 @@ enum Assets {
         .notice.ok{border-color:var(--ok)}.notice.error{border-color:var(--bad);color:var(--bad)}
         nav.rooms{display:flex;flex-wrap:wrap;gap:.3rem .8rem;margin:0 0 .4rem}\
         .grid{align-items:start}
-        .hint{color:#6b7580}.row{display:flex;flex-wrap:wrap;gap:.5rem}details.edit{margin-top:.4rem}
-        .health{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}.health dd{margin:0;font-weight:600}
+        .hint{color:var(--hint)}.row{display:flex;flex-wrap:wrap;gap:.5rem}details.edit{margin-top:.4rem}
+        .health{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}.health dd{margin:0;font-weight:600}.health dd.trouble{color:var(--bad)}
         .users{list-style:none;padding:0}.users li{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+        :focus-visible{outline:3px solid var(--accent);outline-offset:2px}button:focus-visible{outline-color:var(--fg)}
+        .skip{position:absolute;left:-100vw}.skip:focus{left:1rem;top:.5rem;z-index:1;background:var(--card);padding:.4rem .6rem}
+        .icon{width:1.3em;height:1.3em;vertical-align:-.28em;margin-right:.4rem;flex:none}button.scene .icon{margin-right:.35rem}
         @media (max-width:30rem){main{padding:.6rem}.grid{grid-template-columns:1fr}}
         """
 

@@ -89,3 +89,9 @@ func unitSuffix(_ unit: CharacteristicUnit?, type: CharacteristicType) -> String
     default: return ""
     }
 }
+
+/// An element id made of `prefix` and any text (an accessory id, a characteristic key): percent-
+/// encoded, so it holds no space and can be listed in `aria-labelledby`.
+func elementID(_ prefix: String, _ text: String) -> String {
+    prefix + queryEncoded(text)
+}

@@ -14,8 +14,10 @@ enum Pages {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escaped(title)) · homegate</title>
+            <link rel="icon" href="/favicon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script>
             </head><body\(live.map { " data-live=\"\(escaped($0))\"" } ?? "")>
+            <a class="skip" href="#main">Skip to the content</a>
             <header><a class="brand" href="/">homegate</a>
             """
         if let session {
@@ -29,7 +31,7 @@ enum Pages {
                 <button type="submit" class="link" id="logout">Log out \(escaped(session.account))</button></form></nav>
                 """
         }
-        html += "</header><main>"
+        html += "</header><main id=\"main\">"
         if live != nil {
             // Shown by the script when the live stream is gone for good (refused, or the gateway went away).
             html += "<p id=\"live-state\" class=\"notice error\" role=\"alert\" hidden></p>"
@@ -118,7 +120,9 @@ enum Pages {
                 body += commandForm(
                     "run", context,
                     fields: [("actionSet", actionSet.name)],
-                    control: "<button type=\"submit\" class=\"scene\">\(escaped(actionSet.name))</button>")
+                    control:
+                        "<button type=\"submit\" class=\"scene\">\(CategoryIcons.svg("scene"))\(escaped(actionSet.name))</button>"
+                )
             }
             body += "</div></section>"
         }
@@ -167,7 +171,7 @@ enum Pages {
         let batteryLow = accessory.services.contains { $0.characteristic(.statusLowBattery)?.value?.intValue == 1 }
         var card = """
             <article class="card accessory" data-accessory="\(escaped(accessory.id.rawValue))">
-            <h3>\(escaped(accessory.name)) <span class="badge off" data-reach="\(escaped(accessory.id.rawValue))"\
+            <h3 id="\(elementID("h-", accessory.id.rawValue))">\(CategoryIcons.svg(CategoryIcons.name(for: accessory)))\(escaped(accessory.name)) <span class="badge off" data-reach="\(escaped(accessory.id.rawValue))"\
             \(accessory.isReachable ? " hidden" : "")>unreachable</span>\
             \(batteryLow ? " <span class=\"badge off\">battery low</span>" : "")</h3>
             """
@@ -193,7 +197,9 @@ enum Pages {
         card += "<details class=\"more\"><summary>More</summary>" + more
         card += commandForm(
             "identify", context, fields: [("room", roomLevel), ("accessory", accessory.name)],
-            control: "<button type=\"submit\" class=\"link\">Identify</button>")
+            control: """
+                <button type="submit" class="link" aria-describedby="\(elementID("h-", accessory.id.rawValue))">Identify</button>
+                """)
         card += "</details>"
         if admin {
             let home = context.home.name
@@ -231,8 +237,11 @@ enum Pages {
     ) -> String {
         let key = characteristicKey(accessory: accessory.id, service: service.id, type: characteristic.type)
         let metadata = characteristic.metadata
+        // A control is named by its row's label and its card's heading ("Brightness", "Floor Lamp"),
+        // and a button by its own words, described by the same.
+        let labelledBy = "\(elementID("l-", key)) \(elementID("h-", accessory.id.rawValue))"
         var row = """
-            <div class="characteristic"><span class="label">\(escaped(words(characteristic.type.rawValue)))</span>
+            <div class="characteristic"><span class="label" id="\(elementID("l-", key))">\(escaped(words(characteristic.type.rawValue)))</span>
             <span class="value"><output data-k="\(escaped(key))" data-unit="\(escaped(unitSuffix(metadata.unit, type: characteristic.type)))">\
             \(escaped(displayedValue(characteristic.value, type: characteristic.type, unit: metadata.unit)))</output></span>
             """
@@ -247,7 +256,7 @@ enum Pages {
             let on = characteristic.value?.boolValue ?? false
             control = """
                 <button type="submit" name="value" value="\(on ? "false" : "true")" class="toggle\(on ? " on" : "")" \
-                data-toggle="\(escaped(key))" aria-pressed="\(on)">\(on ? "Turn off" : "Turn on")</button>
+                data-toggle="\(escaped(key))" aria-pressed="\(on)" aria-describedby="\(labelledBy)">\(on ? "Turn off" : "Turn on")</button>
                 """
         case _ where metadata.validValues != nil:
             let current = characteristic.value?.intValue
@@ -260,11 +269,13 @@ enum Pages {
                     return "<option value=\"\($0)\"\($0 == current ? " selected" : "")>\(name)</option>"
                 }.joined()
             control =
-                "<select name=\"value\" data-k-input=\"\(escaped(key))\">\(options)</select><button type=\"submit\">Set</button>"
+                "<select name=\"value\" data-k-input=\"\(escaped(key))\" aria-labelledby=\"\(labelledBy)\">\(options)</select>"
+                + "<button type=\"submit\" aria-describedby=\"\(labelledBy)\">Set</button>"
         case .string:
             control = """
                 <input name="value" maxlength="\(metadata.maxLength ?? CharacteristicMetadata.defaultMaxStringLength)" \
-                value="\(escaped(characteristic.value?.plainText ?? ""))"><button type="submit">Set</button>
+                value="\(escaped(characteristic.value?.plainText ?? ""))" aria-labelledby="\(labelledBy)">\
+                <button type="submit" aria-describedby="\(labelledBy)">Set</button>
                 """
         case .data, .tlv8:
             return row + "</div>"
@@ -278,12 +289,13 @@ enum Pages {
                 control = """
                     <input type="range" name="value" min="\(number(minimum))" max="\(number(maximum))" step="\(step)" \
                     value="\(escaped(current))" data-k-input="\(escaped(key))"\(unknown) \
-                    aria-label="\(escaped(words(characteristic.type.rawValue)))"><button type="submit">Set</button>
+                    aria-labelledby="\(labelledBy)"><button type="submit" aria-describedby="\(labelledBy)">Set</button>
                     """
             } else {
                 control = """
                     <input type="number" name="value" step="any" value="\(escaped(current))" \
-                    data-k-input="\(escaped(key))"><button type="submit">Set</button>
+                    data-k-input="\(escaped(key))" aria-labelledby="\(labelledBy)">\
+                    <button type="submit" aria-describedby="\(labelledBy)">Set</button>
                     """
             }
         }
@@ -426,6 +438,28 @@ enum Pages {
         var residentBytes: Int?
         var openPages: Int
         var version: String
+        var drivers: [DriverReport] = []
+    }
+
+    /// A driver's name for people.
+    static func driverTitle(_ name: String) -> String {
+        switch name {
+        case "hap": "HomeKit accessories"
+        case "zigbee2mqtt": "Zigbee (zigbee2mqtt)"
+        case "virtual": "Simulated devices"
+        default: name
+        }
+    }
+
+    /// One driver in words: what it says of itself, then what it found.
+    static func driverSummary(_ report: DriverReport) -> String {
+        var parts: [String] = []
+        if let condition = report.condition { parts.append(condition.text) }
+        let noun = report.accessories == 1 ? "accessory" : "accessories"
+        parts.append("\(report.accessories) \(noun), \(report.inHomes) in a home")
+        if report.unreachable > 0 { parts.append("\(report.unreachable) unreachable") }
+        if report.waitingForPairing > 0 { parts.append("\(report.waitingForPairing) waiting to be paired") }
+        return parts.joined(separator: "; ")
     }
 
     static func health(session: Session, homes: [HomeSummary], health: Health) -> String {
@@ -453,6 +487,18 @@ enum Pages {
             body += "<dt>\(escaped(label))</dt><dd id=\"health-\(escaped(id))\">\(escaped(value))</dd>"
         }
         body += "</dl>"
+        if !health.drivers.isEmpty {
+            body += "<h2>Devices</h2><dl class=\"health\">"
+            for report in health.drivers {
+                let troubled = report.condition?.isHealthy == false || report.unreachable > 0
+                body += """
+                    <dt>\(escaped(driverTitle(report.driver)))</dt>\
+                    <dd id="driver-\(escaped(report.driver))"\(troubled ? " class=\"trouble\"" : "")>\
+                    \(escaped(driverSummary(report)))</dd>
+                    """
+            }
+            body += "</dl>"
+        }
         return document(title: "Health", session: session, homes: homes, body: body)
     }
 

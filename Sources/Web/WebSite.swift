@@ -69,6 +69,7 @@ final class WebSite: Sendable {
         router.get("/static/app.js") { _, _ in
             Self.asset(Assets.script, type: "text/javascript; charset=utf-8")
         }
+        router.get("/favicon.svg") { _, _ in Self.asset(CategoryIcons.favicon, type: "image/svg+xml") }
         router.get("/login") { [self] request, context in loginPage(request, context: context) }
         router.post("/login") { [self] request, context in try await login(request, context: context) }
         router.post("/logout") { [self] request, context in try await logout(request, context: context) }
@@ -212,7 +213,7 @@ final class WebSite: Sendable {
         }
         let health = Pages.Health(
             connected: isConnected(), summary: statistics.summary(), residentBytes: HealthService.residentBytes(),
-            openPages: feed.openPages, version: HealthService.version)
+            openPages: feed.openPages, version: HealthService.version, drivers: await manager.driverReports())
         return Self.html(Pages.health(session: session, homes: homes, health: health))
     }
 

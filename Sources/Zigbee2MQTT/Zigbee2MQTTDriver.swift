@@ -57,6 +57,16 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
 
     package func restore(_ accessories: [Accessory]) async {}
 
+    /// zigbee2mqtt's own word (its retained `bridge/state`), or that its broker is out of reach.
+    package func condition() async -> DriverCondition? {
+        guard connected else { return DriverCondition(isHealthy: false, "its broker is not connected") }
+        switch bridgeOnline {
+        case true?: return DriverCondition(isHealthy: true, "zigbee2mqtt is online")
+        case false?: return DriverCondition(isHealthy: false, "zigbee2mqtt is offline")
+        case nil: return DriverCondition(isHealthy: false, "zigbee2mqtt has not said that it is online")
+        }
+    }
+
     package func start() async throws {}
 
     /// Connects (unless the client's own service did), subscribes to zigbee2mqtt's topics, and takes

@@ -186,9 +186,22 @@ struct Zigbee2MQTTEndToEndTests {
                     #expect(try await owner.retained("homegate/$discovered") == discoveredBefore)
                     #expect(try await owner.retained("\(Self.lamp)/$reachable") == "true")
 
-                    // zigbee2mqtt goes offline: every device is unreachable; back online, reachable again.
+                    // zigbee2mqtt goes offline: every device is unreachable; back online, reachable again. The
+                    // health page's report of the driver says so.
+                    func report() async throws -> DriverReport {
+                        try #require(await gateway.manager.driverReports().first { $0.driver == "zigbee2mqtt" })
+                    }
+                    let online = try await report()
+                    #expect(online.condition == DriverCondition(isHealthy: true, "zigbee2mqtt is online"))
+                    #expect(online.unreachable == 0)
                     try await zigbee.setBridgeState(online: false)
                     #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "false"))
+                    let offline = try await eventuallyValue("every zigbee2mqtt device unreachable") {
+                        let report = try await report()
+                        return report.unreachable == report.accessories ? report : nil
+                    }
+                    #expect(offline.condition == DriverCondition(isHealthy: false, "zigbee2mqtt is offline"))
+                    #expect(offline.accessories == online.accessories && offline.inHomes == 1)
                     try await zigbee.setBridgeState(online: true)
                     #expect(try await owner.retained("\(Self.lamp)/$reachable", becomes: "true"))
                 }

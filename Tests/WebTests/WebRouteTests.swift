@@ -164,6 +164,51 @@ struct WebRouteTests {
             #expect(health.status == .ok)
             #expect(health.bodyText.contains("id=\"health-broker\">connected<"))
             #expect(health.bodyText.contains("id=\"health-memory\""))
+            // The simulated devices: every one in a home, none unreachable (the demo's layout)
+            var inHomes = 0
+            for home in await fixture.manager.homes(for: "owner") {
+                inHomes += try await fixture.manager.home(home.name, account: "owner").accessories.count
+            }
+            #expect(
+                health.bodyText.contains(
+                    #"<dt>Simulated devices</dt><dd id="driver-virtual">\#(inHomes) accessories, \#(inHomes) in a home</dd>"#
+                ))
+        }
+    }
+
+    @Test(
+        "accessory cards carry an icon of what they are, controls are named by their row and card, and there is a favicon"
+    )
+    func iconsAndNames() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            let html = page.bodyText
+            let home = try await fixture.manager.home("Main House", account: "owner")
+            for accessory in home.accessories where !accessory.isBridge || !accessory.services.isEmpty {
+                let heading = try Regex(
+                    #"<h3 id="h-[^"]*"><svg class="icon" aria-hidden="true"[^>]*>.*?</svg>"#
+                        + NSRegularExpression.escapedPattern(for: accessory.name))
+                #expect(html.firstMatch(of: heading) != nil, "\(accessory.name) has a heading with an icon")
+            }
+            // A lamp shows the lightbulb, a lock the lock (the icons differ)
+            func icon(_ name: String) -> String? {
+                (try? Regex(#"<svg class="icon"[^>]*>(.*?)</svg>"# + NSRegularExpression.escapedPattern(for: name)))
+                    .flatMap { html.firstMatch(of: $0) }.map { String($0.output[1].substring ?? "") }
+            }
+            #expect(icon("Floor Lamp") == CategoryIcons.shapes["lightbulb"])
+            #expect(icon("Front Door") == CategoryIcons.shapes["doorLock"])
+            // The brightness slider is named by its row's label and its card's heading
+            let slider = try #require(html.firstMatch(of: /<input type="range"[^>]*aria-labelledby="([^"]+)"/))
+            let ids = slider.output.1.split(separator: " ")
+            #expect(ids.count == 2)
+            for id in ids { #expect(html.contains("id=\"\(id)\""), "\(id) names an element of the page") }
+            let favicon = try await client.execute(uri: "/favicon.svg", method: .get)
+            #expect(favicon.status == .ok)
+            #expect(favicon.headers[.contentType] == "image/svg+xml")
+            #expect(favicon.bodyText.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+            #expect(html.contains(#"<link rel="icon" href="/favicon.svg""#))
         }
     }
 
@@ -301,6 +346,10 @@ struct WebRouteTests {
             let before = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
             #expect(before.bodyText.contains(#"name="id" value="new-bridge""#), "the pairing form of the new bridge")
             #expect(!before.bodyText.contains("unpairAccessory"), "nothing paired yet: no Unpair")
+            let waiting = try await client.execute(uri: "/health", method: .get, headers: owner.headers)
+            #expect(
+                waiting.bodyText.contains(
+                    #"<dd id="driver-scripted">0 accessories, 0 in a home; 1 waiting to be paired</dd>"#))
             let paired = try await client.post(
                 "/request",
                 [
@@ -319,6 +368,8 @@ struct WebRouteTests {
                 lampCard.firstMatch(of: /<form[^>]*data-operation="unpairAccessory".*?<\/form>/.dotMatchesNewlines())?.0
             )
             #expect(form.contains(#"name="accessory" value="Bridge""#))
+            let health = try await client.execute(uri: "/health", method: .get, headers: owner.headers)
+            #expect(health.bodyText.contains(#"<dd id="driver-scripted">2 accessories, 2 in a home</dd>"#))
             #expect(form.contains("Unpair its bridge Bridge"))
             #expect(
                 form.contains("data-confirm=\"Unpair Bridge? It leaves Main House with every accessory of the bridge"))

@@ -39,6 +39,11 @@ struct AccessoryBrowser: Sendable {
 
     func knows(_ id: AccessoryID) -> Bool { found[id] != nil }
 
+    /// What the driver at `index` found, in the order it was found.
+    func accessories(ofDriver index: Int) -> [Accessory] {
+        order.compactMap { owner[$0] == index ? found[$0] : nil }
+    }
+
     func driver(for id: AccessoryID) -> (any AccessoryDriver)? {
         owner[id].map { drivers[$0] }
     }

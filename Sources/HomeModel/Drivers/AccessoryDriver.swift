@@ -56,6 +56,10 @@ package protocol AccessoryDriver: Sendable {
     /// read, recorded and published on that one thread, in one pass, with no hand-off between
     /// threads. Default: nil, the global executor.
     var updatesExecutor: (any TaskExecutor)? { get }
+
+    /// What the driver says of its link to its devices, for the health page; nil when it has nothing
+    /// to say beyond its accessories' reachability (the default).
+    func condition() async -> DriverCondition?
 }
 
 extension AccessoryDriver {
@@ -64,6 +68,7 @@ extension AccessoryDriver {
 
     package var reportsConfirmedValues: Bool { false }
     package var updatesExecutor: (any TaskExecutor)? { nil }
+    package func condition() async -> DriverCondition? { nil }
 }
 
 /// One value to write, addressed within an accessory.

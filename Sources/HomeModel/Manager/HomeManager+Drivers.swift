@@ -45,6 +45,27 @@ extension HomeManager {
     /// Where a driver's updates are taken in: the driver's executor, unless every value is written
     /// (and synced) as it comes (`valueCommitWindow` zero), which must not hold up a loop that serves
     /// connections for an SD card's fsync.
+    /// Each driver's accessories (found, in a home, unreachable, waiting for pairing) and what it
+    /// says of itself, in the order the drivers were registered: the health page's drivers.
+    package func driverReports() async -> [DriverReport] {
+        let drivers = browser.drivers
+        var reports: [DriverReport] = []
+        for (index, driver) in drivers.enumerated() {
+            let found = browser.accessories(ofDriver: index)
+            let ready = found.filter { !$0.needsPairing }
+            reports.append(
+                DriverReport(
+                    driver: driver.name, accessories: ready.count, inHomes: ready.count { isInAHome($0.id) },
+                    unreachable: ready.count { !browser.isReachable($0.id) || unresponsive[$0.id] != nil },
+                    waitingForPairing: found.count - ready.count, condition: nil))
+        }
+        // Asked after counting: a driver's answer may take a while, and the counts are of one moment.
+        for (index, driver) in drivers.enumerated() {
+            reports[index].condition = await driver.condition()
+        }
+        return reports
+    }
+
     private func updatesExecutor(of driver: any AccessoryDriver) -> (any TaskExecutor)? {
         valueCommitWindow == .zero ? nil : driver.updatesExecutor
     }
