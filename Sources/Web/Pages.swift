@@ -242,9 +242,15 @@ enum Pages {
         let labelledBy = "\(elementID("l-", key)) \(elementID("h-", accessory.id.rawValue))"
         var row = """
             <div class="characteristic"><span class="label" id="\(elementID("l-", key))">\(escaped(words(characteristic.type.rawValue)))</span>
-            <span class="value"><output data-k="\(escaped(key))" data-unit="\(escaped(unitSuffix(metadata.unit, type: characteristic.type)))">\
-            \(escaped(displayedValue(characteristic.value, type: characteristic.type, unit: metadata.unit)))</output></span>
             """
+        // A write-only characteristic (Hold position) has no value to show: only its action.
+        let readable = metadata.permissions.contains(.read)
+        if readable {
+            row += """
+                <span class="value"><output data-k="\(escaped(key))" data-unit="\(escaped(unitSuffix(metadata.unit, type: characteristic.type)))">\
+                \(escaped(displayedValue(characteristic.value, type: characteristic.type, unit: metadata.unit)))</output></span>
+                """
+        }
         guard metadata.permissions.contains(.write) else { return row + "</div>" }
         let fields = [
             ("room", room), ("accessory", accessory.name), ("service", service.name),
@@ -252,6 +258,11 @@ enum Pages {
         ]
         let control: String
         switch metadata.format {
+        case .bool where !readable:
+            control = """
+                <button type="submit" name="value" value="true" aria-describedby="\(labelledBy)">\
+                \(characteristic.type == .holdPosition ? "Stop" : "Send")</button>
+                """
         case .bool:
             let on = characteristic.value?.boolValue ?? false
             control = """

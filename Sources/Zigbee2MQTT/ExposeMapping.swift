@@ -63,6 +63,7 @@ package enum ExposeMapping {
         }
         builder.addAdditions()
         builder.addButtons()
+        builder.nameEndpointServices()
         builder.unmapped += (0..<device.malformedExposes).map { _ in "(an expose without a type)" }
         let category =
             Builder.categoryOrder.first { builder.categories.contains($0) }
@@ -94,6 +95,9 @@ private struct Builder {
     var actions: [Expose] = []
     /// Exposes that add a characteristic to another expose's service (tamper, child lock, power).
     var additions: [Expose] = []
+    /// The kind's name and the endpoint of each service made for an endpoint, for
+    /// ``nameEndpointServices()``.
+    var endpointOrigins: [ServiceID: (base: String, endpoint: String)] = [:]
 
     /// Which service gives the accessory its category when it has several (a radiator valve with an
     /// away-mode switch is a thermostat).
@@ -485,11 +489,64 @@ private struct Builder {
         finish(service, category: nil)
     }
 
+    // MARK: Names of endpoints' services
+
+    /// Names the services of endpoints for people: numbered endpoints (`l1`, `2`, `ep3`) count per
+    /// kind (`Light 1` … `Light 5`, `Cover 1` and `Cover 2` for zigfred's l6 and l7; a kind's only
+    /// one keeps its plain name), and named ones go before the kind (`Left Switch`, `USB Switch`).
+    /// A name taken already keeps the service's first name, `Light l1`.
+    mutating func nameEndpointServices() {
+        var groups: [(base: String, indices: [Int])] = []
+        for (index, service) in services.enumerated() {
+            guard let origin = endpointOrigins[service.id] else { continue }
+            if let group = groups.firstIndex(where: { $0.base == origin.base }) {
+                groups[group].indices.append(index)
+            } else {
+                groups.append((origin.base, [index]))
+            }
+        }
+        for (base, indices) in groups {
+            let plainTaken = services.contains { endpointOrigins[$0.id] == nil && HomeName.matches($0.name, base) }
+            let numbered = indices.filter { Self.endpointNumber(endpointOrigins[services[$0].id]!.endpoint) != nil }
+            var next = plainTaken ? 2 : 1
+            for index in indices {
+                let endpoint = endpointOrigins[services[index].id]!.endpoint
+                let name: String?
+                if Self.endpointNumber(endpoint) != nil {
+                    name = numbered.count == 1 && !plainTaken ? base : "\(base) \(next)"
+                    next += 1
+                } else {
+                    name = HomeName.suggestion(from: "\(Self.endpointWord(endpoint)) \(base)")
+                }
+                guard let name,
+                    !services.contains(where: { $0.id != services[index].id && HomeName.matches($0.name, name) })
+                else { continue }
+                services[index].name = name
+            }
+        }
+    }
+
+    /// The number of an endpoint that is only a number: `l1`, `2`, `ep3`; nil for `left`, `usb`.
+    static func endpointNumber(_ endpoint: String) -> Int? {
+        let digits = endpoint.drop { !$0.isNumber }
+        let prefix = endpoint.prefix(endpoint.count - digits.count).lowercased()
+        guard ["", "l", "ep", "e", "s", "switch", "button", "relay", "channel", "ch"].contains(prefix) else {
+            return nil
+        }
+        return Int(digits)
+    }
+
+    /// A named endpoint as a word before the kind: `left` → `Left`, `usb` → `USB`.
+    static func endpointWord(_ endpoint: String) -> String {
+        ["usb", "rgb", "cct", "led"].contains(endpoint.lowercased()) ? endpoint.uppercased() : words(endpoint)
+    }
+
     // MARK: Helpers
 
     private mutating func finish(_ draft: ServiceDraft, category: AccessoryCategory?) {
         unmapped += draft.dropped
         guard !draft.characteristics.isEmpty else { return }
+        if let endpoint = draft.endpoint { endpointOrigins[draft.id] = (draft.baseName, endpoint) }
         services.append(draft.service)
         bindings += draft.bindings
         if let category { categories.insert(category) }
@@ -529,6 +586,9 @@ private struct Builder {
 private struct ServiceDraft {
     let id: ServiceID
     let name: String
+    /// The kind's name without the endpoint (`Light`), and the endpoint (`l1`) if the service is one's.
+    let baseName: String
+    let endpoint: String?
     let type: ServiceType
     var characteristics: [Characteristic] = []
     var bindings: [Binding] = []
@@ -540,6 +600,8 @@ private struct ServiceDraft {
     init(existing service: Service) {
         id = service.id
         name = service.name
+        baseName = service.name
+        endpoint = nil
         type = service.type
         characteristics = service.characteristics
     }
@@ -547,6 +609,8 @@ private struct ServiceDraft {
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
         id = Self.id(kind, endpoint: endpoint)
         self.name = endpoint.map { "\(name) \($0)" } ?? name
+        baseName = name
+        self.endpoint = endpoint
         self.type = type
     }
 

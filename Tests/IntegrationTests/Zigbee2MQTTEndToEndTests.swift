@@ -66,11 +66,11 @@ struct Zigbee2MQTTEndToEndTests {
                     #expect(state["Light"]?["On"] == .bool(true))
 
                     // A cover's position on an endpoint (zigfred's l6).
-                    let close = try await guest.command("\(Self.blinds)/Cover l6/TargetPosition/set/guest", "40")
+                    let close = try await guest.command("\(Self.blinds)/Cover 1/TargetPosition/set/guest", "40")
                     #expect(close.isOK, "\(close.serialized)")
-                    #expect(try await owner.retained("\(Self.blinds)/Cover l6/CurrentPosition", becomes: "40"))
+                    #expect(try await owner.retained("\(Self.blinds)/Cover 1/CurrentPosition", becomes: "40"))
                     // No motor state: PositionState is derived, stopped once the cover is where it was sent
-                    #expect(try await owner.retained("\(Self.blinds)/Cover l6/PositionState") == "2")
+                    #expect(try await owner.retained("\(Self.blinds)/Cover 1/PositionState") == "2")
                     #expect(
                         try await owner.retained("zigbee2mqtt/zigfred_plus")?.contains(#""position_l6":40"#) == true)
 

@@ -82,6 +82,15 @@ struct VirtualDeviceTests {
         await d.advance(by: .seconds(5))
         #expect(await d.value("w", .currentPosition) == .int(50))
         #expect(await d.value("w", .positionState) == .int(2))
+        // Hold position stops it where it has got to
+        try await write(d, "w", .targetPosition, .int(0))
+        await d.advance(by: .seconds(1))
+        #expect(await d.value("w", .currentPosition) == .int(40))
+        try await write(d, "w", .holdPosition, .bool(true))
+        #expect(await d.value("w", .targetPosition) == .int(40))
+        #expect(await d.value("w", .positionState) == .int(2))
+        await d.advance(by: .seconds(5))
+        #expect(await d.value("w", .currentPosition) == .int(40))
     }
 
     @Test("An outlet is in use while it is on")

@@ -188,7 +188,12 @@ extension TestClientProtocol {
     func post(_ uri: String, _ fields: KeyValuePairs<String, String>, headers: HTTPFields = [:]) async throws
         -> TestResponse
     {
-        let body = fields.map { "\(formEncoded($0.key))=\(formEncoded($0.value))" }.joined(separator: "&")
+        try await post(uri, pairs: fields.map { ($0.key, $0.value) }, headers: headers)
+    }
+
+    /// Posts fields in this order, repeated names and all (a form as the page has it).
+    func post(_ uri: String, pairs fields: [(String, String)], headers: HTTPFields = [:]) async throws -> TestResponse {
+        let body = fields.map { "\(formEncoded($0.0))=\(formEncoded($0.1))" }.joined(separator: "&")
         var headers = headers
         headers[.contentType] = "application/x-www-form-urlencoded"
         return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))

@@ -177,6 +177,39 @@ struct WebRouteTests {
     }
 
     @Test(
+        "a write-only characteristic shows its action and no value: the blinds' Hold position is a Stop button that stops them"
+    )
+    func writeOnlyIsAnAction() async throws {
+        let fixture = try await WebFixture.make()
+        try await fixture.test { client in
+            let guest = try await client.logIn("guest")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+            let html = page.bodyText
+            #expect(!html.contains(#"data-k="bedroom-blinds/main/HoldPosition""#), "no value shown for it")
+            let form = try #require(
+                html.firstMatch(
+                    of:
+                        /<form[^>]*class="command"[^>]*>(?:(?!<\/form>).)*?value="HoldPosition">(?:(?!<\/form>).)*?<\/form>/
+                        .dotMatchesNewlines())?.0)
+            #expect(form.contains(#"name="value" value="true""#) && form.contains(">Stop</button>"))
+            let fields = form.matches(of: /<input type="hidden" name="([^"]+)" value="([^"]*)">/).map {
+                (String($0.output.1), String($0.output.2).replacingOccurrences(of: "&amp;", with: "&"))
+            }
+            var json = guest.headers
+            json[.accept] = "application/json"
+            // The blinds start to open (the same form, for TargetPosition), then Stop
+            let open = fields.map { $0.0 == "characteristic" ? ($0.0, "TargetPosition") : $0 } + [("value", "100")]
+            #expect(try await client.post("/command", pairs: open, headers: json).bodyText.contains(#""ok":true"#))
+            let answer = try await client.post("/command", pairs: fields + [("value", "true")], headers: json)
+            #expect(answer.bodyText == #"{"ok":true,"message":"Done."}"#)
+            let stopped = try #require(try await fixture.value("Blinds", .currentPosition))
+            #expect(try await fixture.value("Blinds", .targetPosition) == stopped)
+            #expect(stopped != .int(100))
+            #expect(try await fixture.value("Blinds", .positionState) == .int(2))
+        }
+    }
+
+    @Test(
         "accessory cards carry an icon of what they are, controls are named by their row and card, and there is a favicon"
     )
     func iconsAndNames() async throws {

@@ -142,7 +142,7 @@ struct ExposeMappingTests {
             ])
         #expect(
             zigfred.accessory.services.map(\.name) == [
-                "Light l1", "Light l2", "Light l3", "Light l4", "Light l5", "Cover l6", "Cover l7", "Button 1",
+                "Light 1", "Light 2", "Light 3", "Light 4", "Light 5", "Cover 1", "Cover 2", "Button 1",
                 "Button 2", "Button 3", "Button 4",
             ])
         #expect(zigfred.bindings(of: "light_l1", .on)?.property == "state_l1")
@@ -162,6 +162,25 @@ struct ExposeMappingTests {
         #expect(zigfred.bindings(of: "cover_l6", .holdPosition)?.deviceValue(for: .bool(true)) == .string("STOP"))
     }
 
+    @Test("endpoints' services are named for people: named endpoints before the kind, a kind's only numbered one plain")
+    func endpointNames() throws {
+        func relay(_ endpoint: String) throws -> JSON {
+            try JSON.parse(
+                #"{"type":"switch","endpoint":"\#(endpoint)","features":[{"type":"binary","name":"state","#
+                    + #""property":"state_\#(endpoint)","access":7,"value_on":"ON","value_off":"OFF"}]}"#)
+        }
+        let named = try Self.device(exposing: [relay("left"), relay("right"), relay("usb")], name: "wall")
+        #expect(named.accessory.services.map(\.name) == ["Left Switch", "Right Switch", "USB Switch"])
+        #expect(named.accessory.services.map(\.id.rawValue) == ["switch_left", "switch_right", "switch_usb"])
+        // One numbered endpoint of its kind is the kind; beside a plain one, numbering starts at 2
+        #expect(try Self.device(exposing: [relay("l2")], name: "one").accessory.services.map(\.name) == ["Switch"])
+        let plain = try JSON.parse(
+            #"{"type":"switch","features":[{"type":"binary","name":"state","property":"state","access":7,"#
+                + #""value_on":"ON","value_off":"OFF"}]}"#)
+        let mixed = try Self.device(exposing: [plain, relay("l1"), relay("l2")], name: "mixed")
+        #expect(mixed.accessory.services.map(\.name) == ["Switch", "Switch 2", "Switch 3"])
+    }
+
     @Test func sensorsAndBattery() throws {
         let weather = Self.device("weather_sensor")
         #expect(weather.accessory.category == .sensor)
@@ -179,7 +198,7 @@ struct ExposeMappingTests {
         #expect(Self.device("power_plug").accessory.category == .outlet)
         let relays = try Self.model("tuya/ts0115.json", vendor: "Tuya", model: "TS0115")
         #expect(
-            relays.accessory.services.map(\.name) == ["Switch l1", "Switch l2", "Switch l3", "Switch l4", "Switch l5"])
+            relays.accessory.services.map(\.name) == ["Switch 1", "Switch 2", "Switch 3", "Switch 4", "Switch 5"])
         let plug = try Self.model("tuya/ts011f_plug_1.json", vendor: "Tuya", model: "TS011F_plug_1")
         #expect(plug.accessory.services.map(\.type) == [.outlet])
         #expect(plug.identify?.value == .string("identify"))

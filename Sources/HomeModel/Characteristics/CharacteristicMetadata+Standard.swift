@@ -25,6 +25,7 @@ extension CharacteristicMetadata {
         switch type {
         case .name: return .init(format: .string, maxLength: 64, permissions: [.read])
         case .identify: return .init(format: .bool, permissions: [.write])
+        case .holdPosition: return .init(format: .bool, permissions: [.write])
         case .on: return .init(format: .bool, permissions: readWriteNotify)
         case .outletInUse, .obstructionDetected, .motionDetected: return .init(format: .bool, permissions: readNotify)
         case .brightness: return percentage(.int, readWriteNotify)

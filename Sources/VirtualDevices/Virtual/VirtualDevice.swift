@@ -114,7 +114,7 @@ struct VirtualDevice: Sendable {
                 .windowCovering,
                 [
                     .standard(.currentPosition, .int(0)), .standard(.targetPosition, .int(0)),
-                    .standard(.positionState, .int(2)),
+                    .standard(.positionState, .int(2)), .standard(.holdPosition, nil),
                 ])
         case .fan:
             return service(
@@ -202,6 +202,10 @@ struct VirtualDevice: Sendable {
             set(.outletInUse, value(.on) ?? .bool(false))
         case (.lock, .lockTargetState):
             transitionRemaining = seconds(configuration.transitionTime)
+        case (.windowCovering, .holdPosition) where value(.holdPosition) == .bool(true):
+            // Stops where it is: the target becomes the position it has reached.
+            set(.targetPosition, .int(Int(number(.currentPosition))))
+            set(.positionState, .int(2))
         case (.garageDoor, .targetDoorState):
             let closing = number(.targetDoorState) == 1
             set(.currentDoorState, .int(closing ? 3 : 2))
