@@ -15,6 +15,7 @@ Usage: web-browser-test.py --url http://127.0.0.1:PORT --broker-port N --screens
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -88,6 +89,50 @@ def output(driver, key: str) -> str:
     return f'output[data-k="{key}"]'
 
 
+def no_raw_numbers(driver, who: str) -> None:
+    """No value on the page is a bare number: states are words and measures carry their unit, in the
+    values shown and in the choices offered."""
+    bare = re.compile(r"^-?\d+(\.\d+)?$")
+    texts = [(element.get_attribute("data-k"), element.get_attribute("textContent").strip())
+             for element in driver.find_elements(By.CSS_SELECTOR, "output[data-k]")]
+    texts += [(f"a choice of {element.find_element(By.XPATH, '..').get_attribute('data-k-input')}",
+               element.get_attribute("textContent").strip())
+              for element in driver.find_elements(By.CSS_SELECTOR, "select[data-k-input] option")]
+    raw = [(key, text) for key, text in texts if bare.match(text)]
+    assert not raw, f"{who}: bare numbers on the page: {raw}"
+    assert len(texts) > 20, f"{who}: only {len(texts)} values on the page"
+    print(f"{who}: {len(texts)} values and choices, none a bare number")
+
+
+def icons_and_screens(driver, who: str) -> None:
+    """Every card shows an icon; prints how many screens the page is long."""
+    cards = driver.find_elements(By.CSS_SELECTOR, "article.accessory")
+    drawn = [card for card in cards
+             if card.find_element(By.CSS_SELECTOR, "h3 svg.icon").size["width"] > 0]
+    assert cards and len(drawn) == len(cards), f"{who}: {len(drawn)} of {len(cards)} cards show an icon"
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    screen = driver.execute_script("return window.innerHeight")
+    print(f"{who}: {len(cards)} cards, each with its icon; the page is {height / screen:.1f} screens long")
+
+
+def keyboard(driver) -> None:
+    """The first Tab reaches the skip link; a focused button shows an outline."""
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    first = driver.switch_to.active_element
+    assert first.text == "Skip to the content", f"the first Tab reaches {first.text!r}"
+    for _ in range(40):
+        driver.switch_to.active_element.send_keys(Keys.TAB)
+        focused = driver.switch_to.active_element
+        if focused.tag_name == "button":
+            break
+    else:
+        raise AssertionError("40 Tabs reached no button")
+    outline = driver.execute_script(
+        "var s = getComputedStyle(document.activeElement); return [s.outlineStyle, parseFloat(s.outlineWidth)];")
+    assert outline[0] != "none" and outline[1] >= 2, f"the focused button {focused.text!r} has the outline {outline}"
+    print(f"owner: Tab reaches the skip link first, then {focused.text!r} with a {outline[1]:.0f} px outline")
+
+
 def switch_lamp(driver, check: Check, to_on: bool) -> None:
     """Clicks the lamp's toggle; the page shows the new state from the live stream, and the
     retained topic has it."""
@@ -108,6 +153,9 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         assert driver.find_elements(By.CSS_SELECTOR, "details.edit"), "the owner has Edit on each accessory"
         assert driver.find_elements(By.CSS_SELECTOR, 'form[data-operation="addRoom"]'), "the owner may add rooms"
         assert driver.find_elements(By.LINK_TEXT, "Health"), "the owner sees the health page's link"
+        no_raw_numbers(driver, "owner")
+        icons_and_screens(driver, "owner")
+        keyboard(driver)
 
         switch_lamp(driver, check, to_on=True)
         print("owner: the toggle switched the lamp; the retained topic is true")
@@ -135,6 +183,13 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         print("owner: the brightness slider moved with the keyboard applied at once (54 %)")
 
         save_screenshot(driver, screenshots / "web-page.png")
+        driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(20, 24, 28)", f"in the dark the page's background is {background}"
+        save_screenshot(driver, screenshots / "web-page-dark.png")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        print("owner: the page follows the system's dark preference")
 
         # A refused rename: the answer in words, with its code.
         card = driver.find_element(By.CSS_SELECTOR, 'article[data-accessory="living-lamp"]')
@@ -158,6 +213,9 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
 
         driver.find_element(By.LINK_TEXT, "Health").click()
         wait_for_text(driver, "#health-broker", "connected")
+        devices = driver.find_element(By.ID, "driver-virtual").text
+        assert re.fullmatch(r"\d+ accessories, \d+ in a home", devices), f"the simulated devices read {devices!r}"
+        print(f"owner: the health page lists the simulated devices: {devices!r}")
 
         driver.find_element(By.ID, "logout").click()
         wait_for_text(driver, "h1", "Log in")
@@ -177,6 +235,8 @@ def guest(url: str, check: Check, screenshots: Path) -> None:
         assert not driver.find_elements(By.LINK_TEXT, "Health"), "the health page is for administrators"
         switch_lamp(driver, check, to_on=False)
         print("guest: the toggle switched the lamp off on a phone-sized screen")
+        no_raw_numbers(driver, "guest")
+        icons_and_screens(driver, "guest")
         width = driver.execute_script("return document.documentElement.scrollWidth")
         assert width <= PHONE[0], f"the page is {width} px wide on a {PHONE[0]} px screen"
         save_screenshot(driver, screenshots / "web-page-phone.png")

@@ -42,6 +42,8 @@ enum Assets {
         :focus-visible{outline:3px solid var(--accent);outline-offset:2px}button:focus-visible{outline-color:var(--fg)}
         .skip{position:absolute;left:-100vw}.skip:focus{left:1rem;top:.5rem;z-index:1;background:var(--card);padding:.4rem .6rem}
         .icon{width:1.3em;height:1.3em;vertical-align:-.28em;margin-right:.4rem;flex:none}button.scene .icon{margin-right:.35rem}
+        .rooms-flow{columns:17rem;column-gap:1rem}.rooms-flow .grid{display:block}.rooms-flow .card{break-inside:avoid}
+        .rooms-flow h2{break-after:avoid;margin-top:.2rem}.rooms-flow .room{margin-bottom:1rem}
         @media (max-width:30rem){main{padding:.6rem}.grid{grid-template-columns:1fr}}
         """
 

@@ -136,6 +136,9 @@ enum Pages {
             }
             body += "</nav>"
         }
+        // Rooms flow in columns on a wide screen, each card kept whole: a room of one card no longer
+        // takes the page's whole width.
+        body += "<div class=\"rooms-flow\">"
         for (index, room) in rooms {
             let accessories = home.accessories(in: room.id).filter { !$0.isBridge || !$0.services.isEmpty }
             let zones = home.zones.filter { $0.rooms.contains(room.id) }.map(\.name)
@@ -161,6 +164,7 @@ enum Pages {
             }
             body += "</section>"
         }
+        body += "</div>"
         if admin { body += administration(context) }
         return document(
             title: home.name, session: context.session, homes: context.homes,

@@ -50,6 +50,8 @@ struct WebBrowserTests {
                     ], outputFile: output)
                 let status = await script.waitForExit()
                 let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                // What the browser saw, figures included (page lengths, how soon a value arrived).
+                print(log)
                 #expect(status == 0, "the browser test failed:\n\(log)")
                 #expect(log.contains("all browser checks passed"))
                 if status != 0 {

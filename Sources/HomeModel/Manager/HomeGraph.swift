@@ -159,7 +159,7 @@ struct HomeGraph: Sendable, Hashable {
         func clash(_ kind: String, _ id: String, _ other: String) throws(HomeError) {
             guard id != except, HomeName.matches(other, name) else { return }
             throw HomeError(
-                .objectWithSimilarNameExistsInHome, "The home '\(home.name)' already has a \(kind) named '\(other)'.")
+                .objectWithSimilarNameExistsInHome, "The home '\(home.name)' already has \(kind.first == "a" ? "an" : "a") \(kind) named '\(other)'.")
         }
         // By index: `for accessory in home.accessories` would copy (retain and release) every
         // accessory's fields, which made building a 10,000-accessory home quadratic in retains.
@@ -345,7 +345,7 @@ struct HomeGraph: Sendable, Hashable {
             if let other = added.first(where: { HomeName.matches($0.name, accessory.name) }) {
                 throw HomeError(
                     .objectWithSimilarNameExistsInHome,
-                    "The home '\(homes[h].name)' already has a accessory named '\(other.name)'.")
+                    "The home '\(homes[h].name)' already has an accessory named '\(other.name)'.")
             }
             accessory.room = roomID
             added.append(accessory)
