@@ -159,7 +159,8 @@ struct HomeGraph: Sendable, Hashable {
         func clash(_ kind: String, _ id: String, _ other: String) throws(HomeError) {
             guard id != except, HomeName.matches(other, name) else { return }
             throw HomeError(
-                .objectWithSimilarNameExistsInHome, "The home '\(home.name)' already has \(kind.first == "a" ? "an" : "a") \(kind) named '\(other)'.")
+                .objectWithSimilarNameExistsInHome,
+                "The home '\(home.name)' already has \(kind.first == "a" ? "an" : "a") \(kind) named '\(other)'.")
         }
         // By index: `for accessory in home.accessories` would copy (retain and release) every
         // accessory's fields, which made building a 10,000-accessory home quadratic in retains.
