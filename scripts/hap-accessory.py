@@ -2,9 +2,11 @@
 """A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
 
 Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR [--doorbell]
+       [--owned-names]
 
 The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor (and with
---doorbell a Doorbell, whose button SIGUSR2 presses once). It listens on
+--doorbell a Doorbell, whose button SIGUSR2 presses once; with --owned-names accessories named as
+people's devices are, and a Panel whose two Switch services name themselves). It listens on
 127.0.0.1 only and does not advertise over mDNS, so nothing leaves loopback.
 Standard output carries one JSON object a line:
   {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
@@ -26,7 +28,13 @@ import sys
 
 from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
-from pyhap.const import CATEGORY_LIGHTBULB, CATEGORY_SENSOR, CATEGORY_SWITCH, CATEGORY_VIDEO_DOOR_BELL
+from pyhap.const import (
+    CATEGORY_LIGHTBULB,
+    CATEGORY_OUTLET,
+    CATEGORY_SENSOR,
+    CATEGORY_SWITCH,
+    CATEGORY_VIDEO_DOOR_BELL,
+)
 
 
 def emit(**fields):
@@ -70,6 +78,45 @@ class TemperatureSensor(Accessory):
         self.temperature = service.configure_char("CurrentTemperature", value=21.5)
 
 
+class Outlet(Accessory):
+    category = CATEGORY_OUTLET
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        service = self.add_preload_service("Outlet")
+        service.configure_char("On", setter_callback=reporter(self.display_name, "On"))
+
+
+class ContactSensor(Accessory):
+    category = CATEGORY_SENSOR
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_preload_service("ContactSensor")
+
+
+class Panel(Accessory):
+    """Two switches whose services the device names itself, with characters no topic level takes."""
+
+    category = CATEGORY_SWITCH
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("Switch #1", "Main/Light+"):
+            service = self.add_preload_service("Switch", chars=["Name"], unique_id=name)
+            service.configure_char("Name", value=name)
+            service.configure_char("On", setter_callback=reporter(name, "On"))
+
+
+# Names people's devices have (--owned-names): none is a valid topic level as it is, two are the
+# same, and one is taken in the demo's Main House already.
+OWNED_NAMES = [
+    (Lightbulb, "Fan-2 (Bedroom)"), (ContactSensor, "Door/Window"), (ContactSensor, "Eve Door & Window 1A2B"),
+    (Lightbulb, "Nanoleaf 52:A1"), (Lightbulb, "Lamp #2"), (Switch, "Spot+"), (Lightbulb, "Hue-Lamp 1"),
+    (Lightbulb, "Lamp "), (Outlet, "Outlet"), (Outlet, "Outlet"), (Lightbulb, "Floor Lamp"), (Panel, "Panel"),
+]
+
+
 class Doorbell(Accessory):
     category = CATEGORY_VIDEO_DOOR_BELL
 
@@ -101,6 +148,9 @@ def main():
     parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
     parser.add_argument("--doorbell", action="store_true", help="add a Doorbell that SIGUSR2 presses")
     parser.add_argument(
+        "--owned-names", action="store_true",
+        help="add accessories named as people's devices are (Fan-2 (Bedroom), Door/Window, two Outlets, ...)")
+    parser.add_argument(
         "--event-window", type=float, default=None,
         help="seconds HAP-python gathers events before sending them (its default is 0.5); 0 for the benchmark")
     arguments = parser.parse_args()
@@ -127,6 +177,9 @@ def main():
     doorbell = Doorbell(driver, "Doorbell") if arguments.doorbell else None
     if doorbell:
         bridge.add_accessory(doorbell)
+    if arguments.owned_names:
+        for kind, name in OWNED_NAMES:
+            bridge.add_accessory(kind(driver, name))
     driver.add_accessory(accessory=bridge)
     signal.signal(signal.SIGTERM, driver.signal_handler)
 

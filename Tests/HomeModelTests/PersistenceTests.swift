@@ -49,6 +49,39 @@ struct PersistenceTests {
         }
     }
 
+    @Test(
+        "A device's name taken in the home is numbered when it joins, its own kept across a restart; a name an administrator gives is refused instead"
+    )
+    func takenDeviceNames() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = "\(directory)/home.sqlite"
+            let f = try await Fixture.make(database: HomeDatabase.open(atPath: path))
+            let (m, home, admin) = (f.manager, Fixture.home, Fixture.admin)
+            // Given a room named as the lock and its bridge's desk lamp names itself
+            try await m.edit(.addRoom(home: home, name: "Lock"), account: admin)
+            try await m.edit(.addRoom(home: home, name: "desk"), account: admin)
+            // When an administrator names the bridge as the lamp, it is refused and nothing is added
+            #expect(
+                await errorCode {
+                    try await m.edit(.addAccessory(home: home, id: "bridge", name: "lamp"), account: admin)
+                } == .objectWithSimilarNameExistsInHome)
+            #expect(try await f.home().accessory("desk") == nil)
+            // When the lock and the bridge join under the names their devices gave
+            try await m.edit(.addAccessory(home: home, id: "lock"), account: admin)
+            try await m.edit(.addAccessory(home: home, id: "bridge"), account: admin)
+            // Then the taken ones are numbered, the devices' own names kept beside them
+            let added = try await f.home()
+            #expect(added.accessory("lock")?.name == "Lock 2" && added.accessory("lock")?.deviceName == "Lock")
+            #expect(added.accessory("desk")?.name == "Desk 2" && added.accessory("desk")?.deviceName == "Desk")
+            #expect(added.accessory("stairs")?.name == "Stairs" && added.accessory("stairs")?.deviceName == nil)
+            await m.shutdown()
+            // And a restart keeps them
+            let reloaded = try await Fixture.reopen(path: path).home()
+            #expect(reloaded.accessory("lock")?.deviceName == "Lock")
+            #expect(reloaded.accessory("desk")?.name == "Desk 2")
+        }
+    }
+
     @Test("Reachability returns when the driver is attached again")
     func reattach() async throws {
         try await withTemporaryDirectory { directory in

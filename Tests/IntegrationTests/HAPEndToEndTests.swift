@@ -127,6 +127,72 @@ struct HAPEndToEndTests {
 }
 
 extension HAPEndToEndTests {
+    /// People's devices are named as their makers and owners like (issue 36): the names become the
+    /// home's, valid and unique, with the device's own kept; services the device names become topic
+    /// levels that hold values.
+    @Test("device names become the home's names, valid and unique, the device's own kept; named services get topics")
+    func ownedNames() async throws {
+        try await withTemporaryDirectory { folder in
+            let bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder, ownedNames: true)
+            let port = bridge.port
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    let unpaired = "hap@127.0.0.1:\(port)"
+                    try await eventually("the bridge in $discovered") {
+                        try await owner.retained("homegate/$discovered")?.contains(unpaired) == true
+                    }
+                    let paired = try await owner.request(
+                        "pairAccessory",
+                        #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House","room":"Office","name":"Named Bridge"}"#,
+                        within: .seconds(120))
+                    #expect(paired.isOK, "\(paired)")
+
+                    let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
+                        $0.serialized.contains("Named Bridge")
+                    }
+                    guard case .array(let accessories)? = layout["accessories"] else {
+                        Issue.record("no accessories in \(layout.serialized)")
+                        return
+                    }
+                    let bridged = accessories.filter { $0["bridge"]?.stringValue == "Named Bridge" }
+                    let names = Dictionary(
+                        bridged.map { ($0["name"]?.stringValue ?? "", $0["deviceName"]?.stringValue) },
+                        uniquingKeysWith: { first, _ in first })
+                    let expected: [String: String?] = [
+                        "Fan 2 Bedroom": "Fan-2 (Bedroom)", "Door Window": "Door/Window",
+                        "Eve Door Window 1A2B": "Eve Door & Window 1A2B", "Nanoleaf 52 A1": "Nanoleaf 52:A1",
+                        "Lamp 2": "Lamp #2", "Spot": "Spot+", "Hue Lamp 1": "Hue-Lamp 1", "Lamp": "Lamp ",
+                        "Outlet": nil, "Outlet 2": "Outlet", "Floor Lamp 2": "Floor Lamp", "Panel": nil,
+                    ]
+                    for (name, deviceName) in expected {
+                        #expect(names[name] == .some(deviceName), "\(name) (the device's \(deviceName ?? "the same"))")
+                    }
+                    #expect(bridged.count == 3 + expected.count, "the bridge's accessories: \(names.keys.sorted())")
+                    #expect(
+                        accessories.contains { $0["name"]?.stringValue == "Floor Lamp" },
+                        "the demo's own Floor Lamp keeps its name")
+
+                    // Each gets its value topics; the panel's services are topic levels made of their names
+                    #expect(
+                        try await owner.retained(
+                            "\(Self.office)/Fan 2 Bedroom/Lightbulb/On", becomes: "false", within: .seconds(60)))
+                    #expect(try await owner.retained("\(Self.office)/Outlet 2/Outlet/On", becomes: "false"))
+                    #expect(try await owner.retained("\(Self.office)/Panel/Switch 1/On", becomes: "false"))
+                    #expect(try await owner.retained("\(Self.office)/Panel/Main Light/On", becomes: "false"))
+                    let written = try await owner.command("\(Self.office)/Panel/Main Light/On/set/owner", "true")
+                    #expect(written.isOK, "\(written)")
+                    _ = try await bridge.line("the write of Main/Light+") {
+                        $0["event"] as? String == "write" && $0["accessory"] as? String == "Main/Light+"
+                            && $0["value"] as? Bool == true
+                    }
+                }
+            } cleanup: {
+                await bridge.stop()
+            }
+        }
+    }
+
     /// HAP-python's doorbell: each press reaches subscribers as an event, never as a retained state
     /// (a client that subscribes later sees no old press), the same press twice is two.
     @Test("a doorbell's press is published as it happens and never retained")

@@ -25,6 +25,7 @@ package enum Rendering {
                     fields.append(("unmapped", .array(accessory.unmappedFeatures.map { .string($0) })))
                 }
                 if accessory.needsPairing { fields.append(("needsPairing", .bool(true))) }
+                if let deviceName = accessory.deviceName { fields.append(("deviceName", .string(deviceName))) }
                 return .object(fields)
             })
     }
@@ -94,8 +95,15 @@ package enum Rendering {
     }
 
     static func accessoryLayout(_ accessory: Accessory, in home: Home) -> JSON {
-        .object([
-            ("name", .string(accessory.name)),
+        .object(
+            [("name", .string(accessory.name))]
+                + (accessory.deviceName.map { [("deviceName", JSON.string($0))] } ?? [])
+                + accessoryLayoutRest(
+                    accessory, in: home))
+    }
+
+    private static func accessoryLayoutRest(_ accessory: Accessory, in home: Home) -> [(key: String, value: JSON)] {
+        [
             ("room", .string(roomName(accessory.room, in: home))),
             ("category", .string(accessory.category.rawValue)),
             ("manufacturer", .string(accessory.manufacturer)),
@@ -117,7 +125,7 @@ package enum Rendering {
                         ])
                     })
             ),
-        ])
+        ]
     }
 
     private static func characteristicLayout(_ characteristic: Characteristic) -> JSON {

@@ -29,6 +29,7 @@ struct HAPAccessoryDatabase: Sendable {
     private(set) var accessories: [Accessory] = []
     private var addresses: [String: HAPAddress] = [:]
     private var entries: [HAPAddress: Entry] = [:]
+    private var usedAccessoryNames: Set<String> = []
 
     init(json body: [UInt8], deviceID: String) throws {
         guard case .object(let root) = try Self.parse(body),
@@ -91,20 +92,32 @@ struct HAPAccessoryDatabase: Sendable {
                     accessory: id, service: serviceID, type: ctype, metadata: metadata, permissions: permissions)
                 modelCharacteristics.append(Characteristic(type: ctype, metadata: metadata, value: value))
             }
-            var unique = serviceName ?? type.rawValue
-            var counter = 2
-            while usedNames.contains(unique) {
-                unique = "\(serviceName ?? type.rawValue) \(counter)"
-                counter += 1
-            }
-            usedNames.insert(unique)
+            // A service's name is a topic level: the device's made valid (`Switch #1` → `Switch 1`,
+            // `Main/Light+` → `Main Light`), else its type's, numbered when taken.
+            let base =
+                serviceName.flatMap(HomeName.suggestion(from:)) ?? HomeName.suggestion(from: type.rawValue)
+                ?? "Service \(iid)"
+            let unique = HomeName.firstFree(base) { usedNames.contains(HomeName.key($0)) }
+            usedNames.insert(HomeName.key(unique))
             modelServices.append(
                 Service(id: serviceID, type: type, name: unique, characteristics: modelCharacteristics))
         }
-        accessories.append(
-            Accessory(
-                id: id, name: name, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
-                model: model, services: modelServices))
+        let homeName = uniqueAccessoryName(name)
+        var accessory = Accessory(
+            id: id, name: homeName, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
+            model: model, services: modelServices)
+        if homeName != name { accessory.deviceName = name }
+        accessories.append(accessory)
+    }
+
+    /// An accessory's name is a name of the home: the device's made valid (`Fan-2 (Bedroom)` →
+    /// `Fan 2 Bedroom`, `Lamp #2` → `Lamp 2`; `HomeKit accessory` when nothing is left) and unique on
+    /// the device (a second `Outlet` is `Outlet 2`). The device's own is kept as `deviceName`.
+    private mutating func uniqueAccessoryName(_ own: String) -> String {
+        let base = HomeName.suggestion(from: own) ?? "HomeKit accessory"
+        let name = HomeName.firstFree(base) { usedAccessoryNames.contains(HomeName.key($0)) }
+        usedAccessoryNames.insert(HomeName.key(name))
+        return name
     }
 
     // MARK: Lookups

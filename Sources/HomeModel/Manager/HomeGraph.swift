@@ -339,10 +339,17 @@ struct HomeGraph: Sendable, Hashable {
             ?? homes[h].defaultRoom.id
         if let name { accessories[0].name = name }
         // Checked against the home and each other first, then appended in place (a copy of the home
-        // would copy all its accessories).
+        // would copy all its accessories). A name the administrator gave must be free; one the device
+        // gave is numbered until it is (a second `Outlet` becomes `Outlet 2`), as HomeKit does.
         var added: [Accessory] = []
-        for var accessory in accessories {
-            try Self.checkName(accessory.name, in: homes[h])
+        for (index, var accessory) in accessories.enumerated() {
+            if index == 0 && name != nil {
+                try Self.checkName(accessory.name, in: homes[h])
+            } else {
+                let free = try Self.freeName(accessory.name, in: homes[h], besides: added)
+                if free != accessory.name { accessory.deviceName = accessory.deviceName ?? accessory.name }
+                accessory.name = free
+            }
             if let other = added.first(where: { HomeName.matches($0.name, accessory.name) }) {
                 throw HomeError(
                     .objectWithSimilarNameExistsInHome,
@@ -359,6 +366,21 @@ struct HomeGraph: Sendable, Hashable {
             events.append(.didAddAccessory(home: home.id, accessory: accessory.id, name: accessory.name, room: roomID))
         }
         return home.accessories[home.accessories.count - accessories.count]
+    }
+
+    /// `name` if the home and `added` have nothing named like it, else the first of `name 2`,
+    /// `name 3`, … that is free (cut to fit the length limit). Throws for a name that breaks the
+    /// character rules.
+    static func freeName(_ name: String, in home: Home, besides added: [Accessory]) throws(HomeError) -> String {
+        var candidate = name
+        for number in 2...10_000 {
+            do {
+                try checkName(candidate, in: home)
+                if !added.contains(where: { HomeName.matches($0.name, candidate) }) { return candidate }
+            } catch  where error.code == .objectWithSimilarNameExistsInHome {}
+            candidate = HomeName.numbered(name, number)
+        }
+        throw HomeError(.objectWithSimilarNameExistsInHome, "The home '\(home.name)' has no free name like '\(name)'.")
     }
 
     /// Removes an accessory (a bridge with all its bridged accessories) and drops actions that wrote to

@@ -209,6 +209,26 @@ package enum HomeName {
         return name
     }
 
+    /// `base` numbered: `Outlet 2`, cut so that the number fits in ``maximumLength``.
+    package static func numbered(_ base: String, _ number: Int) -> String {
+        let suffix = " \(number)"
+        var head = String(base.prefix(maximumLength - suffix.count))
+        while head.last == " " { head.removeLast() }
+        return head + suffix
+    }
+
+    /// `base` if it is not taken, else the first of `base 2`, `base 3`, … that is not: how a device's
+    /// second `Outlet` is named.
+    package static func firstFree(_ base: String, isTaken: (String) -> Bool) -> String {
+        var name = base
+        var number = 2
+        while isTaken(name) {
+            name = numbered(base, number)
+            number += 1
+        }
+        return name
+    }
+
     /// Scalars that show nothing: controls, format characters (zero-width spaces and joiners,
     /// direction marks), unassigned and private-use code points, and the default-ignorable ones (the
     /// Hangul filler, variation selectors) that look like a blank or like nothing at all.

@@ -97,6 +97,10 @@ package struct Accessory: Sendable, Hashable, Identifiable {
     /// The accessory must be paired with its setup code before it can join a home (an unpaired
     /// HomeKit accessory: `pairAccessory`, not `addAccessory`). Not persisted.
     package var needsPairing = false
+    /// The name the device gives itself, when it is not a valid name here (`Fan-2 (Bedroom)` is
+    /// offered as `Fan 2 Bedroom`), kept with the accessory and shown beside its name (`$discovered`,
+    /// `$layout`).
+    package var deviceName: String?
 
     package var isBridge: Bool { category == .bridge || !bridgedAccessories.isEmpty }
 

@@ -156,6 +156,10 @@ package final class HomeDatabase: Sendable {
                     BEGIN DELETE FROM \(StoredValue.databaseTableName) WHERE accessoryID = NEW.id; END
                     """)
         }
+        migrator.registerMigration("v4: device names") { db in
+            // The name a device gives itself where it is not a valid name here (`Fan-2 (Bedroom)`).
+            try db.alter(table: "accessory") { t in t.add(column: "deviceName", .text) }
+        }
         return migrator
     }
 
@@ -265,6 +269,7 @@ package final class HomeDatabase: Sendable {
                 manufacturer: row.manufacturer, model: row.model, bridge: row.bridgeID.map { AccessoryID($0) },
                 bridgedAccessories: row.bridgedIDs.map { AccessoryID($0) }, services: row.services, isReachable: false)
             accessory.room = RoomID(row.roomID)
+            accessory.deviceName = row.deviceName
             return accessory
         }
     }
@@ -410,7 +415,7 @@ package final class HomeDatabase: Sendable {
             roomID: (accessory.room ?? home.defaultRoom.id).rawValue, name: accessory.name,
             category: accessory.category.rawValue, manufacturer: accessory.manufacturer, model: accessory.model,
             bridgeID: accessory.bridge?.rawValue, bridgedIDs: accessory.bridgedAccessories.map(\.rawValue),
-            services: accessory.services, position: position)
+            services: accessory.services, position: position, deviceName: accessory.deviceName)
     }
 
     private static func insert(_ home: Home, position: Int, _ db: Database) throws {

@@ -57,6 +57,7 @@ struct AccessoryRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     /// Services with their characteristics, metadata and last known values, as JSON.
     var services: [Service]
     var position: Int
+    var deviceName: String?
 
     enum Columns {
         static let id = Column(CodingKeys.id)
@@ -79,6 +80,7 @@ extension AccessoryRecord {
         model = try row.decode(forColumn: "model")
         bridgeID = try row.decode(forColumn: "bridgeID")
         position = try row.decode(forColumn: "position")
+        deviceName = row["deviceName"]
         let bridged: String = try row.decode(forColumn: "bridgedIDs")
         bridgedIDs = try ServicesJSON.decodeStrings(bridged) ?? Self.decodeJSON([String].self, bridged)
         let services: String = try row.decode(forColumn: "services")

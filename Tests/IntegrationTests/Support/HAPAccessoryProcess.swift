@@ -23,7 +23,10 @@ final class HAPAccessoryProcess: Sendable {
 
     /// Starts the bridge and waits for its readiness line. The port 0 would be the system's pick,
     /// but a restart needs the same one, so a free one is chosen.
-    init(port: Int? = nil, setupCode: String, folder: String, run: Int = 0, doorbell: Bool = false) async throws {
+    init(
+        port: Int? = nil, setupCode: String, folder: String, run: Int = 0, doorbell: Bool = false,
+        ownedNames: Bool = false
+    ) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
             throw TimedOut("HAP-python is not installed: run `make test` (scripts/install-python-tools.sh)")
         }
@@ -36,7 +39,7 @@ final class HAPAccessoryProcess: Sendable {
             [
                 Self.script, "--name", "Test Bridge", "--port", "\(self.port)", "--setup-code", setupCode,
                 "--state-dir", stateFolder, "--pairing-id", Self.pairingID,
-            ] + (doorbell ? ["--doorbell"] : []), outputFile: output)
+            ] + (doorbell ? ["--doorbell"] : []) + (ownedNames ? ["--owned-names"] : []), outputFile: output)
         _ = try await line("ready") { $0["event"] as? String == "ready" }
     }
 
