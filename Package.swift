@@ -226,7 +226,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HAPTests",
-            dependencies: ["HAP", "HomeModel", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HAP", "HomeModel", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Logging
+import TestSupport
 import Testing
 
 @testable import HAP
@@ -16,7 +17,7 @@ struct HAPDriverDiscoveryTests {
     private func driver(endpoints: [HAPEndpoint] = []) async throws -> HAPDriver {
         let driver = HAPDriver(
             endpoints: endpoints, secrets: try HomeDatabase.inMemory().secrets(for: "hap"),
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            probeInterval: .milliseconds(50), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await driver.start()
         return driver
     }
@@ -36,12 +37,40 @@ struct HAPDriverDiscoveryTests {
 
     @Test("an accessory paired with another controller is not offered; one listed at a fixed address gives way to mDNS")
     func pairedElsewhereAndManual() async throws {
-        let driver = try await driver(endpoints: [HAPEndpoint(host: "127.0.0.1", port: 51826)])
-        #expect(await driver.accessories().map(\.id) == ["hap@127.0.0.1:51826"])
-        await driver.discovered(.found(Self.seen()))
+        let listening = try ListeningPort()
+        let driver = try await driver(endpoints: [HAPEndpoint(host: "127.0.0.1", port: listening.port)])
+        let running = Task { await driver.run() }
+        try await eventually("the fixed address offered") {
+            await driver.accessories().map(\.id.rawValue) == ["hap@127.0.0.1:\(listening.port)"]
+        }
+        await driver.discovered(.found(Self.seen(port: listening.port)))
         #expect(await driver.accessories().map(\.id) == ["11:22:33:44:55:66"])
-        await driver.discovered(.found(Self.seen(configuration: 2, pairable: false)))
+        await driver.discovered(.found(Self.seen(configuration: 2, pairable: false, port: listening.port)))
         #expect(await driver.accessories().isEmpty)
+        running.cancel()
+        await running.value
+        await driver.stop()
+    }
+
+    @Test(
+        "a fixed address is offered while something listens there: never where nothing does, and no longer once it stops"
+    )
+    func fixedAddressesWhileListening() async throws {
+        let listening = try ListeningPort()
+        let refusing = try RefusingPort()
+        let driver = try await driver(endpoints: [
+            HAPEndpoint(host: "127.0.0.1", port: refusing.port), HAPEndpoint(host: "127.0.0.1", port: listening.port),
+        ])
+        #expect(await driver.accessories().isEmpty, "nothing offered before an address was tried")
+        let running = Task { await driver.run() }
+        // The refusing address is tried first in each round: once the listening one is offered, it was tried
+        try await eventually("the listening address offered") {
+            await driver.accessories().map(\.id.rawValue) == ["hap@127.0.0.1:\(listening.port)"]
+        }
+        listening.stop()
+        try await eventually("no longer offered once nothing listens") { await driver.accessories().isEmpty }
+        running.cancel()
+        await running.value
         await driver.stop()
     }
 

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import HAP
 import HomeModel
@@ -25,9 +26,10 @@ struct HAPEndToEndTests {
                     let unpaired = "hap@127.0.0.1:\(port)"
 
                     // The unpaired bridge waits in the browser, saying it needs pairing.
-                    let discovered = try #require(try await owner.retained("homegate/$discovered"))
-                    #expect(
-                        discovered.contains(#""id":"\#(unpaired)""#) && discovered.contains(#""needsPairing":true"#))
+                    let discovered = try await owner.retainedJSON("homegate/$discovered") {
+                        $0.serialized.contains(#""id":"\#(unpaired)""#)
+                    }
+                    #expect(discovered.serialized.contains(#""needsPairing":true"#))
                     let adding = try await owner.request(
                         "addAccessory", #"{"home":"Main House","accessory":"\#(unpaired)"}"#)
                     #expect(adding["code"] == .string("invalidParameter"))
@@ -127,6 +129,39 @@ struct HAPEndToEndTests {
 }
 
 extension HAPEndToEndTests {
+    /// A fixed address where nothing listens is no accessory (issue 36): it is offered only once the
+    /// accessory answers there.
+    @Test("an address where nothing listens is not offered; once the accessory listens there it is, and pairs")
+    func silentAddress() async throws {
+        try await withTemporaryDirectory { folder in
+            let port = try LoopbackPort.free()
+            let unpaired = "hap@127.0.0.1:\(port)"
+            var bridge: HAPAccessoryProcess?
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    let before = try #require(try await owner.retained("homegate/$discovered"))
+                    #expect(!before.contains(unpaired), "\(before)")
+                    let refused = try await owner.request(
+                        "pairAccessory", #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House"}"#)
+                    #expect(refused["code"] == .string("notFound"), "\(refused)")
+
+                    bridge = try await HAPAccessoryProcess(port: port, setupCode: Self.code, folder: folder)
+                    try await eventually("the bridge offered once it listens") {
+                        try await owner.retained("homegate/$discovered")?.contains(unpaired) == true
+                    }
+                    let paired = try await owner.request(
+                        "pairAccessory",
+                        #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House","room":"Office"}"#,
+                        within: .seconds(120))
+                    #expect(paired.isOK, "\(paired)")
+                }
+            } cleanup: {
+                await bridge?.stop()
+            }
+        }
+    }
+
     /// People's devices are named as their makers and owners like (issue 36): the names become the
     /// home's, valid and unique, with the device's own kept; services the device names become topic
     /// levels that hold values.

@@ -75,6 +75,9 @@ struct HAPFaultTests {
                     endpoints: [HAPEndpoint(host: "127.0.0.1", port: port)], secrets: database.secrets(for: "hap"),
                     logger: Logger(label: "test.hap") { _ in lines }))
             try await manager.edit(.addHome(name: "Home", userName: "Alice"), account: "alice")
+            try await eventually("the bridge offered") {
+                await manager.discoveredAccessories().contains { $0.id.rawValue == "hap@127.0.0.1:\(port)" }
+            }
             try await manager.pairAccessory(
                 AccessoryID("hap@127.0.0.1:\(port)"), setupCode: "031-45-154", home: "Home", account: "alice")
             func reachable() async throws -> Bool {

@@ -182,8 +182,12 @@ struct HAPBench {
         try await client.connect()
         defer { Task { await client.disconnect() } }
         let answers = "homegate/$response/bench/answers"
-        try await client.subscribe(to: [answers, "homegate/$status"], qos: .atLeastOnce)
+        try await client.subscribe(to: [answers, "homegate/$status", "homegate/$discovered"], qos: .atLeastOnce)
         _ = try await inbox.next { $0.topic == "homegate/$status" && $0.payloadString == "online" }
+        // Offered once the driver found something listening at its address.
+        _ = try await inbox.next {
+            $0.topic == "homegate/$discovered" && ($0.payloadString ?? "").contains("hap@127.0.0.1:\(accessory.port)")
+        }
         func request(_ topic: String, _ body: String) async throws -> String {
             let id = UUID().uuidString
             var properties = MQTTProperties()

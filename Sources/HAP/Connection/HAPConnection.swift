@@ -73,6 +73,14 @@ package actor HAPConnection {
         return connection
     }
 
+    /// Whether something accepts a TCP connection at `host:port` (closed again at once): an address
+    /// where nothing listens is no accessory to offer.
+    package static func isListening(host: String, port: Int, timeout: Duration = .seconds(2)) async -> Bool {
+        guard let connection = try? await open(host: host, port: port, timeout: timeout) else { return false }
+        await connection.close()
+        return true
+    }
+
     private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let ready = AsyncStream<Void>.makeStream()
         reader = Task { [weak self] in

@@ -28,6 +28,8 @@ package actor HAPDriver: PairingDriver {
     private let keychain: HAPKeychain
     private let logger: Logger
     private let configured: [HAPEndpoint]
+    /// How often a fixed address without a pairing is checked for something listening.
+    private let probeInterval: Duration
     private let browser: HAPBrowser?
     /// The mDNS instance name of each discovered device, for its removal.
     private var instances: [String: String] = [:]
@@ -56,8 +58,13 @@ package actor HAPDriver: PairingDriver {
     /// - Parameters:
     ///   - endpoints: accessories at fixed addresses (`accessories.hap.accessories`).
     ///   - browser: mDNS discovery (`accessories.hap.discovery`); nil finds only `endpoints`.
-    package init(endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets, logger: Logger) {
+    ///   - probeInterval: how often an unpaired fixed address is checked for something listening.
+    package init(
+        endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets,
+        probeInterval: Duration = .seconds(10), logger: Logger
+    ) {
         configured = endpoints
+        self.probeInterval = probeInterval
         self.browser = browser
         keychain = HAPKeychain(secrets: secrets)
         var logger = logger
@@ -74,23 +81,45 @@ package actor HAPDriver: PairingDriver {
                 id: id, endpoint: HAPEndpoint(host: pairing.host, port: pairing.port), pairing: pairing.accessory)
             follow(id)
         }
-        for endpoint in configured where !devices.values.contains(where: { $0.endpoint == endpoint }) {
-            let id = Self.unpairedID(endpoint)
-            devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
+    }
+
+    /// Offers the unpaired fixed addresses where something listens, and browses for accessories over
+    /// mDNS (when it has a browser) and takes what it finds, until cancelled.
+    package func run() async {
+        await withDiscardingTaskGroup { group in
+            if !configured.isEmpty {
+                group.addTask { [weak self] in await self?.watchConfigured() }
+            }
+            if let browser {
+                group.addTask { await browser.run() }
+                group.addTask { [weak self] in
+                    for await event in browser.events { await self?.discovered(event) }
+                }
+            }
+            await untilCancelled()
+            browser?.stop()
         }
     }
 
-    /// Browses for accessories over mDNS (when it has a browser) and takes what it finds, until
-    /// cancelled.
-    package func run() async {
-        guard let browser else { return await untilCancelled() }
-        await withDiscardingTaskGroup { group in
-            group.addTask { await browser.run() }
-            group.addTask { [weak self] in
-                for await event in browser.events { await self?.discovered(event) }
+    /// An unpaired fixed address is offered while something accepts a connection there, checked now
+    /// and every `probeInterval`: an address where nothing listens is not an accessory to pair.
+    private func watchConfigured() async {
+        while !Task.isCancelled {
+            for endpoint in configured {
+                let id = Self.unpairedID(endpoint)
+                // Paired, or found over mDNS at that address: followed as such.
+                guard !devices.values.contains(where: { $0.endpoint == endpoint && $0.id != id }) else { continue }
+                let listening = await HAPConnection.isListening(host: endpoint.host, port: endpoint.port)
+                guard !devices.values.contains(where: { $0.endpoint == endpoint && $0.id != id }) else { continue }
+                if listening, devices[id] == nil {
+                    devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
+                    sink.yield(.found(Self.unpairedAccessory(devices[id]!)))
+                } else if !listening, devices.removeValue(forKey: id) != nil {
+                    logger.info("nothing listens at \(endpoint.host):\(endpoint.port) any more; not offered")
+                    sink.yield(.lost(AccessoryID(id)))
+                }
             }
-            await untilCancelled()
-            browser.stop()
+            try? await Task.sleep(for: probeInterval)
         }
     }
 

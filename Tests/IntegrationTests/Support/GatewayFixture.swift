@@ -154,7 +154,10 @@ func withGateway<T>(
         try await manager.attach(driver)
         if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
         if let hap {
-            try await manager.attach(HAPDriver(endpoints: hap, secrets: database.secrets(for: "hap"), logger: logger))
+            try await manager.attach(
+                HAPDriver(
+                    endpoints: hap, secrets: database.secrets(for: "hap"), probeInterval: .milliseconds(200),
+                    logger: logger))
         }
         let serving = zigbee.map { standIn in Task { await standIn.serve() } }
         _ = try await demo.seed(manager)
