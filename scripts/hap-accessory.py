@@ -2,11 +2,12 @@
 """A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
 
 Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR [--doorbell]
-       [--owned-names]
+       [--owned-names] [--extra-outlet] [--without-switch]
 
 The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor (and with
 --doorbell a Doorbell, whose button SIGUSR2 presses once; with --owned-names accessories named as
-people's devices are, and a Panel whose two Switch services name themselves). It listens on
+people's devices are, and a Panel whose two Switch services name themselves; --extra-outlet and
+--without-switch change the bridge's list, as a bridge that was reconfigured). It listens on
 127.0.0.1 only and does not advertise over mDNS, so nothing leaves loopback.
 Standard output carries one JSON object a line:
   {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
@@ -147,6 +148,8 @@ def main():
     parser.add_argument("--state-dir", required=True, help="the folder of the bridge's state file")
     parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
     parser.add_argument("--doorbell", action="store_true", help="add a Doorbell that SIGUSR2 presses")
+    parser.add_argument("--extra-outlet", action="store_true", help="add 'Outlet 27' (aid 27)")
+    parser.add_argument("--without-switch", action="store_true", help="leave the Switch (aid 3) out")
     parser.add_argument(
         "--owned-names", action="store_true",
         help="add accessories named as people's devices are (Fan-2 (Bedroom), Door/Window, two Outlets, ...)")
@@ -170,11 +173,15 @@ def main():
         advertise=False,
     )
     bridge = TestBridge(driver, arguments.name)
-    bridge.add_accessory(Lightbulb(driver, "Light"))
-    bridge.add_accessory(Switch(driver, "Switch"))
-    sensor = TemperatureSensor(driver, "Temperature")
+    # Fixed aids, as a bridge keeps them: an accessory added or removed leaves the others' alone.
+    bridge.add_accessory(Lightbulb(driver, "Light", aid=2))
+    if not arguments.without_switch:
+        bridge.add_accessory(Switch(driver, "Switch", aid=3))
+    sensor = TemperatureSensor(driver, "Temperature", aid=4)
     bridge.add_accessory(sensor)
-    doorbell = Doorbell(driver, "Doorbell") if arguments.doorbell else None
+    if arguments.extra_outlet:
+        bridge.add_accessory(Outlet(driver, "Outlet 27", aid=27))
+    doorbell = Doorbell(driver, "Doorbell", aid=5) if arguments.doorbell else None
     if doorbell:
         bridge.add_accessory(doorbell)
     if arguments.owned_names:

@@ -129,6 +129,19 @@ struct HAPEndToEndTests {
 }
 
 extension HAPEndToEndTests {
+    /// Waits until the bridge at `port` is offered, then pairs it into Main House's Office as `name`.
+    static func pairIntoOffice(_ owner: Account, port: Int, name: String) async throws {
+        let unpaired = "hap@127.0.0.1:\(port)"
+        try await eventually("the bridge offered") {
+            try await owner.retained("homegate/$discovered")?.contains(unpaired) == true
+        }
+        let paired = try await owner.request(
+            "pairAccessory",
+            #"{"id":"\#(unpaired)","setupCode":"\#(code)","home":"Main House","room":"Office","name":"\#(name)"}"#,
+            within: .seconds(120))
+        #expect(paired.isOK, "\(paired)")
+    }
+
     /// A fixed address where nothing listens is no accessory (issue 36): it is offered only once the
     /// accessory answers there.
     @Test("an address where nothing listens is not offered; once the accessory listens there it is, and pairs")
@@ -162,6 +175,79 @@ extension HAPEndToEndTests {
         }
     }
 
+    /// A bridge reconfigured (issue 36): what it lists anew may join the bridge's home, what it no
+    /// longer lists may be removed alone; what it still lists goes only with the bridge.
+    @Test("a bridge that adds and drops an accessory: the new one is added to its home, the gone one removed")
+    func changedBridge() async throws {
+        try await withTemporaryDirectory { folder in
+            var bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder)
+            let port = bridge.port
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    try await Self.pairIntoOffice(owner, port: port, name: "HAP Bridge")
+                    let switchOn = "\(Self.office)/Switch/Switch/On"
+                    #expect(try await owner.retained(switchOn, becomes: "false", within: .seconds(60)))
+
+                    // The bridge restarts reconfigured: Outlet 27 added, the Switch gone
+                    await bridge.stop()
+                    bridge = try await HAPAccessoryProcess(
+                        port: port, setupCode: Self.code, folder: folder, run: 1,
+                        options: ["--extra-outlet", "--without-switch"])
+                    let outlet = "\(HAPAccessoryProcess.pairingID):27"
+                    try await eventually("Outlet 27 offered", timeout: .seconds(90)) {
+                        try await owner.retained("homegate/$discovered")?.contains(#""id":"\#(outlet)""#) == true
+                    }
+                    #expect(
+                        try await owner.retained("\(Self.office)/Switch/$reachable", becomes: "false"),
+                        "the Switch is no longer listed")
+
+                    // The new one joins the bridge's home, not another
+                    let elsewhere = try await owner.request(
+                        "addAccessory", #"{"home":"Lake Cabin","accessory":"\#(outlet)"}"#)
+                    #expect(elsewhere["code"] == .string("invalidParameter"), "\(elsewhere)")
+                    let added = try await owner.request(
+                        "addAccessory", #"{"home":"Main House","accessory":"\#(outlet)","room":"Office"}"#)
+                    #expect(added.isOK, "\(added)")
+                    #expect(try await owner.retained("\(Self.office)/Outlet 27/Outlet/On", becomes: "false"))
+                    let written = try await owner.command("\(Self.office)/Outlet 27/Outlet/On/set/owner", "true")
+                    #expect(written.isOK, "\(written)")
+
+                    // One still listed goes only with its bridge; the gone one is removed alone
+                    let light = try await owner.request(
+                        "removeAccessory", #"{"home":"Main House","accessory":"Light"}"#)
+                    #expect(light["code"] == .string("cannotRemoveNonBridgeAccessory"), "\(light)")
+                    let removed = try await owner.request(
+                        "removeAccessory", #"{"home":"Main House","accessory":"Switch"}"#)
+                    #expect(removed.isOK, "\(removed)")
+                    try await eventually("the Switch's topics cleared") { try await owner.retained(switchOn) == nil }
+                    let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
+                        guard case .array(let accessories)? = $0["accessories"] else { return false }
+                        return !accessories.contains { $0["name"]?.stringValue == "Switch" }
+                    }
+                    guard case .array(let accessories)? = layout["accessories"],
+                        let entry = accessories.first(where: { $0["name"]?.stringValue == "HAP Bridge" })
+                    else {
+                        Issue.record("no HAP Bridge in \(layout.serialized)")
+                        return
+                    }
+                    #expect(
+                        entry["bridged"] == .array([.string("Light"), .string("Temperature"), .string("Outlet 27")]))
+
+                    // Unpairing the bridge takes the new one with it
+                    let unpairedAgain = try await owner.request(
+                        "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(60))
+                    #expect(unpairedAgain.isOK, "\(unpairedAgain)")
+                    try await eventually("Outlet 27's topics cleared") {
+                        try await owner.retained("\(Self.office)/Outlet 27/Outlet/On") == nil
+                    }
+                }
+            } cleanup: {
+                await bridge.stop()
+            }
+        }
+    }
+
     /// People's devices are named as their makers and owners like (issue 36): the names become the
     /// home's, valid and unique, with the device's own kept; services the device names become topic
     /// levels that hold values.
@@ -173,15 +259,7 @@ extension HAPEndToEndTests {
             try await withCleanup {
                 try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
                     let owner = try await Account.connect("owner", to: gateway.broker)
-                    let unpaired = "hap@127.0.0.1:\(port)"
-                    try await eventually("the bridge in $discovered") {
-                        try await owner.retained("homegate/$discovered")?.contains(unpaired) == true
-                    }
-                    let paired = try await owner.request(
-                        "pairAccessory",
-                        #"{"id":"\#(unpaired)","setupCode":"\#(Self.code)","home":"Main House","room":"Office","name":"Named Bridge"}"#,
-                        within: .seconds(120))
-                    #expect(paired.isOK, "\(paired)")
+                    try await Self.pairIntoOffice(owner, port: port, name: "Named Bridge")
 
                     let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
                         $0.serialized.contains("Named Bridge")

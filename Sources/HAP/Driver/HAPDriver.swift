@@ -368,8 +368,12 @@ package actor HAPDriver: PairingDriver {
                     logger.warning("\(id) refused event subscriptions: HTTP \(answer.statusCode)")
                 }
             }
+            // What the bridge no longer lists is gone (an accessory the home has may then be removed alone).
+            let listed = Set(database.accessories.map(\.id))
+            let gone = (devices[id]?.database?.accessories ?? []).filter { !listed.contains($0.id) }
             devices[id]?.connection = connection
             devices[id]?.database = database
+            for accessory in gone { sink.yield(.lost(accessory.id)) }
             devices[id]?.isReachable = true
             devices[id]?.lastProblem = nil
             for accessory in database.accessories {

@@ -85,6 +85,8 @@ struct AccessoryBrowser: Sendable {
             throw HomeError(
                 .invalidParameter, "'\(accessory.name)' must be paired first: pairAccessory with its setup code.")
         }
+        // A bridge already in a home that lists a new accessory: it joins the bridge's home alone.
+        if let bridge = accessory.bridge, graph.locate(bridge) != nil { return [accessory] }
         if let bridge = accessory.bridge {
             throw HomeError(
                 .invalidParameter,

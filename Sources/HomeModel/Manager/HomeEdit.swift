@@ -71,9 +71,10 @@ enum HomeEditOutcome {
 extension HomeGraph {
     /// Applies `edit` as `account`, appending its events: the account's role is checked here, for
     /// every edit, before anything else (a refused edit changes nothing). `found` is the accessory of an ``HomeEdit/addAccessory(home:id:room:name:)`` with, for
-    /// a bridge, its bridged accessories, as the browser has them.
+    /// a bridge, its bridged accessories, as the browser has them; `gone` the accessories of the edit
+    /// that no driver reports any more (a bridged one its bridge no longer lists may be removed alone).
     mutating func apply(
-        _ edit: HomeEdit, account: String, creators: HomeCreators, found: [Accessory],
+        _ edit: HomeEdit, account: String, creators: HomeCreators, found: [Accessory], gone: Set<AccessoryID> = [],
         events: inout [HomeEvent]
     ) throws(HomeError) -> HomeEditOutcome {
         if case .addHome(let name, let userName) = edit {
@@ -98,7 +99,7 @@ extension HomeGraph {
         case .addAccessory(_, _, let room, let name):
             return .added(try addAccessory(found, home: h, room: room, name: name, events: &events).name)
         case .removeAccessory(_, let accessory):
-            return .removed(try removeAccessory(accessory, home: h, events: &events))
+            return .removed(try removeAccessory(accessory, home: h, gone: gone, events: &events))
         case .renameAccessory(_, let accessory, let name):
             try renameAccessory(accessory, to: name, home: h, events: &events)
         case .assignAccessory(_, let accessory, let room):

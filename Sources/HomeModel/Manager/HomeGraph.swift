@@ -334,6 +334,16 @@ struct HomeGraph: Sendable, Hashable {
                 .objectAlreadyAssociatedToHome,
                 "The accessory '\(first.name)' already belongs to the home '\(homes[owner.home].name)'.")
         }
+        // A bridge in a home that lists a new accessory: it may join the bridge's home only.
+        var bridgeIndex: Int?
+        if let bridge = first.bridge, let place = locate(bridge) {
+            guard place.home == h, let index = homes[h].accessories.firstIndex(where: { $0.id == bridge }) else {
+                throw HomeError(
+                    .invalidParameter,
+                    "'\(first.name)' sits behind a bridge of the home '\(homes[place.home].name)': add it there.")
+            }
+            bridgeIndex = index
+        }
         let roomID =
             try roomName.map { name throws(HomeError) in try Self.roomID(name, in: homes[h]) }
             ?? homes[h].defaultRoom.id
@@ -357,6 +367,9 @@ struct HomeGraph: Sendable, Hashable {
             }
             accessory.room = roomID
             added.append(accessory)
+        }
+        if let bridgeIndex, !homes[h].accessories[bridgeIndex].bridgedAccessories.contains(first.id) {
+            homes[h].accessories[bridgeIndex].bridgedAccessories.append(first.id)
         }
         let start = homes[h].accessories.count
         homes[h].accessories.append(contentsOf: added)
@@ -385,16 +398,23 @@ struct HomeGraph: Sendable, Hashable {
 
     /// Removes an accessory (a bridge with all its bridged accessories) and drops actions that wrote to
     /// it; returns what was removed, for the browser.
-    mutating func removeAccessory(_ name: String, home h: Int, events: inout [HomeEvent])
-        throws(HomeError) -> [Accessory]
-    {
+    ///
+    /// A bridged accessory is removed alone only when no driver reports it any more (`gone`: its
+    /// bridge no longer lists it); otherwise it goes with its bridge.
+    mutating func removeAccessory(
+        _ name: String, home h: Int, gone: Set<AccessoryID> = [], events: inout [HomeEvent]
+    ) throws(HomeError) -> [Accessory] {
         let a = try Self.accessoryIndex(name, in: homes[h])
         let accessory = homes[h].accessories[a]
         if let bridgeID = accessory.bridge {
-            let bridge = homes[h].accessory(bridgeID)?.name ?? bridgeID.rawValue
-            throw HomeError(
-                .cannotRemoveNonBridgeAccessory,
-                "'\(accessory.name)' sits behind the bridge '\(bridge)'; remove the bridge instead.")
+            let bridge = homes[h].accessories.firstIndex { $0.id == bridgeID }
+            guard gone.contains(accessory.id) else {
+                throw HomeError(
+                    .cannotRemoveNonBridgeAccessory,
+                    "'\(accessory.name)' sits behind the bridge '\(bridge.map { homes[h].accessories[$0].name } ?? bridgeID.rawValue)'; remove the bridge instead."
+                )
+            }
+            if let bridge { homes[h].accessories[bridge].bridgedAccessories.removeAll { $0 == accessory.id } }
         }
         let removedIDs = Set([accessory.id] + accessory.bridgedAccessories)
         let removed = homes[h].accessories.filter { removedIDs.contains($0.id) }

@@ -184,9 +184,9 @@ package actor HomeManager {
     /// save is awaited, so device reports and value writes go on meanwhile: they land on the model
     /// as it is and on the copy (``pendingLayout``), which becomes the model once saved. Layout
     /// edits take turns (``takeLayoutTurn()``).
-    private func commit(_ edit: HomeEdit, account: String, found: [Accessory]) async throws(HomeError)
-        -> HomeEditOutcome
-    {
+    private func commit(
+        _ edit: HomeEdit, account: String, found: [Accessory], gone: Set<AccessoryID> = []
+    ) async throws(HomeError) -> HomeEditOutcome {
         var next = graph
         var events: [HomeEvent] = []
         if batchBase != nil {
@@ -196,7 +196,8 @@ package actor HomeManager {
             graph = HomeGraph()
             let outcome: HomeEditOutcome
             do {
-                outcome = try next.apply(edit, account: account, creators: homeCreators, found: found, events: &events)
+                outcome = try next.apply(
+                    edit, account: account, creators: homeCreators, found: found, gone: gone, events: &events)
             } catch {
                 graph = next
                 throw error
@@ -205,7 +206,8 @@ package actor HomeManager {
             publish(events)
             return outcome
         }
-        let outcome = try next.apply(edit, account: account, creators: homeCreators, found: found, events: &events)
+        let outcome = try next.apply(
+            edit, account: account, creators: homeCreators, found: found, gone: gone, events: &events)
         pendingLayout = next
         defer { pendingLayout = nil }
         do {
@@ -439,11 +441,19 @@ package actor HomeManager {
         await takeLayoutTurn()
         defer { endLayoutTurn() }
         var found: [Accessory] = []
+        var gone: Set<AccessoryID> = []
         if case .addAccessory(let home, let id, _, _) = edit {
             _ = try graph.homeIndex(home, account: account, .administrator)
             found = try browser.accessoryWithBridged(id, unownedIn: graph)
         }
-        let outcome = try await commit(edit, account: account, found: found)
+        if case .removeAccessory(let home, let name) = edit,
+            let accessory = graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessories
+                .first(where: { HomeName.matches($0.name, name) }),
+            accessory.bridge != nil, !browser.knows(accessory.id)
+        {
+            gone = [accessory.id]
+        }
+        let outcome = try await commit(edit, account: account, found: found, gone: gone)
         switch outcome {
         case .added(let name):
             publish(found.map { .didRemoveNewAccessory(accessory: $0.id) })

@@ -25,7 +25,7 @@ final class HAPAccessoryProcess: Sendable {
     /// but a restart needs the same one, so a free one is chosen.
     init(
         port: Int? = nil, setupCode: String, folder: String, run: Int = 0, doorbell: Bool = false,
-        ownedNames: Bool = false
+        ownedNames: Bool = false, options: [String] = []
     ) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
             throw TimedOut("HAP-python is not installed: run `make test` (scripts/install-python-tools.sh)")
@@ -39,7 +39,8 @@ final class HAPAccessoryProcess: Sendable {
             [
                 Self.script, "--name", "Test Bridge", "--port", "\(self.port)", "--setup-code", setupCode,
                 "--state-dir", stateFolder, "--pairing-id", Self.pairingID,
-            ] + (doorbell ? ["--doorbell"] : []) + (ownedNames ? ["--owned-names"] : []), outputFile: output)
+            ] + (doorbell ? ["--doorbell"] : []) + (ownedNames ? ["--owned-names"] : []) + options,
+            outputFile: output)
         _ = try await line("ready") { $0["event"] as? String == "ready" }
     }
 
