@@ -34,6 +34,9 @@ let package = Package(
         // libmosquitto (Debian's libmosquitto-dev): the one MQTT engine, for plain TCP and TLS.
         .systemLibrary(
             name: "CMosquitto", path: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // OpenSSL's libcrypto (Debian's libssl-dev): big-number arithmetic for HomeKit's SRP.
+        .systemLibrary(
+            name: "COpenSSL", path: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Avahi's headers, and its functions loaded on first use (HomeKit discovery only).
         .target(name: "CAvahi", dependencies: ["CDynamicLoading"], path: "CAvahi"),
         .target(
@@ -51,6 +54,7 @@ let package = Package(
         .target(
             name: "HAPProtocol",
             dependencies: [
+                "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "BigInt", package: "BigInt"),
             ],
@@ -226,7 +230,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HAPTests",
-            dependencies: ["HAP", "HomeModel", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Broker", "HAP", "HomeModel", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -303,10 +309,12 @@ let package = Package(
             name: "hap-bench",
             dependencies: [
                 "Broker", "HAP", "HAPProtocol", "MQTT",
+                .product(name: "BigInt", package: "BigInt"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/hap",
+            exclude: ["aiohomekit-srp.py"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -671,7 +671,11 @@ hap_scenario() {
     log "hap: pair setup, pair verify, reads, writes, events against HAP-python"
     figures=$("$hap_bench" --root "$root" --homegate "$homegate" --rounds "$hap_rounds" --setups 3 | tail -1)
     figures=${figures#\{}
-    record "\"scenario\":\"hap\",${figures%\}}"
+    # aiohomekit's SRP client, measured the same way in the same run: the baseline of the controller share.
+    local aiohomekit
+    aiohomekit=$("$root/.build/venv/bin/python" "$root/bench/hap/aiohomekit-srp.py" | tail -1)
+    aiohomekit=${aiohomekit#\{}
+    record "\"scenario\":\"hap\",${figures%\}},${aiohomekit%\}}"
 }
 
 # The hub build as a hub runs it, stripped, at $hub_stripped (the hub section and the soak share it).

@@ -17,6 +17,7 @@ Standard output carries one JSON object a line:
                                                               after SIGUSR1, which warms the sensor
                                                               by 0.5 (an event for subscribed controllers)
   {"event": "pressed", "accessory": "Doorbell"}              after SIGUSR2 (a single press)
+  {"event": "read", "ids": ["aid.iid", ...]}                 for every GET /characteristics
 Logs go to standard error. SIGTERM stops the bridge.
 """
 
@@ -26,6 +27,8 @@ import logging
 import os
 import signal
 import sys
+
+from urllib.parse import parse_qs
 
 from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
@@ -42,6 +45,20 @@ def emit(**fields):
     """Writes one JSON line to standard output at once."""
     sys.stdout.write(json.dumps(fields, sort_keys=True) + "\n")
     sys.stdout.flush()
+
+
+def count_reads():
+    """Emits {"event": "read", "ids": [...]} for every GET /characteristics, so a test can count
+    how many requests a controller's read took."""
+    from pyhap.hap_handler import HAPServerHandler
+
+    handle = HAPServerHandler.handle_get_characteristics
+
+    def counted(self):
+        emit(event="read", ids=parse_qs(self.parsed_url.query).get("id", [""])[0].split(","))
+        return handle(self)
+
+    HAPServerHandler.handle_get_characteristics = counted
 
 
 def reporter(accessory, characteristic):
@@ -163,6 +180,7 @@ def main():
         pyhap.hap_protocol.EVENT_COALESCE_TIME_WINDOW = arguments.event_window
 
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("HAP_LOG_LEVEL", "WARNING"))
+    count_reads()
     os.makedirs(arguments.state_dir, exist_ok=True)
     driver = AccessoryDriver(
         address="127.0.0.1",

@@ -238,8 +238,8 @@ struct GatewayIntegrationTests {
                 read["data"]
                     == .array([
                         .object([
-                            ("service", .string("Lightbulb")), ("characteristic", .string("Brightness")),
-                            ("value", .integer(100)),
+                            ("accessory", .string("Floor Lamp")), ("service", .string("Lightbulb")),
+                            ("characteristic", .string("Brightness")), ("value", .integer(100)),
                         ])
                     ]))
             await owner.disconnect()

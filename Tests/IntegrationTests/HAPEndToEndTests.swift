@@ -142,6 +142,57 @@ extension HAPEndToEndTests {
         #expect(paired.isOK, "\(paired)")
     }
 
+    /// Reads are batched as aiohomekit batches them (issue 36): one `GET /characteristics` for all
+    /// the values of an accessory, and one for a whole bridge when the read asks for its bridged ones.
+    @Test("a read is one GET for the accessory's values, and one for the whole bridge with bridged")
+    func batchedReads() async throws {
+        try await withTemporaryDirectory { folder in
+            let bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder)
+            let port = bridge.port
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    try await Self.pairIntoOffice(owner, port: port, name: "HAP Bridge")
+                    func reads() -> [[String]] {
+                        bridge.lines().filter { $0["event"] as? String == "read" }.compactMap { $0["ids"] as? [String] }
+                    }
+
+                    let before = reads().count
+                    let light = try await owner.request("read", #"{"home":"Main House","accessory":"Light"}"#)
+                    #expect(light.isOK, "\(light)")
+                    guard case .array(let lightValues)? = light["data"] else {
+                        Issue.record("no values in \(light)")
+                        return
+                    }
+                    _ = try await bridge.line("the light's read") { _ in reads().count > before }
+                    #expect(reads().count == before + 1, "one GET for the light: \(reads().dropFirst(before))")
+                    #expect(reads().last?.count == lightValues.count)
+
+                    let all = try await owner.request(
+                        "read", #"{"home":"Main House","accessory":"HAP Bridge","bridged":true}"#)
+                    #expect(all.isOK, "\(all)")
+                    guard case .array(let values)? = all["data"] else {
+                        Issue.record("no values in \(all)")
+                        return
+                    }
+                    let accessories = Set(values.compactMap { $0["accessory"]?.stringValue })
+                    #expect(accessories == ["HAP Bridge", "Light", "Switch", "Temperature"], "\(accessories)")
+                    #expect(reads().count == before + 2, "one GET for the bridge: \(reads().dropFirst(before))")
+                    #expect(reads().last?.count == values.count)
+                    #expect(
+                        values.contains {
+                            $0["accessory"]?.stringValue == "Temperature" && $0["value"] == .number(21.5)
+                        }, "\(values)")
+                    let refused = try await owner.request(
+                        "read", #"{"home":"Main House","accessory":"Light","bridged":"yes"}"#)
+                    #expect(refused["code"] == .string("invalidParameter"), "\(refused)")
+                }
+            } cleanup: {
+                await bridge.stop()
+            }
+        }
+    }
+
     /// A fixed address where nothing listens is no accessory (issue 36): it is offered only once the
     /// accessory answers there.
     @Test("an address where nothing listens is not offered; once the accessory listens there it is, and pairs")

@@ -1,5 +1,5 @@
 import Broker
-import Synchronization
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -20,31 +20,40 @@ package final class RefusingPort: Sendable {
     deinit { close(fd) }
 }
 
-/// A port on 127.0.0.1 that accepts connections (the kernel completes them; nothing reads) until
-/// ``stop()``: something listening where a driver looks for an accessory.
+/// A port on 127.0.0.1 that accepts connections and closes each at once, until ``stop()``:
+/// something listening where a driver looks for an accessory. Each one is taken off the queue (a
+/// listener that never accepts looks dead once its backlog is full).
 package final class ListeningPort: Sendable {
     package let port: Int
-    private let fd: Mutex<Int32?>
+    private let fd: Int32
 
     package init() throws {
         let (socket, port) = try LoopbackPort.bound()
-        guard listen(socket, 16) == 0 else {
+        guard listen(socket, 64) == 0 else {
             close(socket)
             throw ListenFailed(errno: errno)
         }
         self.port = port
-        fd = Mutex(socket)
-    }
-
-    /// Stops listening: connections are refused from now on.
-    package func stop() {
-        fd.withLock { fd in
-            if let open = fd { close(open) }
-            fd = nil
+        fd = socket
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(socket, nil, nil)
+                if connection >= 0 {
+                    close(connection)
+                } else if errno != EINTR {
+                    return  // stopped
+                }
+            }
         }
     }
 
-    deinit { stop() }
+    /// Stops listening: connections are refused from now on (and the accepting thread ends).
+    package func stop() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    deinit {
+        stop()
+        close(fd)
+    }
 
     private struct ListenFailed: Error {
         let errno: Int32

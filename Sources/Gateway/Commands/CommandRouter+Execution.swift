@@ -85,11 +85,11 @@ extension CommandRouter {
             let edit = HomeEdit.addActionSet(
                 home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
             return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .read(let home, let accessory, let service, let characteristic):
+        case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
                 try await manager.readValues(
                     accessory: accessory, service: service,
-                    characteristic: characteristic.map { CharacteristicType(rawValue: $0) },
+                    characteristic: characteristic.map { CharacteristicType(rawValue: $0) }, bridged: bridged,
                     home: home, account: account))
         case .permitJoin(let seconds):
             return .joinPermits(try await manager.permitJoin(seconds: seconds, account: account))
@@ -183,8 +183,8 @@ extension CommandRouter {
             return .array(
                 reads.map {
                     .object([
-                        ("service", .string($0.serviceName)), ("characteristic", .string($0.characteristic.rawValue)),
-                        ("value", Rendering.value($0.value)),
+                        ("accessory", .string($0.accessoryName)), ("service", .string($0.serviceName)),
+                        ("characteristic", .string($0.characteristic.rawValue)), ("value", Rendering.value($0.value)),
                     ])
                 })
         case .joinPermits(let permits):

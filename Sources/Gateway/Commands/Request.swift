@@ -12,7 +12,7 @@ extension Command {
         case edit(HomeEdit)
         /// The actions' values are read once their characteristics are found (by each one's format).
         case addActionSet(home: String, name: String, actions: [Action])
-        case read(home: String, accessory: String, service: String?, characteristic: String?)
+        case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
         case unpairAccessory(home: String, accessory: String)
@@ -92,7 +92,7 @@ extension Command {
             case "read":
                 self = try .read(
                     home: text("home"), accessory: text("accessory"), service: optionalText("service"),
-                    characteristic: optionalText("characteristic"))
+                    characteristic: optionalText("characteristic"), bridged: body.optionalFlag("bridged"))
             case "permitJoin":
                 guard case .integer(let seconds) = try body.value("seconds") else {
                     throw HomeError(.invalidParameter, "\"seconds\" must be a whole number of seconds.")
@@ -132,7 +132,7 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .read(let home, _, _, _), .pairAccessory(let home, _, _, _, _),
+            case .addActionSet(let home, _, _), .read(let home, _, _, _, _), .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
                 .removePairing(let home, _, _):
                 home
@@ -180,5 +180,14 @@ struct RequestBody {
     func optionalString(_ key: String) throws(HomeError) -> String? {
         guard json[key] != nil, json[key] != .null else { return nil }
         return try string(key)
+    }
+
+    /// A `true` or `false` that may be left out (false).
+    func optionalFlag(_ key: String) throws(HomeError) -> Bool {
+        guard json[key] != nil, json[key] != .null else { return false }
+        guard case .bool(let flag) = try value(key) else {
+            throw HomeError(.invalidParameter, "\"\(key)\" must be true or false.")
+        }
+        return flag
     }
 }

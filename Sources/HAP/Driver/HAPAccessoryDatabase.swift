@@ -152,17 +152,26 @@ struct HAPAccessoryDatabase: Sendable {
 
     /// The value at `address` in a `GET /characteristics` answer.
     func value(inReadAnswer body: [UInt8], at address: HAPAddress) -> CharacteristicValue? {
+        values(inReadAnswer: body)[address]
+    }
+
+    /// Every value of a `GET /characteristics` answer, by address (entries this database does not
+    /// know, or without a value, are left out).
+    func values(inReadAnswer body: [UInt8]) -> [HAPAddress: CharacteristicValue] {
         guard case .object(let root)? = try? Self.parse(body),
             case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value
-        else { return nil }
+        else { return [:] }
+        var values: [HAPAddress: CharacteristicValue] = [:]
         for entry in list {
-            guard case .object(let fields) = entry, Self.int(fields, "aid") == address.aid,
-                Self.int(fields, "iid") == address.iid, let json = fields.first(where: { $0.key == "value" })?.value,
-                let format = entries[address]?.metadata.format
+            guard case .object(let fields) = entry, let aid = Self.int(fields, "aid"),
+                let iid = Self.int(fields, "iid"),
+                let json = fields.first(where: { $0.key == "value" })?.value,
+                let format = entries[HAPAddress(aid: aid, iid: iid)]?.metadata.format,
+                let value = Self.value(json, format)
             else { continue }
-            return Self.value(json, format)
+            values[HAPAddress(aid: aid, iid: iid)] = value
         }
-        return nil
+        return values
     }
 
     /// A value as HAP's JSON for the characteristic at `address`.

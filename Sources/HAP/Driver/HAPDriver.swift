@@ -437,6 +437,45 @@ package actor HAPDriver: PairingDriver {
         return value
     }
 
+    /// One `GET /characteristics?id=…` per device (an accessory, or a bridge for all its
+    /// accessories) for all the values asked of it, as aiohomekit reads a bridge.
+    package func read(_ targets: [CharacteristicTarget]) async throws -> [CharacteristicValue] {
+        var values = [CharacteristicValue?](repeating: nil, count: targets.count)
+        var byDevice: [String: [Int]] = [:]
+        for (index, target) in targets.enumerated() {
+            byDevice[Self.deviceID(of: target.accessory), default: []].append(index)
+        }
+        for indices in byDevice.values {
+            let first = targets[indices[0]].accessory
+            let (connection, database) = try session(for: first)
+            var addresses: [HAPAddress] = []
+            for index in indices {
+                let target = targets[index]
+                guard
+                    let address = database.address(
+                        of: target.accessory, service: target.service, characteristic: target.characteristic)
+                else {
+                    throw HomeError(
+                        .notFound, "'\(target.accessory)' has no \(target.characteristic) in '\(target.service)'.")
+                }
+                addresses.append(address)
+            }
+            let ids = addresses.map { "\($0.aid).\($0.iid)" }.joined(separator: ",")
+            let answer = try await request(connection, .get("/characteristics?id=\(ids)"), first)
+            try HAPStatus.check(answer.statusCode, body: answer.body, accessory: first.rawValue)
+            let read = database.values(inReadAnswer: answer.body)
+            for (index, address) in zip(indices, addresses) {
+                guard let value = read[address] else {
+                    throw HomeError(
+                        .communicationFailure,
+                        "'\(targets[index].accessory)' sent no value for \(targets[index].characteristic).")
+                }
+                values[index] = value
+            }
+        }
+        return values.map { $0! }
+    }
+
     package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
         let (connection, database) = try session(for: accessory)
         var entries: [JSON] = []

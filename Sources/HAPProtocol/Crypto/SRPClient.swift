@@ -26,7 +26,7 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
         self.username = username
         self.password = password
         self.privateKey = privateKey
-        self.publicKey = group.generator.power(privateKey, modulus: group.prime)
+        self.publicKey = group.generator.modularPower(privateKey, modulus: group.prime)
     }
 
     /// Makes a client whose 256-bit private key a is drawn from `generator`.
@@ -83,9 +83,9 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
             throw HAPError(.invalidSRPParameter, "the SRP scrambling parameter u is 0")
         }
         let x = passwordKey(salt: salt)
-        let kgx = (multiplier * group.generator.power(x, modulus: prime)) % prime
+        let kgx = (multiplier * group.generator.modularPower(x, modulus: prime)) % prime
         let base = (serverPublicKey % prime + prime - kgx) % prime
-        return base.power(privateKey + u * x, modulus: prime)
+        return base.modularPower(privateKey + u * x, modulus: prime)
     }
 
     /// Computes the session key K and both proofs from the server's salt and public key.

@@ -208,7 +208,7 @@ extension HomeManager {
     /// (a button's press) has no value to read: it is left out, and naming one fails with `notSupported`.
     package func readValues(
         accessory name: String, service serviceName: String? = nil,
-        characteristic type: CharacteristicType? = nil, home: String, account: String
+        characteristic type: CharacteristicType? = nil, bridged: Bool = false, home: String, account: String
     )
         async throws(HomeError) -> [CharacteristicRead]
     {
@@ -216,7 +216,20 @@ extension HomeManager {
         let accessory = try snapshot.accessory(named: name)
         var services = accessory.services
         if let serviceName { services = [try accessory.service(named: serviceName)] }
-        var targets: [(Service, Characteristic)] = []
+        // A bridge asked with `bridged` reads its bridged accessories' values too, in the same batch.
+        var targets: [(Accessory, Service, Characteristic)] = []
+        if bridged && serviceName == nil && type == nil {
+            for id in accessory.bridgedAccessories {
+                guard let other = snapshot.accessory(id), other.isReachable else { continue }
+                for service in other.services {
+                    for characteristic in service.characteristics
+                    where !characteristic.type.isEvent && characteristic.metadata.permissions.contains(.read) {
+                        targets.append((other, service, characteristic))
+                    }
+                }
+            }
+        }
+        var own: [(Accessory, Service, Characteristic)] = []
         for service in services {
             for characteristic in service.characteristics where type == nil || characteristic.type == type {
                 if characteristic.type.isEvent {
@@ -227,27 +240,31 @@ extension HomeManager {
                         )
                     }
                 } else if characteristic.metadata.permissions.contains(.read) {
-                    targets.append((service, characteristic))
+                    own.append((accessory, service, characteristic))
                 } else if type != nil {
                     throw HomeError(
                         .writeOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is write-only.")
                 }
             }
         }
-        if let type, targets.isEmpty {
+        if let type, own.isEmpty {
             throw HomeError(.notFound, "The accessory '\(accessory.name)' has no characteristic \(type) there.")
         }
+        targets = own + targets
         let driver = try reachableDriver(for: accessory)
-        var reads: [CharacteristicRead] = []
-        for (service, characteristic) in targets {
-            let id = accessory.id
-            let value = try await callDriver(accessory, "read") {
-                try await driver.read(id, service: service.id, characteristic: characteristic.type)
-            }
-            reads.append(
-                CharacteristicRead(
-                    accessory: id, service: service.id, serviceName: service.name,
-                    characteristic: characteristic.type, value: value))
+        // One call for them all: the driver batches what its devices take in one request.
+        let asked = targets.map {
+            CharacteristicTarget(accessory: $0.0.id, service: $0.1.id, characteristic: $0.2.type)
+        }
+        let values = try await callDriver(accessory, "read") { try await driver.read(asked) }
+        guard values.count == targets.count else {
+            throw HomeError(
+                .communicationFailure, "'\(accessory.name)' answered \(values.count) of \(targets.count) reads.")
+        }
+        let reads = zip(targets, values).map { target, value in
+            CharacteristicRead(
+                accessory: target.0.id, accessoryName: target.0.name, service: target.1.id,
+                serviceName: target.1.name, characteristic: target.2.type, value: value)
         }
         commitDeviceState { graph, events in
             for read in reads {
