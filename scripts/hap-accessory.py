@@ -2,7 +2,7 @@
 """A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
 
 Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR [--doorbell]
-       [--owned-names] [--extra-outlet] [--without-switch]
+       [--owned-names] [--extra-outlet] [--without-switch] [--all-kinds]
 
 The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor (and with
 --doorbell a Doorbell, whose button SIGUSR2 presses once; with --owned-names accessories named as
@@ -135,6 +135,26 @@ OWNED_NAMES = [
 ]
 
 
+# One accessory of each kind people own (--all-kinds), with every characteristic its service may
+# have, as HAP-python's resources list them.
+ALL_KINDS = [
+    "AirPurifier", "AirQualitySensor", "BatteryService", "CarbonDioxideSensor", "CarbonMonoxideSensor",
+    "ContactSensor", "Door", "Fanv2", "Faucet", "FilterMaintenance", "GarageDoorOpener", "HeaterCooler",
+    "HumidifierDehumidifier", "HumiditySensor", "IrrigationSystem", "LeakSensor", "LightSensor", "Lightbulb",
+    "LockMechanism", "MotionSensor", "OccupancySensor", "Outlet", "SecuritySystem", "Slat", "SmokeSensor",
+    "Speaker", "Switch", "TemperatureSensor", "Thermostat", "Valve", "Window", "WindowCovering",
+]
+
+
+class Kind(Accessory):
+    """An accessory with one service of `kind` and all of that service's optional characteristics."""
+
+    def __init__(self, driver, kind, aid):
+        super().__init__(driver, "".join(" " + c if c.isupper() else c for c in kind).strip(), aid=aid)
+        optional = driver.loader.serv_types[kind]["OptionalCharacteristics"]
+        self.add_preload_service(kind, chars=[c for c in optional if c != "Name"])
+
+
 class Doorbell(Accessory):
     category = CATEGORY_VIDEO_DOOR_BELL
 
@@ -166,6 +186,9 @@ def main():
     parser.add_argument("--pairing-id", default="1A:2B:3C:4D:5E:6F", help="the accessory's pairing id")
     parser.add_argument("--doorbell", action="store_true", help="add a Doorbell that SIGUSR2 presses")
     parser.add_argument("--extra-outlet", action="store_true", help="add 'Outlet 27' (aid 27)")
+    parser.add_argument(
+        "--all-kinds", action="store_true",
+        help="add one accessory of each of 32 kinds, with every optional characteristic (aids 100 on)")
     parser.add_argument("--without-switch", action="store_true", help="leave the Switch (aid 3) out")
     parser.add_argument(
         "--owned-names", action="store_true",
@@ -202,6 +225,9 @@ def main():
     doorbell = Doorbell(driver, "Doorbell", aid=5) if arguments.doorbell else None
     if doorbell:
         bridge.add_accessory(doorbell)
+    if arguments.all_kinds:
+        for index, kind in enumerate(ALL_KINDS):
+            bridge.add_accessory(Kind(driver, kind, aid=100 + index))
     if arguments.owned_names:
         for kind, name in OWNED_NAMES:
             bridge.add_accessory(kind(driver, name))

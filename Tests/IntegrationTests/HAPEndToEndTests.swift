@@ -142,6 +142,76 @@ extension HAPEndToEndTests {
         #expect(paired.isOK, "\(paired)")
     }
 
+    /// The kinds people own (issue 36): one accessory of each of 32 kinds with every optional
+    /// characteristic; every type has its name, a whole-bridge read agrees with the value topics, and
+    /// the types that were UUIDs take writes by name.
+    @Test("32 kinds of accessory with every characteristic: all named, read as published, written by name")
+    func allKinds() async throws {
+        try await withTemporaryDirectory { folder in
+            let bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder, options: ["--all-kinds"])
+            let port = bridge.port
+            try await withCleanup {
+                try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
+                    let owner = try await Account.connect("owner", to: gateway.broker)
+                    try await Self.pairIntoOffice(owner, port: port, name: "Kinds Bridge")
+                    let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
+                        $0.serialized.contains("Kinds Bridge")
+                    }
+                    guard case .array(let accessories)? = layout["accessories"] else {
+                        Issue.record("no accessories in \(layout.serialized)")
+                        return
+                    }
+                    let kinds = accessories.filter { $0["bridge"]?.stringValue == "Kinds Bridge" }
+                    #expect(kinds.count == 3 + 32)
+                    // Every service and characteristic type by its name: none left as a UUID
+                    #expect(!layout.serialized.contains("-0000-1000-8000-0026BB765291"), "a type left as a UUID")
+
+                    // A read of the whole bridge agrees with every value topic
+                    let read = try await owner.request(
+                        "read", #"{"home":"Main House","accessory":"Kinds Bridge","bridged":true}"#,
+                        within: .seconds(60))
+                    guard case .array(let values)? = read["data"] else {
+                        Issue.record("no values in \(read)")
+                        return
+                    }
+                    #expect(values.count > 150, "\(values.count) values")
+                    var published: [String: String] = [:]
+                    for message in try await owner.retainedMessages(under: "\(Self.office)/#") {
+                        published[message.topic] = String(decoding: message.payload, as: UTF8.self)
+                    }
+                    var disagreeing: [String] = []
+                    for entry in values {
+                        guard let accessory = entry["accessory"]?.stringValue, accessory != "Kinds Bridge",
+                            let service = entry["service"]?.stringValue,
+                            let characteristic = entry["characteristic"]?.stringValue, let value = entry["value"]
+                        else { continue }
+                        let topic = "\(Self.office)/\(accessory)/\(service)/\(characteristic)"
+                        // As docs/mqtt.md publishes them: strings as they are, an empty one as `""`
+                        let text =
+                            if case .string(let string) = value, !string.isEmpty { string } else { value.serialized }
+                        if published[topic] != .some(text) {
+                            disagreeing.append("\(topic): read \(text), published \(published[topic] ?? "nothing")")
+                        }
+                    }
+                    #expect(disagreeing.isEmpty, "\(disagreeing.joined(separator: "\n"))")
+
+                    // The types that were UUIDs take writes by their names
+                    for (path, payload) in [
+                        ("Fanv2/Fanv2/RotationDirection", "1"),
+                        ("Heater Cooler/HeaterCooler/TargetHeaterCoolerState", "1"),
+                        ("Security System/SecuritySystem/SecuritySystemTargetState", "3"),
+                        ("Speaker/Speaker/Mute", "true"),
+                    ] {
+                        let written = try await owner.command("\(Self.office)/\(path)/set/owner", payload)
+                        #expect(written.isOK, "\(path): \(written)")
+                    }
+                }
+            } cleanup: {
+                await bridge.stop()
+            }
+        }
+    }
+
     /// Reads are batched as aiohomekit batches them (issue 36): one `GET /characteristics` for all
     /// the values of an accessory, and one for a whole bridge when the read asks for its bridged ones.
     @Test("a read is one GET for the accessory's values, and one for the whole bridge with bridged")
