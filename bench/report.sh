@@ -160,7 +160,7 @@ get("scenario") == "flap" {
 }
 get("scenario") == "hap" {
     hap_srp = sprintf("| %.1f | %.1f | %.2f |\n", get("srpControllerMedianMs"), get("aiohomekitSrpMedianMs"), \
-        get("aiohomekitSrpMedianMs") > 0 ? get("srpControllerMedianMs") / get("aiohomekitSrpMedianMs") : 0)
+        +get("aiohomekitSrpMedianMs") > 0 ? get("srpControllerMedianMs") / get("aiohomekitSrpMedianMs") : 0)
     hap = sprintf("| %.0f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", get("pairSetupMedianMs"), \
         get("pairVerifyMedianMs"), get("readP50Ms"), get("readP99Ms"), get("writeP50Ms"), get("writeP99Ms"), \
         get("gatewayWriteP50Ms"), get("gatewayWriteP99Ms"), get("eventToTopicP50Ms"), get("eventToTopicP99Ms"))

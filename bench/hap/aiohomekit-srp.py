@@ -26,7 +26,7 @@ def main() -> None:
         client.get_proof_bytes()
         client.get_session_key_bytes()
         times.append((time.perf_counter() - started) * 1000)
-    print(json.dumps({"aiohomekitSrpMedianMs": round(statistics.median(times), 2)}))
+    print(json.dumps({"aiohomekitSrpMedianMs": round(statistics.median(times), 2)}, separators=(",", ":")))
 
 
 if __name__ == "__main__":
