@@ -58,7 +58,7 @@ struct HAPAccessoryDatabaseTests {
         let update = try #require(database.update(fromEvent: event))
         #expect(update.accessory == light && update.type == .on && update.value == .bool(true), "0/1 for a bool")
         let read = Array(#"{"characteristics":[{"aid":4,"iid":9,"value":22}]}"#.utf8)
-        #expect(database.value(inReadAnswer: read, at: HAPAddress(aid: 4, iid: 9)) == .float(22))
+        #expect(database.values(inReadAnswer: read)[HAPAddress(aid: 4, iid: 9)] == .float(22))
         #expect(database.json(.bool(true), at: on) == .bool(true))
         #expect(database.update(fromEvent: .object([("aid", .integer(9)), ("iid", .integer(9))])) == nil)
     }

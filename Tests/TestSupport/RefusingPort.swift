@@ -30,8 +30,9 @@ package final class ListeningPort: Sendable {
     package init() throws {
         let (socket, port) = try LoopbackPort.bound()
         guard listen(socket, 64) == 0 else {
+            let problem = errno
             close(socket)
-            throw ListenFailed(errno: errno)
+            throw ListenFailed(errno: problem)
         }
         self.port = port
         fd = socket
@@ -41,19 +42,18 @@ package final class ListeningPort: Sendable {
                 if connection >= 0 {
                     close(connection)
                 } else if errno != EINTR {
-                    return  // stopped
+                    close(socket)  // stopped: the thread owns the socket until here
+                    return
                 }
             }
         }
     }
 
-    /// Stops listening: connections are refused from now on (and the accepting thread ends).
+    /// Stops listening: connections are refused from now on, and the accepting thread closes the
+    /// socket as it ends.
     package func stop() { shutdown(fd, Int32(SHUT_RDWR)) }
 
-    deinit {
-        stop()
-        close(fd)
-    }
+    deinit { stop() }
 
     private struct ListenFailed: Error {
         let errno: Int32

@@ -95,15 +95,9 @@ package enum Rendering {
     }
 
     static func accessoryLayout(_ accessory: Accessory, in home: Home) -> JSON {
-        .object(
-            [("name", .string(accessory.name))]
-                + (accessory.deviceName.map { [("deviceName", JSON.string($0))] } ?? [])
-                + accessoryLayoutRest(
-                    accessory, in: home))
-    }
-
-    private static func accessoryLayoutRest(_ accessory: Accessory, in home: Home) -> [(key: String, value: JSON)] {
-        [
+        var fields: [(key: String, value: JSON)] = [("name", .string(accessory.name))]
+        if let deviceName = accessory.deviceName { fields.append(("deviceName", .string(deviceName))) }
+        fields += [
             ("room", .string(roomName(accessory.room, in: home))),
             ("category", .string(accessory.category.rawValue)),
             ("manufacturer", .string(accessory.manufacturer)),
@@ -126,6 +120,7 @@ package enum Rendering {
                     })
             ),
         ]
+        return .object(fields)
     }
 
     private static func characteristicLayout(_ characteristic: Characteristic) -> JSON {

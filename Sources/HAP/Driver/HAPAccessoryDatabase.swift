@@ -54,7 +54,7 @@ struct HAPAccessoryDatabase: Sendable {
     private mutating func add(aid: Int, services: [JSON], deviceID: String) throws {
         let id = AccessoryID(aid == 1 ? deviceID : "\(deviceID):\(aid)")
         var modelServices: [Service] = []
-        var name = id.rawValue
+        var name: String?
         var manufacturer = ""
         var model = ""
         var usedNames: Set<String> = []
@@ -102,11 +102,11 @@ struct HAPAccessoryDatabase: Sendable {
             modelServices.append(
                 Service(id: serviceID, type: type, name: unique, characteristics: modelCharacteristics))
         }
-        let homeName = uniqueAccessoryName(name)
+        let homeName = uniqueAccessoryName(name ?? "")
         var accessory = Accessory(
             id: id, name: homeName, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
             model: model, services: modelServices)
-        if homeName != name { accessory.deviceName = name }
+        if let name, homeName != name { accessory.deviceName = name }
         accessories.append(accessory)
     }
 
@@ -148,11 +148,6 @@ struct HAPAccessoryDatabase: Sendable {
             let value = Self.value(json, found.metadata.format)
         else { return nil }
         return (found.accessory, found.service, found.type, value)
-    }
-
-    /// The value at `address` in a `GET /characteristics` answer.
-    func value(inReadAnswer body: [UInt8], at address: HAPAddress) -> CharacteristicValue? {
-        values(inReadAnswer: body)[address]
     }
 
     /// Every value of a `GET /characteristics` answer, by address (entries this database does not

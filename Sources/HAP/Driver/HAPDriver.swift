@@ -33,6 +33,9 @@ package actor HAPDriver: PairingDriver {
     private let browser: HAPBrowser?
     /// The mDNS instance name of each discovered device, for its removal.
     private var instances: [String: String] = [:]
+    /// Where mDNS found accessories paired with another controller, by pairing identifier: a fixed
+    /// address among them is not offered either.
+    private var pairedElsewhere: [String: HAPEndpoint] = [:]
     private var controller: ControllerIdentity?
 
     /// One accessory device (an accessory or a bridge) and what is known of it.
@@ -107,10 +110,14 @@ package actor HAPDriver: PairingDriver {
         while !Task.isCancelled {
             for endpoint in configured {
                 let id = Self.unpairedID(endpoint)
-                // Paired, or found over mDNS at that address: followed as such.
-                guard !devices.values.contains(where: { $0.endpoint == endpoint && $0.id != id }) else { continue }
+                // Paired, found over mDNS at that address, or paired with another controller: not ours to offer.
+                func followedOtherwise() -> Bool {
+                    devices.values.contains { $0.endpoint == endpoint && $0.id != id }
+                        || pairedElsewhere.values.contains(endpoint)
+                }
+                guard !followedOtherwise() else { continue }
                 let listening = await HAPConnection.isListening(host: endpoint.host, port: endpoint.port)
-                guard !devices.values.contains(where: { $0.endpoint == endpoint && $0.id != id }) else { continue }
+                guard !followedOtherwise() else { continue }
                 if listening, devices[id] == nil {
                     devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
                     sink.yield(.found(Self.unpairedAccessory(devices[id]!)))
@@ -149,12 +156,16 @@ package actor HAPDriver: PairingDriver {
                 return
             }
             guard seen.isPairable else {
-                // Paired with another controller: nothing to offer here.
+                // Paired with another controller: nothing to offer here, at its fixed address neither.
+                pairedElsewhere[seen.id] = endpoint
                 if devices[seen.id]?.pairing == nil, devices.removeValue(forKey: seen.id) != nil {
                     sink.yield(.lost(AccessoryID(seen.id)))
                 }
+                let manual = Self.unpairedID(endpoint)
+                if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
                 return
             }
+            pairedElsewhere[seen.id] = nil
             // The same accessory listed at a fixed address gives way to its mDNS entry.
             let manual = Self.unpairedID(endpoint)
             if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
@@ -164,9 +175,9 @@ package actor HAPDriver: PairingDriver {
             devices[seen.id] = device
             sink.yield(.found(Self.unpairedAccessory(device)))
         case .removed(let name):
-            guard let id = instances.removeValue(forKey: name), let device = devices[id], device.pairing == nil else {
-                return
-            }
+            guard let id = instances.removeValue(forKey: name) else { return }
+            pairedElsewhere[id] = nil
+            guard let device = devices[id], device.pairing == nil else { return }
             devices[id] = nil
             sink.yield(.lost(AccessoryID(id)))
         }
@@ -425,16 +436,8 @@ package actor HAPDriver: PairingDriver {
     package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
-        let (connection, database) = try session(for: accessory)
-        guard let address = database.address(of: accessory, service: service, characteristic: characteristic) else {
-            throw HomeError(.notFound, "'\(accessory)' has no \(characteristic) in '\(service)'.")
-        }
-        let answer = try await request(connection, .get("/characteristics?id=\(address.aid).\(address.iid)"), accessory)
-        try HAPStatus.check(answer.statusCode, body: answer.body, accessory: accessory.rawValue)
-        guard let value = database.value(inReadAnswer: answer.body, at: address) else {
-            throw HomeError(.communicationFailure, "'\(accessory)' sent no value for \(characteristic).")
-        }
-        return value
+        try await read([CharacteristicTarget(accessory: accessory, service: service, characteristic: characteristic)])[
+            0]
     }
 
     /// One `GET /characteristics?id=…` per device (an accessory, or a bridge for all its
@@ -462,7 +465,7 @@ package actor HAPDriver: PairingDriver {
             }
             let ids = addresses.map { "\($0.aid).\($0.iid)" }.joined(separator: ",")
             let answer = try await request(connection, .get("/characteristics?id=\(ids)"), first)
-            try HAPStatus.check(answer.statusCode, body: answer.body, accessory: first.rawValue)
+            try HAPStatus.check(answer.statusCode, body: answer.body, accessory: Self.deviceID(of: first))
             let read = database.values(inReadAnswer: answer.body)
             for (index, address) in zip(indices, addresses) {
                 guard let value = read[address] else {

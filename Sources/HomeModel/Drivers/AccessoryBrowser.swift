@@ -39,6 +39,13 @@ struct AccessoryBrowser: Sendable {
 
     func knows(_ id: AccessoryID) -> Bool { found[id] != nil }
 
+    /// Whether `id` is gone from its bridge: the bridge is reported now and lists it no more, and
+    /// no driver reports it (a bridge that is only offline has said nothing).
+    func isGone(_ id: AccessoryID, fromBridge bridge: AccessoryID) -> Bool {
+        guard let listing = found[bridge] else { return false }
+        return found[id] == nil && !listing.bridgedAccessories.contains(id)
+    }
+
     /// What the driver at `index` found, in the order it was found.
     func accessories(ofDriver index: Int) -> [Accessory] {
         order.compactMap { owner[$0] == index ? found[$0] : nil }

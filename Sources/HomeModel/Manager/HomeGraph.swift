@@ -360,11 +360,6 @@ struct HomeGraph: Sendable, Hashable {
                 if free != accessory.name { accessory.deviceName = accessory.deviceName ?? accessory.name }
                 accessory.name = free
             }
-            if let other = added.first(where: { HomeName.matches($0.name, accessory.name) }) {
-                throw HomeError(
-                    .objectWithSimilarNameExistsInHome,
-                    "The home '\(homes[h].name)' already has an accessory named '\(other.name)'.")
-            }
             accessory.room = roomID
             added.append(accessory)
         }
@@ -385,15 +380,10 @@ struct HomeGraph: Sendable, Hashable {
     /// `name 3`, … that is free (cut to fit the length limit). Throws for a name that breaks the
     /// character rules.
     static func freeName(_ name: String, in home: Home, besides added: [Accessory]) throws(HomeError) -> String {
-        var candidate = name
-        for number in 2...10_000 {
-            do {
-                try checkName(candidate, in: home)
-                if !added.contains(where: { HomeName.matches($0.name, candidate) }) { return candidate }
-            } catch  where error.code == .objectWithSimilarNameExistsInHome {}
-            candidate = HomeName.numbered(name, number)
+        try HomeName.validate(name)
+        return HomeName.firstFree(name) { candidate in
+            (try? checkName(candidate, in: home)) == nil || added.contains { HomeName.matches($0.name, candidate) }
         }
-        throw HomeError(.objectWithSimilarNameExistsInHome, "The home '\(home.name)' has no free name like '\(name)'.")
     }
 
     /// Removes an accessory (a bridge with all its bridged accessories) and drops actions that wrote to

@@ -42,9 +42,6 @@ extension HomeManager {
         driverTasks.append(Task { await self.serve(registered) })
     }
 
-    /// Where a driver's updates are taken in: the driver's executor, unless every value is written
-    /// (and synced) as it comes (`valueCommitWindow` zero), which must not hold up a loop that serves
-    /// connections for an SD card's fsync.
     /// Each driver's accessories (found, in a home, unreachable, waiting for pairing) and what it
     /// says of itself, in the order the drivers were registered: the health page's drivers.
     package func driverReports() async -> [DriverReport] {
@@ -66,6 +63,9 @@ extension HomeManager {
         return reports
     }
 
+    /// Where a driver's updates are taken in: the driver's executor, unless every value is written
+    /// (and synced) as it comes (`valueCommitWindow` zero), which must not hold up a loop that serves
+    /// connections for an SD card's fsync.
     private func updatesExecutor(of driver: any AccessoryDriver) -> (any TaskExecutor)? {
         valueCommitWindow == .zero ? nil : driver.updatesExecutor
     }
@@ -217,8 +217,13 @@ extension HomeManager {
         var services = accessory.services
         if let serviceName { services = [try accessory.service(named: serviceName)] }
         // A bridge asked with `bridged` reads its bridged accessories' values too, in the same batch.
+        if bridged && (serviceName != nil || type != nil || accessory.bridgedAccessories.isEmpty) {
+            throw HomeError(
+                .invalidParameter,
+                "\"bridged\" reads a whole bridge: name a bridge, without a service or characteristic.")
+        }
         var targets: [(Accessory, Service, Characteristic)] = []
-        if bridged && serviceName == nil && type == nil {
+        if bridged {
             for id in accessory.bridgedAccessories {
                 guard let other = snapshot.accessory(id), other.isReachable else { continue }
                 for service in other.services {

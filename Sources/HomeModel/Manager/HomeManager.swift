@@ -449,7 +449,7 @@ package actor HomeManager {
         if case .removeAccessory(let home, let name) = edit,
             let accessory = graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessories
                 .first(where: { HomeName.matches($0.name, name) }),
-            accessory.bridge != nil, !browser.knows(accessory.id)
+            let bridge = accessory.bridge, browser.isGone(accessory.id, fromBridge: bridge)
         {
             gone = [accessory.id]
         }

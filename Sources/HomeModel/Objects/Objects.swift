@@ -251,7 +251,7 @@ package struct ActionRequest: Sendable, Hashable {
 /// A value read from an accessory.
 package struct CharacteristicRead: Sendable, Hashable {
     package let accessory: AccessoryID
-    package var accessoryName = ""
+    package let accessoryName: String
     package let service: ServiceID
     package let serviceName: String
     package let characteristic: CharacteristicType
