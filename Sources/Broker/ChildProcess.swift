@@ -22,8 +22,11 @@ package final class ChildProcess: Sendable {
     /// - Parameters:
     ///   - environment: extra variables on top of this process's environment.
     ///   - outputFile: where stdout and stderr go (appended); nil discards them.
+    ///   - ownProcessGroup: start it in a process group of its own, out of reach of the terminal's
+    ///     Ctrl-C (its parent stops it).
     package init(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:], outputFile: String? = nil
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], outputFile: String? = nil,
+        ownProcessGroup: Bool = false
     ) throws {
         let path = try Command.locate(executable)
         self.executable = path
@@ -49,7 +52,12 @@ package final class ChildProcess: Sendable {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if ownProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         var variables = ProcessInfo.processInfo.environment
         variables.merge(environment) { _, new in new }

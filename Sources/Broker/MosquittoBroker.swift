@@ -31,6 +31,10 @@ package final class MosquittoBroker: Sendable {
         /// Lines for each listener itself (its settings, such as `max_qos`), after its `listener`
         /// line: before any listener they would open mosquitto's default one.
         package var listenerLines: [String]
+        /// Start mosquitto in a process group of its own: a terminal's Ctrl-C then reaches only the
+        /// parent, which stops the broker after its own goodbye (`homegate demo`). Tests leave it
+        /// in theirs, so that a Ctrl-C of the test run stops their brokers too.
+        package var ownProcessGroup = false
 
         package struct TLSListener: Sendable {
             package var port: Int?
@@ -145,7 +149,8 @@ package final class MosquittoBroker: Sendable {
     package func start() async throws {
         guard !isRunning else { return }
         let runningBefore = Self.runningLines(in: log)
-        let running = try ChildProcess("mosquitto", ["-c", configFile], outputFile: logFile)
+        let running = try ChildProcess(
+            "mosquitto", ["-c", configFile], outputFile: logFile, ownProcessGroup: configuration.ownProcessGroup)
         process.withLock { $0 = running }
         try? "\(running.pid)\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         let ports = [port] + (tlsPort.map { [$0] } ?? [])

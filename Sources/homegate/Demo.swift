@@ -98,12 +98,13 @@ struct Demo: AsyncParsableCommand {
         let rules = AccessRuleSource(configuration: configuration).rules(memberships: await manager.memberships())
         await manager.shutdown()
 
-        let broker = try await MosquittoBroker.start(
-            .init(
-                port: chosenPort, allowAnonymous: false,
-                passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }),
-                accessRules: rules.aclFile(generatedBy: "homegate demo"), persistence: true),
-            directory: "\(folder)/broker")
+        var brokerConfiguration = MosquittoBroker.Configuration(
+            port: chosenPort, allowAnonymous: false,
+            passwords: Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) }),
+            accessRules: rules.aclFile(generatedBy: "homegate demo"), persistence: true)
+        // Ctrl-C reaches the gateway alone: it says goodbye (offline) before it stops the broker.
+        brokerConfiguration.ownProcessGroup = true
+        let broker = try await MosquittoBroker.start(brokerConfiguration, directory: "\(folder)/broker")
         print(Self.instructions(port: chosenPort, topics: configuration.topics, folder: folder))
         fflush(nil)  // all C streams: the instructions must show at once, also when piped
         // Members added or removed while the demo runs reach its broker: it rewrites the acl_file and

@@ -25,12 +25,14 @@ struct DemoTests {
     /// Starts the demo on a free port; another process may take the port between its choice and
     /// mosquitto's bind, so a start that failed with "Address already in use" is tried again on
     /// another (as `MosquittoBroker.start` does).
-    private func startDemoOnAFreePort(directory: String) async throws -> (ChildProcess, Int) {
+    private func startDemoOnAFreePort(directory: String, asTerminalGroup: Bool = false) async throws -> (
+        ChildProcess, Int
+    ) {
         var attempt = 1
         while true {
             let port = try LoopbackPort.free()
             do {
-                return (try await startDemo(directory: directory, port: port), port)
+                return (try await startDemo(directory: directory, port: port, asTerminalGroup: asTerminalGroup), port)
             } catch let error as TimedOut where attempt < 5 && error.description.contains("Address already in use") {
                 attempt += 1
             }
@@ -40,7 +42,8 @@ struct DemoTests {
     /// Starts `homegate demo` on `port` with its files in `directory`, and returns once it printed
     /// its instructions (its broker listens) and its gateway says `online`. Each start logs to a
     /// file of its own (`demo-<n>.log`), so an earlier run's words are not taken for this one's.
-    private func startDemo(directory: String, port: Int) async throws -> ChildProcess {
+    /// `asTerminalGroup`: the demo leads a process group of its own, as a shell's foreground job.
+    private func startDemo(directory: String, port: Int, asTerminalGroup: Bool = false) async throws -> ChildProcess {
         let runs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix("demo-") }
         let log = "\(directory)/demo-\(runs?.count ?? 0).log"
         let demo = try ChildProcess(
@@ -50,7 +53,7 @@ struct DemoTests {
                 "--log-level",
                 "warning",
             ],
-            outputFile: log)
+            outputFile: log, ownProcessGroup: asTerminalGroup)
         do {
             let ready = "mosquitto listens on 127.0.0.1:\(port) "
             func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
@@ -90,6 +93,36 @@ struct DemoTests {
             #expect(try await stranger.retainedMessages(under: "zigbee2mqtt/#").isEmpty)
             #expect(try await zigbee.retained("zigbee2mqtt/bulb")?.contains(#""state":"ON""#) == true)
             for account in [guest, zigbee, owner, stranger] { await account.disconnect() }
+        }
+    }
+
+    @Test(
+        "Ctrl-C (SIGINT to the demo's whole process group) stops the gateway first: offline is said, then the broker stops"
+    )
+    func controlC() async throws {
+        try await withTemporaryDirectory { directory in
+            let (demo, port) = try await startDemoOnAFreePort(directory: directory, asTerminalGroup: true)
+            let watcher = try await Account.connect("owner", port: port)
+            try await watcher.client.subscribe(to: ["homegate/$status"])
+            _ = try await watcher.inbox.next("online") { $0.payloadString == "online" }
+            // The broker is out of the demo's group, so the signal below does not reach it (in the
+            // group it died with the gateway, which then logged reconnects and no goodbye, or not,
+            // as the race went)
+            let brokerPID = try #require(
+                (try? String(contentsOfFile: "\(directory)/broker/mosquitto.pid", encoding: .utf8))
+                    .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+            #expect(getpgid(brokerPID) != demo.pid)
+            // As a terminal does: the signal goes to every process of the foreground group
+            kill(-demo.pid, SIGINT)
+            _ = try await watcher.inbox.next("offline, said while the broker still runs") {
+                $0.payloadString == "offline"
+            }
+            let status = await demo.waitForExit()
+            #expect(status == 0, "\(describe(status)) after Ctrl-C; its output:\n\(tail(of: demo))")
+            #expect(!tail(of: demo).contains("could not publish offline"), "\(tail(of: demo))")
+            #expect(
+                !LoopbackPort.isListening(port), "the demo's broker stopped with it (its pid file: \(directory)/broker)"
+            )
         }
     }
 
