@@ -436,13 +436,13 @@ package actor HAPDriver: PairingDriver {
     package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
-        try await read([CharacteristicTarget(accessory: accessory, service: service, characteristic: characteristic)])[
+        try await read([ValueKey(accessory: accessory, service: service, characteristic: characteristic)])[
             0]
     }
 
     /// One `GET /characteristics?id=…` per device (an accessory, or a bridge for all its
     /// accessories) for all the values asked of it, as aiohomekit reads a bridge.
-    package func read(_ targets: [CharacteristicTarget]) async throws -> [CharacteristicValue] {
+    package func read(_ targets: [ValueKey]) async throws -> [CharacteristicValue] {
         var values = [CharacteristicValue?](repeating: nil, count: targets.count)
         var byDevice: [String: [Int]] = [:]
         for (index, target) in targets.enumerated() {

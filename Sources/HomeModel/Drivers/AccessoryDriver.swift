@@ -40,7 +40,7 @@ package protocol AccessoryDriver: Sendable {
     /// Reads several values fresh from the devices, answered in the order asked: in as few requests
     /// as the devices allow (HAP: one `GET /characteristics` per accessory or bridge for them all).
     /// Throws as ``read(_:service:characteristic:)`` when any fails. Default: one read after another.
-    func read(_ targets: [CharacteristicTarget]) async throws -> [CharacteristicValue]
+    func read(_ targets: [ValueKey]) async throws -> [CharacteristicValue]
 
     /// Writes values to one accessory, all or none. The values are already validated against the
     /// metadata. Returns only once the device confirmed.
@@ -73,7 +73,7 @@ extension AccessoryDriver {
 
     package var reportsConfirmedValues: Bool { false }
 
-    package func read(_ targets: [CharacteristicTarget]) async throws -> [CharacteristicValue] {
+    package func read(_ targets: [ValueKey]) async throws -> [CharacteristicValue] {
         var values: [CharacteristicValue] = []
         for target in targets {
             values.append(
@@ -83,19 +83,6 @@ extension AccessoryDriver {
     }
     package var updatesExecutor: (any TaskExecutor)? { nil }
     package func condition() async -> DriverCondition? { nil }
-}
-
-/// One characteristic of one accessory, as a batched read names it.
-package struct CharacteristicTarget: Sendable, Hashable {
-    package let accessory: AccessoryID
-    package let service: ServiceID
-    package let characteristic: CharacteristicType
-
-    package init(accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) {
-        self.accessory = accessory
-        self.service = service
-        self.characteristic = characteristic
-    }
 }
 
 /// One value to write, addressed within an accessory.

@@ -259,7 +259,7 @@ extension HomeManager {
         let driver = try reachableDriver(for: accessory)
         // One call for them all: the driver batches what its devices take in one request.
         let asked = targets.map {
-            CharacteristicTarget(accessory: $0.0.id, service: $0.1.id, characteristic: $0.2.type)
+            ValueKey(accessory: $0.0.id, service: $0.1.id, characteristic: $0.2.type)
         }
         let values = try await callDriver(accessory, "read") { try await driver.read(asked) }
         guard values.count == targets.count else {

@@ -223,6 +223,20 @@ package struct ActionResult: Sendable, Hashable {
     package var succeeded: Bool { error == nil }
 }
 
+/// One characteristic of one accessory, by ids: what a batched read asks of a driver, and what the
+/// group commit keeps a value under.
+package struct ValueKey: Hashable, Sendable {
+    package let accessory: AccessoryID
+    package let service: ServiceID
+    package let characteristic: CharacteristicType
+
+    package init(accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) {
+        self.accessory = accessory
+        self.service = service
+        self.characteristic = characteristic
+    }
+}
+
 /// A characteristic named the way requests name it: accessory and service by name, the characteristic
 /// by type.
 package struct CharacteristicReference: Sendable, Hashable {

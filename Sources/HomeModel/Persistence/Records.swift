@@ -110,19 +110,6 @@ struct ActionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var value: CharacteristicValue
 }
 
-/// One characteristic of one accessory, whose value waits for (or went through) the group commit.
-package struct ValueKey: Hashable, Sendable {
-    package let accessory: AccessoryID
-    package let service: ServiceID
-    package let characteristic: CharacteristicType
-
-    package init(accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) {
-        self.accessory = accessory
-        self.service = service
-        self.characteristic = characteristic
-    }
-}
-
 /// A device value stored apart from its accessory's services (migration "v3: characteristic
 /// values"): `format` says which case of ``CharacteristicValue`` `value` holds, in SQLite's own
 /// types (a bool as 0 or 1, data as a blob), so writing one costs no JSON.
