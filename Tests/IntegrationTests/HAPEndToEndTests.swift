@@ -129,6 +129,15 @@ struct HAPEndToEndTests {
 }
 
 extension HAPEndToEndTests {
+    /// The accessories of Main House's `$layout` once it lists `bridge`.
+    static func layoutAccessories(_ owner: Account, listing bridge: String) async throws -> [JSON] {
+        let layout = try await owner.retainedJSON("homegate/Main House/$layout") { $0.serialized.contains(bridge) }
+        guard case .array(let accessories)? = layout["accessories"] else {
+            throw TimedOut("no accessories in \(layout.serialized)")
+        }
+        return accessories
+    }
+
     /// Waits until the bridge at `port` is offered, then pairs it into Main House's Office as `name`.
     static func pairIntoOffice(_ owner: Account, port: Int, name: String) async throws {
         let unpaired = "hap@127.0.0.1:\(port)"
@@ -154,17 +163,13 @@ extension HAPEndToEndTests {
                 try await withGateway(hap: [HAPEndpoint(host: "127.0.0.1", port: port)]) { gateway in
                     let owner = try await Account.connect("owner", to: gateway.broker)
                     try await Self.pairIntoOffice(owner, port: port, name: "Kinds Bridge")
-                    let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
-                        $0.serialized.contains("Kinds Bridge")
-                    }
-                    guard case .array(let accessories)? = layout["accessories"] else {
-                        Issue.record("no accessories in \(layout.serialized)")
-                        return
-                    }
+                    let accessories = try await Self.layoutAccessories(owner, listing: "Kinds Bridge")
                     let kinds = accessories.filter { $0["bridge"]?.stringValue == "Kinds Bridge" }
                     #expect(kinds.count == 3 + 32)
                     // Every service and characteristic type by its name: none left as a UUID
-                    #expect(!layout.serialized.contains("-0000-1000-8000-0026BB765291"), "a type left as a UUID")
+                    #expect(
+                        !JSON.array(accessories).serialized.contains("-0000-1000-8000-0026BB765291"),
+                        "a type left as a UUID")
 
                     // A read of the whole bridge, fresh from the device, agrees with every value topic
                     // published before it (from /accessories, and events)
@@ -400,13 +405,7 @@ extension HAPEndToEndTests {
                     let owner = try await Account.connect("owner", to: gateway.broker)
                     try await Self.pairIntoOffice(owner, port: port, name: "Named Bridge")
 
-                    let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
-                        $0.serialized.contains("Named Bridge")
-                    }
-                    guard case .array(let accessories)? = layout["accessories"] else {
-                        Issue.record("no accessories in \(layout.serialized)")
-                        return
-                    }
+                    let accessories = try await Self.layoutAccessories(owner, listing: "Named Bridge")
                     let bridged = accessories.filter { $0["bridge"]?.stringValue == "Named Bridge" }
                     let names = Dictionary(
                         bridged.map { ($0["name"]?.stringValue ?? "", $0["deviceName"]?.stringValue) },
