@@ -102,6 +102,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "Automations",
+            dependencies: [
+                "AsyncMailbox",
+                "HomeModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Gateway",
             dependencies: [
                 "AsyncMailbox",
@@ -159,6 +169,7 @@ let package = Package(
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "Automations",
                 "Config",
                 "Web",
                 "HAP",
@@ -244,6 +255,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "AsyncMailbox",
+                "Automations",
                 "VirtualDevices",
                 "Broker",
                 "Config",
@@ -265,6 +277,14 @@ let package = Package(
         .testTarget(
             name: "Zigbee2MQTTTests",
             dependencies: ["Zigbee2MQTT", "HomeModel", "JSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AutomationsTests",
+            dependencies: [
+                "Automations", "AsyncMailbox", "HomeModel", "VirtualDevices", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import Automations
 import Config
 import Foundation
 import Gateway
@@ -89,6 +90,8 @@ struct GatewayApplication {
         }
         var services: [any ServiceLifecycle.Service] =
             foundation + [HomeService(manager: manager)] + drivers + [
+                // After the drivers: it stops before them, so no automation writes to a stopped driver.
+                AutomationService(manager: manager, logger: logger),
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,

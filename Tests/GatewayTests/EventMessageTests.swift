@@ -12,8 +12,15 @@ struct EventMessageTests {
     @Test("each event of a home names its objects as clients know them, in a fixed order")
     func homeEvents() async throws {
         let (manager, _) = try await DemoFixture.seeded()
+        try await manager.edit(
+            .addTrigger(
+                home: "Main House", name: "Lamp Watch",
+                characteristic: CharacteristicReference(
+                    accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                value: .bool(true), actionSets: ["Good Night"]), account: "owner")
         let home = try await DemoFixture.mainHouse(in: manager)
         let homes = [home]
+        let watch = try #require(home.triggers.first)
         let kitchen = try #require(home.rooms.first { $0.name == "Kitchen" })
         let hallway = try #require(home.rooms.first { $0.name == "Hallway" })
         let downstairs = try #require(home.zones.first { $0.name == "Downstairs" })
@@ -60,6 +67,22 @@ struct EventMessageTests {
             (
                 .didExecuteActionSet(home: home.id, actionSet: night.id, failedActions: 2),
                 #""didExecuteActionSet","home":"Main House","actionSet":"Good Night","failedActions":2}"#
+            ),
+            (
+                .didAddTrigger(home: home.id, trigger: watch.id, name: "Lamp Watch"),
+                #""didAddTrigger","home":"Main House","trigger":"Lamp Watch"}"#
+            ),
+            (
+                .didUpdateNameForTrigger(home: home.id, trigger: watch.id, oldName: "Watch", name: "Lamp Watch"),
+                #""didUpdateNameForTrigger","home":"Main House","trigger":"Lamp Watch","oldName":"Watch"}"#
+            ),
+            (
+                .didUpdateTrigger(home: home.id, trigger: watch.id),
+                #""didUpdateTrigger","home":"Main House","trigger":"Lamp Watch","enabled":true}"#
+            ),
+            (
+                .didFireTrigger(home: home.id, trigger: watch.id, failedActions: 1),
+                #""didFireTrigger","home":"Main House","trigger":"Lamp Watch","failedActions":1}"#
             ),
             (
                 .didUpdateValueForCharacteristic(

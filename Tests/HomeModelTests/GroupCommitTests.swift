@@ -234,47 +234,6 @@ struct GroupCommitTests {
     }
 }
 
-/// One accessory whose reports the test makes: a temperature sensor unless told otherwise.
-final class ReportingDriver: AccessoryDriver, Sendable {
-    let name = "reporting"
-    let updates: AsyncStream<DriverUpdate>
-    let updatesExecutor: (any TaskExecutor)?
-    private let accessory: Accessory
-    private let sink: AsyncStream<DriverUpdate>.Continuation
-
-    static let sensor = Accessory(
-        id: "sensor", name: "Sensor", category: .sensor,
-        services: [
-            Service(
-                id: "main", type: .temperatureSensor, name: "Temperature",
-                characteristics: [.standard(.currentTemperature, .float(20))])
-        ])
-
-    init(_ accessory: Accessory = sensor, updatesExecutor: (any TaskExecutor)? = nil) {
-        (updates, sink) = AsyncStream.makeStream()
-        self.accessory = accessory
-        self.updatesExecutor = updatesExecutor
-    }
-
-    func send(_ update: DriverUpdate) { sink.yield(update) }
-
-    func lose() { sink.yield(.lost("sensor")) }
-
-    func report(_ reading: Double) {
-        sink.yield(.value("sensor", service: "main", characteristic: .currentTemperature, .float(reading)))
-    }
-
-    func restore(_ accessories: [Accessory]) async {}
-    func start() async throws {}
-    func stop() async { sink.finish() }
-    func accessories() async -> [Accessory] { [accessory] }
-    func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
-        -> CharacteristicValue
-    { .float(20) }
-    func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
-    func identify(_ accessory: AccessoryID) async throws {}
-}
-
 /// Building a home from a file writes it in one transaction at the end.
 @Suite("Building in one transaction")
 struct BuildingTests {

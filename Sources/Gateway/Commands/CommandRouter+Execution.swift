@@ -85,6 +85,20 @@ extension CommandRouter {
             let edit = HomeEdit.addActionSet(
                 home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
             return .added(name: try await manager.edit(edit, account: account) ?? name)
+        case .addTrigger(let homeName, let name, let event, let actionSets):
+            let home = try await manager.home(homeName, account: account)
+            let accessory = try home.accessory(named: event.accessory)
+            let (service, characteristic) = try accessory.characteristic(
+                named: event.characteristic, service: event.service)
+            let edit = HomeEdit.addTrigger(
+                home: home.name, name: name,
+                characteristic: CharacteristicReference(
+                    accessory: accessory.name, service: service.name, characteristic: characteristic.type),
+                value: try event.value.map { value throws(HomeError) in
+                    try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
+                },
+                actionSets: actionSets)
+            return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
                 try await manager.readValues(

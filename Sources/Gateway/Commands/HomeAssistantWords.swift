@@ -28,6 +28,11 @@ enum HomeAssistantWords {
             return ["forward": 0, "clockwise": 0, "reverse": 1, "counterclockwise": 1][word]
         case .temperatureDisplayUnits:
             return ["celsius": 0, "c": 0, "fahrenheit": 1, "f": 1][word]
+        case .programmableSwitchEvent:
+            // zigbee2mqtt's `action` words too, for automations.
+            return [
+                "single": 0, "single press": 0, "double": 1, "double press": 1, "long": 2, "long press": 2, "hold": 2,
+            ][word]
         default:
             return nil
         }
@@ -41,6 +46,7 @@ enum HomeAssistantWords {
         case .targetDoorState, .targetPosition: ["OPEN", "CLOSE"]
         case .rotationDirection: ["forward", "reverse"]
         case .temperatureDisplayUnits: ["celsius", "fahrenheit"]
+        case .programmableSwitchEvent: ["single", "double", "long"]
         default: []
         }
     }

@@ -12,6 +12,8 @@ extension Command {
         case edit(HomeEdit)
         /// The actions' values are read once their characteristics are found (by each one's format).
         case addActionSet(home: String, name: String, actions: [Action])
+        /// An automation; its value (optional) is read once its characteristic is found, like an action's.
+        case addTrigger(home: String, name: String, event: Event, actionSets: [String])
         case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -28,12 +30,22 @@ extension Command {
             package var value: JSON
         }
 
+        /// The characteristic change that fires `addTrigger`, as named in the body; no value fires on
+        /// every change.
+        package struct Event: Sendable, Equatable {
+            package var accessory: String
+            package var service: String
+            package var characteristic: String
+            package var value: JSON?
+        }
+
         /// The operations, by name.
         package static let operations = [
             "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
             "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
             "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
-            "renameActionSet", "addUser", "removeUser", "read", "permitJoin", "pairAccessory", "unpairAccessory",
+            "renameActionSet", "addTrigger", "removeTrigger", "renameTrigger", "enableTrigger", "addUser", "removeUser",
+            "read", "permitJoin", "pairAccessory", "unpairAccessory",
             "listPairings", "addPairing", "removePairing",
         ]
 
@@ -77,6 +89,22 @@ extension Command {
                 self = try .edit(.removeActionSet(home: text("home"), actionSet: text("actionSet")))
             case "renameActionSet":
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
+            case "addTrigger":
+                self = try .addTrigger(
+                    home: text("home"), name: text("name"),
+                    event: Event(
+                        accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
+                        value: body.optionalValue("value")),
+                    actionSets: body.strings("actionSets"))
+            case "removeTrigger":
+                self = try .edit(.removeTrigger(home: text("home"), trigger: text("trigger")))
+            case "renameTrigger":
+                self = try .edit(.renameTrigger(home: text("home"), trigger: text("trigger"), name: text("name")))
+            case "enableTrigger":
+                guard case .bool(let enabled) = try body.value("enabled") else {
+                    throw HomeError(.invalidParameter, "\"enabled\" is true or false.")
+                }
+                self = try .edit(.enableTrigger(home: text("home"), trigger: text("trigger"), enabled: enabled))
             case "addUser":
                 self = try .edit(.addUser(home: text("home"), account: text("account"), name: text("name")))
             case "removeUser":
@@ -132,7 +160,8 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .read(let home, _, _, _, _), .pairAccessory(let home, _, _, _, _),
+            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _), .read(let home, _, _, _, _),
+                .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
                 .removePairing(let home, _, _):
                 home
@@ -180,6 +209,27 @@ struct RequestBody {
     func optionalString(_ key: String) throws(HomeError) -> String? {
         guard json[key] != nil, json[key] != .null else { return nil }
         return try string(key)
+    }
+
+    /// A value that may be left out (or null).
+    func optionalValue(_ key: String) throws(HomeError) -> JSON? {
+        guard json[key] != nil, json[key] != .null else { return nil }
+        return try value(key)
+    }
+
+    /// A list of strings.
+    func strings(_ key: String) throws(HomeError) -> [String] {
+        guard case .array(let entries) = try value(key) else {
+            throw HomeError(.invalidParameter, "\"\(key)\" must be a list of names.")
+        }
+        var strings: [String] = []
+        for entry in entries {
+            guard case .string(let string) = entry else {
+                throw HomeError(.invalidParameter, "\"\(key)\" must be a list of names.")
+            }
+            strings.append(string)
+        }
+        return strings
     }
 
     /// A `true` or `false` that may be left out (false).

@@ -37,7 +37,10 @@ package struct EventMessage: Sendable, Equatable {
         switch event {
         case .didUpdateValueForCharacteristic(_, _, _, _, let value): members.add("value", Rendering.value(value))
         case .accessoryDidUpdateReachability(_, _, let isReachable): members.add("reachable", .bool(isReachable))
-        case .didExecuteActionSet(_, _, let failed): members.add("failedActions", .integer(failed))
+        case .didExecuteActionSet(_, _, let failed), .didFireTrigger(_, _, let failed):
+            members.add("failedActions", .integer(failed))
+        case .didUpdateTrigger(_, let id):
+            members.add("enabled", home(event.home!)?.trigger(id).map { .bool($0.isEnabled) } ?? .null)
         default: break
         }
         self.topic = topic
@@ -117,6 +120,13 @@ package struct EventMessage: Sendable, Equatable {
             members.add("oldName", oldName)
         case .didExecuteActionSet(_, let id, _):
             members.add("actionSet", home.actionSet(id)?.name)
+        case .didAddTrigger(_, _, let name), .didRemoveTrigger(_, _, let name):
+            members.add("trigger", name)
+        case .didUpdateNameForTrigger(_, _, let oldName, let name):
+            members.add("trigger", name)
+            members.add("oldName", oldName)
+        case .didUpdateTrigger(_, let id), .didFireTrigger(_, let id, _):
+            members.add("trigger", home.trigger(id)?.name)
         case .accessoryDidUpdateReachability(_, let id, _):
             members.add("accessory", accessory(id))
         case .didUpdateValueForCharacteristic(_, let id, let serviceID, let characteristic, _):

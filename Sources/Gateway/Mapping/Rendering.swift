@@ -87,6 +87,7 @@ package enum Rendering {
                         ])
                     })
             ),
+            ("triggers", .array(home.triggers.map { trigger($0, in: home) })),
             (
                 "users",
                 .array(home.users.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) })
@@ -139,6 +140,20 @@ package enum Rendering {
         }
         members.append(("permissions", .array(metadata.permissions.names.map { .string($0) })))
         return .object(members)
+    }
+
+    private static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
+        let event = trigger.characteristic
+        let accessory = home.accessory(event.accessory)
+        return .object([
+            ("name", .string(trigger.name)),
+            ("enabled", .bool(trigger.isEnabled)),
+            ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
+            ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
+            ("characteristic", .string(event.characteristic.rawValue)),
+            ("value", trigger.value.map(value) ?? .null),
+            ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })),
+        ])
     }
 
     private static func action(_ action: Action, in home: Home) -> JSON {

@@ -210,7 +210,9 @@ package actor RetainedPublisher {
         case .didAddRoom(let home, _, _), .didAddZone(let home, _, _), .didRemoveZone(let home, _, _),
             .didUpdateNameForZone(let home, _, _, _), .didAddRoomToZone(let home, _, _),
             .didRemoveRoomFromZone(let home, _, _), .didAddActionSet(let home, _, _),
-            .didRemoveActionSet(let home, _, _), .didUpdateNameForActionSet(let home, _, _, _):
+            .didRemoveActionSet(let home, _, _), .didUpdateNameForActionSet(let home, _, _, _),
+            .didAddTrigger(let home, _, _), .didRemoveTrigger(let home, _, _),
+            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _):
             return [.home(home)]
         case .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _), .didAddUser(let home, _, _),
             .didRemoveUser(let home, _, _):
@@ -229,7 +231,7 @@ package actor RetainedPublisher {
             return [.accessory(accessory)]
         case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
             return [.accessory(accessory)]
-        case .didExecuteActionSet:
+        case .didExecuteActionSet, .didFireTrigger:
             return []
         }
     }

@@ -40,6 +40,15 @@ package enum HomeEvent: Sendable, Hashable {
     /// An action set ran; `failedActions` counts the actions that did not succeed.
     case didExecuteActionSet(home: HomeID, actionSet: ActionSetID, failedActions: Int)
 
+    case didAddTrigger(home: HomeID, trigger: TriggerID, name: String)
+    case didRemoveTrigger(home: HomeID, trigger: TriggerID, name: String)
+    case didUpdateNameForTrigger(home: HomeID, trigger: TriggerID, oldName: String, name: String)
+    /// An automation was turned on or off, or lost an action set that was removed.
+    case didUpdateTrigger(home: HomeID, trigger: TriggerID)
+    /// An automation fired: its characteristic took the value it waits for, and it ran its action
+    /// sets; `failedActions` counts their actions that did not succeed.
+    case didFireTrigger(home: HomeID, trigger: TriggerID, failedActions: Int)
+
     case accessoryDidUpdateReachability(home: HomeID, accessory: AccessoryID, isReachable: Bool)
     case didUpdateValueForCharacteristic(
         home: HomeID, accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType,
@@ -65,6 +74,9 @@ package enum HomeEvent: Sendable, Hashable {
             .didAddUser(let home, _, _), .didRemoveUser(let home, _, _),
             .didAddActionSet(let home, _, _), .didRemoveActionSet(let home, _, _),
             .didUpdateNameForActionSet(let home, _, _, _), .didExecuteActionSet(let home, _, _),
+            .didAddTrigger(let home, _, _), .didRemoveTrigger(let home, _, _),
+            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _),
+            .didFireTrigger(let home, _, _),
             .accessoryDidUpdateReachability(let home, _, _), .didUpdateValueForCharacteristic(let home, _, _, _, _):
             home
         }
@@ -96,6 +108,11 @@ package enum HomeEvent: Sendable, Hashable {
         case .didRemoveActionSet: "didRemoveActionSet"
         case .didUpdateNameForActionSet: "didUpdateNameForActionSet"
         case .didExecuteActionSet: "didExecuteActionSet"
+        case .didAddTrigger: "didAddTrigger"
+        case .didRemoveTrigger: "didRemoveTrigger"
+        case .didUpdateNameForTrigger: "didUpdateNameForTrigger"
+        case .didUpdateTrigger: "didUpdateTrigger"
+        case .didFireTrigger: "didFireTrigger"
         case .accessoryDidUpdateReachability: "accessoryDidUpdateReachability"
         case .didUpdateValueForCharacteristic: "didUpdateValueForCharacteristic"
         case .didFindNewAccessory: "didFindNewAccessory"

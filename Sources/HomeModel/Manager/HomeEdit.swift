@@ -35,6 +35,16 @@ package enum HomeEdit: Sendable, Equatable {
     case addActionSet(home: String, name: String, actions: [ActionRequest])
     case removeActionSet(home: String, actionSet: String)
     case renameActionSet(home: String, actionSet: String, name: String)
+    /// Adds an automation: when `characteristic` (one that notifies) takes `value`, or changes at all
+    /// when `value` is nil, the hub runs `actionSets` in order. A press is a `ProgrammableSwitchEvent`
+    /// with its value (0 single, 1 double, 2 long).
+    case addTrigger(
+        home: String, name: String, characteristic: CharacteristicReference, value: CharacteristicValue?,
+        actionSets: [String])
+    case removeTrigger(home: String, trigger: String)
+    case renameTrigger(home: String, trigger: String, name: String)
+    /// Turns an automation on or off; one that is off is kept but never fires.
+    case enableTrigger(home: String, trigger: String, enabled: Bool)
     /// Adds `account` to the home as a guest shown as `name`.
     case addUser(home: String, account: String, name: String)
     /// Removes the user shown as `user`; the administrator cannot be removed.
@@ -52,7 +62,9 @@ package enum HomeEdit: Sendable, Equatable {
             .removeZone(let home, _), .renameZone(let home, _, _), .addRoomToZone(let home, _, _),
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
-            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addUser(let home, _, _),
+            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _),
+            .removeTrigger(let home, _), .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
+            .addUser(let home, _, _),
             .removeUser(let home, _), .removeMember(let home, _):
             home
         }
@@ -109,6 +121,16 @@ extension HomeGraph {
         case .removeActionSet(_, let actionSet): try removeActionSet(actionSet, home: h, events: &events)
         case .renameActionSet(_, let actionSet, let name):
             try renameActionSet(actionSet, to: name, home: h, events: &events)
+        case .addTrigger(_, let name, let characteristic, let value, let actionSets):
+            return .added(
+                try addTrigger(
+                    named: name, characteristic: characteristic, value: value, actionSets: actionSets, home: h,
+                    events: &events
+                ).name)
+        case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)
+        case .renameTrigger(_, let trigger, let name): try renameTrigger(trigger, to: name, home: h, events: &events)
+        case .enableTrigger(_, let trigger, let enabled):
+            try enableTrigger(trigger, enabled: enabled, home: h, events: &events)
         case .addUser(_, let member, let name):
             return .added(try addUser(account: member, name: name, home: h, events: &events).name)
         case .removeUser(_, let user): try removeUser(named: user, home: h, events: &events)

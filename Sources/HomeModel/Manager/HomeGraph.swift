@@ -174,6 +174,9 @@ struct HomeGraph: Sendable, Hashable {
         for i in home.actionSets.indices {
             try clash("action set", home.actionSets[i].id.rawValue, home.actionSets[i].name)
         }
+        for i in home.triggers.indices {
+            try clash("automation", home.triggers[i].id.rawValue, home.triggers[i].name)
+        }
     }
 
     static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
@@ -198,6 +201,13 @@ struct HomeGraph: Sendable, Hashable {
     static func accessoryIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
         guard let index = home.accessoryIndex(named: name) else {
             throw HomeError(.notFound, "The home '\(home.name)' has no accessory named '\(name)'.")
+        }
+        return index
+    }
+
+    static func triggerIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
+        guard let index = home.triggers.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no automation named '\(name)'.")
         }
         return index
     }
@@ -413,6 +423,10 @@ struct HomeGraph: Sendable, Hashable {
         for s in homes[h].actionSets.indices {
             homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
         }
+        for trigger in homes[h].triggers where removedIDs.contains(trigger.characteristic.accessory) {
+            events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
+        }
+        homes[h].triggers.removeAll { removedIDs.contains($0.characteristic.accessory) }
         for accessory in removed where !accessory.isBridge {
             events.append(
                 .didRemoveAccessory(
@@ -513,6 +527,10 @@ struct HomeGraph: Sendable, Hashable {
         let s = try Self.actionSetIndex(name, in: homes[h])
         let actionSet = homes[h].actionSets.remove(at: s)
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
+        for t in homes[h].triggers.indices where homes[h].triggers[t].actionSets.contains(actionSet.id) {
+            homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
+            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+        }
     }
 
     mutating func renameActionSet(
@@ -527,6 +545,74 @@ struct HomeGraph: Sendable, Hashable {
         events.append(
             .didUpdateNameForActionSet(
                 home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
+    }
+
+    // MARK: Automations
+
+    mutating func addTrigger(
+        named name: String, characteristic reference: CharacteristicReference, value: CharacteristicValue?,
+        actionSets names: [String], home h: Int, events: inout [HomeEvent]
+    ) throws(HomeError) -> Trigger {
+        try Self.checkName(name, in: homes[h])
+        let (accessory, service, characteristic) = try Self.resolve(reference, in: homes[h])
+        guard characteristic.metadata.permissions.contains(.notify) else {
+            throw HomeError(
+                .invalidParameter,
+                "\(characteristic.type) of '\(accessory.name)' does not report its changes, so it cannot start an automation."
+            )
+        }
+        var checkedValue: CharacteristicValue?
+        if let value {
+            do {
+                checkedValue = try characteristic.metadata.validate(value)
+            } catch {
+                throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
+            }
+        }
+        guard !names.isEmpty else {
+            throw HomeError(.missingParameter, "An automation runs at least one action set.")
+        }
+        var actionSets: [ActionSetID] = []
+        for actionSetName in names {
+            let actionSet = homes[h].actionSets[try Self.actionSetIndex(actionSetName, in: homes[h])]
+            guard !actionSets.contains(actionSet.id) else {
+                throw HomeError(.invalidParameter, "The automation runs '\(actionSet.name)' more than once.")
+            }
+            actionSets.append(actionSet.id)
+        }
+        let trigger = Trigger(
+            id: .random(), name: name, isEnabled: true,
+            characteristic: ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
+            value: checkedValue, actionSets: actionSets)
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    mutating func removeTrigger(_ name: String, home h: Int, events: inout [HomeEvent]) throws(HomeError) {
+        let trigger = homes[h].triggers.remove(at: try Self.triggerIndex(name, in: homes[h]))
+        events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
+    }
+
+    mutating func renameTrigger(_ name: String, to newName: String, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let t = try Self.triggerIndex(name, in: homes[h])
+        let trigger = homes[h].triggers[t]
+        try Self.checkName(newName, in: homes[h], except: trigger.id.rawValue)
+        guard trigger.name != newName else { return }
+        homes[h].triggers[t].name = newName
+        events.append(
+            .didUpdateNameForTrigger(home: homes[h].id, trigger: trigger.id, oldName: trigger.name, name: newName))
+    }
+
+    mutating func enableTrigger(_ name: String, enabled: Bool, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let t = try Self.triggerIndex(name, in: homes[h])
+        guard homes[h].triggers[t].isEnabled != enabled else { return }
+        homes[h].triggers[t].isEnabled = enabled
+        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
     }
 
     // MARK: Users

@@ -320,7 +320,32 @@ extension HomeManager {
         return results
     }
 
+    /// Fires an automation: runs its action sets one after another, as the home's administrator
+    /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:failedActions:)``.
+    /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now.
+    package func fireTrigger(_ id: TriggerID, home homeID: HomeID) async -> TriggerFiring? {
+        guard let home = graph.homes.first(where: { $0.id == homeID }), let trigger = home.trigger(id),
+            trigger.isEnabled, let administrator = home.users.first(where: { $0.role == .administrator })
+        else { return nil }
+        var firing = TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [])
+        for actionSetID in trigger.actionSets {
+            // Looked up again for each: an earlier action set's writes may have given the actor away.
+            guard let actionSet = currentHome(homeID)?.actionSet(actionSetID) else { continue }
+            do throws(HomeError) {
+                let results = try await executeActionSet(
+                    actionSet.name, home: home.name, account: administrator.account)
+                firing.actionSets.append((actionSet.name, .success(results)))
+            } catch {
+                firing.actionSets.append((actionSet.name, .failure(error)))
+            }
+        }
+        publish([.didFireTrigger(home: homeID, trigger: id, failedActions: firing.failedActions)])
+        return firing
+    }
+
     // MARK: Helpers
+
+    private func currentHome(_ id: HomeID) -> Home? { graph.homes.first { $0.id == id } }
 
     /// The action set `name` names and its home's id; synchronous for the reason ``resolveWrites`` is.
     private func actionSet(named name: String, home: String, account: String) throws(HomeError)

@@ -30,6 +30,7 @@ package enum RoomTag {}
 package enum ZoneTag {}
 package enum UserTag {}
 package enum ActionSetTag {}
+package enum TriggerTag {}
 package enum AccessoryTag {}
 package enum ServiceTag {}
 
@@ -38,6 +39,7 @@ package typealias RoomID = Identifier<RoomTag>
 package typealias ZoneID = Identifier<ZoneTag>
 package typealias UserID = Identifier<UserTag>
 package typealias ActionSetID = Identifier<ActionSetTag>
+package typealias TriggerID = Identifier<TriggerTag>
 /// Assigned by the driver that found the accessory; stable across restarts.
 package typealias AccessoryID = Identifier<AccessoryTag>
 /// Assigned by the driver; unique within its accessory.

@@ -13,6 +13,8 @@ package struct Home: Sendable, Hashable, Identifiable {
     package internal(set) var accessories: [Accessory]
     package internal(set) var actionSets: [ActionSet]
     package internal(set) var users: [User]
+    /// The home's automations, in the order they were added.
+    package internal(set) var triggers: [Trigger] = []
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
     let accessoryNamePositions = PositionHint<String>()
@@ -29,6 +31,7 @@ package struct Home: Sendable, Hashable, Identifiable {
     }
     package func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     package func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
+    package func trigger(_ id: TriggerID) -> Trigger? { triggers.first { $0.id == id } }
     package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
     /// Whether `account` is a user of this home (the account itself stays inside the model).
     package func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
@@ -221,6 +224,44 @@ package struct ActionResult: Sendable, Hashable {
     /// Why the action failed; `nil` when it succeeded.
     package let error: HomeError?
     package var succeeded: Bool { error == nil }
+}
+
+/// An automation: HomeKit's event trigger (`HMEventTrigger` with an `HMCharacteristicEvent`). When
+/// its characteristic takes the value it waits for (any new value when it names none), the hub runs
+/// its action sets, in order, as the home's administrator.
+package struct Trigger: Sendable, Hashable, Identifiable {
+    package let id: TriggerID
+    package internal(set) var name: String
+    /// A disabled trigger is kept but never fires.
+    package internal(set) var isEnabled: Bool
+    /// The characteristic whose change fires the trigger.
+    package internal(set) var characteristic: ValueKey
+    /// The value that fires it (a press: `ProgrammableSwitchEvent` 0, 1 or 2); `nil` fires on every change.
+    package internal(set) var value: CharacteristicValue?
+    /// The action sets it runs; one removed from the home leaves this list.
+    package internal(set) var actionSets: [ActionSetID]
+
+    /// Whether a change of `key` to `newValue` fires the trigger.
+    package func isFired(by key: ValueKey, value newValue: CharacteristicValue) -> Bool {
+        isEnabled && key == characteristic && (value == nil || value == newValue)
+    }
+}
+
+/// What one firing of an automation did: each action set's results, or why it could not run.
+package struct TriggerFiring: Sendable {
+    package let trigger: String
+    package let home: String
+    package var actionSets: [(name: String, outcome: Result<[ActionResult], HomeError>)]
+
+    /// The actions that did not succeed, counting every action of an action set that could not run.
+    package var failedActions: Int {
+        actionSets.reduce(0) { count, entry in
+            switch entry.outcome {
+            case .success(let results): count + results.count { !$0.succeeded }
+            case .failure: count + 1
+            }
+        }
+    }
 }
 
 /// One characteristic of one accessory, by ids: what a batched read asks of a driver, and what the

@@ -160,6 +160,26 @@ package final class HomeDatabase: Sendable {
             // The name a device gives itself where it is not a valid name here (`Fan-2 (Bedroom)`).
             try db.alter(table: "accessory") { t in t.add(column: "deviceName", .text) }
         }
+        migrator.registerMigration("v5: automations") { db in
+            // `trigger` is an SQL keyword: the table is named for what it holds.
+            try db.create(table: TriggerRecord.databaseTableName) { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isEnabled", .boolean).notNull()
+                t.column("accessoryID", .text).notNull()
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("value", .jsonText)
+            }
+            try db.create(table: TriggerActionSetRecord.databaseTableName) { t in
+                t.column("triggerID", .text).notNull().references(TriggerRecord.databaseTableName, onDelete: .cascade)
+                t.column("position", .integer).notNull()
+                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade)
+                t.primaryKey(["triggerID", "position"])
+            }
+        }
         return migrator
     }
 
@@ -189,6 +209,8 @@ package final class HomeDatabase: Sendable {
         var accessories: [String: [AccessoryRecord]]
         let actionSets: [String: [ActionSetRecord]]
         let actions: [String: [ActionRecord]]
+        let triggers: [String: [TriggerRecord]]
+        let triggerActionSets: [String: [TriggerActionSetRecord]]
 
         init(_ db: Database) throws {
             let position = Column("position")
@@ -202,6 +224,9 @@ package final class HomeDatabase: Sendable {
                 .mapValues { $0.sorted { $0.position < $1.position } }
             actionSets = Dictionary(grouping: try ActionSetRecord.order(position).fetchAll(db), by: \.homeID)
             actions = Dictionary(grouping: try ActionRecord.order(position).fetchAll(db), by: \.actionSetID)
+            triggers = Dictionary(grouping: try TriggerRecord.order(position).fetchAll(db), by: \.homeID)
+            triggerActionSets = Dictionary(
+                grouping: try TriggerActionSetRecord.order(position).fetchAll(db), by: \.triggerID)
         }
 
         /// Puts the values reported since each accessory's services were written into them; a value
@@ -245,8 +270,19 @@ package final class HomeDatabase: Sendable {
                 actionSets: (actionSets[record.id] ?? []).map(actionSet),
                 users: (users[record.id] ?? []).map {
                     User(id: UserID($0.id), name: $0.name, role: $0.role, account: $0.account)
-                }
+                },
+                triggers: (triggers[record.id] ?? []).map(trigger)
             )
+        }
+
+        private func trigger(_ record: TriggerRecord) -> Trigger {
+            Trigger(
+                id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled,
+                characteristic: ValueKey(
+                    accessory: AccessoryID(record.accessoryID), service: ServiceID(record.serviceID),
+                    characteristic: CharacteristicType(record.characteristicType)),
+                value: record.value,
+                actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) })
         }
 
         private func zone(_ record: ZoneRecord) -> Zone {
@@ -450,6 +486,19 @@ package final class HomeDatabase: Sendable {
                     actionSetID: actionSet.id.rawValue, position: actionIndex, accessoryID: action.accessory.rawValue,
                     serviceID: action.service.rawValue, characteristicType: action.characteristic.rawValue,
                     value: action.value
+                ).insert(db)
+            }
+        }
+        for (index, trigger) in home.triggers.enumerated() {
+            let event = trigger.characteristic
+            try TriggerRecord(
+                id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
+                isEnabled: trigger.isEnabled, accessoryID: event.accessory.rawValue, serviceID: event.service.rawValue,
+                characteristicType: event.characteristic.rawValue, value: trigger.value
+            ).insert(db)
+            for (actionSetIndex, actionSet) in trigger.actionSets.enumerated() {
+                try TriggerActionSetRecord(
+                    triggerID: trigger.id.rawValue, position: actionSetIndex, actionSetID: actionSet.rawValue
                 ).insert(db)
             }
         }

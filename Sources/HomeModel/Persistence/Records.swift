@@ -110,6 +110,27 @@ struct ActionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var value: CharacteristicValue
 }
 
+/// An automation (migration "v5: automations"); its action sets are ``TriggerActionSetRecord``s.
+struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "automationTrigger"
+    var id: String
+    var homeID: String
+    var name: String
+    var position: Int
+    var isEnabled: Bool
+    var accessoryID: String
+    var serviceID: String
+    var characteristicType: String
+    var value: CharacteristicValue?
+}
+
+struct TriggerActionSetRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "triggerActionSet"
+    var triggerID: String
+    var position: Int
+    var actionSetID: String
+}
+
 /// A device value stored apart from its accessory's services (migration "v3: characteristic
 /// values"): `format` says which case of ``CharacteristicValue`` `value` holds, in SQLite's own
 /// types (a bool as 0 or 1, data as a blob), so writing one costs no JSON.

@@ -1,3 +1,4 @@
+import Automations
 import Broker
 import Foundation
 import Gateway
@@ -198,6 +199,7 @@ func withGateway<T>(
         }
         let group = ServiceGroup(
             services: [
+                AutomationService(manager: manager, logger: logger),
                 client, AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(
                     client: client, topics: topics, statistics: statistics, interval: .milliseconds(200), logger: logger

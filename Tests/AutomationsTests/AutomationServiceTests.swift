@@ -1,0 +1,172 @@
+import AsyncMailbox
+import HomeModel
+import Logging
+import TestSupport
+import Testing
+import VirtualDevices
+
+@testable import Automations
+
+/// The automation service on a real manager: a button the test presses (as zigbee2mqtt's driver
+/// reports a press) and a virtual lamp its automations switch.
+@Suite("Automations", .timeLimit(.minutes(1)))
+struct AutomationServiceTests {
+    static let button = Accessory(
+        id: "button", name: "Button", category: .programmableSwitch,
+        services: [
+            Service(
+                id: "button", type: .statelessProgrammableSwitch, name: "Button",
+                characteristics: [.standard(.programmableSwitchEvent, nil)])
+        ])
+    static let press = CharacteristicReference(
+        accessory: "Button", service: "Button", characteristic: .programmableSwitchEvent)
+    static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
+
+    /// The manager with the home built, the button's driver, and the model's events from before
+    /// the service follows.
+    struct Home {
+        let manager: HomeManager
+        let button: ReportingDriver
+
+        static func make() async throws -> Home {
+            let manager = try HomeManager(database: HomeDatabase.inMemory())
+            let lamp = VirtualDriver(
+                devices: [
+                    .init(id: "lamp", name: "Lamp", kind: .lightbulb),
+                    .init(id: "far-lamp", name: "Far Lamp", kind: .lightbulb, isReachable: false),
+                ], tick: .seconds(86_400))
+            let button = ReportingDriver(AutomationServiceTests.button)
+            try await manager.attach(lamp)
+            try await manager.attach(button)
+            try await manager.edit(.addHome(name: "Home"), account: "alice")
+            try await manager.edit(.addUser(home: "Home", account: "bob", name: "Bob"), account: "alice")
+            try await manager.edit(.addAccessory(home: "Home", id: "lamp"), account: "alice")
+            try await manager.edit(.addAccessory(home: "Home", id: "button"), account: "alice")
+            try await manager.edit(.addAccessory(home: "Home", id: "far-lamp"), account: "alice")
+            for (name, on) in [("Lamp On", true), ("Lamp Off", false)] {
+                try await manager.edit(
+                    .addActionSet(home: "Home", name: name, actions: [ActionRequest(lampOn, .bool(on))]),
+                    account: "alice")
+            }
+            let farLampOn = CharacteristicReference(accessory: "Far Lamp", service: "Lightbulb", characteristic: .on)
+            try await manager.edit(
+                .addActionSet(
+                    home: "Home", name: "Both On", actions: [ActionRequest(farLampOn, .bool(true))]),
+                account: "alice")
+            return Home(manager: manager, button: button)
+        }
+
+        func addTrigger(_ name: String, on value: Int?, running actionSets: [String]) async throws {
+            try await manager.edit(
+                .addTrigger(
+                    home: "Home", name: name, characteristic: AutomationServiceTests.press,
+                    value: value.map { .int($0) },
+                    actionSets: actionSets), account: "alice")
+        }
+
+        func press(_ event: Int) {
+            button.send(.value("button", service: "button", characteristic: .programmableSwitchEvent, .int(event)))
+        }
+
+        func lamp() async throws -> CharacteristicValue? {
+            try await manager.home("Home", account: "alice").accessory("lamp")?.services.first?.characteristic(.on)?
+                .value
+        }
+
+        /// Runs the service on the manager's changes, subscribed before `body` presses anything.
+        func withService(
+            limit: AutomationService.FiringLimit = .standard, _ body: (HomeEvents) async throws -> Void
+        ) async throws {
+            let changes = await manager.changes()
+            let events = await manager.events()
+            let service = AutomationService(manager: manager, limit: limit, logger: Logger(label: "test"))
+            let following = Task { await service.follow(changes) }
+            defer { following.cancel() }
+            try await body(events)
+        }
+    }
+
+    /// The names of the automations that fired, in order, until `last` fires.
+    static func firings(
+        until last: String, in events: HomeEvents, home: HomeManager, failing: Int = 0
+    ) async throws -> [String] {
+        var fired: [String] = []
+        for await event in events {
+            guard case .didFireTrigger(_, let id, let failed) = event else { continue }
+            #expect(failed == failing)
+            let name = try await home.home("Home", account: "alice").trigger(id)?.name ?? id.rawValue
+            fired.append(name)
+            if name == last { return fired }
+        }
+        return fired
+    }
+
+    @Test("a press fires the automation waiting for it, not one waiting for another press or one turned off")
+    func pressRunsActionSet() async throws {
+        let home = try await Home.make()
+        _ = try await home.manager.executeActionSet("Lamp Off", home: "Home", account: "alice")
+        try await home.addTrigger("Single Press", on: 0, running: ["Lamp On"])
+        try await home.addTrigger("Long Press", on: 2, running: ["Lamp Off"])
+        try await home.withService { events throws in
+            // A double press fires nothing; a single press turns the lamp on
+            home.press(1)
+            home.press(0)
+            #expect(try await Self.firings(until: "Single Press", in: events, home: home.manager) == ["Single Press"])
+            #expect(try await home.lamp() == .bool(true))
+
+            // Turned off, the single press's automation is skipped; the long press's still fires
+            try await home.manager.edit(
+                .enableTrigger(home: "Home", trigger: "single press", enabled: false), account: "alice")
+            home.press(0)
+            home.press(2)
+            #expect(try await Self.firings(until: "Long Press", in: events, home: home.manager) == ["Long Press"])
+            #expect(try await home.lamp() == .bool(false))
+        }
+    }
+
+    @Test("an automation without a value fires on every change and runs its action sets in order")
+    func anyValue() async throws {
+        let home = try await Home.make()
+        try await home.addTrigger("Any Press", on: nil, running: ["Lamp Off", "Lamp On"])
+        try await home.withService { events throws in
+            home.press(2)
+            #expect(try await Self.firings(until: "Any Press", in: events, home: home.manager) == ["Any Press"])
+            // Both action sets ran, in order: the lamp ends on
+            #expect(try await home.lamp() == .bool(true))
+        }
+    }
+
+    @Test("an automation that fires too often is held within its window, and the others are not")
+    func firingLimit() async throws {
+        let home = try await Home.make()
+        try await home.addTrigger("Single Press", on: 0, running: ["Lamp On"])
+        try await home.addTrigger("Long Press", on: 2, running: ["Lamp Off"])
+        try await home.withService(limit: .init(count: 2, window: .seconds(3_600))) { events throws in
+            for _ in 0..<5 { home.press(0) }
+            home.press(2)
+            #expect(
+                try await Self.firings(until: "Long Press", in: events, home: home.manager)
+                    == ["Single Press", "Single Press", "Long Press"])
+        }
+    }
+
+    @Test("a failed action is counted and the next action set still runs; a removed action set leaves the automation")
+    func failedAction() async throws {
+        let home = try await Home.make()
+        try await home.addTrigger("Single Press", on: 0, running: ["Both On", "Lamp On"])
+        try await home.withService { events throws in
+            home.press(0)
+            #expect(
+                try await Self.firings(until: "Single Press", in: events, home: home.manager, failing: 1)
+                    == ["Single Press"])
+            #expect(try await home.lamp() == .bool(true))
+        }
+        try await home.manager.edit(.removeActionSet(home: "Home", actionSet: "Both On"), account: "alice")
+        let snapshot = try await home.manager.home("Home", account: "alice")
+        let trigger = try #require(snapshot.triggers.first)
+        #expect(trigger.actionSets.map { snapshot.actionSet($0)?.name } == ["Lamp On"])
+        let firing = try #require(await home.manager.fireTrigger(trigger.id, home: snapshot.id))
+        #expect(firing.actionSets.map(\.name) == ["Lamp On"])
+        #expect(firing.failedActions == 0)
+    }
+}

@@ -1,0 +1,42 @@
+import HomeModel
+
+/// One accessory whose reports the test makes: a temperature sensor unless told otherwise.
+package final class ReportingDriver: AccessoryDriver, Sendable {
+    package let name = "reporting"
+    package let updates: AsyncStream<DriverUpdate>
+    package let updatesExecutor: (any TaskExecutor)?
+    private let accessory: Accessory
+    private let sink: AsyncStream<DriverUpdate>.Continuation
+
+    package static let sensor = Accessory(
+        id: "sensor", name: "Sensor", category: .sensor,
+        services: [
+            Service(
+                id: "main", type: .temperatureSensor, name: "Temperature",
+                characteristics: [.standard(.currentTemperature, .float(20))])
+        ])
+
+    package init(_ accessory: Accessory = sensor, updatesExecutor: (any TaskExecutor)? = nil) {
+        (updates, sink) = AsyncStream.makeStream()
+        self.accessory = accessory
+        self.updatesExecutor = updatesExecutor
+    }
+
+    package func send(_ update: DriverUpdate) { sink.yield(update) }
+
+    package func lose() { sink.yield(.lost("sensor")) }
+
+    package func report(_ reading: Double) {
+        sink.yield(.value("sensor", service: "main", characteristic: .currentTemperature, .float(reading)))
+    }
+
+    package func restore(_ accessories: [Accessory]) async {}
+    package func start() async throws {}
+    package func stop() async { sink.finish() }
+    package func accessories() async -> [Accessory] { [accessory] }
+    package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
+        -> CharacteristicValue
+    { .float(20) }
+    package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {}
+    package func identify(_ accessory: AccessoryID) async throws {}
+}
