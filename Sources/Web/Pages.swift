@@ -217,6 +217,7 @@ enum Pages {
                     "assignAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
                     select: ("room", rooms.map { ($0.name, $0.isDefault ? "Whole home" : $0.name) }), button: "Move")
             }
+            card += pressAutomationForms(accessory, context: context)
             card += requestForm(
                 "removeAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
                 button: "Remove from home", confirm: "Remove \(accessory.name) from \(home)?")
@@ -348,7 +349,8 @@ enum Pages {
     /// one text input or choice.
     static func requestForm(
         _ operation: String, _ context: HomeContext, fields: [(String, String)], input: (String, String)? = nil,
-        inputs: [(String, String)] = [], select: (String, [(String, String)])? = nil, button: String,
+        inputs: [(String, String)] = [], select: (String, [(String, String)])? = nil,
+        selects: [(name: String, label: String, options: [(String, String)])] = [], button: String,
         confirm: String? = nil
     ) -> String {
         // `confirm`: a destructive request, asked about first (by the script; without it the form posts).
@@ -372,8 +374,61 @@ enum Pages {
             }
             form += "</select>"
         }
+        for (name, label, options) in selects {
+            form += "<select name=\"\(name)\" aria-label=\"\(escaped(label))\">"
+            for (value, text) in options {
+                form += "<option value=\"\(escaped(value))\">\(escaped(text))</option>"
+            }
+            form += "</select>"
+        }
         return form
             + "<button type=\"submit\"\(confirm != nil ? " class=\"danger\"" : "")>\(escaped(button))</button></form>"
+    }
+
+    /// For each button of `accessory`, a form that binds one of its presses to a scene (an
+    /// automation); none while the home has no scene.
+    static func pressAutomationForms(_ accessory: Accessory, context: HomeContext) -> String {
+        let scenes = context.home.actionSets.map { ($0.name, $0.name) }
+        guard !scenes.isEmpty else { return "" }
+        var html = ""
+        for service in accessory.services {
+            guard let press = service.characteristic(.programmableSwitchEvent) else { continue }
+            let presses = (press.metadata.validValues ?? [0, 1, 2]).compactMap { value in
+                CharacteristicType.programmableSwitchEvent.name(of: value).map { (String(value), $0) }
+            }
+            let button = accessory.services.count > 1 ? " (\(service.name))" : ""
+            html += requestForm(
+                "addTrigger", context,
+                fields: [
+                    ("home", context.home.name), ("accessory", accessory.name), ("service", service.name),
+                    ("characteristic", CharacteristicType.programmableSwitchEvent.rawValue),
+                ],
+                inputs: [("name", "Automation name")],
+                selects: [("value", "Press\(button)", presses), ("actionSets", "Scene to run", scenes)],
+                button: "Run the scene on this press")
+        }
+        return html
+    }
+
+    /// An automation in words: "When Hall Button (Button) reports Single press, run Lamp On."
+    static func automationText(_ trigger: Trigger, in home: Home) -> String {
+        let event = trigger.characteristic
+        let accessory = home.accessory(event.accessory)
+        let service = accessory?.service(event.service)
+        let source =
+            "\(accessory?.name ?? "a removed accessory")\(service.map { accessory?.services.count ?? 0 > 1 ? " (\($0.name))" : "" } ?? "")"
+        let change: String
+        if let value = trigger.value {
+            let text = valueText(value, type: event.characteristic).text
+            change =
+                event.characteristic.isEvent
+                ? "reports \(text)" : "\(words(event.characteristic.rawValue).lowercased()) becomes \(text)"
+        } else {
+            change = "\(words(event.characteristic.rawValue).lowercased()) changes"
+        }
+        let scenes = trigger.actionSets.compactMap { home.actionSet($0)?.name }
+        return
+            "When \(source) \(change), run \(scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then "))."
     }
 
     /// The administrator's part of a home page: new accessories, rooms, pairing, users.
@@ -427,6 +482,25 @@ enum Pages {
                 "removeZone", context, fields: [("home", home.name), ("zone", zone.name)], button: "Remove zone",
                 confirm: "Remove the zone \(zone.name)?")
             html += "</div>"
+        }
+        html += "</section><section class=\"admin\"><h2>Automations</h2>"
+        if home.triggers.isEmpty {
+            html += "<p class=\"hint\">None yet. A button's Edit section runs a scene on a press.</p>"
+        } else {
+            html += "<ul class=\"automations\">"
+            for trigger in home.triggers {
+                let fields = [("home", home.name), ("trigger", trigger.name)]
+                html +=
+                    "<li><strong>\(escaped(trigger.name))</strong>\(trigger.isEnabled ? "" : " <span class=\"badge off\">off</span>"): \(escaped(automationText(trigger, in: home)))"
+                html += requestForm(
+                    "enableTrigger", context, fields: fields + [("enabled", trigger.isEnabled ? "false" : "true")],
+                    button: trigger.isEnabled ? "Turn off" : "Turn on")
+                html += requestForm(
+                    "removeTrigger", context, fields: fields, button: "Remove",
+                    confirm: "Remove the automation \(trigger.name)?")
+                html += "</li>"
+            }
+            html += "</ul>"
         }
         html += "</section><section class=\"admin\"><h2>Users</h2><ul class=\"users\">"
         for user in home.users {

@@ -313,8 +313,12 @@ final class WebSite: Sendable {
             for (name, value) in form.fields where !["csrf", "operation", "return"].contains(name) {
                 guard !members.contains(where: { $0.key == name }) else { continue }
                 if name == "room" && value.isEmpty { continue }
-                if name == "seconds", let seconds = Int(value) {
-                    members.append((name, .integer(seconds)))
+                if name == "seconds" || name == "value", let number = Int(value) {
+                    members.append((name, .integer(number)))
+                } else if name == "enabled" {
+                    members.append((name, .bool(value == "true")))
+                } else if name == "actionSets" {
+                    members.append((name, .array([.string(value)])))
                 } else {
                     members.append((name, .string(value)))
                 }

@@ -427,6 +427,76 @@ struct WebRouteTests {
         }
     }
 
+    @Test(
+        "a button's press is bound to a scene from its card; the automation is listed in words, turned off and removed")
+    func pressAutomation() async throws {
+        let fixture = try await WebFixture.make()
+        let button = Accessory(
+            id: "hall-button", name: "Hall Button", category: .programmableSwitch,
+            services: [
+                Service(
+                    id: "button", type: .statelessProgrammableSwitch, name: "Button",
+                    characteristics: [.standard(.programmableSwitchEvent, nil)])
+            ])
+        try await fixture.manager.attach(ReportingDriver(button))
+        try await fixture.manager.edit(
+            .addAccessory(home: "Main House", id: "hall-button", room: "Hallway"), account: "owner")
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            var json = owner.headers
+            json[.accept] = "application/json"
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            #expect(page.bodyText.contains("None yet. A button's Edit section runs a scene on a press."))
+            let card = try #require(
+                page.bodyText.firstMatch(of: /data-accessory="hall-button".*?<\/article>/.dotMatchesNewlines())?.0)
+            let form = try #require(
+                card.firstMatch(of: /<form[^>]*data-operation="addTrigger".*?<\/form>/.dotMatchesNewlines())?.0)
+            #expect(form.contains(#"<option value="1">Double press</option>"#), "\(form)")
+            #expect(form.contains(#"<select name="actionSets" aria-label="Scene to run"><option value="Good Night">"#))
+
+            let added = try await client.post(
+                "/request",
+                [
+                    "csrf": owner.csrf, "operation": "addTrigger", "home": "Main House", "accessory": "Hall Button",
+                    "service": "Button", "characteristic": "ProgrammableSwitchEvent", "name": "Hall Press",
+                    "value": "1", "actionSets": "Good Night",
+                ],
+                headers: json)
+            #expect(added.bodyText.contains(#""ok":true"#), "\(added.bodyText)")
+            let trigger = try #require(try await fixture.manager.home("Main House", account: "owner").triggers.first)
+            #expect(trigger.value == .int(1))
+            let listed = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            #expect(
+                listed.bodyText.contains(
+                    "<strong>Hall Press</strong>: When Hall Button reports Double press, run Good Night."),
+                "\(listed.bodyText)")
+
+            let off = try await client.post(
+                "/request",
+                [
+                    "csrf": owner.csrf, "operation": "enableTrigger", "home": "Main House", "trigger": "Hall Press",
+                    "enabled": "false",
+                ], headers: json)
+            #expect(off.bodyText.contains(#""ok":true"#), "\(off.bodyText)")
+            #expect(try await fixture.manager.home("Main House", account: "owner").triggers.first?.isEnabled == false)
+            let offPage = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            #expect(offPage.bodyText.contains(#"<strong>Hall Press</strong> <span class="badge off">off</span>"#))
+            #expect(offPage.bodyText.contains(#"name="enabled" value="true""#))
+
+            let guest = try await client.logIn("guest")
+            let guestPage = try await client.execute(
+                uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
+            #expect(!guestPage.bodyText.contains("addTrigger") && !guestPage.bodyText.contains("Hall Press"))
+
+            let removed = try await client.post(
+                "/request",
+                ["csrf": owner.csrf, "operation": "removeTrigger", "home": "Main House", "trigger": "Hall Press"],
+                headers: json)
+            #expect(removed.bodyText.contains(#""ok":true"#))
+            #expect(try await fixture.manager.home("Main House", account: "owner").triggers.isEmpty)
+        }
+    }
+
     @Test("a switch goes through the command path: it changes the value and the answer comes back")
     func command() async throws {
         let fixture = try await WebFixture.make()
