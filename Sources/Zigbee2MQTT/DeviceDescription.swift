@@ -62,20 +62,33 @@ package struct DeviceDescription: Sendable, Hashable {
     package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
         devices: [DeviceDescription], problems: [String]
     ) {
-        let json: JSON
-        do { json = try JSON.parse(payload) } catch { throw .init("bridge/devices is not JSON: \(error)") }
-        guard case .array(let entries) = json else { throw .init("bridge/devices is not a JSON array") }
-        var devices: [DeviceDescription] = []
-        var problems: [String] = []
-        for entry in entries {
-            do throws(Zigbee2MQTTPayloadError) {
-                devices.append(try DeviceDescription(entry))
-            } catch {
-                problems.append(error.message)
-            }
+        let (devices, problems) = try readList(payload, topic: "bridge/devices") {
+            entry throws(Zigbee2MQTTPayloadError) in
+            try DeviceDescription(entry)
         }
         return (devices, problems)
     }
+}
+
+/// The entries of a list zigbee2mqtt retains (`bridge/devices`, `bridge/groups`), each read by
+/// `read`: a malformed one is skipped and named in `problems`; a payload that is not a JSON array
+/// throws.
+func readList<Entry>(
+    _ payload: [UInt8], topic: String, _ read: (JSON) throws(Zigbee2MQTTPayloadError) -> Entry
+) throws(Zigbee2MQTTPayloadError) -> (entries: [Entry], problems: [String]) {
+    let json: JSON
+    do { json = try JSON.parse(payload) } catch { throw .init("\(topic) is not JSON: \(error)") }
+    guard case .array(let elements) = json else { throw .init("\(topic) is not a JSON array") }
+    var entries: [Entry] = []
+    var problems: [String] = []
+    for element in elements {
+        do throws(Zigbee2MQTTPayloadError) {
+            entries.append(try read(element))
+        } catch {
+            problems.append(error.message)
+        }
+    }
+    return (entries, problems)
 }
 
 /// Something zigbee2mqtt published that the driver cannot use, with what is wrong in words.

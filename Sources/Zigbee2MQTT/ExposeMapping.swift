@@ -81,7 +81,8 @@ package enum ExposeMapping {
     /// digits, spaces and apostrophes, so `weather_sensor` becomes `weather sensor` and
     /// `kitchen/ceiling` `kitchen ceiling`; a name with nothing usable becomes `Zigbee <address>`.
     static func accessoryName(_ friendlyName: String, ieee: String) -> String {
-        HomeName.suggestion(from: friendlyName) ?? "Zigbee \(ieee.dropFirst(2))"
+        HomeName.suggestion(from: friendlyName)
+            ?? (ieee.hasPrefix("group:") ? "Zigbee group \(ieee.dropFirst(6))" : "Zigbee \(ieee.dropFirst(2))")
     }
 }
 

@@ -4,8 +4,10 @@ import JSON
 import Logging
 import MQTT
 
-/// zigbee2mqtt's devices as accessories. Follows one zigbee2mqtt network through its MQTT topics:
-/// the retained `bridge/devices` (devices by IEEE address, with their exposes), `bridge/state`,
+/// zigbee2mqtt's devices and groups as accessories. Follows one zigbee2mqtt network through its MQTT
+/// topics: the retained `bridge/devices` (devices by IEEE address, with their exposes),
+/// `bridge/groups` (a group of lights, switches, covers or locks is one accessory, `group:<id>`,
+/// with what its members offer), `bridge/state`,
 /// `bridge/event`, each device's state and `availability`; writes go to `<device>/set` and are
 /// confirmed by the device's next state publish carrying the values (or failed by zigbee2mqtt's
 /// error on `bridge/logging`), reads go to `<device>/get`.
@@ -25,9 +27,14 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private let topics: Zigbee2MQTTTopics
     private let logger: Logger
 
+    /// Devices by IEEE address, and groups by ``GroupDescription/accessoryKey``.
     private var devices: [String: Device] = [:]
     /// IEEE addresses in the order of `bridge/devices`.
     private var order: [String] = []
+    /// The groups of `bridge/groups`, and the keys of those that are accessories, in its order.
+    private var groups: [GroupDescription] = []
+    private var groupOrder: [String] = []
+    private var lastGroupsPayload: [UInt8] = []
     private var ieeeByName: [String: String] = [:]
     /// The last `bridge/devices` taken, to skip the same list again cheaply.
     private var lastDevicesPayload: [UInt8] = []
@@ -107,7 +114,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     }
 
     package func accessories() async -> [Accessory] {
-        order.compactMap { devices[$0]?.accessory }
+        (order + groupOrder).compactMap { devices[$0]?.accessory }
     }
 
     package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
@@ -282,6 +289,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         guard let route = topics.route(message.topic) else { return }
         switch route {
         case .devices: devicesListed(message.payload)
+        case .groups: groupsListed(message.payload)
         case .bridgeState: bridgeStateChanged(message.payload)
         case .event: event(message.payload)
         case .logging: logging(message.payload)
@@ -327,37 +335,74 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         for description in listed where description.isAccessory && !seen.contains(description.ieeeAddress) {
             seen.insert(description.ieeeAddress)
             newOrder.append(description.ieeeAddress)
-            let mapped = ExposeMapping.map(description)
-            if var device = devices[description.ieeeAddress] {
-                let renamed = device.description.friendlyName != description.friendlyName
-                if renamed {
-                    logger.notice(
-                        "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
-                        metadata: ["ieee": "\(description.ieeeAddress)"])
-                }
-                guard renamed || device.mapped != mapped || device.description != description else { continue }
-                device.update(description, mapped)
-                device.accessory.isReachable = isReachable(device)
-                devices[description.ieeeAddress] = device
-                if device.mapped.unmapped != mapped.unmapped { logUnmapped(description, mapped) }
-                sink.yield(.found(device.accessory))
-                if renamed { replayEarly(description) }
-            } else {
-                var device = Device(description: description, mapped: mapped)
-                device.accessory.isReachable = isReachable(device)
-                devices[description.ieeeAddress] = device
-                logUnmapped(description, mapped)
-                sink.yield(.found(device.accessory))
-                replayEarly(description)
-            }
+            take(description)
         }
         for ieee in order where !seen.contains(ieee) {
             forget(ieee, because: "it is no longer in bridge/devices")
         }
         order = newOrder
-        // Names follow the list as a whole, so two devices that swapped names keep their own topics.
-        ieeeByName = Dictionary(devices.values.map { ($0.description.friendlyName, $0.ieee) }) { first, _ in first }
+        // A group offers what its members do: their exposes may have changed.
+        rebuildGroups()
         early = [:]
+    }
+
+    private func groupsListed(_ payload: [UInt8]) {
+        guard payload != lastGroupsPayload else { return }
+        lastGroupsPayload = payload
+        do {
+            let (listed, problems) = try GroupDescription.list(payload)
+            groups = listed
+            for problem in problems { reportOnce("bridge/groups", problem, "skipped a malformed group entry") }
+        } catch {
+            reportOnce("bridge/groups", "unreadable", "kept the groups known so far; bridge/groups: \(error)")
+            return
+        }
+        rebuildGroups()
+    }
+
+    /// Makes the groups of `bridge/groups` whose members are known devices with a light, switch,
+    /// cover or lock into accessories, and forgets the others.
+    private func rebuildGroups() {
+        var keys: [String] = []
+        for group in groups where !keys.contains(group.accessoryKey) {
+            let members = group.members.compactMap { devices[$0]?.description }
+            guard let description = group.asDevice(members: members) else { continue }
+            keys.append(group.accessoryKey)
+            take(description)
+        }
+        for key in groupOrder where !keys.contains(key) {
+            forget(key, because: "it is no longer a group of known lights, switches, covers or locks in bridge/groups")
+        }
+        groupOrder = keys
+        // Names follow the lists as a whole, so two devices that swapped names keep their own topics.
+        ieeeByName = Dictionary(devices.values.map { ($0.description.friendlyName, $0.ieee) }) { first, _ in first }
+    }
+
+    /// Takes a device (or a group) as listed: new, changed, renamed, or unchanged.
+    private func take(_ description: DeviceDescription) {
+        let mapped = ExposeMapping.map(description)
+        if var device = devices[description.ieeeAddress] {
+            let renamed = device.description.friendlyName != description.friendlyName
+            if renamed {
+                logger.notice(
+                    "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
+                    metadata: ["ieee": "\(description.ieeeAddress)"])
+            }
+            guard renamed || device.mapped != mapped || device.description != description else { return }
+            device.update(description, mapped)
+            device.accessory.isReachable = isReachable(device)
+            devices[description.ieeeAddress] = device
+            if device.mapped.unmapped != mapped.unmapped { logUnmapped(description, mapped) }
+            sink.yield(.found(device.accessory))
+            if renamed { replayEarly(description) }
+        } else {
+            var device = Device(description: description, mapped: mapped)
+            device.accessory.isReachable = isReachable(device)
+            devices[description.ieeeAddress] = device
+            logUnmapped(description, mapped)
+            sink.yield(.found(device.accessory))
+            replayEarly(description)
+        }
     }
 
     private func replayEarly(_ description: DeviceDescription) {
@@ -371,7 +416,10 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private func forget(_ ieee: String, because reason: String) {
         guard let device = devices.removeValue(forKey: ieee) else { return }
         order.removeAll { $0 == ieee }
-        lastDevicesPayload = []  // the same list again would bring it back
+        groupOrder.removeAll { $0 == ieee }
+        // The same lists again would bring it back.
+        lastDevicesPayload = []
+        lastGroupsPayload = []
         if ieeeByName[device.description.friendlyName] == ieee { ieeeByName[device.description.friendlyName] = nil }
         logger.notice(
             "zigbee2mqtt: \(device.description.friendlyName) is gone: \(reason)", metadata: ["ieee": "\(ieee)"])
@@ -575,7 +623,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     }
 
     private func refreshReachability() {
-        for ieee in order { updateReachability(ieee) }
+        for ieee in order + groupOrder { updateReachability(ieee) }
     }
 
     // MARK: Logging

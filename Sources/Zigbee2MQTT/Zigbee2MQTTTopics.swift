@@ -8,7 +8,7 @@ struct Zigbee2MQTTTopics: Sendable {
     func get(_ friendlyName: String) -> String { "\(base)/\(friendlyName)/get" }
 
     enum Route: Equatable {
-        case devices, bridgeState, event, logging, permitJoinResponse
+        case devices, groups, bridgeState, event, logging, permitJoinResponse
         /// `<base>/<friendly_name>`: a device's state (friendly names may contain `/`).
         case device(String)
         case availability(String)
@@ -24,6 +24,7 @@ struct Zigbee2MQTTTopics: Sendable {
         let rest = String(Substring(topic.utf8.dropFirst(prefix)))
         switch rest {
         case "bridge/devices": return .devices
+        case "bridge/groups": return .groups
         case "bridge/state": return .bridgeState
         case "bridge/event": return .event
         case "bridge/logging": return .logging

@@ -8,6 +8,11 @@ package struct Zigbee2MQTTRecordings: Sendable {
     package let devices: [JSON]
     /// Every recorded state publish: topic suffix (the friendly name) and payload text, in file order.
     package let statePublishes: [(device: String, payload: String)]
+    /// The `bridge/groups` entries zigbee2mqtt publishes at startup (its test "Should publish groups
+    /// on startup"), without the one whose id the recording left unresolved.
+    package let groups: [JSON]
+    /// Every recorded availability publish's payload text, by device or group.
+    let availabilityPublishes: [String: [String]]
 
     package init(folder: String) throws {
         let devicesText = try String(
@@ -17,13 +22,38 @@ package struct Zigbee2MQTTRecordings: Sendable {
         }
         self.devices = devices
         var publishes: [(String, String)] = []
+        var availabilities: [String: [String]] = [:]
         for line in try String(contentsOfFile: "\(folder)/states.jsonl", encoding: .utf8).split(separator: "\n") {
-            guard let record = try? JSON.parse(String(line)), record["kind"]?.stringValue == "state",
-                let device = record["device"]?.stringValue, let text = record["payload_text"]?.stringValue
+            guard let record = try? JSON.parse(String(line)), let device = record["device"]?.stringValue,
+                let text = record["payload_text"]?.stringValue
             else { continue }
-            publishes.append((device, text))
+            switch record["kind"]?.stringValue {
+            case "state": publishes.append((device, text))
+            case "availability": availabilities[device, default: []].append(text)
+            default: break
+            }
         }
         statePublishes = publishes
+        availabilityPublishes = availabilities
+        var groups: [JSON] = []
+        for line in try String(contentsOfFile: "\(folder)/bridge-other.jsonl", encoding: .utf8).split(separator: "\n") {
+            guard let record = try? JSON.parse(String(line)),
+                record["topic"]?.stringValue == "zigbee2mqtt/bridge/groups",
+                case .array(let entries)? = record["payload"]?["$stringify"]
+            else { continue }
+            groups = entries.filter { if case .integer = $0["id"] { true } else { false } }
+            break
+        }
+        self.groups = groups
+    }
+
+    /// The recorded groups with at least one member among `devices`.
+    package func groups(among devices: [JSON]) -> [JSON] {
+        let addresses = Set(devices.compactMap { $0["ieee_address"]?.stringValue })
+        return groups.filter { group in
+            guard case .array(let members)? = group["members"] else { return false }
+            return members.contains { addresses.contains($0["ieee_address"]?.stringValue ?? "") }
+        }
     }
 
     /// The devices named (all when `names` is nil), in the order of `bridge/devices`; the coordinator
@@ -49,6 +79,9 @@ package struct Zigbee2MQTTRecordings: Sendable {
         }
         return states
     }
+
+    /// The recorded availability payloads of `device` (or group), verbatim.
+    package func availabilities(of device: String) -> [String] { availabilityPublishes[device] ?? [] }
 
     /// The recorded state publishes of `device`, verbatim.
     package func states(of device: String) -> [String] {

@@ -10,8 +10,9 @@ import Synchronization
 /// recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt, taken from zigbee2mqtt 2.12.1's own test
 /// suite) and answers `/set`, `/get` and `bridge/request/permit_join` the way zigbee2mqtt does: a
 /// set merges into the device's state and the whole state is published (keys sorted), a set it
-/// cannot apply is an error on `bridge/logging`. It invents no device: every device is an entry
-/// of a recorded `bridge/devices`.
+/// cannot apply is an error on `bridge/logging`; a group's set goes to its members as well, and the
+/// group's state and each member's are published. It invents no device: every device is an entry
+/// of a recorded `bridge/devices`, every group one of a recorded `bridge/groups`.
 package final class Zigbee2MQTTStandIn: Service, Sendable {
     let client: MQTTClient
     let base: String
@@ -20,6 +21,7 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
 
     struct World {
         var devices: [JSON]
+        var groups: [JSON] = []
         var states: [String: [(key: String, value: JSON)]]
         /// Devices whose sets fail, with zigbee2mqtt's error text.
         var failing: [String: String] = [:]
@@ -36,14 +38,16 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     /// - Parameters:
     ///   - devices: the `bridge/devices` array (entries as zigbee2mqtt published them).
     ///   - states: each device's first state payload, by friendly name.
+    ///   - groups: the `bridge/groups` array.
     package init(
-        client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON], logger: Logger
+        client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON],
+        groups: [JSON] = [], logger: Logger
     ) {
         self.client = client
         base = baseTopic
         self.logger = logger
         world = Mutex(
-            World(devices: devices, states: states.mapValues { $0.objectMembers ?? [] }))
+            World(devices: devices, groups: groups, states: states.mapValues { $0.objectMembers ?? [] }))
     }
 
     /// Connects, publishes the bridge, its devices and their states (retained, as zigbee2mqtt does),
@@ -66,6 +70,7 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
         try await client.subscribe(to: ["\(base)/#"], qos: .atLeastOnce, options: noLocal)
         try await publish("bridge/state", .object([("state", .string("online"))]), retain: true)
         try await publishDevices()
+        try await publish("bridge/groups", .array(world.withLock { $0.groups }), retain: true)
         let (names, states) = world.withLock { world in (world.devices.compactMap(\.friendlyName), world.states) }
         for name in names {
             try await publish("\(name)/availability", .object([("state", .string("online"))]), retain: true)
@@ -98,14 +103,25 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     }
 
     private func set(_ name: String, _ payload: [UInt8]) async throws {
-        enum Outcome { case unknown, error(String), silent, state([(key: String, value: JSON)]) }
+        enum Outcome {
+            case unknown, error(String), silent
+            /// The states to publish: the device's, or a group's and its members'.
+            case states([(name: String, state: [(key: String, value: JSON)])])
+        }
         let outcome = world.withLock { world -> Outcome in
             world.requests.append((name, "set " + String(decoding: payload, as: UTF8.self)))
-            guard let device = world.devices.first(where: { $0.friendlyName == name }) else { return .unknown }
+            let targets: [JSON]
+            if let device = world.devices.first(where: { $0.friendlyName == name }) {
+                targets = [device]
+            } else if let group = world.groups.first(where: { $0.friendlyName == name }) {
+                targets = world.devices.filter { group.hasMember($0) }
+            } else {
+                return .unknown
+            }
             guard let json = try? JSON.parse(payload), let fields = json.objectMembers else {
                 return .error("Invalid message '\(String(decoding: payload, as: UTF8.self))', skipping...")
             }
-            let settable = device.settableProperties
+            let settable = targets.reduce(into: Set<String>()) { $0.formUnion($1.settableProperties) }
             for (key, value) in fields where !settable.contains(key) {
                 return .error("No converter available for '\(key)' on '\(name)': (\(value.serialized))")
             }
@@ -113,24 +129,14 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
                 return .error("Publish 'set' '\(fields.first?.key ?? "")' to '\(name)' failed: '\(error)'")
             }
             if world.silent.contains(name) { return .silent }
-            var state = world.states[name] ?? []
-            // Switched off, a light does not take the brightness sent with it (zigbee2mqtt's tests).
-            let off = fields.compactMap { field -> String? in
-                guard field.key == "state" || field.key.hasPrefix("state_"), field.value == .string("OFF") else {
-                    return nil
-                }
-                return "brightness" + field.key.dropFirst("state".count)
+            var published: [(name: String, state: [(key: String, value: JSON)])] = []
+            for target in [name] + targets.compactMap(\.friendlyName)
+            where !published.contains(where: { $0.name == target }) {
+                let state = Self.merging(fields, into: world.states[target] ?? [])
+                world.states[target] = state
+                published.append((target, state))
             }
-            for (key, value) in fields where value != .string("") && !off.contains(key) {
-                if let index = state.firstIndex(where: { $0.key == key }) {
-                    state[index].value = value
-                } else {
-                    state.append((key, value))
-                }
-            }
-            state.sort { $0.key < $1.key }
-            world.states[name] = state
-            return .state(state)
+            return .states(published)
         }
         switch outcome {
         case .unknown, .silent: return
@@ -139,9 +145,32 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
                 "bridge/logging",
                 .object([("level", .string("error")), ("message", .string(text)), ("namespace", .string("z2m"))]),
                 retain: false)
-        case .state(let state):
-            try await publish(name, .object(state), retain: true)
+        case .states(let states):
+            for (target, state) in states { try await publish(target, .object(state), retain: true) }
         }
+    }
+
+    /// A state with a set's fields taken in, keys sorted. Switched off, a light does not take the
+    /// brightness sent with it (zigbee2mqtt's tests).
+    static func merging(
+        _ fields: [(key: String, value: JSON)], into state: [(key: String, value: JSON)]
+    ) -> [(key: String, value: JSON)] {
+        var state = state
+        let off = fields.compactMap { field -> String? in
+            guard field.key == "state" || field.key.hasPrefix("state_"), field.value == .string("OFF") else {
+                return nil
+            }
+            return "brightness" + field.key.dropFirst("state".count)
+        }
+        for (key, value) in fields where value != .string("") && !off.contains(key) {
+            if let index = state.firstIndex(where: { $0.key == key }) {
+                state[index].value = value
+            } else {
+                state.append((key, value))
+            }
+        }
+        state.sort { $0.key < $1.key }
+        return state
     }
 
     private func permitJoin(_ payload: [UInt8]) async throws {
@@ -176,6 +205,14 @@ extension JSON {
     }
 
     var friendlyName: String? { self["friendly_name"]?.stringValue }
+
+    /// Whether this `bridge/groups` entry lists `device` (a `bridge/devices` entry) as a member.
+    func hasMember(_ device: JSON) -> Bool {
+        guard case .array(let members)? = self["members"], let ieee = device["ieee_address"]?.stringValue else {
+            return false
+        }
+        return members.contains { $0["ieee_address"]?.stringValue == ieee }
+    }
 
     func replacing(_ key: String, _ value: JSON) -> JSON {
         guard let members = objectMembers else { return self }

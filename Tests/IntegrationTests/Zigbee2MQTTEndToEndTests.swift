@@ -413,6 +413,39 @@ struct Zigbee2MQTTEndToEndTests {
         }
     }
 
+    /// zigbee2mqtt's recorded groups whose members the network has are accessories: switched as
+    /// one through the group's `/set`, confirmed by the group's state, unreachable with the
+    /// group's recorded availability; a group of sensors, or of unknown devices, is none.
+    @Test func aGroupIsOneAccessorySwitchedAsOne() async throws {
+        try await withGateway(zigbee2mqtt: ["bulb_color_2", "power_plug", "weather_sensor"], zigbee2mqttGroups: true) {
+            gateway in
+            let zigbee = try #require(gateway.zigbee)
+            try await withAccount("owner", to: gateway.broker) { owner in
+                // group_tradfri_remote and ha_discovery_group hold bulb_color_2, switch_group the plug
+                let discovered = try await owner.retainedJSON("homegate/$discovered") {
+                    Self.entry("group:15071", in: $0) != nil && Self.entry("group:14", in: $0) != nil
+                }
+                #expect(Self.entry("group:15071", in: discovered)?["model"]?.stringValue == "Group")
+                #expect(Self.entry("group:14", in: discovered)?["category"]?.stringValue == "outlet")
+                #expect(Self.entry("group:1", in: discovered) == nil, "group_1 has no members")
+                try await owner.addToMainHouse([("group:15071", "Living Room", "Living Lights")])
+                let on = "homegate/Main House/Living Room/Living Lights/Light/On"
+                let answer = try await owner.command("\(on)/set/owner", "true")
+                #expect(answer.isOK, "\(answer.serialized)")
+                try await owner.retained(on, becomes: "true")
+                #expect(zigbee.requests(to: "group_tradfri_remote") == [#"set {"state":"ON"}"#])
+
+                // zigbee2mqtt's recorded availability of the group
+                let offline = try #require(
+                    zigbeeRecordings.availabilities(of: "group_tradfri_remote").first { $0.contains("offline") })
+                try await zigbee.publishState("group_tradfri_remote/availability", Array(offline.utf8))
+                try await owner.retained("homegate/Main House/Living Room/Living Lights/$reachable", becomes: "false")
+                let refused = try await owner.command("\(on)/set/owner", "false")
+                #expect(refused.code == "accessoryNotReachable", "\(refused.serialized)")
+            }
+        }
+    }
+
     @Test func aLeaveEitherWayMakesTheDeviceUnreachableAndNamesThatSwapKeepTheirDevices() async throws {
         try await withGateway(zigbee2mqtt: ["bulb", "bulb_color_2", "weather_sensor"]) { gateway in
             let zigbee = try #require(gateway.zigbee)

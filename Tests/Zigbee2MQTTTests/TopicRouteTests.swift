@@ -11,6 +11,7 @@ struct TopicRouteTests {
         "each topic under the base topic is routed by its levels",
         arguments: [
             ("zigbee2mqtt/bridge/devices", Route.devices),
+            ("zigbee2mqtt/bridge/groups", Route.groups),
             ("zigbee2mqtt/bridge/state", .bridgeState),
             ("zigbee2mqtt/bridge/event", .event),
             ("zigbee2mqtt/bridge/logging", .logging),

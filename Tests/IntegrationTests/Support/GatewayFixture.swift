@@ -122,6 +122,7 @@ func withGateway<T>(
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,
+    zigbee2mqttGroups: Bool = false,
     hap: [HAPEndpoint]? = nil,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
@@ -138,7 +139,8 @@ func withGateway<T>(
                 client: try makeClient(broker, name: "zigbee2mqtt") {
                     $0.username = "zigbee2mqtt"; $0.password = "zigbee2mqtt"
                 },
-                devices: listed, states: zigbeeRecordings.firstStates(of: listed), logger: logger)
+                devices: listed, states: zigbeeRecordings.firstStates(of: listed),
+                groups: zigbee2mqttGroups ? zigbeeRecordings.groups(among: listed) : [], logger: logger)
             try await standIn.start()
             zigbee = standIn
             zigbeeDriver = Zigbee2MQTTDriver(

@@ -1,0 +1,110 @@
+import JSON
+
+/// One group of zigbee2mqtt's retained `bridge/groups`: the lights of a room switched as one.
+/// zigbee2mqtt sends a group's `/set` to all its members in one Zigbee group command, and publishes
+/// the group's state at `<base>/<group>` (and its availability, when that is on) as it does a device's.
+package struct GroupDescription: Sendable, Hashable {
+    package var id: Int
+    package var friendlyName: String
+    /// The members' IEEE addresses, in the group's order (a device in it twice, on two endpoints, once).
+    package var members: [String]
+
+    /// Reads one entry of `bridge/groups`; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
+    package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
+        guard case .object = json else { throw .init("a group entry is not an object") }
+        guard let id = json["id"]?.integerValue else { throw .init("a group entry has no numeric id") }
+        guard let friendlyName = json["friendly_name"]?.stringValue, !friendlyName.isEmpty else {
+            throw .init("the group \(id) has no friendly_name")
+        }
+        self.id = id
+        self.friendlyName = friendlyName
+        var members: [String] = []
+        if case .array(let entries) = json["members"] {
+            for entry in entries {
+                guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
+                members.append(ieee)
+            }
+        }
+        self.members = members
+    }
+
+    /// Reads the whole `bridge/groups` payload. A malformed entry is skipped and named in
+    /// `problems`; a payload that is not a JSON array throws.
+    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
+        groups: [GroupDescription], problems: [String]
+    ) {
+        let (groups, problems) = try readList(payload, topic: "bridge/groups") {
+            entry throws(Zigbee2MQTTPayloadError) in
+            try GroupDescription(entry)
+        }
+        return (groups, problems)
+    }
+
+    /// The accessory id of the group: `group:<id>`, which no IEEE address can be.
+    package var accessoryKey: String { "group:\(id)" }
+
+    /// The kinds a group can be: what a Zigbee group command reaches (zigbee2mqtt's Home Assistant
+    /// discovery offers groups of the same kinds).
+    static let kinds: Set<String> = ["light", "switch", "cover", "lock"]
+
+    /// The group as a device for ``ExposeMapping``: of each kind its members have, one expose with
+    /// every feature any member has (the first member's, by name, as zigbee2mqtt's own discovery
+    /// merges a group), named by its plain property: a group's state and `/set` carry `state`, not
+    /// an endpoint's `state_l1`. Nil when no member has a light, switch, cover or lock: a group of
+    /// sensors, or one whose members are unknown, is no accessory.
+    func asDevice(members known: [DeviceDescription]) -> DeviceDescription? {
+        var merged: [Expose] = []
+        for member in known {
+            for expose in member.exposes where Self.kinds.contains(expose.type) {
+                let plain = Self.withoutEndpoint(expose)
+                if let index = merged.firstIndex(where: { $0.type == plain.type }) {
+                    for feature in plain.features
+                    where !merged[index].features.contains(where: { $0.name == feature.name }) {
+                        merged[index].features.append(feature)
+                    }
+                } else {
+                    merged.append(plain)
+                }
+            }
+        }
+        guard !merged.isEmpty else { return nil }
+        return DeviceDescription(
+            group: accessoryKey, friendlyName: friendlyName,
+            description: "Group of \(known.map(\.friendlyName).joined(separator: ", "))", exposes: merged)
+    }
+
+    /// `expose` and its features without their endpoint: `state_l1` becomes `state`.
+    static func withoutEndpoint(_ expose: Expose) -> Expose {
+        var plain = expose
+        if let endpoint = expose.endpoint, let property = expose.property, property.hasSuffix("_\(endpoint)") {
+            plain.property = String(property.dropLast(endpoint.count + 1))
+        }
+        plain.endpoint = nil
+        plain.features = expose.features.map { feature in
+            var feature = feature
+            if feature.endpoint == nil { feature.endpoint = expose.endpoint }
+            return withoutEndpoint(feature)
+        }
+        return plain
+    }
+}
+
+extension DeviceDescription {
+    /// A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
+    init(group key: String, friendlyName: String, description: String, exposes: [Expose]) {
+        ieeeAddress = key
+        self.friendlyName = friendlyName
+        type = "Group"
+        supported = true
+        interviewCompleted = true
+        disabled = false
+        vendor = "zigbee2mqtt"
+        model = "Group"
+        self.description = description
+        self.exposes = exposes
+        malformedExposes = 0
+    }
+
+    /// Whether this describes a group (``GroupDescription/asDevice(members:)``), not a device.
+    var isGroup: Bool { type == "Group" }
+}
