@@ -11,12 +11,14 @@ deps:
 	@scripts/install-deps.sh
 
 ## What the real-browser and real-peer tests need, and only they (not `make demo`): Debian's chromium
-## and chromedriver, an avahi-daemon for the mDNS test, then .build/venv with
-## scripts/python-requirements.txt (selenium, HAP-python). After deps: one apt at a time.
+## and chromedriver, an avahi-daemon for the mDNS test, .build/venv with
+## scripts/python-requirements.txt (selenium, HAP-python), and .build/ha-venv with Home Assistant
+## (Python 3.13). After deps: one apt at a time.
 browser-deps: deps
 	@scripts/install-browser.sh
 	@scripts/install-mdns-tools.sh
 	@scripts/install-python-tools.sh
+	@scripts/install-home-assistant.sh
 
 ## Headless chromium loads a local page, fills its form and waits for its JavaScript, at a phone's
 ## and a desktop's size; the screenshots go to .build/browser-smoke/.

@@ -227,7 +227,10 @@ enum HomeAssistantEntities {
     private static func covering(_ context: Context) -> Entity {
         var fields: [(key: String, value: JSON)] =
             [("name", context.name)] + stateField(context, "state")
-            + [("position_topic", .string(context.stateTopic)), ("position_template", template("position"))]
+            + [
+                ("position_topic", .string(context.stateTopic)),
+                ("position_template", templateOrEmpty("position")),
+            ]
         if context.isWritable(.targetPosition) {
             let target = context.commandTopic(.targetPosition)
             fields += [
@@ -315,6 +318,12 @@ enum HomeAssistantEntities {
     }
 
     static func template(_ field: String) -> JSON { .string("{{ value_json.\(field) }}") }
+
+    /// A field that renders empty while it is null: Home Assistant's cover takes an empty position
+    /// as "nothing known", and warns about `None`, which it does not take as a number.
+    static func templateOrEmpty(_ field: String) -> JSON {
+        .string("{{ value_json.\(field) if value_json.\(field) is not none else '' }}")
+    }
 
     private static func number(_ value: Double) -> JSON {
         value.rounded() == value && abs(value) < 1e15 ? .integer(Int(value)) : .number(value)

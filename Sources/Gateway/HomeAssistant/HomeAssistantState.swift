@@ -6,6 +6,11 @@ import HomeModel
 /// `B/<home>/<room>/<accessory>/<service>/$ha`. Home Assistant reads each field with a
 /// `{{ value_json.<field> }}` template; a light (JSON schema) reads the object as it is.
 ///
+/// Every field an entity reads is there as soon as the service has its characteristic: `null`
+/// while the value is not known, which the template renders as `None`, Home Assistant's word for
+/// "unknown" (a missing field is a template warning in its log). A light names its colour mode
+/// only with the colour that mode needs.
+///
 /// Some states exist only as a combination of characteristics (a lock is `LOCKING` while its
 /// current state differs from its target), so they are computed here rather than left to templates.
 enum HomeAssistantState {
@@ -17,25 +22,27 @@ enum HomeAssistantState {
         case .lightbulb: members = light(values)
         case .switch, .outlet:
             members =
-                [("state", onOff(values.bool(.on)))] + optional("in_use", values.bool(.outletInUse).map(onOff))
-                + optional("power", values.number(.currentConsumption))
-                + optional("energy", values.number(.totalConsumption))
+                [("state", onOff(values.bool(.on)))] + values.field("in_use", .outletInUse) { $0.boolValue.map(onOff) }
+                + values.number("power", .currentConsumption)
+                + values.number("energy", .totalConsumption)
         case .fan:
             members =
                 [("state", onOff(values.bool(.on)))]
-                + optional("percentage", values.double(.rotationSpeed).map { .integer(Int($0.rounded())) })
-                + optional("direction", values.int(.rotationDirection).map { .string($0 == 1 ? "reverse" : "forward") })
+                + values.field("percentage", .rotationSpeed) { $0.doubleValue.map { .integer(Int($0.rounded())) } }
+                + values.field("direction", .rotationDirection) {
+                    $0.intValue.map { .string($0 == 1 ? "reverse" : "forward") }
+                }
         case .thermostat: members = climate(values)
         case .lockMechanism: members = [("state", lockState(values))]
         case .garageDoorOpener:
             members =
                 [("state", garageDoorState(values))]
-                + optional("obstruction", values.bool(.obstructionDetected).map(onOff))
+                + values.field("obstruction", .obstructionDetected) { $0.boolValue.map(onOff) }
         case .windowCovering: members = covering(values)
-        case .temperatureSensor: members = optional("temperature", values.number(.currentTemperature))
-        case .humiditySensor: members = optional("humidity", values.number(.currentRelativeHumidity))
-        case .lightSensor: members = optional("illuminance", values.number(.currentAmbientLightLevel))
-        case .airPressureSensor: members = optional("pressure", values.number(.airPressure))
+        case .temperatureSensor: members = values.number("temperature", .currentTemperature)
+        case .humiditySensor: members = values.number("humidity", .currentRelativeHumidity)
+        case .lightSensor: members = values.number("illuminance", .currentAmbientLightLevel)
+        case .airPressureSensor: members = values.number("pressure", .airPressure)
         case .occupancySensor: members = [("state", onOff(values.int(.occupancyDetected).map { $0 != 0 }))]
         case .motionSensor: members = [("state", onOff(values.bool(.motionDetected)))]
         // ContactSensorState 0 is "contact detected": the door is closed.
@@ -44,9 +51,9 @@ enum HomeAssistantState {
         case .smokeSensor: members = [("state", onOff(values.int(.smokeDetected).map { $0 != 0 }))]
         case .battery:
             members =
-                optional("level", values.int(.batteryLevel).map { .integer($0) })
-                + optional("low", values.int(.statusLowBattery).map { onOff($0 != 0) })
-                + optional("charging", values.int(.chargingState).map { onOff($0 == 1) })
+                values.field("level", .batteryLevel) { $0.intValue.map { .integer($0) } }
+                + values.field("low", .statusLowBattery) { $0.intValue.map { onOff($0 != 0) } }
+                + values.field("charging", .chargingState) { $0.intValue.map { onOff($0 == 1) } }
         default: return nil
         }
         return .object(members)
@@ -63,7 +70,16 @@ enum HomeAssistantState {
         let saturation = values.double(.saturation)
         let mireds = values.double(.colorTemperature)
         let modes = LightScale.supportedColorModes(of: values.service)
-        members.append(("color_mode", .string(LightScale.colorMode(supported: modes, saturation: saturation))))
+        let mode = LightScale.colorMode(supported: modes, saturation: saturation)
+        // Home Assistant takes a colour mode only with its colour: `hs` with `color`, `color_temp`
+        // with `color_temp`; the other modes need none.
+        let hasColor: Bool =
+            switch mode {
+            case "hs": hue != nil && saturation != nil
+            case "color_temp": mireds != nil
+            default: true
+            }
+        if hasColor { members.append(("color_mode", .string(mode))) }
         if let hue, let saturation {
             members.append(("color", .object([("h", .number(hue)), ("s", .number(saturation))])))
         }
@@ -80,11 +96,11 @@ enum HomeAssistantState {
             case 0: mode == "off" ? "off" : "idle"
             default: nil
             }
-        return optional("mode", mode.map { .string($0) })
-            + optional("action", action.map { .string($0) })
-            + optional("temperature", values.number(.targetTemperature))
-            + optional("current_temperature", values.number(.currentTemperature))
-            + optional("current_humidity", values.number(.currentRelativeHumidity))
+        return values.field("mode", .targetHeatingCoolingState) { _ in mode.map { .string($0) } }
+            + values.field("action", .currentHeatingCoolingState) { _ in action.map { .string($0) } }
+            + values.number("temperature", .targetTemperature)
+            + values.number("current_temperature", .currentTemperature)
+            + values.number("current_humidity", .currentRelativeHumidity)
     }
 
     /// LOCKED/UNLOCKED when the lock is where it was told to be, LOCKING/UNLOCKING on the way,
@@ -119,17 +135,14 @@ enum HomeAssistantState {
             case 1: "opening"
             default: position.map { $0 == 0 ? "closed" : "open" }
             }
-        return optional("state", state.map { .string($0) }) + optional("position", position.map { .integer($0) })
+        return [("state", state.map { .string($0) } ?? .null)]
+            + values.field("position", .currentPosition) { $0.intValue.map { .integer($0) } }
     }
 
     // MARK: Helpers
 
     private static func onOff(_ value: Bool?) -> JSON {
         value.map { .string($0 ? "ON" : "OFF") } ?? .null
-    }
-
-    private static func optional(_ key: String, _ value: JSON?) -> [(key: String, value: JSON)] {
-        value.map { [(key, $0)] } ?? []
     }
 
     /// The last known values of one service's characteristics, by type.
@@ -141,12 +154,24 @@ enum HomeAssistantState {
         func bool(_ type: CharacteristicType) -> Bool? { value(type)?.boolValue }
         func int(_ type: CharacteristicType) -> Int? { value(type)?.intValue }
         func double(_ type: CharacteristicType) -> Double? { value(type)?.doubleValue }
-        /// A number as JSON: integers stay integers, others keep their fraction.
-        func number(_ type: CharacteristicType) -> JSON? {
-            switch value(type) {
-            case .int(let value)?: .integer(value)
-            case .float(let value)?: .number(value)
-            default: nil
+
+        /// `key` for an entity that reads the characteristic `type`: absent when the service has no
+        /// such characteristic, `null` while its value (as `render` reads it) is not known.
+        func field(
+            _ key: String, _ type: CharacteristicType, _ render: (CharacteristicValue) -> JSON?
+        ) -> [(key: String, value: JSON)] {
+            guard let characteristic = service.characteristic(type) else { return [] }
+            return [(key, characteristic.value.flatMap(render) ?? .null)]
+        }
+
+        /// ``field(_:_:_:)`` for a number: integers stay integers, others keep their fraction.
+        func number(_ key: String, _ type: CharacteristicType) -> [(key: String, value: JSON)] {
+            field(key, type) { value in
+                switch value {
+                case .int(let value): .integer(value)
+                case .float(let value): .number(value)
+                default: nil
+                }
             }
         }
     }

@@ -123,6 +123,7 @@ func withGateway<T>(
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
     zigbee2mqtt devices: Set<String>? = nil,
     zigbee2mqttGroups: Bool = false,
+    zigbee2mqttStates: Bool = true,
     hap: [HAPEndpoint]? = nil,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
@@ -139,7 +140,7 @@ func withGateway<T>(
                 client: try makeClient(broker, name: "zigbee2mqtt") {
                     $0.username = "zigbee2mqtt"; $0.password = "zigbee2mqtt"
                 },
-                devices: listed, states: zigbeeRecordings.firstStates(of: listed),
+                devices: listed, states: zigbee2mqttStates ? zigbeeRecordings.firstStates(of: listed) : [:],
                 groups: zigbee2mqttGroups ? zigbeeRecordings.groups(among: listed) : [], logger: logger)
             try await standIn.start()
             zigbee = standIn

@@ -7,8 +7,9 @@ import Testing
 /// Home Assistant as far as MQTT discovery goes, over a real connection: it reads the retained
 /// discovery configs, sends an entity's commands the way Home Assistant does (the config's command
 /// topic with Home Assistant's payload), and reads states the way it does (the config's state topic
-/// through its template). Only the template form the gateway uses, `{{ value_json.<field> }}`, is
-/// understood; any other makes the test fail rather than guess.
+/// through its template). Only the template forms the gateway uses, `{{ value_json.<field> }}` and
+/// `{{ value_json.<field> if value_json.<field> is not none else '' }}`, are understood; any other
+/// makes the test fail rather than guess.
 struct HomeAssistantClient {
     let account: Account
     /// Object id → config, as the broker holds them.
@@ -82,17 +83,25 @@ struct HomeAssistantClient {
         }
     }
 
-    /// `{{ value_json.<field> }}` applied to `json`.
+    /// `{{ value_json.<field> }}` (or its form that renders empty for null) applied to `json`.
     static func render(_ template: String, _ json: JSON) throws -> JSON? {
         let trimmed = template.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("{{ value_json."), trimmed.hasSuffix(" }}") else {
             throw TimedOut("template \(template) is not of the form {{ value_json.<field> }}")
         }
-        let field = trimmed.dropFirst("{{ value_json.".count).dropLast(" }}".count)
+        var field = String(trimmed.dropFirst("{{ value_json.".count).dropLast(" }}".count))
+        if let space = field.firstIndex(of: " ") {
+            let name = String(field[..<space])
+            guard field == "\(name) if value_json.\(name) is not none else ''" else {
+                throw TimedOut("template \(template) reads \(field)")
+            }
+            field = name
+            if json[name] == .null { return .string("") }
+        }
         guard field.allSatisfy({ $0.isLetter || $0 == "_" }) else {
             throw TimedOut("template \(template) reads \(field)")
         }
-        return json[String(field)]
+        return json[field]
     }
 
     func disconnect() async { await account.disconnect() }
