@@ -287,6 +287,17 @@ enum Pages {
             control =
                 "<select name=\"value\" data-k-input=\"\(escaped(key))\" aria-labelledby=\"\(labelledBy)\">\(options)</select>"
                 + "<button type=\"submit\" aria-describedby=\"\(labelledBy)\">Set</button>"
+        case .string where metadata.validStrings != nil:
+            let current = characteristic.value?.plainText
+            let unknown = current == nil ? "<option value=\"\" selected disabled>unknown</option>" : ""
+            let options =
+                unknown
+                + (metadata.validStrings ?? []).map {
+                    "<option value=\"\(escaped($0))\"\($0 == current ? " selected" : "")>\(escaped($0))</option>"
+                }.joined()
+            control =
+                "<select name=\"value\" data-k-input=\"\(escaped(key))\" aria-labelledby=\"\(labelledBy)\">\(options)</select>"
+                + "<button type=\"submit\" aria-describedby=\"\(labelledBy)\">Set</button>"
         case .string:
             control = """
                 <input name="value" maxlength="\(metadata.maxLength ?? CharacteristicMetadata.defaultMaxStringLength)" \

@@ -15,6 +15,9 @@ enum Conversion: Sendable, Hashable {
     case number
     /// An `enum` expose ↔ an integer characteristic (`system_mode` ↔ TargetHeatingCoolingState).
     case enumeration(names: [String], numbers: [Int])
+    /// An `enum` expose with no HomeKit counterpart ↔ a string characteristic whose `validStrings`
+    /// are the enum's values (a valve's `preset`).
+    case text
     /// A cover's tilt 0...100 % ↔ HomeKit's tilt angle −90...90°.
     case tilt
     /// One component of a colour: the property is the composite `color` object.
@@ -85,6 +88,13 @@ struct Binding: Sendable, Hashable {
                 return .invalid("\(property) is \(raw.serialized), not one of \(names.joined(separator: ", "))")
             }
             return .value(.int(numbers[index]))
+        case .text:
+            guard case .string(let text) = raw else { return .invalid("\(property) is not a string") }
+            do {
+                return .value(try metadata.validate(.string(text)))
+            } catch {
+                return .invalid("\(property) \(raw.serialized): \(error.message)")
+            }
         case .tilt:
             guard let number = raw.numberValue else { return .invalid("\(property) is not a number") }
             return checked(number * 1.8 - 90)
@@ -149,6 +159,9 @@ struct Binding: Sendable, Hashable {
         case .enumeration(let names, let numbers):
             guard let index = numbers.firstIndex(of: value.intValue ?? -1) else { return nil }
             return .string(names[index])
+        case .text:
+            guard case .string(let text) = value else { return nil }
+            return .string(text)
         case .tilt:
             return .integer(Int((((value.doubleValue ?? 0) + 90) / 1.8).rounded()))
         case .color:

@@ -284,6 +284,12 @@ private struct Builder {
                 service.add(
                     .targetHeatingCoolingState, feature, .enumeration(names: table.map(\.0), numbers: table.map(\.1)),
                     metadata: metadata)
+            case "preset" where !feature.stringValues.isEmpty:
+                // HomeKit has no presets: the device's own words, any of them (manual, schedule, boost, eco).
+                service.add(
+                    .preset, feature, .text,
+                    metadata: CharacteristicMetadata(
+                        format: .string, validStrings: feature.stringValues, permissions: []))
             case "running_state":
                 let known: [(String, Int)] = [("idle", 0), ("heat", 1), ("cool", 2)]
                 let table = known.filter { feature.stringValues.contains($0.0) }

@@ -104,7 +104,4 @@ extension DeviceDescription {
         self.exposes = exposes
         malformedExposes = 0
     }
-
-    /// Whether this describes a group (``GroupDescription/asDevice(members:)``), not a device.
-    var isGroup: Bool { type == "Group" }
 }

@@ -343,7 +343,11 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         order = newOrder
         // A group offers what its members do: their exposes may have changed.
         rebuildGroups()
-        early = [:]
+        // What is left waits for a group: all of it until bridge/groups came, then only groups'.
+        if !lastGroupsPayload.isEmpty {
+            let groupNames = Set(groups.map(\.friendlyName))
+            early = early.filter { groupNames.contains($0.key) }
+        }
     }
 
     private func groupsListed(_ payload: [UInt8]) {
@@ -551,7 +555,11 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let name = data?["friendly_name"]?.stringValue ?? "?"
         switch type {
         case "device_leave":
-            if let ieee = data?["ieee_address"]?.stringValue { forget(ieee, because: "it left the network") }
+            if let ieee = data?["ieee_address"]?.stringValue {
+                forget(ieee, because: "it left the network")
+                // A group offers what its members do.
+                rebuildGroups()
+            }
         case "device_joined":
             logger.notice("zigbee2mqtt: \(name) joined; it is listed once interviewed")
         case "device_interview":

@@ -47,15 +47,6 @@ package struct Zigbee2MQTTRecordings: Sendable {
         self.groups = groups
     }
 
-    /// The recorded groups with at least one member among `devices`.
-    package func groups(among devices: [JSON]) -> [JSON] {
-        let addresses = Set(devices.compactMap { $0["ieee_address"]?.stringValue })
-        return groups.filter { group in
-            guard case .array(let members)? = group["members"] else { return false }
-            return members.contains { addresses.contains($0["ieee_address"]?.stringValue ?? "") }
-        }
-    }
-
     /// The devices named (all when `names` is nil), in the order of `bridge/devices`; the coordinator
     /// always comes along, as it does in zigbee2mqtt.
     package func devices(named names: Set<String>?) -> [JSON] {

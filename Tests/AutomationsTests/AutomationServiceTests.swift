@@ -105,8 +105,9 @@ struct AutomationServiceTests {
     func pressRunsActionSet() async throws {
         let home = try await Home.make()
         _ = try await home.manager.executeActionSet("Lamp Off", home: "Home", account: "alice")
-        try await home.addTrigger("Single Press", on: 0, running: ["Lamp On"])
+        // The long press's first: an automation that ignored its value would fire at the double press
         try await home.addTrigger("Long Press", on: 2, running: ["Lamp Off"])
+        try await home.addTrigger("Single Press", on: 0, running: ["Lamp On"])
         try await home.withService { events throws in
             // A double press fires nothing; a single press turns the lamp on
             home.press(1)

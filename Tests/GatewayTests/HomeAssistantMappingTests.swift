@@ -68,6 +68,36 @@ struct HomeAssistantMappingTests {
         #expect(off?["action"] == .string("off"))
     }
 
+    @Test("a thermostat's presets are Home Assistant's preset modes (without its own 'none'), null while unknown")
+    func climatePresets() throws {
+        var service = Self.service(
+            .thermostat, [(.targetHeatingCoolingState, .int(1)), (.targetTemperature, .float(20))])
+        service.characteristics.append(
+            Characteristic(
+                type: .preset,
+                metadata: CharacteristicMetadata(
+                    format: .string, validStrings: ["none", "manual", "eco"], permissions: [.read, .write, .notify]),
+                value: nil))
+        #expect(HomeAssistantState.state(of: service)?["preset"] == .null)
+        service.characteristics[2].value = .string("eco")
+        #expect(HomeAssistantState.state(of: service)?["preset"] == .string("eco"))
+        var accessory = Accessory(id: "valve", name: "Valve", category: .thermostat, services: [service])
+        let room = Room(id: "room", name: HomeName.defaultRoom, isDefault: true)
+        accessory.room = room.id
+        let home = Home(
+            id: "home", name: "Home", isPrimary: true, defaultRoom: room, rooms: [], zones: [],
+            accessories: [accessory],
+            actionSets: [],
+            users: [User(id: "ha", name: "Home Assistant", role: .guest, account: "homeassistant")])
+        let configs = Self.discovery.configs(for: home)
+        let climate = try #require(configs.first { $0.component == "climate" }?.payload, "\(configs.map(\.topic))")
+        #expect(climate["preset_modes"] == .array([.string("manual"), .string("eco")]))
+        #expect(climate["preset_mode_value_template"] == .string("{{ value_json.preset }}"))
+        #expect(
+            climate["preset_mode_command_topic"]?.stringValue?.hasSuffix("/Thermostat/Preset/set/homeassistant") == true
+        )
+    }
+
     @Test("a light reports brightness 0–255, colour temperature in kelvin, and its colour mode")
     func lightState() {
         let white = Self.state(

@@ -33,6 +33,7 @@ struct ServicesJSONTests {
         .init(
             format: CharacteristicFormat(rawValue: "tlv8"), unit: CharacteristicUnit(rawValue: "custom-unit"),
             validValues: [], permissions: []),
+        .init(format: .string, validStrings: ["manual", "eco \"night\"", "ümlaut"], permissions: [.read, .write]),
     ]
 
     /// A service per awkward name, each with every kind of value and metadata.

@@ -19,7 +19,14 @@ struct HomeAssistantRealTests {
 
     @Test func noWarningsWithValuesUnknownPartlyKnownAndKnown() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
-            throw TimedOut("Home Assistant is not installed: run `make test` (scripts/install-home-assistant.sh)")
+            // Only where no Python 3.13 can be had (Debian 12), on purpose and in words.
+            if ProcessInfo.processInfo.environment["HOMEGATE_SKIP_HOME_ASSISTANT"] == "1" {
+                Issue.record("skipped: HOMEGATE_SKIP_HOME_ASSISTANT=1 and no .build/ha-venv", severity: .warning)
+                return
+            }
+            throw TimedOut(
+                "Home Assistant is not installed: run `make test` (scripts/install-home-assistant.sh; it needs Python 3.13)"
+            )
         }
         try await withGateway(homeAssistant: true, zigbee2mqtt: Self.devices, zigbee2mqttStates: false) { gateway in
             let zigbee = try #require(gateway.zigbee)
@@ -37,6 +44,12 @@ struct HomeAssistantRealTests {
                         }
                         return (id, "Living Room", name.capitalized)
                     })
+                // Each accessory's configs go out together: its identify button's says they are there.
+                for entry in entries where entry["manufacturer"]?.stringValue != "homegate" {
+                    let id = try #require(entry["id"]?.stringValue)
+                    _ = try await owner.retainedJSON("homeassistant/button/homegate/\(id)_identify/config") { _ in true
+                    }
+                }
                 try await withTemporaryDirectory { folder in
                     let process = try ChildProcess(
                         Self.python, ["-u", Self.script, "--port", "\(gateway.broker.port)", "--config", folder],
@@ -94,13 +107,17 @@ struct HomeAssistantRealTests {
                                 zigbeeRecordings.states(of: device).contains(state), "\(device) \(state) is recorded")
                             try await zigbee.publishState(device, Array(state.utf8))
                         }
-                        try await owner.retained(
-                            "homegate/Main House/Living Room/Weather Sensor/Temperature/CurrentTemperature",
-                            becomes: "-0.85")
-                        try await owner.retained(
-                            "homegate/Main House/Living Room/Power Plug/Outlet/On", becomes: "true")
-                        try await owner.retained(
-                            "homegate/Main House/Living Room/Bulb Color 2/Light/On", becomes: "true")
+                        // $ha goes out after the value topic: what Home Assistant reads must be there
+                        let room = "homegate/Main House/Living Room"
+                        _ = try await owner.retainedJSON("\(room)/Weather Sensor/Temperature/$ha") {
+                            $0["temperature"] == .number(-0.85)
+                        }
+                        _ = try await owner.retainedJSON("\(room)/Power Plug/Outlet/$ha") {
+                            $0["state"] == .string("ON")
+                        }
+                        _ = try await owner.retainedJSON("\(room)/Bulb Color 2/Light/$ha") {
+                            $0["state"] == .string("ON")
+                        }
                         let partly = try await checkpoint(2)
                         #expect(partly["warnings"] == .array([]), "\(partly["warnings"]?.serialized ?? "")")
                         let middle = try #require(partly["states"])
@@ -115,8 +132,7 @@ struct HomeAssistantRealTests {
                         let full = #"{"brightness":50,"color_mode":"color_temp","color_temp":290,"state":"ON"}"#
                         #expect(zigbeeRecordings.states(of: "bulb_color_2").contains(full))
                         try await zigbee.publishState("bulb_color_2", Array(full.utf8))
-                        try await owner.retained(
-                            "homegate/Main House/Living Room/Bulb Color 2/Light/ColorTemperature", becomes: "290")
+                        _ = try await owner.retainedJSON("\(room)/Bulb Color 2/Light/$ha") { $0["color_temp"] != nil }
                         let known = try await checkpoint(3)
                         #expect(known["warnings"] == .array([]), "\(known["warnings"]?.serialized ?? "")")
                         #expect(known["states"]?["light.bulb_color_2"]?.stringValue == "on")

@@ -463,6 +463,27 @@ struct ExposeMappingTests {
         }
     }
 
+    /// A thermostat's `preset` (zigbee2mqtt's documented climate expose: `hold`, `program`) is the
+    /// string characteristic Preset with the device's own words as its only values.
+    @Test func preset() throws {
+        let mapped = try Self.device(exposing: [try Self.documented("Climate")], name: "thermostat")
+        let preset = try #require(mapped.accessory.service("climate")?.characteristic(.preset))
+        #expect(preset.metadata.format == .string)
+        #expect(preset.metadata.validStrings == ["hold", "program"])
+        #expect(preset.metadata.permissions == [.read, .write, .notify])
+        #expect(!mapped.unmapped.contains("preset"))
+        let binding = try #require(mapped.bindings(of: "climate", .preset))
+        #expect(binding.read(try JSON.parse(#"{"preset":"program"}"#)) == .value(.string("program")))
+        guard case .invalid = binding.read(try JSON.parse(#"{"preset":"eco"}"#)) else {
+            Issue.record("a preset the device does not list is not a value")
+            return
+        }
+        #expect(binding.deviceValue(for: .string("hold")) == .string("hold"))
+        // The model takes any case and keeps the device's spelling; it refuses another word
+        #expect(try preset.metadata.validate(.string("PROGRAM")) == .string("program"))
+        #expect(throws: HomeError.self) { try preset.metadata.validate(.string("eco")) }
+    }
+
     /// A cover without `motor_state` (the zigfred's) still has the PositionState HomeKit requires:
     /// stopped until it is sent somewhere, then opening or closing until it gets there.
     @Test func positionStateWithoutMotorState() throws {

@@ -87,17 +87,10 @@ extension CommandRouter {
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .addTrigger(let homeName, let name, let event, let actionSets):
             let home = try await manager.home(homeName, account: account)
-            let accessory = try home.accessory(named: event.accessory)
-            let (service, characteristic) = try accessory.characteristic(
-                named: event.characteristic, service: event.service)
+            let (target, value) = try Self.reference(
+                try home.accessory(named: event.accessory), event.service, event.characteristic, event.value)
             let edit = HomeEdit.addTrigger(
-                home: home.name, name: name,
-                characteristic: CharacteristicReference(
-                    accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-                value: try event.value.map { value throws(HomeError) in
-                    try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
-                },
-                actionSets: actionSets)
+                home: home.name, name: name, characteristic: target, value: value, actionSets: actionSets)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
@@ -169,11 +162,22 @@ extension CommandRouter {
     private static func actionRequest(
         _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON
     ) throws(HomeError) -> ActionRequest {
+        let (target, decoded) = try reference(accessory, serviceName, characteristicName, value)
+        return ActionRequest(target, decoded!)
+    }
+
+    /// A characteristic named by a request, and `value` (when there is one) read by its format.
+    private static func reference(
+        _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON?
+    ) throws(HomeError) -> (CharacteristicReference, CharacteristicValue?) {
         let (service, characteristic) = try accessory.characteristic(named: characteristicName, service: serviceName)
-        return ActionRequest(
+        return (
             CharacteristicReference(
                 accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-            try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type))
+            try value.map { value throws(HomeError) in
+                try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
+            }
+        )
     }
 
     // MARK: Answers' data

@@ -219,6 +219,18 @@ enum HomeAssistantEntities {
                 ("current_humidity_template", template("current_humidity")),
             ]
         }
+        // A device's presets (a valve's manual, schedule, eco), where it takes them: Home Assistant
+        // offers "none" of its own, and refuses a list that has it.
+        if let preset = context.metadata(.preset), preset.permissions.contains(.write),
+            let presets = preset.validStrings?.filter({ $0.lowercased() != "none" }), !presets.isEmpty
+        {
+            fields += [
+                ("preset_modes", .array(presets.map { .string($0) })),
+                ("preset_mode_state_topic", .string(context.stateTopic)),
+                ("preset_mode_value_template", template("preset")),
+                ("preset_mode_command_topic", .string(context.commandTopic(.preset))),
+            ]
+        }
         fields += [("temperature_unit", .string("C")), ("precision", .number(0.1))]
         return Entity(component: "climate", suffix: nil, fields: fields)
     }

@@ -101,6 +101,9 @@ enum HomeAssistantState {
             + values.number("temperature", .targetTemperature)
             + values.number("current_temperature", .currentTemperature)
             + values.number("current_humidity", .currentRelativeHumidity)
+            + values.field("preset", .preset) { value in
+                if case .string(let preset) = value { .string(preset) } else { nil }
+            }
     }
 
     /// LOCKED/UNLOCKED when the lock is where it was told to be, LOCKING/UNLOCKING on the way,

@@ -138,6 +138,9 @@ package enum Rendering {
         if let validValues = metadata.validValues {
             members.append(("validValues", .array(validValues.map { .integer($0) })))
         }
+        if let validStrings = metadata.validStrings {
+            members.append(("validStrings", .array(validStrings.map { .string($0) })))
+        }
         members.append(("permissions", .array(metadata.permissions.names.map { .string($0) })))
         return .object(members)
     }

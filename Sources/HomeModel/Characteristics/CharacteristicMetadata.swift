@@ -10,6 +10,10 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
     package var maxLength: Int?
     /// The only values an integer characteristic accepts, when it has such a list.
     package var validValues: [Int]?
+    /// The only values a string characteristic accepts, when it has such a list: a device's choice
+    /// with no HomeKit counterpart (a radiator valve's preset, ``CharacteristicType/preset``). Not
+    /// HAP's.
+    package var validStrings: [String]?
     package var permissions: CharacteristicPermissions
 
     package init(
@@ -20,6 +24,7 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
         stepValue: Double? = nil,
         maxLength: Int? = nil,
         validValues: [Int]? = nil,
+        validStrings: [String]? = nil,
         permissions: CharacteristicPermissions
     ) {
         self.format = format
@@ -29,6 +34,7 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
         self.stepValue = stepValue
         self.maxLength = maxLength
         self.validValues = validValues
+        self.validStrings = validStrings
         self.permissions = permissions
     }
 
@@ -79,6 +85,16 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
                     .stringLongerThanMaximum,
                     "The string is \(string.utf8.count) bytes long; at most \(limit) are allowed."
                 )
+            }
+            if let validStrings {
+                // Any case, stored as the device spells it.
+                guard let valid = validStrings.first(where: { $0.lowercased() == string.lowercased() }) else {
+                    throw HomeError(
+                        .invalidParameter,
+                        "'\(string)' is not one of the valid values \(validStrings.joined(separator: ", "))."
+                    )
+                }
+                return .string(valid)
             }
             return value
         case .data, .tlv8:

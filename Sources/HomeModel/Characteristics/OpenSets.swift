@@ -53,6 +53,9 @@ package struct CharacteristicType: RawRepresentable, Hashable, Sendable, Codable
     package static let statusTampered: Self = "StatusTampered"
     /// Whether the device's own buttons are locked (a child lock): 0 no, 1 yes.
     package static let lockPhysicalControls: Self = "LockPhysicalControls"
+    /// Not HAP's (HAP has no presets): a device's preset mode by its own word (a radiator valve's
+    /// `manual`, `schedule`, `boost`, `eco`), one of the metadata's `validStrings`.
+    package static let preset: Self = "Preset"
     /// Not HAP's (HAP has no power reading); Eve's, in W.
     package static let currentConsumption: Self = "CurrentConsumption"
     /// Not HAP's; Eve's, in kWh since the meter was last reset.

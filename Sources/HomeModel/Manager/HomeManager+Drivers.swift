@@ -322,18 +322,21 @@ extension HomeManager {
 
     /// Fires an automation: runs its action sets one after another, as the home's administrator
     /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:failedActions:)``.
-    /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now.
+    /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
+    /// off or removed while it runs runs no further action set.
     package func fireTrigger(_ id: TriggerID, home homeID: HomeID) async -> TriggerFiring? {
-        guard let home = graph.homes.first(where: { $0.id == homeID }), let trigger = home.trigger(id),
-            trigger.isEnabled, let administrator = home.users.first(where: { $0.role == .administrator })
-        else { return nil }
+        guard let home = currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else { return nil }
         var firing = TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [])
         for actionSetID in trigger.actionSets {
-            // Looked up again for each: an earlier action set's writes may have given the actor away.
-            guard let actionSet = currentHome(homeID)?.actionSet(actionSetID) else { continue }
+            // Looked up again for each: an earlier action set's writes give the actor away, and the
+            // home may be renamed, or the automation turned off, meanwhile.
+            guard let current = currentHome(homeID), current.trigger(id)?.isEnabled == true,
+                let administrator = current.users.first(where: { $0.role == .administrator })
+            else { break }
+            guard let actionSet = current.actionSet(actionSetID) else { continue }
             do throws(HomeError) {
                 let results = try await executeActionSet(
-                    actionSet.name, home: home.name, account: administrator.account)
+                    actionSet.name, home: current.name, account: administrator.account)
                 firing.actionSets.append((actionSet.name, .success(results)))
             } catch {
                 firing.actionSets.append((actionSet.name, .failure(error)))

@@ -241,9 +241,10 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     /// The action sets it runs; one removed from the home leaves this list.
     package internal(set) var actionSets: [ActionSetID]
 
-    /// Whether a change of `key` to `newValue` fires the trigger.
+    /// Whether a change of `key` to `newValue` fires the trigger: one left with no action set (they
+    /// were removed) has nothing to run and does not fire.
     package func isFired(by key: ValueKey, value newValue: CharacteristicValue) -> Bool {
-        isEnabled && key == characteristic && (value == nil || value == newValue)
+        isEnabled && !actionSets.isEmpty && key == characteristic && (value == nil || value == newValue)
     }
 }
 
@@ -253,7 +254,7 @@ package struct TriggerFiring: Sendable {
     package let home: String
     package var actionSets: [(name: String, outcome: Result<[ActionResult], HomeError>)]
 
-    /// The actions that did not succeed, counting every action of an action set that could not run.
+    /// The actions that did not succeed; an action set that could not run at all counts as one.
     package var failedActions: Int {
         actionSets.reduce(0) { count, entry in
             switch entry.outcome {

@@ -176,7 +176,7 @@ package final class HomeDatabase: Sendable {
             try db.create(table: TriggerActionSetRecord.databaseTableName) { t in
                 t.column("triggerID", .text).notNull().references(TriggerRecord.databaseTableName, onDelete: .cascade)
                 t.column("position", .integer).notNull()
-                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade)
+                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade).indexed()
                 t.primaryKey(["triggerID", "position"])
             }
         }

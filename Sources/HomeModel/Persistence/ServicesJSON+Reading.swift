@@ -285,6 +285,7 @@ extension ServicesJSON {
             var step: Double?
             var maxLength: Int?
             var validValues: [Int]?
+            var validStrings: [String]?
             let read = object { key, reader in
                 func assign<Value>(_ slot: inout Value?, _ read: (inout Reader) -> Value?) -> Bool {
                     guard let value = reader.nullable(read) else { return false }
@@ -304,6 +305,7 @@ extension ServicesJSON {
                 case "stepValue": return assign(&step) { $0.double() }
                 case "maxLength": return assign(&maxLength) { $0.integer() }
                 case "validValues": return assign(&validValues) { $0.array { $0.integer() } }
+                case "validStrings": return assign(&validStrings) { $0.array { $0.string() } }
                 default: return false
                 }
             }
@@ -311,7 +313,8 @@ extension ServicesJSON {
             return CharacteristicMetadata(
                 format: CharacteristicFormat(rawValue: format), unit: unit.map { CharacteristicUnit(rawValue: $0) },
                 minimumValue: minimum, maximumValue: maximum, stepValue: step, maxLength: maxLength,
-                validValues: validValues, permissions: CharacteristicPermissions(rawValue: permissions))
+                validValues: validValues, validStrings: validStrings,
+                permissions: CharacteristicPermissions(rawValue: permissions))
         }
 
         /// `{"case":{"_0":payload}}`, as `Codable` synthesizes an enum with an associated value.

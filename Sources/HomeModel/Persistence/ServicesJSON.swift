@@ -50,6 +50,14 @@ enum ServicesJSON {
         if let validValues = metadata.validValues {
             out += #","validValues":["# + validValues.map(String.init).joined(separator: ",") + "]"
         }
+        if let validStrings = metadata.validStrings {
+            out += #","validStrings":["#
+            for (index, valid) in validStrings.enumerated() {
+                if index > 0 { out += "," }
+                string(valid, to: &out)
+            }
+            out += "]"
+        }
         out += #","permissions":"# + String(metadata.permissions.rawValue) + "}"
     }
 

@@ -141,7 +141,7 @@ func withGateway<T>(
                     $0.username = "zigbee2mqtt"; $0.password = "zigbee2mqtt"
                 },
                 devices: listed, states: zigbee2mqttStates ? zigbeeRecordings.firstStates(of: listed) : [:],
-                groups: zigbee2mqttGroups ? zigbeeRecordings.groups(among: listed) : [], logger: logger)
+                groups: zigbee2mqttGroups ? zigbeeRecordings.groups : [], logger: logger)
             try await standIn.start()
             zigbee = standIn
             zigbeeDriver = Zigbee2MQTTDriver(

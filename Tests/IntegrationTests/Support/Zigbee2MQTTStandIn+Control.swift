@@ -97,6 +97,15 @@ extension Zigbee2MQTTStandIn {
         try await client.publish("\(base)/bridge/devices", payload: payload, qos: .atLeastOnce, retain: true)
     }
 
+    /// Publishes `bridge/groups` with only the groups `keep` holds (zigbee2mqtt after a group was removed).
+    func keepGroups(where keep: (JSON) -> Bool) async throws {
+        let groups = world.withLock { world in
+            world.groups = world.groups.filter(keep)
+            return world.groups
+        }
+        try await publish("bridge/groups", .array(groups), retain: true)
+    }
+
     /// Makes sets to `name` fail with `error` (nil: succeed again).
     func failSets(to name: String, with error: String?) {
         world.withLock { $0.failing[name] = error }
