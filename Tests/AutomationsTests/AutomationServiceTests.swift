@@ -11,13 +11,6 @@ import VirtualDevices
 /// reports a press) and a virtual lamp its automations switch.
 @Suite("Automations", .timeLimit(.minutes(1)))
 struct AutomationServiceTests {
-    static let button = Accessory(
-        id: "button", name: "Button", category: .programmableSwitch,
-        services: [
-            Service(
-                id: "button", type: .statelessProgrammableSwitch, name: "Button",
-                characteristics: [.standard(.programmableSwitchEvent, nil)])
-        ])
     static let press = CharacteristicReference(
         accessory: "Button", service: "Button", characteristic: .programmableSwitchEvent)
     static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
@@ -35,7 +28,7 @@ struct AutomationServiceTests {
                     .init(id: "lamp", name: "Lamp", kind: .lightbulb),
                     .init(id: "far-lamp", name: "Far Lamp", kind: .lightbulb, isReachable: false),
                 ], tick: .seconds(86_400))
-            let button = ReportingDriver(AutomationServiceTests.button)
+            let button = ReportingDriver(ReportingDriver.button())
             try await manager.attach(lamp)
             try await manager.attach(button)
             try await manager.edit(.addHome(name: "Home"), account: "alice")

@@ -8,13 +8,7 @@ import Testing
 @Suite("Button presses", .timeLimit(.minutes(1)))
 struct ButtonEventTests {
     /// One button, found with its last press (old news).
-    static let button = Accessory(
-        id: "button", name: "Button", category: .programmableSwitch,
-        services: [
-            Service(
-                id: "button", type: .statelessProgrammableSwitch, name: "Button",
-                characteristics: [.standard(.programmableSwitchEvent, .int(2))])
-        ])
+    static let button = ReportingDriver.button(press: .int(2))
 
     @Test("the same press twice is two events; the model, a layout save and the file keep no press")
     func pressesAreEvents() async throws {

@@ -16,6 +16,20 @@ package final class ReportingDriver: AccessoryDriver, Sendable {
                 characteristics: [.standard(.currentTemperature, .float(20))])
         ])
 
+    /// A button (one StatelessProgrammableSwitch, service id `button`) whose presses the test sends,
+    /// found with `press` as its last one.
+    package static func button(
+        id: AccessoryID = "button", name: String = "Button", press: CharacteristicValue? = nil
+    ) -> Accessory {
+        Accessory(
+            id: id, name: name, category: .programmableSwitch,
+            services: [
+                Service(
+                    id: "button", type: .statelessProgrammableSwitch, name: "Button",
+                    characteristics: [.standard(.programmableSwitchEvent, press)])
+            ])
+    }
+
     package init(_ accessory: Accessory = sensor, updatesExecutor: (any TaskExecutor)? = nil) {
         (updates, sink) = AsyncStream.makeStream()
         self.accessory = accessory

@@ -431,14 +431,8 @@ struct WebRouteTests {
         "a button's press is bound to a scene from its card; the automation is listed in words, turned off and removed")
     func pressAutomation() async throws {
         let fixture = try await WebFixture.make()
-        let button = Accessory(
-            id: "hall-button", name: "Hall Button", category: .programmableSwitch,
-            services: [
-                Service(
-                    id: "button", type: .statelessProgrammableSwitch, name: "Button",
-                    characteristics: [.standard(.programmableSwitchEvent, nil)])
-            ])
-        try await fixture.manager.attach(ReportingDriver(button))
+        try await fixture.manager.attach(
+            ReportingDriver(ReportingDriver.button(id: "hall-button", name: "Hall Button")))
         try await fixture.manager.edit(
             .addAccessory(home: "Main House", id: "hall-button", room: "Hallway"), account: "owner")
         try await fixture.test { client in
