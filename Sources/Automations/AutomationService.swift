@@ -9,8 +9,8 @@ import ServiceLifecycle
 /// service beside the adapters: it reads the same change stream they do and changes the home only
 /// through the manager.
 ///
-/// Firings run one after another, in the order their changes came: a press that comes while the
-/// previous firing still runs waits for it. An automation that sets off itself, or two that set off
+/// A home's firings run one after another, in the order their changes came: a press that comes
+/// while the previous firing still runs waits for it. Homes do not wait for each other. An automation that sets off itself, or two that set off
 /// each other, would fire for ever: each fires at most ``FiringLimit/count`` times a
 /// ``FiringLimit/window``; what comes beyond it is skipped, with one warning per window.
 package struct AutomationService: ServiceLifecycle.Service {
@@ -44,21 +44,36 @@ package struct AutomationService: ServiceLifecycle.Service {
     }
 
     /// Fires what `changes` (the manager's, subscribed to by the caller) set off, until they end.
+    /// Each home's firings run one after another on a task of their own: an automation waiting on
+    /// a slow device holds up its own home's, not another home's.
     package func follow(_ changes: Mailbox<HomeChange>) async {
         var firings = RecentFirings(limit: limit)
-        for await change in changes {
-            for (home, trigger) in Self.fired(by: change) {
-                guard firings.admit(trigger.id, at: .now) else {
-                    if firings.shouldWarn(trigger.id) {
-                        logger.warning(
-                            "automation '\(trigger.name)' fired \(limit.count) times within \(limit.window): skipped until the window passes (does it set itself off?)",
-                            metadata: ["home": "\(home.name)"])
+        await withDiscardingTaskGroup { group in
+            var queues: [HomeID: AsyncStream<TriggerID>.Continuation] = [:]
+            for await change in changes {
+                for (home, trigger) in Self.fired(by: change) {
+                    guard firings.admit(trigger.id, at: .now) else {
+                        if firings.shouldWarn(trigger.id) {
+                            logger.warning(
+                                "automation '\(trigger.name)' fired \(limit.count) times within \(limit.window): skipped until the window passes (does it set itself off?)",
+                                metadata: ["home": "\(home.name)"])
+                        }
+                        continue
                     }
-                    continue
+                    if queues[home.id] == nil {
+                        let (queue, continuation) = AsyncStream.makeStream(of: TriggerID.self)
+                        queues[home.id] = continuation
+                        group.addTask { [manager, homeID = home.id] in
+                            for await id in queue {
+                                guard let firing = await manager.fireTrigger(id, home: homeID) else { continue }
+                                log(firing)
+                            }
+                        }
+                    }
+                    queues[home.id]?.yield(trigger.id)
                 }
-                guard let firing = await manager.fireTrigger(trigger.id, home: home.id) else { continue }
-                log(firing)
             }
+            for queue in queues.values { queue.finish() }
         }
     }
 

@@ -163,4 +163,65 @@ struct AutomationServiceTests {
         #expect(firing.actionSets.map(\.name) == ["Lamp On"])
         #expect(firing.failedActions == 0)
     }
+
+    @Test("a firing that waits on a slow device holds up its own home's automations, not another home's")
+    func homesDoNotWaitForEachOther() async throws {
+        // Given Home, whose press runs a scene on a lamp that takes an hour to answer, and Cabin,
+        // whose lamp turning on runs a scene of its own
+        let manager = try HomeManager(database: HomeDatabase.inMemory(), driverTimeout: .seconds(7_200))
+        try await manager.attach(
+            VirtualDriver(
+                devices: [
+                    .init(id: "slow-lamp", name: "Slow Lamp", kind: .lightbulb, writeDelay: .seconds(3_600)),
+                    .init(id: "cabin-lamp", name: "Cabin Lamp", kind: .lightbulb),
+                ], tick: .seconds(86_400)))
+        let button = ReportingDriver(ReportingDriver.button())
+        try await manager.attach(button)
+        for (home, accessories) in [("Home", ["button", "slow-lamp"]), ("Cabin", ["cabin-lamp"])] {
+            try await manager.edit(.addHome(name: home), account: "alice")
+            for id in accessories {
+                try await manager.edit(.addAccessory(home: home, id: AccessoryID(id)), account: "alice")
+            }
+        }
+        let slowOn = CharacteristicReference(accessory: "Slow Lamp", service: "Lightbulb", characteristic: .on)
+        let cabinOn = CharacteristicReference(accessory: "Cabin Lamp", service: "Lightbulb", characteristic: .on)
+        let cabinBrightness = CharacteristicReference(
+            accessory: "Cabin Lamp", service: "Lightbulb", characteristic: .brightness)
+        try await manager.edit(
+            .addActionSet(home: "Home", name: "Slow", actions: [ActionRequest(slowOn, .bool(true))]), account: "alice")
+        try await manager.edit(
+            .addActionSet(home: "Cabin", name: "Dim", actions: [ActionRequest(cabinBrightness, .int(20))]),
+            account: "alice")
+        try await manager.writeValue(.bool(false), to: cabinOn, home: "Cabin", account: "alice")
+        try await manager.edit(
+            .addTrigger(home: "Home", name: "Press", characteristic: Self.press, value: .int(0), actionSets: ["Slow"]),
+            account: "alice")
+        try await manager.edit(
+            .addTrigger(
+                home: "Cabin", name: "Cabin On", characteristic: cabinOn, value: .bool(true), actionSets: ["Dim"]),
+            account: "alice")
+        let cabin = try await manager.home("Cabin", account: "alice").id
+
+        let changes = await manager.changes()
+        let events = await manager.events()
+        let service = AutomationService(manager: manager, logger: Logger(label: "test"))
+        let following = Task { await service.follow(changes) }
+        defer { following.cancel() }
+
+        // When the button is pressed (its scene now waits for the slow lamp) and then the cabin's
+        // lamp is turned on
+        button.send(.value("button", service: "button", characteristic: .programmableSwitchEvent, .int(0)))
+        for await event in events {
+            if case .didUpdateValueForCharacteristic(_, "button", _, _, _) = event { break }
+        }
+        try await manager.writeValue(.bool(true), to: cabinOn, home: "Cabin", account: "alice")
+
+        // Then the cabin's automation fires while the press's still waits
+        for await event in events {
+            guard case .didFireTrigger(let home, _, let failed) = event else { continue }
+            #expect(home == cabin, "the first firing is the cabin's")
+            #expect(failed == 0)
+            break
+        }
+    }
 }
