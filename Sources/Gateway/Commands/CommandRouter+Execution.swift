@@ -87,10 +87,12 @@ extension CommandRouter {
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .addTrigger(let homeName, let name, let event, let actionSets):
             let home = try await manager.home(homeName, account: account)
-            let (target, value) = try Self.reference(
-                try home.accessory(named: event.accessory), event.service, event.characteristic, event.value)
+            let (target, characteristic) = try Self.reference(
+                try home.accessory(named: event.accessory), event.service, event.characteristic)
             let edit = HomeEdit.addTrigger(
-                home: home.name, name: name, characteristic: target, value: value, actionSets: actionSets)
+                home: home.name, name: name, characteristic: target,
+                value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
+                actionSets: actionSets)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
@@ -162,22 +164,27 @@ extension CommandRouter {
     private static func actionRequest(
         _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON
     ) throws(HomeError) -> ActionRequest {
-        let (target, decoded) = try reference(accessory, serviceName, characteristicName, value)
-        return ActionRequest(target, decoded!)
+        let (target, characteristic) = try reference(accessory, serviceName, characteristicName)
+        return ActionRequest(target, try decode(value, for: characteristic))
     }
 
-    /// A characteristic named by a request, and `value` (when there is one) read by its format.
+    /// A characteristic named by a request, as a reference and as the accessory has it.
     private static func reference(
-        _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON?
-    ) throws(HomeError) -> (CharacteristicReference, CharacteristicValue?) {
+        _ accessory: Accessory, _ serviceName: String, _ characteristicName: String
+    ) throws(HomeError) -> (CharacteristicReference, Characteristic) {
         let (service, characteristic) = try accessory.characteristic(named: characteristicName, service: serviceName)
         return (
             CharacteristicReference(
                 accessory: accessory.name, service: service.name, characteristic: characteristic.type),
-            try value.map { value throws(HomeError) in
-                try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
-            }
+            characteristic
         )
+    }
+
+    /// A value of a request body, read by the characteristic's format.
+    private static func decode(_ value: JSON, for characteristic: Characteristic) throws(HomeError)
+        -> CharacteristicValue
+    {
+        try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
     }
 
     // MARK: Answers' data
