@@ -8,6 +8,8 @@
 
 #include <dlfcn.h>
 #include <stddef.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* The bytes OpenSSL has decrypted for `mosq` and nobody has read yet (0 without TLS). A loop that
  * polls the socket does not see them: mosquitto_loop_read can return with a whole packet still in
@@ -20,6 +22,44 @@ static inline int homegate_mosquitto_tls_pending(struct mosquitto *mosq)
     static int (*pending)(const void *) = NULL;
     if (pending == NULL) pending = (int (*)(const void *))dlsym(RTLD_DEFAULT, "SSL_pending");
     return pending == NULL ? 0 : pending(ssl);
+}
+
+/* libmosquitto wakes its own loop (the select of mosquitto_loop) with a byte written to a socket pair
+ * for every packet it queues. Served by an outside loop, nothing reads that pair: once it is full,
+ * every packet queued costs a write() that fails with EAGAIN (four per command) and leaves errno at
+ * EAGAIN, which mosquitto_loop_read takes for an empty socket, so that it stops after the packet.
+ * This closes the pair, for a client whose every call of mosquitto_loop ends by itself (a timeout).
+ *
+ * The pair is found where libmosquitto keeps it: the first fields of struct mosquitto are sock,
+ * sockpairR and sockpairW in every release from 2.0 to 2.1 (mosquitto_internal.h), and their numbers
+ * are taken for the pair only when they prove to be it: two AF_UNIX stream sockets, connected to each
+ * other (a byte written to the reading end arrives at the writing end). Otherwise nothing is changed.
+ * Only before the first connect, while no other thread uses `mosq`.
+ * Returns 1 when the pair is closed, 0 when it was left as it was. */
+static inline int homegate_mosquitto_close_wakeup_pair(struct mosquitto *mosq)
+{
+    int *fields = (int *)mosq;
+    if (fields[0] != mosquitto_socket(mosq)) return 0;
+    int reader = fields[1], writer = fields[2];
+    if (reader < 0 || writer < 0 || reader == writer) return 0;
+    int domain = 0, type = 0;
+    socklen_t length = sizeof(int);
+    for (int i = 0; i < 2; i++) {
+        int descriptor = i == 0 ? reader : writer;
+        length = sizeof(int);
+        if (getsockopt(descriptor, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_UNIX) return 0;
+        length = sizeof(int);
+        if (getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) return 0;
+    }
+    const unsigned char probe = 0x5a;
+    unsigned char received = 0;
+    if (send(reader, &probe, 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1) return 0;
+    if (recv(writer, &received, 1, MSG_DONTWAIT) != 1 || received != probe) return 0;
+    fields[1] = -1;
+    fields[2] = -1;
+    close(reader);
+    close(writer);
+    return 1;
 }
 
 #endif

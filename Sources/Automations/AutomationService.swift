@@ -39,8 +39,15 @@ package struct AutomationService: ServiceLifecycle.Service {
     }
 
     package func run() async throws {
-        let changes = await manager.changes()
+        let changes = await changes()
         await cancelWhenGracefulShutdown { await follow(changes) }
+    }
+
+    /// The manager's changes this service fires on: the values an automation waits for. A value
+    /// no automation waits for (nearly every one) does not wake it: waking it for each cost about
+    /// an eighth of the gateway's CPU per write in the benchmark's window (docs/benchmarks.md).
+    package func changes() async -> Mailbox<HomeChange> {
+        await manager.changes(where: { !Self.fired(by: $0).isEmpty })
     }
 
     /// Fires what `changes` (the manager's, subscribed to by the caller) set off, until they end.

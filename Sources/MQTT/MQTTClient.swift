@@ -53,6 +53,7 @@ public final class MQTTClient: Service, Sendable {
         self.logger = logger
         (messages, messageSink) = Mailbox.make()
         engine = try Mosquitto(configuration: configuration)
+        if loop != nil { engine.closeWakeupPair() }
         // Unretained is enough: callbacks run only on the thread that serves the connection, which
         // ends before `deinit` (the network thread's closure holds `self`).
         engine.installCallbacks(
@@ -73,7 +74,9 @@ public final class MQTTClient: Service, Sendable {
             state.nextSinkID += 1
             if state.streamsFinished { return (state.nextSinkID, .closed) }
             state.eventSinks.append((state.nextSinkID, sink))
-            return (state.nextSinkID, state.isConnected ? .connected(sessionPresent: state.sessionPresent) : nil)
+            return (
+                state.nextSinkID, state.isConnectionAnnounced ? .connected(sessionPresent: state.sessionPresent) : nil
+            )
         }
         if let current { sink.yield(current) }
         if current == .closed { sink.finish() }
@@ -83,8 +86,15 @@ public final class MQTTClient: Service, Sendable {
         return stream
     }
 
+    /// Tells every listener of ``connectionEvents()``. Whether a listener starting now is told it is
+    /// connected changes under the same lock as the list of those told here: `isConnected` is set
+    /// earlier, and a listener starting between the two would hear of one connection twice (the
+    /// gateway then announced `online` twice).
     private func emit(_ event: MQTTConnectionEvent) {
-        let sinks = state.withLock { $0.eventSinks.map(\.sink) }
+        let sinks = state.withLock { state in
+            state.isConnectionAnnounced = if case .connected = event { true } else { false }
+            return state.eventSinks.map(\.sink)
+        }
         for sink in sinks { sink.yield(event) }
     }
 
@@ -720,6 +730,8 @@ extension MQTTClient {
     struct State {
         var phase = Phase.idle
         var isConnected = false
+        /// Whether the last event told to ``connectionEvents()`` listeners was `.connected`.
+        var isConnectionAnnounced = false
         var hasEverConnected = false
         var sessionPresent = false
         var attempt = 0

@@ -126,6 +126,15 @@ struct Mosquitto: @unchecked Sendable {
         }
     }
 
+    /// Closes the socket pair libmosquitto writes a byte to for every packet it queues, to wake its
+    /// own `select`: an outside loop never reads it, so each packet would cost a failing `write` and
+    /// leave `errno` at EAGAIN, which ends ``loopRead()`` early. Only for a client served by an
+    /// ``EventLoopThread`` (its ``loop(timeout:)`` calls while connecting end by their timeout), and
+    /// before the first connect. Leaves the pair where libmosquitto's fields are not as expected
+    /// (CMosquitto/shim.h says how they are checked); ``loopRead()`` is then only slower.
+    @discardableResult
+    func closeWakeupPair() -> Bool { homegate_mosquitto_close_wakeup_pair(handle) == 1 }
+
     /// Installs the callbacks; `context` is handed back to each of them as libmosquitto's user data.
     ///
     /// With `logging`, libmosquitto's log lines reach ``MQTTClient``: its errors name what went wrong
@@ -143,6 +152,7 @@ struct Mosquitto: @unchecked Sendable {
         }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
             MQTTClient.from(context).didComplete(mid: mid, with: .published(reasonCode: reasonCode))
+            Mosquitto.clearErrno()
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
             let codes = (0..<Int(count)).map { granted?[$0] ?? 0x80 }
@@ -152,6 +162,8 @@ struct Mosquitto: @unchecked Sendable {
             MQTTClient.from(context).didComplete(mid: mid, with: .unsubscribed)
         }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
+            // Where the wake-up pair is kept, the PUBACK queued before this call left EAGAIN.
+            defer { Mosquitto.clearErrno() }
             guard let message = message?.pointee, let topic = message.topic else { return }
             let client = MQTTClient.from(context)
             // libmosquitto checks a topic name's UTF-8 but not its wildcards.
@@ -181,6 +193,11 @@ struct Mosquitto: @unchecked Sendable {
         }
     }
 
+    /// Clears `errno` at the end of a callback that runs within `mosquitto_loop_read`, which takes
+    /// an EAGAIN left there by anything (the callback's work, or a wake-up byte written to a full
+    /// socket pair, ``closeWakeupPair()``) for an empty socket and stops reading.
+    private static func clearErrno() { errno = 0 }
+
     // MARK: The serving thread only
 
     /// Starts opening the connection to `broker` without waiting (the CONNECT is queued and written
@@ -204,12 +221,15 @@ struct Mosquitto: @unchecked Sendable {
     /// True while packets wait to be written.
     var wantsToWrite: Bool { mosquitto_want_write(handle) }
 
-    /// Reads what the socket holds: libmosquitto reads one packet a call, so this reads on while more
-    /// bytes wait on the socket (64 reads at most, so that the loop's tasks and writes get their
-    /// turn; the next poll sees the rest) and always while TLS holds decrypted bytes, which no poll
-    /// would see.
+    /// Reads what the socket holds. `mosquitto_loop_read` reads packet after packet (up to the count
+    /// of QoS 1/2 messages in flight) and stops where `errno` says EAGAIN: the socket is empty, or
+    /// a packet is not all there yet. So this reads on after a call that stopped for its count (64
+    /// calls at most, so that the loop's tasks and writes get their turn; the level-triggered poll
+    /// sees the rest), and always while TLS holds decrypted bytes, which no poll would see. The
+    /// callbacks clear `errno` (``installCallbacks(context:logging:)``), or a PUBACK queued before
+    /// one of them would end the read after every PUBLISH.
     func loopRead() -> Int32 {
-        var rc = readPackets()
+        var (rc, drained) = readPackets()
         var reads = 1
         var tlsPending = Int32(0)
         while rc == Self.success {
@@ -218,9 +238,9 @@ struct Mosquitto: @unchecked Sendable {
             // still being set up), and this must not spin.
             if pending > 0 && pending != tlsPending {
                 tlsPending = pending
-                rc = readPackets()
-            } else if reads < 64 && hasUnreadBytes {
-                rc = readPackets()
+                (rc, drained) = readPackets()
+            } else if reads < 64 && !drained {
+                (rc, drained) = readPackets()
                 reads += 1
             } else {
                 break
@@ -229,17 +249,12 @@ struct Mosquitto: @unchecked Sendable {
         return rc
     }
 
-    /// One `mosquitto_loop_read`, which reads on (up to the count of QoS 1/2 messages in flight)
-    /// until a read finds the socket empty, which it tells by `errno` alone: cleared first, so that
-    /// an EAGAIN left by an earlier call does not end it after one packet.
-    private func readPackets() -> Int32 {
+    /// One `mosquitto_loop_read`, and whether it ended on an empty socket, which libmosquitto tells
+    /// by `errno` alone: cleared first, so that an EAGAIN left by an earlier call does not count.
+    private func readPackets() -> (rc: Int32, drained: Bool) {
         errno = 0
-        return mosquitto_loop_read(handle, 1)
-    }
-
-    private var hasUnreadBytes: Bool {
-        var byte: UInt8 = 0
-        return recv(mosquitto_socket(handle), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+        let rc = mosquitto_loop_read(handle, 1)
+        return (rc, errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
     /// Writes what is queued, as far as the socket takes it, corked: libmosquitto sends each packet

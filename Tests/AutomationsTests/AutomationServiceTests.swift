@@ -70,9 +70,9 @@ struct AutomationServiceTests {
         func withService(
             limit: AutomationService.FiringLimit = .standard, _ body: (HomeEvents) async throws -> Void
         ) async throws {
-            let changes = await manager.changes()
-            let events = await manager.events()
             let service = AutomationService(manager: manager, limit: limit, logger: Logger(label: "test"))
+            let changes = await service.changes()
+            let events = await manager.events()
             let following = Task { await service.follow(changes) }
             defer { following.cancel() }
             try await body(events)

@@ -53,6 +53,29 @@ struct EventTests {
         #expect(await take(expected.count, from: &events) == expected)
     }
 
+    @Test("A listener with a test gets the first change and then only those it wants, in order")
+    func filteredChanges() async throws {
+        let m = try HomeManager(database: .inMemory())
+        var rooms = await m.changes(where: { if case .didAddRoom = $0.event { true } else { false } })
+            .map(\.event).makeAsyncIterator()
+        var all = await m.events().makeAsyncIterator()
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        try await m.edit(.addRoom(home: "Home", name: "Den"), account: "alice")
+        try await m.edit(.addZone(home: "Home", name: "Upstairs"), account: "alice")
+        try await m.edit(.addRoom(home: "Home", name: "Study"), account: "alice")
+        let home = try await m.home("Home", account: "alice")
+        // The unfiltered listener saw everything up to the last room, so the filtered one has had
+        // every chance to see the home and the zone.
+        let everything = await take(6, from: &all)
+        #expect(everything.last == .didAddRoom(home: home.id, room: home.rooms[1].id, name: "Study"))
+        #expect(
+            await take(3, from: &rooms) == [
+                .homeManagerDidUpdateHomes,
+                .didAddRoom(home: home.id, room: home.rooms[0].id, name: "Den"),
+                .didAddRoom(home: home.id, room: home.rooms[1].id, name: "Study"),
+            ])
+    }
+
     @Test("Accessory changes and driver reports are announced")
     func accessoryEvents() async throws {
         let f = try await Fixture.make()

@@ -119,6 +119,38 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("a listener that starts while the client connects hears of the connection once", arguments: Serving.allCases)
+    func connectionAnnouncedOnce(serving: Serving) async throws {
+        try await serving.with { loop in
+            try await withBroker { broker in
+                let client = try makeClient(broker, name: "announced", loop: loop)
+                // Listeners start one after another, on a thread of their own, until well after the
+                // connection: some start while the client takes the broker's CONNACK in.
+                let listening = Task.detached {
+                    var streams: [AsyncStream<MQTTConnectionEvent>] = []
+                    var afterConnected = 0
+                    while afterConnected < 200 {
+                        streams.append(client.connectionEvents())
+                        if client.isConnected { afterConnected += 1 }
+                    }
+                    return streams
+                }
+                try await client.connect()
+                let streams = await listening.value
+                // Every stream ends with `.closed` at the disconnect.
+                await client.disconnect()
+                var heardOnce = 0
+                for stream in streams {
+                    var connected = 0
+                    for await event in stream { if case .connected = event { connected += 1 } }
+                    #expect(connected <= 1, "a listener heard of one connection \(connected) times")
+                    if connected == 1 { heardOnce += 1 }
+                }
+                #expect(heardOnce >= 200)
+            }
+        }
+    }
+
     @Test("nothing listening: the connection fails with the system's reason")
     func nothingListening() async throws {
         let refusing = try RefusingPort()

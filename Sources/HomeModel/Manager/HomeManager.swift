@@ -35,7 +35,7 @@ package actor HomeManager {
     private var layoutTurns: [CheckedContinuation<Void, Never>] = []
     private let database: HomeDatabase
     var browser = AccessoryBrowser()
-    private var changeSubscribers: [UUID: Mailbox<HomeChange>.Sender] = [:]
+    private var changeSubscribers: [UUID: ChangeSubscriber] = [:]
     /// Counts the events published (``HomeChange/version``).
     private var version: UInt64 = 0
     var driverTasks: [Task<Void, Never>] = []
@@ -88,9 +88,17 @@ package actor HomeManager {
     /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
     /// gateway publishes from: one hop per change, none back to the manager.
     package func changes() -> Mailbox<HomeChange> {
+        changes(where: nil)
+    }
+
+    /// The changes of ``changes()`` that `isWanted` takes, tested here as each is committed: a
+    /// listener that needs few of them (the automations want only the values some automation
+    /// watches) is not woken for every value a device reports. The first change is there whatever
+    /// `isWanted` says.
+    package func changes(where isWanted: (@Sendable (HomeChange) -> Bool)?) -> Mailbox<HomeChange> {
         let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
         let id = UUID()
-        changeSubscribers[id] = sender
+        changeSubscribers[id] = ChangeSubscriber(sender: sender, isWanted: isWanted)
         sender.onTermination = {
             Task { await self.unsubscribe(id) }
         }
@@ -112,7 +120,9 @@ package actor HomeManager {
             version &+= 1
             guard !changeSubscribers.isEmpty else { continue }
             let change = change(event)
-            for sender in changeSubscribers.values { sender.yield(change) }
+            for subscriber in changeSubscribers.values where subscriber.isWanted?(change) ?? true {
+                subscriber.sender.yield(change)
+            }
         }
     }
 
@@ -174,7 +184,7 @@ package actor HomeManager {
         database.waitForWrites()
         valueCommits.keepUnsaved(takeFailedValues())
         if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
-        for sender in changeSubscribers.values { sender.finish() }
+        for subscriber in changeSubscribers.values { subscriber.sender.finish() }
         changeSubscribers.removeAll()
     }
 
@@ -510,3 +520,10 @@ package actor HomeManager {
 
 /// The events of ``HomeManager/changes()`` without the state they left (``HomeManager/events()``).
 package typealias HomeEvents = AsyncMapSequence<Mailbox<HomeChange>, HomeEvent>
+
+/// A listener of ``HomeManager/changes(where:)``: where its changes go, and which it wants (all
+/// without a test).
+private struct ChangeSubscriber {
+    let sender: Mailbox<HomeChange>.Sender
+    let isWanted: (@Sendable (HomeChange) -> Bool)?
+}

@@ -1,0 +1,16 @@
+import Testing
+
+@testable import MQTT
+
+@Suite("libmosquitto served by the gateway's loop")
+struct WakeupPairTests {
+    /// Fails where libmosquitto's layout or its pair changed: the loop would still work, but pay a
+    /// failing write per packet and stop each read after one packet (docs/benchmarks.md).
+    @Test("the socket pair libmosquitto wakes its own loop with is found and closed, once")
+    func closesTheWakeupPair() throws {
+        let engine = try Mosquitto(configuration: MQTTConfiguration(clientID: "wake-up-pair"))
+        defer { engine.destroy() }
+        #expect(engine.closeWakeupPair())
+        #expect(!engine.closeWakeupPair())
+    }
+}
