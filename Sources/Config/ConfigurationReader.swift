@@ -90,7 +90,8 @@ struct ConfigurationReader {
         guard node.kind == .int, let value = node.int else {
             report(
                 .wrongType, at: node, "'\(path)' must be a whole number, not '\(node.scalar?.string ?? "a section")'",
-                fix: "write a number such as \(path.hasSuffix("keepAlive") ? "30" : "10")")
+                fix: "write a number such as \(path.hasSuffix("keepAlive") ? "30" : path.hasSuffix("QoS") ? "1" : "10")"
+            )
             return nil
         }
         return value

@@ -168,7 +168,7 @@ private struct Loader {
     private mutating func readMQTT(_ node: Node?, into mqtt: inout GatewayConfiguration.MQTTSettings) {
         let keys = [
             "broker", "brokers", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
-            "connectTimeout", "protocolVersion", "tls",
+            "connectTimeout", "protocolVersion", "eventsQoS", "tls",
         ]
         let section = reader.section(node, path: "mqtt", keys: keys)
 
@@ -199,6 +199,17 @@ private struct Loader {
                     fix: "use 10, or leave it out for the default")
             } else {
                 mqtt.connectTimeout = timeout
+            }
+        }
+        if let qos = reader.int(section["eventsQoS"]?.value, "mqtt.eventsQoS") {
+            switch qos {
+            case 0: mqtt.eventsQoS = .atMostOnce
+            case 1: mqtt.eventsQoS = .atLeastOnce
+            default:
+                reader.report(
+                    .invalidValue, at: section["eventsQoS"]?.value,
+                    "'mqtt.eventsQoS' is \(qos); $events go at QoS 0 or 1",
+                    fix: "write 1 to have them queued for a persistent session, or leave it out for 0")
             }
         }
         if let node = section["protocolVersion"]?.value {

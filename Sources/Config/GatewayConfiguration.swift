@@ -32,6 +32,11 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Seconds one connection attempt may take, up to the broker's CONNACK.
         package var connectTimeout: Int
         package var protocolVersion: MQTTConfiguration.ProtocolVersion
+        /// The QoS of `$events`: 0 by default, as zigbee2mqtt's own events. Every state they report
+        /// is retained at QoS 1 on its own topic, where a client that was away reads it; 1 also
+        /// queues them for a persistent session while it is away, at about a fifth more CPU per
+        /// command for the gateway and the broker (docs/benchmarks.md).
+        package var eventsQoS: MQTTQoS
         /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
         package var tls: TLSSettings?
 
@@ -39,7 +44,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
             broker: String = "mqtt://127.0.0.1:1883", clientId: String? = nil, username: String? = nil,
             password: String? = nil, passwordFile: String? = nil, baseTopic: String = "homegate",
             keepAlive: Int = 30, connectTimeout: Int = 10, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
-            tls: TLSSettings? = nil
+            eventsQoS: MQTTQoS = .atMostOnce, tls: TLSSettings? = nil
         ) {
             self.brokers = [broker]
             self.connectTimeout = connectTimeout
@@ -50,6 +55,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
             self.baseTopic = baseTopic
             self.keepAlive = keepAlive
             self.protocolVersion = protocolVersion
+            self.eventsQoS = eventsQoS
             self.tls = tls
         }
     }

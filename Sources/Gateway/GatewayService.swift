@@ -18,6 +18,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let accessKeeper: AccessKeeper?
     private let protectionProblems: (@Sendable (HomeManager) async -> [String])?
     private let homeAssistant: HomeAssistantDiscovery?
+    private let eventsQoS: MQTTQoS
     private let logger: Logger
     private let admission = CommandAdmission()
     /// Requests not answered yet: a change of the broker's access rules waits for their answers.
@@ -32,6 +33,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///   - homeAssistant: announce the homes to Home Assistant (MQTT discovery), and again whenever
     ///     it says `online` on its status topic.
     ///   - rateLimit: how many commands and requests one account may send; nil admits all.
+    ///   - eventsQoS: the QoS of `$events` (`mqtt.eventsQoS`); every other topic goes at QoS 1.
     ///   - protectionProblems: what is wrong with the broker's protection for the homes as they are
     ///     (the configuration's `BrokerProtection`), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
@@ -40,12 +42,14 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
         accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
+        eventsQoS: MQTTQoS = .atMostOnce,
         protectionProblems: (@Sendable (HomeManager) async -> [String])? = nil,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.protectionProblems = protectionProblems
         self.manager = manager
         self.homeAssistant = homeAssistant
+        self.eventsQoS = eventsQoS
         self.statistics = statistics
         self.accessKeeper = accessKeeper
         self.client = client
@@ -155,7 +159,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
                 break
             }
             if let message = EventMessage(change.event, homes: change.homes, topics: topics) {
-                send(message.topic, message.payload, retain: false)
+                send(message.topic, message.payload, qos: eventsQoS, retain: false)
             }
         }
     }
@@ -176,7 +180,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
                 if let clutter = router.retainedClutter(message) {
                     // (with 3.1.1, answers are not subscribed to: any clutter seen is a command's)
                     echoes?.expect(clutter.topic)
-                    send(clutter.topic, [], retain: true)
+                    send(clutter.topic, [], qos: .atLeastOnce, retain: true)
                     let sender = clutter.sender ?? "unknown"
                     if let count = clutterLog.admit(sender) {
                         logger.warning(
@@ -260,9 +264,9 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
         return .object(members)
     }
 
-    private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
+    private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS, retain: Bool) {
         do {
-            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
+            try client.send(topic, payload: payload, qos: qos, retain: retain)
             statistics.sentMessage()
         } catch {
             logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])

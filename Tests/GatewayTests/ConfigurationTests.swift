@@ -52,7 +52,8 @@ struct ConfigurationTests {
         // Then every key the loader knows is written in it, set or commented out
         let keys = [
             "mqtt", "broker", "brokers", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
-            "connectTimeout", "protocolVersion", "tls", "caFile", "certificateFile", "keyFile", "verifyServer", "data",
+            "connectTimeout", "protocolVersion", "eventsQoS", "tls", "caFile", "certificateFile", "keyFile",
+            "verifyServer", "data",
             "directory",
             "accessories", "virtual", "commands", "defaultAccount", "timeout", "access", "dynamicSecurity", "enabled",
             "aclFile", "homes", "creators", "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
@@ -80,6 +81,7 @@ struct ConfigurationTests {
                   baseTopic: site/homegate
                   keepAlive: 45
                   protocolVersion: "3.1.1"
+                  eventsQoS: 1
                   tls: { caFile: \(passwordFile), verifyServer: false }
                 data:
                   directory: /srv/homegate
@@ -111,6 +113,7 @@ struct ConfigurationTests {
             #expect(configuration.mqtt.password == "s3cret")
             #expect(configuration.mqtt.baseTopic == "site/homegate")
             #expect(configuration.mqtt.protocolVersion == .v311)
+            #expect(configuration.mqtt.eventsQoS == .atLeastOnce)
             #expect(configuration.mqtt.tls == .init(caFile: passwordFile, verifyServer: false))
             #expect(configuration.data.databaseFile == "/srv/homegate/home.sqlite")
             #expect(configuration.data.inMemory)
@@ -163,6 +166,8 @@ struct ConfigurationTests {
         #expect(otherMQTT.host == "10.0.0.2" && otherMQTT.port == 1884 && otherMQTT.username == "gw")
 
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    baseTopic: z2m/#\n").code == .invalidValue)
+        #expect(try problem("mqtt:\n  eventsQoS: 2\n").code == .invalidValue)
+        #expect(try problem("mqtt:\n  eventsQoS: one\n").code == .wrongType)
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    broker: http://x\n").code == .invalidValue)
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    account: a/b\n").code == .invalidValue)
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    passwordFile: /nonexistent/pw\n").code == .invalidValue)

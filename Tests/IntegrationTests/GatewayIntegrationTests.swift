@@ -37,6 +37,47 @@ struct GatewayIntegrationTests {
         }
     }
 
+    @Test(
+        "$events go at the configured QoS: at 1 a persistent session gets those made while it was away, at 0 not",
+        arguments: [MQTTQoS.atMostOnce, .atLeastOnce])
+    func eventsQoS(qos: MQTTQoS) async throws {
+        try await withGateway(eventsQoS: qos) { gateway in
+            let events = "homegate/Main House/$events"
+            let follower = "follower-\(UUID().uuidString.prefix(8))"
+            let persistent: (inout MQTTConfiguration) -> Void = {
+                $0.clientID = follower
+                $0.cleanSession = false
+            }
+            let owner = try await Account.connect("owner", to: gateway.broker)
+            func lampEvent(_ value: Bool) -> @Sendable (MQTTMessage) -> Bool {
+                {
+                    $0.topic == events && (try? JSON.parse($0.payload))?["accessory"] == .string("Floor Lamp")
+                        && (try? JSON.parse($0.payload))?["value"] == .bool(value)
+                }
+            }
+            // Given a follower on a persistent session, subscribed at QoS 1, that sees an event
+            let away = try await Account.connect("owner", port: gateway.broker.port, configure: persistent)
+            try await away.client.subscribe(to: [events], qos: .atLeastOnce)
+            #expect(try await owner.command("\(Self.lamp)/Lightbulb/On/set/owner", "true").isOK)
+            #expect(try await away.inbox.next("the first event", where: lampEvent(true)).qos == qos)
+            await away.disconnect()
+
+            // When the lamp changes while it is away, and again once it is back
+            try await owner.client.subscribe(to: [events], qos: .atLeastOnce)
+            #expect(try await owner.command("\(Self.lamp)/Lightbulb/On/set/owner", "false").isOK)
+            _ = try await owner.inbox.next("the event made while the follower is away", where: lampEvent(false))
+            let back = try await Account.connect("owner", port: gateway.broker.port, configure: persistent)
+            #expect(try await owner.command("\(Self.lamp)/Lightbulb/On/set/owner", "true").isOK)
+
+            // Then at QoS 1 the event made while it was away comes first; at QoS 0 it never comes
+            let (off, on) = (lampEvent(false), lampEvent(true))
+            let first = try await back.inbox.next("the first lamp event after the return") { off($0) || on($0) }
+            #expect((try JSON.parse(first.payload))["value"] == .bool(qos == .atLeastOnce ? false : true))
+            await back.disconnect()
+            await owner.disconnect()
+        }
+    }
+
     @Test("guest writes a characteristic and runs an action set: values move, events go out, answers are ok")
     func guestUsesTheHome() async throws {
         try await withGateway { gateway in

@@ -121,6 +121,7 @@ func withGateway<T>(
     driverTimeout: Duration = .seconds(30),
     rateLimit: RateLimit? = .standard,
     protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
+    eventsQoS: MQTTQoS = .atMostOnce,
     zigbee2mqtt devices: Set<String>? = nil,
     zigbee2mqttGroups: Bool = false,
     zigbee2mqttStates: Bool = true,
@@ -194,7 +195,7 @@ func withGateway<T>(
             } : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
-            statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit
+            statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit, eventsQoS: eventsQoS
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (discovery.map { [$0.configFilter] } ?? []),
