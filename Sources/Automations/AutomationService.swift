@@ -44,8 +44,8 @@ package struct AutomationService: ServiceLifecycle.Service {
     }
 
     /// The manager's changes this service fires on: the values an automation waits for. A value
-    /// no automation waits for (nearly every one) does not wake it: waking it for each cost about
-    /// an eighth of the gateway's CPU per write in the benchmark's window (docs/benchmarks.md).
+    /// no automation waits for (nearly every one) does not wake it: waking it for each cost a sixth
+    /// of the gateway's CPU per write in the benchmark's window (docs/benchmarks.md).
     package func changes() async -> Mailbox<HomeChange> {
         await manager.changes(where: { !Self.fired(by: $0).isEmpty })
     }

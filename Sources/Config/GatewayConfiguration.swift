@@ -32,10 +32,10 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Seconds one connection attempt may take, up to the broker's CONNACK.
         package var connectTimeout: Int
         package var protocolVersion: MQTTConfiguration.ProtocolVersion
-        /// The QoS of `$events`: 0 by default, as zigbee2mqtt's own events. Every state they report
-        /// is retained at QoS 1 on its own topic, where a client that was away reads it; 1 also
-        /// queues them for a persistent session while it is away, at about a fifth more CPU per
-        /// command for the gateway and the broker (docs/benchmarks.md).
+        /// The QoS of `$events`, 0 or 1: 0 by default, as zigbee2mqtt's own events. The state they
+        /// report is retained at QoS 1 on its own topic, where a client that was away reads it; 1
+        /// also queues them for a persistent session while it is away and keeps them in order with
+        /// those topics, at a quarter more CPU per command for the gateway (docs/mqtt.md, Events).
         package var eventsQoS: MQTTQoS
         /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
         package var tls: TLSSettings?

@@ -53,7 +53,9 @@ public final class MQTTClient: Service, Sendable {
         self.logger = logger
         (messages, messageSink) = Mailbox.make()
         engine = try Mosquitto(configuration: configuration)
-        if loop != nil { engine.closeWakeupPair() }
+        if loop != nil && !engine.closeWakeupPair() {
+            logger.debug("libmosquitto's wake-up socket pair was not found where expected: left open (slower reads)")
+        }
         // Unretained is enough: callbacks run only on the thread that serves the connection, which
         // ends before `deinit` (the network thread's closure holds `self`).
         engine.installCallbacks(
@@ -74,12 +76,16 @@ public final class MQTTClient: Service, Sendable {
             state.nextSinkID += 1
             if state.streamsFinished { return (state.nextSinkID, .closed) }
             state.eventSinks.append((state.nextSinkID, sink))
-            return (
-                state.nextSinkID, state.isConnectionAnnounced ? .connected(sessionPresent: state.sessionPresent) : nil
-            )
+            // Told under the lock: an event emitted meanwhile comes after it, not before.
+            let current: MQTTConnectionEvent? =
+                state.isConnectionAnnounced ? .connected(sessionPresent: state.sessionPresent) : nil
+            if let current { sink.yield(current) }
+            return (state.nextSinkID, current)
         }
-        if let current { sink.yield(current) }
-        if current == .closed { sink.finish() }
+        if current == .closed {
+            sink.yield(.closed)
+            sink.finish()
+        }
         sink.onTermination = { [weak self] _ in
             self?.state.withLock { $0.eventSinks.removeAll { $0.id == id } }
         }
@@ -228,7 +234,7 @@ public final class MQTTClient: Service, Sendable {
 
     /// Queues one message and returns at once, without waiting for the broker's acknowledgement:
     /// for bulk publishing (the retained view of a home). The engine still delivers QoS 1/2,
-    /// across reconnects; a QoS 0 message is dropped when there is no connection.
+    /// across reconnects; a QoS 0 message made while there is no connection throws `notConnected`.
     public func send(
         _ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
         properties: MQTTProperties = MQTTProperties()
@@ -245,7 +251,7 @@ public final class MQTTClient: Service, Sendable {
     public func writeQueuedNow() { loop?.writeQueuedNow() }
 
     /// A packet was queued: the loop, if it sleeps, must wake up to write it. On the loop's thread
-    /// it is written before the loop sleeps; libmosquitto wakes its own loop.
+    /// it is written before the loop sleeps; without a loop, libmosquitto wakes its own.
     private func loopHasQueued() {
         if let loop, !loop.isCurrent { loop.wake() }
     }
@@ -510,10 +516,15 @@ public final class MQTTClient: Service, Sendable {
                 }
                 return Mosquitto.timedOut
             }
-            rc = engine.loop(timeout: min(remaining, .milliseconds(500)))
+            rc = engine.loop(timeout: min(remaining, selectTimeout / 2))
         }
         return rc
     }
+
+    /// How long one `mosquitto_loop` may wait (while connecting, and serving where no loop does):
+    /// a client given a loop has no wake-up pair (``Mosquitto/closeWakeupPair()``), so nothing that
+    /// another thread queues ends the wait early.
+    private var selectTimeout: Duration { loop == nil ? .seconds(1) : .milliseconds(100) }
 
     /// Reads and writes until the connection ends (or a stop takes too long), on the loop if the
     /// client has one.
@@ -533,7 +544,7 @@ public final class MQTTClient: Service, Sendable {
         }
         var rc: Int32
         repeat {
-            rc = engine.loop(timeout: .seconds(1))
+            rc = engine.loop(timeout: selectTimeout)
         } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
         return rc
     }

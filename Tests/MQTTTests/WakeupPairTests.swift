@@ -5,7 +5,8 @@ import Testing
 @Suite("libmosquitto served by the gateway's loop")
 struct WakeupPairTests {
     /// Fails where libmosquitto's layout or its pair changed: the loop would still work, but pay a
-    /// failing write per packet and stop each read after one packet (docs/benchmarks.md).
+    /// failing write per packet queued, and a read would end at a PUBACK that releases a held
+    /// publish (docs/architecture.md).
     @Test("the socket pair libmosquitto wakes its own loop with is found and closed, once")
     func closesTheWakeupPair() throws {
         let engine = try Mosquitto(configuration: MQTTConfiguration(clientID: "wake-up-pair"))
