@@ -42,14 +42,12 @@ static inline int homegate_mosquitto_close_wakeup_pair(struct mosquitto *mosq)
     if (fields[0] != mosquitto_socket(mosq)) return 0;
     int reader = fields[1], writer = fields[2];
     if (reader < 0 || writer < 0 || reader == writer) return 0;
-    int domain = 0, type = 0;
-    socklen_t length = sizeof(int);
+    const int ends[2] = {reader, writer};
     for (int i = 0; i < 2; i++) {
-        int descriptor = i == 0 ? reader : writer;
-        length = sizeof(int);
-        if (getsockopt(descriptor, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_UNIX) return 0;
-        length = sizeof(int);
-        if (getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) return 0;
+        int domain = 0, type = 0;
+        socklen_t domainLength = sizeof domain, typeLength = sizeof type;
+        if (getsockopt(ends[i], SOL_SOCKET, SO_DOMAIN, &domain, &domainLength) != 0 || domain != AF_UNIX) return 0;
+        if (getsockopt(ends[i], SOL_SOCKET, SO_TYPE, &type, &typeLength) != 0 || type != SOCK_STREAM) return 0;
     }
     const unsigned char probe = 0x5a;
     unsigned char received = 0;
