@@ -14,6 +14,10 @@ package struct DeviceDescription: Sendable, Hashable {
     package var model: String
     package var description: String
     package var exposes: [Expose]
+    /// Whether a switch of the device is an outlet: a device that measures power or energy, or whose
+    /// kind (zigbee2mqtt's description of the model, never the name its owner gave it) is a plug, a
+    /// socket or an outlet. A group is an outlet when each member with a switch is one.
+    package var isOutlet: Bool
     /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
     package var malformedExposes: Int
 
@@ -43,6 +47,10 @@ package struct DeviceDescription: Sendable, Hashable {
             exposes = []
             malformedExposes = 0
         }
+        let kind = description.lowercased()
+        isOutlet =
+            exposes.contains { ["power", "energy"].contains($0.name ?? "") }
+            || ["plug", "socket", "outlet"].contains { kind.contains($0) }
     }
 
     /// `0x` and 16 hex digits, as zigbee2mqtt writes every IEEE address.

@@ -101,9 +101,10 @@ private struct Builder {
     var endpointOrigins: [ServiceID: (base: String, endpoint: String)] = [:]
 
     /// Which service gives the accessory its category when it has several (a radiator valve with an
-    /// away-mode switch is a thermostat).
+    /// away-mode switch is a thermostat; a vibration sensor that also reports its movements as presses
+    /// is a sensor).
     static let categoryOrder: [AccessoryCategory] = [
-        .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch, .programmableSwitch,
+        .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch, .sensor, .programmableSwitch,
     ]
     var identify: (property: String, value: JSON)?
 
@@ -157,9 +158,7 @@ private struct Builder {
     }
 
     private mutating func addSwitch(_ expose: Expose) {
-        let isOutlet =
-            device.exposes.contains { ["power", "energy"].contains($0.name ?? "") }
-            || ["plug", "socket", "outlet"].contains { device.description.lowercased().contains($0) }
+        let isOutlet = device.isOutlet
         // A switch of something else than the device's power (a valve's `away_mode`) is named after it.
         let property = expose.features.first { $0.name == "state" }?.property
         let suffix = expose.endpoint.map { "_\($0)" } ?? ""
@@ -240,6 +239,14 @@ private struct Builder {
     }
 
     private mutating func addLock(_ lock: Expose) {
+        // A lock of something else than a door (a valve's `child_lock`, zigbee2mqtt's `e.child_lock()`)
+        // locks the device's own buttons: LockPhysicalControls, as the binary child lock is.
+        if lock.feature("lock_state") == nil, var state = lock.feature("state"),
+            state.property?.hasPrefix("child_lock") == true
+        {
+            state.name = "child_lock"
+            return additions.append(state)
+        }
         var service = ServiceDraft(kind: "lock", name: "Lock", type: .lockMechanism, endpoint: lock.endpoint)
         let lockState = lock.feature("lock_state")
         for feature in lock.features {
@@ -361,6 +368,11 @@ private struct Builder {
             sensor(
                 "motion", "Motion", .motionSensor, .motionDetected, expose,
                 binary(expose, on: .bool(true), off: .bool(false)))
+        case ("binary", "vibration"):
+            // As homebridge-z2m shows it: a sensor that something moved the device (its presses stay).
+            sensor(
+                "vibration", "Vibration Sensor", .motionSensor, .motionDetected, expose,
+                binary(expose, on: .bool(true), off: .bool(false)))
         case ("binary", "presence"):
             sensor(
                 "occupancy", "Occupancy", .occupancySensor, .occupancyDetected, expose,
@@ -445,7 +457,31 @@ private struct Builder {
 
     mutating func addButtons() {
         for expose in actions { addButtons(expose) }
+        labelButtons()
     }
+
+    /// HAP's labels for an accessory with several buttons: a ServiceLabel service saying they are
+    /// numbered, and on each button its number (ServiceLabelIndex, from 1 in the order of the
+    /// services), so that Apple Home orders and labels them. One button needs none.
+    private mutating func labelButtons() {
+        let buttons = services.indices.filter { services[$0].type == .statelessProgrammableSwitch }
+        guard buttons.count > 1 else { return }
+        for (number, index) in buttons.enumerated() {
+            services[index].characteristics.append(
+                Characteristic(type: .serviceLabelIndex, metadata: standard(.serviceLabelIndex), value: .int(number + 1)))
+        }
+        services.append(
+            Service(
+                id: "service_label", type: .serviceLabel, name: "Button Labels",
+                characteristics: [
+                    Characteristic(
+                        type: .serviceLabelNamespace, metadata: standard(.serviceLabelNamespace),
+                        value: .int(Self.arabicNumerals))
+                ]))
+    }
+
+    /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).
+    static let arabicNumerals = 1
 
     private mutating func addButtons(_ expose: Expose) {
         let layout = ButtonLayout(actions: expose.values.compactMap(\.stringValue))
@@ -493,7 +529,7 @@ private struct Builder {
         let metadata: CharacteristicMetadata =
             if case .number = conversion { measurement(characteristic, expose) } else { standard(characteristic) }
         service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
-        finish(service, category: nil)
+        finish(service, category: type == .battery ? nil : .sensor)
     }
 
     // MARK: Names of endpoints' services

@@ -68,9 +68,12 @@ package struct GroupDescription: Sendable, Hashable {
             }
         }
         guard !merged.isEmpty else { return nil }
+        // What kind of switch the group is comes from what its members are, never from their names.
+        let switches = known.filter { member in member.exposes.contains { $0.type == "switch" } }
         return DeviceDescription(
             group: accessoryKey, friendlyName: friendlyName,
-            description: "Group of \(known.map(\.friendlyName).joined(separator: ", "))", exposes: merged)
+            description: "Group of \(known.map(\.friendlyName).joined(separator: ", "))", exposes: merged,
+            isOutlet: !switches.isEmpty && switches.allSatisfy(\.isOutlet))
     }
 
     /// `expose` and its features without their endpoint: `state_l1` becomes `state`.
@@ -91,7 +94,7 @@ package struct GroupDescription: Sendable, Hashable {
 
 extension DeviceDescription {
     /// A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
-    init(group key: String, friendlyName: String, description: String, exposes: [Expose]) {
+    init(group key: String, friendlyName: String, description: String, exposes: [Expose], isOutlet: Bool) {
         ieeeAddress = key
         self.friendlyName = friendlyName
         type = "Group"
@@ -102,6 +105,7 @@ extension DeviceDescription {
         model = "Group"
         self.description = description
         self.exposes = exposes
+        self.isOutlet = isOutlet
         malformedExposes = 0
     }
 }

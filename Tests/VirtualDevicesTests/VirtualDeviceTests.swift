@@ -72,6 +72,33 @@ struct VirtualDeviceTests {
         #expect(await d.value("g", .obstructionDetected) == .bool(true))
     }
 
+    @Test("A garage door or a lock told to be what it is already does not move; one told back halfway turns back")
+    func targetAlreadyHeld() async throws {
+        let d = driver(
+            .init(id: "g", name: "G", kind: .garageDoor, transitionTime: .seconds(8)),
+            .init(id: "l", name: "L", kind: .lock, transitionTime: .seconds(3)))
+        // A closed door told to close (each "Good Night") stays closed: no 8 s of "Closing"
+        try await write(d, "g", .targetDoorState, .int(1))
+        #expect(await d.value("g", .currentDoorState) == .int(1))
+        await d.advance(by: .seconds(8))
+        #expect(await d.value("g", .currentDoorState) == .int(1))
+        // Opening, told to close again: it closes, and is closed after its transition
+        try await write(d, "g", .targetDoorState, .int(0))
+        #expect(await d.value("g", .currentDoorState) == .int(2))
+        try await write(d, "g", .targetDoorState, .int(1))
+        #expect(await d.value("g", .currentDoorState) == .int(3))
+        await d.advance(by: .seconds(8))
+        #expect(await d.value("g", .currentDoorState) == .int(1))
+        // A locked lock told to lock does not start a transition that a later unlock would inherit
+        try await write(d, "l", .lockTargetState, .int(1))
+        await d.advance(by: .seconds(3))
+        #expect(await d.value("l", .lockCurrentState) == .int(1))
+        try await write(d, "l", .lockTargetState, .int(0))
+        try await write(d, "l", .lockTargetState, .int(1))
+        await d.advance(by: .seconds(3))
+        #expect(await d.value("l", .lockCurrentState) == .int(1))
+    }
+
     @Test("A window covering moves toward its target over time")
     func windowCovering() async throws {
         let d = driver(.init(id: "w", name: "W", kind: .windowCovering))

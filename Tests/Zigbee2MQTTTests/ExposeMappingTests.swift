@@ -138,12 +138,12 @@ struct ExposeMappingTests {
         #expect(
             zigfred.accessory.services.map(\.id.rawValue) == [
                 "light_l1", "light_l2", "light_l3", "light_l4", "light_l5", "cover_l6", "cover_l7", "button_1",
-                "button_2", "button_3", "button_4",
+                "button_2", "button_3", "button_4", "service_label",
             ])
         #expect(
             zigfred.accessory.services.map(\.name) == [
                 "Light 1", "Light 2", "Light 3", "Light 4", "Light 5", "Cover 1", "Cover 2", "Button 1",
-                "Button 2", "Button 3", "Button 4",
+                "Button 2", "Button 3", "Button 4", "Button Labels",
             ])
         #expect(zigfred.bindings(of: "light_l1", .on)?.property == "state_l1")
         #expect(zigfred.bindings(of: "light_l1", .hue)?.conversion == .color(.hue, hasHueSaturation: false))
@@ -391,6 +391,119 @@ struct ExposeMappingTests {
         #expect(
             zigfred.bindings(of: "button_3", .programmableSwitchEvent)?.read(
                 .object([("action", .string("button_3_double"))])) == .value(.int(1)))
+    }
+
+    /// The buttons' numbers for Apple Home: ServiceLabelIndex on each button of a device with several,
+    /// in the order of its services, and one ServiceLabel saying they are numbers (issue 50).
+    @Test("several buttons carry ServiceLabelIndex 1, 2, ... and the accessory a ServiceLabel of numbers; one button none")
+    func buttonsAreLabelled() throws {
+        func labels(_ mapped: MappedDevice) -> (indexes: [CharacteristicValue?], namespace: CharacteristicValue?) {
+            let buttons = mapped.accessory.services.filter { $0.type == .statelessProgrammableSwitch }
+            let label = mapped.accessory.services.first { $0.type == .serviceLabel }
+            return (
+                buttons.map { $0.characteristic(.serviceLabelIndex)?.value },
+                label?.characteristic(.serviceLabelNamespace)?.value
+            )
+        }
+        // The MiJia wireless switch WXKG01LM of a real network (zigbee2mqtt-frontend's onConnect
+        // capture, zigbee2mqtt 1.22.1): Button, Triple and Many
+        let mijia = try Self.device(
+            exposing: [
+                try JSON.parse(
+                    #"{"access": 1, "name": "action", "property": "action", "type": "enum", "values": ["single", "double", "triple", "quadruple", "hold", "release", "many"]}"#
+                )
+            ], name: "MI button")
+        #expect(
+            mijia.accessory.services.map(\.name) == ["Button", "Triple", "Many", "Button Labels"])
+        #expect(labels(mijia).indexes == [.int(1), .int(2), .int(3)])
+        #expect(labels(mijia).namespace == .int(1))
+        let index = try #require(mijia.accessory.services.first?.characteristic(.serviceLabelIndex))
+        #expect(index.metadata.permissions == [.read] && index.metadata.format == .uint8)
+        #expect(mijia.accessory.category == .programmableSwitch)
+        // No binding reads or writes them: they are the mapping's, not the device's
+        #expect(!mijia.bindings.contains { [.serviceLabelIndex, .serviceLabelNamespace].contains($0.characteristic) })
+
+        #expect(labels(Self.device("remote")).indexes == [.int(1), .int(2), .int(3), .int(4)])
+        #expect(labels(Self.device("button")).indexes == [.int(1), .int(2)])
+        // A device with one button has nothing to order
+        let single = try Self.device(
+            exposing: [
+                try JSON.parse(
+                    #"{"access": 1, "name": "action", "property": "action", "type": "enum", "values": ["single"]}"#)
+            ], name: "Doorbell")
+        #expect(labels(single).indexes == [nil])
+        #expect(labels(single).namespace == nil)
+    }
+
+    /// Aqara's vibration sensor DJT11LM as a real network publishes it (zigbee2mqtt-frontend's
+    /// onConnect capture, zigbee2mqtt 1.25.0-dev, `work/nur/jopa`): a binary `vibration` beside the
+    /// `action` vibration/tilt/drop.
+    @Test("a vibration sensor is a sensor (MotionSensor) and keeps its presses as buttons")
+    func vibrationSensor() throws {
+        let exposes = try JSON.parse(
+            #"""
+            [{"access": 1, "name": "battery", "property": "battery", "type": "numeric", "unit": "%", "value_max": 100, "value_min": 0},
+             {"access": 1, "name": "vibration", "property": "vibration", "type": "binary", "value_off": false, "value_on": true},
+             {"access": 1, "name": "action", "property": "action", "type": "enum", "values": ["vibration", "tilt", "drop"]},
+             {"access": 1, "name": "strength", "property": "strength", "type": "numeric"},
+             {"access": 3, "name": "sensitivity", "property": "sensitivity", "type": "enum", "values": ["low", "medium", "high"]},
+             {"access": 1, "name": "angle_x", "property": "angle_x", "type": "numeric", "unit": "°", "value_max": 90, "value_min": -90},
+             {"access": 1, "name": "voltage", "property": "voltage", "type": "numeric", "unit": "mV"},
+             {"access": 1, "name": "linkquality", "property": "linkquality", "type": "numeric", "unit": "lqi", "value_max": 255, "value_min": 0}]
+            """#)
+        guard case .array(let entries) = exposes else { throw Zigbee2MQTTPayloadError("not an array") }
+        let sensor = try Self.device(exposing: entries, name: "work/nur/jopa")
+        #expect(sensor.accessory.category == .sensor)
+        let vibration = try #require(sensor.accessory.services.first { $0.type == .motionSensor })
+        #expect(vibration.name == "Vibration Sensor")
+        let detected = try #require(sensor.bindings(of: vibration.id, .motionDetected))
+        #expect(detected.property == "vibration")
+        #expect(detected.metadata.permissions == [.read, .notify])
+        #expect(!sensor.unmapped.contains("vibration"))
+        // The state the same network recorded for it (states.jsonl) says it vibrates
+        let (values, problems) = sensor.values(
+            in: try JSON.parse(#"{"angle_x": -6, "battery": 100, "strength": 30, "vibration": true}"#))
+        #expect(problems.isEmpty)
+        #expect(values.contains { $0.characteristic == .motionDetected && $0.value == .bool(true) })
+        // And the presses stay, numbered for Apple Home
+        #expect(
+            sensor.accessory.services.filter { $0.type == .statelessProgrammableSwitch }.map(\.name)
+                == ["Vibration", "Tilt", "Drop"])
+        #expect(sensor.accessory.services.contains { $0.type == .serviceLabel })
+        let tilt = try #require(sensor.bindings(of: "button_tilt", .programmableSwitchEvent))
+        #expect(tilt.read(.object([("action", .string("tilt"))])) == .value(.int(0)))
+    }
+
+    /// The TuYa radiator valves of a real network (TS0601_thermostat, zigbee2mqtt-frontend's onConnect
+    /// capture, zigbee2mqtt 1.22.1) offer their child lock as a `lock` expose: `state` on the property
+    /// `child_lock`, LOCK/UNLOCK, and no `lock_state`.
+    @Test("a child lock offered as a lock expose is LockPhysicalControls, not a door lock; a lock with lock_state stays a lock")
+    func childLockAsALockExpose() throws {
+        let tuyaLock = #"""
+            {"type": "lock", "features": [{"access": 3, "description": "Enables/disables physical input on the device", "name": "state", "property": "child_lock", "type": "binary", "value_off": "UNLOCK", "value_on": "LOCK"}]}
+            """#
+        // The Immax valve's recorded exposes with its binary child lock given as the TuYa valves give it
+        let valve = try Self.model(
+            "immax/07703l.json", vendor: "TuYa", model: "TS0601_thermostat",
+            editing: { text in
+                let start = text.range(of: #"  {\#n    "name": "child_lock""#)!.lowerBound
+                let end = text.index(after: text.range(of: "},", range: start..<text.endIndex)!.lowerBound)
+                return text.replacingCharacters(in: start..<end, with: tuyaLock)
+            })
+        #expect(!valve.accessory.services.contains { $0.type == .lockMechanism })
+        #expect(valve.accessory.category == .thermostat)
+        let childLock = try #require(valve.bindings(of: "climate", .lockPhysicalControls))
+        #expect(childLock.property == "child_lock")
+        #expect(childLock.metadata.permissions.contains(.write))
+        // The valve's recorded state (states.jsonl: "child_lock": "LOCK") and a write back
+        #expect(childLock.read(.object([("child_lock", .string("LOCK"))])) == .value(.int(1)))
+        #expect(childLock.deviceValue(for: .int(0)) == .string("UNLOCK"))
+        #expect(!valve.unmapped.contains { $0.contains("child") || $0 == "state" })
+
+        // A door lock with lock_state (Danalock V3) is still a lock
+        let door = try Self.model("danalock/v3-btzb_v3-btzbe.json", vendor: "Danalock", model: "V3-BTZB")
+        #expect(door.accessory.category == .doorLock)
+        #expect(door.accessory.services.contains { $0.type == .lockMechanism })
     }
 
     /// Recorded exposes of a smoke detector, a gas detector, a plug, a radiator valve and a cover:

@@ -90,4 +90,42 @@ struct GroupTests {
         #expect(group.asDevice(members: [sensor]) == nil)
         #expect(group.asDevice(members: []) == nil)
     }
+
+    /// A light controller as a real network lists it (HGZB-01, "Smart Zigbee 3.0 light controller",
+    /// zigbee2mqtt-frontend's onConnect capture): a `switch` expose, no power reading.
+    static func lightController(_ ieee: String, named name: String) throws -> DeviceDescription {
+        try DeviceDescription(
+            try JSON.parse(
+                #"""
+                {"ieee_address": "\#(ieee)", "friendly_name": "\#(name)", "type": "Router", "interview_completed": true,
+                 "supported": true, "definition": {"vendor": "Smart Home Pty", "model": "HGZB-01",
+                 "description": "Smart Zigbee 3.0 light controller",
+                 "exposes": [{"type": "switch", "features": [{"access": 7, "name": "state", "property": "state",
+                   "type": "binary", "value_off": "OFF", "value_on": "ON", "value_toggle": "TOGGLE"}]}]}}
+                """#))
+    }
+
+    @Test("a group's kind comes from its members' exposes and types, never from their names")
+    func kindFromMembersNotNames() throws {
+        var group = try Self.group("group_1")
+        // Light controllers their owner named "Plug 1" and "Socket 2": a switch, not an outlet
+        let plug = try Self.lightController("0x0000000000000011", named: "Plug 1")
+        let socket = try Self.lightController("0x0000000000000012", named: "Socket 2")
+        group.members = [plug.ieeeAddress, socket.ieeeAddress]
+        let named = ExposeMapping.map(try #require(group.asDevice(members: [plug, socket])))
+        #expect(named.accessory.category == .switch)
+        #expect(named.accessory.services.map(\.type) == [.switch])
+
+        // The recorded Mi smart plug, whatever it is called, makes a group of outlets
+        var power = try #require(ExposeMappingTests.devices.first { $0.friendlyName == "power_plug" })
+        power.friendlyName = "Desk Lamp"
+        group.members = [power.ieeeAddress]
+        let outlets = ExposeMapping.map(try #require(group.asDevice(members: [power])))
+        #expect(outlets.accessory.category == .outlet)
+        #expect(outlets.accessory.services.map(\.type) == [.outlet])
+
+        // A plug beside a light controller: not every member is an outlet, so a switch
+        let mixed = ExposeMapping.map(try #require(group.asDevice(members: [power, plug])))
+        #expect(mixed.accessory.category == .switch)
+    }
 }

@@ -113,7 +113,8 @@ package struct EventMessage: Sendable, Equatable {
             members.add("oldName", oldName)
         case .didAddUser(_, _, let name), .didRemoveUser(_, _, let name):
             members.add("user", name)
-        case .didAddActionSet(_, _, let name), .didRemoveActionSet(_, _, let name):
+        case .didAddActionSet(_, _, let name), .didRemoveActionSet(_, _, let name),
+            .didUpdateActionsForActionSet(_, _, let name):
             members.add("actionSet", name)
         case .didUpdateNameForActionSet(_, _, let oldName, let name):
             members.add("actionSet", name)

@@ -37,6 +37,9 @@ package enum HomeEvent: Sendable, Hashable {
     case didAddActionSet(home: HomeID, actionSet: ActionSetID, name: String)
     case didRemoveActionSet(home: HomeID, actionSet: ActionSetID, name: String)
     case didUpdateNameForActionSet(home: HomeID, actionSet: ActionSetID, oldName: String, name: String)
+    /// An action set lost actions (`home(_:didUpdateActionsFor:)`): the accessory they wrote to left
+    /// the home.
+    case didUpdateActionsForActionSet(home: HomeID, actionSet: ActionSetID, name: String)
     /// An action set ran; `failedActions` counts the actions that did not succeed.
     case didExecuteActionSet(home: HomeID, actionSet: ActionSetID, failedActions: Int)
 
@@ -73,7 +76,8 @@ package enum HomeEvent: Sendable, Hashable {
             .didUpdateRoomForAccessory(let home, _, _, _), .didUpdateNameForAccessory(let home, _, _, _),
             .didAddUser(let home, _, _), .didRemoveUser(let home, _, _),
             .didAddActionSet(let home, _, _), .didRemoveActionSet(let home, _, _),
-            .didUpdateNameForActionSet(let home, _, _, _), .didExecuteActionSet(let home, _, _),
+            .didUpdateNameForActionSet(let home, _, _, _), .didUpdateActionsForActionSet(let home, _, _),
+            .didExecuteActionSet(let home, _, _),
             .didAddTrigger(let home, _, _), .didRemoveTrigger(let home, _, _),
             .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _),
             .didFireTrigger(let home, _, _),
@@ -107,6 +111,7 @@ package enum HomeEvent: Sendable, Hashable {
         case .didAddActionSet: "didAddActionSet"
         case .didRemoveActionSet: "didRemoveActionSet"
         case .didUpdateNameForActionSet: "didUpdateNameForActionSet"
+        case .didUpdateActionsForActionSet: "didUpdateActionsForActionSet"
         case .didExecuteActionSet: "didExecuteActionSet"
         case .didAddTrigger: "didAddTrigger"
         case .didRemoveTrigger: "didRemoveTrigger"

@@ -420,19 +420,24 @@ struct HomeGraph: Sendable, Hashable {
         let removed = homes[h].accessories.filter { removedIDs.contains($0.id) }
         homes[h].accessories.removeAll { removedIDs.contains($0.id) }
         placementChanged()
-        for s in homes[h].actionSets.indices {
-            homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
-        }
-        for trigger in homes[h].triggers where removedIDs.contains(trigger.characteristic.accessory) {
-            events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
-        }
-        homes[h].triggers.removeAll { removedIDs.contains($0.characteristic.accessory) }
         for accessory in removed where !accessory.isBridge {
             events.append(
                 .didRemoveAccessory(
                     home: homes[h].id, accessory: accessory.id, name: accessory.name,
                     room: accessory.room ?? homes[h].defaultRoom.id))
         }
+        // What named it goes with it, each said on the change stream.
+        for s in homes[h].actionSets.indices {
+            let count = homes[h].actionSets[s].actions.count
+            homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
+            guard homes[h].actionSets[s].actions.count != count else { continue }
+            let actionSet = homes[h].actionSets[s]
+            events.append(.didUpdateActionsForActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
+        }
+        for trigger in homes[h].triggers where removedIDs.contains(trigger.characteristic.accessory) {
+            events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
+        }
+        homes[h].triggers.removeAll { removedIDs.contains($0.characteristic.accessory) }
         return removed
     }
 

@@ -16,6 +16,7 @@ extension HomeManager {
         for accessory in accessories {
             apply(.found(accessory), driver: index)
         }
+        for accessory in accessories { await followBridge(accessory) }
         return RegisteredDriver(driver: driver, index: index, updatesExecutor: updatesExecutor(of: driver))
     }
 
@@ -71,7 +72,52 @@ extension HomeManager {
     }
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
-        for await update in updates { apply(update, driver: driver) }
+        for await update in updates {
+            apply(update, driver: driver)
+            if case .found(let accessory) = update { await followBridge(accessory) }
+        }
+    }
+
+    /// Keeps a bridge in a home as the bridge is, as HomeKit does: an accessory it lists that is in no
+    /// home joins the bridge's home (its default room), and one it no longer lists, that no driver
+    /// reports, leaves the home with the actions and automations that named it. Only a bridge that
+    /// answered says what it lists: one that is offline or waits to be paired changes nothing. Each
+    /// change is an edit like an administrator's, saved and announced on the change stream; the
+    /// driver's next reports wait for it, so a new accessory's first values land in its home.
+    private func followBridge(_ found: Accessory) async {
+        guard found.isReachable, !found.needsPairing else { return }
+        if let bridgeID = found.bridge, graph.locate(found.id) == nil, let place = graph.locate(bridgeID) {
+            let home = graph.homes[place.home]
+            await editForDevice(
+                .addAccessory(home: home.name, id: found.id, room: nil, name: nil), in: home,
+                "'\(found.name)' is new on the bridge '\(home.accessories[place.accessory].name)': added to the home")
+        }
+        guard found.isBridge, let place = graph.locate(found.id) else { return }
+        let bridge = graph.homes[place.home].accessories[place.accessory]
+        let homeID = graph.homes[place.home].id
+        for id in bridge.bridgedAccessories where browser.isGone(id, fromBridge: bridge.id) {
+            // Looked up again for each: the edit before gave the actor away.
+            guard let home = graph.homes.first(where: { $0.id == homeID }),
+                let accessory = home.accessories.first(where: { $0.id == id })
+            else { continue }
+            await editForDevice(
+                .removeAccessory(home: home.name, accessory: accessory.name), in: home,
+                "'\(accessory.name)' is no longer on the bridge '\(bridge.name)': removed from the home")
+        }
+    }
+
+    /// An edit a device's own change asks for, made as the home's first administrator (the account
+    /// whose rights an automation also runs with); logged, and what fails is logged too.
+    private func editForDevice(_ change: HomeEdit, in home: Home, _ what: String) async {
+        guard let administrator = home.users.first(where: { $0.role == .administrator }) else {
+            return logger.warning("\(what) failed: the home '\(home.name)' has no administrator")
+        }
+        do {
+            try await edit(change, account: administrator.account)
+            logger.info("\(what) '\(home.name)'")
+        } catch {
+            logger.warning("\(what) '\(home.name)' failed: \(error.message)")
+        }
     }
 
     /// Whether the accessory is in a home, or about to be: an edit being saved (``pendingLayout``)

@@ -201,6 +201,8 @@ struct VirtualDevice: Sendable {
         case (.outlet, .on):
             set(.outletInUse, value(.on) ?? .bool(false))
         case (.lock, .lockTargetState):
+            // A lock told to be what it is already does not move (nor does a real one).
+            guard number(.lockCurrentState) != number(.lockTargetState) else { return transitionRemaining = nil }
             transitionRemaining = seconds(configuration.transitionTime)
         case (.windowCovering, .holdPosition) where value(.holdPosition) == .bool(true):
             // Stops where it is: the target becomes the position it has reached.
@@ -208,6 +210,8 @@ struct VirtualDevice: Sendable {
             set(.positionState, .int(2))
         case (.garageDoor, .targetDoorState):
             let closing = number(.targetDoorState) == 1
+            // A door told to close while closed (each "Good Night") or to open while open stays put.
+            guard number(.currentDoorState) != (closing ? 1 : 0) else { return transitionRemaining = nil }
             set(.currentDoorState, .int(closing ? 3 : 2))
             transitionRemaining = seconds(configuration.transitionTime)
         default:
