@@ -319,9 +319,10 @@ extension HAPEndToEndTests {
         }
     }
 
-    /// A bridge reconfigured (issue 36): what it lists anew may join the bridge's home, what it no
-    /// longer lists may be removed alone; what it still lists goes only with the bridge.
-    @Test("a bridge that adds and drops an accessory: the new one is added to its home, the gone one removed")
+    /// A bridge reconfigured while the hub is away from it (issues 36, 50): what it lists anew joins
+    /// the bridge's home by itself, what it no longer lists leaves it with the action-set actions and
+    /// automations that named it, each on `$events`; what it still lists goes only with the bridge.
+    @Test("a bridge that adds and drops an accessory: the new one joins its home, the gone one leaves it, both announced")
     func changedBridge() async throws {
         try await withTemporaryDirectory { folder in
             var bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder)
@@ -332,39 +333,49 @@ extension HAPEndToEndTests {
                     try await Self.pairIntoOffice(owner, port: port, name: "HAP Bridge")
                     let switchOn = "\(Self.office)/Switch/Switch/On"
                     #expect(try await owner.retained(switchOn, becomes: "false", within: .seconds(60)))
+                    // An action set and an automation name the Switch
+                    let night =
+                        #"{"home":"Main House","name":"Office Off","actions":[{"accessory":"Switch","service":"Switch","characteristic":"On","value":false},{"accessory":"Light","service":"Lightbulb","characteristic":"On","value":false}]}"#
+                    #expect(try await owner.request("addActionSet", night).isOK)
+                    let watch =
+                        #"{"home":"Main House","name":"Switch Watch","accessory":"Switch","service":"Switch","characteristic":"On","actionSets":["Office Off"]}"#
+                    #expect(try await owner.request("addTrigger", watch).isOK)
+                    try await owner.client.subscribe(to: ["homegate/Main House/$events"])
 
-                    // The bridge restarts reconfigured: Outlet 27 added, the Switch gone
+                    // The bridge restarts reconfigured while the hub is away from it: Outlet 27 added,
+                    // the Switch gone
                     await bridge.stop()
                     bridge = try await HAPAccessoryProcess(
                         port: port, setupCode: Self.code, folder: folder, run: 1,
                         options: ["--extra-outlet", "--without-switch"])
-                    let outlet = "\(HAPAccessoryProcess.pairingID):27"
-                    try await eventually("Outlet 27 offered", timeout: .seconds(90)) {
-                        try await owner.retained("homegate/$discovered")?.contains(#""id":"\#(outlet)""#) == true
+
+                    // The new one joins the bridge's home by itself, in its default room, announced
+                    let outlet = "homegate/Main House/$default/Outlet 27/Outlet/On"
+                    #expect(try await owner.retained(outlet, becomes: "false", within: .seconds(90)))
+                    let joined = try await owner.inbox.next("Outlet 27 announced") {
+                        $0.topic == "homegate/Main House/$events"
+                            && $0.payloadString?.contains(#""event":"didAddAccessory""#) == true
                     }
-                    #expect(
-                        try await owner.retained("\(Self.office)/Switch/$reachable", becomes: "false"),
-                        "the Switch is no longer listed")
-
-                    // The new one joins the bridge's home, not another
-                    let elsewhere = try await owner.request(
-                        "addAccessory", #"{"home":"Lake Cabin","accessory":"\#(outlet)"}"#)
-                    #expect(elsewhere["code"] == .string("invalidParameter"), "\(elsewhere)")
-                    let added = try await owner.request(
-                        "addAccessory", #"{"home":"Main House","accessory":"\#(outlet)","room":"Office"}"#)
-                    #expect(added.isOK, "\(added)")
-                    #expect(try await owner.retained("\(Self.office)/Outlet 27/Outlet/On", becomes: "false"))
-                    let written = try await owner.command("\(Self.office)/Outlet 27/Outlet/On/set/owner", "true")
+                    #expect(joined.payloadString?.contains(#""accessory":"Outlet 27""#) == true, "\(joined)")
+                    let written = try await owner.command("\(outlet)/set/owner", "true")
                     #expect(written.isOK, "\(written)")
+                    try await eventually("Outlet 27 not in $discovered") {
+                        try await owner.retained("homegate/$discovered")?.contains("Outlet 27") == false
+                    }
 
-                    // One still listed goes only with its bridge; the gone one is removed alone
-                    let light = try await owner.request(
-                        "removeAccessory", #"{"home":"Main House","accessory":"Light"}"#)
-                    #expect(light["code"] == .string("cannotRemoveNonBridgeAccessory"), "\(light)")
-                    let removed = try await owner.request(
-                        "removeAccessory", #"{"home":"Main House","accessory":"Switch"}"#)
-                    #expect(removed.isOK, "\(removed)")
+                    // The gone one leaves the home by itself, with what named it, each announced
                     try await eventually("the Switch's topics cleared") { try await owner.retained(switchOn) == nil }
+                    for (event, name) in [
+                        ("didRemoveAccessory", #""accessory":"Switch""#),
+                        ("didUpdateActionsForActionSet", #""actionSet":"Office Off""#),
+                        ("didRemoveTrigger", #""trigger":"Switch Watch""#),
+                    ] {
+                        let announced = try await owner.inbox.next("\(event) on $events") {
+                            $0.topic == "homegate/Main House/$events"
+                                && $0.payloadString?.contains(#""event":"\#(event)""#) == true
+                        }
+                        #expect(announced.payloadString?.contains(name) == true, "\(announced)")
+                    }
                     let layout = try await owner.retainedJSON("homegate/Main House/$layout") {
                         guard case .array(let accessories)? = $0["accessories"] else { return false }
                         return !accessories.contains { $0["name"]?.stringValue == "Switch" }
@@ -377,14 +388,17 @@ extension HAPEndToEndTests {
                     }
                     #expect(
                         entry["bridged"] == .array([.string("Light"), .string("Temperature"), .string("Outlet 27")]))
+                    #expect(!layout.serialized.contains("Switch Watch"), "\(layout.serialized)")
+                    // One still listed still goes only with its bridge
+                    let light = try await owner.request(
+                        "removeAccessory", #"{"home":"Main House","accessory":"Light"}"#)
+                    #expect(light["code"] == .string("cannotRemoveNonBridgeAccessory"), "\(light)")
 
                     // Unpairing the bridge takes the new one with it
                     let unpairedAgain = try await owner.request(
                         "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(60))
                     #expect(unpairedAgain.isOK, "\(unpairedAgain)")
-                    try await eventually("Outlet 27's topics cleared") {
-                        try await owner.retained("\(Self.office)/Outlet 27/Outlet/On") == nil
-                    }
+                    try await eventually("Outlet 27's topics cleared") { try await owner.retained(outlet) == nil }
                 }
             } cleanup: {
                 await bridge.stop()
