@@ -468,7 +468,8 @@ private struct Builder {
         guard buttons.count > 1 else { return }
         for (number, index) in buttons.enumerated() {
             services[index].characteristics.append(
-                Characteristic(type: .serviceLabelIndex, metadata: standard(.serviceLabelIndex), value: .int(number + 1)))
+                Characteristic(
+                    type: .serviceLabelIndex, metadata: standard(.serviceLabelIndex), value: .int(number + 1)))
         }
         services.append(
             Service(

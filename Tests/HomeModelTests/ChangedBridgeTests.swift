@@ -13,7 +13,9 @@ struct ChangedBridgeTests {
     static func outlet(_ id: AccessoryID, _ name: String) -> Accessory {
         Accessory(
             id: id, name: name, category: .outlet, bridge: "bridge",
-            services: [Service(id: "outlet", type: .outlet, name: "Outlet", characteristics: [.standard(.on, .bool(false))])])
+            services: [
+                Service(id: "outlet", type: .outlet, name: "Outlet", characteristics: [.standard(.on, .bool(false))])
+            ])
     }
 
     static func bridge(listing: [AccessoryID], isReachable: Bool = true) -> Accessory {
@@ -70,7 +72,8 @@ struct ChangedBridgeTests {
                     actions: [ActionRequest(deskOn, .bool(false)), ActionRequest(kitchenOn, .bool(false))]),
                 account: Self.admin)
             try await first.edit(
-                .addTrigger(home: "Home", name: "Desk Watch", characteristic: deskOn, value: nil, actionSets: ["Night"]),
+                .addTrigger(
+                    home: "Home", name: "Desk Watch", characteristic: deskOn, value: nil, actionSets: ["Night"]),
                 account: Self.admin)
             await first.shutdown()
 
@@ -110,7 +113,10 @@ struct ChangedBridgeTests {
 
             // And it was saved: a third start has the same home without the bridge answering at all
             let third = try HomeManager(database: try HomeDatabase.open(atPath: path))
-            #expect(try await third.home("Home", account: Self.admin).accessories.map(\.id) == ["bridge", "kitchen", "heater"])
+            #expect(
+                try await third.home("Home", account: Self.admin).accessories.map(\.id) == [
+                    "bridge", "kitchen", "heater",
+                ])
             await third.shutdown()
         }
     }
@@ -140,7 +146,9 @@ struct ChangedBridgeTests {
                     .characteristic(.on)?.value == .bool(true)
             }
             #expect(
-                try await manager.home("Home", account: Self.admin).accessories.map(\.id) == ["bridge", "kitchen", "desk"])
+                try await manager.home("Home", account: Self.admin).accessories.map(\.id) == [
+                    "bridge", "kitchen", "desk",
+                ])
             await manager.shutdown()
         }
     }

@@ -322,7 +322,8 @@ extension HAPEndToEndTests {
     /// A bridge reconfigured while the hub is away from it (issues 36, 50): what it lists anew joins
     /// the bridge's home by itself, what it no longer lists leaves it with the action-set actions and
     /// automations that named it, each on `$events`; what it still lists goes only with the bridge.
-    @Test("a bridge that adds and drops an accessory: the new one joins its home, the gone one leaves it, both announced")
+    @Test(
+        "a bridge that adds and drops an accessory: the new one joins its home, the gone one leaves it, both announced")
     func changedBridge() async throws {
         try await withTemporaryDirectory { folder in
             var bridge = try await HAPAccessoryProcess(setupCode: Self.code, folder: folder)

@@ -395,7 +395,9 @@ struct ExposeMappingTests {
 
     /// The buttons' numbers for Apple Home: ServiceLabelIndex on each button of a device with several,
     /// in the order of its services, and one ServiceLabel saying they are numbers (issue 50).
-    @Test("several buttons carry ServiceLabelIndex 1, 2, ... and the accessory a ServiceLabel of numbers; one button none")
+    @Test(
+        "several buttons carry ServiceLabelIndex 1, 2, ... and the accessory a ServiceLabel of numbers; one button none"
+    )
     func buttonsAreLabelled() throws {
         func labels(_ mapped: MappedDevice) -> (indexes: [CharacteristicValue?], namespace: CharacteristicValue?) {
             let buttons = mapped.accessory.services.filter { $0.type == .statelessProgrammableSwitch }
@@ -477,7 +479,9 @@ struct ExposeMappingTests {
     /// The TuYa radiator valves of a real network (TS0601_thermostat, zigbee2mqtt-frontend's onConnect
     /// capture, zigbee2mqtt 1.22.1) offer their child lock as a `lock` expose: `state` on the property
     /// `child_lock`, LOCK/UNLOCK, and no `lock_state`.
-    @Test("a child lock offered as a lock expose is LockPhysicalControls, not a door lock; a lock with lock_state stays a lock")
+    @Test(
+        "a child lock offered as a lock expose is LockPhysicalControls, not a door lock; a lock with lock_state stays a lock"
+    )
     func childLockAsALockExpose() throws {
         let tuyaLock = #"""
             {"type": "lock", "features": [{"access": 3, "description": "Enables/disables physical input on the device", "name": "state", "property": "child_lock", "type": "binary", "value_off": "UNLOCK", "value_on": "LOCK"}]}

@@ -211,7 +211,8 @@ package actor RetainedPublisher {
             .didUpdateNameForZone(let home, _, _, _), .didAddRoomToZone(let home, _, _),
             .didRemoveRoomFromZone(let home, _, _), .didAddActionSet(let home, _, _),
             .didRemoveActionSet(let home, _, _), .didUpdateNameForActionSet(let home, _, _, _),
-            .didUpdateActionsForActionSet(let home, _, _), .didAddTrigger(let home, _, _), .didRemoveTrigger(let home, _, _),
+            .didUpdateActionsForActionSet(let home, _, _), .didAddTrigger(let home, _, _),
+            .didRemoveTrigger(let home, _, _),
             .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _):
             return [.home(home)]
         case .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _), .didAddUser(let home, _, _),

@@ -432,7 +432,8 @@ struct HomeGraph: Sendable, Hashable {
             homes[h].actionSets[s].actions.removeAll { removedIDs.contains($0.accessory) }
             guard homes[h].actionSets[s].actions.count != count else { continue }
             let actionSet = homes[h].actionSets[s]
-            events.append(.didUpdateActionsForActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
+            events.append(
+                .didUpdateActionsForActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
         }
         for trigger in homes[h].triggers where removedIDs.contains(trigger.characteristic.accessory) {
             events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
