@@ -492,7 +492,7 @@ private struct Loader {
     }
 
     private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {
-        let section = reader.section(node, path: "access", keys: ["dynamicSecurity", "aclFile"])
+        let section = reader.section(node, path: "access", keys: ["dynamicSecurity", "aclFile", "bridgeClientID"])
         let dynamic = reader.section(
             section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
         if let enabled = reader.bool(dynamic["enabled"]?.value, "access.dynamicSecurity.enabled") {
@@ -500,6 +500,17 @@ private struct Loader {
         }
         if let node = section["aclFile"]?.value, let path = reader.optionalString(node, "access.aclFile") {
             access.aclFile = path
+        }
+        if let node = section["bridgeClientID"]?.value,
+            let clientID = reader.optionalString(node, "access.bridgeClientID")
+        {
+            if let clientID, let problem = AccessRules.problem(with: clientID, as: "bridge client id") {
+                reader.report(
+                    .invalidValue, at: node, "'access.bridgeClientID' '\(clientID)' cannot be used: \(problem)",
+                    fix: "use the bridge's remote_clientid from the hub's mosquitto.conf, e.g. hub1")
+            } else {
+                access.bridgeClientID = clientID
+            }
         }
     }
 

@@ -195,10 +195,15 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// The acl_file the broker reads (written by `homegate acl`): the gateway checks that it is
         /// there and in step with the homes' users, and says so when it is not.
         package var aclFile: String?
+        /// The `remote_clientid` of the hub broker's bridge to a central broker (docs/scaling.md):
+        /// the generated rules let the members read its state topic, and the bridge write it on the
+        /// central broker.
+        package var bridgeClientID: String?
 
-        package init(dynamicSecurity: Bool = false, aclFile: String? = nil) {
+        package init(dynamicSecurity: Bool = false, aclFile: String? = nil, bridgeClientID: String? = nil) {
             self.dynamicSecurity = dynamicSecurity
             self.aclFile = aclFile
+            self.bridgeClientID = bridgeClientID
         }
 
         /// Whether the configuration says how the broker is protected; without either, any account

@@ -17,19 +17,34 @@ struct Acl: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
+    @Flag(
+        help: """
+            Print this hub's part of a central broker's acl_file (docs/scaling.md): every line names its \
+            account, so hubs sharing the broker cannot reach each other's topics. Put the parts of all \
+            hubs together.
+            """)
+    var central = false
+
     func run() async throws {
         let configuration = try options.load()
         let rules = try await AccessRuleSource(configuration: configuration).rules()
         for rejected in rules.rejected {
             printError("warning: no rules for \(rejected)")
         }
-        print(rules.aclFile(generatedBy: "homegate acl"), terminator: "")
+        let command = central ? "homegate acl --central" : "homegate acl"
+        print(rules.aclFile(generatedBy: command, for: central ? .central : .hub), terminator: "")
         printError(
-            """
-            note: add `acl_file <this file>` and a `password_file` (made with mosquitto_passwd, one entry per \
-            account above and one for the gateway's account '\(rules.gatewayAccount)') to mosquitto.conf, \
-            set `allow_anonymous false`, and reload mosquitto.
-            """)
+            central
+                ? """
+                note: concatenate this with the other hubs' `homegate acl --central` into the central broker's \
+                acl_file; its password_file needs every account above, and this hub's bridge account \
+                '\(rules.gatewayAccount)' (the bridge's remote_username).
+                """
+                : """
+                note: add `acl_file <this file>` and a `password_file` (made with mosquitto_passwd, one entry per \
+                account above and one for the gateway's account '\(rules.gatewayAccount)') to mosquitto.conf, \
+                set `allow_anonymous false`, and reload mosquitto.
+                """)
     }
 }
 
@@ -57,7 +72,7 @@ struct AccessRuleSource {
                 settings.broker == nil
                     ? AccessRules.Zigbee2MQTT(baseTopic: settings.baseTopic, account: settings.account) : nil
             },
-            memberships: memberships)
+            bridgeClientID: configuration.access.bridgeClientID, memberships: memberships)
     }
 }
 

@@ -75,12 +75,16 @@ package struct AccessRules: Sendable, Hashable {
     package let defaultAccount: String?
     /// The memberships the rules are made of, sorted, without the rejected ones.
     package let members: [Member]
+    /// The client id of the hub broker's bridge to a central broker (its `remote_clientid`), when it
+    /// has one (docs/scaling.md): members read its state topic, and on the central broker the bridge
+    /// writes it.
+    package let bridgeClientID: String?
     /// Accounts and homes left out because mosquitto cannot match them safely.
     package let rejected: [Rejected]
 
     package init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        zigbee2mqtt: Zigbee2MQTT? = nil, members: [Member]
+        zigbee2mqtt: Zigbee2MQTT? = nil, bridgeClientID: String? = nil, members: [Member]
     ) {
         var rejected: [Rejected] = []
         func accepted(_ name: String, as what: String) -> Bool {
@@ -93,6 +97,7 @@ package struct AccessRules: Sendable, Hashable {
         self.gatewayAccount = gatewayAccount
         self.homeAssistant = homeAssistant
         self.defaultAccount = defaultAccount.flatMap { accepted($0, as: "account") ? $0 : nil }
+        self.bridgeClientID = bridgeClientID.flatMap { accepted($0, as: "bridge client id") ? $0 : nil }
         self.members = Set(members).sorted().filter {
             accepted($0.account, as: "account") && accepted($0.home, as: "home")
         }
@@ -101,18 +106,19 @@ package struct AccessRules: Sendable, Hashable {
 
     package init(
         topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        zigbee2mqtt: Zigbee2MQTT? = nil, memberships: [Membership]
+        zigbee2mqtt: Zigbee2MQTT? = nil, bridgeClientID: String? = nil, memberships: [Membership]
     ) {
         self.init(
             topics: topics, gatewayAccount: gatewayAccount, homeAssistant: homeAssistant,
-            defaultAccount: defaultAccount, zigbee2mqtt: zigbee2mqtt, members: memberships.map(Member.init))
+            defaultAccount: defaultAccount, zigbee2mqtt: zigbee2mqtt, bridgeClientID: bridgeClientID,
+            members: memberships.map(Member.init))
     }
 
     /// Why `name` cannot stand in a rule, or nil. A name becomes one topic level and, in the acl
     /// file, the rest of a line: no wildcards or slashes (mosquitto also refuses `%u` for such
     /// usernames), no control characters (a newline would start a rule of its own), no blanks at the
     /// ends (mosquitto trims them).
-    static func problem(with name: String, as what: String) -> String? {
+    package static func problem(with name: String, as what: String) -> String? {
         if name.isEmpty { return "the \(what) is empty" }
         if name.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" }) {
             return "the \(what) contains '+', '#' or '/', which cannot be part of a topic level"
@@ -156,6 +162,9 @@ package struct AccessRules: Sendable, Hashable {
         ["\(topics.response(account: account))/#", topics.status]
     }
 
+    /// Where the hub broker's bridge says whether it is connected (mosquitto's `notifications`).
+    package var bridgeStateTopic: String? { bridgeClientID.map { "$SYS/broker/connection/\($0)/state" } }
+
     /// Everything of one home.
     package func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
 
@@ -182,41 +191,71 @@ package struct AccessRules: Sendable, Hashable {
 
     // MARK: acl_file
 
-    /// The rules as the text of a mosquitto `acl_file` (mosquitto 2.0): a generated-by header, the
-    /// patterns every account shares, then one `user` block per account, accounts and topics sorted.
-    /// Topics are written as they are: mosquitto 2.0 takes the rest of the line as the topic, so
-    /// levels with spaces (`Main House`) and `$` levels need no quoting.
-    package func aclFile(generatedBy generator: String = "homegate acl") -> String {
+    /// Which broker an acl_file is for.
+    package enum Placement: Sendable {
+        /// The hub's own broker, next to the gateway: its accounts are the hub's.
+        case hub
+        /// A central broker that several hubs are bridged to (docs/scaling.md), whose file is put
+        /// together from each hub's: every line names its account, so each hub's topics are reachable
+        /// only by its bridge (the gateway's account) and the members of its homes. No `pattern`:
+        /// mosquitto applies one to every account of every hub. Home Assistant's and zigbee2mqtt's
+        /// topics stay on the hub.
+        case central
+    }
+
+    /// The rules as the text of a mosquitto `acl_file` (mosquitto 2.0): a generated-by header, on the
+    /// hub the patterns every account shares (each naming `%u`), then one `user` block per account,
+    /// accounts and topics sorted. Topics are written as they are: mosquitto 2.0 takes the rest of the
+    /// line as the topic, so levels with spaces (`Main House`) and `$` levels need no quoting.
+    package func aclFile(generatedBy generator: String = "homegate acl", for placement: Placement = .hub) -> String {
         var lines = [
             "# Generated by \(generator) from the homes' users. Do not edit: changes are lost when it is",
-            "# generated again. Base topic: \(topics.base). See docs/access-rules.md.",
+            "# generated again. Base topic: \(topics.base)."
+                + (placement == .central ? " For a central broker shared by several hubs." : "")
+                + " See docs/access-rules.md.",
         ]
         for item in rejected {
             lines.append("# Left out (no access): \(Self.comment(item.description))")
         }
-        lines += ["", "# Every account: requests only in its own name, its own responses, the gateway's status."]
-        lines += requestTopics(account: "%u").map { "pattern write \($0)" }
-        lines += ownTopics(account: "%u").map { "pattern read \($0)" }
+        if placement == .hub {
+            lines += ["", "# Every account: requests only in its own name, its own responses."]
+            lines += requestTopics(account: "%u").map { "pattern write \($0)" }
+            lines += ["pattern read \(topics.response(account: "%u"))/#"]
+        }
 
-        lines += ["", "# The gateway.", "user \(gatewayAccount)"]
-        lines += gatewayFilters.map { "topic readwrite \($0)" }
+        lines += ["", placement == .hub ? "# The gateway." : "# The gateway, and the hub's bridge.", "user \(gatewayAccount)"]
+        lines += (placement == .hub ? gatewayFilters : ["\(topics.base)/#"]).map { "topic readwrite \($0)" }
+        if let bridgeStateTopic {
+            lines.append(placement == .hub ? "topic read \(bridgeStateTopic)" : "topic readwrite \(bridgeStateTopic)")
+        }
 
         let accounts = self.accounts
         var blocks: [String: [String]] = [:]
+        /// What an account reads and sends whatever its homes: on the hub its requests and answers
+        /// come from the patterns above.
+        func own(_ account: String) -> [String] {
+            var own = ["topic read \(topics.status)"] + (bridgeStateTopic.map { ["topic read \($0)"] } ?? [])
+            if placement == .central {
+                own += requestTopics(account: account).map { "topic write \($0)" }
+                own.append("topic read \(topics.response(account: account))/#")
+            }
+            return own
+        }
         for (account, entry) in accounts where account != gatewayAccount {
+            blocks[account] = own(account)
             for home in entry.homes {
-                blocks[account, default: []].append("topic read \(homeFilter(home))")
+                blocks[account]!.append("topic read \(homeFilter(home))")
                 blocks[account]! += commandTopics(account: account, home: home).map { "topic write \($0)" }
             }
             if entry.administrator { blocks[account]! += administratorTopics.map { "topic read \($0)" } }
         }
-        if let homeAssistant, homeAssistant.account != gatewayAccount {
-            blocks[homeAssistant.account, default: []] += [
+        if placement == .hub, let homeAssistant, homeAssistant.account != gatewayAccount {
+            blocks[homeAssistant.account, default: own(homeAssistant.account)] += [
                 "topic read \(homeAssistant.discoveryPrefix)/#",
                 "topic write \(homeAssistant.discoveryPrefix)/status",
             ]
         }
-        if let zigbee2mqtt, zigbee2mqtt.account != gatewayAccount {
+        if placement == .hub, let zigbee2mqtt, zigbee2mqtt.account != gatewayAccount {
             blocks[zigbee2mqtt.account, default: []].append("topic readwrite \(zigbee2mqtt.baseTopic)/#")
         }
         if let defaultAccount, defaultAccount != gatewayAccount {

@@ -43,6 +43,8 @@ package struct CommandRouter: Sendable {
     package let maximumPayloadSize: Int
     /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
     package let rateLimiter: RateLimiter?
+    /// Runs a request with an `id` once: a repeat gets the first answer (``RequestLedger``).
+    package let requestLedger = RequestLedger()
 
     package init(
         manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536,
@@ -98,6 +100,30 @@ package struct CommandRouter: Sendable {
             )
             return refusal(message, command: command, failure)
         }
+        guard let key = onceKey(message, command: command) else {
+            return await run(message, command: command, account: account)
+        }
+        if let first = await requestLedger.admit(key) { return first }
+        let handling = await run(message, command: command, account: account)
+        requestLedger.finish(key, with: handling)
+        return handling
+    }
+
+    /// The ledger's key for a message that runs at most once: a request with an `id` that changes
+    /// something (a read asked again is read again), or a `$run` whose body carries an `id`. Nil for
+    /// everything else, which runs each time it comes.
+    private func onceKey(_ message: MQTTMessage, command: CommandTopic) -> RequestLedger.Key? {
+        switch command {
+        case .request(_, let operation) where !Command.Request.readOnlyOperations.contains(operation): break
+        case .runActionSet: break
+        default: return nil
+        }
+        guard let id = RequestID.read(message.payload), id != .null else { return nil }
+        return RequestLedger.Key(message)
+    }
+
+    /// Runs an admitted command and says what to answer.
+    private func run(_ message: MQTTMessage, command: CommandTopic, account: String?) async -> Handling {
         var id = JSON.null
         let result: Result<JSON?, HomeError>
         if let account {
@@ -123,7 +149,8 @@ package struct CommandRouter: Sendable {
         switch result {
         case .success:
             outcome = .succeeded
-            if !command.isRequest && message.properties.responseTopic == nil {
+            // A command is answered when asked: with a v5 response topic, or an `id` in a `$run`.
+            if !command.isRequest && message.properties.responseTopic == nil && id == .null {
                 return Handling(outcome: outcome, answer: nil)
             }
         case .failure(let error):
@@ -219,7 +246,10 @@ package struct CommandRouter: Sendable {
         case .setHomeAssistant(let path, let service, _):
             return .homeAssistantLight(path, service: service, command: try json(payload))
         case .identify(let path, _): return .identify(path)
-        case .runActionSet(let home, let actionSet, _): return .runActionSet(home: home, actionSet: actionSet)
+        case .runActionSet(let home, let actionSet, _):
+            // Its body is ignored (empty, or Home Assistant's `ON`) but for an `id`, which it echoes.
+            id = RequestID.read(payload) ?? .null
+            return .runActionSet(home: home, actionSet: actionSet)
         case .request(_, let operation):
             let body = try requestBody(payload)
             id = body["id"] ?? .null

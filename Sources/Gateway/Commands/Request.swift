@@ -39,6 +39,9 @@ extension Command {
             package var value: JSON?
         }
 
+        /// The operations that only read: asked again, they are read again (``RequestLedger``).
+        static let readOnlyOperations: Set<String> = ["homes", "read", "listPairings"]
+
         /// The operations, by name.
         package static let operations = [
             "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",

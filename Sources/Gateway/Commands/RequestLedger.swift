@@ -1,0 +1,120 @@
+import AsyncMailbox
+import MQTT
+import Synchronization
+
+/// Runs each request at most once: a message that repeats one already taken within ``window``
+/// (the same topic, payload and correlation data, so the same account, operation and `id`) gets
+/// the first one's answer again instead of a second execution. MQTT's QoS 1 is "at least once":
+/// a client whose PUBLISH was not acknowledged sends it again, and across a bridge the copy is a
+/// new message to the hub, so an action set, a pairing or an `addRoom` sent once could run twice
+/// (docs/scaling.md). A repeat that comes while the first still runs waits for its answer.
+///
+/// Only what carries an `id` is kept (a client that wants the guarantee names its request), and
+/// only what changes something: a read asked again is read again. Thread-safe; kept in memory, so
+/// a restart of the gateway forgets it (a command the broker redelivers after the restart runs).
+package final class RequestLedger: Sendable {
+    /// What makes two messages the same request.
+    package struct Key: Sendable, Hashable {
+        let topic: String
+        let payload: [UInt8]
+        let correlationData: [UInt8]?
+
+        package init(_ message: MQTTMessage) {
+            topic = message.topic
+            payload = message.payload
+            correlationData = message.properties.correlationData
+        }
+    }
+
+    private enum Entry {
+        case running(waiters: [CheckedContinuation<Handling, Never>])
+        case done(Handling)
+    }
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        /// Finished requests, oldest first, for forgetting them once their window has passed.
+        var finished = FrontQueue<(key: Key, at: ContinuousClock.Instant)>()
+    }
+
+    /// How long a request's answer is kept for its repeats: 10 minutes, longer than any client's
+    /// reconnect and well past a broker's restart.
+    package let window: Duration
+    /// The most finished requests kept; beyond it the oldest are forgotten early, so a flood of
+    /// distinct ids cannot grow memory without bound (the rate limit caps how fast it can come).
+    package let capacity: Int
+    private let state = Mutex(State())
+
+    package init(window: Duration = .seconds(600), capacity: Int = 10_000) {
+        self.window = window
+        self.capacity = capacity
+    }
+
+    /// Nil when the request is new: the caller runs it and ends with ``finish(_:with:at:)``. Else the
+    /// answer of the first of its kind, once that has finished.
+    package func admit(_ key: Key, at now: ContinuousClock.Instant = .now) async -> Handling? {
+        enum Admission {
+            case new, repeated(Handling), wait
+        }
+        let admission: Admission = state.withLock { state in
+            forgetExpired(&state, at: now)
+            switch state.entries[key] {
+            case .done(let handling)?: return .repeated(handling)
+            case .running?: return .wait
+            case nil:
+                state.entries[key] = .running(waiters: [])
+                return .new
+            }
+        }
+        switch admission {
+        case .new: return nil
+        case .repeated(let handling): return handling
+        case .wait:
+            return await withCheckedContinuation { waiter in
+                let done: Handling? = state.withLock { state in
+                    switch state.entries[key] {
+                    case .running(let waiters)?:
+                        state.entries[key] = .running(waiters: waiters + [waiter])
+                        return nil
+                    case .done(let handling)?: return handling
+                    // Forgotten in the moment between (its window passed): its answer is gone.
+                    case nil: return .ignored
+                    }
+                }
+                if let done { waiter.resume(returning: done) }
+            }
+        }
+    }
+
+    /// Records how the request of `key` ended, and answers the repeats that waited for it.
+    package func finish(_ key: Key, with handling: Handling, at now: ContinuousClock.Instant = .now) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Handling, Never>] in
+            guard case .running(let waiters)? = state.entries[key] else { return [] }
+            state.entries[key] = .done(handling)
+            state.finished.append((key, now))
+            if state.finished.count > capacity { forgetOldest(&state) }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: handling) }
+    }
+
+    /// Whether a repeat of `key` waits for the first's answer: for tests.
+    func isWaited(_ key: Key) -> Bool {
+        state.withLock { state in
+            guard case .running(let waiters)? = state.entries[key] else { return false }
+            return !waiters.isEmpty
+        }
+    }
+
+    /// Requests whose answers are kept now: for tests.
+    var kept: Int { state.withLock { $0.finished.count } }
+
+    private func forgetExpired(_ state: inout State, at now: ContinuousClock.Instant) {
+        while let oldest = state.finished.first, now - oldest.at >= window { forgetOldest(&state) }
+    }
+
+    private func forgetOldest(_ state: inout State) {
+        guard let oldest = state.finished.popFirst() else { return }
+        state.entries[oldest.key] = nil
+    }
+}
