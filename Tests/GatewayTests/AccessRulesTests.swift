@@ -174,7 +174,8 @@ struct AccessRulesFileTests {
             topics: Topics(base: "homegate"), gatewayAccount: "homegate",
             members: [.init(home: "Main House", account: "jane doe", role: .guest)])
         #expect(rules.rejected.isEmpty)
-        #expect(rules.aclFile().contains("user jane doe\ntopic read homegate/$status\ntopic read homegate/Main House/#\n"))
+        #expect(
+            rules.aclFile().contains("user jane doe\ntopic read homegate/$status\ntopic read homegate/Main House/#\n"))
     }
 
     /// mosquitto warns at every start about a pattern that names neither `%u` nor `%c` (issue 52):
@@ -197,8 +198,12 @@ struct AccessRulesFileTests {
             homeAssistant: .init(account: "hass", discoveryPrefix: "homeassistant"),
             zigbee2mqtt: .init(baseTopic: "zigbee2mqtt", account: "z2m"), bridgeClientID: "hub1", members: household)
         let hub = rules.aclFile()
-        #expect(hub.contains("user guest\ntopic read $SYS/broker/connection/hub1/state\ntopic read site/hub1/$status\n"))
-        #expect(hub.contains("user hub1\ntopic readwrite site/hub1/#\ntopic readwrite homeassistant/#\ntopic readwrite zigbee2mqtt/#\ntopic read $SYS/broker/connection/hub1/state\n"))
+        #expect(
+            hub.contains("user guest\ntopic read $SYS/broker/connection/hub1/state\ntopic read site/hub1/$status\n"))
+        #expect(
+            hub.contains(
+                "user hub1\ntopic readwrite site/hub1/#\ntopic readwrite homeassistant/#\ntopic readwrite zigbee2mqtt/#\ntopic read $SYS/broker/connection/hub1/state\n"
+            ))
 
         let central = rules.aclFile(generatedBy: "homegate acl --central", for: .central)
         #expect(

@@ -19,6 +19,10 @@ struct RequestLedgerTests {
         let start = ContinuousClock.now
         let key = RequestLedger.Key(Self.request("addRoom", #"{"id":1}"#))
         let first = Handling(outcome: .succeeded, answer: nil)
+        // A failure is not kept: sent again, it is tried again
+        #expect(await ledger.admit(key, at: start) == nil)
+        ledger.finish(key, with: Handling(outcome: .failed(code: "operationTimedOut"), answer: nil), at: start)
+        #expect(ledger.kept == 0)
         #expect(await ledger.admit(key, at: start) == nil)
         ledger.finish(key, with: first, at: start)
         #expect(await ledger.admit(key, at: start + .seconds(599)) == first)
@@ -45,16 +49,19 @@ struct RequestLedgerTests {
     func capacity() async {
         let ledger = RequestLedger(capacity: 3)
         let keys = (1...5).map { RequestLedger.Key(Self.request("addRoom", #"{"id":\#($0)}"#)) }
+        let done = Handling(outcome: .succeeded, answer: nil)
         for key in keys {
             #expect(await ledger.admit(key) == nil)
-            ledger.finish(key, with: .ignored)
+            ledger.finish(key, with: done)
         }
         #expect(ledger.kept == 3)
         #expect(await ledger.admit(keys[0]) == nil, "the oldest was forgotten, so it runs")
-        #expect(await ledger.admit(keys[4]) == .ignored)
+        #expect(await ledger.admit(keys[4]) == done)
     }
 
-    @Test("the router runs addRoom, pairing-like edits and a $run with an id once, answering each copy alike; reads run again")
+    @Test(
+        "the router runs addRoom, pairing-like edits and a $run with an id once, answering each copy alike; reads run again"
+    )
     func router() async throws {
         let manager = try await DemoFixture.seeded().manager
         let router = CommandRouter(manager: manager, topics: Topics(), defaultAccount: nil)
@@ -73,6 +80,8 @@ struct RequestLedgerTests {
         let again = await router.handle(Self.request("addRoom", #"{"id":8,"home":"Main House","name":"Attic"}"#))
         #expect(again.outcome != .succeeded, "\(again)")
         #expect(again.answer?.payload["id"] == .integer(8))
+        // A failure is not kept: the same copy again is tried again (and fails again)
+        #expect(await router.handle(Self.request("addRoom", #"{"id":8,"home":"Main House","name":"Attic"}"#)) == again)
         // Without an id nothing is kept: each copy runs
         let noID = Self.request("addRoom", #"{"home":"Main House","name":"Loft"}"#)
         #expect(await router.handle(noID).outcome == .succeeded)
@@ -98,7 +107,7 @@ struct RequestLedgerTests {
         let read = Self.request(
             "read", #"{"id":9,"home":"Main House","accessory":"Floor Lamp","characteristic":"On"}"#, account: "guest")
         #expect(await router.handle(read).outcome == .succeeded)
-        #expect(router.requestLedger.kept == 3, "addRoom 7 and 8 (refused, kept all the same) and the run; no read")
+        #expect(router.requestLedger.kept == 2, "addRoom 7 and the run; not the refused addRoom 8, nor the read")
         await manager.shutdown()
     }
 }

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Gateway
+import HomeModel
 import JSON
 import MQTT
 import TestSupport
@@ -33,19 +34,20 @@ struct BridgeTests {
     static func withBridge(persistentCentral: Bool, _ body: (Bridged) async throws -> Void) async throws {
         try await withTemporaryDirectory { folder in
             let certificates = try TestCertificates.make(in: "\(folder)/tls")
-            let rules = try await ConfinementTests.demoRules().aclFile()
-            let passwords = Dictionary(uniqueKeysWithValues: accounts.map { ($0, $0) })
             var bridge = MosquittoBridge(centralPort: 0, caFile: certificates.caFile)
+            // The rules as `homegate acl` and `homegate acl --central` print them (docs/scaling.md)
+            let rules = try await ConfinementTests.demoRules(bridgeClientID: bridge.name)
+            let passwords = Dictionary(uniqueKeysWithValues: accounts.map { ($0, $0) })
             let central = try await MosquittoBroker.start(
                 .init(
-                    allowAnonymous: false, passwords: passwords, accessRules: rules + bridge.centralAccessRules,
+                    allowAnonymous: false, passwords: passwords, accessRules: rules.aclFile(for: .central),
                     tls: .init(
                         certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile),
                     persistence: persistentCentral))
             do {
                 bridge.centralPort = try #require(central.tlsPort)
                 let hub = MosquittoBroker.Configuration(
-                    allowAnonymous: false, passwords: passwords, accessRules: rules + bridge.hubAccessRules,
+                    allowAnonymous: false, passwords: passwords, accessRules: rules.aclFile(),
                     persistence: true, extraLines: bridge.configuration)
                 try await withGateway(hub, gatewayAccount: "homegate", tick: .seconds(3600)) { gateway in
                     try await waitForRetainedTopics(
@@ -107,14 +109,18 @@ struct BridgeTests {
                     })
 
             // And the central broker confines each account as the hub does: guest sees Main House
-            // only, stranger only the gateway's status, and the bridge's state is readable
+            // only, a member of no home nothing at all, and the bridge's state is readable
             let guest = try await BridgedAccount.connect("guest", port: bridged.central.port)
-            let stranger = try await BridgedAccount.connect("stranger", port: bridged.central.port)
+            let stranger = try await BridgedAccount.connect("stranger", port: bridged.central.port, subscribing: false)
+            try await stranger.client.subscribe(to: ["homegate/#", "$SYS/#"], qos: .atLeastOnce)
             #expect(
                 Set(try await guest.retained(under: "homegate/#").keys)
                     == expected.filter { $0.hasPrefix("\(Self.main)/") || $0 == "homegate/$status" })
-            #expect(try await stranger.retained(under: "homegate/#") == ["homegate/$status": "online"])
             #expect(try await guest.retained(under: bridged.bridge.stateTopic) == [bridged.bridge.stateTopic: "1"])
+            // (the retained copies come right after a SUBACK: by the end of guest's round trips
+            // across the bridge, any for stranger would long have arrived)
+            let strangerRead = await stranger.inbox.all.map(\.topic)
+            #expect(strangerRead.isEmpty, "\(strangerRead)")
 
             // When owner, on the central broker, sends a request and writes a characteristic
             let central = try await BridgedAccount.connect("owner", port: bridged.central.port)
@@ -323,6 +329,162 @@ struct BridgeTests {
             try await bridged.hub.start()
             try await bridged.gateway.waitUntilPublished()
             await owner.disconnect()
+        }
+    }
+
+    /// A client whose QoS 1 request was not acknowledged sends it again after the central broker
+    /// restarts, and the copy is a new message to the hub (issue 52: 3 runs in 5 executed twice). The
+    /// gateway runs a request with an `id` once and answers each copy with the first answer.
+    @Test("a request sent again after the central broker restarted runs once, and both copies get the same answer")
+    func requestRunsOnce() async throws {
+        try await Self.withBridge(persistentCentral: true) { bridged in
+            let request = "homegate/$request/owner/addRoom"
+            let body = #"{"id":"attic-1","home":"Main House","name":"Attic"}"#
+            let hubInspector = try await BridgedAccount.connect("homegate", port: bridged.hub.port)
+            try await hubInspector.client.subscribe(to: [request, bridged.bridge.stateTopic], qos: .atLeastOnce)
+            try await withBridgedAccount("owner", port: bridged.central.port) { owner in
+                try await owner.client.publish(request, body, qos: .atLeastOnce)
+                let first = try await owner.answer(id: "attic-1")
+                #expect(first.isOK, "\(first.serialized)")
+
+                // The central broker restarts; the client sends the request again, as its resend would
+                try await hubInspector.receive("1", on: bridged.bridge.stateTopic)
+                await bridged.central.stop()
+                try await hubInspector.receive("0", on: bridged.bridge.stateTopic)
+                try await bridged.central.start()
+                try await hubInspector.receive("1", on: bridged.bridge.stateTopic)
+                try await eventually("owner connected to the central broker again") { owner.client.isConnected }
+                try await owner.client.publish(request, body, qos: .atLeastOnce)
+
+                // Then the hub had it twice, ran it once, and answered the copy as the first
+                let second = try await owner.answer(id: "attic-1")
+                #expect(second == first, "\(second.serialized) after \(first.serialized)")
+                try await eventually("the hub had the request twice") {
+                    await hubInspector.inbox.all.filter { $0.topic == request }.count == 2
+                }
+                let home = try await bridged.gateway.manager.home("Main House", account: "owner")
+                #expect(home.rooms.filter { $0.name == "Attic" }.count == 1)
+            }
+            await hubInspector.disconnect()
+        }
+    }
+
+    /// Two hubs on one central broker (issue 52), each a gateway with the demo home on a broker of its
+    /// own, bridged with docs/scaling.md's block; the central broker's rules are the hubs' parts as
+    /// `homegate acl --central` prints them. carol is a member of hub2's home only.
+    @Test("two hubs on one central broker: each hub's topics are reachable only by its bridge and its members")
+    func tenantsKeptApart() async throws {
+        try await withTemporaryDirectory { folder in
+            let certificates = try TestCertificates.make(in: "\(folder)/tls")
+            let hub1 = try await ConfinementTests.demoRules(
+                baseTopic: "site/hub1", gatewayAccount: "hub1", bridgeClientID: "hub1")
+            let demo2 = try await ConfinementTests.demoRules(
+                baseTopic: "site/hub2", gatewayAccount: "hub2", bridgeClientID: "hub2")
+            let hub2 = AccessRules(
+                topics: demo2.topics, gatewayAccount: "hub2", homeAssistant: demo2.homeAssistant,
+                bridgeClientID: "hub2",
+                members: demo2.members + [.init(home: "Main House", account: "carol", role: .guest)])
+            let passwords = Dictionary(
+                uniqueKeysWithValues: (Self.accounts + ["hub1", "hub2", "carol"]).map { ($0, $0) })
+            let central = try await MosquittoBroker.start(
+                .init(
+                    allowAnonymous: false, passwords: passwords,
+                    accessRules: hub1.aclFile(for: .central) + hub2.aclFile(for: .central),
+                    tls: .init(
+                        certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile),
+                    persistence: true))
+            try await withCleanup {
+                let port = try #require(central.tlsPort)
+                func hub(_ name: String, _ rules: AccessRules) -> MosquittoBroker.Configuration {
+                    let bridge = MosquittoBridge(
+                        name: name, centralPort: port, caFile: certificates.caFile, account: name, base: "site/\(name)")
+                    return .init(
+                        allowAnonymous: false, passwords: passwords, accessRules: rules.aclFile(), persistence: true,
+                        extraLines: bridge.configuration)
+                }
+                try await withGateway(hub("hub1", hub1), baseTopic: "site/hub1", gatewayAccount: "hub1") { one in
+                    try await withGateway(hub("hub2", hub2), baseTopic: "site/hub2", gatewayAccount: "hub2") { two in
+                        // The document's broker settings are those the tests' brokers run with
+                        let written = try String(contentsOfFile: one.broker.configFile, encoding: .utf8)
+                        for line in MosquittoBridge.documentedBrokerSettings
+                        where !line.hasPrefix("persistence_location") {
+                            #expect(written.contains("\n\(line)\n"), "docs/scaling.md's \(line)")
+                        }
+                        for (gateway, account) in [(one, "hub1"), (two, "hub2")] {
+                            try await waitForRetainedTopics(
+                                port: central.port, account: account, topics: gateway.topics, within: .seconds(60)
+                            ) { await gateway.expectedRetainedTopics() }
+                        }
+                        try await Self.checkTenants(central: central.port, hub1: one.broker.port, hub2: two.broker.port)
+                    }
+                }
+            } cleanup: {
+                await central.stop(removingFiles: true)
+            }
+        }
+    }
+
+    /// What `tenantsKeptApart` checks once both hubs are mirrored on the central broker.
+    static func checkTenants(central: Int, hub1: Int, hub2: Int) async throws {
+        // carol joins hub2's Main House, asked at hub2 itself
+        try await withBridgedAccount("owner", port: hub2, base: "site/hub2") { owner in
+            try await owner.client.publish(
+                "site/hub2/$request/owner/addUser",
+                #"{"id":"carol","home":"Main House","account":"carol","name":"Carol"}"#, qos: .atLeastOnce)
+            #expect(try await owner.answer(id: "carol").isOK)
+        }
+        // What reaches hub1's gateway from outside: the requests its broker hands it
+        try await withBridgedAccount("hub1", port: hub1, base: "site/hub1", subscribing: false) { inspector in
+            try await inspector.client.subscribe(
+                to: ["site/hub1/$request/#", "site/hub1/+/+/+/+/+/set/+"], qos: .atLeastOnce)
+            try await withBridgedAccount("carol", port: central, base: "site/hub2") { carol in
+                try await withBridgedAccount("hub2", port: central, base: "site/hub2", subscribing: false) { bridge2 in
+                    // carol and hub2's bridge account ask for everything of hub1 on the central broker
+                    for outsider in [carol, bridge2] {
+                        try await outsider.client.subscribe(
+                            to: ["site/hub1/#", "$SYS/broker/connection/hub1/state"], qos: .atLeastOnce)
+                    }
+                    // and try to reach hub1's gateway: in their own names, and hub2's bridge in hub1's
+                    let attempts: [(BridgedAccount, String)] = [
+                        (carol, "site/hub1/$request/carol/homes"),
+                        (carol, "site/hub1/Main House/Living Room/Floor Lamp/Lightbulb/On/set/carol"),
+                        (bridge2, "site/hub1/$request/hub2/homes"),
+                        (bridge2, "site/hub1/$request/hub1/homes"),
+                    ]
+                    for (outsider, topic) in attempts {
+                        let refused = await #expect(throws: MQTTError.self, "\(outsider.name) on \(topic)") {
+                            try await outsider.client.publish(topic, #"{"id":"outside"}"#, qos: .atLeastOnce)
+                        }
+                        #expect(refused?.code == .publishRefused, "\(outsider.name) was let through on \(topic)")
+                    }
+
+                    // hub1's own member reads and asks hub1 as at home; carol reads and asks hub2
+                    try await withBridgedAccount("guest", port: central, base: "site/hub1") { guest in
+                        let status = try await guest.retained(under: "site/hub1/$status")
+                        #expect(status == ["site/hub1/$status": "online"])
+                        let asked = try await guest.request("homes", id: "guest-homes")
+                        #expect(asked.isOK, "\(asked.serialized)")
+                    }
+                    let homes = try await carol.request("homes", id: "carol-homes")
+                    #expect(homes["data"]?.serialized.contains("Main House") == true, "\(homes.serialized)")
+                    #expect(try await carol.retained(under: "site/hub2/$status") == ["site/hub2/$status": "online"])
+
+                    // guest's request reached hub1; nothing of the outsiders did, though it came first
+                    _ = try await inspector.inbox.next("guest's request at hub1") {
+                        $0.topic == "site/hub1/$request/guest/homes"
+                    }
+                    let reached = await inspector.inbox.all.map(\.topic)
+                    #expect(reached.allSatisfy { !$0.hasSuffix("/carol") && !$0.contains("/hub2/") }, "\(reached)")
+                    // and nothing of hub1 reached carol or hub2's bridge: every retained copy would have
+                    // come right after their SUBACKs, long before these round trips ended
+                    for outsider in [carol, bridge2] {
+                        let seen = await outsider.inbox.all.map(\.topic).filter {
+                            $0.hasPrefix("site/hub1/") || $0.contains("connection/hub1")
+                        }
+                        #expect(seen.isEmpty, "\(outsider.name) read \(seen)")
+                    }
+                }
+            }
         }
     }
 }

@@ -27,7 +27,11 @@ struct ConfinementTests {
 
     /// The demo home's users as broker rules (owner administers both homes, guest is a guest of Main
     /// House, homeassistant a guest of both; stranger is in none).
-    static func demoRules() async throws -> AccessRules {
+    static func demoRules(
+        baseTopic: String = "homegate", gatewayAccount: String = "homegate", bridgeClientID: String? = nil
+    )
+        async throws -> AccessRules
+    {
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let manager = try HomeManager(database: .inMemory())
         try await manager.attach(demo.makeDriver())
@@ -35,9 +39,9 @@ struct ConfinementTests {
         let memberships = await manager.memberships()
         await manager.shutdown()
         return AccessRules(
-            topics: Topics(), gatewayAccount: "homegate",
+            topics: Topics(base: baseTopic), gatewayAccount: gatewayAccount,
             homeAssistant: .init(account: "homeassistant", discoveryPrefix: "homeassistant"),
-            memberships: memberships)
+            bridgeClientID: bridgeClientID, memberships: memberships)
     }
 
     /// Runs `body` with the demo gateway behind `protection`; every account's password is its name.

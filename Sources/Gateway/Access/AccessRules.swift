@@ -223,7 +223,9 @@ package struct AccessRules: Sendable, Hashable {
             lines += ["pattern read \(topics.response(account: "%u"))/#"]
         }
 
-        lines += ["", placement == .hub ? "# The gateway." : "# The gateway, and the hub's bridge.", "user \(gatewayAccount)"]
+        lines += [
+            "", placement == .hub ? "# The gateway." : "# The gateway, and the hub's bridge.", "user \(gatewayAccount)",
+        ]
         lines += (placement == .hub ? gatewayFilters : ["\(topics.base)/#"]).map { "topic readwrite \($0)" }
         if let bridgeStateTopic {
             lines.append(placement == .hub ? "topic read \(bridgeStateTopic)" : "topic readwrite \(bridgeStateTopic)")

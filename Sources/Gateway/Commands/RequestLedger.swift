@@ -9,9 +9,12 @@ import Synchronization
 /// new message to the hub, so an action set, a pairing or an `addRoom` sent once could run twice
 /// (docs/scaling.md). A repeat that comes while the first still runs waits for its answer.
 ///
-/// Only what carries an `id` is kept (a client that wants the guarantee names its request), and
-/// only what changes something: a read asked again is read again. Thread-safe; kept in memory, so
-/// a restart of the gateway forgets it (a command the broker redelivers after the restart runs).
+/// Only what carries an `id` is kept (a client that wants the guarantee names its request), only
+/// what changes something (a read asked again is read again), and only what succeeded: a failure
+/// answers the copies that waited for it and is then forgotten, so that sending it again is a
+/// retry (a pairing whose device was not ready, said the same way once it is). Thread-safe; kept in
+/// memory, so a restart of the gateway forgets it (a command the broker redelivers after the
+/// restart runs).
 package final class RequestLedger: Sendable {
     /// What makes two messages the same request.
     package struct Key: Sendable, Hashable {
@@ -77,7 +80,7 @@ package final class RequestLedger: Sendable {
                         state.entries[key] = .running(waiters: waiters + [waiter])
                         return nil
                     case .done(let handling)?: return handling
-                    // Forgotten in the moment between (its window passed): its answer is gone.
+                    // Ended in the moment between as a failure, or forgotten: its answer is gone.
                     case nil: return .ignored
                     }
                 }
@@ -86,10 +89,15 @@ package final class RequestLedger: Sendable {
         }
     }
 
-    /// Records how the request of `key` ended, and answers the repeats that waited for it.
+    /// Records how the request of `key` ended, and answers the repeats that waited for it. A
+    /// failure is not kept.
     package func finish(_ key: Key, with handling: Handling, at now: ContinuousClock.Instant = .now) {
         let waiters = state.withLock { state -> [CheckedContinuation<Handling, Never>] in
             guard case .running(let waiters)? = state.entries[key] else { return [] }
+            guard handling.outcome == .succeeded else {
+                state.entries[key] = nil
+                return waiters
+            }
             state.entries[key] = .done(handling)
             state.finished.append((key, now))
             if state.finished.count > capacity { forgetOldest(&state) }

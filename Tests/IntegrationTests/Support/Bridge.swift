@@ -7,8 +7,9 @@ import TestSupport
 import Testing
 
 /// A mosquitto bridge from a hub's broker to a central one, as docs/scaling.md configures it: the
-/// hub's whole base topic out (retained state, answers, events), the command and request topics in,
-/// MQTT 3.1.1 with a persistent session on both sides, QoS 1, over TLS.
+/// document's own block (the hub's whole base topic out, the command and request topics in, MQTT
+/// 3.1.1 with a persistent session on both sides, QoS 1, over TLS), with the test's address, password
+/// and CA file put in.
 struct MosquittoBridge {
     /// The connection's name, also its client id on the central broker.
     var name = "hub1"
@@ -17,63 +18,39 @@ struct MosquittoBridge {
     /// The CA that signed the central broker's certificate.
     var caFile: String
     /// The bridge's account on the central broker (password = account): the gateway's account, so
-    /// that the acl_file `homegate acl` generates serves both brokers.
+    /// that the rules `homegate acl` generates serve both brokers.
     var account = "homegate"
     var base = "homegate"
 
     /// Where the bridge says whether it is connected ("1") or not ("0"), on both brokers.
     var stateTopic: String { "$SYS/broker/connection/\(name)/state" }
 
-    /// What a client of the central broker may send to the gateway (docs/access-rules.md): requests,
-    /// characteristic commands (Home Assistant's `$ha/set` included), `$set`, `$identify`, `$run`.
-    var inboundFilters: [String] {
-        [
-            "\(base)/$request/+/+", "\(base)/+/+/+/+/+/set/+", "\(base)/+/+/+/$set/+",
-            "\(base)/+/+/+/$identify/+", "\(base)/+/$actionsets/+/$run/+",
-        ]
+    /// The hub broker's settings and the bridge, as docs/scaling.md's block "The bridge (the hub's
+    /// mosquitto.conf)" has them, comments and blank lines left out.
+    static let documented: [String] = {
+        let document = repositoryRoot.appendingPathComponent("docs/scaling.md")
+        let text = try! String(contentsOf: document, encoding: .utf8)
+        let section = text.components(separatedBy: "## The bridge (the hub's mosquitto.conf)")[1]
+        let block = section.components(separatedBy: "```")[1]
+        return block.split(separator: "\n").map(String.init).filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }()
+
+    /// The document's settings before its `connection` line, which every broker the tests start
+    /// has already (MosquittoBroker writes them, persistence with a folder of its own).
+    static var documentedBrokerSettings: [String] {
+        Array(documented.prefix { !$0.hasPrefix("connection ") })
     }
 
-    /// The hub's mosquitto.conf section.
+    /// The hub's mosquitto.conf section: the document's bridge, from its `connection` line on, for
+    /// this hub (`site/hub1` becomes the base topic, `hub1` the name), at the test's central broker.
     var configuration: [String] {
-        [
-            "connection \(name)",
-            "address 127.0.0.1:\(centralPort)",
-            "remote_clientid \(name)",
-            "remote_username \(account)",
-            "remote_password \(account)",
-            "bridge_cafile \(caFile)",
-            "bridge_protocol_version mqttv311",
-            "cleansession false",
-            "try_private true",
-            "notifications true",
-            // A test should not wait out mosquitto's default backoff (5 to 30 s) after each drop.
-            "restart_timeout 1",
-            "keepalive_interval 5",
-            "topic \(base)/# out 1",
-        ] + inboundFilters.map { "topic \($0) in 1" }
-    }
-
-    /// The central broker's acl_file lines for the bridge, after the gateway's generated ones: the
-    /// bridge writes its state, every account reads it.
-    var centralAccessRules: String {
-        """
-
-        # The bridge of \(name) (docs/scaling.md).
-        user \(account)
-        topic write \(stateTopic)
-        pattern read \(stateTopic)
-
-        """
-    }
-
-    /// The hub's acl_file lines after the generated ones: the gateway's account reads the bridge's state.
-    var hubAccessRules: String {
-        """
-
-        user \(account)
-        topic read \(stateTopic)
-
-        """
+        Self.documented.drop { !$0.hasPrefix("connection ") }.map { line in
+            if line.hasPrefix("address ") { return "address 127.0.0.1:\(centralPort)" }
+            if line.hasPrefix("remote_username ") { return "remote_username \(account)" }
+            if line.hasPrefix("remote_password ") { return "remote_password \(account)" }
+            if line.hasPrefix("bridge_cafile ") { return "bridge_cafile \(caFile)" }
+            return line.replacingOccurrences(of: "site/hub1", with: base).replacingOccurrences(of: "hub1", with: name)
+        }
     }
 }
 
@@ -84,11 +61,16 @@ struct BridgedAccount {
     let name: String
     let client: MQTTClient
     let inbox: Inbox<MQTTMessage>
+    /// The base topic of the hub it talks to.
+    var base = "homegate"
 
-    var responses: String { "homegate/$response/\(name)" }
+    var responses: String { "\(base)/$response/\(name)" }
 
-    /// Connects as `name` (password = name) to 127.0.0.1:`port` and subscribes to its answers.
-    static func connect(_ name: String, port: Int) async throws -> BridgedAccount {
+    /// Connects as `name` (password = name) to 127.0.0.1:`port` and subscribes to its answers under
+    /// `base` (unless `subscribing` is false: an account that may not read them).
+    static func connect(_ name: String, port: Int, base: String = "homegate", subscribing: Bool = true) async throws
+        -> BridgedAccount
+    {
         var configuration = MQTTConfiguration(port: port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
         configuration.username = name
         configuration.password = name
@@ -99,17 +81,17 @@ struct BridgedAccount {
         let inbox = await Inbox.draining(client.messages)
         do {
             try await client.connect()
-            try await client.subscribe(to: ["homegate/$response/\(name)"], qos: .atLeastOnce)
+            if subscribing { try await client.subscribe(to: ["\(base)/$response/\(name)"], qos: .atLeastOnce) }
         } catch {
             await client.disconnect()
             throw error
         }
-        return BridgedAccount(name: name, client: client, inbox: inbox)
+        return BridgedAccount(name: name, client: client, inbox: inbox, base: base)
     }
 
     /// Sends request `operation` with `{"id": id}` (QoS 1) and waits for its answer.
     func request(_ operation: String, id: String, within timeout: Duration = .seconds(60)) async throws -> JSON {
-        try await client.publish("homegate/$request/\(name)/\(operation)", #"{"id":"\#(id)"}"#, qos: .atLeastOnce)
+        try await client.publish("\(base)/$request/\(name)/\(operation)", #"{"id":"\#(id)"}"#, qos: .atLeastOnce)
         return try await answer(id: id, within: timeout)
     }
 
@@ -170,8 +152,11 @@ struct BridgedAccount {
 
 /// Connects as `name` to 127.0.0.1:`port` (``BridgedAccount/connect(_:port:)``), runs `body`, and
 /// awaits the disconnect afterwards, also when the body threw.
-func withBridgedAccount<T>(_ name: String, port: Int, _ body: (BridgedAccount) async throws -> T) async throws -> T {
-    let account = try await BridgedAccount.connect(name, port: port)
+func withBridgedAccount<T>(
+    _ name: String, port: Int, base: String = "homegate", subscribing: Bool = true,
+    _ body: (BridgedAccount) async throws -> T
+) async throws -> T {
+    let account = try await BridgedAccount.connect(name, port: port, base: base, subscribing: subscribing)
     return try await withCleanup {
         try await body(account)
     } cleanup: {

@@ -114,6 +114,7 @@ func waitForRetainedTopics(
 /// permit join once missed the gateway's default of 10 s.
 func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
+    baseTopic: String = "homegate",
     gatewayAccount: String? = nil,
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
@@ -151,7 +152,7 @@ func withGateway<T>(
                     $0.password = gatewayAccount
                 }, logger: logger)
         }
-        let topics = Topics()
+        let topics = Topics(base: baseTopic)
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
         let manager = try HomeManager(database: database, driverTimeout: driverTimeout, probeInterval: .seconds(1))
