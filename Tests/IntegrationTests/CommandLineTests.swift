@@ -139,7 +139,8 @@ struct CommandLineTests {
             }
             let hub = try await printed(["acl", "--config", config])
             try hub.write(toFile: acl, atomically: true, encoding: .utf8)
-            #expect(hub.contains("user guest\ntopic read $SYS/broker/connection/hub1/state\ntopic read homegate/$status\n"))
+            #expect(
+                hub.contains("user guest\ntopic read $SYS/broker/connection/hub1/state\ntopic read homegate/$status\n"))
             #expect(hub.split(separator: "\n").filter { $0.hasPrefix("pattern ") }.allSatisfy { $0.contains("%u") })
             let (_, checked) = try await homegate(["check-config", "--config", config], in: directory)
             #expect(!checked.contains("warning"), "\(checked)")
