@@ -9,9 +9,10 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Built and tested on Linux only (Debian, Raspberry Pi OS), so no Apple platform is declared: the MQTT
+// engine asks sockets for SO_DOMAIN and sets TCP_CORK, and the hub build links with lld's layout flags.
 let package = Package(
     name: "homegate",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "homegate", targets: ["homegate"]),
         .library(name: "MQTT", targets: ["MQTT"]),
@@ -216,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "TestSupport",
+                "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -242,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "HAPTests",
             dependencies: [
-                "Broker", "HAP", "HomeModel", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Broker", "HAP", "HomeModel", "JSON", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -321,7 +322,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzSupport", "Config", "VirtualDevices"],
+            dependencies: ["FuzzSupport", "Config", "Gateway", "VirtualDevices"],
             path: "Fuzz/Config",
             swiftSettings: swiftSettings
         ),

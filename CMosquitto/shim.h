@@ -24,20 +24,31 @@ static inline int homegate_mosquitto_tls_pending(struct mosquitto *mosq)
     return pending == NULL ? 0 : pending(ssl);
 }
 
+/* Whether the running libmosquitto (asked at run time, not the headers built against) is a release
+ * whose struct mosquitto is known to begin with sock, sockpairR and sockpairW: 2.0.x (Debian 12's
+ * 2.0.11, tested) and 2.1 (read in mosquitto_internal.h of its develop branch). */
+static inline int homegate_mosquitto_layout_known(void)
+{
+    int major = 0, minor = 0, revision = 0;
+    mosquitto_lib_version(&major, &minor, &revision);
+    return major == 2 && (minor == 0 || minor == 1);
+}
+
 /* libmosquitto wakes its own loop (the select of mosquitto_loop) with a byte written to a socket pair
  * for every packet it queues. Served by an outside loop, nothing reads that pair: once it is full,
  * every packet queued costs a write() that fails with EAGAIN (four per command) and leaves errno at
  * EAGAIN, which mosquitto_loop_read takes for an empty socket, so that it stops after the packet.
  * This closes the pair, for a client whose every call of mosquitto_loop ends by itself (a timeout).
  *
- * The pair is found where libmosquitto keeps it: the first fields of struct mosquitto are sock,
- * sockpairR and sockpairW in every release from 2.0 to 2.1 (mosquitto_internal.h), and their numbers
- * are taken for the pair only when they prove to be it: two AF_UNIX stream sockets, connected to each
- * other (a byte written to the reading end arrives at the writing end). Otherwise nothing is changed.
- * Only before the first connect, while no other thread uses `mosq`.
- * Returns 1 when the pair is closed, 0 when it was left as it was. */
+ * Only a release whose layout is known (homegate_mosquitto_layout_known) is touched: there the first
+ * fields of struct mosquitto are sock, sockpairR and sockpairW (mosquitto_internal.h). Their numbers
+ * are taken for the pair only when the first is the client's socket and both others are AF_UNIX
+ * stream sockets (no I/O for that); then one byte sent at the reading end must arrive at the
+ * writing end, or nothing is changed. Only before the first connect, while no other thread uses
+ * `mosq`. Returns 1 when the pair is closed, 0 when it was left as it was. */
 static inline int homegate_mosquitto_close_wakeup_pair(struct mosquitto *mosq)
 {
+    if (!homegate_mosquitto_layout_known()) return 0;
     int *fields = (int *)mosq;
     if (fields[0] != mosquitto_socket(mosq)) return 0;
     int reader = fields[1], writer = fields[2];

@@ -3,6 +3,7 @@ import Foundation
 import FuzzSupport
 import Gateway
 import HomeModel
+import JSON
 import MQTT
 import Synchronization
 import VirtualDevices

@@ -53,9 +53,7 @@ public final class MQTTClient: Service, Sendable {
         self.logger = logger
         (messages, messageSink) = Mailbox.make()
         engine = try Mosquitto(configuration: configuration)
-        if loop != nil && !engine.closeWakeupPair() {
-            logger.debug("libmosquitto's wake-up socket pair was not found where expected: left open (slower reads)")
-        }
+        if loop != nil { Self.reportWakeupPair(closed: engine.closeWakeupPair(), logger: logger) }
         // Unretained is enough: callbacks run only on the thread that serves the connection, which
         // ends before `deinit` (the network thread's closure holds `self`).
         engine.installCallbacks(
@@ -65,6 +63,32 @@ public final class MQTTClient: Service, Sendable {
 
     deinit {
         engine.destroy()
+    }
+
+    /// Whether the process has said how it serves libmosquitto's wake-up pair (once: every client
+    /// served by a loop takes the same way, and a hub has several).
+    private static let wakeupPairReported = Mutex(false)
+
+    /// Says once, at notice level, which way the clients served by a loop take: the pair closed (a
+    /// libmosquitto whose layout is known), or left open, the library's public way, only slower.
+    private static func reportWakeupPair(closed: Bool, logger: Logger) {
+        guard
+            !wakeupPairReported.withLock({ reported in
+                defer { reported = true }; return reported
+            })
+        else { return }
+        let version = Mosquitto.libraryVersion
+        if closed {
+            logger.notice("libmosquitto \(version): its wake-up socket pair is closed for the clients the loop serves")
+        } else if Mosquitto.knowsWakeupPairLayout {
+            logger.notice(
+                "libmosquitto \(version): its wake-up socket pair was not where this release keeps it: left open (slower reads)"
+            )
+        } else {
+            logger.notice(
+                "libmosquitto \(version) is a release whose layout homegate does not know: its wake-up socket pair is left open, the library's own way (slower reads)"
+            )
+        }
     }
 
     /// Connection state changes, in order, for one consumer each call: the stream starts with

@@ -135,6 +135,17 @@ struct Mosquitto: @unchecked Sendable {
     @discardableResult
     func closeWakeupPair() -> Bool { homegate_mosquitto_close_wakeup_pair(handle) == 1 }
 
+    /// The running libmosquitto's version, `major.minor.revision` (`mosquitto_lib_version`).
+    static var libraryVersion: String {
+        var (major, minor, revision): (Int32, Int32, Int32) = (0, 0, 0)
+        mosquitto_lib_version(&major, &minor, &revision)
+        return "\(major).\(minor).\(revision)"
+    }
+
+    /// Whether the running libmosquitto is a release whose wake-up pair ``closeWakeupPair()`` knows
+    /// where to find (2.0 and 2.1); another one is served the library's public way, pair and all.
+    static var knowsWakeupPairLayout: Bool { homegate_mosquitto_layout_known() == 1 }
+
     /// Installs the callbacks; `context` is handed back to each of them as libmosquitto's user data.
     ///
     /// With `logging`, libmosquitto's log lines reach ``MQTTClient``: its errors name what went wrong

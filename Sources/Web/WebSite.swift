@@ -3,6 +3,7 @@ import Gateway
 import HTTPTypes
 import HomeModel
 import Hummingbird
+import JSON
 import Logging
 import MQTT
 import NIOCore

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 import MQTT
 import Testing
 

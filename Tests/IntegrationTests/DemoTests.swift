@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import HTTPTypes
 import HummingbirdTesting
+import JSON
 import MQTT
 import TestSupport
 import Testing

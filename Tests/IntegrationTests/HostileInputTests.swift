@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import HomeModel
+import JSON
 import MQTT
 import TestSupport
 import Testing

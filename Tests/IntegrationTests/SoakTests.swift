@@ -2,6 +2,7 @@ import AsyncMailbox
 import Broker
 import Foundation
 import Gateway
+import JSON
 import Logging
 import MQTT
 import Synchronization

@@ -2,6 +2,7 @@ import Broker
 import Foundation
 import Gateway
 import HomeModel
+import JSON
 import Logging
 import MQTT
 import TestSupport

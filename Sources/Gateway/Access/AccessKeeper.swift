@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 import Logging
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 /// One thing an account asks of the gateway, however it arrived: read from an MQTT topic and payload
 /// (``CommandRouter/handle(_:)``) or built from the web page's form. ``CommandRouter/execute(_:)``

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 extension CommandRouter {
     /// Runs `command` as its account: the model checks the account's role and finds every object by

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 import MQTT
 
 /// What became of one message: not a command at all, or a command that succeeded or failed (with

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 extension Command {
     /// A request of `B/$request/<account>/<operation>` (docs/mqtt.md, "Requests"), read from its

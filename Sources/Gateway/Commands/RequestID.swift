@@ -1,3 +1,5 @@
+import JSON
+
 /// Reads only the `"id"` of a request body: for the answers that refuse a request without running it
 /// (over the rate limit, the gateway busy, a malformed body or topic), so that even those carry the
 /// id the client sent and the client knows which requests to send again.

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 /// Turns what a client sent into a characteristic value, guided by the characteristic's format. The
 /// model then checks range, step, length and valid values; this only decides what the text means.

@@ -1,3 +1,4 @@
+import JSON
 import Synchronization
 
 /// Counters for `B/$health`, shared by the parts of the gateway that count.

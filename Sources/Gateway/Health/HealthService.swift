@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Logging
 import MQTT
 import ServiceLifecycle

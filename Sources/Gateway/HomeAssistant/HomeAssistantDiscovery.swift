@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 
 /// Home Assistant's MQTT discovery for the homes: which entity each service becomes, its retained
 /// config under `<prefix>/<component>/<node id>/<object id>/config`, and the state topics those

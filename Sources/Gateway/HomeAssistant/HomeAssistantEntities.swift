@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 
 /// Which Home Assistant entities a service becomes, with every field that makes them usable: the
 /// component, its command topics (the characteristic `/set` topics, which take Home Assistant's

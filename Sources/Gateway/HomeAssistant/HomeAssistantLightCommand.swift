@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 /// A command from Home Assistant's JSON light schema, `{"state":"ON","brightness":128,
 /// "color":{"h":30,"s":80},"color_temp":2700}`, as the characteristic writes it stands for. The

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 /// A service's state in Home Assistant's vocabulary (`ON`/`OFF`, `LOCKING`, `heat`, `opening`,
 /// brightness 0–255, colour temperature in kelvin), published retained as JSON on

@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 
 /// A model event as the `$events` message of docs/mqtt.md: `{"event":"didAddRoom","home":…,"room":…}`,
 /// with objects named as clients know them (never by internal id, never an account).

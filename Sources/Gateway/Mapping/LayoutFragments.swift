@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 
 /// Each accessory's entry of its home's `$layout`, as last rendered, with what it was rendered from.
 /// A change that touches a home (a reachability flap, a renamed room) renders again only the

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import JSON
 
 /// The JSON payloads of the MQTT contract (docs/mqtt.md), from model snapshots. Key order is fixed, so the same home always
 /// renders to the same bytes. Accounts never appear: users are shown by display name and role only.

@@ -1,4 +1,5 @@
 import HomeModel
+import JSON
 
 /// The retained topics of the MQTT contract (docs/mqtt.md) and their payloads, computed from the
 /// home model: what the broker must hold under the base topic for a client that subscribes to `B/#`

@@ -1,4 +1,5 @@
 import Foundation
+import HomeModel
 import Yams
 
 /// The demo home as `Config/demo-home.yml` declares it: the virtual devices, and the homes to build

@@ -1,3 +1,5 @@
+import HomeModel
+
 /// A small seedable random number generator, so simulated readings and failures are reproducible.
 struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64

@@ -1,3 +1,5 @@
+import HomeModel
+
 /// One simulated device: its accessory (services, characteristics, values) and the state that makes it
 /// behave like a real one over time. Pure value logic; ``VirtualDriver`` drives it with a clock.
 struct VirtualDevice: Sendable {

@@ -1,3 +1,5 @@
+import HomeModel
+
 /// The kinds of device the virtual driver can simulate.
 package enum VirtualDeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
     case lightbulb, `switch`, outlet, thermostat, lock, garageDoor, windowCovering, fan

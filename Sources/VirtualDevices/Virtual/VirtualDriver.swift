@@ -1,3 +1,5 @@
+import HomeModel
+
 /// A driver of simulated devices that behave like real ones: a thermostat heats toward its target, a
 /// lock takes a moment (and can jam), a garage door opens and closes and stops on an obstruction,
 /// sensors drift. For the demo and for tests.

@@ -1,6 +1,7 @@
 import Broker
 import Foundation
 import Gateway
+import JSON
 import Logging
 import MQTT
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import JSON
 import MQTT
 import TestSupport
 import Testing
