@@ -45,7 +45,7 @@ enum Command {
 }
 
 /// A failure to prepare, start or talk to the private broker, with what the tools said.
-package struct BrokerError: Error, CustomStringConvertible, Sendable {
+struct BrokerError: Error, CustomStringConvertible, Sendable {
     package let description: String
     init(_ description: String) { self.description = description }
 }

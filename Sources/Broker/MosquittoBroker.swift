@@ -48,7 +48,7 @@ package final class MosquittoBroker: Sendable {
         }
 
         package struct DynamicSecurity: Sendable {
-            package var adminUsername: String
+            var adminUsername: String
             package var adminPassword: String
             package init(adminUsername: String = "admin", adminPassword: String) {
                 self.adminUsername = adminUsername
@@ -127,7 +127,7 @@ package final class MosquittoBroker: Sendable {
     package var logFile: String { "\(directory)/mosquitto.log" }
     /// The running broker's process id, so that a broker left behind by a killed parent can be
     /// found and stopped (``stopLeftover(in:)``).
-    package var pidFile: String { Self.pidFile(in: directory) }
+    var pidFile: String { Self.pidFile(in: directory) }
 
     private static func pidFile(in directory: String) -> String { "\(directory)/mosquitto.pid" }
 

@@ -209,7 +209,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Whether the configuration says how the broker is protected; without either, any account
         /// can publish commands in any other's name and read every home, unless the broker has
         /// rules of its own.
-        package var protectsBroker: Bool { dynamicSecurity || aclFile != nil }
+        var protectsBroker: Bool { dynamicSecurity || aclFile != nil }
     }
 
     /// `homes`: who may do what with the homes themselves.

@@ -2,7 +2,7 @@ import MQTT
 
 extension MQTTConfiguration {
     /// How long the broker keeps the gateway's session while the gateway is away.
-    package static let gatewaySessionExpiry: Duration = .seconds(300)
+    static let gatewaySessionExpiry: Duration = .seconds(300)
 
     /// Makes the gateway's connection a persistent session, and bounds the packets it reads
     /// (``gatewayMaximumPacketSize``). In the session the broker keeps its command
@@ -21,5 +21,5 @@ extension MQTTConfiguration {
     /// drops larger messages for the gateway): room for the largest command (64 KiB, answered with
     /// `invalidParameter` above that) and for dynamic security's listings of a large household, and
     /// no 150 MB publish held in a Pi's memory. MQTT 3.1.1 has no way to say it.
-    package static let gatewayMaximumPacketSize: UInt32 = 1 << 20
+    static let gatewayMaximumPacketSize: UInt32 = 1 << 20
 }

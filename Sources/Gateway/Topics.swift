@@ -68,7 +68,7 @@ package struct Topics: Sendable, Hashable {
     /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
     package func response(account: String) -> String { "\(responseRoot)/\(account)" }
     /// `B/$response`: every account's answers live below it.
-    package var responseRoot: String { "\(base)/$response" }
+    var responseRoot: String { "\(base)/$response" }
 
     /// `levels` joined by `/`, the string allocated once at its length: the topics a value change
     /// publishes are built on every change, and interpolation grows its string level by level.
@@ -104,7 +104,7 @@ package struct Topics: Sendable, Hashable {
     }
 
     /// Whether `topic` is one the gateway takes commands or requests on (well-formed or not).
-    package func isCommandTopic(_ topic: String) -> Bool {
+    func isCommandTopic(_ topic: String) -> Bool {
         do {
             return try parse(topic) != nil
         } catch {
@@ -113,7 +113,7 @@ package struct Topics: Sendable, Hashable {
     }
 
     /// Whether `topic` is a request topic (`B/$request/…`).
-    package func isRequestTopic(_ topic: String) -> Bool {
+    func isRequestTopic(_ topic: String) -> Bool {
         let bytes = topic.utf8
         return bytes.starts(with: base.utf8) && bytes.dropFirst(base.utf8.count).starts(with: "/$request/".utf8)
     }

@@ -13,8 +13,8 @@ import Synchronization
 
 /// The request context of the page: Hummingbird's core context and the peer's address (for the
 /// login throttle).
-package struct WebRequestContext: RequestContext {
-    package var coreContext: CoreRequestContextStorage
+struct WebRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
     let remoteAddress: String
     /// Whether the peer is this host (a reverse proxy beside the gateway may then speak for the visitor).
     let isLoopback: Bool

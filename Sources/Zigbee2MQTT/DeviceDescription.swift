@@ -8,7 +8,7 @@ package struct DeviceDescription: Sendable, Hashable {
     /// `Coordinator`, `Router` or `EndDevice`.
     package var type: String
     package var supported: Bool
-    package var interviewCompleted: Bool
+    var interviewCompleted: Bool
     package var disabled: Bool
     package var vendor: String
     package var model: String
@@ -17,9 +17,9 @@ package struct DeviceDescription: Sendable, Hashable {
     /// Whether a switch of the device is an outlet: a device that measures power or energy, or whose
     /// kind (zigbee2mqtt's description of the model, never the name its owner gave it) is a plug, a
     /// socket or an outlet. A group is an outlet when each member with a switch is one.
-    package var isOutlet: Bool
+    var isOutlet: Bool
     /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
-    package var malformedExposes: Int
+    var malformedExposes: Int
 
     /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
     package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {

@@ -24,14 +24,14 @@ package struct Expose: Sendable, Hashable {
     package var endpoint: String?
     package var access: Access
     package var unit: String?
-    package var valueMin: Double?
-    package var valueMax: Double?
-    package var valueStep: Double?
+    var valueMin: Double?
+    var valueMax: Double?
+    var valueStep: Double?
     /// An enum's values (strings in every exposes seen; kept as JSON in case one is not).
     package var values: [JSON]
     /// A binary's values for on and off, e.g. `"ON"`/`"OFF"`, `true`/`false`, or inverted for `contact`.
-    package var valueOn: JSON?
-    package var valueOff: JSON?
+    var valueOn: JSON?
+    var valueOff: JSON?
     package var features: [Expose]
 
     /// Reads one expose; nil when `json` is not an object with a string `type`.
@@ -67,7 +67,7 @@ package struct Expose: Sendable, Hashable {
 
     /// How the expose is named in logs and in `$discovered`'s list of what is not mapped:
     /// its property, else its name, else its type (with the endpoint, if any).
-    package var displayName: String {
+    var displayName: String {
         let base = property ?? name ?? type
         if property == nil, let endpoint { return "\(base)_\(endpoint)" }
         return base

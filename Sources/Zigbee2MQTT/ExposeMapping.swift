@@ -732,5 +732,5 @@ extension CharacteristicMetadata {
 extension CharacteristicUnit {
     package static let hectopascals = Self(rawValue: "hPa")
     package static let watts = Self(rawValue: "W")
-    package static let kilowattHours = Self(rawValue: "kWh")
+    static let kilowattHours = Self(rawValue: "kWh")
 }

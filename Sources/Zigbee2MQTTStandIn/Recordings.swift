@@ -7,7 +7,7 @@ package struct Zigbee2MQTTRecordings: Sendable {
     /// The `bridge/devices` entries, verbatim.
     package let devices: [JSON]
     /// Every recorded state publish: topic suffix (the friendly name) and payload text, in file order.
-    package let statePublishes: [(device: String, payload: String)]
+    let statePublishes: [(device: String, payload: String)]
     /// The `bridge/groups` entries zigbee2mqtt publishes at startup (its test "Should publish groups
     /// on startup"), without the one whose id the recording left unresolved.
     package let groups: [JSON]

@@ -22,7 +22,7 @@ package final class AccessKeeper: Sendable {
         /// Members whose account the broker has no client for (they get no access until created).
         package var missingAccounts = 0
         /// Accounts whose new roles wait for the role-change limit.
-        package var heldAccounts = 0
+        var heldAccounts = 0
 
         var json: JSON {
             .object([
@@ -40,12 +40,12 @@ package final class AccessKeeper: Sendable {
     /// The rules for the model as it is now.
     let rules: @Sendable (HomeManager) async -> AccessRules
     /// How often one account's client roles may change (each change disconnects it).
-    package let roleChanges: RateLimiter
+    let roleChanges: RateLimiter
     /// The first retry's delay after a failed sync; it doubles up to `maximumRetryDelay`.
     package let retryDelay: Duration
     package let maximumRetryDelay: Duration
     /// How often to look again for members' accounts the broker did not have.
-    package let missingAccountInterval: Duration
+    let missingAccountInterval: Duration
     private let state = Mutex<(status: Status, retry: Task<Void, Never>?)>((Status(), nil))
 
     /// - Parameter roleChanges: three changes at once, then one every 30 s per account by default:

@@ -137,7 +137,7 @@ package struct AccessRules: Sendable, Hashable {
     /// The request topics an account may publish, with `account` as the last level but one (`%u`
     /// for the acl file's patterns). Requests are not in any home's tree; the gateway checks each
     /// against the account's role.
-    package func requestTopics(account: String) -> [String] {
+    func requestTopics(account: String) -> [String] {
         ["\(topics.base)/$request/\(account)/+"]
     }
 
@@ -145,20 +145,20 @@ package struct AccessRules: Sendable, Hashable {
     /// the last level. The home level is the home's name as stored: behind these rules a command
     /// must spell the home exactly (the gateway itself would also match `main house`).
     /// `…/set/<account>` also covers Home Assistant's `<service>/$ha/set/<account>`.
-    package func commandTopics(account: String, home: String) -> [String] {
+    func commandTopics(account: String, home: String) -> [String] {
         commandTopicsWithoutAccount(home: home).map { "\($0)/\(account)" }
     }
 
     /// The command topics of one home without an account, which only the default account may
     /// publish, and only into its own homes.
-    package func commandTopicsWithoutAccount(home: String) -> [String] {
+    func commandTopicsWithoutAccount(home: String) -> [String] {
         let home = topics.home(home)
         return ["\(home)/+/+/+/+/set", "\(home)/+/+/$set", "\(home)/+/+/$identify", "\(home)/$actionsets/+/$run"]
     }
 
     /// What every account reads: its own responses (also below, where MQTT v5 clients put their own
     /// response topics) and whether the gateway is online.
-    package func ownTopics(account: String) -> [String] {
+    func ownTopics(account: String) -> [String] {
         ["\(topics.response(account: account))/#", topics.status]
     }
 
@@ -166,14 +166,14 @@ package struct AccessRules: Sendable, Hashable {
     package var bridgeStateTopic: String? { bridgeClientID.map { "$SYS/broker/connection/\($0)/state" } }
 
     /// Everything of one home.
-    package func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
+    func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }
 
     /// What administrators of any home read besides their homes: the homes and the accessories found
     /// by the drivers (to add them).
-    package var administratorTopics: [String] { [topics.discovered, topics.homes] }
+    var administratorTopics: [String] { [topics.discovered, topics.homes] }
 
     /// Everything the gateway reads and writes.
-    package var gatewayFilters: [String] {
+    var gatewayFilters: [String] {
         ["\(topics.base)/#"] + (homeAssistant.map { ["\($0.discoveryPrefix)/#"] } ?? [])
             + (zigbee2mqtt.map { ["\($0.baseTopic)/#"] } ?? [])
     }

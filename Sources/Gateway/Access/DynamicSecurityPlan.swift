@@ -140,7 +140,7 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
 
     /// The prefix of the roles the gateway owns: the base topic and a colon, so that two gateways
     /// with different base topics can share a broker.
-    package static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
+    static func rolePrefix(for topics: Topics) -> String { "\(topics.base):" }
 
     /// - Parameter held: accounts that get no new client roles in this plan (each new role makes the
     ///   plugin disconnect the client, so the gateway limits how often that happens to one account).

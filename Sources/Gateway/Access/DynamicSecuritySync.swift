@@ -11,7 +11,7 @@ import Synchronization
 /// has one reader of it: hand it every message with `receive(_:)` (or let `forward(_:)` read a
 /// stream of a client of its own).
 package final class DynamicSecuritySync: Sendable {
-    package static let requestTopic = "$CONTROL/dynamic-security/v1"
+    static let requestTopic = "$CONTROL/dynamic-security/v1"
     package static let responseTopic = "$CONTROL/dynamic-security/v1/response"
 
     private enum Waiter {
@@ -74,7 +74,7 @@ package final class DynamicSecuritySync: Sendable {
     }
 
     /// The broker's clients with their roles, and its roles with their ACLs.
-    package func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
+    func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
         let responses = try await apply([.listClients, .listRoles])
         var broker = DynamicSecurityPlan.BrokerState()
         for response in responses {

@@ -34,7 +34,7 @@ package final class ClearingEchoes: Sendable {
 
     /// Whether `message` is the echo of a clearing (then it is taken off the list and must be
     /// dropped).
-    package func consume(_ message: MQTTMessage, at now: ContinuousClock.Instant = .now) -> Bool {
+    func consume(_ message: MQTTMessage, at now: ContinuousClock.Instant = .now) -> Bool {
         guard message.payload.isEmpty else { return false }
         return pending.withLock { pending in
             guard let entry = pending[message.topic], entry.until > now else {

@@ -5,9 +5,9 @@ import Synchronization
 /// How many commands the gateway works on at once. Beyond the limit a command is answered at once
 /// with `tooManyRequests` instead of waiting: a gateway that cannot keep up sheds load and stays
 /// responsive, rather than queueing without bound (memory) and answering minutes late.
-package final class CommandAdmission: Sendable {
+final class CommandAdmission: Sendable {
     /// The default limit of commands in flight.
-    package static let standardLimit = 1000
+    static let standardLimit = 1000
 
     package let limit: Int
     private let inFlight = Atomic<Int>(0)
@@ -33,7 +33,7 @@ package final class CommandAdmission: Sendable {
 extension CommandRouter {
     /// The answer to a command that came while the gateway was busy with `limit` others: ignored
     /// when it is no command, else refused with `tooManyRequests`. Reads only the topic (and a request's id).
-    package func refuseWhileBusy(_ message: MQTTMessage, limit: Int) -> Handling {
+    func refuseWhileBusy(_ message: MQTTMessage, limit: Int) -> Handling {
         guard !message.retain, let command = try? topics.parse(message.topic) else { return .ignored }
         let error = HomeError(
             .tooManyRequests, "The gateway is working on \(limit) commands; nothing was done, send again shortly.")

@@ -41,7 +41,7 @@ package struct CommandRouter: Sendable {
     package let topics: Topics
     package let defaultAccount: String?
     /// The largest payload accepted; bigger ones are refused unread.
-    package let maximumPayloadSize: Int
+    let maximumPayloadSize: Int
     /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
     package let rateLimiter: RateLimiter?
     /// Runs a request with an `id` once: a repeat gets the first answer (``RequestLedger``).

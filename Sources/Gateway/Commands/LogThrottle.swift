@@ -3,7 +3,7 @@ import Synchronization
 /// Says when something may be logged again for one key: once per `interval`, with how many times it
 /// happened since the last log line. Remembers at most `keys` keys (the oldest are forgotten), so
 /// made-up keys cannot grow memory without bound.
-package final class LogThrottle: Sendable {
+final class LogThrottle: Sendable {
     private struct Entry {
         var logged: ContinuousClock.Instant
         var count: Int

@@ -46,9 +46,9 @@ package final class GatewayStatistics: Sendable {
 
     package init() {}
 
-    package func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
-    package func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
-    package func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
+    func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
+    func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
+    func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
     /// What the dynamic-security keeper last saw (``AccessKeeper/Status``).
     func recordDynamicSecurity(_ status: JSON) { counts.withLock { $0.dynamicSecurity = status } }
 

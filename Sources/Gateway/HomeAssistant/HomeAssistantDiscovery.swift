@@ -26,7 +26,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 
     /// `<prefix>/status`: Home Assistant's birth (`online`) and will (`offline`).
-    package var statusTopic: String { "\(discoveryPrefix)/status" }
+    var statusTopic: String { "\(discoveryPrefix)/status" }
 
     /// Every config topic this gateway may own, whatever the component: for reading back what the
     /// broker holds, so configs of things that are gone can be cleared at start.
@@ -77,12 +77,12 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// The configs of one accessory's entities (its identify button too); none for a home Home
     /// Assistant does not see.
-    package func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+    func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
         announces(home) ? configs(for: accessory, in: home) : []
     }
 
     /// The home's action sets as scenes; none for a home Home Assistant does not see.
-    package func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
+    func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
         announces(home) ? home.actionSets.map { scene($0, in: home) } : []
     }
 

@@ -72,12 +72,12 @@ package struct RetainedView: Sendable, Equatable {
     }
 
     /// `$homes` and `$discovered`.
-    package static func globalPayloads(homes: [Home], discovered: [Accessory], topics: Topics) -> [String: [UInt8]] {
+    static func globalPayloads(homes: [Home], discovered: [Accessory], topics: Topics) -> [String: [UInt8]] {
         [topics.homes: Rendering.homes(homes).bytes, topics.discovered: Rendering.discovered(discovered).bytes]
     }
 
     /// A home's `$layout` and its action sets as Home Assistant scenes.
-    package static func homePayloads(
+    static func homePayloads(
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         homePayloads(home, topics: topics, homeAssistant: homeAssistant, layout: Rendering.layout(home).bytes)
@@ -101,7 +101,7 @@ package struct RetainedView: Sendable, Equatable {
     }
 
     /// An accessory's topics (``accessoryPayloads(_:in:topics:homeAssistant:)``) and its discovery configs.
-    package static func accessoryPart(
+    static func accessoryPart(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         var payloads = accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)

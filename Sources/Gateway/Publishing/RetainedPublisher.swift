@@ -305,7 +305,7 @@ package actor RetainedPublisher {
 
     /// Announces every discovery config again and republishes the states Home Assistant reads
     /// (`$ha`, `$reachable`): after Home Assistant said `online` on its status topic.
-    package func reannounce() {
+    func reannounce() {
         guard let homeAssistant else { return }
         let prefix = homeAssistant.discoveryPrefix + "/"
         let configs = published.payloads.filter { $0.key.hasPrefix(prefix) }

@@ -3,8 +3,8 @@ import NIOCore
 import NIOPosix
 
 /// Why a connection to an accessory ended or a request on it failed.
-package struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
-    package enum Reason: String, Sendable {
+struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Reason: String, Sendable {
         /// TCP could not connect.
         case connectFailed
         /// The accessory closed the connection, or it was closed here.

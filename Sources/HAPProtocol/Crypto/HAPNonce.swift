@@ -29,7 +29,7 @@ package enum HAPNonce {
 /// ChaCha20-Poly1305 as HAP uses it: the ciphertext followed by the 16-byte tag in one byte string.
 package enum HAPCipher {
     /// The length of the Poly1305 tag.
-    package static let tagLength = 16
+    static let tagLength = 16
 
     /// Encrypts `plaintext`; returns ciphertext + tag.
     package static func seal(

@@ -38,7 +38,7 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// A 256-bit private key a drawn from `generator`.
-    package static func randomPrivateKey(using generator: inout some RandomNumberGenerator) -> BigUInt {
+    static func randomPrivateKey(using generator: inout some RandomNumberGenerator) -> BigUInt {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices {
             bytes[index] = UInt8.random(in: 0...255, using: &generator)
@@ -129,7 +129,7 @@ package struct SRPProof: Sendable {
     /// M1, the client's proof, sent to the server.
     package let clientProof: [UInt8]
     /// M2, the proof the server must answer with.
-    package let expectedServerProof: [UInt8]
+    let expectedServerProof: [UInt8]
 
     /// Whether the server's proof M2 is the expected one (compared in constant time).
     package func verifies(serverProof: [UInt8]) -> Bool {

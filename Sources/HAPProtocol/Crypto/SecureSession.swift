@@ -29,7 +29,7 @@ package struct SessionKeys: Sendable {
 /// connection must be dropped.
 package struct SecureSession: Sendable {
     /// The largest plaintext of one frame.
-    package static let maximumFrameLength = 1024
+    static let maximumFrameLength = 1024
 
     // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
     private let encryptionKeyBytes: [UInt8]

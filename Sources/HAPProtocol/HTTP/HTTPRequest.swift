@@ -1,9 +1,9 @@
 /// An HTTP/1.1 request to a HAP accessory.
 package struct HTTPRequest: Sendable, Equatable {
     /// The content type of pairing bodies (pair setup, pair verify, /pairings).
-    package static let pairingContentType = "application/pairing+tlv8"
+    static let pairingContentType = "application/pairing+tlv8"
     /// The content type of JSON bodies (/characteristics, /prepare).
-    package static let jsonContentType = "application/hap+json"
+    static let jsonContentType = "application/hap+json"
 
     /// The method: GET, PUT or POST.
     package var method: String

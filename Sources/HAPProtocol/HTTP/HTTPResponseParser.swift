@@ -42,7 +42,7 @@ package struct HTTPResponseParser: Sendable {
     /// The longest status line and headers accepted.
     package static let maximumHeadLength = 16 * 1024
     /// The longest body accepted (/accessories of a large bridge stays well below).
-    package static let maximumBodyLength = 16 * 1024 * 1024
+    static let maximumBodyLength = 16 * 1024 * 1024
 
     private enum State: Sendable {
         case head

@@ -1,6 +1,6 @@
 extension HomeManager {
     /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
-    package static let maximumJoinSeconds = 254
+    static let maximumJoinSeconds = 254
 
     /// Lets new devices join every network that needs permission (administrators of any home only),
     /// for `seconds` (0 closes them again). Devices that join appear in the browser once their

@@ -1,6 +1,6 @@
 extension HomeManager {
     /// How long pairing may take: SRP with the 3072-bit group costs seconds on a small hub.
-    package static let pairingTimeout: Duration = .seconds(120)
+    static let pairingTimeout: Duration = .seconds(120)
 
     /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
     /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge

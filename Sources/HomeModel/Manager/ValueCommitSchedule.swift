@@ -18,8 +18,8 @@ package struct ValueCommitSchedule {
     private var lastWrite: UInt64 = 0
     private var settledWrite: UInt64 = 0
 
-    package static let firstRetry = Duration.seconds(1)
-    package static let longestRetry = Duration.seconds(60)
+    static let firstRetry = Duration.seconds(1)
+    static let longestRetry = Duration.seconds(60)
 
     package init(window: Duration) { self.window = window }
 
@@ -34,7 +34,7 @@ package struct ValueCommitSchedule {
     package mutating func keepUnsaved<Keys: Sequence<ValueKey>>(_ keys: Keys) { unsaved.formUnion(keys) }
 
     /// Forgets every unsaved value (the model was read again from the database).
-    package mutating func forgetUnsaved() { unsaved = [] }
+    mutating func forgetUnsaved() { unsaved = [] }
 
     /// Starts a write of every unsaved value and `keys`, which are no longer unsaved; returns the
     /// write's number and what to write. `settled`: its outcome is the newest at once (a write the

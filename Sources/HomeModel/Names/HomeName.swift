@@ -131,7 +131,7 @@ package enum HomeName {
     /// The longest name in UTF-8 bytes. Characters alone do not bound a name's size (one character may
     /// carry any number of combining marks), and a name is a topic level: 64 characters of at most
     /// four bytes each keep every topic far under MQTT's 65,535 bytes.
-    package static let maximumBytes = 256
+    static let maximumBytes = 256
 
     /// Checks a new name against the character rules; uniqueness is checked where the namespace is
     /// known. Every refusal says which rule the name breaks.

@@ -7,7 +7,7 @@ extension Home {
     /// stored. Names are unique under `matches`, so an exact hit is the only match: where such a hit
     /// was found before (``PositionHint``) is tried first, then a plain comparison over
     /// the accessories, and the full comparison runs only for the rest.
-    package func accessoryIndex(named name: String) -> Int? {
+    func accessoryIndex(named name: String) -> Int? {
         if let index = accessoryNamePositions.position(of: name), index < accessories.count,
             accessories[index].name == name
         {

@@ -26,9 +26,9 @@ package struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
     /// How long a lock, a garage door or a state change takes to complete.
     package var transitionTime: Duration
     /// A lock that is jammed never reaches its target state (it reports jammed).
-    package var isJammed: Bool
+    var isJammed: Bool
     /// A garage door that is obstructed stops while closing.
-    package var isObstructed: Bool
+    var isObstructed: Bool
     /// The devices behind a bridge.
     package var bridged: [VirtualDeviceConfiguration]
 
