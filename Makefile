@@ -46,7 +46,7 @@ FUZZ_TARGETS = fuzz-topics fuzz-payload fuzz-config
 ## Runs the committed corpora (and saved crashes) through the normal build of each fuzz target.
 fuzz-replay:
 	$(SWIFT) build $(addprefix --product ,$(FUZZ_TARGETS))
-	for target in topics payload config; do "$$($(SWIFT) build --show-bin-path)/fuzz-$$target" Fuzz/corpus/$$target || exit 1; done
+	for target in topics payload config; do "$$($(SWIFT) build --show-bin-path)/fuzz-$$target" Tests/Fuzz/corpus/$$target || exit 1; done
 
 ## Builds the fuzz targets with libFuzzer and AddressSanitizer in their own scratch folder.
 fuzz-build:
@@ -89,22 +89,22 @@ bench: deps hub bench/out/floor bench/out/loadgen bench/out/z2mfloor bench/out/z
 	bench/run.sh
 
 ## The build for a hub: release, the Swift runtime and Foundation linked in (a Pi needs no Swift
-## installed), the code that runs laid out together (hub/symbol-order.txt, hub/code-layout.ld: a
+## installed), the code that runs laid out together (scripts/hub/symbol-order.txt, scripts/hub/code-layout.ld: a
 ## function per section, lld puts the listed ones first), stripped: .build-hub/homegate-hub. It has a
 ## scratch folder of its own: SwiftPM does not recompile what it built before when only flags change.
 HUB_BUILD = -c release --static-swift-stdlib --scratch-path .build-hub --product homegate \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
-	-Xlinker --symbol-ordering-file=$(CURDIR)/hub/symbol-order.txt -Xlinker --no-warn-symbol-ordering \
-	-Xlinker -T -Xlinker $(CURDIR)/hub/code-layout.ld
+	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/hub/symbol-order.txt -Xlinker --no-warn-symbol-ordering \
+	-Xlinker -T -Xlinker $(CURDIR)/scripts/hub/code-layout.ld
 HUB_LINKED = .build-hub/release/homegate
 
 hub: deps
 	@# SwiftPM does not know the linker reads these two files: a new layout needs a new link.
-	@if [ hub/symbol-order.txt -nt $(HUB_LINKED) ] || [ hub/code-layout.ld -nt $(HUB_LINKED) ]; then rm -f $(HUB_LINKED); fi
+	@if [ scripts/hub/symbol-order.txt -nt $(HUB_LINKED) ] || [ scripts/hub/code-layout.ld -nt $(HUB_LINKED) ]; then rm -f $(HUB_LINKED); fi
 	$(SWIFT) build $(HUB_BUILD)
 	strip -o .build-hub/homegate-hub $(HUB_LINKED)
 
-## Profiles the hub build under callgrind, writes hub/symbol-order.txt (scripts/hub-profile.sh) and
+## Profiles the hub build under callgrind, writes scripts/hub/symbol-order.txt (scripts/hub-profile.sh) and
 ## links the hub build with it; run it when the benchmark's hub section says many listed functions
 ## are gone.
 hub-profile: hub bench/out/loadgen bench/out/z2mload

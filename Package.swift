@@ -31,15 +31,15 @@ let package = Package(
     ],
     targets: [
         // Shared libraries loaded on first use (dlopen), for Avahi below.
-        .target(name: "CDynamicLoading", path: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
         // libmosquitto (Debian's libmosquitto-dev): the one MQTT engine, for plain TCP and TLS.
         .systemLibrary(
             name: "CMosquitto", path: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // OpenSSL's libcrypto (Debian's libssl-dev): big-number arithmetic for HomeKit's SRP.
         .systemLibrary(
-            name: "COpenSSL", path: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+            name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Avahi's headers, and its functions loaded on first use (HomeKit discovery only).
-        .target(name: "CAvahi", dependencies: ["CDynamicLoading"], path: "CAvahi"),
+        .target(name: "CAvahi", dependencies: ["CDynamicLoading"]),
         .target(
             name: "MQTT",
             dependencies: [
@@ -301,29 +301,29 @@ let package = Package(
             dependencies: ["VirtualDevices", "HomeModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),
+        .target(name: "CFuzzer", path: "Tests/Fuzz/CFuzzer"),
         .target(
             name: "FuzzSupport",
             dependencies: ["CFuzzer"],
-            path: "Fuzz/Support",
+            path: "Tests/Fuzz/Support",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "fuzz-topics",
             dependencies: ["FuzzSupport", "Gateway", "HomeModel"],
-            path: "Fuzz/Topics",
+            path: "Tests/Fuzz/Topics",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "fuzz-payload",
             dependencies: ["FuzzSupport", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "Zigbee2MQTT"],
-            path: "Fuzz/Payload",
+            path: "Tests/Fuzz/Payload",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "fuzz-config",
             dependencies: ["FuzzSupport", "Config", "Gateway", "VirtualDevices"],
-            path: "Fuzz/Config",
+            path: "Tests/Fuzz/Config",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

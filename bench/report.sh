@@ -170,7 +170,7 @@ get("scenario") == "hub-build" {
     hub = sprintf("%s MB as built, %s MB stripped (the default release build, Swift libraries shared: %s MB); `homegate --help` %s.\n", \
         get("binary_mb"), get("stripped_mb"), get("default_build_mb"), get("runs") == "true" ? "runs" : "**does not run**")
     hub = hub sprintf("It names (NEEDED) `%s`; with what those bring in, ldd lists `%s`.\n", get("needed"), get("libraries"))
-    hub = hub sprintf("Its code layout: %s of the %s functions that hub/symbol-order.txt lists are in it; a function added or renamed since the profile is laid out with the cold code (`make hub-profile` writes a new list).\n", \
+    hub = hub sprintf("Its code layout: %s of the %s functions that scripts/hub/symbol-order.txt lists are in it; a function added or renamed since the profile is laid out with the cold code (`make hub-profile` writes a new list).\n", \
         get("order_found"), get("order_listed"))
     hub_mb = get("stripped_mb"); hub_runs = get("runs")
 }

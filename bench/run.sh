@@ -690,7 +690,7 @@ strip_hub_build() {
 }
 
 # 7: the release build for a hub (`make hub`: static Swift libraries, the code laid out by
-# hub/symbol-order.txt, in .build-hub), stripped; its size, whether it runs, what it still loads
+# scripts/hub/symbol-order.txt, in .build-hub), stripped; its size, whether it runs, what it still loads
 # from the system, and how much of its layout's list it still has.
 hub_scenario() {
     if [[ ! -x $hub_homegate ]]; then
@@ -703,11 +703,11 @@ hub_scenario() {
     # What it names itself (NEEDED), and what the loader brings in with them (ldd: libmosquitto's own).
     needed=$(objdump -p "$stripped" | awk '$1 == "NEEDED" { sub(/\.so.*/, "", $2); printf "%s%s", sep, $2; sep = " " }')
     libraries=$(ldd "$stripped" | awk '$1 !~ /^linux-vdso/ { sub(/\.so.*/, "", $1); sub(/^.*\//, "", $1); printf "%s%s", sep, $1; sep = " " }')
-    # Its code layout: how many of the functions hub/symbol-order.txt lists the binary still has (a
+    # Its code layout: how many of the functions scripts/hub/symbol-order.txt lists the binary still has (a
     # function renamed or added since the profile is laid out among the cold code).
     local listed found
-    listed=$(wc -l <"$root/hub/symbol-order.txt")
-    found=$(nm --defined-only "$hub_homegate" | awk 'NR == FNR { listed[$0] = 1; next } ($3 in listed) && !seen[$3]++ { n++ } END { print n + 0 }' "$root/hub/symbol-order.txt" -)
+    listed=$(wc -l <"$root/scripts/hub/symbol-order.txt")
+    found=$(nm --defined-only "$hub_homegate" | awk 'NR == FNR { listed[$0] = 1; next } ($3 in listed) && !seen[$3]++ { n++ } END { print n + 0 }' "$root/scripts/hub/symbol-order.txt" -)
     record "\"scenario\":\"hub-build\",\"binary_mb\":$(stat -c %s "$hub_homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"stripped_mb\":$(stat -c %s "$stripped" | awk '{ printf "%.1f", $1 / 1048576 }'),\"default_build_mb\":$(stat -c %s "$homegate" | awk '{ printf "%.1f", $1 / 1048576 }'),\"runs\":$runs,\"needed\":\"$needed\",\"libraries\":\"$libraries\",\"order_listed\":$listed,\"order_found\":$found"
     $runs || return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes hub/symbol-order.txt: the functions the hub build runs, for its code layout (`make hub`).
+# Writes scripts/hub/symbol-order.txt: the functions the hub build runs, for its code layout (`make hub`).
 #
 # usage: scripts/hub-profile.sh HUB_BINARY   (`make hub-profile` builds what it needs and calls it)
 #
@@ -109,5 +109,5 @@ stop
 
 # What a hub runs after a reboot first, then what only a first start adds, then zigbee2mqtt's.
 python3 "$root/scripts/hub-symbol-order.py" "$profiled" "$work"/{second-start,first-start,zigbee2mqtt}.callgrind \
-    >"$root/hub/symbol-order.txt"
-log "wrote hub/symbol-order.txt (make hub links with it)"
+    >"$root/scripts/hub/symbol-order.txt"
+log "wrote scripts/hub/symbol-order.txt (make hub links with it)"

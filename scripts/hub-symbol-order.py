@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The functions of the hub build that ran under callgrind, for lld's --symbol-ordering-file.
 
-usage: hub-symbol-order.py BINARY CALLGRIND_OUT... > hub/symbol-order.txt
+usage: hub-symbol-order.py BINARY CALLGRIND_OUT... > scripts/hub/symbol-order.txt
 
 BINARY is the (unstripped) executable the profiles ran; only its own functions are listed. They
 come in the order of the profiles that first ran them (so what every hub runs can come before what
 only some do), and within one profile's those with the most instructions first. A function
 callgrind names by address (it had no symbol of its own) is listed under the symbol that contains
-the address, and left out when none does: such functions are what hub/code-layout.ld groups.
+the address, and left out when none does: such functions are what scripts/hub/code-layout.ld groups.
 Prints how many ran and their size on stderr.
 """
 import bisect

@@ -41,7 +41,7 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
 /// The command router on the demo home in an in-memory database, without a rate limit.
 let router: CommandRouter = blocking {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Config/demo-home.yml")
     do {
         let demo = try DemoHome.load(contentsOf: file)
         let manager = try HomeManager(database: .inMemory(), driverTimeout: .seconds(1))
@@ -56,7 +56,7 @@ let router: CommandRouter = blocking {
 /// zigbee2mqtt's devices as the driver maps them (the recorded bridge/devices), for state payloads.
 let zigbeeDevices: [MappedDevice] = {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
             "Fixtures/zigbee2mqtt/bridge-devices-z2m-test-startup.wire.txt")
     guard let bytes = FileManager.default.contents(atPath: file.path),
         let list = try? DeviceDescription.list(Array(bytes))
