@@ -185,8 +185,10 @@ enum Pages {
         var primary = ""
         var more = ""
         for service in accessory.services where service.type.rawValue != "AccessoryInformation" {
+            // A button's number (ServiceLabelIndex) orders the buttons for Apple Home; here the
+            // service's name says which button it is.
             let shown = service.characteristics.filter {
-                !$0.metadata.permissions.contains(.hidden) && $0.type != .name
+                !$0.metadata.permissions.contains(.hidden) && $0.type != .name && $0.type != .serviceLabelIndex
                     && !$0.metadata.permissions.isDisjoint(with: [.read, .write])
             }
             guard !shown.isEmpty else { continue }

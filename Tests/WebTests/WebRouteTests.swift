@@ -491,6 +491,37 @@ struct WebRouteTests {
         }
     }
 
+    @Test("a remote's buttons are headed by their names; their numbers for Apple Home (ServiceLabelIndex) are not shown")
+    func buttonNumbersHidden() async throws {
+        let fixture = try await WebFixture.make()
+        func button(_ id: ServiceID, _ name: String, _ number: Int) -> Service {
+            Service(
+                id: id, type: .statelessProgrammableSwitch, name: name,
+                characteristics: [
+                    .standard(.programmableSwitchEvent, nil), .standard(.serviceLabelIndex, .int(number)),
+                ])
+        }
+        let remote = Accessory(
+            id: "remote", name: "Remote", category: .programmableSwitch,
+            services: [
+                button("left", "Left", 1), button("right", "Right", 2),
+                Service(
+                    id: "service_label", type: .serviceLabel, name: "Button Labels",
+                    characteristics: [.standard(.serviceLabelNamespace, .int(1))]),
+            ])
+        try await fixture.manager.attach(ReportingDriver(remote))
+        try await fixture.manager.edit(
+            .addAccessory(home: "Main House", id: "remote", room: "Hallway"), account: "owner")
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+            let card = try #require(
+                page.bodyText.firstMatch(of: /data-accessory="remote".*?<\/article>/.dotMatchesNewlines())?.0)
+            #expect(card.contains("<h4>Left</h4>") && card.contains("<h4>Right</h4>"), "\(card)")
+            #expect(!card.lowercased().contains("service label index"), "\(card)")
+        }
+    }
+
     @Test("a switch goes through the command path: it changes the value and the answer comes back")
     func command() async throws {
         let fixture = try await WebFixture.make()
