@@ -491,7 +491,8 @@ struct WebRouteTests {
         }
     }
 
-    @Test("a remote's buttons are headed by their names; their numbers for Apple Home (ServiceLabelIndex) are not shown")
+    @Test(
+        "a remote's buttons are headed by their names; their numbers for Apple Home (ServiceLabelIndex) are not shown")
     func buttonNumbersHidden() async throws {
         let fixture = try await WebFixture.make()
         func button(_ id: ServiceID, _ name: String, _ number: Int) -> Service {
