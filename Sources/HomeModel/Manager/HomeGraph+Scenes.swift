@@ -1,0 +1,153 @@
+/// The rules of action sets and automations: what they write checked against the characteristics'
+/// metadata.
+extension HomeGraph {
+    // MARK: Action sets
+
+    /// Resolves a characteristic named by a request, for an action or a write.
+    static func resolve(_ reference: CharacteristicReference, in home: Home) throws(HomeError)
+        -> (accessory: Accessory, service: Service, characteristic: Characteristic)
+    {
+        let accessory = try home.accessory(named: reference.accessory)
+        let service = try accessory.service(named: reference.service)
+        guard let characteristic = service.characteristic(reference.characteristic) else {
+            throw HomeError(
+                .notFound,
+                "The service '\(service.name)' of '\(accessory.name)' has no characteristic \(reference.characteristic)."
+            )
+        }
+        return (accessory, service, characteristic)
+    }
+
+    /// Checks that a value may be written to a characteristic and returns it in the characteristic's format.
+    static func writable(_ value: CharacteristicValue, to characteristic: Characteristic, of accessory: Accessory)
+        throws(HomeError) -> CharacteristicValue
+    {
+        guard characteristic.metadata.permissions.contains(.write) else {
+            throw HomeError(
+                .readOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is read-only.")
+        }
+        do {
+            return try characteristic.metadata.validate(value)
+        } catch {
+            throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
+        }
+    }
+
+    mutating func addActionSet(
+        named name: String, actions requests: [ActionRequest], home h: Int, events: inout [HomeEvent]
+    ) throws(HomeError) -> ActionSet {
+        try Self.checkName(name, in: homes[h])
+        var actions: [Action] = []
+        for request in requests {
+            let (accessory, service, characteristic) = try Self.resolve(request.target, in: homes[h])
+            let value = try Self.writable(request.value, to: characteristic, of: accessory)
+            if actions.contains(where: {
+                $0.accessory == accessory.id && $0.service == service.id && $0.characteristic == characteristic.type
+            }) {
+                throw HomeError(
+                    .invalidParameter,
+                    "The action set writes \(characteristic.type) of '\(accessory.name)' more than once.")
+            }
+            actions.append(
+                Action(accessory: accessory.id, service: service.id, characteristic: characteristic.type, value: value))
+        }
+        let actionSet = ActionSet(id: .random(), name: name, actions: actions)
+        homes[h].actionSets.append(actionSet)
+        events.append(.didAddActionSet(home: homes[h].id, actionSet: actionSet.id, name: name))
+        return actionSet
+    }
+
+    mutating func removeActionSet(_ name: String, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let s = try Self.actionSetIndex(name, in: homes[h])
+        let actionSet = homes[h].actionSets.remove(at: s)
+        events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
+        for t in homes[h].triggers.indices where homes[h].triggers[t].actionSets.contains(actionSet.id) {
+            homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
+            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+        }
+    }
+
+    mutating func renameActionSet(
+        _ name: String, to newName: String, home h: Int,
+        events: inout [HomeEvent]
+    ) throws(HomeError) {
+        let s = try Self.actionSetIndex(name, in: homes[h])
+        let actionSet = homes[h].actionSets[s]
+        try Self.checkName(newName, in: homes[h], except: actionSet.id.rawValue)
+        guard actionSet.name != newName else { return }
+        homes[h].actionSets[s].name = newName
+        events.append(
+            .didUpdateNameForActionSet(
+                home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
+    }
+
+    // MARK: Automations
+
+    mutating func addTrigger(
+        named name: String, characteristic reference: CharacteristicReference, value: CharacteristicValue?,
+        actionSets names: [String], home h: Int, events: inout [HomeEvent]
+    ) throws(HomeError) -> Trigger {
+        try Self.checkName(name, in: homes[h])
+        let (accessory, service, characteristic) = try Self.resolve(reference, in: homes[h])
+        guard characteristic.metadata.permissions.contains(.notify) else {
+            throw HomeError(
+                .invalidParameter,
+                "\(characteristic.type) of '\(accessory.name)' does not report its changes, so it cannot start an automation."
+            )
+        }
+        var checkedValue: CharacteristicValue?
+        if let value {
+            do {
+                checkedValue = try characteristic.metadata.validate(value)
+            } catch {
+                throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
+            }
+        }
+        guard !names.isEmpty else {
+            throw HomeError(.missingParameter, "An automation runs at least one action set.")
+        }
+        var actionSets: [ActionSetID] = []
+        for actionSetName in names {
+            let actionSet = homes[h].actionSets[try Self.actionSetIndex(actionSetName, in: homes[h])]
+            guard !actionSets.contains(actionSet.id) else {
+                throw HomeError(.invalidParameter, "The automation runs '\(actionSet.name)' more than once.")
+            }
+            actionSets.append(actionSet.id)
+        }
+        let trigger = Trigger(
+            id: .random(), name: name, isEnabled: true,
+            characteristic: ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
+            value: checkedValue, actionSets: actionSets)
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    mutating func removeTrigger(_ name: String, home h: Int, events: inout [HomeEvent]) throws(HomeError) {
+        let trigger = homes[h].triggers.remove(at: try Self.triggerIndex(name, in: homes[h]))
+        events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
+    }
+
+    mutating func renameTrigger(_ name: String, to newName: String, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let t = try Self.triggerIndex(name, in: homes[h])
+        let trigger = homes[h].triggers[t]
+        try Self.checkName(newName, in: homes[h], except: trigger.id.rawValue)
+        guard trigger.name != newName else { return }
+        homes[h].triggers[t].name = newName
+        events.append(
+            .didUpdateNameForTrigger(home: homes[h].id, trigger: trigger.id, oldName: trigger.name, name: newName))
+    }
+
+    mutating func enableTrigger(_ name: String, enabled: Bool, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let t = try Self.triggerIndex(name, in: homes[h])
+        guard homes[h].triggers[t].isEnabled != enabled else { return }
+        homes[h].triggers[t].isEnabled = enabled
+        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+    }
+}
