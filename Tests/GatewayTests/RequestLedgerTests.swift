@@ -60,6 +60,22 @@ struct RequestLedgerTests {
         #expect(await ledger.admit(keys[4]) == done)
     }
 
+    @Test("no more bytes than its budget are kept: a big request pushes out the oldest")
+    func byteBudget() async {
+        let ledger = RequestLedger(byteBudget: 960)
+        let small = RequestLedger.Key(Self.request("addRoom", #"{"id":1}"#))
+        let padding = String(repeating: "x", count: 900)
+        let big = RequestLedger.Key(Self.request("addRoom", #"{"id":2,"name":"\#(padding)"}"#))
+        let done = Handling(outcome: .succeeded, answer: nil)
+        for key in [small, big] {
+            #expect(await ledger.admit(key) == nil)
+            ledger.finish(key, with: done)
+        }
+        #expect(ledger.kept == 1)
+        #expect(await ledger.admit(big) == done)
+        #expect(await ledger.admit(small) == nil, "the older one was forgotten to make room")
+    }
+
     @Test(
         "the router runs addRoom, pairing-like edits and a $run with an id once, answering each copy alike; reads run again"
     )

@@ -121,6 +121,29 @@ struct ChangedBridgeTests {
         }
     }
 
+    /// A HomeKit bridge that lost its last bridged accessory may answer as a plain accessory, with
+    /// no list at all: what the home has behind it is gone all the same.
+    @Test("a bridge that answers as a plain accessory, listing nothing, loses what the home had behind it")
+    func lastAccessoryGone() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = "\(directory)/home.sqlite"
+            let (first, _) = try await Self.hub(
+                at: path, bridge: Self.bridge(listing: ["kitchen"]), bridged: [Self.kitchen])
+            try await first.edit(.addHome(name: "Home"), account: Self.admin)
+            try await eventually("the bridge's outlet found") { await first.discoveredAccessories().count == 2 }
+            try await first.edit(.addAccessory(home: "Home", id: "bridge"), account: Self.admin)
+            await first.shutdown()
+
+            let manager = try HomeManager(database: try HomeDatabase.open(atPath: path))
+            let plain = Accessory(
+                id: "bridge", name: "Bridge", category: .other,
+                services: [Service(id: "info", type: "AccessoryInformation", name: "Bridge", characteristics: [])])
+            try await manager.attach(ReportingDriver(plain))
+            #expect(try await manager.home("Home", account: Self.admin).accessories.map(\.id) == ["bridge"])
+            await manager.shutdown()
+        }
+    }
+
     @Test("a bridge that is offline, or still lists an accessory it does not report yet, changes nothing")
     func offlineChangesNothing() async throws {
         try await withTemporaryDirectory { directory in

@@ -89,6 +89,14 @@ struct VirtualDeviceTests {
         #expect(await d.value("g", .currentDoorState) == .int(3))
         await d.advance(by: .seconds(8))
         #expect(await d.value("g", .currentDoorState) == .int(1))
+        // Told to close again while closing, it goes on closing: closed after the rest of its time
+        try await write(d, "g", .targetDoorState, .int(0))
+        await d.advance(by: .seconds(8))
+        try await write(d, "g", .targetDoorState, .int(1))
+        await d.advance(by: .seconds(5))
+        try await write(d, "g", .targetDoorState, .int(1))
+        await d.advance(by: .seconds(3))
+        #expect(await d.value("g", .currentDoorState) == .int(1))
         // A locked lock told to lock does not start a transition that a later unlock would inherit
         try await write(d, "l", .lockTargetState, .int(1))
         await d.advance(by: .seconds(3))

@@ -156,10 +156,11 @@ package struct AccessRules: Sendable, Hashable {
         return ["\(home)/+/+/+/+/set", "\(home)/+/+/$set", "\(home)/+/+/$identify", "\(home)/$actionsets/+/$run"]
     }
 
-    /// What every account reads: its own responses (also below, where MQTT v5 clients put their own
-    /// response topics) and whether the gateway is online.
+    /// What every account the rules name reads: its own responses (also below, where MQTT v5
+    /// clients put their own response topics), whether the gateway is online, and the hub's bridge's
+    /// state when there is one.
     func ownTopics(account: String) -> [String] {
-        ["\(topics.response(account: account))/#", topics.status]
+        ["\(topics.response(account: account))/#", topics.status] + (bridgeStateTopic.map { [$0] } ?? [])
     }
 
     /// Where the hub broker's bridge says whether it is connected (mosquitto's `notifications`).

@@ -111,11 +111,11 @@ package struct CommandRouter: Sendable {
     }
 
     /// The ledger's key for a message that runs at most once: a request with an `id` that changes
-    /// something (a read asked again is read again), or a `$run` whose body carries an `id`. Nil for
-    /// everything else, which runs each time it comes.
+    /// something (a read asked again is read again; a pairing's `id` is its accessory's), or a `$run`
+    /// whose body carries an `id`. Nil for everything else, which runs each time it comes.
     private func onceKey(_ message: MQTTMessage, command: CommandTopic) -> RequestLedger.Key? {
         switch command {
-        case .request(_, let operation) where !Command.Request.readOnlyOperations.contains(operation): break
+        case .request(_, let operation) where !Command.Request.runEveryTime.contains(operation): break
         case .runActionSet: break
         default: return nil
         }

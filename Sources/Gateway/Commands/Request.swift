@@ -40,8 +40,10 @@ extension Command {
             package var value: JSON?
         }
 
-        /// The operations that only read: asked again, they are read again (``RequestLedger``).
-        static let readOnlyOperations: Set<String> = ["homes", "read", "listPairings"]
+        /// The operations each copy of which runs (``RequestLedger``): those that only read, asked
+        /// again, are read again; `pairAccessory`'s `id` names the accessory, not the request (a second
+        /// pairing of a paired accessory is refused by the model).
+        static let runEveryTime: Set<String> = ["homes", "read", "listPairings", "pairAccessory"]
 
         /// The operations, by name.
         package static let operations = [

@@ -3,34 +3,40 @@ import MQTT
 import Synchronization
 
 /// Runs each request at most once: a message that repeats one already taken within ``window``
-/// (the same topic, payload and correlation data, so the same account, operation and `id`) gets
-/// the first one's answer again instead of a second execution. MQTT's QoS 1 is "at least once":
-/// a client whose PUBLISH was not acknowledged sends it again, and across a bridge the copy is a
-/// new message to the hub, so an action set, a pairing or an `addRoom` sent once could run twice
+/// (the same topic, payload, response topic and correlation data, so the same account, operation
+/// and `id`) gets the first one's answer again instead of a second execution. MQTT's QoS 1 is "at
+/// least once": a client whose PUBLISH was not acknowledged sends it again, and across a bridge the
+/// copy is a new message to the hub, so an action set or an `addRoom` sent once could run twice
 /// (docs/scaling.md). A repeat that comes while the first still runs waits for its answer.
 ///
 /// Only what carries an `id` is kept (a client that wants the guarantee names its request), only
 /// what changes something (a read asked again is read again), and only what succeeded: a failure
 /// answers the copies that waited for it and is then forgotten, so that sending it again is a
-/// retry (a pairing whose device was not ready, said the same way once it is). Thread-safe; kept in
-/// memory, so a restart of the gateway forgets it (a command the broker redelivers after the
-/// restart runs).
+/// retry. Thread-safe; kept in memory, so a restart of the gateway forgets it (a command the broker
+/// redelivers after the restart runs).
 package final class RequestLedger: Sendable {
     /// What makes two messages the same request.
     package struct Key: Sendable, Hashable {
         let topic: String
         let payload: [UInt8]
+        let responseTopic: String?
         let correlationData: [UInt8]?
 
         package init(_ message: MQTTMessage) {
             topic = message.topic
             payload = message.payload
+            responseTopic = message.properties.responseTopic
             correlationData = message.properties.correlationData
+        }
+
+        /// What keeping it costs, about: its bytes.
+        var size: Int {
+            topic.utf8.count + payload.count + (responseTopic?.utf8.count ?? 0) + (correlationData?.count ?? 0)
         }
     }
 
     private enum Entry {
-        case running(waiters: [CheckedContinuation<Handling, Never>])
+        case running(waiters: [CheckedContinuation<Handling?, Never>])
         case done(Handling)
     }
 
@@ -38,53 +44,63 @@ package final class RequestLedger: Sendable {
         var entries: [Key: Entry] = [:]
         /// Finished requests, oldest first, for forgetting them once their window has passed.
         var finished = FrontQueue<(key: Key, at: ContinuousClock.Instant)>()
+        /// The bytes of the finished requests' keys.
+        var bytes = 0
     }
 
     /// How long a request's answer is kept for its repeats: 10 minutes, longer than any client's
     /// reconnect and well past a broker's restart.
     package let window: Duration
-    /// The most finished requests kept; beyond it the oldest are forgotten early, so a flood of
-    /// distinct ids cannot grow memory without bound (the rate limit caps how fast it can come).
+    /// The most finished requests kept, and their most bytes (a payload may be 64 KiB); beyond
+    /// either the oldest are forgotten early, so a flood of distinct ids cannot grow memory without
+    /// bound (the rate limit caps how fast it can come).
     package let capacity: Int
+    package let byteBudget: Int
     private let state = Mutex(State())
 
-    package init(window: Duration = .seconds(600), capacity: Int = 10_000) {
+    package init(window: Duration = .seconds(600), capacity: Int = 10_000, byteBudget: Int = 8 << 20) {
         self.window = window
         self.capacity = capacity
+        self.byteBudget = byteBudget
     }
 
     /// Nil when the request is new: the caller runs it and ends with ``finish(_:with:at:)``. Else the
-    /// answer of the first of its kind, once that has finished.
+    /// answer of the first of its kind, once that has finished (a failure's too, for a copy that
+    /// waited for it).
     package func admit(_ key: Key, at now: ContinuousClock.Instant = .now) async -> Handling? {
         enum Admission {
             case new, repeated(Handling), wait
         }
-        let admission: Admission = state.withLock { state in
-            forgetExpired(&state, at: now)
-            switch state.entries[key] {
-            case .done(let handling)?: return .repeated(handling)
-            case .running?: return .wait
-            case nil:
-                state.entries[key] = .running(waiters: [])
-                return .new
-            }
-        }
-        switch admission {
-        case .new: return nil
-        case .repeated(let handling): return handling
-        case .wait:
-            return await withCheckedContinuation { waiter in
-                let done: Handling? = state.withLock { state in
-                    switch state.entries[key] {
-                    case .running(let waiters)?:
-                        state.entries[key] = .running(waiters: waiters + [waiter])
-                        return nil
-                    case .done(let handling)?: return handling
-                    // Ended in the moment between as a failure, or forgotten: its answer is gone.
-                    case nil: return .ignored
-                    }
+        while true {
+            let admission: Admission = state.withLock { state in
+                forgetExpired(&state, at: now)
+                switch state.entries[key] {
+                case .done(let handling)?: return .repeated(handling)
+                case .running?: return .wait
+                case nil:
+                    state.entries[key] = .running(waiters: [])
+                    return .new
                 }
-                if let done { waiter.resume(returning: done) }
+            }
+            switch admission {
+            case .new: return nil
+            case .repeated(let handling): return handling
+            case .wait:
+                // The first one's answer, a failure's too; nil when it ended as a failure in the
+                // moment between, and this copy is admitted anew.
+                let answer: Handling? = await withCheckedContinuation { waiter in
+                    let decided: Handling?? = state.withLock { state in
+                        switch state.entries[key] {
+                        case .running(let waiters)?:
+                            state.entries[key] = .running(waiters: waiters + [waiter])
+                            return .none
+                        case .done(let handling)?: return .some(handling)
+                        case nil: return .some(nil)
+                        }
+                    }
+                    if let decided { waiter.resume(returning: decided) }
+                }
+                if let answer { return answer }
             }
         }
     }
@@ -92,7 +108,7 @@ package final class RequestLedger: Sendable {
     /// Records how the request of `key` ended, and answers the repeats that waited for it. A
     /// failure is not kept.
     package func finish(_ key: Key, with handling: Handling, at now: ContinuousClock.Instant = .now) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Handling, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Handling?, Never>] in
             guard case .running(let waiters)? = state.entries[key] else { return [] }
             guard handling.outcome == .succeeded else {
                 state.entries[key] = nil
@@ -100,7 +116,8 @@ package final class RequestLedger: Sendable {
             }
             state.entries[key] = .done(handling)
             state.finished.append((key, now))
-            if state.finished.count > capacity { forgetOldest(&state) }
+            state.bytes += key.size
+            while state.finished.count > capacity || state.bytes > byteBudget { forgetOldest(&state) }
             return waiters
         }
         for waiter in waiters { waiter.resume(returning: handling) }
@@ -124,5 +141,6 @@ package final class RequestLedger: Sendable {
     private func forgetOldest(_ state: inout State) {
         guard let oldest = state.finished.popFirst() else { return }
         state.entries[oldest.key] = nil
+        state.bytes -= oldest.key.size
     }
 }

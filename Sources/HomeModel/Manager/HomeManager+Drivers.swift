@@ -86,37 +86,43 @@ extension HomeManager {
     /// driver's next reports wait for it, so a new accessory's first values land in its home.
     private func followBridge(_ found: Accessory) async {
         guard found.isReachable, !found.needsPairing else { return }
-        if let bridgeID = found.bridge, graph.locate(found.id) == nil, let place = graph.locate(bridgeID) {
-            let home = graph.homes[place.home]
+        if let bridgeID = found.bridge, !isInAHome(found.id), let place = graph.locate(bridgeID) {
+            let bridge = graph.homes[place.home].accessories[place.accessory].name
             await editForDevice(
-                .addAccessory(home: home.name, id: found.id, room: nil, name: nil), in: home,
-                "'\(found.name)' is new on the bridge '\(home.accessories[place.accessory].name)': added to the home")
+                .addAccessory(home: graph.homes[place.home].name, id: found.id, room: nil, name: nil),
+                home: graph.homes[place.home].id, "'\(found.name)' is new on the bridge '\(bridge)': added to")
         }
-        guard found.isBridge, let place = graph.locate(found.id) else { return }
-        let bridge = graph.homes[place.home].accessories[place.accessory]
+        // A bridge as the home has it: one that lost its last bridged accessory may report itself as
+        // a plain accessory, listing none.
+        guard let place = graph.locate(found.id) else { return }
+        let bridged = graph.homes[place.home].accessories[place.accessory].bridgedAccessories
+        let bridge = graph.homes[place.home].accessories[place.accessory].name
         let homeID = graph.homes[place.home].id
-        for id in bridge.bridgedAccessories where browser.isGone(id, fromBridge: bridge.id) {
+        for id in bridged where browser.isGone(id, fromBridge: found.id) {
             // Looked up again for each: the edit before gave the actor away.
-            guard let home = graph.homes.first(where: { $0.id == homeID }),
-                let accessory = home.accessories.first(where: { $0.id == id })
-            else { continue }
+            guard let (h, a) = graph.locate(id), graph.homes[h].id == homeID else { continue }
+            let accessory = graph.homes[h].accessories[a].name
             await editForDevice(
-                .removeAccessory(home: home.name, accessory: accessory.name), in: home,
-                "'\(accessory.name)' is no longer on the bridge '\(bridge.name)': removed from the home")
+                .removeAccessory(home: graph.homes[h].name, accessory: accessory), home: homeID,
+                "'\(accessory)' is no longer on the bridge '\(bridge)': removed from")
         }
     }
 
     /// An edit a device's own change asks for, made as the home's first administrator (the account
-    /// whose rights an automation also runs with); logged, and what fails is logged too.
-    private func editForDevice(_ change: HomeEdit, in home: Home, _ what: String) async {
-        guard let administrator = home.users.first(where: { $0.role == .administrator }) else {
-            return logger.warning("\(what) failed: the home '\(home.name)' has no administrator")
+    /// whose rights an automation also runs with); logged as `what` the home, and what fails too.
+    /// Takes the home's id, not the home: a copy held across the save would make the next value
+    /// commit copy the home's accessories.
+    private func editForDevice(_ change: HomeEdit, home id: HomeID, _ what: String) async {
+        guard let h = graph.homes.firstIndex(where: { $0.id == id }) else { return }
+        let name = graph.homes[h].name
+        guard let administrator = graph.homes[h].users.first(where: { $0.role == .administrator })?.account else {
+            return logger.warning("\(what) the home '\(name)' failed: it has no administrator")
         }
         do {
-            try await edit(change, account: administrator.account)
-            logger.info("\(what) '\(home.name)'")
+            try await edit(change, account: administrator)
+            logger.info("\(what) the home '\(name)'")
         } catch {
-            logger.warning("\(what) '\(home.name)' failed: \(error.message)")
+            logger.warning("\(what) the home '\(name)' failed: \(error.message)")
         }
     }
 

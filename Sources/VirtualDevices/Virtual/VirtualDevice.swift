@@ -212,8 +212,11 @@ struct VirtualDevice: Sendable {
             set(.positionState, .int(2))
         case (.garageDoor, .targetDoorState):
             let closing = number(.targetDoorState) == 1
-            // A door told to close while closed (each "Good Night") or to open while open stays put.
-            guard number(.currentDoorState) != (closing ? 1 : 0) else { return transitionRemaining = nil }
+            // A door told to close while closed (each "Good Night") or to open while open stays put;
+            // one told to close while closing (or open while opening) goes on as it was.
+            let state = Int(number(.currentDoorState))
+            guard state != (closing ? 3 : 2) else { return }
+            guard state != (closing ? 1 : 0) else { return transitionRemaining = nil }
             set(.currentDoorState, .int(closing ? 3 : 2))
             transitionRemaining = seconds(configuration.transitionTime)
         default:
