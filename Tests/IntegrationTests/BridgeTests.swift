@@ -410,6 +410,11 @@ struct BridgeTests {
                         where !line.hasPrefix("persistence_location") {
                             #expect(written.contains("\n\(line)\n"), "docs/scaling.md's \(line)")
                         }
+                        let centralConfig = try String(contentsOfFile: central.configFile, encoding: .utf8)
+                        #expect(MosquittoBridge.documentedCentralSettings.count >= 5)
+                        for line in MosquittoBridge.documentedCentralSettings {
+                            #expect(centralConfig.contains("\n\(line)\n"), "docs/scaling.md's central \(line)")
+                        }
                         for (gateway, account) in [(one, "hub1"), (two, "hub2")] {
                             try await waitForRetainedTopics(
                                 port: central.port, account: account, topics: gateway.topics, within: .seconds(60)

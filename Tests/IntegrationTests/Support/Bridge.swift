@@ -35,6 +35,18 @@ struct MosquittoBridge {
         return block.split(separator: "\n").map(String.init).filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }()
 
+    /// The settings of docs/scaling.md's block "The central broker" that are no file, folder or port
+    /// (those the tests choose themselves), comments left out.
+    static let documentedCentralSettings: [String] = {
+        let document = repositoryRoot.appendingPathComponent("docs/scaling.md")
+        let text = try! String(contentsOf: document, encoding: .utf8)
+        let block = text.components(separatedBy: "## The central broker")[1].components(separatedBy: "```")[1]
+        let ownChoices = ["password_file", "acl_file", "persistence_location", "listener", "certfile", "keyfile"]
+        return block.split(separator: "\n").map(String.init).filter { line in
+            !line.isEmpty && !line.hasPrefix("#") && !ownChoices.contains { line.hasPrefix($0 + " ") }
+        }
+    }()
+
     /// The document's settings before its `connection` line, which every broker the tests start
     /// has already (MosquittoBroker writes them, persistence with a folder of its own).
     static var documentedBrokerSettings: [String] {
