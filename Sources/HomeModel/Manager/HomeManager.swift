@@ -12,20 +12,20 @@ import Synchronization
 package actor HomeManager {
     private(set) var graph: HomeGraph
     /// The group commit of device values: what waits to be written, and when.
-    private var valueCommits: ValueCommitSchedule
+    var valueCommits: ValueCommitSchedule
     /// The group commit that is scheduled, if any, and its number: a commit replaced while it was
     /// about to run finds another number and does nothing.
-    private var valueFlush: Task<Void, Never>?
-    private var valueFlushNumber: UInt64 = 0
+    var valueFlush: Task<Void, Never>?
+    var valueFlushNumber: UInt64 = 0
     /// The values of group commits that failed off the actor, until the actor (or shutdown, which
     /// cannot wait for the actor) takes them back.
-    private nonisolated let failedValues = Mutex<Set<ValueKey>>([])
+    nonisolated let failedValues = Mutex<Set<ValueKey>>([])
     /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
     var isRetryingValues: Bool { valueCommits.retryDelay != nil }
     /// Whether a layout edit is being written, for tests.
     var isSavingLayout: Bool { pendingLayout != nil }
     /// Set by ``shutdown()``: nothing is scheduled or written off the actor after it.
-    private var isShutDown = false
+    var isShutDown = false
     /// While ``building(_:)`` runs: the graph as the database holds it; changes are written at the end.
     private var batchBase: HomeGraph?
     /// While a layout edit is being saved: the model it makes, kept up to date with device reports.
@@ -33,7 +33,7 @@ package actor HomeManager {
     /// Whether a layout edit is being committed, and the edits waiting for their turn.
     private var isCommittingLayout = false
     private var layoutTurns: [CheckedContinuation<Void, Never>] = []
-    private let database: HomeDatabase
+    let database: HomeDatabase
     var browser = AccessoryBrowser()
     private var changeSubscribers: [UUID: ChangeSubscriber] = [:]
     /// Counts the events published (``HomeChange/version``).
@@ -309,91 +309,6 @@ package actor HomeManager {
             }
         }
         publish(events)
-    }
-
-    /// Starts the wait for the next group commit, unless one is under way.
-    private func scheduleValueCommit() {
-        guard valueFlush == nil, !isShutDown else { return }
-        let delay = valueCommits.nextDelay
-        valueFlushNumber &+= 1
-        let number = valueFlushNumber
-        valueFlush = Task { [weak self, clock] in
-            try? await clock.sleep(for: delay)
-            guard !Task.isCancelled else { return }
-            await self?.commitValues(flush: number)
-        }
-    }
-
-    /// Writes every waiting value in one transaction off the actor.
-    private func commitValues(flush number: UInt64) {
-        guard number == valueFlushNumber, !isShutDown else { return }
-        valueFlush = nil
-        guard !valueCommits.unsaved.isEmpty else { return }
-        let (write, written) = valueCommits.beginWrite(adding: [], settled: false)
-        database.saveValuesLater(values(of: written)) { [weak self] error in
-            guard let self else { return }
-            if error != nil { failedValues.withLock { $0.formUnion(written) } }
-            Task { await self.valueWriteEnded(write, error: error) }
-        }
-    }
-
-    private func valueWriteEnded(_ write: UInt64, error: (any Error)?) {
-        valueCommits.keepUnsaved(takeFailedValues())
-        decided(valueCommits.endWrite(write, failed: error == nil ? nil : []), error: error)
-        if !valueCommits.unsaved.isEmpty { scheduleValueCommit() }
-    }
-
-    private func takeFailedValues() -> Set<ValueKey> {
-        failedValues.withLock { failed in
-            defer { failed = [] }
-            return failed
-        }
-    }
-
-    /// Says a failed write in the log; after a success that ends the retries, a commit waiting for
-    /// the retry's delay waits for the window instead.
-    private func decided(_ decision: ValueCommitSchedule.Decision, error: (any Error)?) {
-        switch decision {
-        case .superseded, .succeeded(retryEnded: false):
-            return
-        case .succeeded(retryEnded: true):
-            guard let flush = valueFlush else { return }
-            flush.cancel()
-            valueFlush = nil
-            scheduleValueCommit()
-        case .failed(let delay):
-            if isShutDown {
-                logger.error(
-                    "Device state is lost: the home database could not be written as the gateway stopped",
-                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "values": "\(valueCommits.unsaved.count)"])
-            } else {
-                logger.warning(
-                    "Device state is kept in memory only: the home database could not be written",
-                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "retryIn": "\(delay)"])
-            }
-        }
-    }
-
-    /// The values `keys` name as the model holds them now; those it no longer has are left out.
-    private func values(of keys: Set<ValueKey>) -> [(ValueKey, CharacteristicValue)] {
-        keys.compactMap { key in
-            guard let (h, a) = graph.locate(key.accessory),
-                let value = graph.homes[h].accessories[a].characteristic(key.service, key.characteristic)?.value
-            else { return nil }
-            return (key, value)
-        }
-    }
-
-    /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.
-    private func saveValues(of keys: [ValueKey]) {
-        let (write, pending) = valueCommits.beginWrite(adding: keys, settled: true)
-        do {
-            try database.saveValues(values(of: pending))
-            decided(valueCommits.endWrite(write, failed: nil), error: nil)
-        } catch {
-            decided(valueCommits.endWrite(write, failed: pending), error: error)
-            scheduleValueCommit()
-        }
     }
 
     // MARK: Snapshots

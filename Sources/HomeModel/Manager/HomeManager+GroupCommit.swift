@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The group commit of device values: what a device did or reported is recorded in place and
+/// written in one transaction per commit window (`data.valueCommitWindow`), off the actor; a failed
+/// write is retried after a backoff (``ValueCommitSchedule``).
+extension HomeManager {
+    /// Starts the wait for the next group commit, unless one is under way.
+    func scheduleValueCommit() {
+        guard valueFlush == nil, !isShutDown else { return }
+        let delay = valueCommits.nextDelay
+        valueFlushNumber &+= 1
+        let number = valueFlushNumber
+        valueFlush = Task { [weak self, clock] in
+            try? await clock.sleep(for: delay)
+            guard !Task.isCancelled else { return }
+            await self?.commitValues(flush: number)
+        }
+    }
+
+    /// Writes every waiting value in one transaction off the actor.
+    private func commitValues(flush number: UInt64) {
+        guard number == valueFlushNumber, !isShutDown else { return }
+        valueFlush = nil
+        guard !valueCommits.unsaved.isEmpty else { return }
+        let (write, written) = valueCommits.beginWrite(adding: [], settled: false)
+        database.saveValuesLater(values(of: written)) { [weak self] error in
+            guard let self else { return }
+            if error != nil { failedValues.withLock { $0.formUnion(written) } }
+            Task { await self.valueWriteEnded(write, error: error) }
+        }
+    }
+
+    private func valueWriteEnded(_ write: UInt64, error: (any Error)?) {
+        valueCommits.keepUnsaved(takeFailedValues())
+        decided(valueCommits.endWrite(write, failed: error == nil ? nil : []), error: error)
+        if !valueCommits.unsaved.isEmpty { scheduleValueCommit() }
+    }
+
+    func takeFailedValues() -> Set<ValueKey> {
+        failedValues.withLock { failed in
+            defer { failed = [] }
+            return failed
+        }
+    }
+
+    /// Says a failed write in the log; after a success that ends the retries, a commit waiting for
+    /// the retry's delay waits for the window instead.
+    private func decided(_ decision: ValueCommitSchedule.Decision, error: (any Error)?) {
+        switch decision {
+        case .superseded, .succeeded(retryEnded: false):
+            return
+        case .succeeded(retryEnded: true):
+            guard let flush = valueFlush else { return }
+            flush.cancel()
+            valueFlush = nil
+            scheduleValueCommit()
+        case .failed(let delay):
+            if isShutDown {
+                logger.error(
+                    "Device state is lost: the home database could not be written as the gateway stopped",
+                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "values": "\(valueCommits.unsaved.count)"])
+            } else {
+                logger.warning(
+                    "Device state is kept in memory only: the home database could not be written",
+                    metadata: ["error": "\(error.map { "\($0)" } ?? "")", "retryIn": "\(delay)"])
+            }
+        }
+    }
+
+    /// The values `keys` name as the model holds them now; those it no longer has are left out.
+    private func values(of keys: Set<ValueKey>) -> [(ValueKey, CharacteristicValue)] {
+        keys.compactMap { key in
+            guard let (h, a) = graph.locate(key.accessory),
+                let value = graph.homes[h].accessories[a].characteristic(key.service, key.characteristic)?.value
+            else { return nil }
+            return (key, value)
+        }
+    }
+
+    /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.
+    func saveValues(of keys: [ValueKey]) {
+        let (write, pending) = valueCommits.beginWrite(adding: keys, settled: true)
+        do {
+            try database.saveValues(values(of: pending))
+            decided(valueCommits.endWrite(write, failed: nil), error: nil)
+        } catch {
+            decided(valueCommits.endWrite(write, failed: pending), error: error)
+            scheduleValueCommit()
+        }
+    }
+}
