@@ -1,0 +1,129 @@
+import GRDB
+
+/// The database's schema, one migration per change of it, in the order they were made: a file
+/// written by any earlier release is brought up to date when it is opened, and never changed back.
+extension HomeDatabase {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "home") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isPrimary", .boolean).notNull()
+            }
+            try db.create(table: "room") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("isDefault", .boolean).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "zone") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "zoneRoom") { t in
+                t.column("zoneID", .text).notNull().references("zone", onDelete: .cascade)
+                t.column("roomID", .text).notNull().references("room", onDelete: .cascade).indexed()
+                t.column("position", .integer).notNull()
+                t.primaryKey(["zoneID", "roomID"])
+            }
+            try db.create(table: "user") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("account", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("role", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.uniqueKey(["homeID", "account"])
+            }
+            try db.create(table: "accessory") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("roomID", .text).notNull().references("room", onDelete: .cascade)
+                t.column("name", .text).notNull()
+                t.column("category", .text).notNull()
+                t.column("manufacturer", .text).notNull()
+                t.column("model", .text).notNull()
+                t.column("bridgeID", .text)
+                t.column("bridgedIDs", .jsonText).notNull()
+                t.column("services", .jsonText).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "actionSet") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+            }
+            try db.create(table: "action") { t in
+                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade)
+                t.column("position", .integer).notNull()
+                t.column("accessoryID", .text).notNull()
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("value", .jsonText).notNull()
+                t.primaryKey(["actionSetID", "position"])
+            }
+        }
+        migrator.registerMigration("v2: driver secrets") { db in
+            // What a driver must keep and nobody may see: a HAP controller's long-term key, the
+            // accessories' pairings. Never on a topic, in a log or in a layout.
+            try db.create(table: "driverSecret") { t in
+                t.column("driver", .text).notNull()
+                t.column("key", .text).notNull()
+                t.column("value", .blob).notNull()
+                t.primaryKey(["driver", "key"])
+            }
+        }
+        migrator.registerMigration("v3: characteristic values") { db in
+            // What devices reported since their accessory's services were last written: one small row
+            // per characteristic, which the group commit writes instead of rewriting the accessory's
+            // services (kilobytes of JSON, encoded again for every commit that touched it). Loading
+            // lays these over the services' values. Writing an accessory's services (with its current
+            // values) drops its rows: by a trigger, so that a writer that knows nothing of this table
+            // (an older gateway on the same file) cannot leave rows older than the services behind.
+            try db.create(table: StoredValue.databaseTableName, options: [.withoutRowID]) { t in
+                t.column("accessoryID", .text).notNull().references("accessory", onDelete: .cascade)
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("format", .text).notNull()
+                t.column("value").notNull()
+                t.primaryKey(["accessoryID", "serviceID", "characteristicType"])
+            }
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER characteristicValueFolded AFTER UPDATE OF services ON accessory
+                    BEGIN DELETE FROM \(StoredValue.databaseTableName) WHERE accessoryID = NEW.id; END
+                    """)
+        }
+        migrator.registerMigration("v4: device names") { db in
+            // The name a device gives itself where it is not a valid name here (`Fan-2 (Bedroom)`).
+            try db.alter(table: "accessory") { t in t.add(column: "deviceName", .text) }
+        }
+        migrator.registerMigration("v5: automations") { db in
+            // `trigger` is an SQL keyword: the table is named for what it holds.
+            try db.create(table: TriggerRecord.databaseTableName) { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade).indexed()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isEnabled", .boolean).notNull()
+                t.column("accessoryID", .text).notNull()
+                t.column("serviceID", .text).notNull()
+                t.column("characteristicType", .text).notNull()
+                t.column("value", .jsonText)
+            }
+            try db.create(table: TriggerActionSetRecord.databaseTableName) { t in
+                t.column("triggerID", .text).notNull().references(TriggerRecord.databaseTableName, onDelete: .cascade)
+                t.column("position", .integer).notNull()
+                t.column("actionSetID", .text).notNull().references("actionSet", onDelete: .cascade).indexed()
+                t.primaryKey(["triggerID", "position"])
+            }
+        }
+        return migrator
+    }
+}
