@@ -12,6 +12,7 @@ extension HomeManager {
         let delay = valueCommits.nextDelay
         valueFlushNumber &+= 1
         let number = valueFlushNumber
+        // A timer (sleep out the commit window, then commit), cancelled at shutdown; one at a time.
         valueFlush = Task { [weak self, clock] in
             try? await clock.sleep(for: delay)
             guard !Task.isCancelled else { return }
@@ -28,6 +29,7 @@ extension HomeManager {
         database.saveValuesLater(values(of: written)) { [weak self] error in
             guard let self else { return }
             if error != nil { failedValues.withLock { $0.formUnion(written) } }
+            // GRDB calls back on its writer queue: the hop back onto the manager's actor.
             Task { await self.valueWriteEnded(write, error: error) }
         }
     }
