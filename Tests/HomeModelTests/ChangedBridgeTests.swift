@@ -28,16 +28,19 @@ struct ChangedBridgeTests {
     static let desk = outlet("desk", "Desk Outlet")
     static let heater = outlet("heater", "Heater Outlet")
 
-    /// A hub over the file at `path` whose driver reports `bridge` and then `bridged`, and waits until
-    /// the browser has them.
-    static func hub(at path: String, bridge: Accessory, bridged: [Accessory]) async throws -> (
-        HomeManager, ReportingDriver
-    ) {
+    /// A hub over the file at `path` with the home "Home", to which the administrator added a bridge
+    /// of `bridged` (its driver reports the bridge and then them), running.
+    static func homeWithBridge(at path: String, of bridged: [Accessory]) async throws -> HomeManager {
         let manager = try HomeManager(database: try HomeDatabase.open(atPath: path))
-        let driver = ReportingDriver(bridge)
+        let driver = ReportingDriver(Self.bridge(listing: bridged.map(\.id)))
         try await manager.attach(driver)
         for accessory in bridged { driver.send(.found(accessory)) }
-        return (manager, driver)
+        try await manager.edit(.addHome(name: "Home"), account: Self.admin)
+        try await eventually("the bridge's accessories found") {
+            await manager.discoveredAccessories().count == bridged.count + 1
+        }
+        try await manager.edit(.addAccessory(home: "Home", id: "bridge"), account: Self.admin)
+        return manager
     }
 
     /// The next `count` events that change a home's layout (not values, reachability or the browser).
@@ -59,11 +62,7 @@ struct ChangedBridgeTests {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
             // Given a bridge of two outlets in a home, the desk's in an action set and an automation
-            let (first, _) = try await Self.hub(
-                at: path, bridge: Self.bridge(listing: ["kitchen", "desk"]), bridged: [Self.kitchen, Self.desk])
-            try await first.edit(.addHome(name: "Home"), account: Self.admin)
-            try await eventually("the bridge's outlets found") { await first.discoveredAccessories().count == 3 }
-            try await first.edit(.addAccessory(home: "Home", id: "bridge"), account: Self.admin)
+            let first = try await Self.homeWithBridge(at: path, of: [Self.kitchen, Self.desk])
             let deskOn = CharacteristicReference(accessory: "Desk Outlet", service: "Outlet", characteristic: .on)
             let kitchenOn = CharacteristicReference(accessory: "Kitchen Outlet", service: "Outlet", characteristic: .on)
             try await first.edit(
@@ -127,11 +126,7 @@ struct ChangedBridgeTests {
     func lastAccessoryGone() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (first, _) = try await Self.hub(
-                at: path, bridge: Self.bridge(listing: ["kitchen"]), bridged: [Self.kitchen])
-            try await first.edit(.addHome(name: "Home"), account: Self.admin)
-            try await eventually("the bridge's outlet found") { await first.discoveredAccessories().count == 2 }
-            try await first.edit(.addAccessory(home: "Home", id: "bridge"), account: Self.admin)
+            let first = try await Self.homeWithBridge(at: path, of: [Self.kitchen])
             await first.shutdown()
 
             let manager = try HomeManager(database: try HomeDatabase.open(atPath: path))
@@ -148,11 +143,7 @@ struct ChangedBridgeTests {
     func offlineChangesNothing() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
-            let (first, _) = try await Self.hub(
-                at: path, bridge: Self.bridge(listing: ["kitchen", "desk"]), bridged: [Self.kitchen, Self.desk])
-            try await first.edit(.addHome(name: "Home"), account: Self.admin)
-            try await eventually("the bridge's outlets found") { await first.discoveredAccessories().count == 3 }
-            try await first.edit(.addAccessory(home: "Home", id: "bridge"), account: Self.admin)
+            let first = try await Self.homeWithBridge(at: path, of: [Self.kitchen, Self.desk])
             await first.shutdown()
 
             // The bridge is reported unreachable with no list, then answers listing both, the desk's
