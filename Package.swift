@@ -44,6 +44,7 @@ let package = Package(
             name: "MQTT",
             dependencies: [
                 "AsyncMailbox",
+                "Execution",
                 "CMosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -52,6 +53,8 @@ let package = Package(
         ),
         .target(name: "JSON", swiftSettings: swiftSettings),
         .target(name: "AsyncMailbox", swiftSettings: swiftSettings),
+        // Where code runs: the serial executors the actors choose between, and the one timer.
+        .target(name: "Execution", dependencies: ["AsyncMailbox"], swiftSettings: swiftSettings),
         .target(
             name: "HAPProtocol",
             dependencies: [
@@ -65,6 +68,7 @@ let package = Package(
             name: "Zigbee2MQTT",
             dependencies: [
                 "AsyncMailbox",
+                "Execution",
                 "HomeModel",
                 "JSON",
                 "MQTT",
@@ -91,6 +95,7 @@ let package = Package(
             name: "HomeModel",
             dependencies: [
                 "AsyncMailbox",
+                "Execution",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -99,7 +104,7 @@ let package = Package(
         ),
         .target(
             name: "VirtualDevices",
-            dependencies: ["HomeModel", .product(name: "Yams", package: "Yams")],
+            dependencies: ["Execution", "HomeModel", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -116,6 +121,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "AsyncMailbox",
+                "Execution",
                 "JSON",
                 "MQTT",
                 "HomeModel",

@@ -20,13 +20,9 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     private let homeAssistant: HomeAssistantDiscovery?
     private let eventsQoS: MQTTQoS
     private let logger: Logger
-    private let admission = CommandAdmission()
     /// Requests not answered yet: a change of the broker's access rules waits for their answers.
     private let answersInFlight = AnswersInFlight()
-    private let echoes: ClearingEchoes?
-    /// Each sender's cleared retained messages are logged once a minute at most (with a count), so
-    /// a client cannot fill a hub's SD card with the gateway's log.
-    private let clutterLog = LogThrottle(interval: .seconds(60))
+    private let commands: CommandServer
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.
@@ -57,24 +53,26 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.logger = logger
         router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit)
         let echoes = client.configuration.protocolVersion == .v5 ? nil : ClearingEchoes()
-        self.echoes = echoes
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
             echoes: echoes, layoutState: { [manager] in await HomeSnapshot(of: manager) }, readBack: readBack)
+        commands = CommandServer(
+            client: client, router: router, publisher: publisher, topics: topics, echoes: echoes,
+            homeAssistant: homeAssistant, accessKeeper: accessKeeper, statistics: statistics,
+            answersInFlight: answersInFlight, logger: logger)
     }
 
     package func run() async throws {
         let (accessChanges, accessChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                // A reload renders the whole home beside the loop, which writes it out meanwhile.
                 group.addTask { await followConnection(accessChanged) }
-                // Commands and the changes they make run on the client's loop (if it has one): a
-                // command is read, applied, published and answered on one thread, in one pass. The
-                // publisher goes first there, so changes do not pile up behind commands (each
-                // holds its homes).
-                group.addTask(executorPreference: client.loop, priority: .high) { await followModel(accessChanged) }
-                group.addTask(executorPreference: client.loop) { await serveCommands() }
+                // The publisher and the command server are actors on the client's loop (if it has
+                // one): a command is read, applied, published and answered on one thread, in one
+                // pass. The publisher's task is urgent there, so changes do not pile up behind
+                // commands (each holds its homes).
+                group.addTask(priority: .high) { await followModel(accessChanged) }
+                group.addTask { await commands.serve() }
                 if let accessKeeper {
                     group.addTask {
                         await accessKeeper.run(
@@ -162,106 +160,6 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
                 send(message.topic, message.payload, qos: eventsQoS, retain: false)
             }
         }
-    }
-
-    /// Handles commands side by side, so one slow device does not hold up the others.
-    private func serveCommands() async {
-        await withDiscardingTaskGroup { group in
-            for await message in client.messages {
-                statistics.receivedMessage()
-                if let accessKeeper, accessKeeper.sync.receive(message) { continue }
-                if let homeAssistant, message.topic == homeAssistant.statusTopic {
-                    // Home Assistant's birth message: it (re)started and needs the configs again.
-                    if message.payloadString == "online" { await publisher.reannounce() }
-                    continue
-                }
-                // MQTT 3.1.1: the gateway's own clearing of a command topic, coming back
-                if let echoes, echoes.consume(message) { continue }
-                if let clutter = router.retainedClutter(message) {
-                    // (with 3.1.1, answers are not subscribed to: any clutter seen is a command's)
-                    echoes?.expect(clutter.topic)
-                    send(clutter.topic, [], qos: .atLeastOnce, retain: true)
-                    let sender = clutter.sender ?? "unknown"
-                    if let count = clutterLog.admit(sender) {
-                        logger.warning(
-                            "cleared a retained message on a command, request or response topic",
-                            metadata: [
-                                "topic": "\(clutter.topic)", "sender": "\(sender)", "clearedSinceLastLog": "\(count)",
-                            ])
-                    }
-                }
-                let admitted = admission.enter()
-                // Writes and scenes stay on the loop (if the client has one). Requests change the
-                // layout, whose commit waits for the disk (an SD card's fsync): they start on the
-                // global executor, beside the loop. (The manager is one actor: a request that waits
-                // for it while a write on the loop holds it may still be committed on the loop.)
-                let isRequest = topics.isRequestTopic(message.topic)
-                let executor: (any TaskExecutor)? =
-                    client.loop != nil && isRequest ? globalConcurrentExecutor : client.loop
-                if isRequest { answersInFlight.enter() }
-                let command: @Sendable () async -> Void = {
-                    defer {
-                        if admitted { admission.leave() }
-                        if isRequest { answersInFlight.leave() }
-                    }
-                    let handling =
-                        admitted
-                        ? await PreferredExecutor.$current.withValue(executor) { await router.handle(message) }
-                        : router.refuseWhileBusy(message, limit: admission.limit)
-                    statistics.handled(handling.outcome)
-                    guard let answer = handling.answer else { return }
-                    let properties =
-                        client.configuration.protocolVersion == .v5
-                        ? MQTTProperties(correlationData: answer.correlationData, contentType: "application/json")
-                        : MQTTProperties()
-                    let payload = answer.payload.bytes
-                    do {
-                        try client.send(answer.topic, payload: payload, qos: .atLeastOnce, properties: properties)
-                    } catch let error as MQTTError where error.code == .packetTooLarge {
-                        // Said in a few bytes instead, so the client is not left waiting.
-                        logger.warning(
-                            "an answer is larger than the broker takes; sent answerTooLarge instead",
-                            metadata: ["topic": "\(answer.topic)", "bytes": "\(payload.count)"])
-                        do {
-                            try client.send(
-                                answer.topic, payload: Self.answerTooLarge(answer.payload, bytes: payload.count).bytes,
-                                qos: .atLeastOnce, properties: properties)
-                        } catch {
-                            logger.error(
-                                "could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
-                        }
-                    } catch {
-                        logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
-                    }
-                }
-                // A write starts at once, here on the loop, until it first waits; a request on its
-                // executor.
-                if isRequest {
-                    group.addTask(executorPreference: executor, operation: command)
-                } else {
-                    group.addImmediateTask(executorPreference: executor, operation: command)
-                }
-            }
-        }
-    }
-
-    /// The answer that stands for `answer` when the broker will not take it: its `id` and `topic`,
-    /// `ok` false and the code `answerTooLarge`.
-    static func answerTooLarge(_ answer: JSON, bytes: Int) -> JSON {
-        var members: [(key: String, value: JSON)] = []
-        if case .object(let original) = answer {
-            for (key, value) in original where key == "id" || key == "topic" { members.append((key, value)) }
-        }
-        members += [
-            ("ok", .bool(false)), ("code", .string("answerTooLarge")),
-            (
-                "message",
-                .string(
-                    "The answer is \(bytes) bytes, more than the broker takes in one packet (its maximum packet size)."
-                )
-            ),
-        ]
-        return .object(members)
     }
 
     /// Publishes one message. A QoS 0 event made while there is no connection is gone, as QoS 0 says

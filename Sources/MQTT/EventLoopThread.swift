@@ -1,4 +1,5 @@
 import Dispatch
+import Execution
 import Foundation
 import Synchronization
 
@@ -8,18 +9,20 @@ import Synchronization
     import Darwin
 #endif
 
-/// One thread that runs tasks and serves MQTT connections: the gateway's command path (reading a
-/// command, checking it, applying it, publishing what changed, answering) on one thread, with no
-/// hand-off between threads, and the packets of a pass written together.
+/// One thread that runs the gateway's actors and serves MQTT connections: the gateway's command path
+/// (reading a command, checking it, applying it, publishing what changed, answering) on one thread,
+/// with no hand-off between threads, and the packets of a pass written together.
 ///
-/// It is a `TaskExecutor`: tasks that prefer it (`withTaskExecutorPreference`) run their code, and
-/// that of the default actors they call, on this thread. An ``MQTTClient`` made with it hands its
-/// connection (plain TCP or TLS) to the thread once connected (``serve(_:)``), which drives
-/// libmosquitto through its external-loop calls. Each pass reads the socket, runs the tasks that
-/// what it read woke, and writes what they queued; the thread sleeps in `poll` when nothing waits.
-/// Connecting and waiting between reconnects stay on the client's own thread, so a slow broker or
-/// name lookup never stalls the tasks. After ``stop()`` its tasks run on the global executor.
-public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
+/// It is a `SerialExecutor`: the actors that must run on it (the home manager, the publisher, the
+/// command server, the drivers that share its connections) return it as their `unownedExecutor`, so
+/// their code is on this thread by construction, and a call from one of them to another is no hop.
+/// An ``MQTTClient`` made with it hands its connection (plain TCP or TLS) to the thread once
+/// connected (``serve(_:)``), which drives libmosquitto through its external-loop calls. Each pass
+/// reads the socket, runs the jobs that what it read woke, and writes what they queued; the thread
+/// sleeps in `poll` when nothing waits. Connecting and waiting between reconnects stay on the client's
+/// own thread, so a slow broker or name lookup never stalls the actors. After ``stop()`` its jobs run
+/// one at a time on a dispatch queue.
+public final class EventLoopThread: SerialExecutor, @unchecked Sendable {
     /// A connection the thread serves: its socket and what to do when it is readable or writable
     /// and once per pass. Each returns a libmosquitto result; anything but success ends the service.
     struct Source: @unchecked Sendable {
@@ -65,9 +68,12 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     private let wakeWriter: Int32
     private let threadID = Mutex<pthread_t?>(nil)
     private let ended = DispatchSemaphore(value: 0)
+    /// Where jobs run once the thread has ended, still one at a time.
+    private let afterStop: SerialQueueExecutor
 
     /// Starts the thread.
     public init(name: String) {
+        afterStop = SerialQueueExecutor(label: "\(name)-stopped")
         var ends: [Int32] = [-1, -1]
         precondition(pipe(&ends) == 0, "could not make the event loop's wake-up pipe: errno \(errno)")
         for end in ends {
@@ -112,8 +118,12 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         switch next {
         case .queued: break
         case .wake: signal()
-        case .forward: globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        case .forward: afterStop.enqueue(ExecutorJob(unowned))
         }
+    }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "not on the event loop's thread")
     }
 
     /// Wakes the thread if it sleeps: for a packet queued from another thread.
@@ -172,8 +182,8 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
         return service.result
     }
 
-    /// Ends the thread once no job is queued, and returns when it has ended; tasks given to it
-    /// afterwards run on the global executor. Stop the client it serves first: while a connection is
+    /// Ends the thread once no job is queued, and returns when it has ended; jobs given to it
+    /// afterwards run on a dispatch queue, one at a time. Stop the client it serves first: while a connection is
     /// served, or when called on the loop itself, it returns at once and the thread ends later.
     public func stop() {
         let serving = state.withLock { state in
@@ -198,7 +208,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
     private func runPending(rounds: Int = 16) {
         var batch: [UnownedJob] = []
         var urgent: [UnownedJob] = []
-        let executor = asUnownedTaskExecutor()
+        let executor = asUnownedSerialExecutor()
         for _ in 0..<rounds {
             runUrgent(&urgent, on: executor)
             state.withLock { swap(&batch, &$0.jobs) }
@@ -213,7 +223,7 @@ public final class EventLoopThread: TaskExecutor, @unchecked Sendable {
 
     /// Runs the urgent jobs queued now; those they queue wait for the next call, so urgent work
     /// that keeps coming cannot keep a pass from its reads and writes.
-    private func runUrgent(_ urgent: inout [UnownedJob], on executor: UnownedTaskExecutor) {
+    private func runUrgent(_ urgent: inout [UnownedJob], on executor: UnownedSerialExecutor) {
         state.withLock { swap(&urgent, &$0.urgentJobs) }
         for job in urgent { job.runSynchronously(on: executor) }
         urgent.removeAll(keepingCapacity: true)

@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Execution
 import HomeModel
 import JSON
 import Logging
@@ -20,7 +21,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Values move only with the device's own state publishes (and a target once the device took it).
     package nonisolated var reportsConfirmedValues: Bool { true }
     /// The client's loop, if it has one: a state publish is read, mapped, recorded and published there.
-    package nonisolated var updatesExecutor: (any TaskExecutor)? { client.servingLoop }
+    private nonisolated let executor: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -46,7 +48,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// in topic order, not in the order they were published).
     private var early: [String: [(isAvailability: Bool, payload: [UInt8])]] = [:]
     private var waiters: [Waiter] = []
-    private var joinWaiters: [String: CheckedContinuation<JSON, any Error>] = [:]
+    private var joinWaiters: [String: PendingReply] = [:]
     private var nextRequest = 0
     private var reported: Set<String> = []
 
@@ -55,6 +57,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     ///   - baseTopic: zigbee2mqtt's `mqtt.base_topic`.
     package init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
         self.client = client
+        executor = ExecutorChoice(client.servingLoop, otherwise: "homegate-zigbee2mqtt")
         topics = Zigbee2MQTTTopics(base: baseTopic)
         self.logger = logger
         (updates, sink) = AsyncStream.makeStream()
@@ -77,15 +80,14 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     package func start() async throws {}
 
     /// Connects (unless the client's own service did), subscribes to zigbee2mqtt's topics, and takes
-    /// what arrives and what happens to the connection, on the client's loop (if it has one), like
-    /// the manager's reading of `updates`; until cancelled or the client is closed.
+    /// what arrives and what happens to the connection, on the driver's executor (the client's loop,
+    /// if it has one), where the manager takes `updates` too; until cancelled or the client is closed.
     package func run() async {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
-        let loop = client.servingLoop
         await withDiscardingTaskGroup { group in
-            group.addTask(executorPreference: loop) { [logger] in
+            group.addTask { [logger] in
                 do {
                     try await client.connect()
                     try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
@@ -95,20 +97,17 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
                     logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
                 }
             }
-            group.addTask(executorPreference: loop) { await self.receiveAll(client.messages) }
-            group.addTask(executorPreference: loop) { await self.followConnection(client.connectionEvents()) }
+            group.addTask { await self.receiveAll(client.messages) }
+            group.addTask { await self.followConnection(client.connectionEvents()) }
         }
     }
 
     package func stop() async {
         await client.disconnect()
-        for waiter in waiters {
-            waiter.continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
-        }
+        let stopped = HomeError(.communicationFailure, "The driver stopped.")
+        for var waiter in waiters { _ = waiter.reply.finish(.failure(stopped)) }
         waiters = []
-        for (_, waiter) in joinWaiters {
-            waiter.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
-        }
+        for var reply in joinWaiters.values { _ = reply.finish(.failure(stopped)) }
         joinWaiters = [:]
         sink.finish()
     }
@@ -131,10 +130,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             let topic = topics.get(device.description.friendlyName)
             let request = JSON.object([(binding.property, .string(""))]).bytes
             let state = try await send(
-                to: device.ieee, kind: "get", properties: [binding.property], expecting: [.present(binding.property)]
-            ) { [client] in
-                try await client.publish(topic, payload: request, qos: .atLeastOnce)
-            }
+                request, to: topic, device: device.ieee, kind: "get", properties: [binding.property],
+                expecting: [.present(binding.property)])
             if case .value(let value) = binding.read(state) { return value }
         }
         guard let value = devices[device.ieee]?.accessory.characteristic(service, characteristic)?.value else {
@@ -151,11 +148,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         guard case .object(let fields) = request.payload, !fields.isEmpty else { return }
         let topic = topics.set(device.description.friendlyName)
         _ = try await send(
-            to: device.ieee, kind: "set", properties: Set(fields.map(\.key)), expecting: request.expectations,
-            targets: request.targets
-        ) { [client] in
-            try await client.publish(topic, payload: request.payload.bytes, qos: .atLeastOnce)
-        }
+            request.payload.bytes, to: topic, device: device.ieee, kind: "set", properties: Set(fields.map(\.key)),
+            expecting: request.expectations, targets: request.targets)
         // A stop ends the targets the device was moving towards: they follow it again.
         let stopped = Set(
             values.filter { $0.characteristic == .holdPosition && $0.value == .bool(true) }.map(\.service))
@@ -195,37 +189,42 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let request = JSON.object([
             ("time", .integer(seconds)), ("transaction", .string(transaction)), ("value", .bool(seconds > 0)),
         ])
+        joinWaiters[transaction] = PendingReply()
+        do {
+            try await client.publish(topics.permitJoinRequest, payload: request.bytes, qos: .atLeastOnce)
+        } catch {
+            finishJoin(transaction, .failure(error))
+        }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
-                joinWaiters[transaction] = continuation
-                Task {
-                    do {
-                        try await client.publish(topics.permitJoinRequest, payload: request.bytes, qos: .atLeastOnce)
-                    } catch {
-                        self.finishJoin(transaction, .failure(error))
-                    }
+            try await withCheckedThrowingContinuation { continuation in
+                guard var reply = joinWaiters[transaction] else {
+                    continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
+                    return
                 }
+                joinWaiters[transaction] = reply.wait(continuation) ? nil : reply
             }
         } onCancel: {
+            // onCancel runs on the canceller's thread, outside the actor: a task hops in.
             Task { await self.finishJoin(transaction, .failure(CancellationError())) }
         }
     }
 
     private func finishJoin(_ transaction: String, _ result: Result<JSON, any Error>) {
-        joinWaiters.removeValue(forKey: transaction)?.resume(with: result)
+        if joinWaiters[transaction]?.finish(result) == true { joinWaiters[transaction] = nil }
     }
 
     // MARK: Waiting for the device
 
     /// Sends a request to a device and returns the state publish that confirms it: the waiter is in
-    /// place before the request leaves, so the device cannot answer too early. With nothing to wait
-    /// for (a write-only property), the broker's PUBACK is the confirmation.
+    /// place before the request leaves, so the device cannot answer too early (an answer that comes
+    /// before the broker's PUBACK waits in the waiter). With nothing to wait for (a write-only
+    /// property), the broker's PUBACK is the confirmation.
     private func send(
-        to ieee: String, kind: String, properties: Set<String>, expecting expectations: [Expectation],
-        targets: [CharacteristicWrite] = [], _ send: @escaping @Sendable () async throws -> Void
+        _ payload: [UInt8], to topic: String, device ieee: String, kind: String, properties: Set<String>,
+        expecting expectations: [Expectation], targets: [CharacteristicWrite] = []
     ) async throws -> JSON {
         if expectations.isEmpty {
-            try await send()
+            try await client.publish(topic, payload: payload, qos: .atLeastOnce)
             if var device = devices[ieee] {
                 takeTargets(targets, into: &device)
                 devices[ieee] = device
@@ -234,24 +233,31 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         }
         nextRequest += 1
         let id = nextRequest
+        waiters.append(
+            Waiter(
+                id: id, ieee: ieee, kind: kind, properties: properties, expectations: expectations, targets: targets))
+        do {
+            try await client.publish(topic, payload: payload, qos: .atLeastOnce)
+        } catch {
+            finishWaiter(id, .failure(error))
+        }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSON, any Error>) in
-                waiters.append(
-                    Waiter(
-                        id: id, ieee: ieee, kind: kind, properties: properties, expectations: expectations,
-                        targets: targets, continuation: continuation))
-                Task {
-                    do { try await send() } catch { self.finishWaiter(id, .failure(error)) }
+            try await withCheckedThrowingContinuation { continuation in
+                guard let index = waiters.firstIndex(where: { $0.id == id }) else {
+                    continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
+                    return
                 }
+                if waiters[index].reply.wait(continuation) { waiters.remove(at: index) }
             }
         } onCancel: {
+            // onCancel runs on the canceller's thread, outside the actor: a task hops in.
             Task { await self.finishWaiter(id, .failure(CancellationError())) }
         }
     }
 
     private func finishWaiter(_ id: Int, _ result: Result<JSON, any Error>) {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(with: result)
+        if waiters[index].reply.finish(result) { waiters.remove(at: index) }
     }
 
     private func reachableDevice(_ accessory: AccessoryID) throws(HomeError) -> Device {
@@ -460,7 +466,9 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             }
             record(reported.value, reported.service, reported.characteristic, of: &device)
         }
-        let confirmed = waiters.filter { $0.ieee == ieee && $0.expectations.allSatisfy { $0.isMet(by: json) } }
+        let confirmed = waiters.filter {
+            $0.ieee == ieee && !$0.reply.isDecided && $0.expectations.allSatisfy { $0.isMet(by: json) }
+        }
         for waiter in confirmed {
             takeTargets(waiter.targets, into: &device)
         }
@@ -691,7 +699,39 @@ private struct Waiter {
     let expectations: [Expectation]
     /// Targets written (a cover's position): recorded once the device took the command.
     let targets: [CharacteristicWrite]
-    let continuation: CheckedContinuation<JSON, any Error>
+    var reply = PendingReply()
+}
+
+/// An answer from zigbee2mqtt to a request, which may come before its asker waits for it (while the
+/// request's PUBACK is awaited): kept until then.
+private struct PendingReply {
+    private var waiter: CheckedContinuation<JSON, any Error>?
+    private var outcome: Result<JSON, any Error>?
+
+    /// Whether the answer (or a failure) came.
+    var isDecided: Bool { outcome != nil }
+
+    /// Hands `result` to the waiter, or keeps it for the waiter to come; the first result counts.
+    /// True when it was handed over (the reply is done with).
+    mutating func finish(_ result: Result<JSON, any Error>) -> Bool {
+        if let waiter {
+            self.waiter = nil
+            waiter.resume(with: result)
+            return true
+        }
+        if outcome == nil { outcome = result }
+        return false
+    }
+
+    /// Waits for the answer, resumed at once if it came. True when it came (the reply is done with).
+    mutating func wait(_ continuation: CheckedContinuation<JSON, any Error>) -> Bool {
+        guard let outcome else {
+            waiter = continuation
+            return false
+        }
+        continuation.resume(with: outcome)
+        return true
+    }
 }
 
 /// One device as the driver follows it.

@@ -21,8 +21,6 @@ struct GatewayApplication {
     var logger: Logger
     /// The virtual devices `accessories.virtual` names, when the caller read them already.
     var demoHome: DemoHome? = nil
-    /// The home manager on the configured database, when the caller opened it already.
-    var manager: HomeManager? = nil
     /// Services that must outlive the gateway (the demo's private broker).
     var foundation: [any ServiceLifecycle.Service] = []
     /// Run once the home is open and its drivers attached, beside the gateway (the demo places its
@@ -45,8 +43,7 @@ struct GatewayApplication {
         let loop: EventLoopThread? =
             ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
             ? nil : EventLoopThread(name: "homegate-loop")
-        let (manager, drivers) = try await Self.openHome(
-            configuration, opened: manager, demoHome: demoHome, loop: loop, logger: logger)
+        let (manager, drivers) = try await Self.openHome(configuration, demoHome: demoHome, loop: loop, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
@@ -116,15 +113,15 @@ struct GatewayApplication {
         try await group.run()
     }
 
-    /// The home manager on the configured database (`opened`, or opened now), with the drivers
-    /// registered (and the virtual devices' homes built while the database is empty), and the
-    /// services that serve the drivers (and zigbee2mqtt's client) for the gateway's lifetime.
-    /// zigbee2mqtt's connection is served on `loop`, when given.
+    /// The home manager on the configured database, with the drivers registered (and the virtual
+    /// devices' homes built while the database is empty), and the services that serve the drivers
+    /// (and zigbee2mqtt's client) for the gateway's lifetime. The manager, the virtual devices and
+    /// zigbee2mqtt's driver and connection run on `loop`, when given.
     static func openHome(
-        _ configuration: GatewayConfiguration, opened: HomeManager? = nil, demoHome: DemoHome? = nil,
-        loop: EventLoopThread? = nil, logger: Logger
+        _ configuration: GatewayConfiguration, demoHome: DemoHome? = nil, loop: EventLoopThread? = nil,
+        logger: Logger
     ) async throws -> (HomeManager, [any ServiceLifecycle.Service]) {
-        let manager = try opened ?? openManager(configuration, logger: logger)
+        let manager = try openManager(configuration, executor: loop, logger: logger)
         var services: [any ServiceLifecycle.Service] = []
         func serve(_ driver: any AccessoryDriver) async throws {
             services.append(DriverService(manager: manager, driver: try await manager.register(driver)))
@@ -146,7 +143,7 @@ struct GatewayApplication {
         }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
-            try await serve(devices.makeDriver())
+            try await serve(devices.makeDriver(executor: loop))
             // One transaction for the whole home, not one per room and accessory.
             if try await manager.building({ try await devices.seed($0) }) {
                 logger.notice("built the homes of \(devicesFile) into the empty database")
@@ -158,21 +155,17 @@ struct GatewayApplication {
 
 extension GatewayApplication {
     /// The home manager on the configured database, without drivers: the homes as stored.
-    static func openManager(_ configuration: GatewayConfiguration, logger: Logger) throws -> HomeManager {
+    static func openManager(
+        _ configuration: GatewayConfiguration, executor: EventLoopThread? = nil, logger: Logger
+    ) throws -> HomeManager {
         try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
         let database =
             configuration.data.inMemory
             ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
-        return try manager(on: database, configuration, logger: logger)
-    }
-
-    private static func manager(
-        on database: HomeDatabase, _ configuration: GatewayConfiguration, logger: Logger
-    ) throws -> HomeManager {
-        try HomeManager(
+        return try HomeManager(
             database: database, driverTimeout: configuration.commands.timeout,
             homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
-            logger: logger)
+            executor: executor, logger: logger)
     }
 }
 

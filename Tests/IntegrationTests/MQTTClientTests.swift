@@ -524,14 +524,17 @@ struct MQTTClientTests {
                             arrived.signal()
                         }
                         // Given a job on the loop that queues a message and asks for it to be written now
-                        let job = Task(executorPreference: loop) { () -> Bool in
-                            try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
-                            publisher.writeQueuedNow()
-                            try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
-                            // When the job holds the loop until the first message has arrived (it could not
-                            // arrive before the job's end without the early write; the limit only ends a
-                            // failing run)
-                            return arrived.wait(timeout: .now() + 60) == .success
+                        let onLoop = RunsOnLoop(loop)
+                        let job = Task {
+                            await onLoop.run { () -> Bool in
+                                try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
+                                publisher.writeQueuedNow()
+                                try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
+                                // When the job holds the loop until the first message has arrived (it could not
+                                // arrive before the job's end without the early write; the limit only ends a
+                                // failing run)
+                                return arrived.wait(timeout: .now() + 60) == .success
+                            }
                         }
                         // Then it arrived while the job ran, and the second one after the job
                         #expect(await job.value)
@@ -595,4 +598,14 @@ struct MQTTClientTests {
             }
         }
     }
+}
+
+/// Runs a closure as one job on the loop, as an actor on the loop does.
+private actor RunsOnLoop {
+    let loop: EventLoopThread
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    init(_ loop: EventLoopThread) { self.loop = loop }
+
+    func run<Value: Sendable>(_ body: @Sendable () -> Value) -> Value { body() }
 }

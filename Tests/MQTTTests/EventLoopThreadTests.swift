@@ -3,59 +3,81 @@ import MQTT
 import Synchronization
 import Testing
 
-@Suite("EventLoopThread: tasks on the connection's thread", .timeLimit(.minutes(1)))
+@Suite("EventLoopThread: actors on the connection's thread", .timeLimit(.minutes(1)))
 struct EventLoopThreadTests {
-    /// A default actor: it runs wherever the task calling it prefers.
-    actor Counter {
+    /// An actor that runs on the loop, as the gateway's manager and publisher do.
+    actor OnLoop {
+        let loop: EventLoopThread
+        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
         var count = 0
-        func increment(checking loop: EventLoopThread) -> Bool {
+        let log = Log()
+
+        init(_ loop: EventLoopThread) { self.loop = loop }
+
+        func increment() -> Bool {
             count += 1
+            return loop.isCurrent
+        }
+
+        /// On the loop, awake and after sleeping, and in another actor on the loop.
+        func step(_ other: OnLoop) async -> [Bool] {
+            let before = loop.isCurrent
+            try? await Task.sleep(for: .milliseconds(1))
+            return [before, loop.isCurrent, await other.increment()]
+        }
+
+        /// Holds the loop until `release`, after queueing an ordinary task and then an urgent one.
+        func queueBehind(_ blocked: DispatchSemaphore, release: DispatchSemaphore) -> [Task<Void, Never>] {
+            let ordinary = Task(priority: .medium) { self.log.append("ordinary") }
+            let urgent = Task(priority: .high) { self.log.append("urgent") }
+            blocked.signal()
+            release.wait()
+            return [ordinary, urgent]
+        }
+
+        func afterNextPass() async -> Bool {
+            await loop.nextPass()
             return loop.isCurrent
         }
     }
 
-    @Test("a task that prefers the loop runs on its thread, and so do the actors it calls")
-    func tasksRunOnTheLoop() async {
+    @Test("an actor on the loop runs on its thread, also after it suspends, and calls another one there")
+    func actorsRunOnTheLoop() async {
         let loop = EventLoopThread(name: "test-loop")
         defer { loop.stop() }
-        let counter = Counter()
+        let first = OnLoop(loop)
+        let second = OnLoop(loop)
 
         // Given tasks on the global executor, which are not on the loop
         #expect(!loop.isCurrent)
 
-        // When a task prefers the loop, with child tasks that call an actor, awake and after sleeping
-        let onLoop = await withTaskExecutorPreference(loop) {
-            await withTaskGroup(of: [Bool].self) { group in
-                for _ in 0..<50 {
-                    group.addTask {
-                        let before = await counter.increment(checking: loop)
-                        try? await Task.sleep(for: .milliseconds(1))
-                        return [loop.isCurrent, before, await counter.increment(checking: loop)]
-                    }
-                }
-                return await group.reduce(into: [Bool]()) { $0 += $1 }
-            }
+        // When many tasks call the first actor, which sleeps and calls the second
+        let onLoop = await withTaskGroup(of: [Bool].self) { group in
+            for _ in 0..<50 { group.addTask { await first.step(second) } }
+            return await group.reduce(into: [Bool]()) { $0 += $1 }
         }
 
         // Then every step ran on the loop's thread, and none was lost
         #expect(onLoop.count == 150)
         #expect(onLoop.allSatisfy { $0 })
-        #expect(await counter.count == 100)
+        #expect(await second.count == 50)
     }
 
-    @Test("after stop, tasks that prefer the loop still run, on the global executor")
+    @Test("after stop, an actor on the loop still runs, off its thread, one job at a time")
     func stoppedLoopHandsOver() async {
         let loop = EventLoopThread(name: "test-loop")
-        let ranBefore = await withTaskExecutorPreference(loop) { loop.isCurrent }
+        let actor = OnLoop(loop)
+        let ranBefore = await actor.increment()
 
         loop.stop()
-        let ranAfter = await withTaskExecutorPreference(loop) { () async -> Bool in
-            await Task.yield()
-            return loop.isCurrent
+        let ranAfter = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 { group.addTask { await actor.increment() } }
+            return await group.reduce(false) { $0 || $1 }
         }
 
         #expect(ranBefore)
         #expect(!ranAfter)
+        #expect(await actor.count == 21)
     }
 
     /// What ran, in order, from any thread.
@@ -69,36 +91,26 @@ struct EventLoopThreadTests {
     func urgentJobsGoFirst() async {
         let loop = EventLoopThread(name: "test-loop")
         defer { loop.stop() }
-        let order = Log()
+        let actor = OnLoop(loop)
         let blocked = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
 
-        // Given the loop busy with a job that waits until both tasks below are queued
-        let busy = Task(executorPreference: loop) {
-            blocked.signal()
-            release.wait()
-        }
+        // Given the loop busy with a job that queued an ordinary task and then an urgent one
+        let busy = Task { await actor.queueBehind(blocked, release: release) }
         blocked.wait()
-        let ordinary = Task(executorPreference: loop, priority: .medium) { order.append("ordinary") }
-        let urgent = Task(executorPreference: loop, priority: .high) { order.append("urgent") }
 
         // When the busy job ends
         release.signal()
-        await busy.value
-        await ordinary.value
-        await urgent.value
+        for task in await busy.value { await task.value }
 
         // Then the urgent one ran first, though it was queued last
-        #expect(order.entries == ["urgent", "ordinary"])
+        #expect(actor.log.entries == ["urgent", "ordinary"])
     }
 
     @Test("nextPass returns on the loop, serving or not, and at once after stop")
     func nextPassReturns() async {
         let loop = EventLoopThread(name: "test-loop")
-        let onLoop = await withTaskExecutorPreference(loop) { () async -> Bool in
-            await loop.nextPass()
-            return loop.isCurrent
-        }
+        let onLoop = await OnLoop(loop).afterNextPass()
         loop.stop()
         await loop.nextPass()
         #expect(onLoop)

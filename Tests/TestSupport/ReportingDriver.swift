@@ -4,7 +4,6 @@ import HomeModel
 package final class ReportingDriver: AccessoryDriver, Sendable {
     package let name = "reporting"
     package let updates: AsyncStream<DriverUpdate>
-    package let updatesExecutor: (any TaskExecutor)?
     private let accessory: Accessory
     private let sink: AsyncStream<DriverUpdate>.Continuation
 
@@ -30,10 +29,9 @@ package final class ReportingDriver: AccessoryDriver, Sendable {
             ])
     }
 
-    package init(_ accessory: Accessory = sensor, updatesExecutor: (any TaskExecutor)? = nil) {
+    package init(_ accessory: Accessory = sensor) {
         (updates, sink) = AsyncStream.makeStream()
         self.accessory = accessory
-        self.updatesExecutor = updatesExecutor
     }
 
     package func send(_ update: DriverUpdate) { sink.yield(update) }

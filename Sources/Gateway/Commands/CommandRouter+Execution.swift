@@ -6,7 +6,7 @@ extension CommandRouter {
     /// Runs `command` as its account: the model checks the account's role and finds every object by
     /// name. A non-member's command about a home learns no more than that there is no such home for
     /// it, in the words used for a home that does not exist.
-    package func execute(_ command: Command) async throws(HomeError) -> CommandResult {
+    nonisolated(nonsending) package func execute(_ command: Command) async throws(HomeError) -> CommandResult {
         do throws(HomeError) {
             return try await run(command.action, account: command.account)
         } catch {
@@ -21,14 +21,16 @@ extension CommandRouter {
 
     /// Runs `command` within its account's rate (`tooManyRequests` beyond it), then as
     /// ``execute(_:)``: for adapters other than MQTT, whose ``handle(_:)`` counts every message.
-    package func perform(_ command: Command) async throws(HomeError) -> CommandResult {
+    nonisolated(nonsending) package func perform(_ command: Command) async throws(HomeError) -> CommandResult {
         if let rateLimiter, !rateLimiter.admit(command.account) {
             throw RateLimiter.refusal(command.account, rateLimiter)
         }
         return try await execute(command)
     }
 
-    private func run(_ action: Command.Action, account: String) async throws(HomeError) -> CommandResult {
+    nonisolated(nonsending) private func run(_ action: Command.Action, account: String) async throws(HomeError)
+        -> CommandResult
+    {
         switch action {
         case .write(let path, let value):
             try await manager.writeValue(at: path, account: account) { characteristic throws(HomeError) in
@@ -75,7 +77,9 @@ extension CommandRouter {
         return .done
     }
 
-    private func run(_ request: Command.Request, account: String) async throws(HomeError) -> CommandResult {
+    nonisolated(nonsending) private func run(_ request: Command.Request, account: String) async throws(HomeError)
+        -> CommandResult
+    {
         switch request {
         case .homes:
             return .homes(await manager.homes(for: account))
@@ -125,7 +129,9 @@ extension CommandRouter {
     /// Finds the accessory a path names, in the room it names. Returns the home's name rather than
     /// the home: a command holding the home while it waits for the write would make the model copy
     /// the home's accessories to commit it.
-    private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (String, Accessory) {
+    nonisolated(nonsending) private func locate(_ path: AccessoryPath, account: String) async throws(HomeError) -> (
+        String, Accessory
+    ) {
         let home = try await manager.home(path.home, account: account)
         return (home.name, try home.accessory(at: path))
     }

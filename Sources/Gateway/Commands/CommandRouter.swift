@@ -61,7 +61,7 @@ package struct CommandRouter: Sendable {
     /// Handles one message from the broker: runs the command it carries and says what to answer.
     /// Messages that are not commands (other topics, empty retained messages that clear one) are
     /// ignored; retained commands are refused unrun.
-    package func handle(_ message: MQTTMessage) async -> Handling {
+    nonisolated(nonsending) package func handle(_ message: MQTTMessage) async -> Handling {
         let command: CommandTopic
         do {
             guard let parsed = try topics.parse(message.topic) else { return .ignored }
@@ -124,7 +124,9 @@ package struct CommandRouter: Sendable {
     }
 
     /// Runs an admitted command and says what to answer.
-    private func run(_ message: MQTTMessage, command: CommandTopic, account: String?) async -> Handling {
+    nonisolated(nonsending) private func run(_ message: MQTTMessage, command: CommandTopic, account: String?) async
+        -> Handling
+    {
         var id = JSON.null
         let result: Result<JSON?, HomeError>
         if let account {

@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Execution
 import HomeModel
 import Logging
 import MQTT
@@ -27,7 +28,12 @@ package struct HomeSnapshot: Sendable {
 /// retained) and clears what no longer belongs to the home; afterwards it publishes only what
 /// changed, and clears every topic of a renamed, moved or removed object. It never publishes a value
 /// that did not change, so a failed write moves no value topic.
+///
+/// It runs on the client's loop (if it has one): a change is rendered and queued in the pass that
+/// made it, and the loop writes it at the pass's end.
 package actor RetainedPublisher {
+    private nonisolated let executor: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     private let client: MQTTClient
     private let topics: Topics
     private let readBack: @Sendable () async throws -> Set<String>
@@ -84,6 +90,7 @@ package actor RetainedPublisher {
         layoutDelay: Duration = .seconds(1), layoutState: @escaping @Sendable () async -> HomeSnapshot,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
+        executor = ExecutorChoice(client.loop, otherwise: "homegate-publisher")
         self.layoutDelay = layoutDelay
         self.layoutState = layoutState
         self.echoes = echoes

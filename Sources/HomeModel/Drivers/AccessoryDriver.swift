@@ -56,12 +56,6 @@ package protocol AccessoryDriver: Sendable {
     /// and the manager records the values written once the driver confirmed.
     var reportsConfirmedValues: Bool { get }
 
-    /// Where the manager takes ``updates`` into the model: a driver whose messages are read on an
-    /// event loop (zigbee2mqtt's client on the gateway's loop) names it, so that a device's report is
-    /// read, recorded and published on that one thread, in one pass, with no hand-off between
-    /// threads. Default: nil, the global executor.
-    var updatesExecutor: (any TaskExecutor)? { get }
-
     /// What the driver says of its link to its devices, for the health page; nil when it has nothing
     /// to say beyond its accessories' reachability (the default).
     func condition() async -> DriverCondition?
@@ -81,7 +75,6 @@ extension AccessoryDriver {
         }
         return values
     }
-    package var updatesExecutor: (any TaskExecutor)? { nil }
     package func condition() async -> DriverCondition? { nil }
 }
 

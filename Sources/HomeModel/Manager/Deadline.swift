@@ -9,14 +9,16 @@ enum Deadline {
     /// Whoever finishes first cancels the rest, so a finished body leaves no deadline waiting (at
     /// 2,000 commands a second, timers left sleeping once held ~120 MB).
     static func race<Value: Sendable, C: Clock>(
-        timeout: C.Duration, timer: DeadlineTimer<C>, _ body: @escaping @Sendable () async throws -> Value
+        isolation: isolated (any Actor)? = #isolation, timeout: C.Duration, timer: DeadlineTimer<C>,
+        _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error>? {
         if Task.isCancelled { return .failure(CancellationError()) }
         let race = Race<Value>()
-        // The body starts on this thread and runs until it first suspends: a device that answers at
-        // once (one in this process) answers without a task switch, a timer or a wait. An
-        // unstructured task does not inherit its caller's executor preference, so it is handed on.
-        let work = Task.immediate(executorPreference: PreferredExecutor.current) {
+        // A task of the caller's actor (the manager, on the loop): the body runs there, in the same
+        // pass, and a driver on the same executor (the virtual devices, zigbee2mqtt's) is called
+        // without a hop. A task, so that a body that ignores cancellation can be left behind.
+        let work = Task {
+            _ = isolation
             do {
                 race.finish(.success(try await body()))
             } catch {
@@ -88,12 +90,4 @@ enum Deadline {
             waiter?.resume(returning: outcome)
         }
     }
-}
-
-/// The executor that tasks the model starts on a caller's behalf run on (a driver call raced against
-/// its timeout): the caller's own, such as the gateway's event loop. Child tasks inherit their parent's
-/// executor preference, but unstructured ones do not; a task-local value reaches them. nil: the global
-/// concurrent executor.
-package enum PreferredExecutor {
-    @TaskLocal package static var current: (any TaskExecutor)?
 }

@@ -17,20 +17,18 @@ extension HomeManager {
             apply(.found(accessory), driver: index)
         }
         for accessory in accessories { await followBridge(accessory) }
-        return RegisteredDriver(driver: driver, index: index, updatesExecutor: updatesExecutor(of: driver))
+        return RegisteredDriver(driver: driver, index: index)
     }
 
     /// Serves a registered driver for as long as the calling task runs (the driver's service in
     /// the gateway's service group): its long-lived work (``AccessoryDriver/run()``) and its updates
-    /// into the model, taken on the driver's executor. Returns when the task is cancelled or the
+    /// into the model, taken on the manager's executor. Returns when the task is cancelled or the
     /// driver finished its updates (it was stopped).
     package nonisolated func serve(_ registered: RegisteredDriver) async {
         let driver = registered.driver
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await driver.run() }
-            group.addTask(executorPreference: registered.updatesExecutor) {
-                await self.follow(driver.updates, driver: registered.index)
-            }
+            group.addTask { await self.follow(driver.updates, driver: registered.index) }
             await group.next()
             group.cancelAll()
         }
@@ -62,13 +60,6 @@ extension HomeManager {
             reports[index].condition = await driver.condition()
         }
         return reports
-    }
-
-    /// Where a driver's updates are taken in: the driver's executor, unless every value is written
-    /// (and synced) as it comes (`valueCommitWindow` zero), which must not hold up a loop that serves
-    /// connections for an SD card's fsync.
-    private func updatesExecutor(of driver: any AccessoryDriver) -> (any TaskExecutor)? {
-        valueCommitWindow == .zero ? nil : driver.updatesExecutor
     }
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
@@ -424,7 +415,7 @@ extension HomeManager {
     /// accessory is then shown unreachable until it answers again (``markUnresponsive(_:)``).
     private func callDriver<Value: Sendable>(
         _ accessory: Accessory, _ what: String,
-        _ body: @escaping @Sendable () async throws -> Value
+        _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
         let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, body)
         switch outcome {
@@ -446,5 +437,4 @@ extension HomeManager {
 package struct RegisteredDriver: Sendable {
     package let driver: any AccessoryDriver
     fileprivate let index: Int
-    fileprivate let updatesExecutor: (any TaskExecutor)?
 }

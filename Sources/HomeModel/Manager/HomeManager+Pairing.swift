@@ -129,7 +129,9 @@ extension HomeManager {
     }
 
     /// Runs a driver call within the driver timeout, with its failure as the model's error.
-    private func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T)
+    private func run<T: Sendable>(
+        _ what: String, _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> T
+    )
         async throws(HomeError)
         -> T
     {

@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Execution
 import Foundation
 import Logging
 import Synchronization
@@ -9,7 +10,11 @@ import Synchronization
 /// before anything else; every mutation is validated on a copy of the model, written to SQLite, and only
 /// then made visible and announced on ``changes()``. A failed operation changes nothing. Snapshots
 /// handed out (``Home``, ``Accessory``, ...) are values.
+///
+/// It runs on the executor it is given (the gateway's event loop), or on a queue of its own.
 package actor HomeManager {
+    private nonisolated let executor: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     private(set) var graph: HomeGraph
     /// The group commit of device values: what waits to be written, and when.
     var valueCommits: ValueCommitSchedule
@@ -61,11 +66,16 @@ package actor HomeManager {
     package let valueCommitWindow: Duration
 
     /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
+    ///
+    /// - Parameter executor: where the manager runs: the gateway's event loop, so that a device's
+    ///   report or a command is applied in the pass that read it. Not with `valueCommitWindow` zero,
+    ///   whose every value waits for the disk's sync on the actor.
     package init(
         database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
         homeCreators: HomeCreators = .administrators, valueCommitWindow: Duration = .milliseconds(100),
-        clock: some Clock<Duration> = ContinuousClock(), logger: Logger? = nil
+        clock: some Clock<Duration> = ContinuousClock(), executor: (any SerialExecutor)? = nil, logger: Logger? = nil
     ) throws {
+        self.executor = ExecutorChoice(valueCommitWindow == .zero ? nil : executor, otherwise: "homegate-home")
         self.clock = AnyClock(clock)
         deadlines = DeadlineTimer(clock: self.clock)
         self.valueCommitWindow = valueCommitWindow

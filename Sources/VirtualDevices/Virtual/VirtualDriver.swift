@@ -1,3 +1,4 @@
+import Execution
 import HomeModel
 
 /// A driver of simulated devices that behave like real ones: a thermostat heats toward its target, a
@@ -6,8 +7,12 @@ import HomeModel
 ///
 /// Time comes from an injected clock: ``run()`` is a loop that sleeps `tick` on it and then
 /// advances the simulation, and tests call ``advance(by:)`` directly instead of waiting.
+///
+/// It runs on the executor it is given (the gateway's loop, where the manager calls it without a hop).
 package actor VirtualDriver: AccessoryDriver {
     package nonisolated let name = "virtual"
+    private nonisolated let executor: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     package nonisolated let updates: AsyncStream<DriverUpdate>
     private let continuation: AsyncStream<DriverUpdate>.Continuation
     private var devices: [AccessoryID: VirtualDevice] = [:]
@@ -21,10 +26,12 @@ package actor VirtualDriver: AccessoryDriver {
     ///   - clock: the clock the simulation and write delays run on.
     ///   - tick: how much simulated time passes per step of the running loop.
     ///   - seed: the seed of the random readings and failures.
+    ///   - executor: where the driver runs (the manager's), or a queue of its own.
     package init(
         devices: [VirtualDeviceConfiguration], clock: any Clock<Duration> = ContinuousClock(),
-        tick: Duration = .seconds(1), seed: UInt64 = 0x686F_6D65
+        tick: Duration = .seconds(1), seed: UInt64 = 0x686F_6D65, executor: (any SerialExecutor)? = nil
     ) {
+        self.executor = ExecutorChoice(executor, otherwise: "homegate-virtual")
         (updates, continuation) = AsyncStream.makeStream(of: DriverUpdate.self, bufferingPolicy: .unbounded)
         self.clock = clock
         self.tick = tick
