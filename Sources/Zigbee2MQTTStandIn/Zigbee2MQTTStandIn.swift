@@ -57,6 +57,7 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
         await withGracefulShutdownHandler {
             for await message in client.messages { await handle(message) }
         } onGracefulShutdown: {
+            // The handler is synchronous: the disconnect, which ends the loop above, gets a task.
             Task { await self.client.disconnect() }
         }
         await client.disconnect()

@@ -88,6 +88,7 @@ package final class AccessKeeper: Sendable {
             state.withLock { state in
                 state.retry?.cancel()
                 state.retry = next.map { delay in
+                    // A timer (sleep out the backoff, then sync again), replaced by the next sync.
                     Task {
                         guard (try? await Task.sleep(for: delay)) != nil else { return }
                         trigger.yield()

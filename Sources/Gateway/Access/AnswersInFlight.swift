@@ -46,6 +46,7 @@ package final class AnswersInFlight: Sendable {
                 continuation.resume()
                 return
             }
+            // A timer: whoever waits stops waiting after `limit`, settled or not.
             Task { [self] in
                 try? await Task.sleep(for: limit)
                 state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()

@@ -123,15 +123,11 @@ package actor RetainedPublisher {
         let readBack = self.readBack
         async let reading = readBack()
         let current = await snapshot()
-        // Each part goes out as soon as it is rendered, while the rest is rendered: at 10,000
-        // accessories the loop and the broker start on the first topics a few hundred milliseconds
-        // earlier than if the whole view were rendered first.
-        var sent = 0
-        let parts = view(of: current) { _, payloads in
-            for (topic, payload) in payloads.sorted(by: { $0.key < $1.key }) {
-                sent += send(topic, payload) ? 1 : 0
-            }
-        }
+        for home in current.homes { reportUnmapped(in: home) }
+        var fragments = layoutFragments
+        fragments.keep(only: Set(current.homes.flatMap { $0.accessories.map(\.id) }))
+        let (parts, sent) = await sendWholeView(of: current, fragments: &fragments)
+        layoutFragments = fragments
         let desired = RetainedView(merging: parts)
         let held: Set<String>
         do {
@@ -248,6 +244,7 @@ package actor RetainedPublisher {
     private func renderLayoutLater(_ home: HomeID) {
         layoutsDue.insert(home)
         guard layoutFlush == nil else { return }
+        // A timer (sleep out the delay, then render), on this actor; cancelled by an earlier render.
         layoutFlush = Task { [layoutDelay] in
             try? await Task.sleep(for: layoutDelay)
             guard !Task.isCancelled else { return }
@@ -324,14 +321,32 @@ package actor RetainedPublisher {
             metadata: ["configs": "\(configs.count)", "states": "\(states.count)"])
     }
 
-    private func view(
-        of snapshot: HomeSnapshot, rendered: (RetainedView.Part, [String: [UInt8]]) -> Void = { _, _ in }
-    ) -> [RetainedView.Part: [String: [UInt8]]] {
+    private func view(of snapshot: HomeSnapshot) -> [RetainedView.Part: [String: [UInt8]]] {
         for home in snapshot.homes { reportUnmapped(in: home) }
         layoutFragments.keep(only: Set(snapshot.homes.flatMap { $0.accessories.map(\.id) }))
         return RetainedView.parts(
             homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
-            fragments: &layoutFragments, rendered: rendered)
+            fragments: &layoutFragments)
+    }
+
+    /// Renders the whole view of `snapshot` off the loop (`@concurrent`: on the global executor) and
+    /// sends each part as soon as it is rendered: at 10,000 accessories the loop and the broker start
+    /// on the first topics a few hundred milliseconds earlier than if the whole view were rendered
+    /// first, and the loop goes on serving meanwhile. Returns the parts and how many topics went.
+    @concurrent
+    private nonisolated func sendWholeView(
+        of snapshot: HomeSnapshot, fragments: inout LayoutFragments
+    ) async -> (parts: [RetainedView.Part: [String: [UInt8]]], sent: Int) {
+        var sent = 0
+        let parts = RetainedView.parts(
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
+            fragments: &fragments
+        ) { _, payloads in
+            for (topic, payload) in payloads.sorted(by: { $0.key < $1.key }) {
+                sent += send(topic, payload) ? 1 : 0
+            }
+        }
+        return (parts, sent)
     }
 
     /// Logs, once each, the services of `home` that no Home Assistant component fits.
@@ -473,7 +488,7 @@ package actor RetainedPublisher {
 
     /// Queues one QoS 1 message, retained unless told (a press); the client delivers it, across
     /// reconnects too.
-    private func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
+    private nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)

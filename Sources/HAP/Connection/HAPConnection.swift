@@ -83,6 +83,7 @@ package actor HAPConnection {
 
     private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let ready = AsyncStream<Void>.makeStream()
+        // The reader outlives this call (it feeds every request's answer) and ends with the connection.
         reader = Task { [weak self] in
             do {
                 try await asyncChannel.executeThenClose { inbound, outbound in
@@ -130,6 +131,7 @@ package actor HAPConnection {
                 throw ended!
             }
         }
+        // A timer (sleep out the timeout, then end the connection), cancelled when the answer comes.
         let timer = Task { [weak self] in
             try await Task.sleep(for: timeout)
             await self?.end(
@@ -138,6 +140,7 @@ package actor HAPConnection {
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
             answers.append(continuation)
+            // The continuation's closure is synchronous: the write goes in a task of the actor's.
             Task {
                 do {
                     try await outbound.write(ByteBuffer(bytes: bytes))

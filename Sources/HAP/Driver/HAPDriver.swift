@@ -329,6 +329,7 @@ package actor HAPDriver: PairingDriver {
     /// accessories go unreachable and the connection is tried again with backoff.
     private func follow(_ id: String) {
         devices[id]?.task?.cancel()
+        // One worker per paired device, for as long as it stays paired (cancelled on unpair and stop).
         devices[id]?.task = Task { [weak self] in
             var delay = Duration.milliseconds(500)
             while !Task.isCancelled {

@@ -67,6 +67,7 @@ final class DeadlineTimer<C: Clock>: Sendable {
     private func arm(until deadline: C.Instant, _ state: inout State) {
         state.generation &+= 1
         let generation = state.generation
+        // The timer's one sleeping task, for the earliest deadline.
         let task = Task { [clock] in
             do {
                 try await clock.sleep(until: deadline, tolerance: nil)

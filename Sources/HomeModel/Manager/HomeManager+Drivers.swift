@@ -38,6 +38,7 @@ extension HomeManager {
     /// callers without a service group (tests, benchmarks, fuzzing).
     package func attach(_ driver: any AccessoryDriver) async throws {
         let registered = try await register(driver)
+        // No service group to be a child of: the manager keeps the task and ends it at shutdown.
         driverTasks.append(Task { await self.serve(registered) })
     }
 

@@ -14,6 +14,7 @@ extension HomeManager {
             "An accessory stopped answering; it is shown unreachable until it answers again",
             metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
         let interval = probeInterval
+        // A probe per unresponsive accessory, on the manager's actor, until it answers or leaves.
         unresponsive[id] = Task { [weak self, clock] in
             while !Task.isCancelled {
                 try? await clock.sleep(for: interval)

@@ -110,6 +110,7 @@ package actor HomeManager {
         let id = UUID()
         changeSubscribers[id] = ChangeSubscriber(sender: sender, isWanted: isWanted)
         sender.onTermination = {
+            // Called synchronously where the listener went away: a task hops onto the manager.
             Task { await self.unsubscribe(id) }
         }
         sender.yield(change(.homeManagerDidUpdateHomes))
