@@ -69,12 +69,34 @@ struct HostCheck: RouterMiddleware {
         let shown =
             host.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F }
             ? "'\(host)'" : "this name"
-        return WebSite.html(
-            Pages.problem(
-                title: "Wrong address",
-                message:
-                    "This page is not served as \(shown). Open it by the hub's name or address, or add the name to web.hosts in the gateway's configuration.",
-                session: nil),
+        return .problem(
+            "Wrong address",
+            "This page is not served as \(shown). Open it by the hub's name or address, or add the name to web.hosts in the gateway's configuration.",
             status: .misdirectedRequest)
+    }
+}
+
+/// Headers on every answer: no framing, no sniffing, scripts and styles only from the page itself.
+struct SecurityHeaders: RouterMiddleware {
+    typealias Context = WebRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // Not found, a method no route takes (HEAD, OPTIONS): answered here, so they carry the
+            // headers too.
+            response = try error.response(from: request, context: context)
+        }
+        response.headers[.contentSecurityPolicy] =
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        // (not no-referrer: with it browsers send `Origin: null` on their own forms)
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return response
     }
 }

@@ -1,3 +1,5 @@
+import Hummingbird
+
 /// The page's stylesheet and script, served from the binary (a hub may have no internet, and a
 /// single binary is all a Pi needs). The script only enhances: every form works without it.
 enum Assets {
@@ -159,4 +161,15 @@ enum Assets {
           });
         })();
         """
+}
+
+/// The page's stylesheet, script and icon.
+enum AssetRoutes {
+    static var collection: RouteCollection<WebRequestContext> {
+        let routes = RouteCollection(context: WebRequestContext.self)
+        routes.get("/static/app.css") { _, _ in Response.asset(Assets.stylesheet, type: "text/css; charset=utf-8") }
+        routes.get("/static/app.js") { _, _ in Response.asset(Assets.script, type: "text/javascript; charset=utf-8") }
+        routes.get("/favicon.svg") { _, _ in Response.asset(CategoryIcons.favicon, type: "image/svg+xml") }
+        return routes
+    }
 }

@@ -4,91 +4,77 @@ import HomeModel
 /// The server-rendered pages. Every text from the model, a form or an answer is escaped here; the
 /// pages load only the page's own stylesheet and script (no fonts, scripts or CDNs from elsewhere).
 enum Pages {
-    /// The frame of every page: header with the account's homes, health (administrators) and logout.
+    /// What the frame of every page shows: the header with the account's homes, health
+    /// (administrators) and logout, the notice of the last action, and the live stream to follow.
+    struct Frame {
+        struct HomeLink {
+            let name: String
+            let query: String
+            let role: String
+            let primary: Bool
+        }
+
+        struct NoticeView {
+            let kind: String
+            let text: String
+        }
+
+        let title: String
+        let session: Session?
+        let homes: [HomeLink]
+        let administrator: Bool
+        let live: String?
+        let notice: NoticeView?
+
+        init(title: String, session: Session?, homes: [HomeSummary] = [], live: String? = nil, notice: Notice? = nil) {
+            self.title = title
+            self.session = session
+            self.homes = homes.map {
+                HomeLink(name: $0.name, query: queryEncoded($0.name), role: $0.role.rawValue, primary: $0.isPrimary)
+            }
+            administrator = homes.contains { $0.role == .administrator }
+            self.live = live
+            self.notice = notice.map { NoticeView(kind: $0.succeeded ? "ok" : "error", text: noticeText($0)) }
+        }
+    }
+
+    /// A page for the templates: the frame, and what the page's own template reads (`{{#page}}`).
+    private struct View {
+        let frame: Frame
+        let page: Any
+    }
+
+    /// `page` rendered by the template `name` in the frame of every page.
+    static func render(_ name: String, _ frame: Frame, _ page: Any = ()) -> String {
+        Templates.render(View(frame: frame, page: page), name)
+    }
+
+    /// The frame around `body`, HTML made by this file's own code (the home page).
     static func document(
         title: String, session: Session?, homes: [HomeSummary] = [], live: String? = nil, notice: Notice? = nil,
         body: String
     ) -> String {
-        var html = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escaped(title)) · homegate</title>
-            <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-            <link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script>
-            </head><body\(live.map { " data-live=\"\(escaped($0))\"" } ?? "")>
-            <a class="skip" href="#main">Skip to the content</a>
-            <header><a class="brand" href="/">homegate</a>
-            """
-        if let session {
-            html += "<nav>"
-            for home in homes {
-                html += "<a href=\"/home?name=\(queryEncoded(home.name))\">\(escaped(home.name))</a>"
-            }
-            if homes.contains(where: { $0.role == .administrator }) { html += "<a href=\"/health\">Health</a>" }
-            html += """
-                <form method="post" action="/logout" class="inline">\(csrfField(session))\
-                <button type="submit" class="link" id="logout">Log out \(escaped(session.account))</button></form></nav>
-                """
-        }
-        html += "</header><main id=\"main\">"
-        if live != nil {
-            // Shown by the script when the live stream is gone for good (refused, or the gateway went away).
-            html += "<p id=\"live-state\" class=\"notice error\" role=\"alert\" hidden></p>"
-        }
-        html += noticeBlock(notice)
-        html += body
-        html += "</main></body></html>\n"
-        return html
+        render(
+            "home", Frame(title: title, session: session, homes: homes, live: live, notice: notice), ["content": body])
     }
 
     static func csrfField(_ session: Session) -> String {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(escaped(session.csrf))\">"
     }
 
-    static func noticeBlock(_ notice: Notice?) -> String {
-        guard let notice else { return "<p id=\"notice\" class=\"notice\" role=\"status\" hidden></p>" }
-        let kind = notice.succeeded ? "ok" : "error"
-        return "<p id=\"notice\" class=\"notice \(kind)\" role=\"status\">\(escaped(noticeText(notice)))</p>"
-    }
-
     static func noticeText(_ notice: Notice) -> String {
         notice.succeeded || notice.code == nil ? notice.text : "\(notice.text) (\(notice.code ?? ""))"
     }
 
-    // MARK: Login
-
     static func login(loginToken: String, account: String = "", problem: String? = nil) -> String {
-        document(
-            title: "Log in", session: nil, notice: problem.map { Notice(succeeded: false, text: $0, code: nil) },
-            body: """
-                <section class="card narrow"><h1>Log in</h1>
-                <p class="hint">With your MQTT account and its password.</p>
-                <form method="post" action="/login" class="stack">
-                <input type="hidden" name="csrf" value="\(escaped(loginToken))">
-                <label>Account <input name="account" autocomplete="username" required value="\(escaped(account))"></label>
-                <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-                <button type="submit" id="login">Log in</button></form></section>
-                """)
+        render(
+            "login",
+            Frame(title: "Log in", session: nil, notice: problem.map { Notice(succeeded: false, text: $0, code: nil) }),
+            ["token": loginToken, "account": account])
     }
 
-    // MARK: Homes
-
     static func homes(session: Session, homes: [HomeSummary], notice: Notice?) -> String {
-        var body = "<h1>Your homes</h1>"
-        if homes.isEmpty {
-            body +=
-                "<p class=\"hint\">\(escaped(session.account)) is a member of no home yet; an administrator adds it.</p>"
-        }
-        body += "<ul class=\"cards\">"
-        for home in homes {
-            body += """
-                <li class="card"><a href="/home?name=\(queryEncoded(home.name))"><strong>\(escaped(home.name))</strong></a>
-                <span class="badge">\(home.role.rawValue)</span>\(home.isPrimary ? " <span class=\"badge\">primary</span>" : "")</li>
-                """
-        }
-        body += "</ul>"
-        return document(title: "Homes", session: session, homes: homes, notice: notice, body: body)
+        render("homes", Frame(title: "Homes", session: session, homes: homes, notice: notice))
     }
 
     // MARK: One home
@@ -565,49 +551,50 @@ enum Pages {
     }
 
     static func health(session: Session, homes: [HomeSummary], health: Health) -> String {
+        struct Row {
+            let id: String
+            let label: String
+            let value: String
+        }
+        struct Driver {
+            let id: String
+            let title: String
+            let summary: String
+            let troubled: Bool
+        }
         let summary = health.summary
         let seconds = Int(summary.uptime.components.seconds)
-        let uptime = "\(seconds / 86_400) d \(seconds / 3_600 % 24) h \(seconds / 60 % 60) min"
-        let memory = health.residentBytes.map { "\($0 / 1_048_576) MiB" } ?? "unknown"
-        var rows: [(String, String, String)] = [
-            ("broker", "Broker", health.connected ? "connected" : "not connected"),
-            ("uptime", "Up for", uptime),
-            ("memory", "Memory (resident)", memory),
-            ("commands", "Commands in the last minute", "\(summary.commandsLastMinute)"),
-            ("failures", "Refused or failed in the last minute", "\(summary.failuresLastMinute)"),
-            ("succeeded", "Commands since start", "\(summary.commandsSucceeded)"),
-            ("messages", "Messages in / out", "\(summary.messagesIn) / \(summary.messagesOut)"),
-            ("reconnects", "Broker reconnects", "\(summary.brokerReconnects)"),
-            ("pages", "Open pages", "\(health.openPages)"),
-            ("version", "Version", health.version),
+        var rows = [
+            Row(id: "broker", label: "Broker", value: health.connected ? "connected" : "not connected"),
+            Row(
+                id: "uptime", label: "Up for",
+                value: "\(seconds / 86_400) d \(seconds / 3_600 % 24) h \(seconds / 60 % 60) min"),
+            Row(
+                id: "memory", label: "Memory (resident)",
+                value: health.residentBytes.map { "\($0 / 1_048_576) MiB" } ?? "unknown"),
+            Row(id: "commands", label: "Commands in the last minute", value: "\(summary.commandsLastMinute)"),
+            Row(id: "failures", label: "Refused or failed in the last minute", value: "\(summary.failuresLastMinute)"),
+            Row(id: "succeeded", label: "Commands since start", value: "\(summary.commandsSucceeded)"),
+            Row(id: "messages", label: "Messages in / out", value: "\(summary.messagesIn) / \(summary.messagesOut)"),
+            Row(id: "reconnects", label: "Broker reconnects", value: "\(summary.brokerReconnects)"),
+            Row(id: "pages", label: "Open pages", value: "\(health.openPages)"),
+            Row(id: "version", label: "Version", value: health.version),
         ]
         for (code, count) in summary.commandsFailed.sorted(by: { $0.key < $1.key }) {
-            rows.append(("error-\(code)", "Errors: \(code)", "\(count)"))
+            rows.append(Row(id: "error-\(code)", label: "Errors: \(code)", value: "\(count)"))
         }
-        var body = "<h1>Gateway health</h1><dl class=\"health\">"
-        for (id, label, value) in rows {
-            body += "<dt>\(escaped(label))</dt><dd id=\"health-\(escaped(id))\">\(escaped(value))</dd>"
+        let drivers = health.drivers.map {
+            Driver(
+                id: $0.driver, title: driverTitle($0.driver), summary: driverSummary($0),
+                troubled: $0.condition?.isHealthy == false || $0.unreachable > 0)
         }
-        body += "</dl>"
-        if !health.drivers.isEmpty {
-            body += "<h2>Devices</h2><dl class=\"health\">"
-            for report in health.drivers {
-                let troubled = report.condition?.isHealthy == false || report.unreachable > 0
-                body += """
-                    <dt>\(escaped(driverTitle(report.driver)))</dt>\
-                    <dd id="driver-\(escaped(report.driver))"\(troubled ? " class=\"trouble\"" : "")>\
-                    \(escaped(driverSummary(report)))</dd>
-                    """
-            }
-            body += "</dl>"
-        }
-        return document(title: "Health", session: session, homes: homes, body: body)
+        return render(
+            "health", Frame(title: "Health", session: session, homes: homes),
+            ["rows": rows, "drivers": drivers, "hasDrivers": !drivers.isEmpty] as [String: Any])
     }
 
     /// A page that only says what went wrong (not found, refused).
     static func problem(title: String, message: String, session: Session?, homes: [HomeSummary] = []) -> String {
-        document(
-            title: title, session: session, homes: homes,
-            body: "<h1>\(escaped(title))</h1><p class=\"notice error\" role=\"alert\">\(escaped(message))</p>")
+        render("problem", Frame(title: title, session: session, homes: homes), ["message": message])
     }
 }

@@ -1,0 +1,77 @@
+import Hummingbird
+
+/// The login form (`POST /login`): the login page's token and the account's credentials.
+struct LoginForm: Decodable {
+    var csrf: String?
+    var account: String?
+    var password: String?
+}
+
+/// A form posted within a session: its CSRF token, and the page to return to.
+protocol SessionForm: Decodable {
+    var csrf: String? { get }
+    var `return`: String? { get }
+}
+
+/// The logout button's form.
+struct LogoutForm: SessionForm {
+    var csrf: String?
+    var `return`: String?
+}
+
+/// A command of a home (`POST /command`): `set` a characteristic, `run` a scene, `identify` an accessory.
+struct CommandForm: SessionForm {
+    var csrf: String?
+    var `return`: String?
+    var kind: String?
+    var home: String?
+    var room: String?
+    var accessory: String?
+    var service: String?
+    var characteristic: String?
+    var value: String?
+    var actionSet: String?
+}
+
+/// A request (`POST /request`): the operation, and its body's members as the form's other fields.
+struct RequestForm: SessionForm {
+    var csrf: String?
+    var `return`: String?
+    var operation: String?
+    /// Every field but `csrf`, `operation` and `return`.
+    var members: [String: String]
+
+    private enum CodingKeys: String, CodingKey {
+        case csrf, `return`, operation
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        csrf = try container.decodeIfPresent(String.self, forKey: .csrf)
+        `return` = try container.decodeIfPresent(String.self, forKey: .return)
+        operation = try container.decodeIfPresent(String.self, forKey: .operation)
+        members = try [String: String](from: decoder).filter { CodingKeys(rawValue: $0.key) == nil }
+    }
+}
+
+/// Why a POST's body was not read as its form.
+enum FormProblem: Error {
+    /// Larger than the page's forms can be (``WebSite/maximumBody``).
+    case tooLarge
+    /// Not an urlencoded form of the fields expected: a name twice, an escape that is not one (no
+    /// page of ours sends either).
+    case unreadable
+}
+
+extension Request {
+    /// The urlencoded body of a POST, decoded by Hummingbird's `URLEncodedFormDecoder`.
+    func form<Form: Decodable>(_ type: Form.Type, upTo limit: Int) async throws(FormProblem) -> Form {
+        var request = self
+        guard let buffer = try? await request.collectBody(upTo: limit) else { throw .tooLarge }
+        do {
+            return try URLEncodedFormDecoder().decode(type, from: String(buffer: buffer))
+        } catch {
+            throw .unreadable
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Testing
+
+@testable import HomeModel
+@testable import Web
+
+@Suite("The page's templates")
+struct TemplateTests {
+    /// A quote followed by a combining mark is one Swift character: escaping by character missed it.
+    static let hostile = "<script>alert(1)</script>\"\u{301} onfocus=\"x' &amp;"
+
+    @Test("text from a form or the model is escaped, in element content and in attributes, by scalar")
+    func escaping() {
+        let login = Pages.login(loginToken: "0123", account: Self.hostile, problem: Self.hostile)
+        let problem = Pages.problem(title: Self.hostile, message: Self.hostile, session: nil)
+        for page in [login, problem] {
+            #expect(!page.contains("<script>alert"))
+            #expect(!page.unicodeScalars.split(separator: "\u{301}").dropFirst().contains { $0.first != " " })
+            #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;\u{301} onfocus=&quot;x&#39; &amp;amp;"))
+        }
+        #expect(login.contains(#"name="csrf" value="0123""#))
+    }
+
+    @Test("the frame links the account's homes and logs it out with its session's token")
+    func frame() {
+        let session = Session(token: "t", account: "owner <1>", csrf: "c0ffee", expires: .now)
+        let homes = [HomeSummary(id: "h", name: "Main House", isPrimary: true, role: .administrator)]
+        let page = Pages.homes(session: session, homes: homes, notice: Notice(succeeded: false, text: "No", code: "x"))
+        #expect(page.contains(#"<a href="/home?name=Main%20House">Main House</a>"#))
+        #expect(page.contains(#"<a href="/health">Health</a>"#))
+        #expect(page.contains(#"<input type="hidden" name="csrf" value="c0ffee">"#))
+        #expect(page.contains("Log out owner &lt;1&gt;</button>"))
+        #expect(page.contains(#"<p id="notice" class="notice error" role="status">No (x)</p>"#))
+        #expect(page.contains(#"<span class="badge">administrator</span> <span class="badge">primary</span>"#))
+        #expect(page.hasPrefix("<!doctype html>") && page.hasSuffix("</html>\n"))
+    }
+}
