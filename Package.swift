@@ -299,7 +299,7 @@ let package = Package(
         .testTarget(
             name: "HomeModelTests",
             dependencies: [
-                "HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "crash-writer",
+                "HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "Execution", "crash-writer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -2,18 +2,18 @@
 /// has one (so the actor's code runs on the loop by construction, in the same pass as the I/O that
 /// woke it), or a dispatch queue of its own. Actors that hold one return ``unownedExecutor`` as their
 /// own `unownedExecutor`.
-public struct ExecutorChoice: Sendable {
+package struct ExecutorChoice: Sendable {
     private let executor: any SerialExecutor
 
     /// `shared` if given (the loop), otherwise a queue of the actor's own named `label`.
-    public init(_ shared: (any SerialExecutor)?, otherwise label: String) {
+    package init(_ shared: (any SerialExecutor)?, otherwise label: String) {
         executor = shared ?? SerialQueueExecutor(label: label)
     }
 
-    public var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    package var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// True when the executor is `other` (the same loop).
-    public func isSame(as other: (any SerialExecutor)?) -> Bool {
+    package func isSame(as other: (any SerialExecutor)?) -> Bool {
         guard let other else { return false }
         return ObjectIdentifier(executor) == ObjectIdentifier(other)
     }
@@ -23,7 +23,7 @@ public struct ExecutorChoice: Sendable {
 /// with it starts on that actor's executor (the loop), not on the global executor and then hops over.
 /// A task group's `addTask` takes a closure as nonisolated otherwise (Swift 6.3).
 @inlinable
-public func onThisActor<Result>(
+package func onThisActor<Result>(
     @_inheritActorContext _ operation: @escaping @isolated(any) @Sendable () async -> Result
 ) -> @isolated(any) @Sendable () async -> Result {
     operation

@@ -4,19 +4,19 @@ import Dispatch
 /// loop (``ExecutorChoice``) runs when there is no loop — the tests, the benchmark that serves each
 /// connection on its own thread, a manager that syncs every value as it comes — and where a stopped
 /// loop's late jobs run. Jobs run one at a time, in the order they came.
-public final class SerialQueueExecutor: SerialExecutor, @unchecked Sendable {
+package final class SerialQueueExecutor: SerialExecutor, @unchecked Sendable {
     private let queue: DispatchQueue
 
-    public init(label: String) {
+    package init(label: String) {
         queue = DispatchQueue(label: label)
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
-    public func checkIsolated() {
+    package func checkIsolated() {
         dispatchPrecondition(condition: .onQueue(queue))
     }
 }

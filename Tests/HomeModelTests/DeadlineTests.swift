@@ -1,4 +1,5 @@
 import Dispatch
+import Execution
 import Synchronization
 import TestSupport
 import Testing

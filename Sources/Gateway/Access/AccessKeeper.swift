@@ -1,3 +1,4 @@
+import Execution
 import HomeModel
 import JSON
 import Logging
@@ -46,7 +47,8 @@ package final class AccessKeeper: Sendable {
     package let maximumRetryDelay: Duration
     /// How often to look again for members' accounts the broker did not have.
     let missingAccountInterval: Duration
-    private let state = Mutex<(status: Status, retry: Task<Void, Never>?)>((Status(), nil))
+    private let state = Mutex<(status: Status, retry: DeadlineTimer<AnyClock>.Ticket?)>((Status(), nil))
+    private let timer: DeadlineTimer<AnyClock>
 
     /// - Parameter roleChanges: three changes at once, then one every 30 s per account by default:
     ///   adding a guest to a few homes goes through at once, a loop of adds and removes does not
@@ -54,9 +56,10 @@ package final class AccessKeeper: Sendable {
     package init(
         sync: DynamicSecuritySync, roleChanges: RateLimit = RateLimit(perSecond: 1.0 / 30, burst: 3),
         retryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(60),
-        missingAccountInterval: Duration = .seconds(60),
+        missingAccountInterval: Duration = .seconds(60), clock: some Clock<Duration> = ContinuousClock(),
         rules: @escaping @Sendable (HomeManager) async -> AccessRules
     ) {
+        timer = DeadlineTimer(clock: AnyClock(clock))
         self.sync = sync
         self.rules = rules
         self.roleChanges = RateLimiter(roleChanges)
@@ -74,7 +77,7 @@ package final class AccessKeeper: Sendable {
         manager: HomeManager, changes: AsyncStream<Void>, trigger: AsyncStream<Void>.Continuation,
         statistics: GatewayStatistics, logger: Logger, beforeSync: @Sendable () async -> Void = {}
     ) async {
-        defer { state.withLock { $0.retry?.cancel() } }
+        defer { if let retry = state.withLock({ $0.retry }) { timer.cancel(retry) } }
         for await _ in changes {
             await beforeSync()
             let next: Duration?
@@ -86,14 +89,8 @@ package final class AccessKeeper: Sendable {
             }
             statistics.recordDynamicSecurity(status.json)
             state.withLock { state in
-                state.retry?.cancel()
-                state.retry = next.map { delay in
-                    // A timer (sleep out the backoff, then sync again), replaced by the next sync.
-                    Task {
-                        guard (try? await Task.sleep(for: delay)) != nil else { return }
-                        trigger.yield()
-                    }
-                }
+                if let retry = state.retry { timer.cancel(retry) }
+                state.retry = next.map { delay in timer.schedule(after: delay) { trigger.yield() } }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import Synchronization
 
@@ -12,8 +13,11 @@ package final class AnswersInFlight: Sendable {
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
+    private let timer: DeadlineTimer<AnyClock>
 
-    package init() {}
+    package init(clock: some Clock<Duration> = ContinuousClock()) {
+        timer = DeadlineTimer(clock: AnyClock(clock))
+    }
 
     /// How many callers wait in ``settled(within:)``: for tests.
     var waiting: Int { state.withLock { $0.waiters.count } }
@@ -46,9 +50,8 @@ package final class AnswersInFlight: Sendable {
                 continuation.resume()
                 return
             }
-            // A timer: whoever waits stops waiting after `limit`, settled or not.
-            Task { [self] in
-                try? await Task.sleep(for: limit)
+            // Whoever waits stops waiting after `limit`, settled or not.
+            _ = timer.schedule(after: limit) { [self] in
                 state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
             }
         }

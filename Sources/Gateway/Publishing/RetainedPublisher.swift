@@ -68,7 +68,8 @@ package actor RetainedPublisher {
     /// Homes whose `$layout` a reachability change made stale.
     private var layoutsDue: Set<HomeID> = []
     /// The task that renders `layoutsDue` once `layoutDelay` has passed.
-    private var layoutFlush: Task<Void, Never>?
+    private var layoutFlush: DeadlineTimer<AnyClock>.Ticket?
+    private let timer: DeadlineTimer<AnyClock>
     /// The model's version each home's `$layout` was last rendered from: an older one is not
     /// rendered after it (a late rendering reads the model, which may be ahead of the changes).
     private var layoutVersions: [HomeID: UInt64] = [:]
@@ -87,10 +88,12 @@ package actor RetainedPublisher {
     package init(
         client: MQTTClient, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil,
         statistics: GatewayStatistics = GatewayStatistics(), logger: Logger, echoes: ClearingEchoes? = nil,
-        layoutDelay: Duration = .seconds(1), layoutState: @escaping @Sendable () async -> HomeSnapshot,
+        layoutDelay: Duration = .seconds(1), clock: some Clock<Duration> = ContinuousClock(),
+        layoutState: @escaping @Sendable () async -> HomeSnapshot,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         executor = ExecutorChoice(client.loop, otherwise: "homegate-publisher")
+        timer = DeadlineTimer(clock: AnyClock(clock))
         self.layoutDelay = layoutDelay
         self.layoutState = layoutState
         self.echoes = echoes
@@ -244,17 +247,12 @@ package actor RetainedPublisher {
     private func renderLayoutLater(_ home: HomeID) {
         layoutsDue.insert(home)
         guard layoutFlush == nil else { return }
-        // A timer (sleep out the delay, then render), on this actor; cancelled by an earlier render.
-        layoutFlush = Task { [layoutDelay] in
-            try? await Task.sleep(for: layoutDelay)
-            guard !Task.isCancelled else { return }
-            await renderDueLayouts()
-        }
+        layoutFlush = timer.schedule(after: layoutDelay) { [weak self] in await self?.renderDueLayouts() }
     }
 
     /// Renders every `$layout` a reachability change made stale, now (also as the gateway stops).
     package func renderDueLayouts() async {
-        layoutFlush?.cancel()
+        if let layoutFlush { timer.cancel(layoutFlush) }
         layoutFlush = nil
         // A reload under way renders every layout itself.
         guard !layoutsDue.isEmpty, hasSynchronized, !isSynchronizing else { return }

@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import Logging
 import Synchronization
@@ -12,12 +13,7 @@ extension HomeManager {
         let delay = valueCommits.nextDelay
         valueFlushNumber &+= 1
         let number = valueFlushNumber
-        // A timer (sleep out the commit window, then commit), cancelled at shutdown; one at a time.
-        valueFlush = Task { [weak self, clock] in
-            try? await clock.sleep(for: delay)
-            guard !Task.isCancelled else { return }
-            await self?.commitValues(flush: number)
-        }
+        valueFlush = deadlines.schedule(after: delay) { [weak self] in await self?.commitValues(flush: number) }
     }
 
     /// Writes every waiting value in one transaction off the actor.
@@ -55,7 +51,7 @@ extension HomeManager {
             return
         case .succeeded(retryEnded: true):
             guard let flush = valueFlush else { return }
-            flush.cancel()
+            deadlines.cancel(flush)
             valueFlush = nil
             scheduleValueCommit()
         case .failed(let delay):

@@ -1,3 +1,5 @@
+import Execution
+
 extension HomeManager {
     /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
     static let maximumJoinSeconds = 254

@@ -1,3 +1,5 @@
+import Execution
+
 extension HomeManager {
     /// How long pairing may take: SRP with the 3072-bit group costs seconds on a small hub.
     static let pairingTimeout: Duration = .seconds(120)

@@ -1,3 +1,4 @@
+import Execution
 import Logging
 
 /// An accessory whose driver still calls it reachable but that let a request time out is shown
@@ -13,21 +14,24 @@ extension HomeManager {
         logger.warning(
             "An accessory stopped answering; it is shown unreachable until it answers again",
             metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
-        let interval = probeInterval
-        // A probe per unresponsive accessory, on the manager's actor, until it answers or leaves.
-        unresponsive[id] = Task { [weak self, clock] in
-            while !Task.isCancelled {
-                try? await clock.sleep(for: interval)
-                guard let self, !Task.isCancelled else { return }
-                if await self.probe(id) { return }
-            }
-        }
+        unresponsive[id] = scheduleProbe(id)
         commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
     }
 
     /// Stops treating `id` as silent, because its driver reported on it; the report sets reachability.
     func forgetUnresponsive(_ id: AccessoryID) {
-        unresponsive.removeValue(forKey: id)?.cancel()
+        if let probe = unresponsive.removeValue(forKey: id) { deadlines.cancel(probe) }
+    }
+
+    /// The next probe of `id`, one ``probeInterval`` from now, on the manager's timer.
+    private func scheduleProbe(_ id: AccessoryID) -> DeadlineTimer<AnyClock>.Ticket {
+        deadlines.schedule(after: probeInterval) { [weak self] in await self?.probeAgain(id) }
+    }
+
+    /// Probes `id`, and schedules the next probe unless this one ended it.
+    private func probeAgain(_ id: AccessoryID) async {
+        guard unresponsive[id] != nil else { return }
+        if await !probe(id), unresponsive[id] != nil { unresponsive[id] = scheduleProbe(id) }
     }
 
     /// Reads one characteristic of the silent accessory `id`; true when the probe is over (it

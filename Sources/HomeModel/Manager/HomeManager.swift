@@ -20,7 +20,7 @@ package actor HomeManager {
     var valueCommits: ValueCommitSchedule
     /// The group commit that is scheduled, if any, and its number: a commit replaced while it was
     /// about to run finds another number and does nothing.
-    var valueFlush: Task<Void, Never>?
+    var valueFlush: DeadlineTimer<AnyClock>.Ticket?
     var valueFlushNumber: UInt64 = 0
     /// The values of group commits that failed off the actor, until the actor (or shutdown, which
     /// cannot wait for the actor) takes them back.
@@ -46,7 +46,7 @@ package actor HomeManager {
     var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
-    var unresponsive: [AccessoryID: Task<Void, Never>] = [:]
+    var unresponsive: [AccessoryID: DeadlineTimer<AnyClock>.Ticket] = [:]
     let logger: Logger
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
@@ -184,13 +184,13 @@ package actor HomeManager {
     package func shutdown() async {
         for task in driverTasks { task.cancel() }
         driverTasks.removeAll()
-        for probe in unresponsive.values { probe.cancel() }
+        for probe in unresponsive.values { deadlines.cancel(probe) }
         unresponsive.removeAll()
         for driver in browser.drivers { await driver.stop() }
         // Values still waiting for their group commit are written before the gateway goes, and so
         // are those of a group commit under way that fails.
         isShutDown = true
-        valueFlush?.cancel()
+        if let valueFlush { deadlines.cancel(valueFlush) }
         valueFlush = nil
         database.waitForWrites()
         valueCommits.keepUnsaved(takeFailedValues())

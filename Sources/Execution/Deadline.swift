@@ -1,14 +1,14 @@
 import Synchronization
 
 /// Races an operation against a timeout without waiting for an operation that ignores cancellation.
-enum Deadline {
+package enum Deadline {
     /// Runs `body` and returns its result, or nil once `timeout` has passed on `timer`'s clock: the
     /// body is then cancelled and left to finish on its own. Cancelling the caller ends the wait at
     /// once with `CancellationError` and cancels the body.
     ///
     /// Whoever finishes first cancels the rest, so a finished body leaves no deadline waiting (at
     /// 2,000 commands a second, timers left sleeping once held ~120 MB).
-    static func race<Value: Sendable, C: Clock>(
+    package static func race<Value: Sendable, C: Clock>(
         isolation: isolated (any Actor)? = #isolation, timeout: C.Duration, timer: DeadlineTimer<C>,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error>? {

@@ -1,24 +1,27 @@
 import AsyncMailbox
 import Synchronization
 
-/// One timer for many deadlines: each command's timeout waits here in order of expiry, and a single
-/// task sleeps until the earliest, so a command costs no timer task of its own (a task to start, a
-/// sleep to register, and a wake-up to cancel it: a tenth of a command's thread switches).
+/// The one timer facility: what should happen later (a command's timeout, the group commit's window,
+/// the next probe of a silent accessory, a `$layout` rendered late, a retry's backoff) waits here in
+/// order of expiry, on the clock it is given, and a single task sleeps until the earliest. A test
+/// gives it a clock it advances by hand, so a day of timers runs in milliseconds. A deadline costs no
+/// task of its own (a task to start, a sleep to register, and a wake-up to cancel it: a tenth of a
+/// command's thread switches).
 ///
 /// The deadlines of one timeout arrive in order, so the task is armed only when the timer was idle
 /// or an earlier deadline arrives; while commands flow it wakes about once per timeout. Deadlines
 /// that are cancelled leave at once (commands end in about the order they began, so that is the
 /// front of the queue), so what is kept is about the commands in flight.
-final class DeadlineTimer<C: Clock>: Sendable {
+package final class DeadlineTimer<C: Clock>: Sendable {
     /// A scheduled deadline, for ``cancel(_:)``.
-    struct Ticket: Sendable, Hashable {
+    package struct Ticket: Sendable, Hashable {
         fileprivate let id: UInt64
     }
 
     private struct Entry {
         let deadline: C.Instant
         let id: UInt64
-        let expire: @Sendable () -> Void
+        let expire: Expiry
     }
 
     private struct State {
@@ -33,17 +36,34 @@ final class DeadlineTimer<C: Clock>: Sendable {
         var waiting: Int { entries.count }
     }
 
-    private let clock: C
+    /// What happens at a deadline: a call on the timer's task (it must not wait), or work that may
+    /// wait (enter an actor), in a task of its own.
+    private enum Expiry {
+        case call(@Sendable () -> Void)
+        case work(@Sendable () async -> Void)
+    }
+
+    package let clock: C
     private let state = Mutex(State())
 
-    init(clock: C) { self.clock = clock }
+    package init(clock: C) { self.clock = clock }
 
     /// Deadlines scheduled and neither expired nor cancelled yet.
-    var waiting: Int { state.withLock { $0.waiting } }
+    package var waiting: Int { state.withLock { $0.waiting } }
 
-    /// Calls `expire` (once, on the timer's task) when `timeout` has passed, unless the deadline is
-    /// cancelled first.
-    func schedule(after timeout: C.Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket {
+    /// Calls `expire` (once, on the timer's task: it must not block) when `timeout` has passed, unless
+    /// the deadline is cancelled first.
+    package func schedule(after timeout: C.Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket {
+        schedule(after: timeout, .call(expire))
+    }
+
+    /// Runs `work` once `timeout` has passed, in a task of its own (it may enter an actor and wait),
+    /// unless the deadline is cancelled first.
+    package func schedule(after timeout: C.Duration, work: @escaping @Sendable () async -> Void) -> Ticket {
+        schedule(after: timeout, .work(work))
+    }
+
+    private func schedule(after timeout: C.Duration, _ expire: Expiry) -> Ticket {
         let deadline = clock.now.advanced(by: timeout)
         return state.withLock { state in
             let id = state.nextID
@@ -57,7 +77,7 @@ final class DeadlineTimer<C: Clock>: Sendable {
     }
 
     /// Forgets a deadline that has not expired (nothing happens for one that has).
-    func cancel(_ ticket: Ticket) {
+    package func cancel(_ ticket: Ticket) {
         state.withLock { state in
             guard let index = state.entries.elements.firstIndex(where: { $0.id == ticket.id }) else { return }
             state.entries.remove(at: index)
@@ -91,6 +111,13 @@ final class DeadlineTimer<C: Clock>: Sendable {
             }
             return due
         }
-        for entry in due { entry.expire() }
+        for entry in due {
+            switch entry.expire {
+            case .call(let call): call()
+            // Not a child of the timer's task: that one may be cancelled when an earlier deadline
+            // comes, and the work must not be.
+            case .work(let work): Task { await work() }
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
-/// Any clock measured in `Duration`, as one concrete type: the manager's timers (driver timeouts,
-/// the group commit's window, probes of silent accessories) run on the clock it is given, so tests
-/// can give it one they advance by hand instead of sleeping for real.
-struct AnyClock: Clock {
+/// Any clock measured in `Duration`, as one concrete type: the timers (driver timeouts, the group
+/// commit's window, probes of silent accessories, late `$layout`s) run on the clock they are given,
+/// so tests can give one they advance by hand instead of sleeping for real.
+package struct AnyClock: Clock {
     /// A moment as the time since the clock was wrapped.
     package struct Instant: InstantProtocol {
         fileprivate let offset: Duration
