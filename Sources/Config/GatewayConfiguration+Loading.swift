@@ -188,10 +188,9 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
                 .baseTopic, overriddenBy: "HOMEGATE_MQTT_BASE_TOPIC",
                 fix: "use a plain topic such as 'homegate' or 'site1/homegate'"
             ) { problem(BaseTopic.validate, $0) } ?? baseTopic
-        let brokerIsValid = readBrokers(file)
+        let brokerLocation = readBrokers(file)
         file.readOrNull(&tls, .tls)
-        if tls != nil, brokerIsValid, !broker.lowercased().hasPrefix("mqtts://") {
-            let brokerLocation = file.location(file.contains(.brokers) ? .brokers : .broker)
+        if tls != nil, let brokerLocation, !broker.lowercased().hasPrefix("mqtts://") {
             file.decoding.report(
                 .invalidValue, at: file.keyLocation(.tls),
                 "'mqtt.tls' is set but the broker '\(broker)' is plain MQTT (\(brokerLocation))",
@@ -222,9 +221,9 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
         }
     }
 
-    /// `brokers`, `broker` or `HOMEGATE_MQTT_BROKER`, each address checked where it is written;
-    /// false when one is not usable.
-    private mutating func readBrokers(_ file: ConfigurationSection<CodingKeys>) -> Bool {
+    /// `brokers`, `broker` or `HOMEGATE_MQTT_BROKER`, each address checked where it is written.
+    /// Returns where the first broker comes from, or nil when one is not usable.
+    private mutating func readBrokers(_ file: ConfigurationSection<CodingKeys>) -> ConfigurationError.Location? {
         var brokers: [(url: String, location: ConfigurationError.Location)] = []
         var isValid = true
         if file.contains(.brokers) {
@@ -256,14 +255,15 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
                 isValid = false
             }
         }
-        guard isValid, let first = brokers.first else { return isValid }
+        guard isValid else { return nil }
+        guard let first = brokers.first else { return .wholeFile(file.decoding.file) }
         if let problem = problem({ _ = try MQTTConfiguration(brokerURLs: $0, clientID: "check") }, brokers.map(\.url)) {
             file.decoding.report(
                 .invalidValue, at: first.location, problem, fix: "make them all mqtt:// or all mqtts://")
-            return false
+            return nil
         }
         self.brokers = brokers.map(\.url)
-        return true
+        return first.location
     }
 }
 
