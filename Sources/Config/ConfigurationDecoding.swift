@@ -141,7 +141,7 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
             guard let problem = check(value) else { return value }
             report(
                 at: key, problem,
-                fix: fix ?? example.map { "use \(Self.yaml($0)), or leave it out for the default" } ?? "")
+                fix: fix ?? example.map { "use \(Self.yaml($0)), or leave it out for the default" } ?? Self.anyFix)
         } catch is AlreadyReported {
         } catch {
             let (message, fix) = wrongType(T.self, key, found: node, example: example.map(Self.yaml))
@@ -158,26 +158,31 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
 
     /// Reads a setting that `null` turns off.
     func readOrNull<T: Decodable>(
-        _ setting: inout T?, _ key: Key, fix: String = "", _ check: (T) -> String? = { _ in nil }
+        _ setting: inout T?, _ key: Key, fix: String? = nil, _ check: (T) -> String? = { _ in nil }
     ) {
         setting = isNull(key) ? nil : value(key, fix: fix, check) ?? setting
     }
 
-    /// A number of seconds.
+    /// A number of seconds, under a year whatever `check` allows, to the millisecond.
     func seconds(_ key: Key, example: Double, fix: String? = nil, _ check: (Double) -> String?) -> Duration? {
-        value(key, example: example, fix: fix, check).map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        let seconds = value(key, example: example, fix: fix) {
+            check($0) ?? ($0.magnitude < 31_536_000 ? nil : "'\(name(key))' is \($0) seconds; it must be under a year")
+        }
+        return seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     }
 
     /// Text from `variable` when the environment sets it, else from `key` (whose type is checked
     /// either way); `check` is reported where the text came from.
-    func text(_ key: Key, overriddenBy variable: String, fix: String = "", _ check: (String) -> String? = { _ in nil })
+    func text(
+        _ key: Key, overriddenBy variable: String, fix: String? = nil, _ check: (String) -> String? = { _ in nil }
+    )
         -> String?
     {
         let fromFile: String? = value(key)
         guard let text = decoding.variable(variable) ?? fromFile else { return nil }
         guard let problem = check(text) else { return text }
         let location = decoding.variable(variable) != nil ? .environment(variable) : location(key)
-        decoding.report(.invalidValue, at: location, problem, fix: fix)
+        decoding.report(.invalidValue, at: location, problem, fix: fix ?? Self.anyFix)
         return nil
     }
 
@@ -222,6 +227,9 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         default: ("'\(name(key))' must be a list, not '\(found)'", "write a list\(such)")
         }
     }
+
+    /// The fix for a value whose check has none of its own.
+    private static var anyFix: String { "compare with Config/homegate.yml, which documents every key" }
 
     /// A value as the config file writes it.
     private static func yaml(_ value: Any) -> String {

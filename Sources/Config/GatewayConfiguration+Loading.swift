@@ -397,7 +397,7 @@ extension GatewayConfiguration.CommandSettings: Decodable {
         ) { $0.isEmpty ? "'commands.defaultAccount' is empty" : nil }
         timeout =
             file.seconds(.timeout, example: 10) {
-                $0 > 0 && $0.isFinite ? nil : "'commands.timeout' is \($0) seconds; it must be more than 0"
+                $0 > 0 ? nil : "'commands.timeout' is \($0) seconds; it must be more than 0"
             } ?? timeout
         rateLimit =
             file.isNull(.rateLimit) ? nil : file.section(.rateLimit, RateLimitKeys.self, Self.rateLimit) ?? rateLimit
