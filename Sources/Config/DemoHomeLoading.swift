@@ -59,44 +59,15 @@ package enum DemoHomeLoading {
         switch error {
         case .keyNotFound(let key, let context):
             return ConfigurationError(
-                .invalidValue, at: location(context.codingPath, root: root, file: file),
-                "'\(dotted(context.codingPath))' has no '\(key.stringValue)'", fix: "add '\(key.stringValue):' there")
+                .invalidValue, at: .of(context.codingPath, in: root, file: file),
+                "'\(context.codingPath.dotted)' has no '\(key.stringValue)'", fix: "add '\(key.stringValue):' there")
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return ConfigurationError(
-                .wrongType, at: location(context.codingPath, root: root, file: file),
-                "'\(dotted(context.codingPath))': \(context.debugDescription)", fix: fix)
+                .wrongType, at: .of(context.codingPath, in: root, file: file),
+                "'\(context.codingPath.dotted)': \(context.debugDescription)", fix: fix)
         @unknown default:
             return ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: fix)
         }
-    }
-
-    /// `homes[0].administrator` for a coding path.
-    static func dotted(_ path: [any CodingKey]) -> String {
-        path.reduce(into: "") { text, key in
-            if let index = key.intValue {
-                text += "[\(index)]"
-            } else {
-                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-    }
-
-    /// The line of the deepest node the coding path reaches.
-    static func location(_ path: [any CodingKey], root: Node?, file: String) -> ConfigurationError.Location {
-        var node = root
-        var mark = root?.mark
-        for key in path {
-            if let index = key.intValue, let sequence = node?.sequence, index < sequence.count {
-                node = sequence[index]
-            } else if let child = node?.mapping?[key.stringValue] {
-                node = child
-            } else {
-                break
-            }
-            mark = node?.mark ?? mark
-        }
-        guard let mark else { return .wholeFile(file) }
-        return .file(file, line: mark.line, column: mark.column)
     }
 }
 
@@ -112,56 +83,56 @@ private struct DemoHomeRules {
         func report(_ path: [any CodingKey], _ message: String, fix: String) {
             problems.append(
                 ConfigurationError(
-                    .invalidValue, at: DemoHomeLoading.location(path, root: root, file: file), message, fix: fix))
+                    .invalidValue, at: .of(path, in: root, file: file), message, fix: fix))
         }
         var ids: Set<String> = []
         func visit(_ devices: [VirtualDeviceConfiguration], _ path: [any CodingKey]) {
             for (index, device) in devices.enumerated() {
-                let here = path + [Key(index)]
+                let here = path + [PathKey(index)]
                 if !ids.insert(device.id).inserted {
                     report(
-                        here + [Key("id")], "the device id '\(device.id)' appears twice",
+                        here + [PathKey("id")], "the device id '\(device.id)' appears twice",
                         fix: "give each device its own id")
                 }
-                visit(device.bridged, here + [Key("bridged")])
+                visit(device.bridged, here + [PathKey("bridged")])
             }
         }
-        visit(home.devices, [Key("devices")])
+        visit(home.devices, [PathKey("devices")])
 
         for (h, seed) in home.homes.enumerated() {
-            let path: [any CodingKey] = [Key("homes"), Key(h)]
-            check(name: seed.name, path + [Key("name")], report)
+            let path: [any CodingKey] = [PathKey("homes"), PathKey(h)]
+            check(name: seed.name, path + [PathKey("name")], report)
             var accounts: [String: String] = [:]
             let users =
-                [(seed.administrator, path + [Key("administrator")])]
-                + (seed.guests ?? []).enumerated().map { ($0.element, path + [Key("guests"), Key($0.offset)]) }
+                [(seed.administrator, path + [PathKey("administrator")])]
+                + (seed.guests ?? []).enumerated().map { ($0.element, path + [PathKey("guests"), PathKey($0.offset)]) }
             for (user, userPath) in users {
                 do throws(HomeError) {
                     try AccountName.validate(user.account)
                 } catch {
-                    report(userPath + [Key("account")], error.message, fix: "use the member's MQTT username")
+                    report(userPath + [PathKey("account")], error.message, fix: "use the member's MQTT username")
                 }
                 if let earlier = accounts[user.account] {
                     report(
-                        userPath + [Key("account")],
+                        userPath + [PathKey("account")],
                         "the account '\(user.account)' is already \(earlier) of '\(seed.name)'",
                         fix: "list each account once; the administrator is not also a guest")
                 }
                 accounts[user.account] = accounts.isEmpty ? "the administrator" : "a guest"
             }
             for (r, room) in (seed.rooms ?? []).enumerated() {
-                check(name: room, path + [Key("rooms"), Key(r)], report)
+                check(name: room, path + [PathKey("rooms"), PathKey(r)], report)
             }
             for (a, accessory) in (seed.accessories ?? []).enumerated() where !ids.contains(accessory.id) {
                 report(
-                    path + [Key("accessories"), Key(a), Key("id")],
+                    path + [PathKey("accessories"), PathKey(a), PathKey("id")],
                     "'\(accessory.id)' is not the id of any device in 'devices'", fix: "use an id from 'devices'")
             }
             let roomKeys = Set((seed.rooms ?? []).map(HomeName.key))
             for (a, accessory) in (seed.accessories ?? []).enumerated() {
                 if let room = accessory.room, !roomKeys.contains(HomeName.key(room)) {
                     report(
-                        path + [Key("accessories"), Key(a), Key("room")],
+                        path + [PathKey("accessories"), PathKey(a), PathKey("room")],
                         "the room '\(room)' is not in the rooms of '\(seed.name)'",
                         fix: "add it to 'rooms', or fix the name")
                 }
@@ -179,16 +150,4 @@ private struct DemoHomeRules {
             report(path, error.message, "use letters, digits, spaces and apostrophes, starting with a letter or digit")
         }
     }
-}
-
-private struct Key: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-    init(_ string: String) { stringValue = string }
-    init(_ index: Int) {
-        stringValue = "\(index)"
-        intValue = index
-    }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { self.init(intValue) }
 }

@@ -18,13 +18,7 @@ extension GatewayConfiguration {
     package func consistencyProblems(file: String, yaml: String?, demoHome: DemoHome?) -> [ConfigurationError] {
         let root = yaml.flatMap { try? Yams.compose(yaml: $0) }
         func location(_ keys: String...) -> ConfigurationError.Location {
-            var node = root
-            for key in keys {
-                guard let child = node?.mapping?[key] else { return .wholeFile(file) }
-                node = child
-            }
-            guard let mark = node?.mark else { return .wholeFile(file) }
-            return .file(file, line: mark.line, column: mark.column)
+            .of(keys.map { PathKey($0) }, in: root, file: file)
         }
         var problems: [ConfigurationError] = []
         let gateway = mqtt.username

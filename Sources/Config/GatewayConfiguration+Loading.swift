@@ -3,7 +3,6 @@ import Gateway
 import HomeModel
 import Logging
 import MQTT
-import VirtualDevices
 import Yams
 
 extension GatewayConfiguration {
@@ -43,10 +42,17 @@ extension GatewayConfiguration {
         } catch {
             throw ConfigurationErrors([syntaxError(error, file: file)])
         }
-        var loader = Loader(reader: ConfigurationReader(file: file), environment: environment)
-        let configuration = loader.read(root)
-        guard loader.reader.errors.isEmpty else {
-            let byLine = loader.reader.errors.enumerated().sorted {
+        let decoding = ConfigurationDecoding(
+            file: file, root: root ?? Node("", Tag(.null)), environment: environment)
+        var configuration: GatewayConfiguration?
+        do {
+            configuration = try YAMLDecoder().decode(
+                GatewayConfiguration.self, from: decoding.root, userInfo: [ConfigurationDecoding.key: decoding])
+        } catch  where decoding.problems.isEmpty {
+            decoding.report(.syntax, at: .wholeFile(file), "\(error)", fix: "compare with Config/homegate.yml")
+        } catch {}
+        guard let configuration, decoding.problems.isEmpty else {
+            let byLine = decoding.problems.enumerated().sorted {
                 ($0.element.location.line ?? .max, $0.offset) < ($1.element.location.line ?? .max, $1.offset)
             }
             throw ConfigurationErrors(byLine.map(\.element))
@@ -78,581 +84,7 @@ extension GatewayConfiguration {
             return ConfigurationError(.syntax, at: .wholeFile(file), "invalid YAML: \(error)", fix: fix)
         }
     }
-}
 
-/// A value and where it came from, so a check after the environment overrides can point at the
-/// right place.
-private struct Located<Value> {
-    var value: Value
-    var location: ConfigurationError.Location
-}
-
-/// Reads the sections in the order of the sample file, then applies the environment and checks the
-/// values that depend on it.
-private struct Loader {
-    var reader: ConfigurationReader
-    let environment: [String: String]
-
-    mutating func read(_ root: Node?) -> GatewayConfiguration {
-        var configuration = GatewayConfiguration()
-        let top = reader.section(
-            root, path: "",
-            keys: ["mqtt", "data", "accessories", "commands", "access", "homes", "homeAssistant", "logging", "web"])
-        readMQTT(top["mqtt"]?.value, into: &configuration.mqtt)
-        readData(top["data"]?.value, into: &configuration.data)
-        readAccessories(top["accessories"]?.value, into: &configuration.accessories)
-        readCommands(top["commands"]?.value, into: &configuration.commands)
-        readAccess(top["access"]?.value, into: &configuration.access)
-        readHomes(top["homes"]?.value, into: &configuration.homes)
-        readHomeAssistant(top["homeAssistant"]?.value, into: &configuration.homeAssistant)
-        readLogging(top["logging"]?.value, into: &configuration.logging)
-        readWeb(top["web"], into: &configuration.web)
-        checkZigbee2MQTTTopics(configuration, at: top["accessories"]?.value)
-        return configuration
-    }
-
-    /// zigbee2mqtt's base topic must be its own: the access rules give zigbee2mqtt's account
-    /// everything under it, so it must not take in the gateway's topics or Home Assistant's.
-    private mutating func checkZigbee2MQTTTopics(_ configuration: GatewayConfiguration, at node: Node?) {
-        guard let zigbee = configuration.accessories.zigbee2mqtt, zigbee.broker == nil else { return }
-        var others = [("mqtt.baseTopic", configuration.mqtt.baseTopic)]
-        if configuration.homeAssistant.enabled {
-            others.append(("homeAssistant.discoveryPrefix", configuration.homeAssistant.discoveryPrefix))
-        }
-        for (key, topic) in others where Self.overlaps(zigbee.baseTopic, topic) {
-            reader.report(
-                .invalidValue, at: node,
-                "'accessories.zigbee2mqtt.baseTopic' ('\(zigbee.baseTopic)') overlaps '\(key)' ('\(topic)'): zigbee2mqtt's account would get the gateway's topics",
-                fix: "use zigbee2mqtt's own base topic, by default zigbee2mqtt")
-        }
-    }
-
-    /// Whether one topic tree contains the other (`a` is `b`, or one is a level prefix of the other).
-    static func overlaps(_ a: String, _ b: String) -> Bool {
-        a == b || a.hasPrefix(b + "/") || b.hasPrefix(a + "/")
-    }
-
-    // MARK: Environment
-
-    /// The environment's value for `variable` if set (and not empty), else the file's.
-    private func overridden(
-        _ variable: String, _ fromFile: Located<String>?
-    ) -> Located<String>? {
-        if let value = environment[variable], !value.isEmpty {
-            return Located(value: value, location: .environment(variable))
-        }
-        return fromFile
-    }
-
-    private mutating func fileString(_ entry: (key: Node, value: Node)?, _ path: String) -> Located<String>? {
-        guard let entry, let value = reader.string(entry.value, path) else { return nil }
-        return Located(value: value, location: reader.location(of: entry.value))
-    }
-
-    private mutating func invalid(_ location: ConfigurationError.Location, _ message: String, fix: String) {
-        reader.report(ConfigurationError(.invalidValue, at: location, message, fix: fix))
-    }
-
-    /// Reports a file that the configuration names but that cannot be read.
-    private mutating func checkReadable(_ path: String, _ key: String, at node: Node) {
-        guard !FileManager.default.isReadableFile(atPath: path) else { return }
-        let exists = FileManager.default.fileExists(atPath: path)
-        reader.report(
-            .unreadableFile, at: node,
-            "'\(key)' names '\(path)', which \(exists ? "the gateway may not read" : "does not exist")",
-            fix: exists ? "let the gateway's user read it (chmod/chown)" : "correct the path or create the file")
-    }
-
-    // MARK: Sections
-
-    private mutating func readMQTT(_ node: Node?, into mqtt: inout GatewayConfiguration.MQTTSettings) {
-        let keys = [
-            "broker", "brokers", "clientId", "username", "password", "passwordFile", "baseTopic", "keepAlive",
-            "connectTimeout", "protocolVersion", "eventsQoS", "tls",
-        ]
-        let section = reader.section(node, path: "mqtt", keys: keys)
-
-        if let clientId = reader.string(section["clientId"]?.value, "mqtt.clientId") {
-            if clientId.isEmpty || clientId.utf8.count > 65535 {
-                reader.report(
-                    .invalidValue, at: section["clientId"]?.value, "'mqtt.clientId' must not be empty",
-                    fix: "use a name unique on the broker, e.g. homegate")
-            } else {
-                mqtt.clientId = clientId
-            }
-        }
-        if let keepAlive = reader.int(section["keepAlive"]?.value, "mqtt.keepAlive") {
-            if keepAlive != 0 && !(5...65535).contains(keepAlive) {
-                reader.report(
-                    .invalidValue, at: section["keepAlive"]?.value,
-                    "'mqtt.keepAlive' is \(keepAlive) seconds; libmosquitto takes 0 (off) or 5 to 65535",
-                    fix: "use 30, or leave it out for the default")
-            } else {
-                mqtt.keepAlive = keepAlive
-            }
-        }
-        if let timeout = reader.int(section["connectTimeout"]?.value, "mqtt.connectTimeout") {
-            if !(1...3600).contains(timeout) {
-                reader.report(
-                    .invalidValue, at: section["connectTimeout"]?.value,
-                    "'mqtt.connectTimeout' is \(timeout) seconds; it must be between 1 and 3600",
-                    fix: "use 10, or leave it out for the default")
-            } else {
-                mqtt.connectTimeout = timeout
-            }
-        }
-        if let qos = reader.int(section["eventsQoS"]?.value, "mqtt.eventsQoS") {
-            switch qos {
-            case 0: mqtt.eventsQoS = .atMostOnce
-            case 1: mqtt.eventsQoS = .atLeastOnce
-            default:
-                reader.report(
-                    .invalidValue, at: section["eventsQoS"]?.value,
-                    "'mqtt.eventsQoS' is \(qos); $events go at QoS 0 or 1",
-                    fix: "write 1 to have them queued for a persistent session, or leave it out for 0")
-            }
-        }
-        if let node = section["protocolVersion"]?.value {
-            switch node.scalar?.string {
-            case "5", "5.0": mqtt.protocolVersion = .v5
-            case "3.1.1", "311", "4": mqtt.protocolVersion = .v311
-            default:
-                reader.report(
-                    .invalidValue, at: node,
-                    "'mqtt.protocolVersion' is '\(node.scalar?.string ?? "a section")'; homegate speaks MQTT 5 and 3.1.1",
-                    fix: "write 5, or \"3.1.1\" for an older broker")
-            }
-        }
-
-        if let username = overridden("HOMEGATE_MQTT_USERNAME", fileString(section["username"], "mqtt.username")) {
-            mqtt.username = username.value
-        }
-        if let entry = section["passwordFile"], let path = reader.string(entry.value, "mqtt.passwordFile") {
-            mqtt.passwordFile = path
-            if environment["HOMEGATE_MQTT_PASSWORD"]?.isEmpty ?? true {
-                if let text = try? String(contentsOfFile: path, encoding: .utf8) {
-                    mqtt.password = String(text.split(separator: "\n", omittingEmptySubsequences: false)[0])
-                        .trimmingCharacters(in: .whitespacesAndNewlines)
-                } else {
-                    checkReadable(path, "mqtt.passwordFile", at: entry.value)
-                }
-            }
-            if section["password"] != nil {
-                reader.report(
-                    .invalidValue, at: entry.key, "'mqtt.password' and 'mqtt.passwordFile' are both set",
-                    fix: "keep one; passwordFile keeps the secret out of this file")
-            }
-        }
-        if let password = overridden("HOMEGATE_MQTT_PASSWORD", fileString(section["password"], "mqtt.password")) {
-            mqtt.password = password.value
-        }
-        if mqtt.password != nil && mqtt.username == nil {
-            reader.report(
-                .invalidValue, at: (section["password"] ?? section["passwordFile"])?.key,
-                "a password is set but no 'mqtt.username'", fix: "add 'username:' to the mqtt section")
-        }
-
-        if let base = overridden("HOMEGATE_MQTT_BASE_TOPIC", fileString(section["baseTopic"], "mqtt.baseTopic")) {
-            do {
-                try BaseTopic.validate(base.value)
-                mqtt.baseTopic = base.value
-            } catch {
-                invalid(base.location, "\(error)", fix: "use a plain topic such as 'homegate' or 'site1/homegate'")
-            }
-        }
-
-        var brokerLocation = reader.location(of: nil)
-        var brokerIsValid = true
-        var brokers: [Located<String>] = []
-        if let entry = section["brokers"] {
-            if section["broker"] != nil {
-                reader.report(
-                    .invalidValue, at: entry.key, "'mqtt.broker' and 'mqtt.brokers' are both set",
-                    fix: "keep one: brokers lists several in order of preference, broker names one")
-            }
-            if let sequence = entry.value.sequence, !sequence.isEmpty {
-                for item in sequence {
-                    if let url = reader.string(item, "mqtt.brokers") {
-                        brokers.append(Located(value: url, location: reader.location(of: item)))
-                    }
-                }
-            } else {
-                reader.report(
-                    .wrongType, at: entry.value, "'mqtt.brokers' must be a list of mqtt[s]://host[:port]",
-                    fix: "write e.g. [\"mqtt://hub.local:1883\", \"mqtt://backup.local:1883\"]")
-                brokerIsValid = false
-            }
-        } else if let broker = fileString(section["broker"], "mqtt.broker") {
-            brokers = [broker]
-        }
-        if let variable = environment["HOMEGATE_MQTT_BROKER"], !variable.isEmpty {
-            brokers = variable.split(separator: ",", omittingEmptySubsequences: false).map {
-                Located(value: $0.trimmingCharacters(in: .whitespaces), location: .environment("HOMEGATE_MQTT_BROKER"))
-            }
-        }
-        if !brokers.isEmpty {
-            brokerLocation = brokers[0].location
-            for broker in brokers {
-                do {
-                    _ = try MQTTConfiguration(brokerURL: broker.value, clientID: "check")
-                } catch {
-                    invalid(broker.location, error.message, fix: "write mqtt://host:1883 or mqtts://host:8883")
-                    brokerIsValid = false
-                }
-            }
-            if brokerIsValid {
-                do {
-                    _ = try MQTTConfiguration(brokerURLs: brokers.map(\.value), clientID: "check")
-                    mqtt.brokers = brokers.map(\.value)
-                } catch {
-                    invalid(brokers[0].location, error.message, fix: "make them all mqtt:// or all mqtts://")
-                    brokerIsValid = false
-                }
-            }
-        }
-
-        if let entry = section["tls"] {
-            readTLS(entry, into: &mqtt)
-            if mqtt.tls != nil, brokerIsValid, !mqtt.broker.lowercased().hasPrefix("mqtts://") {
-                reader.report(
-                    .invalidValue, at: entry.key,
-                    "'mqtt.tls' is set but the broker '\(mqtt.broker)' is plain MQTT (\(brokerLocation))",
-                    fix: "use an mqtts:// broker address, or remove the tls section")
-            }
-        }
-    }
-
-    private mutating func readTLS(
-        _ entry: (key: Node, value: Node), into mqtt: inout GatewayConfiguration.MQTTSettings
-    ) {
-        let section = reader.section(
-            entry.value, path: "mqtt.tls", keys: ["caFile", "certificateFile", "keyFile", "verifyServer"])
-        guard entry.value.kind != .null else { return }
-        var tls = GatewayConfiguration.TLSSettings()
-        for (key, path) in [
-            ("caFile", \GatewayConfiguration.TLSSettings.caFile), ("certificateFile", \.certificateFile),
-            ("keyFile", \.keyFile),
-        ] {
-            guard let node = section[key]?.value, let file = reader.string(node, "mqtt.tls.\(key)") else { continue }
-            checkReadable(file, "mqtt.tls.\(key)", at: node)
-            tls[keyPath: path] = file
-        }
-        if (tls.certificateFile == nil) != (tls.keyFile == nil) {
-            reader.report(
-                .invalidValue, at: entry.key, "'mqtt.tls' needs both certificateFile and keyFile, or neither",
-                fix: "add the missing one, or remove the other")
-        }
-        if let verify = reader.bool(section["verifyServer"]?.value, "mqtt.tls.verifyServer") {
-            tls.verifyServer = verify
-        }
-        mqtt.tls = tls
-    }
-
-    private mutating func readData(_ node: Node?, into data: inout GatewayConfiguration.DataSettings) {
-        let section = reader.section(node, path: "data", keys: ["directory", "inMemory", "valueCommitWindow"])
-        if let directory = overridden("HOMEGATE_DATA_DIRECTORY", fileString(section["directory"], "data.directory")) {
-            if directory.value.isEmpty {
-                invalid(directory.location, "'data.directory' is empty", fix: "use e.g. /var/lib/homegate")
-            } else {
-                data.directory = directory.value
-            }
-        }
-        if let inMemory = reader.bool(section["inMemory"]?.value, "data.inMemory") {
-            data.inMemory = inMemory
-        }
-        if let window = reader.number(section["valueCommitWindow"]?.value, "data.valueCommitWindow") {
-            if window < 0 || window > 5 {
-                reader.report(
-                    .invalidValue, at: section["valueCommitWindow"]?.value,
-                    "'data.valueCommitWindow' is \(window) seconds; it must be 0...5",
-                    fix:
-                        "use 0.1 (a power cut loses at most that much of device values), or 0 to write each value before its answer"
-                )
-            } else {
-                data.valueCommitWindow = .milliseconds(Int64((window * 1000).rounded()))
-            }
-        }
-    }
-
-    private mutating func readAccessories(
-        _ node: Node?, into accessories: inout GatewayConfiguration.AccessorySettings
-    ) {
-        let section = reader.section(node, path: "accessories", keys: ["virtual", "zigbee2mqtt", "hap"])
-        if let node = section["virtual"]?.value, let path = reader.optionalString(node, "accessories.virtual") {
-            if let path { checkReadable(path, "accessories.virtual", at: node) }
-            accessories.virtual = path
-        }
-        if let node = section["zigbee2mqtt"]?.value, node.kind != .null {
-            accessories.zigbee2mqtt = readZigbee2MQTT(node)
-        }
-        if let node = section["hap"]?.value, node.kind != .null {
-            accessories.hap = readHAP(node)
-        }
-    }
-
-    private mutating func readHAP(_ node: Node) -> GatewayConfiguration.HAPSettings {
-        var settings = GatewayConfiguration.HAPSettings()
-        let section = reader.section(node, path: "accessories.hap", keys: ["discovery", "accessories"])
-        if let discovery = reader.bool(section["discovery"]?.value, "accessories.hap.discovery") {
-            settings.discovery = discovery
-        }
-        guard let list = section["accessories"]?.value, list.kind != .null else { return settings }
-        guard let sequence = list.sequence else {
-            reader.report(
-                .wrongType, at: list, "'accessories.hap.accessories' must be a list of host:port",
-                fix: "write e.g. [\"192.168.1.20:51826\"]")
-            return settings
-        }
-        for item in sequence {
-            guard let entry = reader.string(item, "accessories.hap.accessories") else { continue }
-            if let (_, port) = GatewayConfiguration.hostAndPort(entry), port > 0 {
-                settings.accessories.append(entry)
-            } else {
-                reader.report(
-                    .invalidValue, at: item, "'\(entry)' in 'accessories.hap.accessories' is not host:port",
-                    fix: "write the accessory's address and HAP port, e.g. 192.168.1.20:51826")
-            }
-        }
-        return settings
-    }
-
-    private mutating func readZigbee2MQTT(_ node: Node) -> GatewayConfiguration.Zigbee2MQTTSettings {
-        var settings = GatewayConfiguration.Zigbee2MQTTSettings()
-        let path = "accessories.zigbee2mqtt"
-        let section = reader.section(
-            node, path: path, keys: ["baseTopic", "broker", "username", "passwordFile", "account"])
-        if let entry = section["baseTopic"], let base = reader.string(entry.value, "\(path).baseTopic") {
-            do throws(GatewayConfigurationError) {
-                try BaseTopic.validate(base)
-                settings.baseTopic = base
-            } catch {
-                reader.report(
-                    .invalidValue, at: entry.value, "'\(path).baseTopic': \(error)",
-                    fix: "use zigbee2mqtt's mqtt.base_topic, by default zigbee2mqtt")
-            }
-        }
-        if let entry = section["broker"], let broker = reader.string(entry.value, "\(path).broker") {
-            if (try? MQTTConfiguration(brokerURL: broker, clientID: "check")) == nil {
-                reader.report(
-                    .invalidValue, at: entry.value,
-                    "'\(path).broker' is '\(broker)', not an mqtt[s]://host[:port] address",
-                    fix: "e.g. mqtt://192.168.1.20:1883, or leave it out for the gateway's own broker")
-            } else {
-                settings.broker = broker
-            }
-        }
-        if let entry = section["username"], let username = reader.string(entry.value, "\(path).username") {
-            settings.username = username
-        }
-        if let entry = section["passwordFile"], let file = reader.string(entry.value, "\(path).passwordFile") {
-            if let text = try? String(contentsOfFile: file, encoding: .utf8) {
-                settings.password = String(text.split(separator: "\n", omittingEmptySubsequences: false)[0])
-            } else {
-                reader.report(
-                    .invalidValue, at: entry.value, "'\(path).passwordFile' ('\(file)') cannot be read",
-                    fix: "a file whose first line is the password, readable by the gateway's user")
-            }
-        }
-        if let entry = section["account"], let account = reader.string(entry.value, "\(path).account") {
-            if account.isEmpty || account.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" }) {
-                reader.report(
-                    .invalidValue, at: entry.value, "'\(path).account' must be a broker account name",
-                    fix: "the username zigbee2mqtt connects with, by default zigbee2mqtt")
-            } else {
-                settings.account = account
-            }
-        }
-        return settings
-    }
-
-    private mutating func readCommands(_ node: Node?, into commands: inout GatewayConfiguration.CommandSettings) {
-        let section = reader.section(node, path: "commands", keys: ["defaultAccount", "timeout", "rateLimit"])
-        if let node = section["defaultAccount"]?.value,
-            let account = reader.optionalString(node, "commands.defaultAccount")
-        {
-            if account?.isEmpty == true {
-                reader.report(
-                    .invalidValue, at: node, "'commands.defaultAccount' is empty",
-                    fix: "name an account, or write null to refuse commands without one")
-            } else {
-                commands.defaultAccount = account
-            }
-        }
-        if let timeout = reader.number(section["timeout"]?.value, "commands.timeout") {
-            if timeout <= 0 {
-                reader.report(
-                    .invalidValue, at: section["timeout"]?.value,
-                    "'commands.timeout' is \(timeout) seconds; it must be more than 0",
-                    fix: "use 10, or leave it out for the default")
-            } else {
-                commands.timeout = .milliseconds(Int64((timeout * 1000).rounded()))
-            }
-        }
-        if let entry = section["rateLimit"] { commands.rateLimit = reader.readRateLimit(entry) }
-    }
-
-    private mutating func readAccess(_ node: Node?, into access: inout GatewayConfiguration.AccessSettings) {
-        let section = reader.section(node, path: "access", keys: ["dynamicSecurity", "aclFile", "bridgeClientID"])
-        let dynamic = reader.section(
-            section["dynamicSecurity"]?.value, path: "access.dynamicSecurity", keys: ["enabled"])
-        if let enabled = reader.bool(dynamic["enabled"]?.value, "access.dynamicSecurity.enabled") {
-            access.dynamicSecurity = enabled
-        }
-        if let node = section["aclFile"]?.value, let path = reader.optionalString(node, "access.aclFile") {
-            access.aclFile = path
-        }
-        if let node = section["bridgeClientID"]?.value,
-            let clientID = reader.optionalString(node, "access.bridgeClientID")
-        {
-            if let clientID, let problem = AccessRules.problem(with: clientID, as: "bridge client id") {
-                reader.report(
-                    .invalidValue, at: node, "'access.bridgeClientID' '\(clientID)' cannot be used: \(problem)",
-                    fix: "use the bridge's remote_clientid from the hub's mosquitto.conf, e.g. hub1")
-            } else {
-                access.bridgeClientID = clientID
-            }
-        }
-    }
-
-    private mutating func readHomes(_ node: Node?, into homes: inout GatewayConfiguration.HomeSettings) {
-        let section = reader.section(node, path: "homes", keys: ["creators"])
-        guard let node = section["creators"]?.value, node.kind != .null else { return }
-        guard let sequence = node.sequence else {
-            reader.report(
-                .wrongType, at: node, "'homes.creators' must be a list of accounts",
-                fix: "write the accounts as a list, e.g. [owner], or null for the administrators of the homes")
-            return
-        }
-        var creators: [String] = []
-        for item in sequence {
-            guard let account = reader.string(item, "homes.creators") else { continue }
-            do {
-                try AccountName.validate(account)
-                creators.append(account)
-            } catch {
-                reader.report(
-                    .invalidValue, at: item, "'\(account)' in 'homes.creators' is no account: \(error.message)",
-                    fix: "write the MQTT usernames of the accounts that may add homes")
-            }
-        }
-        homes.creators = creators
-    }
-
-    private mutating func readHomeAssistant(
-        _ node: Node?, into homeAssistant: inout GatewayConfiguration.HomeAssistantSettings
-    ) {
-        let section = reader.section(
-            node, path: "homeAssistant", keys: ["enabled", "discoveryPrefix", "account", "nodeId"])
-        if let enabled = reader.bool(section["enabled"]?.value, "homeAssistant.enabled") {
-            homeAssistant.enabled = enabled
-        }
-        if let node = section["discoveryPrefix"]?.value,
-            let prefix = reader.string(node, "homeAssistant.discoveryPrefix")
-        {
-            do {
-                try BaseTopic.validate(prefix)
-                homeAssistant.discoveryPrefix = prefix
-            } catch {
-                reader.report(
-                    .invalidValue, at: node, "homeAssistant.discoveryPrefix: \(error)", fix: "use homeassistant")
-            }
-        }
-        if let node = section["account"]?.value, let account = reader.string(node, "homeAssistant.account") {
-            if account.isEmpty || account.contains(where: { "+#/".contains($0) }) {
-                reader.report(
-                    .invalidValue, at: node, "'homeAssistant.account' must be an MQTT username without '+', '#' or '/'",
-                    fix: "use homeassistant")
-            } else {
-                homeAssistant.account = account
-            }
-        }
-        if let node = section["nodeId"]?.value, let nodeId = reader.string(node, "homeAssistant.nodeId") {
-            let allowed = nodeId.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-            if nodeId.isEmpty || !allowed {
-                reader.report(
-                    .invalidValue, at: node,
-                    "'homeAssistant.nodeId' is '\(nodeId)'; Home Assistant allows only letters, digits, '_' and '-'",
-                    fix: "use homegate")
-            } else {
-                homeAssistant.nodeId = nodeId
-            }
-        }
-    }
-
-    /// `web: null` turns the page off; `web.listen` is `host:port` (`[v6]:port` for IPv6).
-    private mutating func readWeb(
-        _ entry: (key: Node, value: Node)?, into web: inout GatewayConfiguration.WebSettings?
-    ) {
-        guard let entry else { return }
-        if entry.value.kind == .null {
-            web = nil
-            return
-        }
-        var settings = GatewayConfiguration.WebSettings()
-        let section = reader.section(
-            entry.value, path: "web", keys: ["listen", "sessionLifetime", "behindProxy", "hosts"])
-        if let node = section["listen"]?.value, let listen = reader.string(node, "web.listen") {
-            if let (host, port) = GatewayConfiguration.hostAndPort(listen) {
-                settings.host = host
-                settings.port = port
-            } else {
-                reader.report(
-                    .invalidValue, at: node, "'web.listen' is '\(listen)'; it must be host:port with a port 0...65535",
-                    fix: "use 127.0.0.1:8080 (or [::1]:8080), or web: null for no page")
-            }
-        }
-        if let node = section["sessionLifetime"]?.value, let seconds = reader.number(node, "web.sessionLifetime") {
-            if seconds < 60 || seconds > 30 * 86_400 {
-                reader.report(
-                    .invalidValue, at: node, "'web.sessionLifetime' is \(seconds) seconds; it must be 60...2592000",
-                    fix: "use 43200 (twelve hours)")
-            } else {
-                settings.sessionLifetime = .seconds(seconds)
-            }
-        }
-        if let behindProxy = reader.bool(section["behindProxy"]?.value, "web.behindProxy") {
-            settings.behindProxy = behindProxy
-        }
-        if let node = section["hosts"]?.value {
-            if let sequence = node.sequence {
-                for item in sequence {
-                    guard let name = reader.string(item, "web.hosts") else { continue }
-                    if HostName.isValid(name) {
-                        settings.hosts.append(name)
-                    } else {
-                        reader.report(
-                            .invalidValue, at: item, "'\(name)' in 'web.hosts' is not a host name or an IP address",
-                            fix: "list the names the page is opened by, without scheme or port: [hub.example.org]")
-                    }
-                }
-            } else {
-                reader.report(
-                    .wrongType, at: node, "'web.hosts' must be a list of host names",
-                    fix: "write e.g. [hub.example.org, hub.home.arpa]")
-            }
-        }
-        web = settings
-    }
-
-    private mutating func readLogging(_ node: Node?, into logging: inout GatewayConfiguration.LoggingSettings) {
-        let section = reader.section(node, path: "logging", keys: ["level"])
-        guard let level = overridden("HOMEGATE_LOG_LEVEL", fileString(section["level"], "logging.level")) else {
-            return
-        }
-        if let value = Logger.Level(rawValue: level.value.lowercased()) {
-            logging.level = value
-        } else {
-            let names = Logger.Level.allCases.map(\.rawValue)
-            let suggestion = ConfigurationReader.nearest(to: level.value, in: names)
-            invalid(
-                level.location,
-                "unknown log level '\(level.value)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
-                fix: "use one of: \(names.joined(separator: ", "))")
-        }
-    }
-}
-
-extension GatewayConfiguration {
     /// `host:port` or `[v6]:port` split, or nil when it is neither.
     static func hostAndPort(_ listen: String) -> (String, Int)? {
         let host: Substring
@@ -674,3 +106,436 @@ extension GatewayConfiguration {
         return (String(host), port)
     }
 }
+
+// MARK: The sections, in the order of the sample file
+
+extension GatewayConfiguration: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, web
+    }
+
+    /// Reads a config file's document; only `parse` can call it, as it collects the problems.
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        // The sections with environment overrides are read even when the file leaves them out.
+        mqtt = file.value(.mqtt) ?? MQTTSettings(file.missing(.mqtt))
+        data = file.value(.data) ?? DataSettings(file.missing(.data))
+        file.read(&accessories, .accessories)
+        file.read(&commands, .commands)
+        file.read(&access, .access)
+        file.read(&homes, .homes)
+        file.read(&homeAssistant, .homeAssistant)
+        logging = file.value(.logging) ?? LoggingSettings(file.missing(.logging))
+        file.readOrNull(&web, .web)
+        checkZigbee2MQTTTopics(file.decoding)
+    }
+
+    /// zigbee2mqtt's base topic must be its own: the access rules give zigbee2mqtt's account
+    /// everything under it, so it must not take in the gateway's topics or Home Assistant's.
+    private func checkZigbee2MQTTTopics(_ decoding: ConfigurationDecoding) {
+        guard let zigbee = accessories.zigbee2mqtt, zigbee.broker == nil else { return }
+        var others = [("mqtt.baseTopic", mqtt.baseTopic)]
+        if homeAssistant.enabled {
+            others.append(("homeAssistant.discoveryPrefix", homeAssistant.discoveryPrefix))
+        }
+        let base = zigbee.baseTopic
+        for (key, topic) in others where base == topic || base.hasPrefix(topic + "/") || topic.hasPrefix(base + "/") {
+            decoding.report(
+                .invalidValue, at: decoding.location(["accessories", "zigbee2mqtt", "baseTopic"].map { PathKey($0) }),
+                "'accessories.zigbee2mqtt.baseTopic' ('\(base)') overlaps '\(key)' ('\(topic)'): zigbee2mqtt's account would get the gateway's topics",
+                fix: "use zigbee2mqtt's own base topic, by default zigbee2mqtt")
+        }
+    }
+}
+
+extension GatewayConfiguration.MQTTSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case broker, brokers, clientId, username, password, passwordFile, baseTopic, keepAlive, connectTimeout
+        case protocolVersion, eventsQoS, tls
+    }
+
+    private static let protocolVersions: [String: MQTTConfiguration.ProtocolVersion] = [
+        "5": .v5, "5.0": .v5, "3.1.1": .v311, "311": .v311, "4": .v311,
+    ]
+
+    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
+
+    init(_ file: ConfigurationSection<CodingKeys>) {
+        self.init()
+        clientId = file.value(.clientId, fix: "use a name unique on the broker, e.g. homegate") {
+            $0.isEmpty || $0.utf8.count > 65535 ? "'mqtt.clientId' must not be empty" : nil
+        }
+        file.read(&keepAlive, .keepAlive) {
+            $0 == 0 || (5...65535).contains($0)
+                ? nil : "'mqtt.keepAlive' is \($0) seconds; libmosquitto takes 0 (off) or 5 to 65535"
+        }
+        file.read(&connectTimeout, .connectTimeout) {
+            (1...3600).contains($0) ? nil : "'mqtt.connectTimeout' is \($0) seconds; it must be between 1 and 3600"
+        }
+        let qos: Int? = file.value(
+            .eventsQoS, example: 1, fix: "write 1 to have them queued for a persistent session, or leave it out for 0"
+        ) { (0...1).contains($0) ? nil : "'mqtt.eventsQoS' is \($0); $events go at QoS 0 or 1" }
+        eventsQoS = qos.flatMap(MQTTQoS.init(rawValue:)) ?? eventsQoS
+        let version: String? = file.value(.protocolVersion, fix: "write 5, or \"3.1.1\" for an older broker") {
+            Self.protocolVersions[$0] != nil
+                ? nil : "'mqtt.protocolVersion' is '\($0)'; homegate speaks MQTT 5 and 3.1.1"
+        }
+        protocolVersion = version.flatMap { Self.protocolVersions[$0] } ?? protocolVersion
+        readAccount(file)
+        baseTopic =
+            file.text(
+                .baseTopic, overriddenBy: "HOMEGATE_MQTT_BASE_TOPIC",
+                fix: "use a plain topic such as 'homegate' or 'site1/homegate'"
+            ) { problem(BaseTopic.validate, $0) } ?? baseTopic
+        let brokerLocation = readBrokers(file)
+        file.readOrNull(&tls, .tls)
+        if tls != nil, let brokerLocation, !broker.lowercased().hasPrefix("mqtts://") {
+            file.decoding.report(
+                .invalidValue, at: file.keyLocation(.tls),
+                "'mqtt.tls' is set but the broker '\(broker)' is plain MQTT (\(brokerLocation))",
+                fix: "use an mqtts:// broker address, or remove the tls section")
+        }
+    }
+
+    /// `username`, and the password from `password`, `passwordFile` or `HOMEGATE_MQTT_PASSWORD`.
+    private mutating func readAccount(_ file: ConfigurationSection<CodingKeys>) {
+        username = file.text(.username, overriddenBy: "HOMEGATE_MQTT_USERNAME") ?? username
+        if file.contains(.passwordFile), file.contains(.password) {
+            file.decoding.report(
+                .invalidValue, at: file.keyLocation(.passwordFile),
+                "'mqtt.password' and 'mqtt.passwordFile' are both set",
+                fix: "keep one; passwordFile keeps the secret out of this file")
+        }
+        if file.decoding.variable("HOMEGATE_MQTT_PASSWORD") == nil {
+            passwordFile = file.path(.passwordFile)
+            password = passwordFile.flatMap(firstLine(ofFile:))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else {
+            passwordFile = file.value(.passwordFile)
+        }
+        password = file.text(.password, overriddenBy: "HOMEGATE_MQTT_PASSWORD") ?? password
+        if password != nil && username == nil {
+            file.decoding.report(
+                .invalidValue, at: file.keyLocation(file.contains(.password) ? .password : .passwordFile),
+                "a password is set but no 'mqtt.username'", fix: "add 'username:' to the mqtt section")
+        }
+    }
+
+    /// `brokers`, `broker` or `HOMEGATE_MQTT_BROKER`, each address checked where it is written.
+    /// Returns where the first broker comes from, or nil when one is not usable.
+    private mutating func readBrokers(_ file: ConfigurationSection<CodingKeys>) -> ConfigurationError.Location? {
+        var brokers: [(url: String, location: ConfigurationError.Location)] = []
+        var isValid = true
+        if file.contains(.brokers) {
+            if file.contains(.broker) {
+                file.decoding.report(
+                    .invalidValue, at: file.keyLocation(.brokers), "'mqtt.broker' and 'mqtt.brokers' are both set",
+                    fix: "keep one: brokers lists several in order of preference, broker names one")
+            }
+            let list: [String]? = file.value(.brokers, example: ["mqtt://hub.local:1883", "mqtt://backup.local:1883"])
+            if list?.isEmpty == true {
+                file.report(
+                    .wrongType, at: .brokers, "'mqtt.brokers' must be a list of mqtt[s]://host[:port]",
+                    fix: "write e.g. [\"mqtt://hub.local:1883\", \"mqtt://backup.local:1883\"]")
+            }
+            isValid = list?.isEmpty == false
+            brokers = (list ?? []).enumerated().map { ($1, file.location(.brokers, item: $0)) }
+        } else if let broker: String = file.value(.broker) {
+            brokers = [(broker, file.location(.broker))]
+        }
+        if let variable = file.decoding.variable("HOMEGATE_MQTT_BROKER") {
+            brokers = variable.split(separator: ",", omittingEmptySubsequences: false).map {
+                ($0.trimmingCharacters(in: .whitespaces), .environment("HOMEGATE_MQTT_BROKER"))
+            }
+        }
+        for broker in brokers {
+            if let problem = problem({ _ = try MQTTConfiguration(brokerURL: $0, clientID: "check") }, broker.url) {
+                file.decoding.report(
+                    .invalidValue, at: broker.location, problem, fix: "write mqtt://host:1883 or mqtts://host:8883")
+                isValid = false
+            }
+        }
+        guard isValid else { return nil }
+        guard let first = brokers.first else { return .wholeFile(file.decoding.file) }
+        if let problem = problem({ _ = try MQTTConfiguration(brokerURLs: $0, clientID: "check") }, brokers.map(\.url)) {
+            file.decoding.report(
+                .invalidValue, at: first.location, problem, fix: "make them all mqtt:// or all mqtts://")
+            return nil
+        }
+        self.brokers = brokers.map(\.url)
+        return first.location
+    }
+}
+
+extension GatewayConfiguration.TLSSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case caFile, certificateFile, keyFile, verifyServer
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        caFile = file.path(.caFile)
+        certificateFile = file.path(.certificateFile)
+        keyFile = file.path(.keyFile)
+        if (certificateFile == nil) != (keyFile == nil) {
+            file.decoding.report(
+                .invalidValue, at: file.decoding.location(file.path, key: true),
+                "'mqtt.tls' needs both certificateFile and keyFile, or neither",
+                fix: "add the missing one, or remove the other")
+        }
+        file.read(&verifyServer, .verifyServer)
+    }
+}
+
+extension GatewayConfiguration.DataSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case directory, inMemory, valueCommitWindow
+    }
+
+    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
+
+    init(_ file: ConfigurationSection<CodingKeys>) {
+        self.init()
+        directory =
+            file.text(.directory, overriddenBy: "HOMEGATE_DATA_DIRECTORY", fix: "use e.g. /var/lib/homegate") {
+                $0.isEmpty ? "'data.directory' is empty" : nil
+            } ?? directory
+        file.read(&inMemory, .inMemory)
+        valueCommitWindow =
+            file.seconds(
+                .valueCommitWindow, example: 0.1,
+                fix:
+                    "use 0.1 (a power cut loses at most that much of device values), or 0 to write each value before its answer"
+            ) { (0...5).contains($0) ? nil : "'data.valueCommitWindow' is \($0) seconds; it must be 0...5" }
+            ?? valueCommitWindow
+    }
+}
+
+extension GatewayConfiguration.AccessorySettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case virtual, zigbee2mqtt, hap
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        virtual = file.isNull(.virtual) ? nil : file.path(.virtual)
+        file.readOrNull(&zigbee2mqtt, .zigbee2mqtt)
+        file.readOrNull(&hap, .hap)
+    }
+}
+
+extension GatewayConfiguration.HAPSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case discovery, accessories
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.read(&discovery, .discovery)
+        guard !file.isNull(.accessories) else { return }
+        accessories =
+            file.list(
+                .accessories, example: ["192.168.1.20:51826"],
+                fix: "write the accessory's address and HAP port, e.g. 192.168.1.20:51826"
+            ) {
+                (GatewayConfiguration.hostAndPort($0)?.1 ?? 0) > 0
+                    ? nil : "'\($0)' in 'accessories.hap.accessories' is not host:port"
+            }
+            ?? []
+    }
+}
+
+extension GatewayConfiguration.Zigbee2MQTTSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case baseTopic, broker, username, passwordFile, account
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.read(&baseTopic, .baseTopic, fix: "use zigbee2mqtt's mqtt.base_topic, by default zigbee2mqtt") {
+            problem(BaseTopic.validate, $0).map { "'accessories.zigbee2mqtt.baseTopic': \($0)" }
+        }
+        broker = file.value(.broker, fix: "e.g. mqtt://192.168.1.20:1883, or leave it out for the gateway's own broker")
+        {
+            problem({ _ = try MQTTConfiguration(brokerURL: $0, clientID: "check") }, $0) == nil
+                ? nil : "'accessories.zigbee2mqtt.broker' is '\($0)', not an mqtt[s]://host[:port] address"
+        }
+        username = file.value(.username)
+        if let path: String = file.value(.passwordFile) {
+            password = firstLine(ofFile: path)
+            if password == nil {
+                file.report(
+                    at: .passwordFile, "'accessories.zigbee2mqtt.passwordFile' ('\(path)') cannot be read",
+                    fix: "a file whose first line is the password, readable by the gateway's user")
+            }
+        }
+        file.read(&account, .account, fix: "the username zigbee2mqtt connects with, by default zigbee2mqtt") {
+            $0.isEmpty || $0.contains(where: { "/+#".contains($0) })
+                ? "'accessories.zigbee2mqtt.account' must be a broker account name" : nil
+        }
+    }
+}
+
+extension GatewayConfiguration.CommandSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case defaultAccount, timeout, rateLimit
+    }
+
+    enum RateLimitKeys: String, CodingKey, CaseIterable {
+        case perSecond, burst
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.readOrNull(
+            &defaultAccount, .defaultAccount, fix: "name an account, or write null to refuse commands without one"
+        ) { $0.isEmpty ? "'commands.defaultAccount' is empty" : nil }
+        timeout =
+            file.seconds(.timeout, example: 10) {
+                $0 > 0 ? nil : "'commands.timeout' is \($0) seconds; it must be more than 0"
+            } ?? timeout
+        rateLimit =
+            file.isNull(.rateLimit) ? nil : file.section(.rateLimit, RateLimitKeys.self, Self.rateLimit) ?? rateLimit
+    }
+
+    /// `commands.rateLimit`: `perSecond` (more than 0) and `burst` (at least 1), each defaulting to
+    /// `RateLimit.standard`'s.
+    private static func rateLimit(_ file: ConfigurationSection<RateLimitKeys>) -> RateLimit {
+        var limit = RateLimit.standard
+        file.read(&limit.perSecond, .perSecond, fix: "use 50, or write 'rateLimit: null' to turn the limit off") {
+            $0 > 0 && $0.isFinite ? nil : "'commands.rateLimit.perSecond' is \($0); it must be more than 0"
+        }
+        file.read(&limit.burst, .burst) { $0 >= 1 ? nil : "'commands.rateLimit.burst' is \($0); it must be at least 1" }
+        return limit
+    }
+}
+
+extension GatewayConfiguration.AccessSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case dynamicSecurity, aclFile, bridgeClientID
+    }
+
+    enum DynamicSecurityKeys: String, CodingKey, CaseIterable {
+        case enabled
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        dynamicSecurity =
+            file.section(.dynamicSecurity, DynamicSecurityKeys.self) { $0.value(.enabled) ?? false } ?? false
+        file.readOrNull(&aclFile, .aclFile)
+        file.readOrNull(
+            &bridgeClientID, .bridgeClientID,
+            fix: "use the bridge's remote_clientid from the hub's mosquitto.conf, e.g. hub1"
+        ) { id in
+            AccessRules.problem(with: id, as: "bridge client id").map {
+                "'access.bridgeClientID' '\(id)' cannot be used: \($0)"
+            }
+        }
+    }
+}
+
+extension GatewayConfiguration.HomeSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case creators
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        guard !file.isNull(.creators) else { return }
+        creators = file.list(
+            .creators, example: ["owner"], fix: "write the MQTT usernames of the accounts that may add homes"
+        ) { account in
+            problem(AccountName.validate, account).map { "'\(account)' in 'homes.creators' is no account: \($0)" }
+        }
+    }
+}
+
+extension GatewayConfiguration.HomeAssistantSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case enabled, discoveryPrefix, account, nodeId
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.read(&enabled, .enabled)
+        file.read(&discoveryPrefix, .discoveryPrefix, fix: "use homeassistant") {
+            problem(BaseTopic.validate, $0).map { "homeAssistant.discoveryPrefix: \($0)" }
+        }
+        file.read(&account, .account, fix: "use homeassistant") {
+            $0.isEmpty || $0.contains(where: { "+#/".contains($0) })
+                ? "'homeAssistant.account' must be an MQTT username without '+', '#' or '/'" : nil
+        }
+        file.read(&nodeId, .nodeId, fix: "use homegate") { nodeId in
+            !nodeId.isEmpty && nodeId.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }
+                ? nil : "'homeAssistant.nodeId' is '\(nodeId)'; Home Assistant allows only letters, digits, '_' and '-'"
+        }
+    }
+}
+
+extension GatewayConfiguration.WebSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case listen, sessionLifetime, behindProxy, hosts
+    }
+
+    /// `web.listen` is `host:port` (`[v6]:port` for IPv6).
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        let listen: String? = file.value(.listen, fix: "use 127.0.0.1:8080 (or [::1]:8080), or web: null for no page") {
+            GatewayConfiguration.hostAndPort($0) != nil
+                ? nil : "'web.listen' is '\($0)'; it must be host:port with a port 0...65535"
+        }
+        (host, port) = listen.flatMap(GatewayConfiguration.hostAndPort) ?? (host, port)
+        sessionLifetime =
+            file.seconds(.sessionLifetime, example: 43_200, fix: "use 43200 (twelve hours)") {
+                (60...30 * 86_400).contains($0)
+                    ? nil : "'web.sessionLifetime' is \($0) seconds; it must be 60...2592000"
+            } ?? sessionLifetime
+        file.read(&behindProxy, .behindProxy)
+        hosts =
+            file.list(
+                .hosts, example: ["hub.example.org", "hub.home.arpa"],
+                fix: "list the names the page is opened by, without scheme or port: [hub.example.org]"
+            ) { HostName.isValid($0) ? nil : "'\($0)' in 'web.hosts' is not a host name or an IP address" } ?? hosts
+    }
+}
+
+extension GatewayConfiguration.LoggingSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case level
+    }
+
+    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
+
+    init(_ file: ConfigurationSection<CodingKeys>) {
+        self.init()
+        let names = Logger.Level.allCases.map(\.rawValue)
+        let level = file.text(
+            .level, overriddenBy: "HOMEGATE_LOG_LEVEL", fix: "use one of: \(names.joined(separator: ", "))"
+        ) {
+            guard Logger.Level(rawValue: $0.lowercased()) == nil else { return nil }
+            let suggestion = ConfigurationDecoding.nearest(to: $0, in: names).map { "; did you mean '\($0)'?" }
+            return "unknown log level '\($0)'\(suggestion ?? "")"
+        }
+        self.level = level.flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? self.level
+    }
+}
+
+/// The first line of a file (a password kept out of the config), or nil when it cannot be read.
+private func firstLine(ofFile path: String) -> String? {
+    (try? String(contentsOfFile: path, encoding: .utf8)).map {
+        String($0.split(separator: "\n", omittingEmptySubsequences: false)[0])
+    }
+}
+
+extension MQTTError: ExplainedError {}
+extension HomeError: ExplainedError {}

@@ -434,6 +434,90 @@ struct ConfigurationTests {
         #expect(problem.message.contains("is plain MQTT"))
     }
 
+    // MARK: Decoded sections: each problem keeps its line and its fix
+
+    @Test("a misspelt key two sections down is named by its path, at its line, with the key it meant")
+    func misspeltNestedKey() throws {
+        // Given a rate limit whose key is misspelt
+        let problem = try problem("commands:\n  timeout: 5\n  rateLimit:\n    brust: 10\n")
+
+        // Then the key is reported where it is written, with the known key as the fix
+        #expect(problem.code == .unknownKey)
+        #expect(problem.location == .file("homegate.yml", line: 4, column: 5))
+        #expect(problem.message == "unknown key 'commands.rateLimit.brust'; did you mean 'burst'?")
+        #expect(problem.fix == "rename it to 'burst'")
+    }
+
+    @Test(
+        "a value of the wrong type says which type is expected, at the value's line",
+        arguments: [
+            (
+                "data:\n  inMemory: sometimes\n", 2, "'data.inMemory' must be true or false, not 'sometimes'",
+                "write true or false"
+            ),
+            (
+                "commands:\n  timeout: soon\n", 2, "'commands.timeout' must be a number, not 'soon'",
+                "write a number such as 10"
+            ),
+            (
+                "mqtt:\n  connectTimeout: 2.5\n", 2, "'mqtt.connectTimeout' must be a whole number, not '2.5'",
+                "write a number such as 10"
+            ),
+            (
+                "mqtt:\n  username:\n    - a\n", 3, "'mqtt.username' must be text",
+                "write a single value after 'mqtt.username:'"
+            ),
+            (
+                "web:\n  hosts:\n    hub: 1\n", 3, "'web.hosts' must be a list, not 'a section'",
+                "write a list such as [hub.example.org, hub.home.arpa]"
+            ),
+        ])
+    func wrongTypes(yaml: String, line: Int, message: String, fix: String) throws {
+        let problem = try problem(yaml)
+        #expect(problem.code == .wrongType)
+        #expect(problem.location.line == line)
+        #expect(problem.message == message)
+        #expect(problem.fix == fix)
+    }
+
+    @Test(
+        "a value out of range is reported at its line with a value to use instead",
+        arguments: [
+            (
+                "mqtt:\n  connectTimeout: 0\n", 2, "'mqtt.connectTimeout' is 0 seconds; it must be between 1 and 3600",
+                "use 10, or leave it out for the default"
+            ),
+            (
+                "commands:\n  rateLimit:\n    burst: -3\n", 3,
+                "'commands.rateLimit.burst' is -3; it must be at least 1",
+                "use 100, or leave it out for the default"
+            ),
+            (
+                "web:\n  sessionLifetime: 59\n", 2, "'web.sessionLifetime' is 59.0 seconds; it must be 60...2592000",
+                "use 43200 (twelve hours)"
+            ),
+            (
+                "mqtt:\n  eventsQoS: 2\n", 2, "'mqtt.eventsQoS' is 2; $events go at QoS 0 or 1",
+                "write 1 to have them queued for a persistent session, or leave it out for 0"
+            ),
+        ])
+    func outOfRange(yaml: String, line: Int, message: String, fix: String) throws {
+        let problem = try problem(yaml)
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == line)
+        #expect(problem.message == message)
+        #expect(problem.fix == fix)
+    }
+
+    @Test("problems in several sections and a bad section are all reported, in the order of the file")
+    func problemsAcrossSections() throws {
+        let found = problems("mqtt:\n  keepAlive: 1\n  tls: on\ndata:\n  directry: /srv\nweb:\n  behindProxy: 3\n")
+        #expect(found.map(\.location.line) == [2, 3, 5, 7])
+        #expect(found.map(\.code) == [.invalidValue, .wrongType, .unknownKey, .wrongType])
+        #expect(found[1].message.hasPrefix("'mqtt.tls' must be a section of keys (caFile, certificateFile"))
+        #expect(found[2].fix == "rename it to 'directory'")
+    }
+
     // MARK: Environment
 
     @Test("environment variables win over the file")
@@ -466,6 +550,21 @@ struct ConfigurationTests {
         #expect(configuration.mqtt.baseTopic == "env/homegate")
         #expect(configuration.data.directory == "/env")
         #expect(configuration.logging.level == .trace)
+    }
+
+    @Test("the environment sets the sections the file leaves out, and a bad value names the variable")
+    func environmentWithoutSections() throws {
+        let configuration = try GatewayConfiguration.parse(
+            yaml: "", file: "homegate.yml",
+            environment: [
+                "HOMEGATE_MQTT_USERNAME": "gw", "HOMEGATE_DATA_DIRECTORY": "/env", "HOMEGATE_LOG_LEVEL": "debug",
+            ])
+        #expect(configuration.mqtt.username == "gw")
+        #expect(configuration.data.directory == "/env")
+        #expect(configuration.logging.level == .debug)
+        let problem = try problem("web: null\n", environment: ["HOMEGATE_MQTT_BASE_TOPIC": "a/#"])
+        #expect(problem.location == .environment("HOMEGATE_MQTT_BASE_TOPIC"))
+        #expect(problem.message.contains("wildcard"))
     }
 
     @Test("the password variable wins over a password file, which is then not needed")
