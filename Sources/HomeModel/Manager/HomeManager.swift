@@ -40,9 +40,7 @@ package actor HomeManager {
     private var layoutTurns: [CheckedContinuation<Void, Never>] = []
     let database: HomeDatabase
     var browser = AccessoryBrowser()
-    private var changeSubscribers: [UUID: ChangeSubscriber] = [:]
-    /// Counts the events published (``HomeChange/version``).
-    private var version: UInt64 = 0
+    private var feed = ChangeFeed()
     var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
@@ -106,15 +104,11 @@ package actor HomeManager {
     /// watches) is not woken for every value a device reports. The first change is there whatever
     /// `isWanted` says.
     package func changes(where isWanted: (@Sendable (HomeChange) -> Bool)?) -> Mailbox<HomeChange> {
-        let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
-        let id = UUID()
-        changeSubscribers[id] = ChangeSubscriber(sender: sender, isWanted: isWanted)
-        sender.onTermination = {
+        let first = change(.homeManagerDidUpdateHomes, version: feed.version)
+        return feed.subscribe(where: isWanted, first: first) { id in
             // Called synchronously where the listener went away: a task hops onto the manager.
             Task { await self.unsubscribe(id) }
         }
-        sender.yield(change(.homeManagerDidUpdateHomes))
-        return mailbox
     }
 
     /// The events of ``changes()`` without the state: for listeners that read what they need back.
@@ -123,18 +117,11 @@ package actor HomeManager {
     }
 
     private func unsubscribe(_ id: UUID) {
-        changeSubscribers[id] = nil
+        feed.unsubscribe(id)
     }
 
     func publish(_ events: [HomeEvent]) {
-        for event in events {
-            version &+= 1
-            guard !changeSubscribers.isEmpty else { continue }
-            let change = change(event)
-            for subscriber in changeSubscribers.values where subscriber.isWanted?(change) ?? true {
-                subscriber.sender.yield(change)
-            }
-        }
+        feed.publish(events) { event, version in change(event, version: version) }
     }
 
     /// `event` with the model as it is now. A value's or a reachability change holds only its home
@@ -142,7 +129,7 @@ package actor HomeManager {
     /// in place would make the manager copy the home's accessories for that commit (at 10,000
     /// accessories, most of a flap's work). Neither can change the accessories no home has, so they
     /// do not carry them (finding them is a pass over every accessory the drivers found).
-    private func change(_ event: HomeEvent) -> HomeChange {
+    private func change(_ event: HomeEvent, version: UInt64) -> HomeChange {
         let accessory: AccessoryID? =
             switch event {
             case .didUpdateValueForCharacteristic(_, let accessory, _, _, _),
@@ -155,13 +142,14 @@ package actor HomeManager {
             home.accessories = [home.accessories[a]]
             return HomeChange(event: event, homes: [home], discovered: nil, version: version)
         }
-        return HomeChange(event: event, homes: graph.homes, discovered: browser.unowned(by: graph), version: version)
+        return HomeChange(
+            event: event, homes: graph.homes, discovered: browser.unowned(by: graph), version: version)
     }
 
     /// The homes, the accessories no home has yet, and the model's version (``HomeChange/version``),
     /// read together.
     package func state() -> (homes: [Home], discovered: [Accessory], version: UInt64) {
-        (graph.homes, browser.unowned(by: graph), version)
+        (graph.homes, browser.unowned(by: graph), feed.version)
     }
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
@@ -195,8 +183,7 @@ package actor HomeManager {
         database.waitForWrites()
         valueCommits.keepUnsaved(takeFailedValues())
         if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
-        for subscriber in changeSubscribers.values { subscriber.sender.finish() }
-        changeSubscribers.removeAll()
+        feed.finish()
     }
 
     // MARK: Committing
@@ -446,10 +433,3 @@ package actor HomeManager {
 
 /// The events of ``HomeManager/changes()`` without the state they left (``HomeManager/events()``).
 package typealias HomeEvents = AsyncMapSequence<Mailbox<HomeChange>, HomeEvent>
-
-/// A listener of ``HomeManager/changes(where:)``: where its changes go, and which it wants (all
-/// without a test).
-private struct ChangeSubscriber {
-    let sender: Mailbox<HomeChange>.Sender
-    let isWanted: (@Sendable (HomeChange) -> Bool)?
-}

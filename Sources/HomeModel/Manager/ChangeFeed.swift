@@ -1,0 +1,55 @@
+import AsyncMailbox
+import Foundation
+
+/// The model's change stream, the part of the home's store that tells: who listens (each with the
+/// test it asked for), and the model's version, counted per event (``HomeChange/version``). The
+/// manager renders each change; the feed hands it to those who want it.
+struct ChangeFeed {
+    private var subscribers: [UUID: Subscriber] = [:]
+    /// Counts the events published.
+    private(set) var version: UInt64 = 0
+
+    /// A listener: where its changes go, and which it wants (all without a test).
+    private struct Subscriber {
+        let sender: Mailbox<HomeChange>.Sender
+        let isWanted: (@Sendable (HomeChange) -> Bool)?
+    }
+
+    /// A new listener's mailbox, starting with `first`; `ended` is called with its id when the
+    /// listener goes away, from wherever it went, to ``unsubscribe(_:)`` it.
+    mutating func subscribe(
+        where isWanted: (@Sendable (HomeChange) -> Bool)?, first: HomeChange,
+        ended: @escaping @Sendable (UUID) -> Void
+    ) -> Mailbox<HomeChange> {
+        let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
+        let id = UUID()
+        subscribers[id] = Subscriber(sender: sender, isWanted: isWanted)
+        sender.onTermination = { ended(id) }
+        sender.yield(first)
+        return mailbox
+    }
+
+    mutating func unsubscribe(_ id: UUID) {
+        subscribers[id] = nil
+    }
+
+    /// Counts each event and hands what `render` makes of it (with the version it is) to every
+    /// listener that wants it; nothing is rendered while nobody listens. `render` must not touch the
+    /// feed.
+    mutating func publish(_ events: [HomeEvent], render: (HomeEvent, _ version: UInt64) -> HomeChange) {
+        for event in events {
+            version &+= 1
+            guard !subscribers.isEmpty else { continue }
+            let change = render(event, version)
+            for subscriber in subscribers.values where subscriber.isWanted?(change) ?? true {
+                subscriber.sender.yield(change)
+            }
+        }
+    }
+
+    /// Ends every listener's stream (the manager shuts down).
+    mutating func finish() {
+        for subscriber in subscribers.values { subscriber.sender.finish() }
+        subscribers.removeAll()
+    }
+}
