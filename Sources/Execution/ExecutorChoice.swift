@@ -11,12 +11,6 @@ package struct ExecutorChoice: Sendable {
     }
 
     package var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-
-    /// True when the executor is `other` (the same loop).
-    package func isSame(as other: (any SerialExecutor)?) -> Bool {
-        guard let other else { return false }
-        return ObjectIdentifier(executor) == ObjectIdentifier(other)
-    }
 }
 
 /// `operation`, isolated to the actor of the code that writes it: a task or a task group's child made
