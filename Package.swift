@@ -91,6 +91,7 @@ let package = Package(
             name: "HomeModel",
             dependencies: [
                 "AsyncMailbox",
+                "JSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -291,7 +292,7 @@ let package = Package(
         .testTarget(
             name: "HomeModelTests",
             dependencies: [
-                "HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "crash-writer",
+                "HomeModel", "VirtualDevices", "JSON", "TestSupport", "AsyncMailbox", "crash-writer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
