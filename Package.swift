@@ -97,6 +97,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailbox",
                 "Execution",
+                "JSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -299,7 +300,7 @@ let package = Package(
         .testTarget(
             name: "HomeModelTests",
             dependencies: [
-                "HomeModel", "VirtualDevices", "TestSupport", "AsyncMailbox", "Execution", "crash-writer",
+                "HomeModel", "VirtualDevices", "JSON", "TestSupport", "AsyncMailbox", "Execution", "crash-writer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -76,29 +76,3 @@ package struct Expose: Sendable, Hashable {
     /// The enum's values that are strings.
     var stringValues: [String] { values.compactMap(\.stringValue) }
 }
-
-extension JSON {
-    /// An integer, or a number that is a whole one.
-    var integerValue: Int? {
-        switch self {
-        case .integer(let value): value
-        case .number(let value) where value.rounded() == value && abs(value) < 9e15: Int(value)
-        default: nil
-        }
-    }
-
-    /// Any number as a `Double`.
-    var numberValue: Double? {
-        switch self {
-        case .integer(let value): Double(value)
-        case .number(let value): value
-        default: nil
-        }
-    }
-
-    /// The members of an object, or nil.
-    var members: [(key: String, value: JSON)]? {
-        if case .object(let members) = self { return members }
-        return nil
-    }
-}

@@ -200,11 +200,6 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
 }
 
 extension JSON {
-    var objectMembers: [(key: String, value: JSON)]? {
-        if case .object(let members) = self { return members }
-        return nil
-    }
-
     var friendlyName: String? { self["friendly_name"]?.stringValue }
 
     /// Whether this `bridge/groups` entry lists `device` (a `bridge/devices` entry) as a member.

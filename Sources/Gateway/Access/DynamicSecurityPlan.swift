@@ -91,37 +91,6 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
             case .setDefaultACLAccess: "setDefaultACLAccess"
             }
         }
-
-        /// The command as the plugin reads it, tagged with `correlationData` so that its answer can be
-        /// told from others on the shared response topic.
-        func wire(correlationData: String) -> WireCommand {
-            var wire = WireCommand(command: name, correlationData: correlationData)
-            switch self {
-            case .createRole(let role, let acls):
-                wire.rolename = role
-                wire.acls = acls.map(WireCommand.WireACL.init)
-            case .addRoleACL(let role, let acl):
-                wire.rolename = role
-                wire.acltype = acl.type
-                wire.topic = acl.topic
-                wire.allow = acl.allow
-                wire.priority = acl.priority
-            case .removeRoleACL(let role, let acl):
-                wire.rolename = role
-                wire.acltype = acl.type
-                wire.topic = acl.topic
-            case .deleteRole(let role):
-                wire.rolename = role
-            case .addClientRole(let username, let role), .removeClientRole(let username, let role):
-                wire.username = username
-                wire.rolename = role
-            case .listClients, .listRoles:
-                wire.verbose = true
-            case .setDefaultACLAccess(let type, let allow):
-                wire.acls = [WireCommand.WireACL(acltype: type, allow: allow)]
-            }
-            return wire
-        }
     }
 
     /// The roles and client roles the rules call for.
@@ -246,43 +215,5 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
             }
         }
         return (roles, clients)
-    }
-}
-
-/// A command as JSON for `$CONTROL/dynamic-security/v1` (absent fields are left out).
-struct WireCommand: Encodable {
-    struct WireACL: Codable {
-        var acltype: String
-        var topic: String?
-        var allow: Bool?
-        var priority: Int?
-
-        init(acltype: String, allow: Bool) {
-            self.acltype = acltype
-            self.allow = allow
-        }
-
-        init(_ acl: DynamicSecurityPlan.ACL) {
-            acltype = acl.type
-            topic = acl.topic
-            allow = acl.allow
-            priority = acl.priority
-        }
-    }
-
-    var command: String
-    var rolename: String?
-    var username: String?
-    var acltype: String?
-    var topic: String?
-    var allow: Bool?
-    var priority: Int?
-    var acls: [WireACL]?
-    var verbose: Bool?
-    var correlationData: String
-
-    init(command: String, correlationData: String) {
-        self.command = command
-        self.correlationData = correlationData
     }
 }

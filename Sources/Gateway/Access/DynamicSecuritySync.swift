@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import MQTT
 import Synchronization
 
@@ -78,16 +79,8 @@ package final class DynamicSecuritySync: Sendable {
         let responses = try await apply([.listClients, .listRoles])
         var broker = DynamicSecurityPlan.BrokerState()
         for response in responses {
-            for client in response.data?.clients ?? [] {
-                broker.clients[client.username] = Set((client.roles ?? []).map(\.rolename))
-            }
-            for role in response.data?.roles ?? [] {
-                broker.roles[role.rolename] = Set(
-                    (role.acls ?? []).map {
-                        DynamicSecurityPlan.ACL(
-                            $0.acltype, $0.topic, allow: $0.allow ?? false, priority: $0.priority ?? 0)
-                    })
-            }
+            broker.clients.merge(response.clients) { $1 }
+            broker.roles.merge(response.roles) { $1 }
         }
         return broker
     }
@@ -98,7 +91,7 @@ package final class DynamicSecuritySync: Sendable {
     /// got the client disconnected, and the sync returns once the client is connected again.
     private func applyToOwnClient(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
         let batch = UUID().uuidString
-        let payload = try encode(commands + [.listClients], batch: batch)
+        let payload = Self.request(commands + [.listClients], batch: batch)
         state.withLock { $0.waiters[batch] = .registered }
         defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
         // Follow the connection from before the commands go out: the broker may drop and take back
@@ -149,23 +142,15 @@ package final class DynamicSecuritySync: Sendable {
     @discardableResult
     func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
         let batch = UUID().uuidString
-        let responses = try await exchange(try encode(commands, batch: batch), batch: batch)
+        let responses = try await exchange(Self.request(commands, batch: batch), batch: batch)
         try check(commands, responses)
         return responses
     }
 
-    private func encode(_ commands: [DynamicSecurityPlan.Command], batch: String) throws(DynamicSecurityError)
-        -> [UInt8]
-    {
-        let request = WireRequest(
-            commands: commands.enumerated().map { $1.wire(correlationData: "\(batch).\($0)") })
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return Array(try encoder.encode(request))
-        } catch {
-            throw DynamicSecurityError(.invalidResponse, "cannot encode the request: \(error)")
-        }
+    /// The payload that sends `commands`, each tagged `<batch>.<index>`.
+    private static func request(_ commands: [DynamicSecurityPlan.Command], batch: String) -> [UInt8] {
+        let commands = commands.enumerated().map { $1.json(correlationData: "\(batch).\($0)") }
+        return JSON.object([("commands", .array(commands))]).bytes
     }
 
     /// Throws, naming each refused command with the broker's reason, unless all succeeded.
@@ -195,10 +180,10 @@ package final class DynamicSecuritySync: Sendable {
     @discardableResult
     package func receive(_ message: MQTTMessage) -> Bool {
         guard message.topic == Self.responseTopic else { return false }
-        guard let answer = try? JSONDecoder().decode(WireResponses.self, from: Data(message.payload)),
-            let batch = answer.responses.first?.correlationData?.split(separator: ".").first.map(String.init)
+        guard let responses = WireResponse.all(in: message.payload),
+            let batch = responses.first?.correlationData?.split(separator: ".").first.map(String.init)
         else { return true }
-        finish(batch, .success(answer.responses))
+        finish(batch, .success(responses))
         return true
     }
 
@@ -353,44 +338,97 @@ extension DynamicSecurityPlan.Command {
 
 // MARK: Wire format
 
-struct WireRequest: Encodable {
-    var commands: [WireCommand]
+// The plugin's JSON is built and read as `JSON` values, like every payload of the gateway (see
+// `JSON` for why one representation), not through `Codable` wire structs.
+
+extension DynamicSecurityPlan.Command {
+    /// The command as the plugin reads it, tagged with `correlationData` so that its answer can be
+    /// told from others on the shared response topic.
+    func json(correlationData: String) -> JSON {
+        var members: [(key: String, value: JSON)] = [("command", .string(name))]
+        switch self {
+        case .createRole(let role, let acls):
+            members += [("rolename", .string(role)), ("acls", .array(acls.map { .object($0.wireMembers) }))]
+        case .addRoleACL(let role, let acl):
+            members += [("rolename", .string(role))] + acl.wireMembers
+        case .removeRoleACL(let role, let acl):
+            members += [("rolename", .string(role)), ("acltype", .string(acl.type)), ("topic", .string(acl.topic))]
+        case .deleteRole(let role):
+            members.append(("rolename", .string(role)))
+        case .addClientRole(let username, let role), .removeClientRole(let username, let role):
+            members += [("username", .string(username)), ("rolename", .string(role))]
+        case .listClients, .listRoles:
+            members.append(("verbose", .bool(true)))
+        case .setDefaultACLAccess(let type, let allow):
+            members.append(("acls", .array([.object([("acltype", .string(type)), ("allow", .bool(allow))])])))
+        }
+        members.append(("correlationData", .string(correlationData)))
+        return .object(members)
+    }
 }
 
-struct WireResponses: Decodable {
-    var responses: [WireResponse]
+extension DynamicSecurityPlan.ACL {
+    /// The ACL as `createRole` and `addRoleACL` carry it.
+    var wireMembers: [(key: String, value: JSON)] {
+        [
+            ("acltype", .string(type)), ("topic", .string(topic)), ("priority", .integer(priority)),
+            ("allow", .bool(allow)),
+        ]
+    }
 }
 
-/// One answer of the plugin: the command, its error if it failed, and the data of a list command.
-struct WireResponse: Decodable, Sendable {
-    struct Payload: Decodable, Sendable {
-        var clients: [Client]?
-        var roles: [Role]?
-    }
-
-    struct Client: Decodable, Sendable {
-        var username: String
-        var roles: [RoleName]?
-    }
-
-    struct RoleName: Decodable, Sendable {
-        var rolename: String
-    }
-
-    struct Role: Decodable, Sendable {
-        var rolename: String
-        var acls: [ACL]?
-    }
-
-    struct ACL: Decodable, Sendable {
-        var acltype: String
-        var topic: String
-        var allow: Bool?
-        var priority: Int?
-    }
-
-    var command: String
+/// One answer of the plugin: its error if the command failed, and what a list command listed.
+struct WireResponse: Sendable {
     var error: String?
     var correlationData: String?
-    var data: Payload?
+    /// What `listClients` listed: each client's roles, by username.
+    var clients: [String: Set<String>] = [:]
+    /// What `listRoles` listed: each role's ACLs, by role name.
+    var roles: [String: Set<DynamicSecurityPlan.ACL>] = [:]
+
+    /// The answers a message on the response topic carries; nil when it is not what the plugin sends.
+    static func all(in payload: [UInt8]) -> [WireResponse]? {
+        guard let responses = (try? JSON.parse(payload))?["responses"]?.arrayValue else { return nil }
+        var all: [WireResponse] = []
+        for response in responses {
+            guard let answer = WireResponse(response) else { return nil }
+            all.append(answer)
+        }
+        return all
+    }
+
+    private init?(_ json: JSON) {
+        guard json["command"]?.stringValue != nil else { return nil }
+        error = json["error"]?.stringValue
+        correlationData = json["correlationData"]?.stringValue
+        for client in json["data"]?["clients"]?.arrayValue ?? [] {
+            guard let username = client["username"]?.stringValue,
+                let roles = Self.list(client["roles"], { $0["rolename"]?.stringValue })
+            else { return nil }
+            clients[username] = Set(roles)
+        }
+        for role in json["data"]?["roles"]?.arrayValue ?? [] {
+            guard let name = role["rolename"]?.stringValue, let acls = Self.list(role["acls"], Self.acl) else {
+                return nil
+            }
+            roles[name] = Set(acls)
+        }
+    }
+
+    private static func acl(_ json: JSON) -> DynamicSecurityPlan.ACL? {
+        guard let type = json["acltype"]?.stringValue, let topic = json["topic"]?.stringValue else { return nil }
+        return DynamicSecurityPlan.ACL(
+            type, topic, allow: json["allow"]?.boolValue ?? false, priority: json["priority"]?.integerValue ?? 0)
+    }
+
+    /// Each element of an optional array read by `element`: empty when there is no array, nil when
+    /// an element does not read.
+    private static func list<Element>(_ json: JSON?, _ element: (JSON) -> Element?) -> [Element]? {
+        var elements: [Element] = []
+        for json in json?.arrayValue ?? [] {
+            guard let next = element(json) else { return nil }
+            elements.append(next)
+        }
+        return elements
+    }
 }

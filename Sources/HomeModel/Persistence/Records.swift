@@ -43,7 +43,10 @@ struct UserRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var position: Int
 }
 
-struct AccessoryRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+/// An accessory's row, read and written column by column, its JSON columns (`bridgedIDs`,
+/// `services`) through ``ServicesJSON``: a start at 10,000 accessories spent most of loading the
+/// database in `Decodable`'s row and JSON decoding.
+struct AccessoryRecord: Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "accessory"
     var id: String
     var homeID: String
@@ -60,16 +63,13 @@ struct AccessoryRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var deviceName: String?
 
     enum Columns {
-        static let id = Column(CodingKeys.id)
-        static let homeID = Column(CodingKeys.homeID)
-        static let services = Column(CodingKeys.services)
+        static let id = Column("id")
+        static let homeID = Column("homeID")
+        static let services = Column("services")
     }
 }
 
 extension AccessoryRecord {
-    /// Reads a row column by column, and its JSON columns with ``ServicesJSON``'s reader, handing
-    /// anything that reader does not take to `JSONDecoder` as `Decodable` would (a start at 10,000
-    /// accessories spent most of loading the database in `Decodable`'s row and JSON decoding).
     init(row: Row) throws {
         id = try row.decode(forColumn: "id")
         homeID = try row.decode(forColumn: "homeID")
@@ -81,14 +81,23 @@ extension AccessoryRecord {
         bridgeID = try row.decode(forColumn: "bridgeID")
         position = try row.decode(forColumn: "position")
         deviceName = row["deviceName"]
-        let bridged: String = try row.decode(forColumn: "bridgedIDs")
-        bridgedIDs = try ServicesJSON.decodeStrings(bridged) ?? Self.decodeJSON([String].self, bridged)
-        let services: String = try row.decode(forColumn: "services")
-        self.services = try ServicesJSON.decode(services) ?? Self.decodeJSON([Service].self, services)
+        bridgedIDs = try ServicesJSON.decodeStrings(try row.decode(forColumn: "bridgedIDs"))
+        services = try ServicesJSON.decode(try row.decode(forColumn: "services"))
     }
 
-    private static func decodeJSON<Value: Decodable>(_ type: Value.Type, _ text: String) throws -> Value {
-        try databaseJSONDecoder(for: "").decode(type, from: Data(text.utf8))
+    func encode(to container: inout PersistenceContainer) {
+        container["id"] = id
+        container["homeID"] = homeID
+        container["roomID"] = roomID
+        container["name"] = name
+        container["category"] = category
+        container["manufacturer"] = manufacturer
+        container["model"] = model
+        container["bridgeID"] = bridgeID
+        container["bridgedIDs"] = ServicesJSON.encodeStrings(bridgedIDs)
+        container["services"] = ServicesJSON.encode(services)
+        container["position"] = position
+        container["deviceName"] = deviceName
     }
 }
 
