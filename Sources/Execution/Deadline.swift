@@ -27,7 +27,11 @@ package enum Deadline {
         }
         if let outcome = race.outcome { return outcome }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, any Error>?, Never>) in
+            // Captured, so that this closure too runs on the caller's actor: one that captures nothing
+            // isolated is nonisolated, and its code would leave for the global executor and come back.
+            _ = isolation
+            return await withUnsafeContinuation(isolation: isolation) {
+                (continuation: UnsafeContinuation<Result<Value, any Error>?, Never>) in
                 race.start(continuation)
                 let deadline = timer.schedule(after: timeout) { race.finish(nil) }
                 race.arm {

@@ -238,7 +238,7 @@ public final class MQTTClient: Service, Sendable {
     /// Publishes one message. Returns when it is handed to the network (QoS 0) or when the broker
     /// acknowledged it (QoS 1: PUBACK, QoS 2: PUBCOMP). A QoS 1/2 publish made while the connection is
     /// down is kept and sent after the reconnect; the call returns once that is acknowledged.
-    public func publish(
+    nonisolated(nonsending) public func publish(
         _ topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
         properties: MQTTProperties = MQTTProperties()
     ) async throws {
@@ -292,7 +292,7 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Publishes UTF-8 text.
-    public func publish(
+    nonisolated(nonsending) public func publish(
         _ topic: String, _ text: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
         properties: MQTTProperties = MQTTProperties()
     ) async throws {
@@ -304,7 +304,7 @@ public final class MQTTClient: Service, Sendable {
     /// Subscriptions are made again after a reconnect whenever the broker did not keep the session.
     /// Filters that do not fit in one packet of the broker's maximum size (MQTT v5) go out in several.
     @discardableResult
-    public func subscribe(
+    nonisolated(nonsending) public func subscribe(
         to filters: [String], qos: MQTTQoS = .atLeastOnce, options: MQTTSubscribeOptions = []
     ) async throws -> [MQTTQoS] {
         guard !filters.isEmpty else { return [] }
@@ -369,7 +369,7 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Unsubscribes from `filters`; returns when the broker acknowledged.
-    public func unsubscribe(from filters: [String]) async throws {
+    nonisolated(nonsending) public func unsubscribe(from filters: [String]) async throws {
         guard !filters.isEmpty else { return }
         try ensureOpen()
         state.withLock { state in
@@ -397,11 +397,15 @@ public final class MQTTClient: Service, Sendable {
     /// `sentBefore` is the count of ended connections when a SUBSCRIBE or UNSUBSCRIBE was handed to
     /// the engine: if that connection has ended since, the packet is lost (no engine resends it)
     /// and the waiters of that connection were already failed, so this wait fails at once.
-    private func completion(of mid: Int32, kind: Pending.Kind, sentBefore connection: Int? = nil) async throws
-        -> Completion
-    {
+    private func completion(
+        of mid: Int32, kind: Pending.Kind, sentBefore connection: Int? = nil,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> Completion {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Completion, any Error>) in
+            // Captured, so that the wait stays on the caller's actor (the loop) instead of leaving.
+            _ = isolation
+            return try await withCheckedThrowingContinuation(isolation: isolation) {
+                (waiter: CheckedContinuation<Completion, any Error>) in
                 enum Outcome { case arrived(Completion), wait, closed, cancelled, lost }
                 let outcome: Outcome = state.withLock { state in
                     if case .arrived(let completion) = state.pending[mid] {
