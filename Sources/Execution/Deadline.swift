@@ -10,6 +10,7 @@ package enum Deadline {
     /// 2,000 commands a second, timers left sleeping once held ~120 MB).
     package static func race<Value: Sendable, C: Clock>(
         isolation: isolated (any Actor)? = #isolation, timeout: C.Duration, timer: DeadlineTimer<C>,
+        preferring taskExecutor: (any TaskExecutor)? = nil,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error>? {
         if Task.isCancelled { return .failure(CancellationError()) }
@@ -17,14 +18,21 @@ package enum Deadline {
         // A task of the caller's actor (the manager, on the loop): the body runs there, in the same
         // pass, and a driver on the same executor (the virtual devices, zigbee2mqtt's) is called
         // without a hop. A task, so that a body that ignores cancellation can be left behind.
-        let work = Task {
-            _ = isolation
+        let run: nonisolated(nonsending) @Sendable () async -> Void = {
             do {
                 race.finish(.success(try await body()))
             } catch {
                 race.finish(.failure(error))
             }
         }
+        // With a task executor (the loop), the task prefers it, so a body that waits resumes there;
+        // without, it is the caller's actor's (it captures `isolation`).
+        let work =
+            taskExecutor.map { Task(executorPreference: $0, operation: run) }
+            ?? Task {
+                _ = isolation
+                await run()
+            }
         if let outcome = race.outcome { return outcome }
         return await withTaskCancellationHandler {
             // Captured, so that this closure too runs on the caller's actor: one that captures nothing

@@ -16,13 +16,15 @@ import Synchronization
 /// It is a `SerialExecutor`: the actors that must run on it (the home manager, the publisher, the
 /// command server, the drivers that share its connections) return it as their `unownedExecutor`, so
 /// their code is on this thread by construction, and a call from one of them to another is no hop.
+/// It is a `TaskExecutor` too, which those actors' long-lived tasks prefer (``ExecutorChoice``), so
+/// that a wait that ends resumes here and not on the global executor first.
 /// An ``MQTTClient`` made with it hands its connection (plain TCP or TLS) to the thread once
 /// connected (``serve(_:)``), which drives libmosquitto through its external-loop calls. Each pass
 /// reads the socket, runs the jobs that what it read woke, and writes what they queued; the thread
 /// sleeps in `poll` when nothing waits. Connecting and waiting between reconnects stay on the client's
 /// own thread, so a slow broker or name lookup never stalls the actors. After ``stop()`` its jobs run
 /// one at a time on a dispatch queue.
-public final class EventLoopThread: SerialExecutor, @unchecked Sendable {
+public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
     /// A connection the thread serves: its socket and what to do when it is readable or writable
     /// and once per pass. Each returns a libmosquitto result; anything but success ends the service.
     struct Source: @unchecked Sendable {
@@ -209,13 +211,14 @@ public final class EventLoopThread: SerialExecutor, @unchecked Sendable {
         var batch: [UnownedJob] = []
         var urgent: [UnownedJob] = []
         let executor = asUnownedSerialExecutor()
+        let taskExecutor = asUnownedTaskExecutor()
         for _ in 0..<rounds {
-            runUrgent(&urgent, on: executor)
+            runUrgent(&urgent, on: executor, taskExecutor)
             state.withLock { swap(&batch, &$0.jobs) }
             if batch.isEmpty { return }
             for job in batch {
-                job.runSynchronously(on: executor)
-                runUrgent(&urgent, on: executor)
+                job.runSynchronously(isolatedTo: executor, taskExecutor: taskExecutor)
+                runUrgent(&urgent, on: executor, taskExecutor)
             }
             batch.removeAll(keepingCapacity: true)
         }
@@ -223,9 +226,11 @@ public final class EventLoopThread: SerialExecutor, @unchecked Sendable {
 
     /// Runs the urgent jobs queued now; those they queue wait for the next call, so urgent work
     /// that keeps coming cannot keep a pass from its reads and writes.
-    private func runUrgent(_ urgent: inout [UnownedJob], on executor: UnownedSerialExecutor) {
+    private func runUrgent(
+        _ urgent: inout [UnownedJob], on executor: UnownedSerialExecutor, _ taskExecutor: UnownedTaskExecutor
+    ) {
         state.withLock { swap(&urgent, &$0.urgentJobs) }
-        for job in urgent { job.runSynchronously(on: executor) }
+        for job in urgent { job.runSynchronously(isolatedTo: executor, taskExecutor: taskExecutor) }
         urgent.removeAll(keepingCapacity: true)
     }
 

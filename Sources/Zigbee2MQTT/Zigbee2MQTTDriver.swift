@@ -86,19 +86,21 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
-        await withDiscardingTaskGroup { group in
-            group.addTask { [logger] in
-                do {
-                    try await client.connect()
-                    try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
-                } catch let error as MQTTError where error.code == .clientClosed {
-                    return  // stopped before it connected
-                } catch {
-                    logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
+        await withTaskExecutorPreference(executor.taskExecutor) {
+            await withDiscardingTaskGroup { group in
+                group.addTask { [logger] in
+                    do {
+                        try await client.connect()
+                        try await client.subscribe(to: filters, qos: .atLeastOnce, options: noLocal)
+                    } catch let error as MQTTError where error.code == .clientClosed {
+                        return  // stopped before it connected
+                    } catch {
+                        logger.error("zigbee2mqtt: could not subscribe", metadata: ["error": "\(error)"])
+                    }
                 }
+                group.addTask { await self.receiveAll(client.messages) }
+                group.addTask { await self.followConnection(client.connectionEvents()) }
             }
-            group.addTask { await self.receiveAll(client.messages) }
-            group.addTask { await self.followConnection(client.connectionEvents()) }
         }
     }
 

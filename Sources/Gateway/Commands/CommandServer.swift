@@ -49,6 +49,10 @@ actor CommandServer {
     /// Takes the client's messages until it closes, and handles commands side by side, so one slow
     /// device does not hold up the others.
     func serve() async {
+        await withTaskExecutorPreference(executor.taskExecutor) { await serveMessages() }
+    }
+
+    private func serveMessages() async {
         await withDiscardingTaskGroup { group in
             for await message in client.messages {
                 statistics.receivedMessage()
@@ -75,9 +79,9 @@ actor CommandServer {
                 }
                 let admitted = admission.enter()
                 if topics.isRequestTopic(message.topic) {
-                    // A request's task is not the server's: it starts on the global executor.
+                    // A request's task is not the server's, and prefers the global executor.
                     answersInFlight.enter()
-                    group.addTask {
+                    group.addTask(executorPreference: globalConcurrentExecutor) {
                         defer { self.answersInFlight.leave() }
                         await self.handle(message, admitted: admitted)
                     }

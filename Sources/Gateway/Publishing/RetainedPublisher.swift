@@ -376,6 +376,10 @@ package actor RetainedPublisher {
     /// Publishes every change of `changes` as it comes, on this actor: one hop per change, and none
     /// back to the manager (a change carries the state it left). `observe` runs after each.
     package func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
+        await withTaskExecutorPreference(executor.taskExecutor) { await followChanges(changes, observe: observe) }
+    }
+
+    private func followChanges(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
         for await change in changes {
             publish(change)
             observe(change)

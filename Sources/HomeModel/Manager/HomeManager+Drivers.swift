@@ -65,9 +65,11 @@ extension HomeManager {
     }
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
-        for await update in updates {
-            apply(update, driver: driver)
-            if case .found(let accessory) = update { await followBridge(accessory) }
+        await withTaskExecutorPreference(taskExecutor) {
+            for await update in updates {
+                apply(update, driver: driver)
+                if case .found(let accessory) = update { await followBridge(accessory) }
+            }
         }
     }
 
@@ -419,7 +421,7 @@ extension HomeManager {
         _ accessory: Accessory, _ what: String,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, body)
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor, body)
         switch outcome {
         case .success(let value)?:
             return value

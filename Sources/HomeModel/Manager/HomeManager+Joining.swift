@@ -21,7 +21,7 @@ extension HomeManager {
         }
         var permits: [JoinPermit] = []
         for driver in drivers {
-            let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
+            let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
                 try await driver.permitJoin(seconds: seconds)
             }
             switch outcome {

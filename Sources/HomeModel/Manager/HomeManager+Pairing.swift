@@ -20,7 +20,7 @@ extension HomeManager {
         guard let pairing = driver as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
         }
-        let outcome = await Deadline.race(timeout: Self.pairingTimeout, timer: deadlines) {
+        let outcome = await Deadline.race(timeout: Self.pairingTimeout, timer: deadlines, preferring: taskExecutor) {
             try await pairing.pair(id, setupCode: setupCode)
         }
         let paired: [Accessory]
@@ -39,7 +39,7 @@ extension HomeManager {
             return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
                 ?? primary.name
         } catch {
-            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
+            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
                 try await pairing.unpair(primary.id)
             }
             guard case .success? = undone else {
@@ -76,7 +76,7 @@ extension HomeManager {
                 .cannotRemoveNonBridgeAccessory,
                 "'\(accessory.name)' is paired through its bridge: unpair '\(bridgeName ?? bridge.rawValue)'.")
         }
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
             try await pairing.unpair(accessory.id)
         }
         switch outcome {
@@ -137,7 +137,7 @@ extension HomeManager {
         async throws(HomeError)
         -> T
     {
-        switch await Deadline.race(timeout: driverTimeout, timer: deadlines, body) {
+        switch await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor, body) {
         case .success(let value)?: return value
         case nil: throw HomeError(.operationTimedOut, "No answer in time \(what).")
         case .failure(let error as HomeError)?: throw error

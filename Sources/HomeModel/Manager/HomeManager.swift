@@ -15,6 +15,8 @@ import Synchronization
 package actor HomeManager {
     private nonisolated let executor: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+    /// What the manager's tasks prefer: the loop, when it runs on it (``ExecutorChoice/taskExecutor``).
+    nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
     private(set) var graph: HomeGraph
     /// The group commit of device values: what waits to be written, and when.
     var valueCommits: ValueCommitSchedule
