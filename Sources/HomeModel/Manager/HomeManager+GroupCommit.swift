@@ -68,13 +68,20 @@ extension HomeManager {
     }
 
     /// The values `keys` name as the model holds them now; those it no longer has are left out.
-    private func values(of keys: Set<ValueKey>) -> [(ValueKey, CharacteristicValue)] {
+    func values(of keys: Set<ValueKey>) -> [(ValueKey, CharacteristicValue)] {
         keys.compactMap { key in
             guard let (h, a) = graph.locate(key.accessory),
                 let value = graph.homes[h].accessories[a].characteristic(key.service, key.characteristic)?.value
             else { return nil }
             return (key, value)
         }
+    }
+
+    /// Records how a write of values that went with a layout change's transaction ended: what
+    /// failed stays unsaved and waits for the next group commit.
+    func valuesWritten(_ write: UInt64, failed: Set<ValueKey>?, error: (any Error)?) {
+        decided(valueCommits.endWrite(write, failed: failed), error: error)
+        if failed != nil { scheduleValueCommit() }
     }
 
     /// Writes the values of `keys` and every value still unsaved, at once; what fails stays unsaved.

@@ -10,7 +10,8 @@ extension HomeManager {
     /// Shows `id` unreachable and starts trying it again; nothing happens when it is already shown
     /// unreachable (by its driver or by an earlier timeout).
     func markUnresponsive(_ id: AccessoryID) {
-        guard unresponsive[id] == nil, let accessory = currentAccessory(id), accessory.isReachable else { return }
+        guard !isShutDown, unresponsive[id] == nil, let accessory = currentAccessory(id), accessory.isReachable
+        else { return }
         logger.warning(
             "An accessory stopped answering; it is shown unreachable until it answers again",
             metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
@@ -20,18 +21,22 @@ extension HomeManager {
 
     /// Stops treating `id` as silent, because its driver reported on it; the report sets reachability.
     func forgetUnresponsive(_ id: AccessoryID) {
-        if let probe = unresponsive.removeValue(forKey: id) { deadlines.cancel(probe) }
+        if let probe = unresponsive.removeValue(forKey: id) { deadlines.cancel(probe.ticket) }
     }
 
     /// The next probe of `id`, one ``probeInterval`` from now, on the manager's timer.
-    private func scheduleProbe(_ id: AccessoryID) -> DeadlineTimer<AnyClock>.Ticket {
-        deadlines.schedule(after: probeInterval) { [weak self] in await self?.probeAgain(id) }
+    private func scheduleProbe(_ id: AccessoryID) -> Probe {
+        probesScheduled &+= 1
+        let number = probesScheduled
+        let ticket = deadlines.schedule(after: probeInterval) { [weak self] in await self?.probeAgain(id, number) }
+        return Probe(ticket: ticket, number: number)
     }
 
-    /// Probes `id`, and schedules the next probe unless this one ended it.
-    private func probeAgain(_ id: AccessoryID) async {
-        guard unresponsive[id] != nil else { return }
-        if await !probe(id), unresponsive[id] != nil { unresponsive[id] = scheduleProbe(id) }
+    /// Probes `id`, and schedules the next probe unless this one ended it or another probe (of a
+    /// later timeout) took its place meanwhile.
+    private func probeAgain(_ id: AccessoryID, _ number: UInt64) async {
+        guard !isShutDown, unresponsive[id]?.number == number else { return }
+        if await !probe(id), !isShutDown, unresponsive[id]?.number == number { unresponsive[id] = scheduleProbe(id) }
     }
 
     /// Reads one characteristic of the silent accessory `id`; true when the probe is over (it
@@ -67,4 +72,10 @@ extension HomeManager {
         guard let chosen = readable.first(where: { $0.1.value != nil }) ?? readable.first else { return nil }
         return (chosen.0, chosen.1.type)
     }
+}
+
+/// The next probe of a silent accessory: its deadline on the manager's timer, and its number.
+struct Probe {
+    let ticket: DeadlineTimer<AnyClock>.Ticket
+    let number: UInt64
 }

@@ -46,7 +46,9 @@ package actor HomeManager {
     var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.
-    var unresponsive: [AccessoryID: DeadlineTimer<AnyClock>.Ticket] = [:]
+    var unresponsive: [AccessoryID: Probe] = [:]
+    /// Counts the probes scheduled: a probe goes on only while it is its accessory's latest.
+    var probesScheduled: UInt64 = 0
     let logger: Logger
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
@@ -174,12 +176,12 @@ package actor HomeManager {
     package func shutdown() async {
         for task in driverTasks { task.cancel() }
         driverTasks.removeAll()
-        for probe in unresponsive.values { deadlines.cancel(probe) }
+        isShutDown = true
+        for probe in unresponsive.values { deadlines.cancel(probe.ticket) }
         unresponsive.removeAll()
         for driver in browser.drivers { await driver.stop() }
         // Values still waiting for their group commit are written before the gateway goes, and so
         // are those of a group commit under way that fails.
-        isShutDown = true
         if let valueFlush { deadlines.cancel(valueFlush) }
         valueFlush = nil
         database.waitForWrites()
@@ -220,14 +222,19 @@ package actor HomeManager {
             edit, account: account, creators: homeCreators, found: found, gone: gone, events: &events)
         pendingLayout = next
         defer { pendingLayout = nil }
+        // The device values waiting go in the same transaction, on GRDB's queue: not an fsync of
+        // their own on the manager's actor (the loop).
+        let values = valueCommits.unsaved.isEmpty ? nil : valueCommits.beginWrite(adding: [], settled: true)
         do {
-            try await database.saveAwaiting(from: graph, to: next)
+            try await database.saveAwaiting(
+                from: graph, to: next, values: values.map { self.values(of: $0.values) } ?? [])
         } catch {
+            if let values { valuesWritten(values.write, failed: values.values, error: error) }
             logger.error("Saving the home database failed", metadata: ["error": "\(error)"])
             throw HomeDatabase.failure(error)
         }
+        if let values { valuesWritten(values.write, failed: nil, error: nil) }
         graph = pendingLayout ?? next
-        if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         publish(events)
         return outcome
     }

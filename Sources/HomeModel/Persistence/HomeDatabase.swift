@@ -201,9 +201,14 @@ package final class HomeDatabase: Sendable {
 
     /// ``save(from:to:)`` on the database's writer, awaited: the caller's thread (the manager's
     /// actor) serves others meanwhile.
-    func saveAwaiting(from old: HomeGraph, to new: HomeGraph) async throws {
-        guard old != new else { return }
-        try await writer.write { db in try Self.write(from: old, to: new, db) }
+    func saveAwaiting(
+        from old: HomeGraph, to new: HomeGraph, values: [(ValueKey, CharacteristicValue)] = []
+    ) async throws {
+        guard old != new || !values.isEmpty else { return }
+        try await writer.write { db in
+            try Self.write(from: old, to: new, db)
+            if !values.isEmpty { try Self.write(values, db) }
+        }
     }
 
     private static func write(from old: HomeGraph, to new: HomeGraph, _ db: Database) throws {
