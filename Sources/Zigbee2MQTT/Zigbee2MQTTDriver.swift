@@ -86,6 +86,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let client = client
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
+        // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
         await withTaskExecutorPreference(executor.taskExecutor) {
             await withDiscardingTaskGroup { group in
                 group.addTask { [logger] in

@@ -49,6 +49,7 @@ actor CommandServer {
     /// Takes the client's messages until it closes, and handles commands side by side, so one slow
     /// device does not hold up the others.
     func serve() async {
+        // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
         await withTaskExecutorPreference(executor.taskExecutor) { await serveMessages() }
     }
 

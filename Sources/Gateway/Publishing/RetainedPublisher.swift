@@ -374,7 +374,8 @@ package actor RetainedPublisher {
     }
 
     /// Publishes every change of `changes` as it comes, on this actor: one hop per change, and none
-    /// back to the manager (a change carries the state it left). `observe` runs after each.
+    /// back to the manager (a change carries the state it left); the task prefers the loop
+    /// (``ExecutorChoice/taskExecutor``). `observe` runs after each.
     package func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
         await withTaskExecutorPreference(executor.taskExecutor) { await followChanges(changes, observe: observe) }
     }
