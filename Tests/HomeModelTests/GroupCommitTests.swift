@@ -184,7 +184,7 @@ struct GroupCommitTests {
             let adding = Task { try await manager.edit(.addAccessory(home: "Home", id: "sensor"), account: "alice") }
             try await eventually("the sensor being added") { await manager.isSavingLayout }
             sensor.lose()
-            try await eventually("the loss taken in") { await !manager.browser.knows("sensor") }
+            try await eventually("the loss taken in") { await !manager.hasFound("sensor") }
             disk.signal()
             try await adding.value
 

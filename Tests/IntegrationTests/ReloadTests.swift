@@ -5,6 +5,7 @@ import Gateway
 import HomeModel
 import Logging
 import MQTT
+import Synchronization
 import TestSupport
 import Testing
 import VirtualDevices
@@ -63,6 +64,66 @@ struct ReloadTests {
                     return snapshot
                 }
                 try await expectBrokerHolds(await HomeSnapshot(of: manager), topics: topics, broker, containing: "77")
+            }
+        }
+    }
+
+    @Test("a reachability change that comes while a late $layout reads the model is rendered too")
+    func aFlapDuringALateLayoutIsNotLost() async throws {
+        try await withBroker { broker in
+            let demo = try DemoHome.load(contentsOf: demoHomeFile)
+            let manager = try HomeManager(database: .inMemory())
+            let driver = demo.makeDriver(tick: .seconds(86_400))
+            try await manager.attach(driver)
+            try await demo.seed(manager)
+            let topics = Topics()
+            var logger = Logger(label: "test.late-layout")
+            logger.logLevel = .critical
+            let client = try makeClient(broker, name: "gateway")
+            let home = try await manager.home("Main House", account: "owner")
+            let lamp = try home.accessory(named: "Floor Lamp").id
+            /// The model once the lamp's driver says it is `reachable`.
+            @Sendable func model(reachable: Bool) async throws -> HomeSnapshot {
+                await driver.setReachable(reachable, lamp)
+                return try await eventuallyValue("the lamp \(reachable ? "back" : "gone")") {
+                    let snapshot = await HomeSnapshot(of: manager)
+                    let now = snapshot.homes.first { $0.id == home.id }?.accessory(lamp)?.isReachable
+                    return now == reachable ? snapshot : nil
+                }
+            }
+            let gone = try await model(reachable: false)
+            let back = try await model(reachable: true)
+            let publisherBox = Mutex<RetainedPublisher?>(nil)
+            let lateReads = Mutex(0)
+            try await withConnected(client) { _ in
+                // The first late $layout reads the model with the lamp gone; while it reads, the lamp
+                // comes back, a change the publisher takes in before the read ends.
+                let publisher = RetainedPublisher(
+                    client: client, topics: topics, logger: logger, layoutDelay: .milliseconds(20),
+                    layoutState: {
+                        guard
+                            lateReads.withLock({
+                                $0 += 1; return $0
+                            }) == 1
+                        else { return back }
+                        let publisher = publisherBox.withLock { $0 }!
+                        await publisher.update(
+                            .accessoryDidUpdateReachability(home: home.id, accessory: lamp, isReachable: true), back)
+                        return gone
+                    }
+                ) { [] }
+                publisherBox.withLock { $0 = publisher }
+                await publisher.synchronize { back }
+                await publisher.update(
+                    .accessoryDidUpdateReachability(home: home.id, accessory: lamp, isReachable: false), gone)
+                let layout = "\(topics.base)/Main House/$layout"
+                try await eventually("$layout showing the lamp reachable again, after two late readings") {
+                    let held = try await retainedPayloads(under: layout, at: broker)
+                    let lampReachable = held[layout].map { String(decoding: $0, as: UTF8.self) }?.contains(
+                        #""name":"Floor Lamp","room":"Living Room","category":"lightbulb","manufacturer":"Lumen","model":"Hue A19","reachable":true"#
+                    )
+                    return lateReads.withLock { $0 } >= 2 && lampReachable == true
+                }
             }
         }
     }

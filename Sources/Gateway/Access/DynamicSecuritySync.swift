@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import JSON
 import MQTT
@@ -24,19 +25,25 @@ package final class DynamicSecuritySync: Sendable {
     private struct State {
         var waiters: [String: Waiter] = [:]
         var subscribed = false
-        /// Batches sent to the own client whose connection the broker dropped and took back.
-        var reconnected: Set<String> = []
     }
+
+    /// What ends the wait for a request to the own client whose connection the broker dropped and
+    /// took back: the change took, and its answer will never come.
+    private struct Reconnected: Error {}
 
     private let client: MQTTClient
     private let timeout: Duration
+    /// Each exchange's timeout, on the clock it is given.
+    private let deadlines: DeadlineTimer<AnyClock>
     // The waiters are resumed from `receive`, called on the gateway's message loop, and from timers.
     private let state = Mutex(State())
 
     /// `timeout` bounds each exchange with the broker (a broker without the plugin never answers).
-    package init(client: MQTTClient, timeout: Duration = .seconds(10)) {
+    package init(client: MQTTClient, timeout: Duration = .seconds(10), clock: some Clock<Duration> = ContinuousClock())
+    {
         self.client = client
         self.timeout = timeout
+        deadlines = DeadlineTimer(clock: AnyClock(clock))
     }
 
     // MARK: Syncing
@@ -102,32 +109,26 @@ package final class DynamicSecuritySync: Sendable {
             for await event in events {
                 switch event {
                 case .disconnected: disconnected = true
-                case .connected where disconnected:
-                    _ = self.state.withLock { $0.reconnected.insert(batch) }
-                    return
+                case .connected where disconnected: return finish(batch, .failure(Reconnected()))
                 case .closed: return
                 default: break
                 }
             }
         }
-        defer {
-            watcher.cancel()
-            _ = state.withLock { $0.reconnected.remove(batch) }
-        }
+        defer { watcher.cancel() }
         try await publish(payload)
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if case .finished(let result) = state.withLock({ $0.waiters[batch] }) {
-                let responses = (try? result.get()) ?? []
-                try check(commands, Array(responses.prefix(commands.count)))
-                return
-            }
-            if state.withLock({ $0.reconnected.contains(batch) }) { return }
-            try? await Task.sleep(for: .milliseconds(10))
+        do {
+            let responses = try await answer(
+                to: batch,
+                "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
+            try check(commands, Array(responses.prefix(commands.count)))
+        } catch is Reconnected {
+            // The roles changed: the broker dropped the client for it.
+        } catch let error as DynamicSecurityError {
+            throw error
+        } catch {
+            throw DynamicSecurityError(.transport, "\(error)")
         }
-        throw DynamicSecurityError(
-            .timedOut,
-            "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
     }
 
     /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
@@ -205,17 +206,6 @@ package final class DynamicSecuritySync: Sendable {
             throw DynamicSecurityError(.transport, "cannot subscribe to \(Self.responseTopic): \(error)")
         }
         state.withLock { $0.waiters[batch] = .registered }
-        let timer = Task { [timeout] in
-            try await Task.sleep(for: timeout)
-            self.finish(
-                batch,
-                .failure(
-                    DynamicSecurityError(
-                        .timedOut,
-                        "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
-                            + "loaded, and does the gateway's account have its admin role?")))
-        }
-        defer { timer.cancel() }
         do {
             try await publish(payload)
         } catch {
@@ -223,17 +213,10 @@ package final class DynamicSecuritySync: Sendable {
             throw error
         }
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                let finished: Result<[WireResponse], any Error>? = state.withLock { state in
-                    if case .finished(let result) = state.waiters[batch] {
-                        state.waiters[batch] = nil
-                        return result
-                    }
-                    state.waiters[batch] = .waiting(continuation)
-                    return nil
-                }
-                if let finished { continuation.resume(with: finished) }
-            }
+            return try await answer(
+                to: batch,
+                "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
+                    + "loaded, and does the gateway's account have its admin role?")
         } catch let error as DynamicSecurityError {
             throw error
         } catch {
@@ -241,21 +224,59 @@ package final class DynamicSecuritySync: Sendable {
         }
     }
 
+    /// Waits for the answers to the request `batch` (registered before it was sent), at most the
+    /// timeout, which fails with `timedOut` and `message`.
+    private func answer(to batch: String, _ message: String) async throws -> [WireResponse] {
+        let ticket = deadlines.schedule(after: timeout) {
+            self.finish(batch, .failure(DynamicSecurityError(.timedOut, message)))
+        }
+        defer { deadlines.cancel(ticket) }
+        return try await withCheckedThrowingContinuation { continuation in
+            let finished: Result<[WireResponse], any Error>? = state.withLock { state in
+                if case .finished(let result) = state.waiters[batch] {
+                    state.waiters[batch] = nil
+                    return result
+                }
+                state.waiters[batch] = .waiting(continuation)
+                return nil
+            }
+            if let finished { continuation.resume(with: finished) }
+        }
+    }
+
     /// Publishes a request at most once: the commands are not idempotent (a second `createRole`
     /// fails), so a request lost with the connection is left to the timeout and the next sync rather
     /// than sent again after a reconnect. Waits for a connection until the timeout.
     private func publish(_ payload: [UInt8]) async throws(DynamicSecurityError) {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = deadlines.clock.now.advanced(by: timeout)
         while true {
             do {
                 try await client.publish(Self.requestTopic, payload: payload, qos: .atMostOnce)
                 return
-            } catch let error as MQTTError where error.code == .notConnected && ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
+            } catch let error as MQTTError where error.code == .notConnected {
+                guard await isConnected(before: deadline) else {
+                    throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
+                }
             } catch {
                 throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
             }
         }
+    }
+
+    /// Waits until the client is connected; false when `deadline` passes or the client closes first.
+    private func isConnected(before deadline: AnyClock.Instant) async -> Bool {
+        let events = client.connectionEvents()
+        let outcome = await Deadline.race(timeout: deadlines.clock.now.duration(to: deadline), timer: deadlines) {
+            for await event in events {
+                switch event {
+                case .connected: return true
+                case .closed: return false
+                default: continue
+                }
+            }
+            return false
+        }
+        return (try? outcome?.get()) ?? false
     }
 
     private func finish(_ batch: String, _ result: Result<[WireResponse], any Error>) {

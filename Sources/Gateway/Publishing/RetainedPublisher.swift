@@ -65,8 +65,9 @@ package actor RetainedPublisher {
     private let layoutDelay: Duration
     /// Reads the model for a `$layout` rendered late.
     private let layoutState: @Sendable () async -> HomeSnapshot
-    /// Homes whose `$layout` a reachability change made stale.
-    private var layoutsDue: Set<HomeID> = []
+    /// Homes whose `$layout` a reachability change made stale, with the model's version of the
+    /// newest such change: only a rendering from that version or later makes it current.
+    private var layoutsDue: [HomeID: UInt64] = [:]
     /// The task that renders `layoutsDue` once `layoutDelay` has passed.
     private var layoutFlush: DeadlineTimer<AnyClock>.Ticket?
     private let timer: DeadlineTimer<AnyClock>
@@ -150,7 +151,7 @@ package actor RetainedPublisher {
         let stale = held.union(published.payloads.keys).filter { desired.payloads[$0] == nil && !foreign.contains($0) }
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
-        layoutsDue = []
+        layoutsDue = [:]
         layoutVersions = [:]
         index(parts, homes: current.homes)
         hasSynchronized = true
@@ -176,7 +177,7 @@ package actor RetainedPublisher {
         guard hasSynchronized, !isSynchronizing else { return }
         if case .accessoryDidUpdateReachability(let home, let accessory, _) = event {
             refresh(.accessory(accessory), from: snapshot)
-            renderLayoutLater(home)
+            renderLayoutLater(home, version: snapshot.version ?? 0)
             return
         }
         guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
@@ -244,8 +245,8 @@ package actor RetainedPublisher {
     }
 
     /// Renders `home`'s `$layout` once `layoutDelay` has passed, unless a change renders it sooner.
-    private func renderLayoutLater(_ home: HomeID) {
-        layoutsDue.insert(home)
+    private func renderLayoutLater(_ home: HomeID, version: UInt64) {
+        layoutsDue[home] = max(layoutsDue[home] ?? 0, version)
         guard layoutFlush == nil else { return }
         layoutFlush = timer.schedule(after: layoutDelay) { [weak self] in await self?.renderDueLayouts() }
     }
@@ -256,10 +257,11 @@ package actor RetainedPublisher {
         layoutFlush = nil
         // A reload under way renders every layout itself.
         guard !layoutsDue.isEmpty, hasSynchronized, !isSynchronizing else { return }
-        let due = layoutsDue
-        layoutsDue = []
+        let due = layoutsDue.keys.sorted()
+        // A flap that comes while the model is read is due again: the reading may be older.
+        layoutsDue = [:]
         let snapshot = await layoutState()
-        for id in due.sorted() { refresh(.home(id), from: snapshot) }
+        for id in due { refresh(.home(id), from: snapshot) }
     }
 
     /// Renders one part from `snapshot`, publishes what changed in it and clears what it no longer has.
@@ -275,7 +277,7 @@ package actor RetainedPublisher {
                 if let rendered = layoutVersions[id], rendered > version { return }
                 layoutVersions[id] = version
             }
-            layoutsDue.remove(id)
+            if let stale = layoutsDue[id], snapshot.version.map({ $0 >= stale }) ?? true { layoutsDue[id] = nil }
             if let home = snapshot.homes.first(where: { $0.id == id }) {
                 reportUnmapped(in: home)
                 desired = RetainedView.homePayloads(
@@ -479,7 +481,7 @@ package actor RetainedPublisher {
 
     /// Everything again: renders the whole view and sends the difference.
     private func apply(_ snapshot: HomeSnapshot) {
-        layoutsDue = []
+        layoutsDue = [:]
         let parts = view(of: snapshot)
         let desired = RetainedView(merging: parts)
         let (publish, clear) = desired.changes(from: published)

@@ -1,27 +1,27 @@
 /// What every driver found, merged: HomeKit's accessory browser plus the routing of requests to the
 /// driver that owns each accessory. Accessories in a home are kept here too (for routing and
 /// reachability); ``unowned(by:)`` is what the browser shows.
-struct AccessoryBrowser: Sendable {
+final class AccessoryBrowser {
     private(set) var drivers: [any AccessoryDriver] = []
     private var found: [AccessoryID: Accessory] = [:]
     private var order: [AccessoryID] = []
     private var owner: [AccessoryID: Int] = [:]
 
-    mutating func add(_ driver: any AccessoryDriver) -> Int {
+    func add(_ driver: any AccessoryDriver) -> Int {
         drivers.append(driver)
         return drivers.count - 1
     }
 
     /// Makes room for `count` more accessories (a driver's whole list at once: 10,000 found one by
     /// one grew the tables a dozen times, rehashing each).
-    mutating func reserve(_ count: Int) {
+    func reserve(_ count: Int) {
         found.reserveCapacity(found.count + count)
         owner.reserveCapacity(owner.count + count)
         order.reserveCapacity(order.count + count)
     }
 
     /// Records an accessory a driver reports; returns whether it is new to the browser.
-    mutating func found(_ accessory: Accessory, driver: Int) -> Bool {
+    func found(_ accessory: Accessory, driver: Int) -> Bool {
         let isNew = found[accessory.id] == nil
         if isNew { order.append(accessory.id) }
         var accessory = accessory
@@ -31,7 +31,7 @@ struct AccessoryBrowser: Sendable {
         return isNew
     }
 
-    mutating func lost(_ id: AccessoryID) {
+    func lost(_ id: AccessoryID) {
         found[id] = nil
         owner[id] = nil
         order.removeAll { $0 == id }
@@ -60,11 +60,11 @@ struct AccessoryBrowser: Sendable {
 
     func isReachable(_ id: AccessoryID) -> Bool { found[id]?.isReachable ?? false }
 
-    mutating func setReachable(_ isReachable: Bool, _ id: AccessoryID) {
+    func setReachable(_ isReachable: Bool, _ id: AccessoryID) {
         found[id]?.isReachable = isReachable
     }
 
-    mutating func setValue(
+    func setValue(
         _ value: CharacteristicValue, _ id: AccessoryID, _ service: ServiceID,
         _ type: CharacteristicType
     ) {

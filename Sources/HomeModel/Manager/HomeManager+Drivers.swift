@@ -10,7 +10,7 @@ extension HomeManager {
     /// ``serve(_:)``'s, for the driver's lifetime.
     package func register(_ driver: any AccessoryDriver) async throws -> RegisteredDriver {
         let index = browser.add(driver)
-        await driver.restore(allHomes().flatMap(\.accessories))
+        await driver.restore(store.graph.homes.flatMap(\.accessories))
         try await driver.start()
         let accessories = await driver.accessories()
         browser.reserve(accessories.count)
@@ -53,7 +53,7 @@ extension HomeManager {
             let ready = found.filter { !$0.needsPairing }
             reports.append(
                 DriverReport(
-                    driver: driver.name, accessories: ready.count, inHomes: ready.count { isInAHome($0.id) },
+                    driver: driver.name, accessories: ready.count, inHomes: ready.count { store.isInAHome($0.id) },
                     unreachable: ready.count { !browser.isReachable($0.id) || unresponsive[$0.id] != nil },
                     waitingForPairing: found.count - ready.count, condition: nil))
         }
@@ -82,24 +82,24 @@ extension HomeManager {
     /// driver's next reports wait for it, so a new accessory's first values land in its home.
     private func followBridge(_ found: Accessory) async {
         guard found.isReachable, !found.needsPairing else { return }
-        if let bridgeID = found.bridge, !isInAHome(found.id), let place = graph.locate(bridgeID) {
-            let bridge = graph.homes[place.home].accessories[place.accessory].name
+        if let bridgeID = found.bridge, !store.isInAHome(found.id), let place = store.graph.locate(bridgeID) {
+            let bridge = store.graph.homes[place.home].accessories[place.accessory].name
             await editForDevice(
-                .addAccessory(home: graph.homes[place.home].name, id: found.id, room: nil, name: nil),
-                home: graph.homes[place.home].id, "'\(found.name)' is new on the bridge '\(bridge)': added to")
+                .addAccessory(home: store.graph.homes[place.home].name, id: found.id, room: nil, name: nil),
+                home: store.graph.homes[place.home].id, "'\(found.name)' is new on the bridge '\(bridge)': added to")
         }
         // A bridge as the home has it: one that lost its last bridged accessory may report itself as
         // a plain accessory, listing none.
-        guard let place = graph.locate(found.id) else { return }
-        let bridged = graph.homes[place.home].accessories[place.accessory].bridgedAccessories
-        let bridge = graph.homes[place.home].accessories[place.accessory].name
-        let homeID = graph.homes[place.home].id
+        guard let place = store.graph.locate(found.id) else { return }
+        let bridged = store.graph.homes[place.home].accessories[place.accessory].bridgedAccessories
+        let bridge = store.graph.homes[place.home].accessories[place.accessory].name
+        let homeID = store.graph.homes[place.home].id
         for id in bridged where browser.isGone(id, fromBridge: found.id) {
             // Looked up again for each: the edit before gave the actor away.
-            guard let (h, a) = graph.locate(id), graph.homes[h].id == homeID else { continue }
-            let accessory = graph.homes[h].accessories[a].name
+            guard let (h, a) = store.graph.locate(id), store.graph.homes[h].id == homeID else { continue }
+            let accessory = store.graph.homes[h].accessories[a].name
             await editForDevice(
-                .removeAccessory(home: graph.homes[h].name, accessory: accessory), home: homeID,
+                .removeAccessory(home: store.graph.homes[h].name, accessory: accessory), home: homeID,
                 "'\(accessory)' is no longer on the bridge '\(bridge)': removed from")
         }
     }
@@ -109,9 +109,9 @@ extension HomeManager {
     /// Takes the home's id, not the home: a copy held across the save would make the next value
     /// commit copy the home's accessories.
     private func editForDevice(_ change: HomeEdit, home id: HomeID, _ what: String) async {
-        guard let h = graph.homes.firstIndex(where: { $0.id == id }) else { return }
-        let name = graph.homes[h].name
-        guard let administrator = graph.homes[h].users.first(where: { $0.role == .administrator })?.account else {
+        guard let h = store.graph.homes.firstIndex(where: { $0.id == id }) else { return }
+        let name = store.graph.homes[h].name
+        guard let administrator = store.graph.homes[h].users.first(where: { $0.role == .administrator })?.account else {
             return logger.warning("\(what) the home '\(name)' failed: it has no administrator")
         }
         do {
@@ -122,12 +122,6 @@ extension HomeManager {
         }
     }
 
-    /// Whether the accessory is in a home, or about to be: an edit being saved (``pendingLayout``)
-    /// may be adding it, and what its driver reports meanwhile belongs to the home it joins.
-    private func isInAHome(_ id: AccessoryID) -> Bool {
-        graph.locate(id) != nil || pendingLayout?.locate(id) != nil
-    }
-
     /// Records one thing a driver reported. Values and reachability of accessories in a home are
     /// persisted and announced; those of accessories in the browser only update the browser.
     func apply(_ update: DriverUpdate, driver: Int) {
@@ -135,8 +129,8 @@ extension HomeManager {
         case .found(let accessory):
             forgetUnresponsive(accessory.id)
             let isNew = browser.found(accessory, driver: driver)
-            if isInAHome(accessory.id) {
-                commitReported { graph, events in
+            if store.isInAHome(accessory.id) {
+                store.commitDeviceState { graph, events in
                     graph.recordReachability(accessory.isReachable, accessory: accessory.id, events: &events)
                     for service in accessory.services {
                         // An event's value (the last press) is no news when the accessory is found.
@@ -149,26 +143,29 @@ extension HomeManager {
                     }
                 }
             } else if isNew {
-                publish([.didFindNewAccessory(accessory: accessory.id)])
+                store.publish([.didFindNewAccessory(accessory: accessory.id)])
             }
         case .lost(let id):
             forgetUnresponsive(id)
             browser.lost(id)
-            if isInAHome(id) {
-                commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+            if store.isInAHome(id) {
+                store.commitDeviceState { graph, events in
+                    graph.recordReachability(false, accessory: id, events: &events)
+                }
             } else {
-                publish([.didRemoveNewAccessory(accessory: id)])
+                store.publish([.didRemoveNewAccessory(accessory: id)])
             }
         case .value(let id, let service, let characteristic, let value):
             if !characteristic.isEvent { browser.setValue(value, id, service, characteristic) }
-            commitReported { graph, events in
+            store.commitDeviceState { graph, events in
                 graph.recordValue(
                     value, accessory: id, service: service, characteristic: characteristic, events: &events)
             }
         case .reachability(let id, let isReachable):
             forgetUnresponsive(id)
             browser.setReachable(isReachable, id)
-            commitReported { graph, events in graph.recordReachability(isReachable, accessory: id, events: &events)
+            store.commitDeviceState { graph, events in
+                graph.recordReachability(isReachable, accessory: id, events: &events)
             }
         }
     }
@@ -193,7 +190,7 @@ extension HomeManager {
         at path: CharacteristicPath, account: String,
         decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue
     ) async throws(HomeError) {
-        let (accessory, write) = try withHome(path.accessory.home, account: account) { home throws(HomeError) in
+        let (accessory, write) = try store.withHome(path.accessory.home, account: account) { home throws(HomeError) in
             let accessory = try home.accessory(at: path.accessory)
             let (service, characteristic) = try accessory.characteristic(
                 named: path.characteristic, service: path.service)
@@ -218,7 +215,7 @@ extension HomeManager {
         -> (Accessory, [CharacteristicWrite])
     {
         guard !requests.isEmpty else { throw HomeError(.missingParameter, "No values to write.") }
-        let snapshot = try self.home(home, account: account)
+        let snapshot = try store.home(home, account: account)
         var target: Accessory?
         var writes: [CharacteristicWrite] = []
         for request in requests {
@@ -242,7 +239,7 @@ extension HomeManager {
         let id = accessory.id
         try await callDriver(accessory, "write") { try await driver.write(id, values: writes) }
         guard !driver.reportsConfirmedValues else { return }
-        commitDeviceState { graph, events in
+        store.commitDeviceState { graph, events in
             for write in writes {
                 graph.recordValue(
                     write.value, accessory: id, service: write.service, characteristic: write.characteristic,
@@ -260,7 +257,7 @@ extension HomeManager {
     )
         async throws(HomeError) -> [CharacteristicRead]
     {
-        let snapshot = try self.home(home, account: account)
+        let snapshot = try store.home(home, account: account)
         let accessory = try snapshot.accessory(named: name)
         var services = accessory.services
         if let serviceName { services = [try accessory.service(named: serviceName)] }
@@ -319,7 +316,7 @@ extension HomeManager {
                 accessory: target.0.id, accessoryName: target.0.name, service: target.1.id,
                 serviceName: target.1.name, characteristic: target.2.type, value: value)
         }
-        commitDeviceState { graph, events in
+        store.commitDeviceState { graph, events in
             for read in reads {
                 graph.recordValue(
                     read.value, accessory: read.accessory, service: read.service,
@@ -331,7 +328,7 @@ extension HomeManager {
 
     /// Asks an accessory to identify itself (admin or guest).
     package func identify(accessory name: String, home: String, account: String) async throws(HomeError) {
-        let snapshot = try self.home(home, account: account)
+        let snapshot = try store.home(home, account: account)
         let accessory = try snapshot.accessory(named: name)
         let driver = try reachableDriver(for: accessory)
         let id = accessory.id
@@ -347,7 +344,7 @@ extension HomeManager {
         var results: [ActionResult] = []
         for action in actionSet.actions {
             do throws(HomeError) {
-                guard let accessory = currentAccessory(action.accessory),
+                guard let accessory = store.currentAccessory(action.accessory),
                     let characteristic = accessory.characteristic(action.service, action.characteristic)
                 else {
                     throw HomeError(.notFound, "The action's characteristic \(action.characteristic) no longer exists.")
@@ -361,7 +358,7 @@ extension HomeManager {
                 results.append(ActionResult(action: action, error: error))
             }
         }
-        publish([
+        store.publish([
             .didExecuteActionSet(
                 home: homeID, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
         ])
@@ -373,12 +370,14 @@ extension HomeManager {
     /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
     /// off or removed while it runs runs no further action set.
     package func fireTrigger(_ id: TriggerID, home homeID: HomeID) async -> TriggerFiring? {
-        guard let home = currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else { return nil }
+        guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
+            return nil
+        }
         var firing = TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [])
         for actionSetID in trigger.actionSets {
             // Looked up again for each: an earlier action set's writes give the actor away, and the
             // home may be renamed, or the automation turned off, meanwhile.
-            guard let current = currentHome(homeID), current.trigger(id)?.isEnabled == true,
+            guard let current = store.currentHome(homeID), current.trigger(id)?.isEnabled == true,
                 let administrator = current.users.first(where: { $0.role == .administrator })
             else { break }
             guard let actionSet = current.actionSet(actionSetID) else { continue }
@@ -390,24 +389,22 @@ extension HomeManager {
                 firing.actionSets.append((actionSet.name, .failure(error)))
             }
         }
-        publish([.didFireTrigger(home: homeID, trigger: id, failedActions: firing.failedActions)])
+        store.publish([.didFireTrigger(home: homeID, trigger: id, failedActions: firing.failedActions)])
         return firing
     }
 
     // MARK: Helpers
 
-    private func currentHome(_ id: HomeID) -> Home? { graph.homes.first { $0.id == id } }
-
     /// The action set `name` names and its home's id; synchronous for the reason ``resolveWrites`` is.
     private func actionSet(named name: String, home: String, account: String) throws(HomeError)
         -> (HomeID, ActionSet)
     {
-        let snapshot = try self.home(home, account: account)
+        let snapshot = try store.home(home, account: account)
         return (snapshot.id, snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)])
     }
 
     private func reachableDriver(for accessory: Accessory) throws(HomeError) -> any AccessoryDriver {
-        guard isReachableNow(accessory.id), let driver = browser.driver(for: accessory.id)
+        guard store.isReachableNow(accessory.id), let driver = browser.driver(for: accessory.id)
         else {
             throw HomeError(.accessoryNotReachable, "The accessory '\(accessory.name)' is not reachable.")
         }

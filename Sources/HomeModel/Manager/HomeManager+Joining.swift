@@ -8,7 +8,7 @@ extension HomeManager {
     /// for `seconds` (0 closes them again). Devices that join appear in the browser once their
     /// driver has them. Throws `notSupported` when no driver has such a network.
     package func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
-        guard administersAnyHome(account) else {
+        guard store.administersAnyHome(account) else {
             throw HomeError(.insufficientPrivileges, "Only an administrator of a home may let devices join.")
         }
         guard (0...Self.maximumJoinSeconds).contains(seconds) else {

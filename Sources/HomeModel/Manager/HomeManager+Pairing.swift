@@ -13,7 +13,7 @@ extension HomeManager {
     package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
     ) async throws(HomeError) -> String {
-        try checkAdministrator(of: home, account: account)
+        try store.checkAdministrator(of: home, account: account)
         guard let index = browser.driverIndex(for: id), let driver = browser.driver(for: id) else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }
@@ -65,7 +65,7 @@ extension HomeManager {
     /// Removes the pairing from the accessory (a bridge, or one without a bridge) and the accessory
     /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
     package func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
-        let accessory = try administeredAccessory(name, home: home, account: account)
+        let accessory = try store.administeredAccessory(name, home: home, account: account)
         guard let pairing = browser.driver(for: accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
         }
@@ -123,7 +123,7 @@ extension HomeManager {
     private func pairingDriver(_ name: String, home: String, account: String) throws(HomeError) -> (
         Accessory, any PairingDriver
     ) {
-        let accessory = try administeredAccessory(name, home: home, account: account)
+        let accessory = try store.administeredAccessory(name, home: home, account: account)
         guard let driver = browser.driver(for: accessory.bridge ?? accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairings.")
         }

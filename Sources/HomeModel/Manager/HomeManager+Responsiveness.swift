@@ -10,13 +10,13 @@ extension HomeManager {
     /// Shows `id` unreachable and starts trying it again; nothing happens when it is already shown
     /// unreachable (by its driver or by an earlier timeout).
     func markUnresponsive(_ id: AccessoryID) {
-        guard !isShutDown, unresponsive[id] == nil, let accessory = currentAccessory(id), accessory.isReachable
+        guard !isShutDown, unresponsive[id] == nil, let accessory = store.currentAccessory(id), accessory.isReachable
         else { return }
         logger.warning(
             "An accessory stopped answering; it is shown unreachable until it answers again",
             metadata: ["accessory": "\(accessory.name)", "timeout": "\(driverTimeout)"])
         unresponsive[id] = scheduleProbe(id)
-        commitReported { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
+        store.commitDeviceState { graph, events in graph.recordReachability(false, accessory: id, events: &events) }
     }
 
     /// Stops treating `id` as silent, because its driver reported on it; the report sets reachability.
@@ -43,7 +43,7 @@ extension HomeManager {
     /// answered, or it is no longer silent or no longer in a home).
     private func probe(_ id: AccessoryID) async -> Bool {
         guard unresponsive[id] != nil else { return true }
-        guard let accessory = currentAccessory(id) else {
+        guard let accessory = store.currentAccessory(id) else {
             unresponsive[id] = nil
             return true
         }
@@ -58,7 +58,7 @@ extension HomeManager {
         guard case .success = outcome, unresponsive[id] != nil else { return unresponsive[id] == nil }
         unresponsive[id] = nil
         logger.notice("An accessory answers again", metadata: ["accessory": "\(accessory.name)"])
-        commitReported { graph, events in graph.recordReachability(true, accessory: id, events: &events) }
+        store.commitDeviceState { graph, events in graph.recordReachability(true, accessory: id, events: &events) }
         return true
     }
 

@@ -4,29 +4,30 @@ import Logging
 import Synchronization
 
 /// The group commit of device values: what a device did or reported is recorded in place and
-/// written in one transaction per commit window (`data.valueCommitWindow`), off the actor; a failed
+/// written in one transaction per commit window (``HomeManager/valueCommitWindow``), off the actor; a failed
 /// write is retried after a backoff (``ValueCommitSchedule``).
-extension HomeManager {
+extension HomeStore {
     /// Starts the wait for the next group commit, unless one is under way.
     func scheduleValueCommit() {
-        guard valueFlush == nil, !isShutDown else { return }
+        guard valueFlush == nil, !isClosed else { return }
         let delay = valueCommits.nextDelay
         valueFlushNumber &+= 1
         let number = valueFlushNumber
-        valueFlush = deadlines.schedule(after: delay) { [weak self] in await self?.commitValues(flush: number) }
+        let reenter = self.reenter
+        valueFlush = deadlines.schedule(after: delay) { await reenter { $0.commitValues(flush: number) } }
     }
 
     /// Writes every waiting value in one transaction off the actor.
     private func commitValues(flush number: UInt64) {
-        guard number == valueFlushNumber, !isShutDown else { return }
+        guard number == valueFlushNumber, !isClosed else { return }
         valueFlush = nil
         guard !valueCommits.unsaved.isEmpty else { return }
         let (write, written) = valueCommits.beginWrite(adding: [], settled: false)
-        database.saveValuesLater(values(of: written)) { [weak self] error in
-            guard let self else { return }
-            if error != nil { failedValues.withLock { $0.formUnion(written) } }
-            // GRDB calls back on its writer queue: the hop back onto the manager's actor.
-            Task { await self.valueWriteEnded(write, error: error) }
+        let (failedValues, reenter) = (self.failedValues, self.reenter)
+        database.saveValuesLater(values(of: written)) { error in
+            if error != nil { failedValues.add(written) }
+            // GRDB calls back on its writer queue: the hop back onto the owner's actor.
+            Task { await reenter { $0.valueWriteEnded(write, error: error) } }
         }
     }
 
@@ -36,12 +37,7 @@ extension HomeManager {
         if !valueCommits.unsaved.isEmpty { scheduleValueCommit() }
     }
 
-    func takeFailedValues() -> Set<ValueKey> {
-        failedValues.withLock { failed in
-            defer { failed = [] }
-            return failed
-        }
-    }
+    func takeFailedValues() -> Set<ValueKey> { failedValues.take() }
 
     /// Says a failed write in the log; after a success that ends the retries, a commit waiting for
     /// the retry's delay waits for the window instead.
@@ -55,7 +51,7 @@ extension HomeManager {
             valueFlush = nil
             scheduleValueCommit()
         case .failed(let delay):
-            if isShutDown {
+            if isClosed {
                 logger.error(
                     "Device state is lost: the home database could not be written as the gateway stopped",
                     metadata: ["error": "\(error.map { "\($0)" } ?? "")", "values": "\(valueCommits.unsaved.count)"])
@@ -93,6 +89,21 @@ extension HomeManager {
         } catch {
             decided(valueCommits.endWrite(write, failed: pending), error: error)
             scheduleValueCommit()
+        }
+    }
+}
+
+/// The values of group commits that failed on GRDB's queue, until the owner's actor (or shutdown,
+/// which cannot wait for the actor) takes them back.
+final class FailedValueWrites: Sendable {
+    private let keys = Mutex<Set<ValueKey>>([])
+
+    func add(_ failed: Set<ValueKey>) { keys.withLock { $0.formUnion(failed) } }
+
+    func take() -> Set<ValueKey> {
+        keys.withLock { keys in
+            defer { keys = [] }
+            return keys
         }
     }
 }
