@@ -149,6 +149,7 @@ let package = Package(
             name: "HAP",
             dependencies: [
                 "CAvahi",
+                "Execution",
                 "HAPProtocol",
                 "HomeModel",
                 "JSON",
@@ -162,6 +163,7 @@ let package = Package(
         .target(
             name: "Web",
             dependencies: [
+                "Execution",
                 "Config",
                 "Gateway",
                 "HomeModel",

@@ -167,6 +167,7 @@ package final class MosquittoBroker: Sendable {
                 await stop()
                 throw BrokerError("mosquitto did not listen on \(ports) within 15 s:\n\(log)")
             }
+            // Polled: mosquitto says it is ready only in its log and by listening, no event to wait on.
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -220,6 +221,7 @@ package final class MosquittoBroker: Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         while isOurs() {
             if ContinuousClock.now >= deadline { Glibc.kill(pid, SIGKILL) }
+            // Polled: another process's exit (not our child) gives no event to wait on.
             try? await Task.sleep(for: .milliseconds(20))
         }
         return true

@@ -1,6 +1,6 @@
 /// Any clock measured in `Duration`, as one concrete type: the timers (driver timeouts, the group
-/// commit's window, probes of silent accessories, late `$layout`s) run on the clock they are given,
-/// so tests can give one they advance by hand instead of sleeping for real.
+/// commit's window, probes of silent accessories, late `$layout`s, periodic work) run on the clock
+/// they are given, so tests can give one they advance by hand instead of sleeping for real.
 package struct AnyClock: Clock {
     /// A moment as the time since the clock was wrapped.
     package struct Instant: InstantProtocol {
@@ -28,3 +28,26 @@ package struct AnyClock: Clock {
         try await sleepUntil(deadline.offset)
     }
 }
+
+extension AnyClock {
+    /// The real clock, for what nobody needs to run faster than time.
+    package static let continuous = AnyClock(ContinuousClock())
+
+    /// Runs `tick` every `interval` (the first one interval from now, each next one interval after
+    /// the last ended) until the calling task is cancelled: the periodic timers (the health topic,
+    /// a page's heartbeat, HAP's probes and retries).
+    nonisolated(nonsending) package func every(_ interval: Duration, _ tick: nonisolated(nonsending) () async -> Void)
+        async
+    {
+        while (try? await sleep(until: now.advanced(by: interval))) != nil {
+            await tick()
+        }
+    }
+}
+
+extension DeadlineTimer where C == AnyClock {
+    /// A timer on the real clock, shared by those that are given none.
+    package static var continuous: DeadlineTimer<AnyClock> { sharedContinuousTimer }
+}
+
+private let sharedContinuousTimer = DeadlineTimer(clock: AnyClock.continuous)

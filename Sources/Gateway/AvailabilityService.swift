@@ -1,3 +1,4 @@
+import Execution
 import Logging
 import MQTT
 import ServiceLifecycle
@@ -35,17 +36,12 @@ package struct AvailabilityService: Service {
     /// shutdown never hangs on a broker that is gone.
     private func announceOffline() async {
         guard client.isConnected else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    try await client.publish(topics.status, Self.offline, qos: .atLeastOnce, retain: true)
-                } catch {
-                    logger.warning("could not publish offline status", metadata: ["error": "\(error)"])
-                }
-            }
-            group.addTask { try? await Task.sleep(for: .seconds(3)) }
-            await group.next()
-            group.cancelAll()
+        let (client, topics) = (client, topics)
+        let outcome = await Deadline.race(timeout: .seconds(3), timer: .continuous) {
+            try await client.publish(topics.status, Self.offline, qos: .atLeastOnce, retain: true)
+        }
+        if case .failure(let error) = outcome {
+            logger.warning("could not publish offline status", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -1,3 +1,4 @@
+import Execution
 import HomeModel
 import Hummingbird
 import NIOCore
@@ -35,17 +36,12 @@ struct LiveRoutes {
         case .failure(.closed):
             return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
         }
-        let heartbeat = site.heartbeat
+        let (heartbeat, clock) = (site.heartbeat, site.clock)
         let body = ResponseBody { writer in
             defer { feed.close(mailbox) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // The heartbeat, a child of the stream: it ends with it.
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: heartbeat)
-                        mailbox.poke()
-                    }
-                }
+                group.addTask { await clock.every(heartbeat) { mailbox.poke() } }
                 defer { group.cancelAll() }
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
                 for await _ in mailbox.signals {

@@ -1,3 +1,4 @@
+import Execution
 import Gateway
 import HomeModel
 import Hummingbird
@@ -21,6 +22,8 @@ final class WebSite: Sendable {
     let logger: Logger
     /// How often an open page's stream checks its session and shows it is alive.
     let heartbeat: Duration
+    /// What the heartbeat runs on.
+    let clock: AnyClock
     /// Behind a reverse proxy on this host (`web.behindProxy`): see ``Proxy``.
     let proxy: Proxy
     /// The host names the page is served as (`web.hosts` and the defaults).
@@ -32,12 +35,14 @@ final class WebSite: Sendable {
         manager: HomeManager, router: CommandRouter, credentials: any CredentialChecking,
         statistics: GatewayStatistics, sessions: SessionStore, throttle: LoginThrottle = LoginThrottle(),
         isConnected: @escaping @Sendable () -> Bool, logger: Logger, heartbeat: Duration = .seconds(20),
+        clock: some Clock<Duration> = ContinuousClock(),
         behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
         hosts: AllowedHosts = AllowedHosts(configured: [], listenHost: "127.0.0.1")
     ) {
         self.hosts = hosts
         self.feed = feed
         self.heartbeat = heartbeat
+        self.clock = AnyClock(clock)
         proxy = Proxy(isTrusted: behindProxy)
         self.manager = manager
         commands = router

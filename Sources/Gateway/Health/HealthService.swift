@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import JSON
 import Logging
@@ -15,12 +16,14 @@ package struct HealthService: ServiceLifecycle.Service {
     private let topics: Topics
     private let statistics: GatewayStatistics
     private let interval: Duration
+    private let clock: AnyClock
     private let logger: Logger
 
     package init(
         client: MQTTClient, topics: Topics, statistics: GatewayStatistics, interval: Duration = .seconds(60),
-        logger: Logger
+        clock: some Clock<Duration> = ContinuousClock(), logger: Logger
     ) {
+        self.clock = AnyClock(clock)
         self.client = client
         self.topics = topics
         self.statistics = statistics
@@ -40,12 +43,7 @@ package struct HealthService: ServiceLifecycle.Service {
                         publish()
                     }
                 }
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
-                        publish()
-                    }
-                }
+                group.addTask { await clock.every(interval) { publish() } }
             }
         }
     }

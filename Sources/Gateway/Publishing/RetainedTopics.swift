@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Execution
 import Logging
 import MQTT
 
@@ -38,31 +39,29 @@ package enum RetainedTopics {
             let events = client.connectionEvents()
             try await client.subscribe(to: filters + [markerTopic], qos: .atMostOnce)
             try await client.publish(markerTopic, marker, qos: .atLeastOnce)
-            let outcome = try await withThrowingTaskGroup(of: Outcome.self) { group in
-                group.addTask {
-                    var held: Set<String> = []
-                    for await message in client.messages {
-                        if message.topic == markerTopic && message.payloadString == marker { return .held(held) }
-                        if message.retain && !message.payload.isEmpty { held.insert(message.topic) }
+            let outcome = await Deadline.race(timeout: timeout, timer: .continuous) {
+                await withTaskGroup(of: Outcome.self) { group in
+                    group.addTask {
+                        var held: Set<String> = []
+                        for await message in client.messages {
+                            if message.topic == markerTopic && message.payloadString == marker { return .held(held) }
+                            if message.retain && !message.payload.isEmpty { held.insert(message.topic) }
+                        }
+                        return .lost
                     }
-                    return .lost
-                }
-                group.addTask {
-                    for await event in events {
-                        if case .disconnected = event { return .lost }
+                    group.addTask {
+                        for await event in events {
+                            if case .disconnected = event { return .lost }
+                        }
+                        return .lost
                     }
-                    return .lost
+                    let first = await group.next() ?? .lost
+                    group.cancelAll()
+                    return first
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return .timedOut
-                }
-                let first = try await group.next() ?? .timedOut
-                group.cancelAll()
-                return first
             }
             await client.disconnect()
-            switch outcome {
+            switch (try? outcome?.get()) ?? .timedOut {
             case .held(let held): return held
             case .lost:
                 throw MQTTError(.connectionLost, "the connection was lost while reading the retained topics back")

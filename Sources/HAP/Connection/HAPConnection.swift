@@ -1,3 +1,4 @@
+import Execution
 import HAPProtocol
 import NIOCore
 import NIOPosix
@@ -46,16 +47,21 @@ package actor HAPConnection {
     private var busy = false
     private var ended: HAPConnectionError?
     private var reader: Task<Void, Never>?
+    /// Each request's timeout.
+    private nonisolated let timer: DeadlineTimer<AnyClock>
 
-    private init(host: String, port: Int) {
+    private init(host: String, port: Int, timer: DeadlineTimer<AnyClock>) {
         self.host = host
         self.port = port
+        self.timer = timer
         (events, eventSink) = AsyncStream.makeStream(of: HTTPMessage.self, bufferingPolicy: .bufferingNewest(4_096))
     }
 
-    /// Connects to `host:port` within `timeout`.
-    package static func open(host: String, port: Int, timeout: Duration = .seconds(5)) async throws -> HAPConnection {
-        let connection = HAPConnection(host: host, port: port)
+    /// Connects to `host:port` within `timeout`; request timeouts run on `timer`.
+    package static func open(
+        host: String, port: Int, timeout: Duration = .seconds(5), timer: DeadlineTimer<AnyClock> = .continuous
+    ) async throws -> HAPConnection {
+        let connection = HAPConnection(host: host, port: port, timer: timer)
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -75,8 +81,12 @@ package actor HAPConnection {
 
     /// Whether something accepts a TCP connection at `host:port` (closed again at once): an address
     /// where nothing listens is no accessory to offer.
-    package static func isListening(host: String, port: Int, timeout: Duration = .seconds(2)) async -> Bool {
-        guard let connection = try? await open(host: host, port: port, timeout: timeout) else { return false }
+    package static func isListening(
+        host: String, port: Int, timeout: Duration = .seconds(2), timer: DeadlineTimer<AnyClock> = .continuous
+    ) async -> Bool {
+        guard let connection = try? await open(host: host, port: port, timeout: timeout, timer: timer) else {
+            return false
+        }
         await connection.close()
         return true
     }
@@ -131,13 +141,10 @@ package actor HAPConnection {
                 throw ended!
             }
         }
-        // A timer (sleep out the timeout, then end the connection), cancelled when the answer comes.
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            await self?.end(
-                HAPConnectionError(.timedOut, "no answer to \(request.method) \(request.path) in \(timeout)"))
-        }
-        defer { timer.cancel() }
+        // The timeout ends the connection, unless the answer comes first.
+        let expired = HAPConnectionError(.timedOut, "no answer to \(request.method) \(request.path) in \(timeout)")
+        let ticket = timer.schedule(after: timeout) { [weak self] in await self?.end(expired) }
+        defer { timer.cancel(ticket) }
         return try await withCheckedThrowingContinuation { continuation in
             answers.append(continuation)
             // The continuation's closure is synchronous: the write goes in a task of the actor's.

@@ -1,4 +1,5 @@
 import CAvahi
+import Execution
 import Logging
 import Synchronization
 
@@ -94,9 +95,14 @@ package final class HAPBrowser: Sendable {
         var reportedUnavailable = false
     }
 
-    package init(logger: Logger, retryInterval: Duration = .seconds(30)) {
+    private let clock: AnyClock
+
+    package init(
+        logger: Logger, retryInterval: Duration = .seconds(30), clock: some Clock<Duration> = ContinuousClock()
+    ) {
         self.logger = logger
         self.retryInterval = retryInterval
+        self.clock = AnyClock(clock)
         (events, sink) = AsyncStream.makeStream(of: HAPBrowserEvent.self, bufferingPolicy: .bufferingNewest(1_024))
     }
 
@@ -104,7 +110,7 @@ package final class HAPBrowser: Sendable {
     package func run() async {
         while !state.withLock({ $0.stopped }) {
             if start() { return }
-            try? await Task.sleep(for: retryInterval)
+            try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
         }
     }
 

@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import HAPProtocol
 import HomeModel
@@ -30,6 +31,9 @@ package actor HAPDriver: PairingDriver {
     private let configured: [HAPEndpoint]
     /// How often a fixed address without a pairing is checked for something listening.
     private let probeInterval: Duration
+    /// What the driver's timers run on: request timeouts, probes, reconnect backoff.
+    private nonisolated let deadlines: DeadlineTimer<AnyClock>
+    private nonisolated var clock: AnyClock { deadlines.clock }
     private let browser: HAPBrowser?
     /// The mDNS instance name of each discovered device, for its removal.
     private var instances: [String: String] = [:]
@@ -51,7 +55,7 @@ package actor HAPDriver: PairingDriver {
         /// What mDNS said of it last (name, category, configuration number), when it was seen there.
         var discovered: DiscoveredHAPAccessory?
         /// Until when the accessory asked not to be tried again (kTLVError_Backoff's retry delay).
-        var retryAfter: ContinuousClock.Instant?
+        var retryAfter: AnyClock.Instant?
         /// The last thing that went wrong, logged once until something else goes wrong.
         var lastProblem: String?
     }
@@ -62,12 +66,14 @@ package actor HAPDriver: PairingDriver {
     ///   - endpoints: accessories at fixed addresses (`accessories.hap.accessories`).
     ///   - browser: mDNS discovery (`accessories.hap.discovery`); nil finds only `endpoints`.
     ///   - probeInterval: how often an unpaired fixed address is checked for something listening.
+    ///   - clock: what the driver's timers run on.
     package init(
         endpoints: [HAPEndpoint], browser: HAPBrowser? = nil, secrets: DriverSecrets,
-        probeInterval: Duration = .seconds(10), logger: Logger
+        probeInterval: Duration = .seconds(10), clock: some Clock<Duration> = ContinuousClock(), logger: Logger
     ) {
         configured = endpoints
         self.probeInterval = probeInterval
+        deadlines = DeadlineTimer(clock: AnyClock(clock))
         self.browser = browser
         keychain = HAPKeychain(secrets: secrets)
         var logger = logger
@@ -107,26 +113,28 @@ package actor HAPDriver: PairingDriver {
     /// An unpaired fixed address is offered while something accepts a connection there, checked now
     /// and every `probeInterval`: an address where nothing listens is not an accessory to pair.
     private func watchConfigured() async {
-        while !Task.isCancelled {
-            for endpoint in configured {
-                let id = Self.unpairedID(endpoint)
-                // Paired, found over mDNS at that address, or paired with another controller: not ours to offer.
-                func followedOtherwise() -> Bool {
-                    devices.values.contains { $0.endpoint == endpoint && $0.id != id }
-                        || pairedElsewhere.values.contains(endpoint)
-                }
-                guard !followedOtherwise() else { continue }
-                let listening = await HAPConnection.isListening(host: endpoint.host, port: endpoint.port)
-                guard !followedOtherwise() else { continue }
-                if listening, devices[id] == nil {
-                    devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
-                    sink.yield(.found(Self.unpairedAccessory(devices[id]!)))
-                } else if !listening, devices.removeValue(forKey: id) != nil {
-                    logger.info("nothing listens at \(endpoint.host):\(endpoint.port) any more; not offered")
-                    sink.yield(.lost(AccessoryID(id)))
-                }
+        await checkConfigured()
+        await clock.every(probeInterval) { await checkConfigured() }
+    }
+
+    private func checkConfigured() async {
+        for endpoint in configured {
+            let id = Self.unpairedID(endpoint)
+            // Paired, found over mDNS at that address, or paired with another controller: not ours to offer.
+            func followedOtherwise() -> Bool {
+                devices.values.contains { $0.endpoint == endpoint && $0.id != id }
+                    || pairedElsewhere.values.contains(endpoint)
             }
-            try? await Task.sleep(for: probeInterval)
+            guard !followedOtherwise() else { continue }
+            let listening = await HAPConnection.isListening(host: endpoint.host, port: endpoint.port, timer: deadlines)
+            guard !followedOtherwise() else { continue }
+            if listening, devices[id] == nil {
+                devices[id] = Device(id: id, endpoint: endpoint, isReachable: true)
+                sink.yield(.found(Self.unpairedAccessory(devices[id]!)))
+            } else if !listening, devices.removeValue(forKey: id) != nil {
+                logger.info("nothing listens at \(endpoint.host):\(endpoint.port) any more; not offered")
+                sink.yield(.lost(AccessoryID(id)))
+            }
         }
     }
 
@@ -212,8 +220,8 @@ package actor HAPDriver: PairingDriver {
             throw HomeError(.notFound, "There is no unpaired HAP accessory '\(id)'.")
         }
         guard let controller else { throw HomeError(.unexpectedError, "The HAP driver has not started.") }
-        if let retryAfter = device.retryAfter, retryAfter > .now {
-            let seconds = Int((retryAfter - .now).components.seconds) + 1
+        if let retryAfter = device.retryAfter, retryAfter > clock.now {
+            let seconds = Int(clock.now.duration(to: retryAfter).components.seconds) + 1
             throw HomeError(
                 .authenticationFailed,
                 "'\(id)' refuses pairing attempts for now; try again in \(seconds) seconds, as it asked.")
@@ -225,7 +233,8 @@ package actor HAPDriver: PairingDriver {
         }
         let pairing: AccessoryPairing
         do {
-            let connection = try await HAPConnection.open(host: device.endpoint.host, port: device.endpoint.port)
+            let connection = try await HAPConnection.open(
+                host: device.endpoint.host, port: device.endpoint.port, timer: deadlines)
             do {
                 pairing = try await connection.pairSetup(setupCode: setupCode, controller: controller)
                 await connection.close()
@@ -235,7 +244,7 @@ package actor HAPDriver: PairingDriver {
             }
         } catch let error as PairingError {
             if error.code == .backoff, let delay = error.retryDelay {
-                devices[id.rawValue]?.retryAfter = .now + .seconds(Int64(min(delay, 86_400)))
+                devices[id.rawValue]?.retryAfter = clock.now.advanced(by: .seconds(Int64(min(delay, 86_400))))
             }
             throw Self.homeError(error, accessory: id.rawValue)
         } catch {
@@ -342,7 +351,7 @@ package actor HAPDriver: PairingDriver {
                     await self.problem(id, "\(error)")
                 }
                 await self.lostConnection(id)
-                try? await Task.sleep(for: delay)
+                try? await self.clock.sleep(until: self.clock.now.advanced(by: delay))
                 delay = min(delay * 2, .seconds(60))
             }
         }
@@ -356,7 +365,8 @@ package actor HAPDriver: PairingDriver {
     /// Connects, verifies, reads the accessory database, subscribes to events and reports it all.
     private func connect(_ id: String) async throws {
         guard let device = devices[id], let pairing = device.pairing, let controller else { return }
-        let connection = try await HAPConnection.open(host: device.endpoint.host, port: device.endpoint.port)
+        let connection = try await HAPConnection.open(
+            host: device.endpoint.host, port: device.endpoint.port, timer: deadlines)
         do {
             try await connection.pairVerify(controller: controller, accessory: pairing)
             let listing = try await connection.send(.get("/accessories"))
