@@ -176,6 +176,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The page's stylesheet, script, icons and templates, compiled into the binary: a hub runs
+            // the one file it was given, with no resource folder beside it.
+            resources: [
+                .embedInCode("Resources/app.css"), .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/favicon.svg"), .embedInCode("Resources/icons.svg"),
+                .embedInCode("Resources/templates/csrf.mustache"), .embedInCode("Resources/templates/frame.mustache"),
+                .embedInCode("Resources/templates/health.mustache"), .embedInCode("Resources/templates/home.mustache"),
+                .embedInCode("Resources/templates/homes.mustache"), .embedInCode("Resources/templates/login.mustache"),
+                .embedInCode("Resources/templates/problem.mustache"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -232,6 +232,10 @@ struct WebRouteTests {
             }
             #expect(icon("Floor Lamp") == CategoryIcons.shapes["lightbulb"])
             #expect(icon("Front Door") == CategoryIcons.shapes["doorLock"])
+            // Every icon the code names is a symbol of Resources/icons.svg
+            let named = Set(CategoryIcons.byServiceType.values).union(["bridge", "other", "scene"])
+            #expect(named.subtracting(CategoryIcons.shapes.keys).isEmpty)
+            #expect(CategoryIcons.shapes.count == 30 && CategoryIcons.shapes.values.allSatisfy { $0.hasPrefix("<") })
             // The brightness slider is named by its row's label and its card's heading
             let slider = try #require(html.firstMatch(of: /<input type="range"[^>]*aria-labelledby="([^"]+)"/))
             let ids = slider.output.1.split(separator: " ")
