@@ -11,7 +11,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
     package struct MQTTSettings: Sendable, Hashable {
         /// `mqtt[s]://host[:port]` of each broker, in order of preference (`mqtt.brokers`, or the one
         /// `mqtt.broker`): `mqtts` means TLS, with the broker's certificate verified.
-        package var brokers: [String]
+        package var brokers = ["mqtt://127.0.0.1:1883"]
         /// The first broker.
         package var broker: String {
             get { brokers[0] }
@@ -26,38 +26,21 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// A file whose first line is the password, so the password need not sit in the config.
         package var passwordFile: String?
         /// The first level(s) of every gateway topic (docs/mqtt.md's `B`).
-        package var baseTopic: String
+        package var baseTopic = "homegate"
         /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.
-        package var keepAlive: Int
+        package var keepAlive = 30
         /// Seconds one connection attempt may take, up to the broker's CONNACK.
-        package var connectTimeout: Int
-        package var protocolVersion: MQTTConfiguration.ProtocolVersion
+        package var connectTimeout = 10
+        package var protocolVersion = MQTTConfiguration.ProtocolVersion.v5
         /// The QoS of `$events`, 0 or 1: 0 by default, as zigbee2mqtt's own events. The state they
         /// report is retained at QoS 1 on its own topic, where a client that was away reads it; 1
         /// also queues them for a persistent session while it is away and keeps them in order with
         /// those topics, at a quarter more CPU per command for the gateway (docs/mqtt.md, Events).
-        package var eventsQoS: MQTTQoS
+        package var eventsQoS = MQTTQoS.atMostOnce
         /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
         package var tls: TLSSettings?
 
-        package init(
-            broker: String = "mqtt://127.0.0.1:1883", clientId: String? = nil, username: String? = nil,
-            password: String? = nil, passwordFile: String? = nil, baseTopic: String = "homegate",
-            keepAlive: Int = 30, connectTimeout: Int = 10, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5,
-            eventsQoS: MQTTQoS = .atMostOnce, tls: TLSSettings? = nil
-        ) {
-            self.brokers = [broker]
-            self.connectTimeout = connectTimeout
-            self.clientId = clientId
-            self.username = username
-            self.password = password
-            self.passwordFile = passwordFile
-            self.baseTopic = baseTopic
-            self.keepAlive = keepAlive
-            self.protocolVersion = protocolVersion
-            self.eventsQoS = eventsQoS
-            self.tls = tls
-        }
+        package init() {}
     }
 
     /// `mqtt.tls`: only used with an `mqtts://` broker.
@@ -68,38 +51,24 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var certificateFile: String?
         package var keyFile: String?
         /// Verify the broker's certificate and host name; turn off only for testing.
-        package var verifyServer: Bool
+        package var verifyServer: Bool = true
 
-        package init(
-            caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, verifyServer: Bool = true
-        ) {
-            self.caFile = caFile
-            self.certificateFile = certificateFile
-            self.keyFile = keyFile
-            self.verifyServer = verifyServer
-        }
+        package init() {}
     }
 
     /// `data`: where the gateway keeps its state.
     package struct DataSettings: Sendable, Hashable {
         /// The folder of the home database (`home.sqlite`).
-        package var directory: String
+        package var directory: String = "/var/lib/homegate"
         /// Keep the home database in memory only: nothing survives a restart. For benchmarks (the
         /// price of durability) and trials; the file is the default.
-        package var inMemory: Bool
+        package var inMemory: Bool = false
         /// How long device values may wait to be written together (group commit, one fsync for all):
         /// what a power cut can lose of device values. Layout changes are always written before they
         /// are answered. Zero writes every value before its answer.
-        package var valueCommitWindow: Duration
+        package var valueCommitWindow: Duration = .milliseconds(100)
 
-        package init(
-            directory: String = "/var/lib/homegate", inMemory: Bool = false,
-            valueCommitWindow: Duration = .milliseconds(100)
-        ) {
-            self.directory = directory
-            self.inMemory = inMemory
-            self.valueCommitWindow = valueCommitWindow
-        }
+        package init() {}
 
         /// The SQLite file of the home database.
         package var databaseFile: String {
@@ -118,24 +87,17 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// `accessories.hap`: HomeKit accessories over IP (docs/hap.md); nil runs without the driver.
         package var hap: HAPSettings?
 
-        package init(virtual: String? = nil, zigbee2mqtt: Zigbee2MQTTSettings? = nil, hap: HAPSettings? = nil) {
-            self.virtual = virtual
-            self.zigbee2mqtt = zigbee2mqtt
-            self.hap = hap
-        }
+        package init() {}
     }
 
     /// `accessories.hap`: where HomeKit accessories are found.
     package struct HAPSettings: Sendable, Hashable {
         /// Browse `_hap._tcp` over mDNS (through Avahi).
-        package var discovery: Bool
+        package var discovery: Bool = true
         /// Accessories at fixed addresses, for networks mDNS does not reach: `host:port`.
-        package var accessories: [String]
+        package var accessories: [String] = []
 
-        package init(discovery: Bool = true, accessories: [String] = []) {
-            self.discovery = discovery
-            self.accessories = accessories
-        }
+        package init() {}
 
         /// `accessories` split into host and port (every entry was checked when the file was read).
         package var endpoints: [(host: String, port: Int)] {
@@ -146,7 +108,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
     /// `accessories.zigbee2mqtt`: where zigbee2mqtt publishes.
     package struct Zigbee2MQTTSettings: Sendable, Hashable {
         /// zigbee2mqtt's `mqtt.base_topic`.
-        package var baseTopic: String
+        package var baseTopic: String = "zigbee2mqtt"
         /// `mqtt[s]://host[:port]` of zigbee2mqtt's broker when it is not the gateway's; nil: the
         /// gateway's own broker, with the gateway's account and TLS settings.
         package var broker: String?
@@ -155,18 +117,9 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var password: String?
         /// The account zigbee2mqtt itself connects as on the gateway's broker: the generated access
         /// rules let it (and the gateway) read and write the base topic, and nobody else write there.
-        package var account: String
+        package var account: String = "zigbee2mqtt"
 
-        package init(
-            baseTopic: String = "zigbee2mqtt", broker: String? = nil, username: String? = nil, password: String? = nil,
-            account: String = "zigbee2mqtt"
-        ) {
-            self.baseTopic = baseTopic
-            self.broker = broker
-            self.username = username
-            self.password = password
-            self.account = account
-        }
+        package init() {}
     }
 
     /// `commands`: how command topics are handled.
@@ -175,23 +128,17 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var defaultAccount: String?
         /// How long a device may take to answer a write or read before the command fails with
         /// `operationTimedOut`.
-        package var timeout: Duration
+        package var timeout: Duration = .seconds(10)
         /// How many commands and requests one account may send; nil admits all.
-        package var rateLimit: RateLimit?
+        package var rateLimit: RateLimit? = .standard
 
-        package init(
-            defaultAccount: String? = nil, timeout: Duration = .seconds(10), rateLimit: RateLimit? = .standard
-        ) {
-            self.defaultAccount = defaultAccount
-            self.timeout = timeout
-            self.rateLimit = rateLimit
-        }
+        package init() {}
     }
 
     /// `access`: how the broker is told who may do what.
     package struct AccessSettings: Sendable, Hashable {
         /// Keep mosquitto's dynamic-security plugin in step with the homes' users.
-        package var dynamicSecurity: Bool
+        package var dynamicSecurity: Bool = false
         /// The acl_file the broker reads (written by `homegate acl`): the gateway checks that it is
         /// there and in step with the homes' users, and says so when it is not.
         package var aclFile: String?
@@ -200,11 +147,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// central broker.
         package var bridgeClientID: String?
 
-        package init(dynamicSecurity: Bool = false, aclFile: String? = nil, bridgeClientID: String? = nil) {
-            self.dynamicSecurity = dynamicSecurity
-            self.aclFile = aclFile
-            self.bridgeClientID = bridgeClientID
-        }
+        package init() {}
 
         /// Whether the configuration says how the broker is protected; without either, any account
         /// can publish commands in any other's name and read every home, unless the broker has
@@ -218,9 +161,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// anyone while there is none.
         package var creators: [String]?
 
-        package init(creators: [String]? = nil) {
-            self.creators = creators
-        }
+        package init() {}
 
         /// `creators` as the home model takes it.
         package var homeCreators: HomeCreators { creators.map { .accounts(Set($0)) } ?? .administrators }
@@ -228,52 +169,35 @@ package struct GatewayConfiguration: Sendable, Hashable {
 
     /// `homeAssistant`: MQTT discovery for Home Assistant.
     package struct HomeAssistantSettings: Sendable, Hashable {
-        package var enabled: Bool
-        package var discoveryPrefix: String
+        package var enabled: Bool = false
+        package var discoveryPrefix: String = "homeassistant"
         /// The account Home Assistant's commands carry (and its MQTT username).
-        package var account: String
+        package var account: String = "homeassistant"
         /// The node id level of every discovery topic.
-        package var nodeId: String
+        package var nodeId: String = "homegate"
 
-        package init(
-            enabled: Bool = false, discoveryPrefix: String = "homeassistant", account: String = "homeassistant",
-            nodeId: String = "homegate"
-        ) {
-            self.enabled = enabled
-            self.discoveryPrefix = discoveryPrefix
-            self.account = account
-            self.nodeId = nodeId
-        }
+        package init() {}
     }
 
     /// `web`: the hub's web page (docs/web.md).
     package struct WebSettings: Sendable, Hashable {
         /// The address the page is served on. Loopback by default: open it to the network only
         /// behind a reverse proxy with TLS, since logins carry broker passwords.
-        package var host: String
+        package var host: String = "127.0.0.1"
         /// The TCP port; 0 picks a free one (tests).
-        package var port: Int
+        package var port: Int = 8080
         /// How long a login lasts: the session cookie expires then, whatever is done with it.
-        package var sessionLifetime: Duration
+        package var sessionLifetime: Duration = .seconds(12 * 3600)
         /// The page is reached through a reverse proxy on this host: for requests from loopback,
         /// `X-Forwarded-For` names the visitor (the login throttle counts per visitor, not per
         /// proxy), `X-Forwarded-Host` the host the browser used, and `X-Forwarded-Proto: https`
         /// makes the cookies `Secure`.
-        package var behindProxy: Bool
+        package var behindProxy: Bool = false
         /// Host names the page is also served as, beside `localhost`, the listen address, the
         /// machine's name and IP addresses (a request for any other name is refused: DNS rebinding).
-        package var hosts: [String]
+        package var hosts: [String] = []
 
-        package init(
-            host: String = "127.0.0.1", port: Int = 8080, sessionLifetime: Duration = .seconds(12 * 3600),
-            behindProxy: Bool = false, hosts: [String] = []
-        ) {
-            self.hosts = hosts
-            self.host = host
-            self.port = port
-            self.sessionLifetime = sessionLifetime
-            self.behindProxy = behindProxy
-        }
+        package init() {}
 
         /// `host:port` as `web.listen` writes it.
         package var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -281,41 +205,23 @@ package struct GatewayConfiguration: Sendable, Hashable {
 
     /// `logging`.
     package struct LoggingSettings: Sendable, Hashable {
-        package var level: Logger.Level
+        package var level: Logger.Level = .info
 
-        package init(level: Logger.Level = .info) {
-            self.level = level
-        }
+        package init() {}
     }
 
-    package var mqtt: MQTTSettings
-    package var data: DataSettings
-    package var accessories: AccessorySettings
-    package var commands: CommandSettings
-    package var access: AccessSettings
-    package var homes: HomeSettings
-    package var homeAssistant: HomeAssistantSettings
-    package var logging: LoggingSettings
+    package var mqtt = MQTTSettings()
+    package var data = DataSettings()
+    package var accessories = AccessorySettings()
+    package var commands = CommandSettings()
+    package var access = AccessSettings()
+    package var homes = HomeSettings()
+    package var homeAssistant = HomeAssistantSettings()
+    package var logging = LoggingSettings()
     /// The web page; nil (`web: null`) serves none.
-    package var web: WebSettings?
+    package var web: WebSettings? = WebSettings()
 
-    package init(
-        mqtt: MQTTSettings = MQTTSettings(), data: DataSettings = DataSettings(),
-        accessories: AccessorySettings = AccessorySettings(), commands: CommandSettings = CommandSettings(),
-        access: AccessSettings = AccessSettings(), homes: HomeSettings = HomeSettings(),
-        homeAssistant: HomeAssistantSettings = HomeAssistantSettings(), logging: LoggingSettings = LoggingSettings(),
-        web: WebSettings? = WebSettings()
-    ) {
-        self.web = web
-        self.homes = homes
-        self.mqtt = mqtt
-        self.data = data
-        self.accessories = accessories
-        self.commands = commands
-        self.access = access
-        self.homeAssistant = homeAssistant
-        self.logging = logging
-    }
+    package init() {}
 
     /// The gateway's client id: `mqtt.clientId`, or the installation's (``InstallationIdentity``)
     /// once ``resolveClientID()`` has read it; "homegate" before that.

@@ -71,9 +71,10 @@ struct Demo: AsyncParsableCommand {
         // Port 0 when taken: the system picks one as the page binds (no window for another to take it).
         let chosenWebPort = webPort != 0 && LoopbackPort.isListening(webPort) ? 0 : webPort
         var configuration = GatewayConfiguration()
-        configuration.web = .init(host: "127.0.0.1", port: chosenWebPort)
-        configuration.mqtt = .init(
-            broker: "mqtt://127.0.0.1:\(chosenPort)", username: "homegate", password: "homegate", baseTopic: baseTopic)
+        configuration.web?.port = chosenWebPort
+        configuration.mqtt.broker = "mqtt://127.0.0.1:\(chosenPort)"
+        (configuration.mqtt.username, configuration.mqtt.password) = ("homegate", "homegate")
+        configuration.mqtt.baseTopic = baseTopic
         configuration.data.directory = "\(folder)/home"
         configuration.accessories.virtual = URL(fileURLWithPath: home).standardizedFileURL.path
         configuration.accessories.zigbee2mqtt = .init()

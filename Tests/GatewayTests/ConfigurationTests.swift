@@ -114,18 +114,21 @@ struct ConfigurationTests {
             #expect(configuration.mqtt.baseTopic == "site/homegate")
             #expect(configuration.mqtt.protocolVersion == .v311)
             #expect(configuration.mqtt.eventsQoS == .atLeastOnce)
-            #expect(configuration.mqtt.tls == .init(caFile: passwordFile, verifyServer: false))
+            #expect(configuration.mqtt.tls?.caFile == passwordFile && configuration.mqtt.tls?.verifyServer == false)
+            #expect(configuration.mqtt.tls?.certificateFile == nil && configuration.mqtt.tls?.keyFile == nil)
             #expect(configuration.data.databaseFile == "/srv/homegate/home.sqlite")
             #expect(configuration.data.inMemory)
             #expect(configuration.accessories.virtual == passwordFile)
-            #expect(configuration.commands == .init(defaultAccount: "alice", timeout: .milliseconds(2500)))
+            #expect(configuration.commands.defaultAccount == "alice")
+            #expect(
+                configuration.commands.timeout == .milliseconds(2500) && configuration.commands.rateLimit == .standard)
             #expect(configuration.access.dynamicSecurity)
             #expect(configuration.access.aclFile == "/etc/mosquitto/acl")
             #expect(configuration.homes.creators == ["alice", "bob"])
             #expect(configuration.homes.homeCreators == .accounts(["alice", "bob"]))
-            #expect(
-                configuration.homeAssistant
-                    == .init(enabled: true, discoveryPrefix: "ha", account: "hass", nodeId: "hub_1"))
+            let homeAssistant = configuration.homeAssistant
+            #expect(homeAssistant.enabled && homeAssistant.discoveryPrefix == "ha")
+            #expect(homeAssistant.account == "hass" && homeAssistant.nodeId == "hub_1")
             #expect(configuration.logging.level == .debug)
 
             // And the client settings follow from them
@@ -159,9 +162,11 @@ struct ConfigurationTests {
             yaml:
                 "accessories:\n  zigbee2mqtt:\n    baseTopic: z2m/home\n    broker: mqtt://10.0.0.2:1884\n    username: gw\n    account: zb\n",
             file: "homegate.yml", environment: [:])
-        #expect(
-            other.accessories.zigbee2mqtt
-                == .init(baseTopic: "z2m/home", broker: "mqtt://10.0.0.2:1884", username: "gw", account: "zb"))
+        var expected = GatewayConfiguration.Zigbee2MQTTSettings()
+        (expected.baseTopic, expected.broker, expected.username, expected.account) = (
+            "z2m/home", "mqtt://10.0.0.2:1884", "gw", "zb"
+        )
+        #expect(other.accessories.zigbee2mqtt == expected)
         let otherMQTT = try #require(try other.zigbee2mqttConfiguration())
         #expect(otherMQTT.host == "10.0.0.2" && otherMQTT.port == 1884 && otherMQTT.username == "gw")
 
@@ -187,7 +192,7 @@ struct ConfigurationTests {
         #expect(try GatewayConfiguration.parse(yaml: "", file: "homegate.yml", environment: [:]).accessories.hap == nil)
         let on = try GatewayConfiguration.parse(
             yaml: "accessories:\n  hap: {}\n", file: "homegate.yml", environment: [:])
-        #expect(on.accessories.hap == .init(discovery: true, accessories: []))
+        #expect(on.accessories.hap?.discovery == true && on.accessories.hap?.accessories == [])
         let fixed = try GatewayConfiguration.parse(
             yaml: "accessories:\n  hap:\n    discovery: false\n    accessories: [\"127.0.0.1:51826\", \"[::1]:9\"]\n",
             file: "homegate.yml", environment: [:])
@@ -202,12 +207,12 @@ struct ConfigurationTests {
     @Test("web: on at 127.0.0.1:8080 by default, off with null, IPv6 in brackets, and each bad value located")
     func web() throws {
         let defaults = try GatewayConfiguration.parse(yaml: "", file: "homegate.yml", environment: [:])
-        #expect(defaults.web == .init(host: "127.0.0.1", port: 8080, sessionLifetime: .seconds(43_200)))
+        #expect(defaults.web?.listen == "127.0.0.1:8080" && defaults.web?.sessionLifetime == .seconds(43_200))
         let off = try GatewayConfiguration.parse(yaml: "web: null\n", file: "homegate.yml", environment: [:])
         #expect(off.web == nil)
         let chosen = try GatewayConfiguration.parse(
             yaml: "web:\n  listen: \"[::1]:9090\"\n  sessionLifetime: 600\n", file: "homegate.yml", environment: [:])
-        #expect(chosen.web == .init(host: "::1", port: 9090, sessionLifetime: .seconds(600)))
+        #expect(chosen.web?.listen == "[::1]:9090" && chosen.web?.sessionLifetime == .seconds(600))
         #expect(chosen.web?.listen == "[::1]:9090")
         for bad in ["8080", "hub:", "hub:65536", ":8080", "a b:80", "::1:80"] {
             let problem = try problem("web:\n  listen: \"\(bad)\"\n")
