@@ -264,7 +264,10 @@ let package = Package(
         .testTarget(
             name: "HAPTests",
             dependencies: [
-                "Broker", "HAP", "HomeModel", "JSON", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Broker", "HAP", "HAPProtocol", "HomeModel", "JSON", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,10 @@
+// Hand-written, beside swift-nio, for a measured reason (HTTPCodecChoiceTests): NIOHTTP1's response
+// decoder (llhttp) accepts only `HTTP/` status lines and fails the connection at HAP's `EVENT/1.0`,
+// which an accessory sends between any two responses. Rewriting the token before the decoder needs
+// the message boundaries, which is this parser's work; and llhttp reads a response without a length
+// until the connection closes, where HAP accessories mean an empty body. The accessory side
+// (issue 48's bridge) decodes requests, which NIOHTTP1 does as HAP needs.
+
 /// A message from a HAP accessory: a response to a request, or an `EVENT/1.0` notification.
 package struct HTTPMessage: Sendable, Equatable {
     /// Whether the message answers a request or is an unsolicited event.
