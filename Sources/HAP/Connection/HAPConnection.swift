@@ -43,8 +43,8 @@ package actor HAPConnection {
     private var session: SecureSession?
     private var parser = HTTPResponseParser()
     private var answers: [CheckedContinuation<HTTPMessage, any Error>] = []
-    private var requestQueue: [CheckedContinuation<Void, Never>] = []
-    private var busy = false
+    /// One request at a time: each waits for the answer before the next is sent.
+    private let turns = Turns()
     private var ended: HAPConnectionError?
     private var reader: Task<Void, Never>?
     /// Each request's timeout.
@@ -128,8 +128,8 @@ package actor HAPConnection {
     /// Sends `request` and returns its answer, waiting at most `timeout`; a time-out closes the
     /// connection (its answer could still come and be taken for the next request's).
     package func send(_ request: HTTPRequest, timeout: Duration = .seconds(10)) async throws -> HTTPMessage {
-        await takeTurn()
-        defer { passTurn() }
+        await turns.take()
+        defer { turns.end() }
         if let ended { throw ended }
         guard let outbound else { throw HAPConnectionError(.closed, "not connected") }
         var bytes = request.encoded(host: "\(host):\(port)")
@@ -164,22 +164,6 @@ package actor HAPConnection {
     }
 
     // MARK: Inside
-
-    private func takeTurn() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { requestQueue.append($0) }
-    }
-
-    private func passTurn() {
-        if requestQueue.isEmpty {
-            busy = false
-        } else {
-            requestQueue.removeFirst().resume()
-        }
-    }
 
     /// Takes bytes from the accessory; false when the connection must end.
     private func received(_ buffer: ByteBuffer) -> Bool {

@@ -38,9 +38,8 @@ final class HomeStore {
     private var batchBase: HomeGraph?
     /// While a layout edit is being saved: the model it makes, kept up to date with device reports.
     private(set) var pendingLayout: HomeGraph?
-    /// Whether a layout edit is being committed, and the edits waiting for their turn.
-    private var isCommittingLayout = false
-    private var layoutTurns: [CheckedContinuation<Void, Never>] = []
+    /// Layout edits take turns: one is committed while the next waits.
+    private let layoutTurns = Turns()
     private var feed = ChangeFeed()
 
     /// How the store's own callbacks come back onto its owner's actor: `work` runs there, with the
@@ -107,8 +106,8 @@ final class HomeStore {
     /// Re-reads the database, with each accessory's reachability as `isReachable` says, and tells
     /// every listener to reload.
     nonisolated(nonsending) func reload(isReachable: (AccessoryID) -> Bool) async throws {
-        await takeLayoutTurn()
-        defer { endLayoutTurn() }
+        await layoutTurns.take()
+        defer { layoutTurns.end() }
         var reloaded = try database.load()
         for h in reloaded.homes.indices {
             for a in reloaded.homes[h].accessories.indices {
@@ -136,8 +135,8 @@ final class HomeStore {
 
     /// See ``HomeManager/edit(_:account:)``.
     nonisolated(nonsending) func edit(_ edit: HomeEdit, account: String) async throws(HomeError) -> String? {
-        await takeLayoutTurn()
-        defer { endLayoutTurn() }
+        await layoutTurns.take()
+        defer { layoutTurns.end() }
         var found: [Accessory] = []
         var gone: Set<AccessoryID> = []
         if case .addAccessory(let home, let id, _, _) = edit {
@@ -167,7 +166,7 @@ final class HomeStore {
     /// Applies `edit` to a copy of the model, saves it, then makes it current and announces it. The
     /// save is awaited, so device reports and value writes go on meanwhile: they land on the model
     /// as it is and on the copy (``pendingLayout``), which becomes the model once saved. Layout
-    /// edits take turns (``takeLayoutTurn()``).
+    /// edits take turns (``layoutTurns``).
     private nonisolated(nonsending) func commit(
         _ edit: HomeEdit, account: String, found: [Accessory], gone: Set<AccessoryID>
     ) async throws(HomeError) -> HomeEditOutcome {
@@ -209,23 +208,6 @@ final class HomeStore {
         graph = pendingLayout ?? next
         publish(events)
         return outcome
-    }
-
-    /// Waits until no other layout edit is being committed (first come, first served).
-    private nonisolated(nonsending) func takeLayoutTurn() async {
-        guard isCommittingLayout else {
-            isCommittingLayout = true
-            return
-        }
-        await withCheckedContinuation { layoutTurns.append($0) }
-    }
-
-    private func endLayoutTurn() {
-        if layoutTurns.isEmpty {
-            isCommittingLayout = false
-        } else {
-            layoutTurns.removeFirst().resume()
-        }
     }
 
     /// Starts a build (``HomeManager/building(_:)``): layout changes are checked and announced as
