@@ -181,10 +181,15 @@ let package = Package(
             resources: [
                 .embedInCode("Resources/app.css"), .embedInCode("Resources/app.js"),
                 .embedInCode("Resources/favicon.svg"), .embedInCode("Resources/icons.svg"),
-                .embedInCode("Resources/templates/csrf.mustache"), .embedInCode("Resources/templates/frame.mustache"),
-                .embedInCode("Resources/templates/health.mustache"), .embedInCode("Resources/templates/home.mustache"),
-                .embedInCode("Resources/templates/homes.mustache"), .embedInCode("Resources/templates/login.mustache"),
+                .embedInCode("Resources/templates/administration.mustache"),
+                .embedInCode("Resources/templates/card.mustache"),
+                .embedInCode("Resources/templates/characteristic.mustache"),
+                .embedInCode("Resources/templates/command.mustache"), .embedInCode("Resources/templates/csrf.mustache"),
+                .embedInCode("Resources/templates/frame.mustache"), .embedInCode("Resources/templates/health.mustache"),
+                .embedInCode("Resources/templates/home.mustache"), .embedInCode("Resources/templates/homes.mustache"),
+                .embedInCode("Resources/templates/login.mustache"),
                 .embedInCode("Resources/templates/problem.mustache"),
+                .embedInCode("Resources/templates/request.mustache"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,8 +1,10 @@
+// Swift here decides what each page shows (views of strings, booleans, lists); Resources/templates hold the markup.
 import Gateway
 import HomeModel
 
-/// The server-rendered pages. Every text from the model, a form or an answer is escaped here; the
-/// pages load only the page's own stylesheet and script (no fonts, scripts or CDNs from elsewhere).
+/// The server-rendered pages. Every text from the model, a form or an answer is escaped by the
+/// templates (``ScalarHTML``); the pages load only the page's own stylesheet and script (no fonts,
+/// scripts or CDNs from elsewhere).
 enum Pages {
     /// What the frame of every page shows: the header with the account's homes, health
     /// (administrators) and logout, the notice of the last action, and the live stream to follow.
@@ -49,19 +51,6 @@ enum Pages {
         Templates.render(View(frame: frame, page: page), name)
     }
 
-    /// The frame around `body`, HTML made by this file's own code (the home page).
-    static func document(
-        title: String, session: Session?, homes: [HomeSummary] = [], live: String? = nil, notice: Notice? = nil,
-        body: String
-    ) -> String {
-        render(
-            "home", Frame(title: title, session: session, homes: homes, live: live, notice: notice), ["content": body])
-    }
-
-    static func csrfField(_ session: Session) -> String {
-        "<input type=\"hidden\" name=\"csrf\" value=\"\(escaped(session.csrf))\">"
-    }
-
     static func noticeText(_ notice: Notice) -> String {
         notice.succeeded || notice.code == nil ? notice.text : "\(notice.text) (\(notice.code ?? ""))"
     }
@@ -95,81 +84,98 @@ enum Pages {
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
+    /// A hidden field of a form.
+    typealias Field = (name: String, value: String)
+
+    /// A choice of a `<select>`.
+    struct Option {
+        let value, text: String
+        var selected = false
+    }
+
+    /// A form that sends request `operation` through the command path (request.mustache): fixed
+    /// fields, then text inputs and choices (a choice's label, when it has one, is its `aria-label`).
+    struct Request {
+        let operation: String
+        let fields: [Field]
+        var inputs: [(name: String, label: String)] = []
+        var selects: [(name: String, label: String?, options: [Option])] = []
+        let button: String
+        /// A destructive request, asked about first (by the script; without it the form posts).
+        var confirm: String?
+    }
+
+    /// The home page (home.mustache). Its forms, wherever they are, read `csrf`, `homeName` and
+    /// `returnPath` from here.
+    private struct HomeView {
+        let homeName, role, csrf, returnPath, sceneIcon: String
+        let scenes: [(name: String, fields: [Field])]
+        let roomLinks: Bool
+        let rooms: [RoomView]
+        let admin: Administration?
+    }
+
+    /// A room: its name, the zones it is in, its cards and an administrator's forms.
+    private struct RoomView {
+        let index: Int
+        let name: String
+        let zones: String?
+        let cards: [Card]
+        let edit: [Request]
+    }
+
+    /// The name a room shows: the default room is the whole home.
+    private static func roomName(_ room: Room) -> String { room.isDefault ? "Whole home" : room.name }
+
     static func home(_ context: HomeContext) -> String {
         let home = context.home
         let admin = context.role.mayChangeLayout
-        var body = "<h1>\(escaped(home.name)) <span class=\"badge\">\(context.role.rawValue)</span></h1>"
-        // Scenes first: what a household does most is one tap.
-        if !home.actionSets.isEmpty {
-            body += "<section aria-labelledby=\"scenes\"><h2 id=\"scenes\">Scenes</h2><div class=\"row\">"
-            for actionSet in home.actionSets {
-                body += commandForm(
-                    "run", context,
-                    fields: [("actionSet", actionSet.name)],
-                    control:
-                        "<button type=\"submit\" class=\"scene\">\(CategoryIcons.svg("scene"))\(escaped(actionSet.name))</button>"
-                )
-            }
-            body += "</div></section>"
-        }
         let rooms = home.allRooms.enumerated().filter { _, room in
             !(room.isDefault && home.accessories(in: room.id).allSatisfy { $0.isBridge && $0.services.isEmpty })
-        }
-        if rooms.count > 1 {
-            body += "<nav class=\"rooms\" aria-label=\"Rooms\">"
-            for (index, room) in rooms {
-                body += "<a href=\"#room-\(index)\">\(escaped(room.isDefault ? "Whole home" : room.name))</a>"
-            }
-            body += "</nav>"
-        }
-        // Rooms flow in columns on a wide screen, each card kept whole: a room of one card no longer
-        // takes the page's whole width.
-        body += "<div class=\"rooms-flow\">"
-        for (index, room) in rooms {
-            let accessories = home.accessories(in: room.id).filter { !$0.isBridge || !$0.services.isEmpty }
+        }.map { index, room in
             let zones = home.zones.filter { $0.rooms.contains(room.id) }.map(\.name)
-            body +=
-                "<section class=\"room\" id=\"room-\(index)\"><h2>\(escaped(room.isDefault ? "Whole home" : room.name))"
-            if !zones.isEmpty {
-                body += " <small>\(zones.map { escaped($0) }.joined(separator: ", "))</small>"
-            }
-            body += "</h2>"
-            if accessories.isEmpty { body += "<p class=\"hint\">No accessories.</p>" }
-            body += "<div class=\"grid\">"
-            for accessory in accessories {
-                body += accessoryCard(accessory, room: room, context: context, admin: admin)
-            }
-            body += "</div>"
-            if admin && !room.isDefault {
-                body += """
-                    <details class="edit"><summary>Edit room</summary>\
-                    \(requestForm("renameRoom", context, fields: [("home", home.name), ("room", room.name)], input: ("name", "New name"), button: "Rename"))\
-                    \(requestForm("removeRoom", context, fields: [("home", home.name), ("room", room.name)], button: "Remove room", confirm: "Remove the room \(room.name)?"))\
-                    </details>
-                    """
-            }
-            body += "</section>"
+            let fields: [Field] = [("home", home.name), ("room", room.name)]
+            return RoomView(
+                index: index, name: roomName(room), zones: zones.isEmpty ? nil : zones.joined(separator: ", "),
+                cards: home.accessories(in: room.id).filter { !$0.isBridge || !$0.services.isEmpty }.map {
+                    card($0, room: room, context: context, admin: admin)
+                },
+                edit: !admin || room.isDefault
+                    ? []
+                    : [
+                        Request(
+                            operation: "renameRoom", fields: fields, inputs: [("name", "New name")], button: "Rename"),
+                        Request(
+                            operation: "removeRoom", fields: fields, button: "Remove room",
+                            confirm: "Remove the room \(room.name)?"),
+                    ])
         }
-        body += "</div>"
-        if admin { body += administration(context) }
-        return document(
+        let view = HomeView(
+            homeName: home.name, role: context.role.rawValue, csrf: context.session.csrf,
+            returnPath: context.returnPath, sceneIcon: CategoryIcons.svg("scene"),
+            scenes: home.actionSets.map { ($0.name, [("actionSet", $0.name)]) }, roomLinks: rooms.count > 1,
+            rooms: rooms, admin: admin ? administration(context) : nil)
+        let frame = Frame(
             title: home.name, session: context.session, homes: context.homes,
-            live: "/home/live?name=\(queryEncoded(home.name))", notice: context.notice, body: body)
+            live: "/home/live?name=\(queryEncoded(home.name))", notice: context.notice)
+        return render("home", frame, view)
     }
 
-    static func accessoryCard(_ accessory: Accessory, room: Room, context: HomeContext, admin: Bool) -> String {
-        let batteryLow = accessory.services.contains { $0.characteristic(.statusLowBattery)?.value?.intValue == 1 }
-        var card = """
-            <article class="card accessory" data-accessory="\(escaped(accessory.id.rawValue))">
-            <h3 id="\(elementID("h-", accessory.id.rawValue))">\(CategoryIcons.svg(CategoryIcons.name(for: accessory)))\(escaped(accessory.name)) <span class="badge off" data-reach="\(escaped(accessory.id.rawValue))"\
-            \(accessory.isReachable ? " hidden" : "")>unreachable</span>\
-            \(batteryLow ? " <span class=\"badge off\">battery low</span>" : "")</h3>
-            """
-        let roomLevel = room.name
-        // What a person uses stays in view; the battery and Identify wait under "More" (a low battery
-        // shows in the heading).
-        var primary = ""
-        var more = ""
+    /// An accessory's card (card.mustache).
+    struct Card {
+        let id, headingID, icon, name: String
+        let reachable, batteryLow: Bool
+        /// Each service's heading (when the accessory has more than one) and rows: what a person uses,
+        /// and what waits under "More".
+        let primary, more: [(heading: String?, rows: [Row])]
+        /// The Identify form's fields.
+        let fields: [Field]
+        let edit: [Request]
+    }
+
+    static func card(_ accessory: Accessory, room: Room, context: HomeContext, admin: Bool) -> Card {
+        var primary: [(heading: String?, rows: [Row])] = []
+        var more: [(heading: String?, rows: [Row])] = []
         for service in accessory.services where service.type.rawValue != "AccessoryInformation" {
             // A button's number (ServiceLabelIndex) orders the buttons for Apple Home; here the
             // service's name says which button it is.
@@ -178,144 +184,112 @@ enum Pages {
                     && !$0.metadata.permissions.isDisjoint(with: [.read, .write])
             }
             guard !shown.isEmpty else { continue }
-            var part = accessory.services.count > 1 ? "<h4>\(escaped(serviceHeading(service)))</h4>" : ""
-            for characteristic in shown {
-                part += characteristicRow(
-                    characteristic, accessory: accessory, service: service, room: roomLevel, context: context)
-            }
-            if Self.secondaryServices.contains(service.type) { more += part } else { primary += part }
+            let part = (
+                heading: accessory.services.count > 1 ? serviceHeading(service) : nil,
+                rows: shown.map { row($0, accessory: accessory, service: service, room: room.name) }
+            )
+            if Self.secondaryServices.contains(service.type) { more.append(part) } else { primary.append(part) }
         }
-        card += primary
-        card += "<details class=\"more\"><summary>More</summary>" + more
-        card += commandForm(
-            "identify", context, fields: [("room", roomLevel), ("accessory", accessory.name)],
-            control: """
-                <button type="submit" class="link" aria-describedby="\(elementID("h-", accessory.id.rawValue))">Identify</button>
-                """)
-        card += "</details>"
-        if admin {
-            let home = context.home.name
-            let rooms = context.home.allRooms.filter { $0.id != accessory.room }
-            card += "<details class=\"edit\"><summary>Edit</summary>"
-            card += requestForm(
-                "renameAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
-                input: ("name", "New name"), button: "Rename")
-            if !rooms.isEmpty {
-                card += requestForm(
-                    "assignAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
-                    select: ("room", rooms.map { ($0.name, $0.isDefault ? "Whole home" : $0.name) }), button: "Move")
-            }
-            card += pressAutomationForms(accessory, context: context)
-            card += requestForm(
-                "removeAccessory", context, fields: [("home", home), ("accessory", accessory.name)],
-                button: "Remove from home", confirm: "Remove \(accessory.name) from \(home)?")
-            // A HomeKit pairing is the accessory's, or its bridge's for all the bridge's accessories.
-            let bridge = accessory.bridge.flatMap { context.paired.contains($0) ? context.home.accessory($0) : nil }
-            let pairingHolder = context.paired.contains(accessory.id) ? accessory : bridge
-            if let holder = pairingHolder {
-                let others = holder.isBridge ? " with every accessory of the bridge" : ""
-                card += requestForm(
-                    "unpairAccessory", context, fields: [("home", home), ("accessory", holder.name)],
-                    button: holder.id == accessory.id ? "Unpair" : "Unpair its bridge \(holder.name)",
-                    confirm:
-                        "Unpair \(holder.name)? It leaves \(home)\(others), and pairing it again needs its setup code.")
-            }
-            card += "</details>"
-        }
-        return card + "</article>"
+        let id = accessory.id.rawValue
+        return Card(
+            id: id, headingID: elementID("h-", id), icon: CategoryIcons.svg(CategoryIcons.name(for: accessory)),
+            name: accessory.name, reachable: accessory.isReachable,
+            batteryLow: accessory.services.contains { $0.characteristic(.statusLowBattery)?.value?.intValue == 1 },
+            primary: primary, more: more, fields: [("room", room.name), ("accessory", accessory.name)],
+            edit: admin ? editForms(accessory, context: context) : [])
     }
 
-    static func characteristicRow(
-        _ characteristic: Characteristic, accessory: Accessory, service: Service, room: String, context: HomeContext
-    ) -> String {
+    /// An administrator's forms on a card: rename, move, bind a button's presses, remove, unpair.
+    static func editForms(_ accessory: Accessory, context: HomeContext) -> [Request] {
+        let home = context.home.name
+        let fields: [Field] = [("home", home), ("accessory", accessory.name)]
+        let rooms = context.home.allRooms.filter { $0.id != accessory.room }
+        var forms = [
+            Request(operation: "renameAccessory", fields: fields, inputs: [("name", "New name")], button: "Rename")
+        ]
+        if !rooms.isEmpty {
+            let options = rooms.map { Option(value: $0.name, text: roomName($0)) }
+            forms.append(
+                Request(operation: "assignAccessory", fields: fields, selects: [("room", nil, options)], button: "Move")
+            )
+        }
+        forms += pressAutomationForms(accessory, context: context)
+        forms.append(
+            Request(
+                operation: "removeAccessory", fields: fields, button: "Remove from home",
+                confirm: "Remove \(accessory.name) from \(home)?"))
+        // A HomeKit pairing is the accessory's, or its bridge's for all the bridge's accessories.
+        let bridge = accessory.bridge.flatMap { context.paired.contains($0) ? context.home.accessory($0) : nil }
+        if let holder = context.paired.contains(accessory.id) ? accessory : bridge {
+            let others = holder.isBridge ? " with every accessory of the bridge" : ""
+            forms.append(
+                Request(
+                    operation: "unpairAccessory", fields: [("home", home), ("accessory", holder.name)],
+                    button: holder.id == accessory.id ? "Unpair" : "Unpair its bridge \(holder.name)",
+                    confirm:
+                        "Unpair \(holder.name)? It leaves \(home)\(others), and pairing it again needs its setup code."
+                ))
+        }
+        return forms
+    }
+
+    /// A characteristic's row (characteristic.mustache): its label, its value unless it is write-only,
+    /// and, when it is writable, the set form's fields and the one control that writes it.
+    struct Row {
+        let key, labelID, label, labelledBy: String
+        var output: (text: String, unit: String)?
+        var fields: [Field] = []
+        /// A write-only bool's button: what it does (Stop, Send).
+        var action: String?
+        var toggle = false, on = false
+        var choice: (unknown: Bool, options: [Option])?
+        var input: (maxLength: Int, value: String)?
+        var range: (min: String, max: String, step: String, value: String, unknown: Bool)?
+        var number: String?
+    }
+
+    static func row(_ characteristic: Characteristic, accessory: Accessory, service: Service, room: String) -> Row {
         let key = characteristicKey(accessory: accessory.id, service: service.id, type: characteristic.type)
-        let metadata = characteristic.metadata
-        // A control is named by its row's label and its card's heading ("Brightness", "Floor Lamp"),
-        // and a button by its own words, described by the same.
-        let labelledBy = "\(elementID("l-", key)) \(elementID("h-", accessory.id.rawValue))"
-        var row = """
-            <div class="characteristic"><span class="label" id="\(elementID("l-", key))">\(escaped(words(characteristic.type.rawValue)))</span>
-            """
+        let (type, metadata, value) = (characteristic.type, characteristic.metadata, characteristic.value)
+        var row = Row(
+            key: key, labelID: elementID("l-", key), label: words(type.rawValue),
+            labelledBy: "\(elementID("l-", key)) \(elementID("h-", accessory.id.rawValue))")
         // A write-only characteristic (Hold position) has no value to show: only its action.
         let readable = metadata.permissions.contains(.read)
         if readable {
-            row += """
-                <span class="value"><output data-k="\(escaped(key))" data-unit="\(escaped(unitSuffix(metadata.unit, type: characteristic.type)))">\
-                \(escaped(displayedValue(characteristic.value, type: characteristic.type, unit: metadata.unit)))</output></span>
-                """
+            row.output = (displayedValue(value, type: type, unit: metadata.unit), unitSuffix(metadata.unit, type: type))
         }
-        guard metadata.permissions.contains(.write) else { return row + "</div>" }
-        let fields = [
-            ("room", room), ("accessory", accessory.name), ("service", service.name),
-            ("characteristic", characteristic.type.rawValue),
-        ]
-        let control: String
+        guard metadata.permissions.contains(.write) else { return row }
         switch metadata.format {
-        case .bool where !readable:
-            control = """
-                <button type="submit" name="value" value="true" aria-describedby="\(labelledBy)">\
-                \(characteristic.type == .holdPosition ? "Stop" : "Send")</button>
-                """
-        case .bool:
-            let on = characteristic.value?.boolValue ?? false
-            control = """
-                <button type="submit" name="value" value="\(on ? "false" : "true")" class="toggle\(on ? " on" : "")" \
-                data-toggle="\(escaped(key))" aria-pressed="\(on)" aria-describedby="\(labelledBy)">\(on ? "Turn off" : "Turn on")</button>
-                """
+        case .bool where !readable: row.action = type == .holdPosition ? "Stop" : "Send"
+        case .bool: (row.toggle, row.on) = (true, value?.boolValue ?? false)
         case _ where metadata.validValues != nil:
-            let current = characteristic.value?.intValue
-            // Before the device said, no choice is shown as if it were the state.
-            let unknown = current == nil ? "<option value=\"\" selected disabled>unknown</option>" : ""
-            let options =
-                unknown
-                + (metadata.validValues ?? []).map {
-                    let name = escaped(characteristic.type.name(of: $0) ?? "\($0)")
-                    return "<option value=\"\($0)\"\($0 == current ? " selected" : "")>\(name)</option>"
-                }.joined()
-            control =
-                "<select name=\"value\" data-k-input=\"\(escaped(key))\" aria-labelledby=\"\(labelledBy)\">\(options)</select>"
-                + "<button type=\"submit\" aria-describedby=\"\(labelledBy)\">Set</button>"
+            let options = (metadata.validValues ?? []).map {
+                Option(value: "\($0)", text: type.name(of: $0) ?? "\($0)", selected: $0 == value?.intValue)
+            }
+            row.choice = (value?.intValue == nil, options)
         case .string where metadata.validStrings != nil:
-            let current = characteristic.value?.plainText
-            let unknown = current == nil ? "<option value=\"\" selected disabled>unknown</option>" : ""
-            let options =
-                unknown
-                + (metadata.validStrings ?? []).map {
-                    "<option value=\"\(escaped($0))\"\($0 == current ? " selected" : "")>\(escaped($0))</option>"
-                }.joined()
-            control =
-                "<select name=\"value\" data-k-input=\"\(escaped(key))\" aria-labelledby=\"\(labelledBy)\">\(options)</select>"
-                + "<button type=\"submit\" aria-describedby=\"\(labelledBy)\">Set</button>"
+            let options = (metadata.validStrings ?? []).map {
+                Option(value: $0, text: $0, selected: $0 == value?.plainText)
+            }
+            row.choice = (value?.plainText == nil, options)
         case .string:
-            control = """
-                <input name="value" maxlength="\(metadata.maxLength ?? CharacteristicMetadata.defaultMaxStringLength)" \
-                value="\(escaped(characteristic.value?.plainText ?? ""))" aria-labelledby="\(labelledBy)">\
-                <button type="submit" aria-describedby="\(labelledBy)">Set</button>
-                """
+            row.input = (metadata.maxLength ?? CharacteristicMetadata.defaultMaxStringLength, value?.plainText ?? "")
         case .data, .tlv8:
-            return row + "</div>"
+            return row
         default:
-            let current = characteristic.value?.plainText ?? ""
+            let current = value?.plainText ?? ""
             if let minimum = metadata.minimumValue, let maximum = metadata.maximumValue {
                 let step = metadata.stepValue.map(number) ?? (metadata.format == .float ? "any" : "1")
-                // A range always sits somewhere: before the device said, it is marked unknown (dimmed,
-                // read out as "unknown") rather than pretending to the middle.
-                let unknown = characteristic.value == nil ? " class=\"unknown\" aria-valuetext=\"unknown\"" : ""
-                control = """
-                    <input type="range" name="value" min="\(number(minimum))" max="\(number(maximum))" step="\(step)" \
-                    value="\(escaped(current))" data-k-input="\(escaped(key))"\(unknown) \
-                    aria-labelledby="\(labelledBy)"><button type="submit" aria-describedby="\(labelledBy)">Set</button>
-                    """
+                row.range = (number(minimum), number(maximum), step, current, value == nil)
             } else {
-                control = """
-                    <input type="number" name="value" step="any" value="\(escaped(current))" \
-                    data-k-input="\(escaped(key))" aria-labelledby="\(labelledBy)">\
-                    <button type="submit" aria-describedby="\(labelledBy)">Set</button>
-                    """
+                row.number = current
             }
         }
-        row += commandForm("set", context, fields: fields, control: control)
-        return row + "</div>"
+        row.fields = [
+            ("room", room), ("accessory", accessory.name), ("service", service.name), ("characteristic", type.rawValue),
+        ]
+        return row
     }
 
     /// Services a card keeps under "More": what a person looks at now and then, not what they use.
@@ -328,76 +302,21 @@ enum Pages {
 
     private static func number(_ value: Double) -> String { CharacteristicValue.float(value).plainText }
 
-    /// A form that sends a command (`set`, `run`, `identify`) of this home through the command path.
-    static func commandForm(
-        _ kind: String, _ context: HomeContext, fields: [(String, String)], control: String
-    ) -> String {
-        var form = """
-            <form method="post" action="/command" class="command" data-async>\(csrfField(context.session))\
-            <input type="hidden" name="kind" value="\(kind)">\
-            <input type="hidden" name="home" value="\(escaped(context.home.name))">\
-            <input type="hidden" name="return" value="\(escaped(context.returnPath))">
-            """
-        for (name, value) in fields {
-            form += "<input type=\"hidden\" name=\"\(name)\" value=\"\(escaped(value))\">"
-        }
-        return form + control + "</form>"
-    }
-
-    /// A form that sends request `operation` through the command path, with fixed fields and at most
-    /// one text input or choice.
-    static func requestForm(
-        _ operation: String, _ context: HomeContext, fields: [(String, String)], input: (String, String)? = nil,
-        inputs: [(String, String)] = [], select: (String, [(String, String)])? = nil,
-        selects: [(name: String, label: String, options: [(String, String)])] = [], button: String,
-        confirm: String? = nil
-    ) -> String {
-        // `confirm`: a destructive request, asked about first (by the script; without it the form posts).
-        let asking = confirm.map { " data-confirm=\"\(escaped($0))\"" } ?? ""
-        var form = """
-            <form method="post" action="/request" class="request" data-async data-operation="\(operation)"\(asking)>\(csrfField(context.session))\
-            <input type="hidden" name="operation" value="\(operation)">\
-            <input type="hidden" name="return" value="\(escaped(context.returnPath))">
-            """
-        for (name, value) in fields {
-            form += "<input type=\"hidden\" name=\"\(name)\" value=\"\(escaped(value))\">"
-        }
-        for (name, label) in (input.map { [$0] } ?? []) + inputs {
-            form +=
-                "<input name=\"\(name)\" placeholder=\"\(escaped(label))\" aria-label=\"\(escaped(label))\" required>"
-        }
-        if let (name, options) = select {
-            form += "<select name=\"\(name)\">"
-            for (value, label) in options {
-                form += "<option value=\"\(escaped(value))\">\(escaped(label))</option>"
-            }
-            form += "</select>"
-        }
-        for (name, label, options) in selects {
-            form += "<select name=\"\(name)\" aria-label=\"\(escaped(label))\">"
-            for (value, text) in options {
-                form += "<option value=\"\(escaped(value))\">\(escaped(text))</option>"
-            }
-            form += "</select>"
-        }
-        return form
-            + "<button type=\"submit\"\(confirm != nil ? " class=\"danger\"" : "")>\(escaped(button))</button></form>"
-    }
-
     /// For each button of `accessory`, a form that binds one of its presses to a scene (an
     /// automation); none while the home has no scene.
-    static func pressAutomationForms(_ accessory: Accessory, context: HomeContext) -> String {
-        let scenes = context.home.actionSets.map { ($0.name, $0.name) }
-        guard !scenes.isEmpty else { return "" }
-        var html = ""
-        for service in accessory.services {
-            guard let press = service.characteristic(.programmableSwitchEvent) else { continue }
+    static func pressAutomationForms(_ accessory: Accessory, context: HomeContext) -> [Request] {
+        let scenes = context.home.actionSets.map { Option(value: $0.name, text: $0.name) }
+        guard !scenes.isEmpty else { return [] }
+        return accessory.services.compactMap { service in
+            guard let press = service.characteristic(.programmableSwitchEvent) else { return nil }
             let presses = (press.metadata.validValues ?? [0, 1, 2]).compactMap { value in
-                CharacteristicType.programmableSwitchEvent.name(of: value).map { (String(value), $0) }
+                CharacteristicType.programmableSwitchEvent.name(of: value).map {
+                    Option(value: String(value), text: $0)
+                }
             }
             let button = accessory.services.count > 1 ? " (\(service.name))" : ""
-            html += requestForm(
-                "addTrigger", context,
+            return Request(
+                operation: "addTrigger",
                 fields: [
                     ("home", context.home.name), ("accessory", accessory.name), ("service", service.name),
                     ("characteristic", CharacteristicType.programmableSwitchEvent.rawValue),
@@ -406,7 +325,6 @@ enum Pages {
                 selects: [("value", "Press\(button)", presses), ("actionSets", "Scene to run", scenes)],
                 button: "Run the scene on this press")
         }
-        return html
     }
 
     /// An automation in words: "When Hall Button (Button) reports Single press, run Lamp On."
@@ -430,92 +348,83 @@ enum Pages {
             "When \(source) \(change), run \(scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then "))."
     }
 
-    /// The administrator's part of a home page: new accessories, rooms, pairing, users.
-    static func administration(_ context: HomeContext) -> String {
+    /// The administrator's part of a home page (administration.mustache): new accessories, rooms and
+    /// zones, automations, users.
+    struct Administration {
+        let discovered: [(name: String, maker: String, form: Request)]
+        let joinOpenUntil: Int?
+        let permitJoin, addRoom, addZone, addUser: Request
+        let zones: [(name: String, rooms: String, forms: [Request])]
+        let triggers: [(name: String, enabled: Bool, text: String, forms: [Request])]
+        let users: [(name: String, role: String, forms: [Request])]
+    }
+
+    static func administration(_ context: HomeContext) -> Administration {
         let home = context.home
-        var html = "<section class=\"admin\"><h2>New accessories</h2>"
-        if context.discovered.isEmpty {
-            html +=
-                "<p class=\"hint\">None found. Let a Zigbee device join, or switch on a HomeKit accessory near the hub.</p>"
-        }
-        for accessory in context.discovered {
-            html += """
-                <div class="card discovered"><strong>\(escaped(accessory.name))</strong> \
-                <small>\(escaped([accessory.manufacturer, accessory.model].filter { !$0.isEmpty }.joined(separator: " ")))</small>
-                """
-            let rooms = home.allRooms.map { ($0.isDefault ? "" : $0.name, $0.isDefault ? "Whole home" : $0.name) }
-            if accessory.needsPairing {
-                // HomeKit: the setup code on the accessory or its box, XXX-XX-XXX.
-                html += requestForm(
-                    "pairAccessory", context, fields: [("home", home.name), ("id", accessory.id.rawValue)],
-                    inputs: [("setupCode", "Setup code XXX-XX-XXX")], select: ("room", rooms),
+        let rooms = home.allRooms.map { Option(value: $0.isDefault ? "" : $0.name, text: roomName($0)) }
+        let discovered = context.discovered.map { accessory in
+            let maker = [accessory.manufacturer, accessory.model].filter { !$0.isEmpty }.joined(separator: " ")
+            // HomeKit: the setup code on the accessory or its box, XXX-XX-XXX.
+            let form =
+                accessory.needsPairing
+                ? Request(
+                    operation: "pairAccessory", fields: [("home", home.name), ("id", accessory.id.rawValue)],
+                    inputs: [("setupCode", "Setup code XXX-XX-XXX")], selects: [("room", nil, rooms)],
                     button: "Pair and add to \(home.name)")
-            } else {
-                html += requestForm(
-                    "addAccessory", context, fields: [("home", home.name), ("accessory", accessory.id.rawValue)],
-                    select: ("room", rooms), button: "Add to \(home.name)")
+                : Request(
+                    operation: "addAccessory", fields: [("home", home.name), ("accessory", accessory.id.rawValue)],
+                    selects: [("room", nil, rooms)], button: "Add to \(home.name)")
+            return (name: accessory.name, maker: maker, form: form)
+        }
+        let zones = home.zones.map { zone in
+            let fields: [Field] = [("home", home.name), ("zone", zone.name)]
+            let inZone = home.rooms.filter { zone.rooms.contains($0.id) }.map(\.name)
+            let outside = home.rooms.filter { !zone.rooms.contains($0.id) }.map {
+                Option(value: $0.name, text: $0.name)
             }
-            html += "</div>"
+            let add = Request(
+                operation: "addRoomToZone", fields: fields, selects: [("room", nil, outside)], button: "Add room")
+            let remove = Request(
+                operation: "removeZone", fields: fields, button: "Remove zone", confirm: "Remove the zone \(zone.name)?"
+            )
+            let rooms = inZone.isEmpty ? "no rooms" : inZone.joined(separator: ", ")
+            return (name: zone.name, rooms: rooms, forms: (outside.isEmpty ? [] : [add]) + [remove])
         }
-        html += "<h3>Pair Zigbee devices</h3>"
-        if let until = context.joinOpenUntil {
-            html += "<p class=\"countdown\" data-until=\"\(until)\">Joining is open.</p>"
+        let triggers = home.triggers.map { trigger in
+            let fields: [Field] = [("home", home.name), ("trigger", trigger.name)]
+            let forms = [
+                Request(
+                    operation: "enableTrigger", fields: fields + [("enabled", trigger.isEnabled ? "false" : "true")],
+                    button: trigger.isEnabled ? "Turn off" : "Turn on"),
+                Request(
+                    operation: "removeTrigger", fields: fields, button: "Remove",
+                    confirm: "Remove the automation \(trigger.name)?"),
+            ]
+            return (
+                name: trigger.name, enabled: trigger.isEnabled, text: automationText(trigger, in: home), forms: forms
+            )
         }
-        html += requestForm("permitJoin", context, fields: [("seconds", "120")], button: "Allow joining for 2 minutes")
-        html += "</section><section class=\"admin\"><h2>Rooms and zones</h2>"
-        html += requestForm(
-            "addRoom", context, fields: [("home", home.name)], input: ("name", "Room name"), button: "Add room")
-        html += requestForm(
-            "addZone", context, fields: [("home", home.name)], input: ("name", "Zone name"), button: "Add zone")
-        for zone in home.zones {
-            let inZone = home.rooms.filter { zone.rooms.contains($0.id) }
-            let outside = home.rooms.filter { !zone.rooms.contains($0.id) }
-            html += "<div class=\"card\"><strong>\(escaped(zone.name))</strong>: "
-            html += inZone.isEmpty ? "no rooms" : inZone.map { escaped($0.name) }.joined(separator: ", ")
-            if !outside.isEmpty {
-                html += requestForm(
-                    "addRoomToZone", context, fields: [("home", home.name), ("zone", zone.name)],
-                    select: ("room", outside.map { ($0.name, $0.name) }), button: "Add room")
-            }
-            html += requestForm(
-                "removeZone", context, fields: [("home", home.name), ("zone", zone.name)], button: "Remove zone",
-                confirm: "Remove the zone \(zone.name)?")
-            html += "</div>"
+        let users = home.users.map { user in
+            let remove = Request(
+                operation: "removeUser", fields: [("home", home.name), ("userId", user.id.rawValue)], button: "Remove",
+                confirm: "Remove \(user.name) from \(home.name)? They can no longer see it.")
+            return (name: user.name, role: user.role.rawValue, forms: user.role == .administrator ? [] : [remove])
         }
-        html += "</section><section class=\"admin\"><h2>Automations</h2>"
-        if home.triggers.isEmpty {
-            html += "<p class=\"hint\">None yet. A button's Edit section runs a scene on a press.</p>"
-        } else {
-            html += "<ul class=\"automations\">"
-            for trigger in home.triggers {
-                let fields = [("home", home.name), ("trigger", trigger.name)]
-                html +=
-                    "<li><strong>\(escaped(trigger.name))</strong>\(trigger.isEnabled ? "" : " <span class=\"badge off\">off</span>"): \(escaped(automationText(trigger, in: home)))"
-                html += requestForm(
-                    "enableTrigger", context, fields: fields + [("enabled", trigger.isEnabled ? "false" : "true")],
-                    button: trigger.isEnabled ? "Turn off" : "Turn on")
-                html += requestForm(
-                    "removeTrigger", context, fields: fields, button: "Remove",
-                    confirm: "Remove the automation \(trigger.name)?")
-                html += "</li>"
-            }
-            html += "</ul>"
-        }
-        html += "</section><section class=\"admin\"><h2>Users</h2><ul class=\"users\">"
-        for user in home.users {
-            html += "<li>\(escaped(user.name)) <span class=\"badge\">\(user.role.rawValue)</span>"
-            if user.role != .administrator {
-                html += requestForm(
-                    "removeUser", context, fields: [("home", home.name), ("userId", user.id.rawValue)],
-                    button: "Remove", confirm: "Remove \(user.name) from \(home.name)? They can no longer see it.")
-            }
-            html += "</li>"
-        }
-        html += "</ul>"
-        html += requestForm(
-            "addUser", context, fields: [("home", home.name)], inputs: [("account", "Account"), ("name", "Name")],
-            button: "Add guest")
-        return html + "</section>"
+        return Administration(
+            discovered: discovered, joinOpenUntil: context.joinOpenUntil,
+            permitJoin: Request(
+                operation: "permitJoin", fields: [("seconds", "120")], button: "Allow joining for 2 minutes"),
+            addRoom: Request(
+                operation: "addRoom", fields: [("home", home.name)], inputs: [("name", "Room name")], button: "Add room"
+            ),
+            addZone: Request(
+                operation: "addZone", fields: [("home", home.name)], inputs: [("name", "Zone name")], button: "Add zone"
+            ),
+            addUser: Request(
+                operation: "addUser", fields: [("home", home.name)],
+                inputs: [("account", "Account"), ("name", "Name")],
+                button: "Add guest"),
+            zones: zones, triggers: triggers, users: users)
     }
 
     // MARK: Health

@@ -6,12 +6,18 @@ import Mustache
 /// Every template starts with the pragma of ``ScalarHTML``: swift-mustache's own HTML escaping
 /// compares whole characters, so a quote followed by a combining mark (`"\u{301}`, one character)
 /// was left as it is and ended an attribute (`TemplateTests`).
+///
+/// A line break and the indentation after it are for reading only: they are dropped (as is a file's
+/// last line break) when the template is registered, so nested markup is indented without putting
+/// whitespace on the page. A line that starts at the margin starts a line of the page. Besides
+/// plain mustache, the templates use swift-mustache's `empty(list)` to test a list once.
 enum Templates {
     static let library: MustacheLibrary = {
         MustacheContentTypes.register(ScalarHTML(), named: ScalarHTML.name)
         var library = MustacheLibrary()
         for (name, text) in sources {
             // The templates are constants of the binary: one that does not parse is a bug of this file.
+            let text = text.replacing(/\n[ \t]+|\n\z/, with: "")
             try! library.register("{{% CONTENT_TYPE: \(ScalarHTML.name)}}" + text, named: name)
         }
         return library
@@ -24,10 +30,12 @@ enum Templates {
 
     /// The templates in Resources/templates, by name.
     static let sources: [String: String] = [
+        "administration": PackageResources.administration_mustache, "card": PackageResources.card_mustache,
+        "characteristic": PackageResources.characteristic_mustache, "command": PackageResources.command_mustache,
         "csrf": PackageResources.csrf_mustache, "frame": PackageResources.frame_mustache,
         "health": PackageResources.health_mustache, "home": PackageResources.home_mustache,
         "homes": PackageResources.homes_mustache, "login": PackageResources.login_mustache,
-        "problem": PackageResources.problem_mustache,
+        "problem": PackageResources.problem_mustache, "request": PackageResources.request_mustache,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }
 

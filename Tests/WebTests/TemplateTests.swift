@@ -33,4 +33,29 @@ struct TemplateTests {
         #expect(page.contains(#"<span class="badge">administrator</span> <span class="badge">primary</span>"#))
         #expect(page.hasPrefix("<!doctype html>") && page.hasSuffix("</html>\n"))
     }
+
+    @Test("a card, its rows and its forms escape by scalar too, and their indentation does not reach the page")
+    func cardEscaping() {
+        let hostile = Self.hostile
+        let row = Pages.Row(
+            key: hostile, labelID: elementID("l-", hostile), label: hostile, labelledBy: elementID("l-", hostile),
+            output: (hostile, hostile), fields: [(hostile, hostile)],
+            choice: (false, [Pages.Option(value: hostile, text: hostile, selected: true)]))
+        let request = Pages.Request(
+            operation: "renameRoom", fields: [("room", hostile)], inputs: [("name", hostile)],
+            selects: [("room", hostile, [Pages.Option(value: hostile, text: hostile)])], button: hostile,
+            confirm: hostile)
+        let card = Pages.Card(
+            id: hostile, headingID: elementID("h-", hostile), icon: "", name: hostile, reachable: false,
+            batteryLow: true, primary: [(hostile, [row])], more: [], fields: [("room", hostile)], edit: [request])
+        let page = Templates.render(card, "card")
+        #expect(!page.contains("<script>alert"))
+        #expect(!page.unicodeScalars.split(separator: "\u{301}").dropFirst().contains { $0.first != " " })
+        #expect(
+            page.contains("<h4>&lt;script&gt;alert(1)&lt;/script&gt;&quot;\u{301} onfocus=&quot;x&#39; &amp;amp;</h4>"))
+        #expect(
+            page.contains(#"data-confirm="&lt;script&gt;"#) && page.contains(#"<button type="submit" class="danger">"#))
+        #expect(page.contains(#"<option value="&lt;script&gt;alert(1)&lt;/script&gt;&quot;\#u{301} onfocus"#))
+        #expect(!page.contains("  ") && page.split(separator: "\n").count == 2, "one line break: before <h3>")
+    }
 }
