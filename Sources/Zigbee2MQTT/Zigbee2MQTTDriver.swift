@@ -65,8 +65,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
 
     // MARK: AccessoryDriver
 
-    package func restore(_ accessories: [Accessory]) async {}
-
     /// zigbee2mqtt's own word (its retained `bridge/state`), or that its broker is out of reach.
     package func condition() async -> DriverCondition? {
         guard connected else { return DriverCondition(isHealthy: false, "its broker is not connected") }
@@ -76,8 +74,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         case nil: return DriverCondition(isHealthy: false, "zigbee2mqtt has not said that it is online")
         }
     }
-
-    package func start() async throws {}
 
     /// Connects (unless the client's own service did), subscribes to zigbee2mqtt's topics, and takes
     /// what arrives and what happens to the connection, on the driver's executor (the client's loop,

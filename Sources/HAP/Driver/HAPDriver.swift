@@ -557,12 +557,6 @@ package actor HAPDriver: PairingDriver {
 
     // MARK: Naming
 
-    /// The accessory id of a device's accessory `aid`: the device's pairing identifier for aid 1 (the
-    /// accessory itself, or the bridge), `<identifier>:<aid>` for a bridged one.
-    static func accessoryID(device: String, aid: Int) -> AccessoryID {
-        AccessoryID(aid == 1 ? device : "\(device):\(aid)")
-    }
-
     static func deviceID(of accessory: AccessoryID) -> String {
         let raw = accessory.rawValue
         // Pairing identifiers are XX:XX:XX:XX:XX:XX (17 characters); a bridged accessory adds :<aid>.

@@ -106,6 +106,9 @@ package enum DriverUpdate: Sendable, Hashable {
 extension AccessoryDriver {
     /// Real devices keep their own state: nothing to restore.
     package func restore(_ accessories: [Accessory]) async {}
+
+    /// Nothing to start before ``run()``.
+    package func start() async throws {}
 }
 
 /// A driver of a network that new devices join only while it is open (zigbee2mqtt's permit join).

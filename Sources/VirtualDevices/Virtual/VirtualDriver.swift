@@ -61,8 +61,6 @@ package actor VirtualDriver: AccessoryDriver {
         }
     }
 
-    package func start() async throws {}
-
     /// Moves simulated time on by `tick` after each `tick` of the clock, until cancelled. Devices that
     /// only do what they are told need no clock: a home of switches and lamps keeps the process
     /// asleep until a command comes.
