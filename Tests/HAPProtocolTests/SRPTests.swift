@@ -124,6 +124,44 @@ import Testing
         #expect(!proof.verifies(serverProof: Array(serverProof.dropLast()) + [0]))
     }
 
+    @Test("the server side: RFC 5054's B, and a proof of the same password answered with the client's M2")
+    func serverAgreesWithClient() throws {
+        let server = SRPServer<Insecure.SHA1>(
+            group: .rfc5054Group1024, username: Array("alice".utf8), password: Array("password123".utf8),
+            salt: Self.salt, privateKey: Self.serverPrivate)
+        #expect(server.publicKey == Self.serverPublicKey(Self.rfcClient, serverPrivate: Self.serverPrivate))
+        let proof = try Self.rfcClient.respond(salt: server.salt, serverPublicKey: server.publicKey.minimalBytes)
+        let (sessionKey, answer) = try server.respond(
+            clientPublicKey: Self.rfcClient.publicKey.minimalBytes, clientProof: proof.clientProof)
+        #expect(sessionKey == proof.sessionKey && proof.verifies(serverProof: answer))
+
+        // HAP's group and hash, as HAP-python's server computes B (hapParametersMatchHAPPython)
+        let hap = SRPServer<SHA512>(
+            group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array("031-45-154".utf8),
+            salt: Self.salt, privateKey: Self.serverPrivate)
+        #expect(hex(hap.publicKey.minimalBytes).hasPrefix("6b93e4851e7d48cd9f4c5300e18ad9c5"))
+    }
+
+    @Test("the server refuses a wrong password's proof and a client key that is 0 modulo N")
+    func serverRefuses() throws {
+        var generator = SystemRandomNumberGenerator()
+        let server = SRPServer<SHA512>(
+            group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array("031-45-154".utf8),
+            using: &generator)
+        let wrong = SRPClient<SHA512>(
+            group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array("031-45-155".utf8))
+        let proof = try wrong.respond(salt: server.salt, serverPublicKey: server.publicKey.minimalBytes)
+        #expect {
+            _ = try server.respond(clientPublicKey: wrong.publicKey.minimalBytes, clientProof: proof.clientProof)
+        } throws: { ($0 as? HAPError)?.code == .authenticationFailed }
+        for multiple in [BigUInt(0), server.group.prime] {
+            #expect {
+                _ = try server.respond(clientPublicKey: multiple.minimalBytes, clientProof: proof.clientProof)
+            } throws: { ($0 as? HAPError)?.code == .invalidSRPParameter }
+        }
+        #expect(server.salt.count == 16)
+    }
+
     @Test func privateKeyComesFromTheInjectedGenerator() {
         var first = FixedBytesGenerator(bytes: [1, 2, 3])
         var second = FixedBytesGenerator(bytes: [1, 2, 3])

@@ -16,18 +16,15 @@ struct TestAccessory {
 
     private let salt: [UInt8] = Array(0..<16)
     private let serverPrivate = BigUInt(bigEndian: Array(repeating: 0x5A, count: 32))
-    private var serverPublic = BigUInt(0)
-    private var verifier = BigUInt(0)
     private var sessionKey: [UInt8] = []
     private var verifyKeys: (own: Curve25519.KeyAgreement.PrivateKey, shared: [UInt8], peer: [UInt8])?
 
     var publicKey: [UInt8] { Array(signingKey.publicKey.rawRepresentation) }
 
-    private var srp: SRPClient<SHA512> {
-        // Used for its group arithmetic and hash only (verifier, k, u): the private key is irrelevant.
-        SRPClient(
+    private var srp: SRPServer<SHA512> {
+        SRPServer(
             group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array(setupCode.utf8),
-            privateKey: 1)
+            salt: salt, privateKey: serverPrivate)
     }
 
     private func errorAnswer(state: UInt8) -> [UInt8]? {
@@ -43,34 +40,18 @@ struct TestAccessory {
         let request = try TLV8(decoding: body)
         let state = request[.state]?.first ?? 0
         if let answer = errorAnswer(state: state + 1) { return answer }
-        let group = SRPGroup.rfc5054Group3072
         switch state {
         case 1:
-            verifier = srp.verifier(salt: salt)
-            let v = verifier
-            serverPublic =
-                (srp.multiplier * v + group.generator.power(serverPrivate, modulus: group.prime)) % group.prime
-            return TLV8([.init(.state, [2]), .init(.salt, salt), .init(.publicKey, serverPublic.minimalBytes)])
+            return TLV8([.init(.state, [2]), .init(.salt, salt), .init(.publicKey, srp.publicKey.minimalBytes)])
                 .encoded()
         case 3:
-            let aBytes = request[.publicKey]!
-            let a = BigUInt(bigEndian: aBytes)
-            let u = BigUInt(
-                bigEndian: SRPClient<SHA512>.hash(
-                    a.paddedBytes(to: group.byteCount), serverPublic.paddedBytes(to: group.byteCount)))
-            let v = verifier
-            let secret = (a * v.power(u, modulus: group.prime)).power(serverPrivate, modulus: group.prime)
-            sessionKey = BigUInt(bigEndian: SRPClient<SHA512>.hash(secret.minimalBytes)).minimalBytes
-            let groupHash = zip(
-                SRPClient<SHA512>.hash(group.prime.minimalBytes), SRPClient<SHA512>.hash(group.generator.minimalBytes)
-            ).map { $0 ^ $1 }
-            let expected = SRPClient<SHA512>.hash(
-                groupHash, SRPClient<SHA512>.hash(Array("Pair-Setup".utf8)), salt, aBytes, serverPublic.minimalBytes,
-                sessionKey)
-            guard request[.proof] == expected else {
+            guard
+                let (key, answer) = try? srp.respond(
+                    clientPublicKey: request[.publicKey]!, clientProof: request[.proof]!)
+            else {
                 return TLV8([.init(.state, [4]), .init(.error, [2])]).encoded()
             }
-            let answer = SRPClient<SHA512>.hash(aBytes, expected, sessionKey)
+            sessionKey = key
             return TLV8([.init(.state, [4]), .init(.proof, answer)]).encoded()
         case 5:
             let key = HAPKeyDerivation.pairSetupEncryption.derive(from: sessionKey)

@@ -53,21 +53,17 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// The multiplier k = H(N | PAD(g)).
-    package var multiplier: BigUInt {
-        BigUInt(bigEndian: Self.hash(group.prime.minimalBytes, group.generator.paddedBytes(to: group.byteCount)))
-    }
+    package var multiplier: BigUInt { SRP<Hash>.multiplier(group) }
 
     /// The private key x = H(s | H(I | ":" | P)).
     package func passwordKey(salt: [UInt8]) -> BigUInt {
-        let inner = Self.hash(username, Array(":".utf8), password)
-        return BigUInt(bigEndian: Self.hash(salt, inner))
+        let inner = SRP<Hash>.hash(username, Array(":".utf8), password)
+        return BigUInt(bigEndian: SRP<Hash>.hash(salt, inner))
     }
 
     /// The scrambling parameter u = H(PAD(A) | PAD(B)).
     package func scrambler(serverPublicKey: BigUInt) -> BigUInt {
-        BigUInt(
-            bigEndian: Self.hash(
-                publicKey.paddedBytes(to: group.byteCount), serverPublicKey.paddedBytes(to: group.byteCount)))
+        SRP<Hash>.scrambler(group, publicKey, serverPublicKey)
     }
 
     /// The premaster secret S = (B - k·g^x)^(a + u·x) mod N.
@@ -100,23 +96,12 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
         }
         let b = BigUInt(bigEndian: serverPublicKey)
         let secret = try premasterSecret(salt: salt, serverPublicKey: b)
-        let sessionKey = BigUInt(bigEndian: Self.hash(secret.minimalBytes)).minimalBytes
-        let hashOfPrime = Self.hash(group.prime.minimalBytes)
-        let hashOfGenerator = Self.hash(group.generator.minimalBytes)
-        let groupHash = zip(hashOfPrime, hashOfGenerator).map { $0 ^ $1 }
-        let clientProof = Self.hash(
-            groupHash, Self.hash(username), salt, publicKey.minimalBytes, b.minimalBytes, sessionKey)
-        let serverProof = Self.hash(publicKey.minimalBytes, clientProof, sessionKey)
+        let sessionKey = BigUInt(bigEndian: SRP<Hash>.hash(secret.minimalBytes)).minimalBytes
+        let clientProof = SRP<Hash>.clientProof(
+            group, username: username, salt: salt, a: publicKey, b: b, sessionKey: sessionKey)
+        let serverProof = SRP<Hash>.hash(publicKey.minimalBytes, clientProof, sessionKey)
         return SRPProof(
             premasterSecret: secret, sessionKey: sessionKey, clientProof: clientProof, expectedServerProof: serverProof)
-    }
-
-    static func hash(_ parts: [UInt8]...) -> [UInt8] {
-        var hasher = Hash()
-        for part in parts {
-            hasher.update(data: part)
-        }
-        return Array(hasher.finalize())
     }
 }
 
