@@ -14,18 +14,11 @@ struct TestAccessory {
     private(set) var controllerIdentifier: [UInt8] = []
     private(set) var controllerPublicKey: [UInt8] = []
 
-    private let salt: [UInt8] = Array(0..<16)
-    private let serverPrivate = BigUInt(bigEndian: Array(repeating: 0x5A, count: 32))
-    private var sessionKey: [UInt8] = []
+    /// The pair setup under way (the module's own accessory side).
+    private var setup: AccessoryPairSetup?
     private var verifyKeys: (own: Curve25519.KeyAgreement.PrivateKey, shared: [UInt8], peer: [UInt8])?
 
     var publicKey: [UInt8] { Array(signingKey.publicKey.rawRepresentation) }
-
-    private var srp: SRPServer<SHA512> {
-        SRPServer(
-            group: .rfc5054Group3072, username: Array("Pair-Setup".utf8), password: Array(setupCode.utf8),
-            salt: salt, privateKey: serverPrivate)
-    }
 
     private func errorAnswer(state: UInt8) -> [UInt8]? {
         guard let injectedError else { return nil }
@@ -37,43 +30,19 @@ struct TestAccessory {
     }
 
     mutating func pairSetup(_ body: [UInt8]) throws -> [UInt8] {
-        let request = try TLV8(decoding: body)
-        let state = request[.state]?.first ?? 0
+        let state = try TLV8(decoding: body)[.state]?.first ?? 0
         if let answer = errorAnswer(state: state + 1) { return answer }
-        switch state {
-        case 1:
-            return TLV8([.init(.state, [2]), .init(.salt, salt), .init(.publicKey, srp.publicKey.minimalBytes)])
-                .encoded()
-        case 3:
-            guard
-                let (key, answer) = try? srp.respond(
-                    clientPublicKey: request[.publicKey]!, clientProof: request[.proof]!)
-            else {
-                return TLV8([.init(.state, [4]), .init(.error, [2])]).encoded()
-            }
-            sessionKey = key
-            return TLV8([.init(.state, [4]), .init(.proof, answer)]).encoded()
-        case 5:
-            let key = HAPKeyDerivation.pairSetupEncryption.derive(from: sessionKey)
-            let inner = try TLV8(
-                decoding: HAPCipher.open(request[.encryptedData]!, key: key, nonce: HAPNonce.pairSetupM5))
-            let material = HAPKeyDerivation.pairSetupControllerSign.derive(from: sessionKey).bytes
-            controllerIdentifier = inner[.identifier]!
-            controllerPublicKey = inner[.publicKey]!
-            try verifySignature(
-                inner[.signature]!, of: material + controllerIdentifier + controllerPublicKey,
-                publicKey: controllerPublicKey, "controller")
-            let own = HAPKeyDerivation.pairSetupAccessorySign.derive(from: sessionKey).bytes
-            let info = own + Array(identifier.utf8) + publicKey
-            let reply: TLV8 = [
-                (.identifier, Array(identifier.utf8)), (.publicKey, publicKey),
-                (.signature, Array(try signingKey.signature(for: info))),
-            ]
-            let sealed = HAPCipher.seal(reply.encoded(), key: key, nonce: HAPNonce.pairSetupM6)
-            return TLV8([.init(.state, [6]), .init(.encryptedData, sealed)]).encoded()
-        default:
-            return TLV8([.init(.state, [state + 1]), .init(.error, [1])]).encoded()
+        if state == 1 {
+            setup = try AccessoryPairSetup(
+                setupCode: setupCode, accessory: AccessoryIdentity(identifier: identifier, signingKey: signingKey))
         }
+        guard var exchange = setup else { return AccessoryPairSetup.failure(.unknown, state: state + 1).body }
+        let answer = exchange.handle(body)
+        setup = exchange
+        if case .paired(let controller) = answer.outcome {
+            (controllerIdentifier, controllerPublicKey) = (controller.identifier, controller.publicKey)
+        }
+        return answer.body
     }
 
     mutating func pairVerify(_ body: [UInt8]) throws -> [UInt8] {
