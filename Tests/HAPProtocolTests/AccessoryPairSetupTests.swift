@@ -76,4 +76,35 @@ struct AccessoryPairSetupTests {
         #expect(server.handle(tampered.encoded()).outcome == .failed(.authentication, state: 6))
         #expect(throws: HAPError.self) { try AccessoryPairSetup(setupCode: "12345678", accessory: accessory) }
     }
+
+    @Test("pair verify: a paired controller gets the session's keys, any other is refused at M4")
+    func verify() throws {
+        let pairing = AccessoryPairing(identifier: accessory.identifier, publicKey: accessory.publicKey)
+        let stored = PairedController(
+            identifier: Array(controller.identifier.utf8), publicKey: controller.publicKey, isAdministrator: false)
+        for known in [true, false] {
+            var client = PairVerify(controller: controller, accessory: pairing)
+            var server = AccessoryPairVerify(accessory: accessory)
+            let m2 = server.handle(client.start()) { _ in nil }
+            guard case .send(let m3) = try client.handle(m2.body) else {
+                Issue.record("pair verify ended before M3")
+                return
+            }
+            let m4 = server.handle(m3) { $0 == stored.identifier && known ? stored : nil }
+            if known {
+                guard case .verified(let who, let keys) = m4.outcome,
+                    case .done(let clientKeys) = try client.handle(m4.body)
+                else {
+                    Issue.record("pair verify did not end verified")
+                    return
+                }
+                #expect(who == stored)
+                var sending = SecureSession.controller(clientKeys)
+                var receiving = SecureSession.accessory(keys)
+                #expect(try receiving.decrypt(try sending.encrypt([1, 2, 3])) == [1, 2, 3])
+            } else {
+                #expect(throws: PairingError(code: .authentication, state: 4)) { try client.handle(m4.body) }
+            }
+        }
+    }
 }

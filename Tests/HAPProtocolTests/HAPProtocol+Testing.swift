@@ -22,10 +22,3 @@ extension SRPClient {
         group.generator.power(passwordKey(salt: salt), modulus: group.prime)
     }
 }
-
-extension SecureSession {
-    /// The accessory's end (for tests and loopback peers).
-    static func accessory(_ keys: SessionKeys) -> SecureSession {
-        SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
-    }
-}

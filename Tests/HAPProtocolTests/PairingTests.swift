@@ -40,7 +40,7 @@ import Testing
         }
         // Then both ends derive the same session keys
         var controllerSession = SecureSession.controller(keys)
-        var accessorySession = SecureSession.accessory(SessionKeys(sharedSecret: accessory.verifySharedSecret))
+        var accessorySession = SecureSession.accessory(try #require(accessory.sessionKeys))
         let request = Array("GET /accessories HTTP/1.1\r\n\r\n".utf8)
         #expect(try accessorySession.decrypt(try controllerSession.encrypt(request)) == request)
     }

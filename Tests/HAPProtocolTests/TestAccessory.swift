@@ -16,7 +16,8 @@ struct TestAccessory {
 
     /// The pair setup under way (the module's own accessory side).
     private var setup: AccessoryPairSetup?
-    private var verifyKeys: (own: Curve25519.KeyAgreement.PrivateKey, shared: [UInt8], peer: [UInt8])?
+    /// The pair verify under way.
+    private var verify: AccessoryPairVerify?
 
     var publicKey: [UInt8] { Array(signingKey.publicKey.rawRepresentation) }
 
@@ -46,40 +47,21 @@ struct TestAccessory {
     }
 
     mutating func pairVerify(_ body: [UInt8]) throws -> [UInt8] {
-        let request = try TLV8(decoding: body)
-        let state = request[.state]?.first ?? 0
+        let state = try TLV8(decoding: body)[.state]?.first ?? 0
         if let answer = errorAnswer(state: state + 1) { return answer }
-        switch state {
-        case 1:
-            let own = Curve25519.KeyAgreement.PrivateKey()
-            let peer = request[.publicKey]!
-            let shared = try own.sharedSecretFromKeyAgreement(
-                with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: peer)
-            ).withUnsafeBytes { Array($0) }
-            verifyKeys = (own, shared, peer)
-            let ownPublic = Array(own.publicKey.rawRepresentation)
-            let signature = Array(try signingKey.signature(for: ownPublic + Array(identifier.utf8) + peer))
-            let inner: TLV8 = [(.identifier, Array(identifier.utf8)), (.signature, signature)]
-            let key = HAPKeyDerivation.pairVerifyEncryption.derive(from: shared)
-            let sealed = HAPCipher.seal(inner.encoded(), key: key, nonce: HAPNonce.pairVerifyM2)
-            return TLV8([.init(.state, [2]), .init(.publicKey, ownPublic), .init(.encryptedData, sealed)]).encoded()
-        case 3:
-            let keys = verifyKeys!
-            let key = HAPKeyDerivation.pairVerifyEncryption.derive(from: keys.shared)
-            let inner = try TLV8(
-                decoding: HAPCipher.open(request[.encryptedData]!, key: key, nonce: HAPNonce.pairVerifyM3))
-            let info = keys.peer + inner[.identifier]! + Array(keys.own.publicKey.rawRepresentation)
-            guard inner[.identifier] == controllerIdentifier,
-                (try? verifySignature(inner[.signature]!, of: info, publicKey: controllerPublicKey, "")) != nil
-            else {
-                return TLV8([.init(.state, [4]), .init(.error, [2])]).encoded()
-            }
-            return TLV8([.init(.state, [4])]).encoded()
-        default:
-            return TLV8([.init(.state, [state + 1]), .init(.error, [1])]).encoded()
+        if state == 1 {
+            verify = AccessoryPairVerify(accessory: AccessoryIdentity(identifier: identifier, signingKey: signingKey))
         }
+        guard var exchange = verify else { return AccessoryPairVerify.failure(.unknown, state: state + 1).body }
+        let (known, knownKey) = (controllerIdentifier, controllerPublicKey)
+        let answer = exchange.handle(body) { identifier in
+            identifier == known ? PairedController(identifier: known, publicKey: knownKey, isAdministrator: true) : nil
+        }
+        verify = exchange
+        if case .verified(_, let keys) = answer.outcome { sessionKeys = keys }
+        return answer.body
     }
 
-    /// The shared secret of the last pair verify.
-    var verifySharedSecret: [UInt8] { verifyKeys?.shared ?? [] }
+    /// The session keys of the last pair verify.
+    private(set) var sessionKeys: SessionKeys?
 }

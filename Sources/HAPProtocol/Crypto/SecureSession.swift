@@ -50,6 +50,11 @@ package struct SecureSession: Sendable {
         SecureSession(encryptionKey: keys.controllerToAccessory, decryptionKey: keys.accessoryToController)
     }
 
+    /// The accessory's end of a session (a HomeKit bridge's connection after pair verify).
+    package static func accessory(_ keys: SessionKeys) -> SecureSession {
+        SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
+    }
+
     /// The number of frames sent so far (the next outgoing nonce).
     package var framesSent: UInt64 { outgoingCounter }
     /// The number of frames received so far (the next expected incoming nonce).
