@@ -37,7 +37,7 @@ struct TestAccessory {
             setup = try AccessoryPairSetup(
                 setupCode: setupCode, accessory: AccessoryIdentity(identifier: identifier, signingKey: signingKey))
         }
-        guard var exchange = setup else { return AccessoryPairSetup.failure(.unknown, state: state + 1).body }
+        guard var exchange = setup else { return AccessoryPairSetup.Answer.failure(.unknown, state: state + 1).body }
         let answer = exchange.handle(body)
         setup = exchange
         if case .paired(let controller) = answer.outcome {
@@ -52,7 +52,7 @@ struct TestAccessory {
         if state == 1 {
             verify = AccessoryPairVerify(accessory: AccessoryIdentity(identifier: identifier, signingKey: signingKey))
         }
-        guard var exchange = verify else { return AccessoryPairVerify.failure(.unknown, state: state + 1).body }
+        guard var exchange = verify else { return AccessoryPairVerify.Answer.failure(.unknown, state: state + 1).body }
         let (known, knownKey) = (controllerIdentifier, controllerPublicKey)
         let answer = exchange.handle(body) { identifier in
             identifier == known ? PairedController(identifier: known, publicKey: knownKey, isAdministrator: true) : nil

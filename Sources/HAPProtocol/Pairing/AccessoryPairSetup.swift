@@ -44,14 +44,10 @@ package struct PairedController: Sendable, Equatable {
 /// step answers with HAP's error item and ends the exchange. Whether a pair setup may start at all
 /// (one at a time, a limit on failed attempts, an accessory already paired) is its owner's to decide.
 package struct AccessoryPairSetup: Sendable {
-    /// What one request came to: the body to answer with, and how the exchange ended, if it did.
-    package struct Answer: Sendable {
-        package let body: [UInt8]
-        package let outcome: Outcome?
-    }
+    package typealias Answer = PairingAnswer<Outcome>
 
     /// How a pair setup ended.
-    package enum Outcome: Sendable, Equatable {
+    package enum Outcome: PairingOutcome, Equatable {
         /// The controller proved the setup code and signed its identity: the first pairing, an
         /// administrator's.
         case paired(PairedController)
@@ -85,7 +81,7 @@ package struct AccessoryPairSetup: Sendable {
         let current = phase
         phase = .finished
         let message: TLV8
-        do { message = try TLV8(decoding: body) } catch { return Self.failure(.unknown, state: 2) }
+        do { message = try TLV8(decoding: body) } catch { return Answer.failure(.unknown, state: 2) }
         let state = message[.state] ?? []
         switch (current, state) {
         case (.awaitingM1, [1]):
@@ -101,11 +97,11 @@ package struct AccessoryPairSetup: Sendable {
                 outcome: nil)
         case (.awaitingM3(let server), [3]):
             guard let clientKey = message[.publicKey], let clientProof = message[.proof] else {
-                return Self.failure(.unknown, state: 4)
+                return Answer.failure(.unknown, state: 4)
             }
             guard let (sessionKey, proof) = try? server.respond(clientPublicKey: clientKey, clientProof: clientProof)
             else {
-                return Self.failure(.authentication, state: 4)
+                return Answer.failure(.authentication, state: 4)
             }
             phase = .awaitingM5(sessionKey: sessionKey)
             return Answer(body: TLV8([.init(.state, [4]), .init(.proof, proof)]).encoded(), outcome: nil)
@@ -117,20 +113,20 @@ package struct AccessoryPairSetup: Sendable {
                 let identifier = inner[.identifier], let publicKey = inner[.publicKey],
                 let signature = inner[.signature]
             else {
-                return Self.failure(.authentication, state: 6)
+                return Answer.failure(.authentication, state: 6)
             }
             let material = HAPKeyDerivation.pairSetupControllerSign.derive(from: sessionKey).bytes
             guard
                 (try? verifySignature(signature, of: material + identifier + publicKey, publicKey: publicKey, "M5"))
                     != nil
             else {
-                return Self.failure(.authentication, state: 6)
+                return Answer.failure(.authentication, state: 6)
             }
             let own = HAPKeyDerivation.pairSetupAccessorySign.derive(from: sessionKey).bytes
             let accessoryID = Array(accessory.identifier.utf8)
             let info = own + accessoryID + accessory.publicKey
             guard let accessorySignature = try? accessory.signingKey.signature(for: info) else {
-                return Self.failure(.unknown, state: 6)
+                return Answer.failure(.unknown, state: 6)
             }
             let reply: TLV8 = [
                 (.identifier, accessoryID), (.publicKey, accessory.publicKey), (.signature, Array(accessorySignature)),
@@ -143,14 +139,26 @@ package struct AccessoryPairSetup: Sendable {
             return Answer(body: m6.encoded(), outcome: .paired(controller))
         default:
             // A message out of order, or after the end: the exchange is over.
-            return Self.failure(.unknown, state: (state.first ?? 0) &+ 1)
+            return Answer.failure(.unknown, state: (state.first ?? 0) &+ 1)
         }
     }
+}
+
+/// An accessory's answer to one pairing request: the body to send back, and how the exchange
+/// ended, if it did.
+package struct PairingAnswer<Outcome: PairingOutcome>: Sendable {
+    package let body: [UInt8]
+    package let outcome: Outcome?
 
     /// The error answer for `state`, ending the exchange.
-    static func failure(_ code: PairingError.Code, state: UInt8) -> Answer {
-        Answer(
+    static func failure(_ code: PairingError.Code, state: UInt8) -> Self {
+        Self(
             body: TLV8([.init(.state, [state]), .init(.error, [code.rawValue])]).encoded(),
             outcome: .failed(code, state: state))
     }
+}
+
+/// How an accessory's pairing exchange ended; every exchange can end with an error.
+package protocol PairingOutcome: Sendable {
+    static func failed(_ code: PairingError.Code, state: UInt8) -> Self
 }

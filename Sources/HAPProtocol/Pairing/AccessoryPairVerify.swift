@@ -5,14 +5,10 @@ import Crypto
 /// must be one of the accessory's pairings (`pairedController` finds it by the identifier it signs
 /// with); the result is the session's keys, for `SecureSession.accessory(_:)`.
 package struct AccessoryPairVerify: Sendable {
-    /// What one request came to: the body to answer with, and how the exchange ended, if it did.
-    package struct Answer: Sendable {
-        package let body: [UInt8]
-        package let outcome: Outcome?
-    }
+    package typealias Answer = PairingAnswer<Outcome>
 
     /// How a pair verify ended.
-    package enum Outcome: Sendable {
+    package enum Outcome: PairingOutcome {
         /// The controller is `controller`; the connection is encrypted with `keys` from now on.
         case verified(PairedController, SessionKeys)
         /// The exchange ended with this error (`authentication`: not a controller of the accessory, or
@@ -43,7 +39,7 @@ package struct AccessoryPairVerify: Sendable {
     ) -> Answer {
         let current = phase
         phase = .finished
-        guard let message = try? TLV8(decoding: body) else { return Self.failure(.unknown, state: 2) }
+        guard let message = try? TLV8(decoding: body) else { return Answer.failure(.unknown, state: 2) }
         let state = message[.state] ?? []
         switch (current, state) {
         case (.awaitingM1, [1]):
@@ -53,13 +49,13 @@ package struct AccessoryPairVerify: Sendable {
                 let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: controllerKey),
                 let shared = try? ephemeral.sharedSecretFromKeyAgreement(with: peer)
             else {
-                return Self.failure(.unknown, state: 2)
+                return Answer.failure(.unknown, state: 2)
             }
             let sharedSecret = shared.withUnsafeBytes { Array($0) }
             let ownKey = Array(ephemeral.publicKey.rawRepresentation)
             let identifier = Array(accessory.identifier.utf8)
             guard let signature = try? accessory.signingKey.signature(for: ownKey + identifier + controllerKey) else {
-                return Self.failure(.unknown, state: 2)
+                return Answer.failure(.unknown, state: 2)
             }
             let inner: TLV8 = [(.identifier, identifier), (.signature, Array(signature))]
             let key = HAPKeyDerivation.pairVerifyEncryption.derive(from: sharedSecret)
@@ -78,19 +74,13 @@ package struct AccessoryPairVerify: Sendable {
                 (try? verifySignature(
                     signature, of: controllerKey + identifier + ownKey, publicKey: controller.publicKey, "M3")) != nil
             else {
-                return Self.failure(.authentication, state: 4)
+                return Answer.failure(.authentication, state: 4)
             }
             return Answer(
                 body: TLV8([.init(.state, [4])]).encoded(),
                 outcome: .verified(controller, SessionKeys(sharedSecret: sharedSecret)))
         default:
-            return Self.failure(.unknown, state: (state.first ?? 0) &+ 1)
+            return Answer.failure(.unknown, state: (state.first ?? 0) &+ 1)
         }
-    }
-
-    static func failure(_ code: PairingError.Code, state: UInt8) -> Answer {
-        Answer(
-            body: TLV8([.init(.state, [state]), .init(.error, [code.rawValue])]).encoded(),
-            outcome: .failed(code, state: state))
     }
 }
