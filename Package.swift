@@ -160,6 +160,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The hub's homes as HomeKit bridges for Apple's Home app (issue 48): numbering, pairing
+        // and serving on HAPProtocol, one more face on the home model.
+        .target(
+            name: "HomeKitBridge",
+            dependencies: ["HAPProtocol", "HomeModel"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Web",
             dependencies: [
@@ -264,6 +271,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "BigInt", package: "BigInt"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HomeKitBridgeTests",
+            dependencies: ["HomeKitBridge", "HomeModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
