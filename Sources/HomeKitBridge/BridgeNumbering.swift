@@ -25,12 +25,12 @@ package struct BridgeNumbering: Sendable, Equatable, Codable {
 
     /// The aid of `accessory`, a new one (never given before) the first time.
     ///
-    /// - Throws: `.bridgeFull` when the bridge would serve more than ``accessoryLimit`` accessories.
-    package mutating func aid(of accessory: AccessoryID) throws(HomeKitBridgeError) -> Int {
+    /// - Throws: `.maximumObjectLimitReached` when the bridge would serve more than ``accessoryLimit`` accessories.
+    package mutating func aid(of accessory: AccessoryID) throws(HomeError) -> Int {
         if let aid = aids[accessory] { return aid }
         guard aids.count + 1 < Self.accessoryLimit else {
-            throw HomeKitBridgeError(
-                .bridgeFull,
+            throw HomeError(
+                .maximumObjectLimitReached,
                 "A HomeKit bridge serves at most \(Self.accessoryLimit - 1) accessories besides itself; "
                     + "serve the others through a second bridge with its own pairing.")
         }
@@ -81,22 +81,4 @@ package struct BridgeNumbering: Sendable, Equatable, Codable {
     }
 
     static let firstFreeIID = 16
-}
-
-/// Why the HomeKit bridge refused something, with a code that travels by name.
-package struct HomeKitBridgeError: Error, Sendable, Equatable, CustomStringConvertible {
-    package enum Code: String, Sendable {
-        /// More accessories than one bridge may serve.
-        case bridgeFull
-    }
-
-    package let code: Code
-    package let message: String
-
-    package init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    package var description: String { "\(code.rawValue): \(message)" }
 }

@@ -36,11 +36,11 @@ struct BridgeNumberingTests {
     func limit() throws {
         var numbering = BridgeNumbering()
         for index in 0..<149 { _ = try numbering.aid(of: AccessoryID("a\(index)")) }
-        #expect(throws: HomeKitBridgeError.self) { try numbering.aid(of: "one too many") }
+        #expect(throws: HomeError.self) { try numbering.aid(of: "one too many") }
         do {
             _ = try numbering.aid(of: "one too many")
         } catch {
-            #expect(error.code == .bridgeFull && error.message.contains("149"))
+            #expect(error.code == .maximumObjectLimitReached && error.message.contains("149"))
         }
     }
 }

@@ -63,6 +63,9 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The accessory refused the proof of who we are: a wrong setup code when pairing (HAP's
         /// kTLVError_Authentication), or a pairing the accessory no longer knows.
         case authenticationFailed
+        /// More of something than HomeKit allows (HMError's maximumObjectLimitReached): more than
+        /// 149 accessories on one HomeKit bridge.
+        case maximumObjectLimitReached
         /// Something outside the rules failed (the database); nothing was changed.
         case unexpectedError
 
