@@ -164,7 +164,7 @@ let package = Package(
         // and serving on HAPProtocol, one more face on the home model.
         .target(
             name: "HomeKitBridge",
-            dependencies: ["HAPProtocol", "HomeModel"],
+            dependencies: ["HAPProtocol", "HomeModel", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .target(

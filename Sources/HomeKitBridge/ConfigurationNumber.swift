@@ -1,0 +1,23 @@
+import Crypto
+
+/// A bridge's configuration number, `c#` in its mDNS record: controllers read the accessory database
+/// again when it changes. It changes only when the database's content does (a hash of it is kept
+/// beside it), persists with the home, and after 65535 comes 1.
+package struct ConfigurationNumber: Sendable, Equatable, Codable {
+    package private(set) var value = 1
+    private var contentHash: [UInt8] = []
+
+    package init() {}
+
+    /// Takes the accessory database as served now; returns whether the number moved.
+    package mutating func update(content: [UInt8]) -> Bool {
+        let hash = Array(SHA256.hash(data: content))
+        guard hash != contentHash else { return false }
+        // The first content seen is the database the first number stands for.
+        let first = contentHash.isEmpty
+        contentHash = hash
+        guard !first else { return false }
+        value = value == 65535 ? 1 : value + 1
+        return true
+    }
+}
