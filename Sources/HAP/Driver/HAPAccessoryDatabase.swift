@@ -32,13 +32,13 @@ struct HAPAccessoryDatabase: Sendable {
     private var usedAccessoryNames: Set<String> = []
 
     init(json body: [UInt8], deviceID: String) throws {
-        guard case .object(let root) = try Self.parse(body),
-            case .array(let list)? = root.first(where: { $0.key == "accessories" })?.value
-        else { throw HAPError(.unexpectedMessage, "/accessories has no accessories list") }
+        guard let list = try Self.parse(body)["accessories"]?.arrayValue else {
+            throw HAPError(.unexpectedMessage, "/accessories has no accessories list")
+        }
         for item in list {
-            guard case .object(let fields) = item, let aid = Self.int(fields, "aid"),
-                case .array(let services)? = fields.first(where: { $0.key == "services" })?.value
-            else { throw HAPError(.unexpectedMessage, "an accessory without aid or services") }
+            guard let aid = item["aid"]?.integerValue, let services = item["services"]?.arrayValue else {
+                throw HAPError(.unexpectedMessage, "an accessory without aid or services")
+            }
             try add(aid: aid, services: services, deviceID: deviceID)
         }
         // aid 1 of a device with several accessories is its bridge.
@@ -59,21 +59,20 @@ struct HAPAccessoryDatabase: Sendable {
         var model = ""
         var usedNames: Set<String> = []
         for service in services {
-            guard case .object(let fields) = service, let iid = Self.int(fields, "iid"),
-                case .string(let typeText)? = fields.first(where: { $0.key == "type" })?.value,
-                case .array(let characteristics)? = fields.first(where: { $0.key == "characteristics" })?.value
+            guard let iid = service["iid"]?.integerValue, let typeText = service["type"]?.stringValue,
+                let characteristics = service["characteristics"]?.arrayValue
             else { throw HAPError(.unexpectedMessage, "a service without iid, type or characteristics") }
             let type = HAPTypes.service(typeText)
             let serviceID = ServiceID("\(iid)")
             var modelCharacteristics: [Characteristic] = []
             var serviceName: String?
             for characteristic in characteristics {
-                guard case .object(let c) = characteristic, let ciid = Self.int(c, "iid"),
-                    case .string(let ctypeText)? = c.first(where: { $0.key == "type" })?.value
+                guard let ciid = characteristic["iid"]?.integerValue,
+                    let ctypeText = characteristic["type"]?.stringValue
                 else { throw HAPError(.unexpectedMessage, "a characteristic without iid or type") }
                 let ctype = HAPTypes.characteristic(ctypeText)
-                let (metadata, permissions) = Self.metadata(c)
-                let value = c.first(where: { $0.key == "value" }).flatMap { Self.value($0.value, metadata.format) }
+                let (metadata, permissions) = Self.metadata(characteristic)
+                let value = characteristic["value"].flatMap { Self.value($0, metadata.format) }
                 // The information service's Name is the accessory's; it names other services.
                 if ctype == .name, type.rawValue != "AccessoryInformation", case .string(let text)? = value {
                     serviceName = text
@@ -142,9 +141,8 @@ struct HAPAccessoryDatabase: Sendable {
     func update(fromEvent entry: JSON) -> (
         accessory: AccessoryID, service: ServiceID, type: CharacteristicType, value: CharacteristicValue
     )? {
-        guard case .object(let fields) = entry, let aid = Self.int(fields, "aid"), let iid = Self.int(fields, "iid"),
-            let found = entries[HAPAddress(aid: aid, iid: iid)],
-            let json = fields.first(where: { $0.key == "value" })?.value,
+        guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue,
+            let found = entries[HAPAddress(aid: aid, iid: iid)], let json = entry["value"],
             let value = Self.value(json, found.metadata.format)
         else { return nil }
         return (found.accessory, found.service, found.type, value)
@@ -153,14 +151,10 @@ struct HAPAccessoryDatabase: Sendable {
     /// Every value of a `GET /characteristics` answer, by address (entries this database does not
     /// know, or without a value, are left out).
     func values(inReadAnswer body: [UInt8]) -> [HAPAddress: CharacteristicValue] {
-        guard case .object(let root)? = try? Self.parse(body),
-            case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value
-        else { return [:] }
+        guard let list = (try? Self.parse(body))?["characteristics"]?.arrayValue else { return [:] }
         var values: [HAPAddress: CharacteristicValue] = [:]
         for entry in list {
-            guard case .object(let fields) = entry, let aid = Self.int(fields, "aid"),
-                let iid = Self.int(fields, "iid"),
-                let json = fields.first(where: { $0.key == "value" })?.value,
+            guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue, let json = entry["value"],
                 let format = entries[HAPAddress(aid: aid, iid: iid)]?.metadata.format,
                 let value = Self.value(json, format)
             else { continue }
@@ -191,52 +185,23 @@ struct HAPAccessoryDatabase: Sendable {
         }
     }
 
-    static func int(_ fields: [(key: String, value: JSON)], _ key: String) -> Int? {
-        switch fields.first(where: { $0.key == key })?.value {
-        case .integer(let number)?: number
-        case .number(let number)? where number == number.rounded(): Int(number)
-        default: nil
-        }
-    }
-
-    static func number(_ fields: [(key: String, value: JSON)], _ key: String) -> Double? {
-        switch fields.first(where: { $0.key == key })?.value {
-        case .integer(let number)?: Double(number)
-        case .number(let number)?: number
-        default: nil
-        }
-    }
-
-    private static func metadata(_ fields: [(key: String, value: JSON)]) -> (CharacteristicMetadata, Set<String>) {
-        var permissions: Set<String> = []
-        if case .array(let list)? = fields.first(where: { $0.key == "perms" })?.value {
-            for case .string(let permission) in list { permissions.insert(permission) }
-        }
+    private static func metadata(_ fields: JSON) -> (CharacteristicMetadata, Set<String>) {
+        let permissions = Set(fields["perms"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         var modelPermissions: CharacteristicPermissions = []
         if permissions.contains("pr") { modelPermissions.insert(.read) }
         if permissions.contains("pw") { modelPermissions.insert(.write) }
         if permissions.contains("ev") { modelPermissions.insert(.notify) }
         if permissions.contains("hd") { modelPermissions.insert(.hidden) }
-        var format = CharacteristicFormat.string
-        if case .string(let text)? = fields.first(where: { $0.key == "format" })?.value {
-            format = CharacteristicFormat(rawValue: text)
-        }
-        var unit: CharacteristicUnit?
-        if case .string(let text)? = fields.first(where: { $0.key == "unit" })?.value {
-            unit = CharacteristicUnit(rawValue: text)
-        }
-        var validValues: [Int]?
-        if case .array(let list)? = fields.first(where: { $0.key == "valid-values" })?.value {
-            validValues = list.compactMap {
-                if case .integer(let number) = $0 { return number }
-                return nil
-            }
-        }
         let metadata = CharacteristicMetadata(
-            format: format, unit: unit, minimumValue: number(fields, "minValue"),
-            maximumValue: number(fields, "maxValue"),
-            stepValue: number(fields, "minStep"), maxLength: int(fields, "maxLen") ?? int(fields, "maxDataLen"),
-            validValues: validValues, permissions: modelPermissions)
+            format: fields["format"]?.stringValue.map(CharacteristicFormat.init(rawValue:)) ?? .string,
+            unit: fields["unit"]?.stringValue.map(CharacteristicUnit.init(rawValue:)),
+            minimumValue: fields["minValue"]?.numberValue, maximumValue: fields["maxValue"]?.numberValue,
+            stepValue: fields["minStep"]?.numberValue,
+            maxLength: fields["maxLen"]?.integerValue ?? fields["maxDataLen"]?.integerValue,
+            validValues: fields["valid-values"]?.arrayValue.map { list in
+                list.compactMap { if case .integer(let number) = $0 { number } else { nil } }
+            },
+            permissions: modelPermissions)
         return (metadata, permissions)
     }
 

@@ -413,8 +413,7 @@ package actor HAPDriver: PairingDriver {
         guard let connection = devices[id]?.connection else { return }
         for await event in connection.events {
             guard let database = devices[id]?.database,
-                case .object(let members)? = try? JSON.parse(event.body),
-                case .array(let entries)? = members.first(where: { $0.key == "characteristics" })?.value
+                let entries = (try? JSON.parse(event.body))?["characteristics"]?.arrayValue
             else { continue }
             for entry in entries {
                 guard let update = database.update(fromEvent: entry) else { continue }

@@ -23,36 +23,15 @@ enum HAPStatus {
     }
 
     /// Throws the first error an answer carries: an HTTP error status, or a 207 multi-status entry
-    /// with a non-zero `status`.
+    /// (or the answer itself) with a non-zero `status`.
     static func check(_ httpStatus: Int, body: [UInt8], accessory: String) throws(HomeError) {
-        if httpStatus == 204 || (httpStatus == 200 && !hasFailure(body)) { return }
-        if case .object(let root)? = try? JSON.parse(body) {
-            if case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value {
-                for case .object(let fields) in list {
-                    if let status = HAPAccessoryDatabase.int(fields, "status"),
-                        let error = error(status, accessory: accessory)
-                    {
-                        throw error
-                    }
-                }
-            }
-            if let status = HAPAccessoryDatabase.int(root, "status"), let error = error(status, accessory: accessory) {
-                throw error
-            }
+        guard httpStatus != 204 else { return }
+        let root = try? JSON.parse(body)
+        let entries = root?["characteristics"]?.arrayValue ?? []
+        for status in entries.compactMap({ $0["status"]?.integerValue }) + [root?["status"]?.integerValue ?? 0] {
+            if let error = error(status, accessory: accessory) { throw error }
         }
         if (200..<300).contains(httpStatus) { return }
         throw HomeError(.communicationFailure, "'\(accessory)' answered HTTP \(httpStatus).")
-    }
-
-    private static func hasFailure(_ body: [UInt8]) -> Bool {
-        guard case .object(let root)? = try? JSON.parse(body),
-            case .array(let list)? = root.first(where: { $0.key == "characteristics" })?.value
-        else { return false }
-        return list.contains {
-            guard case .object(let fields) = $0, let status = HAPAccessoryDatabase.int(fields, "status") else {
-                return false
-            }
-            return status != 0
-        }
     }
 }
