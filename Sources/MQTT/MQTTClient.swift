@@ -843,9 +843,7 @@ extension MQTTClient {
             if let connectedFor, connectedFor < min(stableAfter, .seconds(5)), error.code == .connectionLost,
                 disconnectReason ?? 0 < 0x80
             {
-                let seconds =
-                    Double(connectedFor.components.seconds)
-                    + Double(connectedFor.components.attoseconds) / 1e18
+                let seconds = connectedFor / .seconds(1)
                 error = MQTTError(
                     error.code,
                     "\(error.message) The broker closed it \(String(format: "%.1f", seconds)) s after accepting it, without a reason: another client with the same client id, or a limit of the broker's (its log says which).",

@@ -69,7 +69,7 @@ package final class RateLimiter: Sendable {
 
     private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Double {
         let elapsed = now - bucket.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed / .seconds(1)
         return min(Double(limit.burst), bucket.tokens + max(0, seconds) * limit.perSecond)
     }
 }

@@ -337,7 +337,6 @@ struct VirtualDevice: Sendable {
     }
 
     private func seconds(_ duration: Duration) -> Double {
-        let (s, attoseconds) = duration.components
-        return Double(s) + Double(attoseconds) / 1e18
+        duration / .seconds(1)
     }
 }

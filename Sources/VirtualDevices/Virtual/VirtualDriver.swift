@@ -129,8 +129,7 @@ package actor VirtualDriver: AccessoryDriver {
 
     /// Lets simulated time pass for every device and reports what changed.
     package func advance(by duration: Duration) {
-        let (s, attoseconds) = duration.components
-        let seconds = Double(s) + Double(attoseconds) / 1e18
+        let seconds = duration / .seconds(1)
         for id in order {
             devices[id]?.advance(by: seconds, using: &random)
             report(id)
