@@ -145,11 +145,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // HAP's types, values and status codes as the home model's: shared by the controller (HAP)
+        // and the accessory server (HomeKitBridge).
+        .target(name: "HAPModel", dependencies: ["HAPProtocol", "HomeModel", "JSON"], swiftSettings: swiftSettings),
         .target(
             name: "HAP",
             dependencies: [
                 "CAvahi",
                 "Execution",
+                "HAPModel",
                 "HAPProtocol",
                 "HomeModel",
                 "JSON",
@@ -164,7 +168,15 @@ let package = Package(
         // and serving on HAPProtocol, one more face on the home model.
         .target(
             name: "HomeKitBridge",
-            dependencies: ["HAPProtocol", "HomeModel", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AsyncMailbox", "Execution", "HAPModel", "HAPProtocol", "HomeModel", "JSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -207,6 +219,7 @@ let package = Package(
                 "Config",
                 "Web",
                 "HAP",
+                "HomeKitBridge",
                 "VirtualDevices",
                 "Broker",
                 "HomeModel",
@@ -275,13 +288,13 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeKitBridgeTests",
-            dependencies: ["HomeKitBridge", "HomeModel"],
+            dependencies: ["HomeKitBridge", "HomeModel", "JSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HAPTests",
             dependencies: [
-                "Broker", "HAP", "HAPProtocol", "HomeModel", "JSON", "TestSupport",
+                "Broker", "HAP", "HAPModel", "HAPProtocol", "HomeModel", "JSON", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -111,7 +111,7 @@ extension GatewayConfiguration {
 
 extension GatewayConfiguration: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, web
+        case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, web, homekit
     }
 
     /// Reads a config file's document; only `parse` can call it, as it collects the problems.
@@ -128,6 +128,7 @@ extension GatewayConfiguration: Decodable {
         file.read(&homeAssistant, .homeAssistant)
         logging = file.value(.logging) ?? LoggingSettings(file.missing(.logging))
         file.readOrNull(&web, .web)
+        file.readOrNull(&homekit, .homekit)
         checkZigbee2MQTTTopics(file.decoding)
     }
 

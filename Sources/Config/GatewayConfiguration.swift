@@ -220,6 +220,8 @@ package struct GatewayConfiguration: Sendable, Hashable {
     package var logging = LoggingSettings()
     /// The web page; nil (`web: null`) serves none.
     package var web: WebSettings? = WebSettings()
+    /// `homekit`: homes served to Apple's Home app; nil (the default) serves none.
+    package var homekit: HomeKitSettings?
 
     package init() {}
 

@@ -1,4 +1,6 @@
+import Foundation
 import HomeModel
+import JSON
 
 /// The numbers HAP gives what a bridge serves, kept for good: an aid per accessory (1 is the bridge
 /// itself) and an iid per service and characteristic within an accessory (1 is the accessory's
@@ -6,7 +8,7 @@ import HomeModel
 /// after a removal, so a controller that cached an old number never reaches something else with it.
 /// Stored with the home (issue 48); Apple Home loses an accessory's rooms and automations when its
 /// numbers move.
-package struct BridgeNumbering: Sendable, Equatable, Codable {
+package struct BridgeNumbering: Sendable, Equatable {
     /// The most accessories one bridge serves, the bridge included (HAP: 150).
     package static let accessoryLimit = 150
 
@@ -16,7 +18,7 @@ package struct BridgeNumbering: Sendable, Equatable, Codable {
     private var nextIIDs: [AccessoryID: Counters] = [:]
 
     /// A service, or a characteristic of a service, within one accessory.
-    private struct InstanceKey: Hashable, Sendable, Codable {
+    private struct InstanceKey: Hashable, Sendable {
         let service: ServiceID
         let characteristic: CharacteristicType?
     }
@@ -75,10 +77,69 @@ package struct BridgeNumbering: Sendable, Equatable, Codable {
     }
 
     /// The next iids of one accessory: for its information service, and for the rest.
-    private struct Counters: Equatable, Sendable, Codable {
+    private struct Counters: Equatable, Sendable {
         var information = 1
         var other = BridgeNumbering.firstFreeIID
     }
 
     static let firstFreeIID = 16
+
+    // MARK: Stored
+
+    /// The numbering as the bridge's stored state keeps it.
+    var json: JSON {
+        let accessories = Set(iids.keys).union(nextIIDs.keys).sorted { $0.rawValue < $1.rawValue }
+        return .object([
+            ("nextAID", .integer(nextAID)),
+            ("aids", .object(aids.sorted { $0.value < $1.value }.map { ($0.key.rawValue, .integer($0.value)) })),
+            (
+                "accessories",
+                .object(
+                    accessories.map { accessory in
+                        let counters = nextIIDs[accessory] ?? Counters()
+                        let instances = (iids[accessory] ?? [:]).sorted { $0.value < $1.value }.map { key, iid in
+                            JSON.array([
+                                .string(key.service.rawValue), key.characteristic.map { .string($0.rawValue) } ?? .null,
+                                .integer(iid),
+                            ])
+                        }
+                        return (
+                            accessory.rawValue,
+                            .object([
+                                ("next", .array([.integer(counters.information), .integer(counters.other)])),
+                                ("iids", .array(instances)),
+                            ])
+                        )
+                    })
+            ),
+        ])
+    }
+
+    /// Reads what ``json`` wrote; nil when it is not that.
+    init?(json: JSON) {
+        guard let nextAID = json["nextAID"]?.integerValue, let aids = json["aids"]?.objectMembers,
+            let accessories = json["accessories"]?.objectMembers
+        else { return nil }
+        self.nextAID = nextAID
+        for (accessory, aid) in aids {
+            guard let aid = aid.integerValue else { return nil }
+            self.aids[AccessoryID(accessory)] = aid
+        }
+        for (name, numbers) in accessories {
+            let accessory = AccessoryID(name)
+            guard let next = numbers["next"]?.arrayValue?.compactMap(\.integerValue), next.count == 2,
+                let instances = numbers["iids"]?.arrayValue
+            else { return nil }
+            nextIIDs[accessory] = Counters(information: next[0], other: next[1])
+            for instance in instances {
+                guard let parts = instance.arrayValue, parts.count == 3, let service = parts[0].stringValue,
+                    let iid = parts[2].integerValue
+                else { return nil }
+                let key = InstanceKey(
+                    service: ServiceID(service),
+                    characteristic: parts[1].stringValue.map { CharacteristicType(rawValue: $0) })
+                iids[accessory, default: [:]][key] = iid
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@ import Broker
 import Config
 import Foundation
 import Gateway
+import HomeKitBridge
 import HomeModel
 import Logging
 import MQTT
@@ -39,6 +40,10 @@ struct Demo: AsyncParsableCommand {
 
     @Option(help: "The web page's port on 127.0.0.1; when taken (or 0), the system picks a free one.")
     var webPort = 8080
+
+    @Option(
+        help: "The port of Main House's HomeKit bridge on 127.0.0.1 (0 serves none); when taken, a free one is used.")
+    var homekitPort = 51827
 
     @Option(help: "The folder for the demo's broker files and home database.")
     var data = ".homegate-demo"
@@ -81,6 +86,14 @@ struct Demo: AsyncParsableCommand {
         configuration.homeAssistant.enabled = true
         configuration.access.aclFile = "\(folder)/broker/acl"
         configuration.logging.level = logLevel
+        if homekitPort != 0 {
+            // Main House as a HomeKit bridge with the owner's rights, on loopback like the broker.
+            var bridge = GatewayConfiguration.HomeKitSettings.Bridge()
+            (bridge.home, bridge.account, bridge.listen) = ("Main House", "owner", "127.0.0.1")
+            bridge.port = LoopbackPort.isListening(homekitPort) ? 0 : homekitPort
+            configuration.homekit = GatewayConfiguration.HomeKitSettings()
+            configuration.homekit?.bridges = [bridge]
+        }
         try BaseTopic.validate(baseTopic)
 
         let homeFolder = URL(fileURLWithPath: home).standardizedFileURL.deletingLastPathComponent()
@@ -136,6 +149,12 @@ struct Demo: AsyncParsableCommand {
             webListening: { port in
                 if webPort != 0 && port != webPort { print("homegate demo: port \(webPort) is taken") }
                 print("homegate demo: the web page is on http://127.0.0.1:\(port)/ (owner/owner or guest/guest)")
+                fflush(nil)
+            },
+            homekitListening: { bridge, listener in
+                print(
+                    "homegate demo: Main House is a HomeKit bridge on 127.0.0.1:\(listener.port), setup code \(await bridge.setupCode)"
+                )
                 fflush(nil)
             }
         ).run()

@@ -3,6 +3,7 @@ import Config
 import Foundation
 import Gateway
 import HAP
+import HomeKitBridge
 import HomeModel
 import Logging
 import MQTT
@@ -31,6 +32,8 @@ struct GatewayApplication {
     var accessRulesChanged: (@Sendable (AccessRules) async -> Void)? = nil
     /// Called with the web page's port once it is served (the demo prints the address).
     var webListening: @Sendable (Int) async -> Void = { _ in }
+    /// Called with each HomeKit bridge once it listens (the demo prints how to pair it).
+    var homekitListening: @Sendable (HomeBridge, BridgeListener) async -> Void = { _, _ in }
 
     func run() async throws {
         var configuration = configuration
@@ -95,6 +98,14 @@ struct GatewayApplication {
             ]
         if let started {
             services.append(StartedHook(manager: manager, started: started))
+        }
+        if let homekit = configuration.homekit, !homekit.bridges.isEmpty {
+            services.append(
+                HomeKitBridgeService(
+                    bridges: homekit.bridges.map {
+                        HomeKitBridgeService.Bridge(
+                            HomeBridge.Settings(home: $0.home, account: $0.account, port: $0.port), host: $0.listen)
+                    }, manager: manager, logger: logger, firmware: HealthService.version, started: homekitListening))
         }
         if let web = configuration.web {
             // Last, so it stops first: no page action arrives after the gateway stopped taking commands.

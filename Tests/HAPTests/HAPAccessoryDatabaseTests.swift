@@ -1,4 +1,5 @@
 import Foundation
+import HAPModel
 import HomeModel
 import JSON
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Testing
 
 @testable import HomeKitBridge
@@ -10,7 +11,7 @@ struct ConfigurationNumberTests {
         #expect(!number.update(content: Array("one".utf8)) && number.value == 1)
         #expect(!number.update(content: Array("one".utf8)) && number.value == 1)
         #expect(number.update(content: Array("two".utf8)) && number.value == 2)
-        var restored = try JSONDecoder().decode(ConfigurationNumber.self, from: JSONEncoder().encode(number))
+        var restored = try #require(ConfigurationNumber(json: try JSON.parse(number.json.bytes)))
         #expect(!restored.update(content: Array("two".utf8)) && restored.value == 2)
         for index in 3...65535 { _ = restored.update(content: Array("\(index)".utf8)) }
         #expect(restored.value == 65535)

@@ -1,18 +1,8 @@
 import Foundation
+import HAPModel
 import HAPProtocol
 import HomeModel
 import JSON
-
-/// Where a characteristic lives on a HAP device: its accessory's `aid` and its own `iid`.
-package struct HAPAddress: Sendable, Hashable {
-    package let aid: Int
-    package let iid: Int
-
-    package init(aid: Int, iid: Int) {
-        self.aid = aid
-        self.iid = iid
-    }
-}
 
 /// A device's `/accessories` answer as model accessories, with the address of every characteristic
 /// for reads, writes and events. Accessory ids: the device's pairing identifier for aid 1 (the
@@ -72,7 +62,7 @@ struct HAPAccessoryDatabase: Sendable {
                 else { throw HAPError(.unexpectedMessage, "a characteristic without iid or type") }
                 let ctype = HAPTypes.characteristic(ctypeText)
                 let (metadata, permissions) = Self.metadata(characteristic)
-                let value = characteristic["value"].flatMap { Self.value($0, metadata.format) }
+                let value = characteristic["value"].flatMap { HAPValues.value($0, metadata.format) }
                 // The information service's Name is the accessory's; it names other services.
                 if ctype == .name, type.rawValue != "AccessoryInformation", case .string(let text)? = value {
                     serviceName = text
@@ -143,7 +133,7 @@ struct HAPAccessoryDatabase: Sendable {
     )? {
         guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue,
             let found = entries[HAPAddress(aid: aid, iid: iid)], let json = entry["value"],
-            let value = Self.value(json, found.metadata.format)
+            let value = HAPValues.value(json, found.metadata.format)
         else { return nil }
         return (found.accessory, found.service, found.type, value)
     }
@@ -156,7 +146,7 @@ struct HAPAccessoryDatabase: Sendable {
         for entry in list {
             guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue, let json = entry["value"],
                 let format = entries[HAPAddress(aid: aid, iid: iid)]?.metadata.format,
-                let value = Self.value(json, format)
+                let value = HAPValues.value(json, format)
             else { continue }
             values[HAPAddress(aid: aid, iid: iid)] = value
         }
@@ -165,14 +155,7 @@ struct HAPAccessoryDatabase: Sendable {
 
     /// A value as HAP's JSON for the characteristic at `address`.
     func json(_ value: CharacteristicValue, at address: HAPAddress) -> JSON {
-        switch value {
-        case .bool(let flag):
-            return entries[address]?.metadata.format == .bool ? .bool(flag) : .integer(flag ? 1 : 0)
-        case .int(let number): return .integer(number)
-        case .float(let number): return .number(number)
-        case .string(let text): return .string(text)
-        case .data(let data): return .string(data.base64EncodedString())
-        }
+        HAPValues.json(value, entries[address]?.metadata.format)
     }
 
     // MARK: Reading JSON
@@ -203,22 +186,5 @@ struct HAPAccessoryDatabase: Sendable {
             },
             permissions: modelPermissions)
         return (metadata, permissions)
-    }
-
-    /// A JSON value read by the characteristic's format; nil for null or a kind that does not fit.
-    static func value(_ json: JSON, _ format: CharacteristicFormat) -> CharacteristicValue? {
-        switch (format, json) {
-        case (.bool, .bool(let flag)): return .bool(flag)
-        case (.bool, .integer(let number)): return .bool(number != 0)
-        case (.float, .integer(let number)): return .float(Double(number))
-        case (.float, .number(let number)): return .float(number)
-        case (.string, .string(let text)): return .string(text)
-        case (.data, .string(let text)), (.tlv8, .string(let text)):
-            return Data(base64Encoded: text).map { .data($0) }
-        case (_, .integer(let number)): return .int(number)
-        case (_, .number(let number)) where number == number.rounded(): return .int(Int(number))
-        case (_, .bool(let flag)): return .int(flag ? 1 : 0)
-        default: return nil
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Execution
 import Foundation
+import HAPModel
 import HAPProtocol
 import HomeModel
 import JSON

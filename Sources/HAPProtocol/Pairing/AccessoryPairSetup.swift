@@ -151,7 +151,7 @@ package struct PairingAnswer<Outcome: PairingOutcome>: Sendable {
     package let outcome: Outcome?
 
     /// The error answer for `state`, ending the exchange.
-    static func failure(_ code: PairingError.Code, state: UInt8) -> Self {
+    package static func failure(_ code: PairingError.Code, state: UInt8) -> Self {
         Self(
             body: TLV8([.init(.state, [state]), .init(.error, [code.rawValue])]).encoded(),
             outcome: .failed(code, state: state))

@@ -67,7 +67,7 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// The pairing methods (kTLVType_Method values).
-struct PairingMethod: RawRepresentable, Hashable, Sendable {
+package struct PairingMethod: RawRepresentable, Hashable, Sendable {
     package let rawValue: UInt8
 
     package init(rawValue: UInt8) {

@@ -2,9 +2,9 @@ import HomeModel
 import JSON
 
 /// HAP's status codes as the model's errors.
-enum HAPStatus {
+package enum HAPStatus {
     /// The model's error for a HAP status (negative, −70401…); nil for 0 (success).
-    static func error(_ status: Int, accessory: String) -> HomeError? {
+    package static func error(_ status: Int, accessory: String) -> HomeError? {
         switch status {
         case 0: return nil
         case -70401: return HomeError(.insufficientPrivileges, "'\(accessory)' refused: insufficient privileges.")
@@ -24,7 +24,7 @@ enum HAPStatus {
 
     /// Throws the first error an answer carries: an HTTP error status, or a 207 multi-status entry
     /// (or the answer itself) with a non-zero `status`.
-    static func check(_ httpStatus: Int, body: [UInt8], accessory: String) throws(HomeError) {
+    package static func check(_ httpStatus: Int, body: [UInt8], accessory: String) throws(HomeError) {
         guard httpStatus != 204 else { return }
         let root = try? JSON.parse(body)
         let entries = root?["characteristics"]?.arrayValue ?? []
@@ -33,5 +33,22 @@ enum HAPStatus {
         }
         if (200..<300).contains(httpStatus) { return }
         throw HomeError(.communicationFailure, "'\(accessory)' answered HTTP \(httpStatus).")
+    }
+
+    /// The HAP status a controller is answered with for a model error (the other way from
+    /// ``error(_:accessory:)``): what a HomeKit bridge puts in a 207 answer's entry.
+    package static func status(of error: HomeError) -> Int {
+        switch error.code {
+        case .insufficientPrivileges: -70401
+        case .accessoryNotReachable, .communicationFailure: -70402
+        case .tooManyRequests: -70403
+        case .readOnlyCharacteristic: -70404
+        case .writeOnlyCharacteristic: -70405
+        case .storageFull: -70407
+        case .operationTimedOut: -70408
+        case .notFound: -70409
+        case .authenticationFailed: -70411
+        default: -70410
+        }
     }
 }

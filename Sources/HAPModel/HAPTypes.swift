@@ -3,13 +3,13 @@ import HomeModel
 /// HAP's type UUIDs and the model's type names. Apple's types are written short ("25") or in full
 /// ("00000025-0000-1000-8000-0026BB765291"); both are read, in any case. A type not in the table is
 /// kept as a custom type named by its full UUID, so it survives and goes back to the device as is.
-enum HAPTypes {
-    static let appleSuffix = "-0000-1000-8000-0026BB765291"
+package enum HAPTypes {
+    package static let appleSuffix = "-0000-1000-8000-0026BB765291"
 
     /// Apple's names (HomeKit's `HMServiceType…` and `HMCharacteristicType…` without the prefix), for
     /// every type of the HAP specification as HAP-python's resources list them; Battery is HomeKit's
     /// name for what HAP-python calls BatteryService, and Speaker the one of 113 (its TelevisionSpeaker too).
-    static let services: [String: String] = [
+    package static let services: [String: String] = [
         "A2": "ProtocolInformation",
         "3E": "AccessoryInformation", "40": "Fan", "41": "GarageDoorOpener", "43": "Lightbulb",
         "44": "LockManagement", "45": "LockMechanism", "47": "Outlet", "49": "Switch", "4A": "Thermostat",
@@ -25,7 +25,7 @@ enum HAPTypes {
         "21A": "CameraOperatingMode", "228": "SmartSpeaker", "266": "NFCAccess",
     ]
 
-    static let characteristics: [String: String] = [
+    package static let characteristics: [String: String] = [
         "1": "AdministratorOnlyAccess", "5": "AudioFeedback", "8": "Brightness", "D": "CoolingThresholdTemperature",
         "E": "CurrentDoorState", "F": "CurrentHeatingCoolingState", "10": "CurrentRelativeHumidity",
         "11": "CurrentTemperature", "12": "HeatingThresholdTemperature", "13": "Hue", "14": "Identify",
@@ -76,8 +76,28 @@ enum HAPTypes {
         "264": "NFCAccessControlPoint", "265": "NFCAccessSupportedConfiguration", "26C": "HardwareFinish",
     ]
 
+    private static let serviceUUIDs = Dictionary(services.map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    private static let characteristicUUIDs = Dictionary(
+        characteristics.map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+
+    /// The HAP type of a model service type: Apple's short form ("43") for one of Apple's, the
+    /// type's own UUID for another vendor's; nil for a model type HAP has no UUID for.
+    package static func uuid(of type: ServiceType) -> String? {
+        serviceUUIDs[type.rawValue] ?? customUUID(type.rawValue)
+    }
+
+    /// The HAP type of a model characteristic type, as ``uuid(of:)-swift.type.method`` for services.
+    package static func uuid(of type: CharacteristicType) -> String? {
+        characteristicUUIDs[type.rawValue] ?? customUUID(type.rawValue)
+    }
+
+    /// A type the model keeps by its full UUID (another vendor's, kept as the device gave it).
+    private static func customUUID(_ rawValue: String) -> String? {
+        rawValue.count == 36 && rawValue.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12] ? rawValue : nil
+    }
+
     /// The short form of an Apple type ("25"), or nil for another vendor's UUID.
-    static func short(_ text: String) -> String? {
+    package static func short(_ text: String) -> String? {
         let upper = text.uppercased()
         if !upper.contains("-") {
             let trimmed = upper.drop { $0 == "0" }
@@ -89,22 +109,22 @@ enum HAPTypes {
     }
 
     /// The full uppercase UUID of a type.
-    static func full(_ text: String) -> String {
+    package static func full(_ text: String) -> String {
         let upper = text.uppercased()
         guard !upper.contains("-") else { return upper }
         return String(repeating: "0", count: max(0, 8 - upper.count)) + upper + appleSuffix
     }
 
-    static func service(_ text: String) -> ServiceType {
+    package static func service(_ text: String) -> ServiceType {
         ServiceType(rawValue: short(text).flatMap { services[$0] } ?? full(text))
     }
 
-    static func characteristic(_ text: String) -> CharacteristicType {
+    package static func characteristic(_ text: String) -> CharacteristicType {
         CharacteristicType(rawValue: short(text).flatMap { characteristics[$0] } ?? full(text))
     }
 
     /// The accessory's category from its main service.
-    static func category(of services: [Service]) -> AccessoryCategory {
+    package static func category(of services: [Service]) -> AccessoryCategory {
         for service in services {
             switch service.type {
             case .lightbulb: return .lightbulb

@@ -1,0 +1,77 @@
+extension GatewayConfiguration {
+    /// `homekit`: the homes served to Apple's Home app, each as a HomeKit bridge (docs/homekit.md).
+    package struct HomeKitSettings: Sendable, Hashable {
+        package var bridges: [Bridge] = []
+
+        package init() {}
+
+        /// One home served as a bridge, with the rights of one account of the home.
+        package struct Bridge: Sendable, Hashable {
+            /// The home's name.
+            package var home = ""
+            /// The account whose rights the bridge's controllers have: a guest's bridge cannot do
+            /// what the guest cannot.
+            package var account = ""
+            /// The TCP port controllers connect to.
+            package var port = 51827
+            /// The address to listen on: every IPv4 interface by default.
+            package var listen = "0.0.0.0"
+
+            package init() {}
+        }
+    }
+}
+
+extension GatewayConfiguration.HomeKitSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bridges
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.read(
+            &bridges, .bridges,
+            fix: "give each bridge its own home and port, e.g. {home: Main House, account: apple-home, port: 51827}"
+        ) { bridges in
+            if let port = Self.firstRepeat(bridges.map(\.port)) {
+                return "two HomeKit bridges listen on port \(port)"
+            }
+            if let home = Self.firstRepeat(bridges.map { $0.home.lowercased() }) {
+                return "the home '\(home)' is served by two HomeKit bridges"
+            }
+            return nil
+        }
+    }
+
+    private static func firstRepeat<T: Hashable>(_ values: [T]) -> T? {
+        var seen: Set<T> = []
+        return values.first { !seen.insert($0).inserted }
+    }
+}
+
+extension GatewayConfiguration.HomeKitSettings.Bridge: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case home, account, port, listen
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        for key in [CodingKeys.home, .account] where !file.contains(key) {
+            file.report(
+                .invalidValue, at: key, "a HomeKit bridge needs its '\(key.stringValue)'",
+                fix: "write e.g. {home: Main House, account: apple-home, port: 51827}")
+        }
+        file.read(&home, .home, fix: "name a home of the hub") { $0.isEmpty ? "'home' is empty" : nil }
+        file.read(&account, .account, fix: "name an account that is a member of the home") {
+            $0.isEmpty ? "'account' is empty" : nil
+        }
+        file.read(&port, .port, fix: "use a free TCP port, e.g. 51827") {
+            (1...65535).contains($0) ? nil : "'port' is \($0); it must be 1...65535"
+        }
+        file.read(&listen, .listen, fix: "use 0.0.0.0 (every interface) or one of the hub's addresses") {
+            $0.isEmpty ? "'listen' is empty" : nil
+        }
+    }
+}
