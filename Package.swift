@@ -315,6 +315,7 @@ let package = Package(
                 "Broker",
                 "Config",
                 "Gateway",
+                "HomeKitBridge",
                 "HomeModel",
                 "JSON",
                 "MQTT",

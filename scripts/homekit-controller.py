@@ -9,6 +9,7 @@ and exits 1. The pairing is kept in --pairing-file between runs (as Home Assista
   accessories                    the accessory database
   get AID.IID[,AID.IID...]       reads
   put AID.IID=JSON[,...]         writes (JSON values: true, 42, 21.5, "text")
+  put-raw AID.IID=JSON[,...]     the same PUT, without aiohomekit's look at its cached database
   watch AID.IID[,...] COUNT      subscribes, prints {"event":"subscribed"}, then COUNT events
   list-pairings                  /pairings list
   add-pairing ID KEYHEX admin|user
@@ -89,14 +90,21 @@ async def run(args):
         elif args.command == "get":
             values = await pairing.get_characteristics(ids(args.arguments[0]))
             say(event="values", values={f"{aid}.{iid}": value for (aid, iid), value in values.items()})
-        elif args.command == "put":
+        elif args.command in ("put", "put-raw"):
             items = []
             for item in args.arguments[0].split(","):
                 address, value = item.split("=", 1)
                 aid, iid = address.split(".")
                 items.append((int(aid), int(iid), json.loads(value)))
-            results = await pairing.put_characteristics(items)
-            say(event="written", results={f"{aid}.{iid}": value for (aid, iid), value in results.items()})
+            if args.command == "put":
+                results = await pairing.put_characteristics(items)
+                results = {f"{aid}.{iid}": value for (aid, iid), value in results.items()}
+            else:
+                await pairing._ensure_connected()
+                body = {"characteristics": [{"aid": aid, "iid": iid, "value": value} for aid, iid, value in items]}
+                answer = await pairing.connection.put_json("/characteristics", body) or {}
+                results = {f"{c['aid']}.{c['iid']}": c for c in answer.get("characteristics", [])}
+            say(event="written", results=results)
         elif args.command == "watch":
             wanted = ids(args.arguments[0])
             count = int(args.arguments[1])

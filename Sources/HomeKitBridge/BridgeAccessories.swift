@@ -71,7 +71,9 @@ struct BridgeAccessories: Sendable {
     /// - Throws: `.maximumObjectLimitReached` for more accessories than one bridge serves.
     init(home: Home?, bridge: BridgeIdentity, numbering: inout BridgeNumbering) throws(HomeError) {
         let bridged = (home?.accessories ?? []).filter { $0.category != .bridge && !$0.services.isEmpty }
-        var present: [AccessoryID: Set<ServiceID>] = [BridgeIdentity.accessoryID: [Self.informationID]]
+        var present: [AccessoryID: Set<ServiceID>] = [
+            BridgeIdentity.accessoryID: [Self.informationID, Self.protocolID]
+        ]
         for accessory in bridged {
             present[accessory.id] = Set(accessory.services.map(\.id)).union([Self.informationID])
         }
@@ -116,8 +118,10 @@ struct BridgeAccessories: Sendable {
     /// The aid of a served accessory.
     func aid(of accessory: AccessoryID) -> Int? { aids[accessory] }
 
-    /// The service id the information service is numbered under (no model service has it).
+    /// The service ids the information and protocol information services are numbered under (no
+    /// model service has them).
     static let informationID = ServiceID("#information")
+    static let protocolID = ServiceID("#protocol")
 
     private mutating func addBridge(_ bridge: BridgeIdentity, numbering: inout BridgeNumbering) {
         let id = BridgeIdentity.accessoryID
@@ -125,9 +129,8 @@ struct BridgeAccessories: Sendable {
         let information = informationService(
             aid: 1, accessory: id, name: bridge.name, manufacturer: "homegate", model: "homegate bridge",
             serial: bridge.deviceID, firmware: bridge.firmware, identify: nil, numbering: &numbering)
-        let protocolID = ServiceID("#protocol")
-        let protocolIID = numbering.iid(of: protocolID, in: id)
-        let version = HAPAddress(aid: 1, iid: numbering.iid(of: protocolID, "Version", in: id))
+        let protocolIID = numbering.iid(of: Self.protocolID, in: id)
+        let version = HAPAddress(aid: 1, iid: numbering.iid(of: Self.protocolID, "Version", in: id))
         entries[version] = Entry(
             type: "Version", hapType: "37", metadata: CharacteristicMetadata(format: .string, permissions: [.read]),
             source: .fixed(.string("1.1.0")), accessoryName: bridge.name, serviceName: "Protocol Information")
