@@ -267,12 +267,12 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.TLSSettings: Decodable {
+extension MQTTConfiguration.TLS: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case caFile, certificateFile, keyFile, verifyServer
     }
 
-    package init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         self.init()
         let file = try ConfigurationSection<CodingKeys>(decoder)
         caFile = file.path(.caFile)

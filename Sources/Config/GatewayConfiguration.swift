@@ -37,21 +37,9 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// also queues them for a persistent session while it is away and keeps them in order with
         /// those topics, at a quarter more CPU per command for the gateway (docs/mqtt.md, Events).
         package var eventsQoS = MQTTQoS.atMostOnce
-        /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
-        package var tls: TLSSettings?
-
-        package init() {}
-    }
-
-    /// `mqtt.tls`: only used with an `mqtts://` broker.
-    package struct TLSSettings: Sendable, Hashable {
-        /// PEM file of the certificate authorities to trust; nil trusts the system's store.
-        package var caFile: String?
-        /// Client certificate and key (PEM), for brokers that ask for them.
-        package var certificateFile: String?
-        package var keyFile: String?
-        /// Verify the broker's certificate and host name; turn off only for testing.
-        package var verifyServer: Bool = true
+        /// `mqtt.tls`, TLS files and verification, only used with an `mqtts://` broker; nil uses the
+        /// system's trust store for `mqtts://`.
+        package var tls: MQTTConfiguration.TLS?
 
         package init() {}
     }
@@ -275,9 +263,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
         configuration.connectTimeout = .seconds(mqtt.connectTimeout)
         configuration.protocolVersion = mqtt.protocolVersion
         if configuration.tls != nil, let tls = mqtt.tls {
-            configuration.tls = MQTTConfiguration.TLS(
-                caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile,
-                verifyServer: tls.verifyServer)
+            configuration.tls = tls
         }
         return configuration
     }

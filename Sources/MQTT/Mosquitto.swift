@@ -85,8 +85,8 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     private func configureTLS(_ tls: MQTTConfiguration.TLS) throws(MQTTError) {
-        var caDirectory = tls.caDirectory
-        if tls.caFile == nil && caDirectory == nil {
+        var caDirectory: String?
+        if tls.caFile == nil {
             try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
             caDirectory = "/etc/ssl/certs"
         }
