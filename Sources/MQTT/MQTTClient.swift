@@ -20,7 +20,8 @@ import Synchronization
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// The thread that serves the connection and runs the tasks that prefer it, if the client was
-    /// given one; otherwise the client's own thread serves the connection.
+    /// given one; otherwise the client's own thread serves the connection. Work on what the client
+    /// reads belongs there.
     public let loop: EventLoopThread?
     /// Every message from the broker, in the order it arrived. One consumer; it finishes on shutdown.
     public let messages: Mailbox<MQTTMessage>
@@ -130,10 +131,6 @@ public final class MQTTClient: Service, Sendable {
 
     /// True while the broker has accepted the connection.
     public var isConnected: Bool { state.withLock { $0.isConnected } }
-
-    /// The loop that serves the connection (``loop``), nil without one. Work on what the client
-    /// reads belongs there.
-    public var servingLoop: EventLoopThread? { loop }
 
     /// The broker of the connection now, nil while there is none.
     public var connectedBroker: MQTTConfiguration.Broker? {
