@@ -172,6 +172,4 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
-
-    var milliseconds: Int { Int(nanoseconds / 1_000_000) }
 }

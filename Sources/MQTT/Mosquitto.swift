@@ -222,7 +222,7 @@ struct Mosquitto: @unchecked Sendable {
     /// Serves the connection for up to `timeout` on the calling thread (libmosquitto's own `select`,
     /// woken early by a packet queued from another thread unless ``closeWakeupPair()`` closed the
     /// pair that does it).
-    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
+    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout / .milliseconds(1)), 1) }
 
     /// The connection's socket, for a loop that polls it (-1 without a connection).
     var socket: Int32 { mosquitto_socket(handle) }
