@@ -208,10 +208,10 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
                 fix: "keep one; passwordFile keeps the secret out of this file")
         }
         if file.decoding.variable("HOMEGATE_MQTT_PASSWORD") == nil {
-            passwordFile = file.path(.passwordFile)
+            let passwordFile = file.path(.passwordFile)
             password = passwordFile.flatMap(firstLine(ofFile:))?.trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
-            passwordFile = file.value(.passwordFile)
+            let _: String? = file.value(.passwordFile)
         }
         password = file.text(.password, overriddenBy: "HOMEGATE_MQTT_PASSWORD") ?? password
         if password != nil && username == nil {

@@ -21,10 +21,9 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// gateways on one broker never take each other's session.
         package var clientId: String?
         package var username: String?
-        /// The password after `passwordFile` and `HOMEGATE_MQTT_PASSWORD` were applied.
+        /// The password after `passwordFile` (a file whose first line is the password, so the
+        /// password need not sit in the config) and `HOMEGATE_MQTT_PASSWORD` were applied.
         package var password: String?
-        /// A file whose first line is the password, so the password need not sit in the config.
-        package var passwordFile: String?
         /// The first level(s) of every gateway topic (docs/mqtt.md's `B`).
         package var baseTopic = "homegate"
         /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.

@@ -15,8 +15,6 @@ struct BrokerLimits: Sendable, Hashable {
     var maximumQoS: MQTTQoS?
     /// False when the broker keeps no retained messages.
     var retainAvailable = true
-    /// The largest packet the broker accepts; libmosquitto refuses larger ones before sending.
-    var maximumPacketSize: UInt32?
 }
 
 /// The MQTT engine: libmosquitto, for plain TCP and TLS alike. Every call of the project into
@@ -481,10 +479,6 @@ struct Mosquitto: @unchecked Sendable {
         }
         if mosquitto_property_read_byte(list, Int32(MQTT_PROP_RETAIN_AVAILABLE.rawValue), &byte, false) != nil {
             limits.retainAvailable = byte != 0
-        }
-        var size: UInt32 = 0
-        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), &size, false) != nil {
-            limits.maximumPacketSize = size
         }
         return limits
     }
