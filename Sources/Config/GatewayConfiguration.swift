@@ -185,9 +185,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var hosts: [String] = []
 
         package init() {}
-
-        /// `host:port` as `web.listen` writes it.
-        package var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// `logging`.
