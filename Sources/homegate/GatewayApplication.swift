@@ -74,8 +74,8 @@ struct GatewayApplication {
             protectionProblems: { [configuration, accessRulesChanged] manager in
                 let rules = ruleSource.rules(memberships: await manager.memberships())
                 await accessRulesChanged?(rules)
-                return BrokerProtection(access: configuration.access, regenerate: "homegate acl --config <your config>")
-                    .problems(rules: rules)
+                return configuration.access.brokerProtectionProblems(
+                    rules: rules, regenerate: "homegate acl --config <your config>")
             }
         ) { [logger] in
             // The broker the gateway is connected to, not the list's first.
