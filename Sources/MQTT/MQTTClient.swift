@@ -204,19 +204,14 @@ public final class MQTTClient: Service, Sendable {
     }
 
     private func requestStop() {
-        enum Previous { case idle, running, other }
-        let previous: Previous = state.withLock { state in
-            switch state.phase {
-            case .idle:
-                state.phase = .closed
-                return .idle
-            case .running:
+        let previous: Phase = state.withLock { state in
+            let previous = state.phase
+            if previous == .idle { state.phase = .closed }
+            if previous == .running {
                 state.phase = .stopping
                 state.stopRequestedAt = .now
-                return .running
-            case .stopping, .closed:
-                return .other
             }
+            return previous
         }
         switch previous {
         case .running:
@@ -225,7 +220,7 @@ public final class MQTTClient: Service, Sendable {
             wakeUp.signal()
         case .idle:
             finishStreams()
-        case .other:
+        case .stopping, .closed:
             break
         }
     }
@@ -575,16 +570,14 @@ public final class MQTTClient: Service, Sendable {
     }
 
     private func finishStreams() {
-        let alreadyFinished = state.withLock { state in
-            defer { state.streamsFinished = true }
-            return state.streamsFinished
-        }
-        guard !alreadyFinished else { return }
-        messageSink.finish()
-        let sinks = state.withLock { state in
+        let sinks = state.withLock { state -> [AsyncStream<MQTTConnectionEvent>.Continuation]? in
+            guard !state.streamsFinished else { return nil }
+            state.streamsFinished = true
             defer { state.eventSinks.removeAll() }
             return state.eventSinks.map(\.sink)
         }
+        guard let sinks else { return }
+        messageSink.finish()
         for sink in sinks {
             sink.yield(.closed)
             sink.finish()
