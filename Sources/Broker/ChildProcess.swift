@@ -12,7 +12,6 @@ import Synchronization
 /// gracefully. Its output goes to a file; its exit is awaited without blocking the cooperative pool.
 package final class ChildProcess: Sendable {
     package let pid: pid_t
-    package let executable: String
     /// Where its output goes, if anywhere: for what a test says when the process misbehaves.
     package let outputFile: String?
     private let status = Mutex<Int32?>(nil)
@@ -29,7 +28,6 @@ package final class ChildProcess: Sendable {
         ownProcessGroup: Bool = false
     ) throws {
         let path = try Command.locate(executable)
-        self.executable = path
         self.outputFile = outputFile
 
         var actions = posix_spawn_file_actions_t()

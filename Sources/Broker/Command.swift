@@ -2,9 +2,9 @@ import Foundation
 
 /// Runs a helper program (openssl, mosquitto_passwd, mosquitto_ctrl) to completion and returns what
 /// it printed; a non-zero exit becomes a `BrokerError` that carries that output.
-enum Command {
+package enum Command {
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+    package static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try locate(executable))
         process.arguments = arguments
@@ -45,7 +45,7 @@ enum Command {
 }
 
 /// A failure to prepare, start or talk to the private broker, with what the tools said.
-struct BrokerError: Error, CustomStringConvertible, Sendable {
+package struct BrokerError: Error, CustomStringConvertible, Sendable {
     package let description: String
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -48,7 +48,7 @@ package final class MosquittoBroker: Sendable {
         }
 
         package struct DynamicSecurity: Sendable {
-            var adminUsername: String
+            package var adminUsername: String
             package var adminPassword: String
             package init(adminUsername: String = "admin", adminPassword: String) {
                 self.adminUsername = adminUsername
@@ -237,21 +237,6 @@ package final class MosquittoBroker: Sendable {
         try accessRules.write(toFile: file, atomically: true, encoding: .utf8)
         process.withLock { $0 }?.send(SIGHUP)
         return true
-    }
-
-    // MARK: Dynamic security
-
-    /// Runs `mosquitto_ctrl dynsec ARGUMENTS` against this broker as its dynamic-security admin, e.g.
-    /// `["createClient", "alice", "-p", "secret"]`, and returns what it printed.
-    @discardableResult
-    package func dynamicSecurity(_ arguments: [String]) throws -> String {
-        guard let admin = configuration.dynamicSecurity else {
-            throw BrokerError("this broker runs without the dynamic-security plugin")
-        }
-        return try Command.run(
-            "mosquitto_ctrl",
-            ["-h", "127.0.0.1", "-p", "\(port)", "-u", admin.adminUsername, "-P", admin.adminPassword, "dynsec"]
-                + arguments)
     }
 
     // MARK: Files

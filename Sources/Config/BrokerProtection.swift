@@ -1,31 +1,24 @@
 import Foundation
 import Gateway
 
-/// Whether the configuration says how the broker keeps accounts apart, and whether the acl_file it
-/// names (`access.aclFile`) is there and in step with the homes' users. The gateway cannot see the
-/// broker's config; this is what it can check from its side, for `homegate check-config` and the
-/// log of `homegate run`.
-package struct BrokerProtection: Sendable {
-    package let access: GatewayConfiguration.AccessSettings
-    /// How the user writes the acl_file again, for the fix in the message.
-    package let regenerate: String
-
-    package init(access: GatewayConfiguration.AccessSettings, regenerate: String = "homegate acl --config <file>") {
-        self.access = access
-        self.regenerate = regenerate
-    }
-
+extension GatewayConfiguration.AccessSettings {
+    /// Whether the configuration says how the broker keeps accounts apart, and whether the acl_file it
+    /// names (`access.aclFile`) is there and in step with the homes' users. The gateway cannot see the
+    /// broker's config; this is what it can check from its side, for `homegate check-config` and the
+    /// log of `homegate run`.
+    ///
     /// Every problem, each with its fix; empty when the broker is protected as configured. `rules`
-    /// are the rules for the homes as they are now (nil when the database cannot be read yet).
-    package func problems(rules: AccessRules?) -> [String] {
-        guard access.protectsBroker else {
+    /// are the rules for the homes as they are now (nil when the database cannot be read yet);
+    /// `regenerate` is how the user writes the acl_file again, for the fix in the message.
+    package func brokerProtectionProblems(rules: AccessRules?, regenerate: String) -> [String] {
+        guard protectsBroker else {
             return [
                 "neither access.aclFile nor access.dynamicSecurity.enabled is set: unless the broker has rules of its own, "
                     + "any account can publish commands in any other account's name and read every home; "
                     + "generate the broker's rules with '\(regenerate)' and set access.aclFile, or turn on access.dynamicSecurity (docs/access-rules.md)"
             ]
         }
-        guard let path = access.aclFile else { return [] }
+        guard let path = aclFile else { return [] }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             return [
                 "access.aclFile '\(path)' cannot be read by the gateway, so it cannot tell whether the broker's rules "

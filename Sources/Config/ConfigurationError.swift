@@ -3,8 +3,8 @@ import Gateway
 /// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
 /// way compilers report errors (`FILE:LINE:COLUMN: error: MESSAGE`), so editors can jump to it.
 package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of problem this is; its name (the raw value) is what the output shows.
-    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem this is.
+    package enum Code: String, Sendable, Hashable {
         /// The config file does not exist or cannot be read.
         case missingFile
         /// The file is not valid YAML.
@@ -17,9 +17,6 @@ package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConver
         case invalidValue
         /// A file the configuration names (password, TLS, devices) cannot be read.
         case unreadableFile
-
-        package var name: String { rawValue }
-        package var description: String { rawValue }
     }
 
     /// Where a problem is: a place in the config file, the file as a whole, or an environment variable.

@@ -17,42 +17,40 @@ extension GatewayConfiguration {
     ///   - yaml: the config file's text, to point at the lines of the keys involved.
     package func consistencyProblems(file: String, yaml: String?, demoHome: DemoHome?) -> [ConfigurationError] {
         let root = yaml.flatMap { try? Yams.compose(yaml: $0) }
-        func location(_ keys: String...) -> ConfigurationError.Location {
-            .of(keys.map { PathKey($0) }, in: root, file: file)
-        }
         var problems: [ConfigurationError] = []
+        func report(_ keys: [String], _ message: String, fix: String) {
+            problems.append(
+                ConfigurationError(
+                    .invalidValue, at: .of(keys.map { PathKey($0) }, in: root, file: file), message, fix: fix))
+        }
         let gateway = mqtt.username
         if access.dynamicSecurity && gateway == nil {
-            problems.append(
-                ConfigurationError(
-                    .invalidValue, at: location("access", "dynamicSecurity", "enabled"),
-                    "dynamic security is on but the gateway connects without 'mqtt.username', so it cannot give any member its rights",
-                    fix: "set 'mqtt.username' (and its password) to an account with the plugin's admin role"))
+            report(
+                ["access", "dynamicSecurity", "enabled"],
+                "dynamic security is on but the gateway connects without 'mqtt.username', so it cannot give any member its rights",
+                fix: "set 'mqtt.username' (and its password) to an account with the plugin's admin role")
         }
         if let gateway, homeAssistant.enabled, homeAssistant.account == gateway {
-            problems.append(
-                ConfigurationError(
-                    .invalidValue, at: location("homeAssistant", "account"),
-                    "'homeAssistant.account' is the gateway's own account '\(gateway)': Home Assistant would act with the gateway's rights",
-                    fix: "give Home Assistant an account of its own, e.g. homeassistant"))
+            report(
+                ["homeAssistant", "account"],
+                "'homeAssistant.account' is the gateway's own account '\(gateway)': Home Assistant would act with the gateway's rights",
+                fix: "give Home Assistant an account of its own, e.g. homeassistant")
         }
         if let gateway, commands.defaultAccount == gateway {
-            problems.append(
-                ConfigurationError(
-                    .invalidValue, at: location("commands", "defaultAccount"),
-                    "'commands.defaultAccount' is the gateway's own account '\(gateway)': every command without an account would act with the gateway's rights",
-                    fix: "name a member of the home, or null"))
+            report(
+                ["commands", "defaultAccount"],
+                "'commands.defaultAccount' is the gateway's own account '\(gateway)': every command without an account would act with the gateway's rights",
+                fix: "name a member of the home, or null")
         }
         if let gateway, let demoHome {
             for home in demoHome.homes
             where home.administrator.account == gateway
                 || (home.guests ?? []).contains(where: { $0.account == gateway })
             {
-                problems.append(
-                    ConfigurationError(
-                        .invalidValue, at: location("accessories", "virtual"),
-                        "the demo home makes the gateway's own account '\(gateway)' a member of '\(home.name)'",
-                        fix: "give the members accounts of their own; the gateway's account is only the gateway's"))
+                report(
+                    ["accessories", "virtual"],
+                    "the demo home makes the gateway's own account '\(gateway)' a member of '\(home.name)'",
+                    fix: "give the members accounts of their own; the gateway's account is only the gateway's")
             }
         }
         return problems

@@ -209,10 +209,10 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
                 fix: "keep one; passwordFile keeps the secret out of this file")
         }
         if file.decoding.variable("HOMEGATE_MQTT_PASSWORD") == nil {
-            passwordFile = file.path(.passwordFile)
+            let passwordFile = file.path(.passwordFile)
             password = passwordFile.flatMap(firstLine(ofFile:))?.trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
-            passwordFile = file.value(.passwordFile)
+            let _: String? = file.value(.passwordFile)
         }
         password = file.text(.password, overriddenBy: "HOMEGATE_MQTT_PASSWORD") ?? password
         if password != nil && username == nil {
@@ -268,12 +268,12 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.TLSSettings: Decodable {
+extension MQTTConfiguration.TLS: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case caFile, certificateFile, keyFile, verifyServer
     }
 
-    package init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         self.init()
         let file = try ConfigurationSection<CodingKeys>(decoder)
         caFile = file.path(.caFile)

@@ -21,10 +21,9 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// gateways on one broker never take each other's session.
         package var clientId: String?
         package var username: String?
-        /// The password after `passwordFile` and `HOMEGATE_MQTT_PASSWORD` were applied.
+        /// The password after `passwordFile` (a file whose first line is the password, so the
+        /// password need not sit in the config) and `HOMEGATE_MQTT_PASSWORD` were applied.
         package var password: String?
-        /// A file whose first line is the password, so the password need not sit in the config.
-        package var passwordFile: String?
         /// The first level(s) of every gateway topic (docs/mqtt.md's `B`).
         package var baseTopic = "homegate"
         /// Seconds between the client's pings when nothing else is sent: 0 (off) or 5 to 65535.
@@ -37,21 +36,9 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// also queues them for a persistent session while it is away and keeps them in order with
         /// those topics, at a quarter more CPU per command for the gateway (docs/mqtt.md, Events).
         package var eventsQoS = MQTTQoS.atMostOnce
-        /// TLS files and verification; nil uses the system's trust store for `mqtts://`.
-        package var tls: TLSSettings?
-
-        package init() {}
-    }
-
-    /// `mqtt.tls`: only used with an `mqtts://` broker.
-    package struct TLSSettings: Sendable, Hashable {
-        /// PEM file of the certificate authorities to trust; nil trusts the system's store.
-        package var caFile: String?
-        /// Client certificate and key (PEM), for brokers that ask for them.
-        package var certificateFile: String?
-        package var keyFile: String?
-        /// Verify the broker's certificate and host name; turn off only for testing.
-        package var verifyServer: Bool = true
+        /// `mqtt.tls`, TLS files and verification, only used with an `mqtts://` broker; nil uses the
+        /// system's trust store for `mqtts://`.
+        package var tls: MQTTConfiguration.TLS?
 
         package init() {}
     }
@@ -198,9 +185,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var hosts: [String] = []
 
         package init() {}
-
-        /// `host:port` as `web.listen` writes it.
-        package var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// `logging`.
@@ -277,9 +261,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
         configuration.connectTimeout = .seconds(mqtt.connectTimeout)
         configuration.protocolVersion = mqtt.protocolVersion
         if configuration.tls != nil, let tls = mqtt.tls {
-            configuration.tls = MQTTConfiguration.TLS(
-                caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile,
-                verifyServer: tls.verifyServer)
+            configuration.tls = tls
         }
         return configuration
     }

@@ -26,17 +26,11 @@ package enum InstallationIdentity {
     }
 
     private static func makeID() -> String {
-        "homegate-" + String(UInt32.random(in: .min ... .max), radix: 16).leftPadded(to: 8)
+        String(format: "homegate-%08x", UInt32.random(in: .min ... .max))
     }
 
     /// An id a broker takes: printable ASCII without spaces, at most 64 bytes.
     private static func isUsable(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

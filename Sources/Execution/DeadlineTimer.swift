@@ -32,8 +32,6 @@ package final class DeadlineTimer<C: Clock>: Sendable {
         /// deadline may still wake; it then arms nothing).
         var armed: (deadline: C.Instant, generation: UInt64, task: Task<Void, Never>)?
         var generation: UInt64 = 0
-
-        var waiting: Int { entries.count }
     }
 
     /// What happens at a deadline: a call on the timer's task (it must not wait), or work that may
@@ -49,7 +47,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
     package init(clock: C) { self.clock = clock }
 
     /// Deadlines scheduled and neither expired nor cancelled yet.
-    package var waiting: Int { state.withLock { $0.waiting } }
+    package var waiting: Int { state.withLock { $0.entries.count } }
 
     /// Calls `expire` (once, on the timer's task: it must not block) when `timeout` has passed, unless
     /// the deadline is cancelled first.

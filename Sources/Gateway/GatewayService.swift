@@ -31,7 +31,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///   - rateLimit: how many commands and requests one account may send; nil admits all.
     ///   - eventsQoS: the QoS of `$events` (`mqtt.eventsQoS`); every other topic goes at QoS 1.
     ///   - protectionProblems: what is wrong with the broker's protection for the homes as they are
-    ///     (the configuration's `BrokerProtection`), logged at start and whenever the users change.
+    ///     (`AccessSettings.brokerProtectionProblems`), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
     package init(

@@ -20,7 +20,8 @@ import Synchronization
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// The thread that serves the connection and runs the tasks that prefer it, if the client was
-    /// given one; otherwise the client's own thread serves the connection.
+    /// given one; otherwise the client's own thread serves the connection. Work on what the client
+    /// reads belongs there.
     public let loop: EventLoopThread?
     /// Every message from the broker, in the order it arrived. One consumer; it finishes on shutdown.
     public let messages: Mailbox<MQTTMessage>
@@ -131,10 +132,6 @@ public final class MQTTClient: Service, Sendable {
     /// True while the broker has accepted the connection.
     public var isConnected: Bool { state.withLock { $0.isConnected } }
 
-    /// The loop that serves the connection (``loop``), nil without one. Work on what the client
-    /// reads belongs there.
-    public var servingLoop: EventLoopThread? { loop }
-
     /// The broker of the connection now, nil while there is none.
     public var connectedBroker: MQTTConfiguration.Broker? {
         state.withLock { $0.isConnected ? configuration.brokers[$0.brokerIndex] : nil }
@@ -207,19 +204,14 @@ public final class MQTTClient: Service, Sendable {
     }
 
     private func requestStop() {
-        enum Previous { case idle, running, other }
-        let previous: Previous = state.withLock { state in
-            switch state.phase {
-            case .idle:
-                state.phase = .closed
-                return .idle
-            case .running:
+        let previous: Phase = state.withLock { state in
+            let previous = state.phase
+            if previous == .idle { state.phase = .closed }
+            if previous == .running {
                 state.phase = .stopping
                 state.stopRequestedAt = .now
-                return .running
-            case .stopping, .closed:
-                return .other
             }
+            return previous
         }
         switch previous {
         case .running:
@@ -228,7 +220,7 @@ public final class MQTTClient: Service, Sendable {
             wakeUp.signal()
         case .idle:
             finishStreams()
-        case .other:
+        case .stopping, .closed:
             break
         }
     }
@@ -578,16 +570,14 @@ public final class MQTTClient: Service, Sendable {
     }
 
     private func finishStreams() {
-        let alreadyFinished = state.withLock { state in
-            defer { state.streamsFinished = true }
-            return state.streamsFinished
-        }
-        guard !alreadyFinished else { return }
-        messageSink.finish()
-        let sinks = state.withLock { state in
+        let sinks = state.withLock { state -> [AsyncStream<MQTTConnectionEvent>.Continuation]? in
+            guard !state.streamsFinished else { return nil }
+            state.streamsFinished = true
             defer { state.eventSinks.removeAll() }
             return state.eventSinks.map(\.sink)
         }
+        guard let sinks else { return }
+        messageSink.finish()
         for sink in sinks {
             sink.yield(.closed)
             sink.finish()

@@ -28,10 +28,8 @@ public struct MQTTConfiguration: Sendable {
     /// TLS to the broker. The server's certificate and host name are verified unless
     /// `verifyServer` is turned off explicitly.
     public struct TLS: Sendable, Hashable {
-        /// PEM file of the certificate authorities to trust. With neither this nor `caDirectory`,
-        /// the system's trust store is used.
+        /// PEM file of the certificate authorities to trust; nil trusts the system's store.
         public var caFile: String?
-        public var caDirectory: String?
         /// Client certificate and key (PEM), for brokers that require them.
         public var certificateFile: String?
         public var keyFile: String?
@@ -39,11 +37,9 @@ public struct MQTTConfiguration: Sendable {
         public var verifyServer: Bool
 
         public init(
-            caFile: String? = nil, caDirectory: String? = nil, certificateFile: String? = nil,
-            keyFile: String? = nil, verifyServer: Bool = true
+            caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, verifyServer: Bool = true
         ) {
             self.caFile = caFile
-            self.caDirectory = caDirectory
             self.certificateFile = certificateFile
             self.keyFile = keyFile
             self.verifyServer = verifyServer
@@ -176,6 +172,4 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
-
-    var milliseconds: Int { Int(nanoseconds / 1_000_000) }
 }

@@ -84,10 +84,6 @@ public struct MQTTSubscribeOptions: OptionSet, Sendable, Hashable {
     public static let noLocal = MQTTSubscribeOptions(rawValue: 0x04)
     /// Keep the retain flag as the publisher set it on live messages.
     public static let retainAsPublished = MQTTSubscribeOptions(rawValue: 0x08)
-    /// Send retained messages only when the subscription is new.
-    public static let retainedOnlyIfNew = MQTTSubscribeOptions(rawValue: 0x10)
-    /// Never send retained messages for this subscription.
-    public static let noRetained = MQTTSubscribeOptions(rawValue: 0x20)
 }
 
 /// What happens to the client's connection, in order, for whoever wants to follow it.

@@ -15,8 +15,6 @@ struct BrokerLimits: Sendable, Hashable {
     var maximumQoS: MQTTQoS?
     /// False when the broker keeps no retained messages.
     var retainAvailable = true
-    /// The largest packet the broker accepts; libmosquitto refuses larger ones before sending.
-    var maximumPacketSize: UInt32?
 }
 
 /// The MQTT engine: libmosquitto, for plain TCP and TLS alike. Every call of the project into
@@ -85,8 +83,8 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     private func configureTLS(_ tls: MQTTConfiguration.TLS) throws(MQTTError) {
-        var caDirectory = tls.caDirectory
-        if tls.caFile == nil && caDirectory == nil {
+        var caDirectory: String?
+        if tls.caFile == nil {
             try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
             caDirectory = "/etc/ssl/certs"
         }
@@ -222,7 +220,7 @@ struct Mosquitto: @unchecked Sendable {
     /// Serves the connection for up to `timeout` on the calling thread (libmosquitto's own `select`,
     /// woken early by a packet queued from another thread unless ``closeWakeupPair()`` closed the
     /// pair that does it).
-    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout.milliseconds), 1) }
+    func loop(timeout: Duration) -> Int32 { mosquitto_loop(handle, Int32(timeout / .milliseconds(1)), 1) }
 
     /// The connection's socket, for a loop that polls it (-1 without a connection).
     var socket: Int32 { mosquitto_socket(handle) }
@@ -481,10 +479,6 @@ struct Mosquitto: @unchecked Sendable {
         }
         if mosquitto_property_read_byte(list, Int32(MQTT_PROP_RETAIN_AVAILABLE.rawValue), &byte, false) != nil {
             limits.retainAvailable = byte != 0
-        }
-        var size: UInt32 = 0
-        if mosquitto_property_read_int32(list, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), &size, false) != nil {
-            limits.maximumPacketSize = size
         }
         return limits
     }

@@ -57,7 +57,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     ///   - baseTopic: zigbee2mqtt's `mqtt.base_topic`.
     package init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
         self.client = client
-        executor = ExecutorChoice(client.servingLoop, otherwise: "homegate-zigbee2mqtt")
+        executor = ExecutorChoice(client.loop, otherwise: "homegate-zigbee2mqtt")
         topics = Zigbee2MQTTTopics(base: baseTopic)
         self.logger = logger
         (updates, sink) = AsyncStream.makeStream()

@@ -70,15 +70,4 @@ package struct Zigbee2MQTTRecordings: Sendable {
         }
         return states
     }
-
-    /// The recorded availability payloads of `device` (or group), verbatim.
-    package func availabilities(of device: String) -> [String] { availabilityPublishes[device] ?? [] }
-
-    /// The recorded state publishes of `device`, verbatim.
-    package func states(of device: String) -> [String] {
-        statePublishes.filter { $0.device == device }.map(\.payload)
-    }
-
-    /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
-    package static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
 }

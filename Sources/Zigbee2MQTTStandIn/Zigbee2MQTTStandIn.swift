@@ -210,11 +210,6 @@ extension JSON {
         return members.contains { $0["ieee_address"]?.stringValue == ieee }
     }
 
-    func replacing(_ key: String, _ value: JSON) -> JSON {
-        guard let members = objectMembers else { return self }
-        return .object(members.map { $0.key == key ? ($0.key, value) : $0 })
-    }
-
     /// The properties of a `bridge/devices` entry that zigbee2mqtt accepts in `/set` (access bit 2),
     /// at any depth of its exposes.
     var settableProperties: Set<String> {

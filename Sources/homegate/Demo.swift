@@ -134,7 +134,7 @@ struct Demo: AsyncParsableCommand {
         if freshHome {
             place = { [logger] manager in await Self.placeZigbeeDevices(manager, logger: logger) }
         }
-        let foundation: [any ServiceLifecycle.Service] = [BrokerService(broker: broker), standIn]
+        let foundation: [any ServiceLifecycle.Service] = [StopAtShutdown { await broker.stop() }, standIn]
         try await GatewayApplication(
             configuration: configuration, logger: logger, foundation: foundation, started: place,
             accessRulesChanged: { [logger] rules in
@@ -213,15 +213,5 @@ struct Demo: AsyncParsableCommand {
             Press Ctrl-C to stop the gateway and the broker.
 
             """
-    }
-}
-
-/// Keeps the demo's broker running for as long as the gateway runs, and stops it afterwards.
-struct BrokerService: ServiceLifecycle.Service {
-    let broker: MosquittoBroker
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await broker.stop()
     }
 }

@@ -77,8 +77,8 @@ struct GatewayApplication {
             protectionProblems: { [configuration, accessRulesChanged] manager in
                 let rules = ruleSource.rules(memberships: await manager.memberships())
                 await accessRulesChanged?(rules)
-                return BrokerProtection(access: configuration.access, regenerate: "homegate acl --config <your config>")
-                    .problems(rules: rules)
+                return configuration.access.brokerProtectionProblems(
+                    rules: rules, regenerate: "homegate acl --config <your config>")
             }
         ) { [logger] in
             // The broker the gateway is connected to, not the list's first.
@@ -89,7 +89,7 @@ struct GatewayApplication {
                 markerTopic: "\(topics.base)/$sync", using: configuration, logger: logger)
         }
         var services: [any ServiceLifecycle.Service] =
-            foundation + [HomeService(manager: manager)] + drivers + [
+            foundation + [StopAtShutdown { await manager.shutdown() }] + drivers + [
                 // After the drivers: it stops before them, so no automation writes to a stopped driver.
                 AutomationService(manager: manager, logger: logger),
                 client,
@@ -192,12 +192,13 @@ struct StartedHook: ServiceLifecycle.Service {
     }
 }
 
-/// Keeps the home manager for as long as the gateway runs; then stops its drivers.
-struct HomeService: ServiceLifecycle.Service {
-    let manager: HomeManager
+/// Keeps something for as long as the gateway runs, and stops it afterwards: the home manager (its
+/// drivers), the demo's broker.
+struct StopAtShutdown: ServiceLifecycle.Service {
+    let stop: @Sendable () async -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
-        await manager.shutdown()
+        await stop()
     }
 }

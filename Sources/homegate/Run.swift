@@ -42,9 +42,9 @@ struct CheckConfig: AsyncParsableCommand {
         let source = AccessRuleSource(configuration: configuration)
         let rules =
             FileManager.default.fileExists(atPath: configuration.data.databaseFile) ? try await source.rules() : nil
-        let protection = BrokerProtection(
-            access: configuration.access, regenerate: "homegate acl --config \(options.config ?? "<file>")")
-        for problem in protection.problems(rules: rules) { printError("warning: \(problem)") }
+        let problems = configuration.access.brokerProtectionProblems(
+            rules: rules, regenerate: "homegate acl --config \(options.config ?? "<file>")")
+        for problem in problems { printError("warning: \(problem)") }
         print(
             """
             \(options.config ?? ""): ok

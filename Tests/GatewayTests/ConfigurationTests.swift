@@ -11,6 +11,11 @@ let sampleConfiguration = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Config/homegate.yml").path
 
+extension GatewayConfiguration.WebSettings {
+    /// `host:port` as `web.listen` writes it.
+    var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
 /// The problems `yaml` has, or none. The file is named `homegate.yml` in the locations.
 private func problems(_ yaml: String, environment: [String: String] = [:]) -> [ConfigurationError] {
     do {

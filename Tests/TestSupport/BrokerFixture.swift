@@ -30,6 +30,21 @@ package func withBroker<T>(
     }
 }
 
+extension MosquittoBroker {
+    /// Runs `mosquitto_ctrl dynsec ARGUMENTS` against this broker as its dynamic-security admin, e.g.
+    /// `["createClient", "alice", "-p", "secret"]`, and returns what it printed.
+    @discardableResult
+    package func dynamicSecurity(_ arguments: [String]) throws -> String {
+        guard let admin = configuration.dynamicSecurity else {
+            throw BrokerError("this broker runs without the dynamic-security plugin")
+        }
+        return try Command.run(
+            "mosquitto_ctrl",
+            ["-h", "127.0.0.1", "-p", "\(port)", "-u", admin.adminUsername, "-P", admin.adminPassword, "dynsec"]
+                + arguments)
+    }
+}
+
 /// Plain TCP or TLS for the brokers and clients a test makes: under `.tls` (``run(_:)``),
 /// ``withBroker(_:_:)`` adds a TLS listener and ``makeClient(_:name:loop:configure:)`` connects to it,
 /// trusting the test authority. libmosquitto serves both; the client tests run on each.

@@ -149,6 +149,26 @@ extension Zigbee2MQTTStandIn {
     }
 }
 
+extension Zigbee2MQTTRecordings {
+    /// The recorded availability payloads of `device` (or group), verbatim.
+    func availabilities(of device: String) -> [String] { availabilityPublishes[device] ?? [] }
+
+    /// The recorded state publishes of `device`, verbatim.
+    func states(of device: String) -> [String] {
+        statePublishes.filter { $0.device == device }.map(\.payload)
+    }
+
+    /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
+    static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
+}
+
+extension JSON {
+    func replacing(_ key: String, _ value: JSON) -> JSON {
+        guard let members = objectMembers else { return self }
+        return .object(members.map { $0.key == key ? ($0.key, value) : $0 })
+    }
+}
+
 /// A test asked the stand-in for something zigbee2mqtt would not do.
 struct StandInError: Error, CustomStringConvertible {
     let description: String
