@@ -18,7 +18,6 @@ package struct Expose: Sendable, Hashable {
 
     package var type: String
     package var name: String?
-    package var label: String?
     /// The key in the state payload and in `/set` (`state_l1` for an endpoint's state).
     package var property: String?
     package var endpoint: String?
@@ -39,7 +38,6 @@ package struct Expose: Sendable, Hashable {
         guard case .object = json, let type = json["type"]?.stringValue, depth < 8 else { return nil }
         self.type = type
         name = json["name"]?.stringValue
-        label = json["label"]?.stringValue
         property = json["property"]?.stringValue
         endpoint = json["endpoint"]?.stringValue
         access = Access(rawValue: json["access"]?.integerValue ?? 0)

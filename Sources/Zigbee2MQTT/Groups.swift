@@ -3,7 +3,7 @@ import JSON
 /// One group of zigbee2mqtt's retained `bridge/groups`: the lights of a room switched as one.
 /// zigbee2mqtt sends a group's `/set` to all its members in one Zigbee group command, and publishes
 /// the group's state at `<base>/<group>` (and its availability, when that is on) as it does a device's.
-package struct GroupDescription: Sendable, Hashable {
+package struct GroupDescription: Sendable, Hashable, ListEntry {
     package var id: Int
     package var friendlyName: String
     /// The members' IEEE addresses, in the group's order (a device in it twice, on two endpoints, once).
@@ -28,17 +28,7 @@ package struct GroupDescription: Sendable, Hashable {
         self.members = members
     }
 
-    /// Reads the whole `bridge/groups` payload. A malformed entry is skipped and named in
-    /// `problems`; a payload that is not a JSON array throws.
-    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
-        groups: [GroupDescription], problems: [String]
-    ) {
-        let (groups, problems) = try readList(payload, topic: "bridge/groups") {
-            entry throws(Zigbee2MQTTPayloadError) in
-            try GroupDescription(entry)
-        }
-        return (groups, problems)
-    }
+    package static let listTopic = "bridge/groups"
 
     /// The accessory id of the group: `group:<id>`, which no IEEE address can be.
     package var accessoryKey: String { "group:\(id)" }
@@ -98,7 +88,6 @@ extension DeviceDescription {
         ieeeAddress = key
         self.friendlyName = friendlyName
         type = "Group"
-        supported = true
         interviewCompleted = true
         disabled = false
         vendor = "zigbee2mqtt"
