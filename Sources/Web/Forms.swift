@@ -42,16 +42,10 @@ struct RequestForm: SessionForm {
     /// Every field but `csrf`, `operation` and `return`.
     var members: [String: String]
 
-    private enum CodingKeys: String, CodingKey {
-        case csrf, `return`, operation
-    }
-
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        csrf = try container.decodeIfPresent(String.self, forKey: .csrf)
-        `return` = try container.decodeIfPresent(String.self, forKey: .return)
-        operation = try container.decodeIfPresent(String.self, forKey: .operation)
-        members = try [String: String](from: decoder).filter { CodingKeys(rawValue: $0.key) == nil }
+        let fields = try [String: String](from: decoder)
+        (csrf, `return`, operation) = (fields["csrf"], fields["return"], fields["operation"])
+        members = fields.filter { !["csrf", "return", "operation"].contains($0.key) }
     }
 }
 

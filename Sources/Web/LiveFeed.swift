@@ -157,10 +157,7 @@ final class LiveFeed: Sendable {
     }
 
     /// Ends the streams of a session (its logout).
-    func close(session: String) {
-        let pages = mailboxes.withLock { Array(($0 ?? [:]).values.filter { $0.session == session }) }
-        for page in pages { close(page) }
-    }
+    func close(session: String) { closeEnded { $0 != session } }
 
     func close(_ mailbox: LiveMailbox) {
         mailbox.close()

@@ -183,7 +183,7 @@ struct VirtualDevice: Sendable {
         case (.lock, .lockTargetState):
             // A lock told to be what it is already does not move (nor does a real one).
             guard number(.lockCurrentState) != number(.lockTargetState) else { return transitionRemaining = nil }
-            transitionRemaining = seconds(configuration.transitionTime)
+            transitionRemaining = configuration.transitionTime / .seconds(1)
         case (.windowCovering, .holdPosition) where value(.holdPosition) == .bool(true):
             // Stops where it is: the target becomes the position it has reached.
             set(.targetPosition, .int(Int(number(.currentPosition))))
@@ -196,7 +196,7 @@ struct VirtualDevice: Sendable {
             guard state != (closing ? 3 : 2) else { return }
             guard state != (closing ? 1 : 0) else { return transitionRemaining = nil }
             set(.currentDoorState, .int(closing ? 3 : 2))
-            transitionRemaining = seconds(configuration.transitionTime)
+            transitionRemaining = configuration.transitionTime / .seconds(1)
         default:
             break
         }
@@ -232,9 +232,8 @@ struct VirtualDevice: Sendable {
             }
         default: break
         }
-        if let level = value(.batteryLevel, service: Self.batteryService)?.intValue {
+        if var level = value(.batteryLevel, service: Self.batteryService)?.intValue {
             batteryElapsed += elapsed
-            var level = level
             while batteryElapsed >= Self.batteryDrainInterval && level > 0 {
                 batteryElapsed -= Self.batteryDrainInterval
                 level -= 1
@@ -312,9 +311,5 @@ struct VirtualDevice: Sendable {
             }
         default: break
         }
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        duration / .seconds(1)
     }
 }
