@@ -19,7 +19,10 @@ package struct DeviceDescription: Sendable, Hashable, ListEntry {
     var isOutlet: Bool
     /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
     var malformedExposes: Int
+}
 
+// In an extension, so that the memberwise init stays (a group's description, ``GroupDescription``).
+extension DeviceDescription {
     /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
     package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
         guard case .object = json else { throw .init("a device entry is not an object") }
@@ -38,13 +41,9 @@ package struct DeviceDescription: Sendable, Hashable, ListEntry {
         vendor = definition?["vendor"]?.stringValue ?? json["manufacturer"]?.stringValue ?? ""
         model = definition?["model"]?.stringValue ?? json["model_id"]?.stringValue ?? ""
         description = definition?["description"]?.stringValue ?? ""
-        if case .array(let entries) = definition?["exposes"] {
-            exposes = entries.compactMap { Expose($0) }
-            malformedExposes = entries.count - exposes.count
-        } else {
-            exposes = []
-            malformedExposes = 0
-        }
+        let entries = definition?["exposes"]?.arrayValue ?? []
+        exposes = entries.compactMap { Expose($0) }
+        malformedExposes = entries.count - exposes.count
         let kind = description.lowercased()
         isOutlet =
             exposes.contains { ["power", "energy"].contains($0.name ?? "") }

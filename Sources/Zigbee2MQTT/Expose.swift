@@ -45,14 +45,10 @@ package struct Expose: Sendable, Hashable {
         valueMin = json["value_min"]?.numberValue
         valueMax = json["value_max"]?.numberValue
         valueStep = json["value_step"]?.numberValue
-        if case .array(let values) = json["values"] { self.values = values } else { values = [] }
+        values = json["values"]?.arrayValue ?? []
         valueOn = json["value_on"]
         valueOff = json["value_off"]
-        if case .array(let features) = json["features"] {
-            self.features = features.compactMap { Expose($0, depth: depth + 1) }
-        } else {
-            features = []
-        }
+        features = (json["features"]?.arrayValue ?? []).compactMap { Expose($0, depth: depth + 1) }
         // A composite without access bits of its own (zigbee2mqtt's documentation shows such
         // `color_xy`) can do what its features can.
         if json["access"] == nil, !features.isEmpty {

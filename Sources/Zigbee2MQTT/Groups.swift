@@ -19,11 +19,9 @@ package struct GroupDescription: Sendable, Hashable, ListEntry {
         self.id = id
         self.friendlyName = friendlyName
         var members: [String] = []
-        if case .array(let entries) = json["members"] {
-            for entry in entries {
-                guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
-                members.append(ieee)
-            }
+        for entry in json["members"]?.arrayValue ?? [] {
+            guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
+            members.append(ieee)
         }
         self.members = members
     }
@@ -60,10 +58,12 @@ package struct GroupDescription: Sendable, Hashable, ListEntry {
         guard !merged.isEmpty else { return nil }
         // What kind of switch the group is comes from what its members are, never from their names.
         let switches = known.filter { member in member.exposes.contains { $0.type == "switch" } }
+        // A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
         return DeviceDescription(
-            group: accessoryKey, friendlyName: friendlyName,
+            ieeeAddress: accessoryKey, friendlyName: friendlyName, type: "Group", interviewCompleted: true,
+            disabled: false, vendor: "zigbee2mqtt", model: "Group",
             description: "Group of \(known.map(\.friendlyName).joined(separator: ", "))", exposes: merged,
-            isOutlet: !switches.isEmpty && switches.allSatisfy(\.isOutlet))
+            isOutlet: !switches.isEmpty && switches.allSatisfy(\.isOutlet), malformedExposes: 0)
     }
 
     /// `expose` and its features without their endpoint: `state_l1` becomes `state`.
@@ -79,22 +79,5 @@ package struct GroupDescription: Sendable, Hashable, ListEntry {
             return withoutEndpoint(feature)
         }
         return plain
-    }
-}
-
-extension DeviceDescription {
-    /// A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
-    init(group key: String, friendlyName: String, description: String, exposes: [Expose], isOutlet: Bool) {
-        ieeeAddress = key
-        self.friendlyName = friendlyName
-        type = "Group"
-        interviewCompleted = true
-        disabled = false
-        vendor = "zigbee2mqtt"
-        model = "Group"
-        self.description = description
-        self.exposes = exposes
-        self.isOutlet = isOutlet
-        malformedExposes = 0
     }
 }
