@@ -177,11 +177,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
     /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
     package func permitJoin(seconds: Int) async throws -> Int {
-        let data = try await askPermitJoin(seconds: seconds)
-        return data["time"]?.integerValue ?? seconds
-    }
-
-    private func askPermitJoin(seconds: Int) async throws -> JSON {
         nextRequest += 1
         let transaction = "homegate-\(nextRequest)"
         // `value` is what zigbee2mqtt 1.x needs; 2.x reads `time` only.
@@ -194,7 +189,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         } catch {
             finishJoin(transaction, .failure(error))
         }
-        return try await withTaskCancellationHandler {
+        let data: JSON = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard var reply = joinWaiters[transaction] else {
                     continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
@@ -206,6 +201,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             // onCancel runs on the canceller's thread, outside the actor: a task hops in.
             Task { await self.finishJoin(transaction, .failure(CancellationError())) }
         }
+        return data["time"]?.integerValue ?? seconds
     }
 
     private func finishJoin(_ transaction: String, _ result: Result<JSON, any Error>) {
