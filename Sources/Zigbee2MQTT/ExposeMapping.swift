@@ -228,8 +228,7 @@ private struct Builder {
         if service.characteristics.contains(where: { $0.type == .currentPosition }),
             !service.characteristics.contains(where: { $0.type == .positionState })
         {
-            service.characteristics.append(
-                Characteristic(type: .positionState, metadata: standard(.positionState), value: .int(2)))
+            service.characteristics.append(.standard(.positionState, .int(2)))
         }
         finish(service, category: .windowCovering)
     }
@@ -438,18 +437,12 @@ private struct Builder {
         let buttons = services.indices.filter { services[$0].type == .statelessProgrammableSwitch }
         guard buttons.count > 1 else { return }
         for (number, index) in buttons.enumerated() {
-            services[index].characteristics.append(
-                Characteristic(
-                    type: .serviceLabelIndex, metadata: standard(.serviceLabelIndex), value: .int(number + 1)))
+            services[index].characteristics.append(.standard(.serviceLabelIndex, .int(number + 1)))
         }
         services.append(
             Service(
                 id: "service_label", type: .serviceLabel, name: "Button Labels",
-                characteristics: [
-                    Characteristic(
-                        type: .serviceLabelNamespace, metadata: standard(.serviceLabelNamespace),
-                        value: .int(Self.arabicNumerals))
-                ]))
+                characteristics: [.standard(.serviceLabelNamespace, .int(Self.arabicNumerals))]))
     }
 
     /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).

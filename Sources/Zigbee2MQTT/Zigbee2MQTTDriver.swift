@@ -268,22 +268,20 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// retained messages of the same connection: reachability is computed again on both sides.
     /// zigbee2mqtt's last word on `bridge/state` is kept across a reconnect (its retained copy
     /// comes again and corrects it).
-    private func connection(_ event: MQTTConnectionEvent) {
-        switch event {
-        case .connected:
-            connected = true
-        case .disconnected, .closed:
-            connected = false
+    private func followConnection(_ events: AsyncStream<MQTTConnectionEvent>) async {
+        for await event in events {
+            switch event {
+            case .connected:
+                connected = true
+            case .disconnected, .closed:
+                connected = false
+            }
+            refreshReachability()
         }
-        refreshReachability()
     }
 
     private func receiveAll(_ messages: Mailbox<MQTTMessage>) async {
         for await message in messages { receive(message) }
-    }
-
-    private func followConnection(_ events: AsyncStream<MQTTConnectionEvent>) async {
-        for await event in events { connection(event) }
     }
 
     private func receive(_ message: MQTTMessage) {
