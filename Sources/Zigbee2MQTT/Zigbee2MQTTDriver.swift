@@ -333,17 +333,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
 
     private func devicesListed(_ payload: [UInt8]) {
         guard let listed: [DeviceDescription] = read(payload, last: &lastDevicesPayload, of: "device") else { return }
-        var seen: Set<String> = []
-        var newOrder: [String] = []
-        for description in listed where description.isAccessory && !seen.contains(description.ieeeAddress) {
-            seen.insert(description.ieeeAddress)
-            newOrder.append(description.ieeeAddress)
-            take(description)
-        }
-        for ieee in order where !seen.contains(ieee) {
-            forget(ieee, because: "it is no longer in bridge/devices")
-        }
-        order = newOrder
+        order = take(listed.filter(\.isAccessory), replacing: order, because: "it is no longer in bridge/devices")
         // A group offers what its members do: their exposes may have changed.
         rebuildGroups()
         // What is left waits for a group: all of it until bridge/groups came, then only groups'.
@@ -362,19 +352,27 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Makes the groups of `bridge/groups` whose members are known devices with a light, switch,
     /// cover or lock into accessories, and forgets the others.
     private func rebuildGroups() {
-        var keys: [String] = []
-        for group in groups where !keys.contains(group.accessoryKey) {
-            let members = group.members.compactMap { devices[$0]?.description }
-            guard let description = group.asDevice(members: members) else { continue }
-            keys.append(group.accessoryKey)
-            take(description)
+        let listed = groups.compactMap { group in
+            group.asDevice(members: group.members.compactMap { devices[$0]?.description })
         }
-        for key in groupOrder where !keys.contains(key) {
-            forget(key, because: "it is no longer a group of known lights, switches, covers or locks in bridge/groups")
-        }
-        groupOrder = keys
+        groupOrder = take(
+            listed, replacing: groupOrder,
+            because: "it is no longer a group of known lights, switches, covers or locks in bridge/groups")
         // Names follow the lists as a whole, so two devices that swapped names keep their own topics.
         ieeeByName = Dictionary(devices.values.map { ($0.description.friendlyName, $0.ieee) }) { first, _ in first }
+    }
+
+    /// Takes each of `listed` (the first of an address), forgets those of `known` no longer among them,
+    /// and returns the addresses taken, in order.
+    private func take(_ listed: [DeviceDescription], replacing known: [String], because reason: String) -> [String] {
+        var seen: Set<String> = []
+        var taken: [String] = []
+        for description in listed where seen.insert(description.ieeeAddress).inserted {
+            taken.append(description.ieeeAddress)
+            take(description)
+        }
+        for ieee in known where !seen.contains(ieee) { forget(ieee, because: reason) }
+        return taken
     }
 
     /// Takes a device (or a group) as listed: new, changed, renamed, or unchanged.
