@@ -19,11 +19,6 @@ package struct AutomationService: ServiceLifecycle.Service {
         package var count: Int
         package var window: Duration
 
-        package init(count: Int, window: Duration) {
-            self.count = count
-            self.window = window
-        }
-
         /// Far above what a person pressing a button does; a loop reaches it within a second.
         package static let standard = FiringLimit(count: 30, window: .seconds(60))
     }

@@ -13,8 +13,8 @@ struct ActionRoutes {
 
     var collection: RouteCollection<WebRequestContext> {
         let routes = RouteCollection(context: WebRequestContext.self)
-        routes.post("/command") { request, context in await act(request, context: context, command) }
-        routes.post("/request") { request, context in await act(request, context: context, operation) }
+        routes.post("/command") { request, context in try await act(request, context: context, command) }
+        routes.post("/request") { request, context in try await act(request, context: context, operation) }
         return routes
     }
 
@@ -70,19 +70,14 @@ struct ActionRoutes {
     /// page's script, else a redirect back with the notice kept for the next page.
     private func act<Form: SessionForm>(
         _ request: Request, context: WebRequestContext, _ perform: (Form, Session) async -> Notice
-    ) async -> Response {
+    ) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") ?? false
         guard let session = site.session(of: request) else {
             return wantsJSON
                 ? .json(Notice(succeeded: false, text: "Log in again.", code: "sessionExpired"), status: .unauthorized)
                 : .seeOther("/login")
         }
-        let form: Form
-        do throws(FormProblem) {
-            form = try await request.form(Form.self, upTo: WebSite.maximumBody)
-        } catch {
-            return .problem(error)
-        }
+        let form = try await request.form(Form.self)
         guard let sent = form.csrf, sameSecret(session.csrf, sent), site.proxy.sameOrigin(request, context: context)
         else {
             site.logger.warning(

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 
 /// The login form (`POST /login`): the login page's token and the account's credentials.
@@ -41,33 +42,37 @@ struct RequestForm: SessionForm {
     /// Every field but `csrf`, `operation` and `return`.
     var members: [String: String]
 
-    private enum CodingKeys: String, CodingKey {
-        case csrf, `return`, operation
-    }
-
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        csrf = try container.decodeIfPresent(String.self, forKey: .csrf)
-        `return` = try container.decodeIfPresent(String.self, forKey: .return)
-        operation = try container.decodeIfPresent(String.self, forKey: .operation)
-        members = try [String: String](from: decoder).filter { CodingKeys(rawValue: $0.key) == nil }
+        let fields = try [String: String](from: decoder)
+        (csrf, `return`, operation) = (fields["csrf"], fields["return"], fields["operation"])
+        members = fields.filter { !["csrf", "return", "operation"].contains($0.key) }
     }
 }
 
-/// Why a POST's body was not read as its form.
-enum FormProblem: Error {
+/// Why a POST's body was not read as its form: thrown out of the route, and answered with a page that
+/// says so (by ``SecurityHeaders``, as Hummingbird's own errors are).
+enum FormProblem: HTTPResponseError {
     /// Larger than the page's forms can be (``WebSite/maximumBody``).
     case tooLarge
     /// Not an urlencoded form of the fields expected: a name twice, an escape that is not one (no
     /// page of ours sends either).
     case unreadable
+
+    var status: HTTPResponse.Status { self == .tooLarge ? .contentTooLarge : .badRequest }
+
+    func response(from request: Request, context: some RequestContext) -> Response {
+        switch self {
+        case .tooLarge: .problem("Too large", "The form is too large.", status: status)
+        case .unreadable: .problem("Not a form", "The form could not be read.", status: status)
+        }
+    }
 }
 
 extension Request {
     /// The urlencoded body of a POST, decoded by Hummingbird's `URLEncodedFormDecoder`.
-    func form<Form: Decodable>(_ type: Form.Type, upTo limit: Int) async throws(FormProblem) -> Form {
+    func form<Form: Decodable>(_ type: Form.Type) async throws(FormProblem) -> Form {
         var request = self
-        guard let buffer = try? await request.collectBody(upTo: limit) else { throw .tooLarge }
+        guard let buffer = try? await request.collectBody(upTo: WebSite.maximumBody) else { throw .tooLarge }
         do {
             return try URLEncodedFormDecoder().decode(type, from: String(buffer: buffer))
         } catch {

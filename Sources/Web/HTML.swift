@@ -1,3 +1,4 @@
+import Foundation
 import HomeModel
 
 /// Escapes text for HTML element content and double-quoted attribute values: every string that
@@ -18,22 +19,14 @@ func escaped(_ text: String) -> String {
     return result
 }
 
-/// Percent-encodes a query value (names may hold spaces and any letters).
+/// Percent-encodes a query value (names may hold spaces and any letters): every UTF-8 byte but
+/// RFC 3986's unreserved characters, as `%` and two upper-case hex digits.
 func queryEncoded(_ text: String) -> String {
-    var result = ""
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
-            UInt8(ascii: "~"):
-            result.unicodeScalars.append(Unicode.Scalar(byte))
-        default:
-            result +=
-                "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
-        }
-    }
-    return result
+    text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
 }
+
+private let unreserved = CharacterSet(
+    charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~")
 
 /// Words for the page: `CurrentTemperature` → `Current temperature`.
 func words(_ typeName: String) -> String {

@@ -13,16 +13,15 @@ enum LiveUpdate: Sendable, Equatable {
 
     /// The server-sent event for this update.
     var event: String {
-        switch self {
-        case .value(let key, let text, let takesUnit, let value):
-            let data = JSON.object([("k", .string(key)), ("t", .string(text)), ("u", .bool(takesUnit)), ("v", value)])
-            return "event: value\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
-        case .reachable(let accessory, let isReachable):
-            let data = JSON.object([("a", .string(accessory)), ("r", .bool(isReachable))])
-            return "event: reachable\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
-        case .reload:
-            return "event: reload\ndata: {}\n\n"
-        }
+        let (name, data): (String, JSON) =
+            switch self {
+            case .value(let key, let text, let takesUnit, let value):
+                ("value", .object([("k", .string(key)), ("t", .string(text)), ("u", .bool(takesUnit)), ("v", value)]))
+            case .reachable(let accessory, let isReachable):
+                ("reachable", .object([("a", .string(accessory)), ("r", .bool(isReachable))]))
+            case .reload: ("reload", .object([]))
+            }
+        return "event: \(name)\ndata: \(String(decoding: data.bytes, as: UTF8.self))\n\n"
     }
 }
 
@@ -158,10 +157,7 @@ final class LiveFeed: Sendable {
     }
 
     /// Ends the streams of a session (its logout).
-    func close(session: String) {
-        let pages = mailboxes.withLock { Array(($0 ?? [:]).values.filter { $0.session == session }) }
-        for page in pages { close(page) }
-    }
+    func close(session: String) { closeEnded { $0 != session } }
 
     func close(_ mailbox: LiveMailbox) {
         mailbox.close()

@@ -14,8 +14,8 @@ struct LoginRoutes {
     var collection: RouteCollection<WebRequestContext> {
         let routes = RouteCollection(context: WebRequestContext.self)
         routes.get("/login") { request, context in loginPage(request, context: context) }
-        routes.post("/login") { request, context in await login(request, context: context) }
-        routes.post("/logout") { request, context in await logout(request, context: context) }
+        routes.post("/login") { request, context in try await login(request, context: context) }
+        routes.post("/logout") { request, context in try await logout(request, context: context) }
         return routes
     }
 
@@ -36,13 +36,8 @@ struct LoginRoutes {
         return response
     }
 
-    private func login(_ request: Request, context: WebRequestContext) async -> Response {
-        let form: LoginForm
-        do throws(FormProblem) {
-            form = try await request.form(LoginForm.self, upTo: WebSite.maximumBody)
-        } catch {
-            return .problem(error)
-        }
+    private func login(_ request: Request, context: WebRequestContext) async throws -> Response {
+        let form = try await request.form(LoginForm.self)
         let account = form.account ?? ""
         guard let expected = request.cookies[Self.loginCookie]?.value, let sent = form.csrf,
             sameSecret(expected, sent), site.proxy.sameOrigin(request, context: context)
@@ -98,14 +93,9 @@ struct LoginRoutes {
         }
     }
 
-    private func logout(_ request: Request, context: WebRequestContext) async -> Response {
+    private func logout(_ request: Request, context: WebRequestContext) async throws -> Response {
         guard let session = site.session(of: request) else { return .seeOther("/login") }
-        let form: LogoutForm
-        do throws(FormProblem) {
-            form = try await request.form(LogoutForm.self, upTo: WebSite.maximumBody)
-        } catch {
-            return .problem(error)
-        }
+        let form = try await request.form(LogoutForm.self)
         guard let sent = form.csrf, sameSecret(session.csrf, sent), site.proxy.sameOrigin(request, context: context)
         else {
             return .problem(

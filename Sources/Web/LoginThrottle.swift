@@ -84,13 +84,11 @@ final class LoginThrottle: Sendable {
 
     private func prune(_ failures: inout Failures, at moment: ContinuousClock.Instant) {
         let oldest = moment - window
-        failures.byAccount = failures.byAccount.compactMapValues { times in
-            let kept = times.filter { $0 > oldest }
-            return kept.isEmpty ? nil : kept
-        }
-        failures.byAddress = failures.byAddress.compactMapValues { times in
-            let kept = times.filter { $0 > oldest }
-            return kept.isEmpty ? nil : kept
+        for table in [\Failures.byAccount, \Failures.byAddress] {
+            failures[keyPath: table] = failures[keyPath: table].compactMapValues { times in
+                let kept = times.filter { $0 > oldest }
+                return kept.isEmpty ? nil : kept
+            }
         }
     }
 }

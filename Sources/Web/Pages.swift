@@ -9,34 +9,20 @@ enum Pages {
     /// What the frame of every page shows: the header with the account's homes, health
     /// (administrators) and logout, the notice of the last action, and the live stream to follow.
     struct Frame {
-        struct HomeLink {
-            let name: String
-            let query: String
-            let role: String
-            let primary: Bool
-        }
-
-        struct NoticeView {
-            let kind: String
-            let text: String
-        }
-
         let title: String
         let session: Session?
-        let homes: [HomeLink]
+        let homes: [(name: String, query: String, role: String, primary: Bool)]
         let administrator: Bool
         let live: String?
-        let notice: NoticeView?
+        let notice: (kind: String, text: String)?
 
         init(title: String, session: Session?, homes: [HomeSummary] = [], live: String? = nil, notice: Notice? = nil) {
             self.title = title
             self.session = session
-            self.homes = homes.map {
-                HomeLink(name: $0.name, query: queryEncoded($0.name), role: $0.role.rawValue, primary: $0.isPrimary)
-            }
+            self.homes = homes.map { ($0.name, queryEncoded($0.name), $0.role.rawValue, $0.isPrimary) }
             administrator = homes.contains { $0.role == .administrator }
             self.live = live
-            self.notice = notice.map { NoticeView(kind: $0.succeeded ? "ok" : "error", text: noticeText($0)) }
+            self.notice = notice.map { ($0.succeeded ? "ok" : "error", noticeText($0)) }
         }
     }
 
@@ -460,42 +446,28 @@ enum Pages {
     }
 
     static func health(session: Session, homes: [HomeSummary], health: Health) -> String {
-        struct Row {
-            let id: String
-            let label: String
-            let value: String
-        }
-        struct Driver {
-            let id: String
-            let title: String
-            let summary: String
-            let troubled: Bool
-        }
         let summary = health.summary
         let seconds = Int(summary.uptime.components.seconds)
-        var rows = [
-            Row(id: "broker", label: "Broker", value: health.connected ? "connected" : "not connected"),
-            Row(
-                id: "uptime", label: "Up for",
-                value: "\(seconds / 86_400) d \(seconds / 3_600 % 24) h \(seconds / 60 % 60) min"),
-            Row(
-                id: "memory", label: "Memory (resident)",
-                value: health.residentBytes.map { "\($0 / 1_048_576) MiB" } ?? "unknown"),
-            Row(id: "commands", label: "Commands in the last minute", value: "\(summary.commandsLastMinute)"),
-            Row(id: "failures", label: "Refused or failed in the last minute", value: "\(summary.failuresLastMinute)"),
-            Row(id: "succeeded", label: "Commands since start", value: "\(summary.commandsSucceeded)"),
-            Row(id: "messages", label: "Messages in / out", value: "\(summary.messagesIn) / \(summary.messagesOut)"),
-            Row(id: "reconnects", label: "Broker reconnects", value: "\(summary.brokerReconnects)"),
-            Row(id: "pages", label: "Open pages", value: "\(health.openPages)"),
-            Row(id: "version", label: "Version", value: health.version),
+        var rows: [(id: String, label: String, value: String)] = [
+            ("broker", "Broker", health.connected ? "connected" : "not connected"),
+            ("uptime", "Up for", "\(seconds / 86_400) d \(seconds / 3_600 % 24) h \(seconds / 60 % 60) min"),
+            ("memory", "Memory (resident)", health.residentBytes.map { "\($0 / 1_048_576) MiB" } ?? "unknown"),
+            ("commands", "Commands in the last minute", "\(summary.commandsLastMinute)"),
+            ("failures", "Refused or failed in the last minute", "\(summary.failuresLastMinute)"),
+            ("succeeded", "Commands since start", "\(summary.commandsSucceeded)"),
+            ("messages", "Messages in / out", "\(summary.messagesIn) / \(summary.messagesOut)"),
+            ("reconnects", "Broker reconnects", "\(summary.brokerReconnects)"),
+            ("pages", "Open pages", "\(health.openPages)"),
+            ("version", "Version", health.version),
         ]
         for (code, count) in summary.commandsFailed.sorted(by: { $0.key < $1.key }) {
-            rows.append(Row(id: "error-\(code)", label: "Errors: \(code)", value: "\(count)"))
+            rows.append(("error-\(code)", "Errors: \(code)", "\(count)"))
         }
-        let drivers = health.drivers.map {
-            Driver(
-                id: $0.driver, title: driverTitle($0.driver), summary: driverSummary($0),
-                troubled: $0.condition?.isHealthy == false || $0.unreachable > 0)
+        let drivers: [(id: String, title: String, summary: String, troubled: Bool)] = health.drivers.map {
+            (
+                $0.driver, driverTitle($0.driver), driverSummary($0),
+                $0.condition?.isHealthy == false || $0.unreachable > 0
+            )
         }
         return render(
             "health", Frame(title: "Health", session: session, homes: homes),

@@ -20,14 +20,6 @@ extension Response {
         page(Pages.problem(title: title, message: message, session: session, homes: homes), status: status)
     }
 
-    /// A form that could not be read: too large, or no form of the page's.
-    static func problem(_ problem: FormProblem) -> Response {
-        switch problem {
-        case .tooLarge: Self.problem("Too large", "The form is too large.", status: .contentTooLarge)
-        case .unreadable: Self.problem("Not a form", "The form could not be read.", status: .badRequest)
-        }
-    }
-
     /// The answer to the page's script: `{"ok":…,"message":…,"code":…}`.
     static func json(_ notice: Notice, status: HTTPResponse.Status = .ok) -> Response {
         var members: [(key: String, value: JSON)] = [

@@ -7,18 +7,13 @@
 // - the live feed asks synchronously whether a session lives (`isLive`), a `PersistDriver` only async.
 // The login throttle and the CSRF token were ours either way. Not adding it also saves its build
 // (swift-extras-base64 and its CBcrypt target).
+import Foundation
 import Synchronization
 
 /// A random token of 32 bytes as hex, from the system's secure generator (getrandom on Linux).
 func randomToken() -> String {
     var generator = SystemRandomNumberGenerator()
-    var text = ""
-    for _ in 0..<4 {
-        let word = generator.next()
-        let hex = String(word, radix: 16)
-        text += String(repeating: "0", count: 16 - hex.count) + hex
-    }
-    return text
+    return (0..<4).map { _ in String(format: "%016llx", generator.next()) }.joined()
 }
 
 /// Compares two secrets in time that does not depend on where they differ.
@@ -115,11 +110,6 @@ final class SessionStore: Sendable {
 
     func end(_ token: String) {
         _ = sessions.withLock { $0.removeValue(forKey: token) }
-    }
-
-    /// Ends every session of `account` (its password may have changed).
-    func end(account: String) {
-        sessions.withLock { sessions in sessions = sessions.filter { $0.value.account != account } }
     }
 
     /// Keeps `notice` for the next page of this session.

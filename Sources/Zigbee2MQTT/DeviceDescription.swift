@@ -2,12 +2,11 @@ import JSON
 
 /// One device of zigbee2mqtt's retained `bridge/devices`: who it is (the IEEE address, which never
 /// changes, and the friendly name, which the user may change) and what it exposes.
-package struct DeviceDescription: Sendable, Hashable {
+package struct DeviceDescription: Sendable, Hashable, ListEntry {
     package var ieeeAddress: String
     package var friendlyName: String
     /// `Coordinator`, `Router` or `EndDevice`.
     package var type: String
-    package var supported: Bool
     var interviewCompleted: Bool
     package var disabled: Bool
     package var vendor: String
@@ -20,7 +19,10 @@ package struct DeviceDescription: Sendable, Hashable {
     var isOutlet: Bool
     /// Entries of `exposes` that are not exposes at all (no `type`), for the log.
     var malformedExposes: Int
+}
 
+// In an extension, so that the memberwise init stays (a group's description, ``GroupDescription``).
+extension DeviceDescription {
     /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
     package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
         guard case .object = json else { throw .init("a device entry is not an object") }
@@ -33,20 +35,15 @@ package struct DeviceDescription: Sendable, Hashable {
         ieeeAddress = ieee
         self.friendlyName = friendlyName
         type = json["type"]?.stringValue ?? ""
-        supported = json["supported"] == .bool(true)
         interviewCompleted = json["interview_completed"] == .bool(true)
         disabled = json["disabled"] == .bool(true)
         let definition = json["definition"]
         vendor = definition?["vendor"]?.stringValue ?? json["manufacturer"]?.stringValue ?? ""
         model = definition?["model"]?.stringValue ?? json["model_id"]?.stringValue ?? ""
         description = definition?["description"]?.stringValue ?? ""
-        if case .array(let entries) = definition?["exposes"] {
-            exposes = entries.compactMap { Expose($0) }
-            malformedExposes = entries.count - exposes.count
-        } else {
-            exposes = []
-            malformedExposes = 0
-        }
+        let entries = definition?["exposes"]?.arrayValue ?? []
+        exposes = entries.compactMap { Expose($0) }
+        malformedExposes = entries.count - exposes.count
         let kind = description.lowercased()
         isOutlet =
             exposes.contains { ["power", "energy"].contains($0.name ?? "") }
@@ -55,48 +52,43 @@ package struct DeviceDescription: Sendable, Hashable {
 
     /// `0x` and 16 hex digits, as zigbee2mqtt writes every IEEE address.
     static func isIEEEAddress(_ text: String) -> Bool {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 18, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "x") else { return false }
-        return utf8.dropFirst(2).allSatisfy {
-            ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70)
-        }
+        text.utf8.count == 18 && text.hasPrefix("0x") && text.dropFirst(2).allSatisfy { $0.isASCII && $0.isHexDigit }
     }
 
     /// Whether the device can become an accessory: not the coordinator, interviewed, not disabled.
     package var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
 
-    /// Reads the whole `bridge/devices` payload. A malformed entry is skipped and named in `problems`;
-    /// a payload that is not a JSON array throws.
-    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
-        devices: [DeviceDescription], problems: [String]
-    ) {
-        let (devices, problems) = try readList(payload, topic: "bridge/devices") {
-            entry throws(Zigbee2MQTTPayloadError) in
-            try DeviceDescription(entry)
-        }
-        return (devices, problems)
-    }
+    package static let listTopic = "bridge/devices"
 }
 
-/// The entries of a list zigbee2mqtt retains (`bridge/devices`, `bridge/groups`), each read by
-/// `read`: a malformed one is skipped and named in `problems`; a payload that is not a JSON array
-/// throws.
-func readList<Entry>(
-    _ payload: [UInt8], topic: String, _ read: (JSON) throws(Zigbee2MQTTPayloadError) -> Entry
-) throws(Zigbee2MQTTPayloadError) -> (entries: [Entry], problems: [String]) {
-    let json: JSON
-    do { json = try JSON.parse(payload) } catch { throw .init("\(topic) is not JSON: \(error)") }
-    guard case .array(let elements) = json else { throw .init("\(topic) is not a JSON array") }
-    var entries: [Entry] = []
-    var problems: [String] = []
-    for element in elements {
-        do throws(Zigbee2MQTTPayloadError) {
-            entries.append(try read(element))
-        } catch {
-            problems.append(error.message)
+/// An entry of a list zigbee2mqtt retains (`bridge/devices`, `bridge/groups`).
+package protocol ListEntry {
+    /// The list's topic under the base topic.
+    static var listTopic: String { get }
+    /// Reads one entry; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
+    init(_ json: JSON) throws(Zigbee2MQTTPayloadError)
+}
+
+extension ListEntry {
+    /// Reads the whole list's payload. A malformed entry is skipped and named in `problems`; a payload
+    /// that is not a JSON array throws.
+    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
+        entries: [Self], problems: [String]
+    ) {
+        let json: JSON
+        do { json = try JSON.parse(payload) } catch { throw .init("\(listTopic) is not JSON: \(error)") }
+        guard case .array(let elements) = json else { throw .init("\(listTopic) is not a JSON array") }
+        var entries: [Self] = []
+        var problems: [String] = []
+        for element in elements {
+            do throws(Zigbee2MQTTPayloadError) {
+                entries.append(try Self(element))
+            } catch {
+                problems.append(error.message)
+            }
         }
+        return (entries, problems)
     }
-    return (entries, problems)
 }
 
 /// Something zigbee2mqtt published that the driver cannot use, with what is wrong in words.

@@ -18,7 +18,6 @@ package struct Expose: Sendable, Hashable {
 
     package var type: String
     package var name: String?
-    package var label: String?
     /// The key in the state payload and in `/set` (`state_l1` for an endpoint's state).
     package var property: String?
     package var endpoint: String?
@@ -39,7 +38,6 @@ package struct Expose: Sendable, Hashable {
         guard case .object = json, let type = json["type"]?.stringValue, depth < 8 else { return nil }
         self.type = type
         name = json["name"]?.stringValue
-        label = json["label"]?.stringValue
         property = json["property"]?.stringValue
         endpoint = json["endpoint"]?.stringValue
         access = Access(rawValue: json["access"]?.integerValue ?? 0)
@@ -47,14 +45,10 @@ package struct Expose: Sendable, Hashable {
         valueMin = json["value_min"]?.numberValue
         valueMax = json["value_max"]?.numberValue
         valueStep = json["value_step"]?.numberValue
-        if case .array(let values) = json["values"] { self.values = values } else { values = [] }
+        values = json["values"]?.arrayValue ?? []
         valueOn = json["value_on"]
         valueOff = json["value_off"]
-        if case .array(let features) = json["features"] {
-            self.features = features.compactMap { Expose($0, depth: depth + 1) }
-        } else {
-            features = []
-        }
+        features = (json["features"]?.arrayValue ?? []).compactMap { Expose($0, depth: depth + 1) }
         // A composite without access bits of its own (zigbee2mqtt's documentation shows such
         // `color_xy`) can do what its features can.
         if json["access"] == nil, !features.isEmpty {

@@ -11,14 +11,12 @@ package struct MappedDevice: Sendable, Hashable {
     /// Exposes with no mapping, by property (`linkquality`, `voltage`, `power_on_behavior`, ...).
     package let unmapped: [String]
     /// The property and value that make the device identify itself, when it has an `identify` expose.
-    let identify: (property: String, value: JSON)?
+    let identify: Identify?
 
-    package static func == (lhs: MappedDevice, rhs: MappedDevice) -> Bool {
-        lhs.accessory == rhs.accessory && lhs.bindings == rhs.bindings && lhs.unmapped == rhs.unmapped
-            && lhs.identify?.property == rhs.identify?.property && lhs.identify?.value == rhs.identify?.value
+    struct Identify: Sendable, Hashable {
+        let property: String
+        let value: JSON
     }
-
-    package func hash(into hasher: inout Hasher) { hasher.combine(accessory) }
 
     /// One characteristic's value as a state payload gives it.
     package struct Reported: Sendable, Hashable {
@@ -106,11 +104,9 @@ private struct Builder {
     static let categoryOrder: [AccessoryCategory] = [
         .thermostat, .doorLock, .windowCovering, .lightbulb, .fan, .outlet, .switch, .sensor, .programmableSwitch,
     ]
-    var identify: (property: String, value: JSON)?
+    var identify: MappedDevice.Identify?
 
     private static let readNotify: CharacteristicPermissions = [.read, .notify]
-
-    init(device: DeviceDescription) { self.device = device }
 
     mutating func add(_ expose: Expose) {
         switch expose.type {
@@ -139,10 +135,7 @@ private struct Builder {
                     .brightness, feature, .scaled(deviceMax: feature.valueMax ?? 254, modelMax: 100),
                     metadata: standard(.brightness))
             case "color_temp":
-                var metadata = standard(.colorTemperature)
-                metadata.minimumValue = feature.valueMin ?? metadata.minimumValue
-                metadata.maximumValue = feature.valueMax ?? metadata.maximumValue
-                service.add(.colorTemperature, feature, .number, metadata: metadata)
+                service.add(.colorTemperature, feature, .number, metadata: measurement(.colorTemperature, feature))
             case "color_hs", "color_xy":
                 guard !hasColor else { continue }  // both use the one `color` property
                 hasColor = true
@@ -163,10 +156,16 @@ private struct Builder {
         let property = expose.features.first { $0.name == "state" }?.property
         let suffix = expose.endpoint.map { "_\($0)" } ?? ""
         let other = property.flatMap { $0 == "state\(suffix)" ? nil : $0 }
-        var service = ServiceDraft(
+        let service = ServiceDraft(
             kind: other.map { "switch_\($0)" } ?? (isOutlet ? "outlet" : "switch"),
             name: other.map(Self.words) ?? (isOutlet ? "Outlet" : "Switch"),
             type: isOutlet && other == nil ? .outlet : .switch, endpoint: other == nil ? expose.endpoint : nil)
+        addOn(service, expose, category: isOutlet && other == nil ? .outlet : .switch)
+    }
+
+    /// A service that is switched on and off only (a switch, a fan): On, from the expose's `state`.
+    private mutating func addOn(_ service: ServiceDraft, _ expose: Expose, category: AccessoryCategory) {
+        var service = service
         for feature in expose.features {
             if feature.name == "state", feature.valueOn != nil {
                 service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
@@ -174,7 +173,7 @@ private struct Builder {
                 unmapped.append(feature.displayName)
             }
         }
-        finish(service, category: isOutlet && other == nil ? .outlet : .switch)
+        finish(service, category: category)
     }
 
     /// `away_mode` → `Away Mode`.
@@ -190,11 +189,8 @@ private struct Builder {
             service.add(.targetPosition, position, .number, isTarget: true)
             // HAP's PositionState, from the device's motor state where it has one.
             if let motor = motorState(endpoint: cover.endpoint) {
-                let known: [(String, Int)] = [("closing", 0), ("opening", 1), ("stopped", 2)]
-                let table = known.filter { motor.stringValues.contains($0.0) }
-                service.add(
-                    .positionState, motor, .enumeration(names: table.map(\.0), numbers: table.map(\.1)),
-                    readOnly: true)
+                let states = enumeration(motor, ["closing": 0, "opening": 1, "stopped": 2])
+                service.add(.positionState, motor, states, readOnly: true)
             }
         }
         for feature in cover.features where feature.name != "position" {
@@ -232,8 +228,7 @@ private struct Builder {
         if service.characteristics.contains(where: { $0.type == .currentPosition }),
             !service.characteristics.contains(where: { $0.type == .positionState })
         {
-            service.characteristics.append(
-                Characteristic(type: .positionState, metadata: standard(.positionState), value: .int(2)))
+            service.characteristics.append(.standard(.positionState, .int(2)))
         }
         finish(service, category: .windowCovering)
     }
@@ -256,11 +251,8 @@ private struct Builder {
                 service.add(.lockTargetState, feature, conversion)
                 if lockState == nil { service.add(.lockCurrentState, feature, conversion, readOnly: true) }
             case "lock_state":
-                let known: [(String, Int)] = [("unlocked", 0), ("locked", 1), ("not_fully_locked", 2)]
-                let table = known.filter { feature.stringValues.contains($0.0) }
-                service.add(
-                    .lockCurrentState, feature,
-                    .enumeration(names: table.map(\.0), numbers: table.map(\.1)), readOnly: true)
+                let states = enumeration(feature, ["unlocked": 0, "locked": 1, "not_fully_locked": 2])
+                service.add(.lockCurrentState, feature, states, readOnly: true)
             default:
                 unmapped.append(feature.displayName)
             }
@@ -284,13 +276,10 @@ private struct Builder {
                 metadata.stepValue = feature.valueStep ?? metadata.stepValue
                 service.add(.targetTemperature, feature, .number, metadata: metadata)
             case "system_mode":
-                let known: [(String, Int)] = [("off", 0), ("heat", 1), ("cool", 2), ("auto", 3)]
-                let table = known.filter { feature.stringValues.contains($0.0) }
+                let modes = enumeration(feature, ["off": 0, "heat": 1, "cool": 2, "auto": 3])
                 var metadata = standard(.targetHeatingCoolingState)
-                metadata.validValues = table.map(\.1)
-                service.add(
-                    .targetHeatingCoolingState, feature, .enumeration(names: table.map(\.0), numbers: table.map(\.1)),
-                    metadata: metadata)
+                if case .enumeration(_, let numbers) = modes { metadata.validValues = numbers }
+                service.add(.targetHeatingCoolingState, feature, modes, metadata: metadata)
             case "preset" where !feature.stringValues.isEmpty:
                 // HomeKit has no presets: the device's own words, any of them (manual, schedule, boost, eco).
                 service.add(
@@ -298,11 +287,8 @@ private struct Builder {
                     metadata: CharacteristicMetadata(
                         format: .string, validStrings: feature.stringValues, permissions: []))
             case "running_state":
-                let known: [(String, Int)] = [("idle", 0), ("heat", 1), ("cool", 2)]
-                let table = known.filter { feature.stringValues.contains($0.0) }
-                service.add(
-                    .currentHeatingCoolingState, feature,
-                    .enumeration(names: table.map(\.0), numbers: table.map(\.1)), readOnly: true)
+                let states = enumeration(feature, ["idle": 0, "heat": 1, "cool": 2])
+                service.add(.currentHeatingCoolingState, feature, states, readOnly: true)
             default:
                 unmapped.append(feature.displayName)
             }
@@ -334,62 +320,48 @@ private struct Builder {
     }
 
     private mutating func addFan(_ fan: Expose) {
-        var service = ServiceDraft(kind: "fan", name: "Fan", type: .fan, endpoint: fan.endpoint)
-        for feature in fan.features {
-            if feature.name == "state", feature.valueOn != nil {
-                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
-            } else {
-                unmapped.append(feature.displayName)
-            }
-        }
-        finish(service, category: .fan)
+        addOn(ServiceDraft(kind: "fan", name: "Fan", type: .fan, endpoint: fan.endpoint), fan, category: .fan)
     }
 
     // MARK: Generic exposes
 
+    /// The generic exposes that are a sensor's reading or state, by type and name: the sensor service's
+    /// kind, name and type, its characteristic, and for a binary the characteristic's value for the
+    /// expose's `value_on` (its `value_off` is false or 0).
+    private static let sensors:
+        [String: (
+            kind: String, name: String, type: ServiceType, characteristic: CharacteristicType, on: CharacteristicValue?
+        )] = [
+            "numeric temperature": ("temperature", "Temperature", .temperatureSensor, .currentTemperature, nil),
+            "numeric humidity": ("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity, nil),
+            "numeric pressure": ("pressure", "Air Pressure", .airPressureSensor, .airPressure, nil),
+            "numeric illuminance": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
+            "numeric illuminance_lux": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
+            "binary occupancy": ("motion", "Motion", .motionSensor, .motionDetected, .bool(true)),
+            // As homebridge-z2m shows it: a sensor that something moved the device (its presses stay).
+            "binary vibration": ("vibration", "Vibration Sensor", .motionSensor, .motionDetected, .bool(true)),
+            "binary presence": ("occupancy", "Occupancy", .occupancySensor, .occupancyDetected, .int(1)),
+            // zigbee2mqtt's contact is true when closed: its value_on (the alarm) is false.
+            "binary contact": ("contact", "Contact", .contactSensor, .contactSensorState, .int(1)),
+            "binary water_leak": ("leak", "Leak", .leakSensor, .leakDetected, .int(1)),
+            "binary smoke": ("smoke", "Smoke", .smokeSensor, .smokeDetected, .int(1)),
+            "numeric battery": ("battery", "Battery", .battery, .batteryLevel, nil),
+            "binary battery_low": ("battery", "Battery", .battery, .statusLowBattery, .int(1)),
+        ]
+
     private mutating func addGeneric(_ expose: Expose) {
-        switch (expose.type, expose.name) {
-        case ("numeric", "temperature"):
-            sensor("temperature", "Temperature", .temperatureSensor, .currentTemperature, expose, .number)
-        case ("numeric", "humidity"):
-            sensor("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity, expose, .number)
-        case ("numeric", "pressure"):
-            sensor("pressure", "Air Pressure", .airPressureSensor, .airPressure, expose, .number)
-        case ("numeric", "illuminance"), ("numeric", "illuminance_lux"):
+        if let sensor = Self.sensors["\(expose.type) \(expose.name ?? "")"] {
             // zigbee2mqtt 1.x's `illuminance` without a unit is a raw reading, not lux.
-            guard expose.unit == "lx" || expose.name == "illuminance_lux" else {
-                unmapped.append(expose.displayName)
-                return
+            guard expose.name != "illuminance" || expose.unit == "lx" else {
+                return unmapped.append(expose.displayName)
             }
-            sensor("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, expose, .number)
+            let conversion = sensor.on.map { binary(expose, on: $0, off: $0 == .bool(true) ? .bool(false) : .int(0)) }
+            return self.sensor(
+                sensor.kind, sensor.name, sensor.type, sensor.characteristic, expose, conversion ?? .number)
+        }
+        switch (expose.type, expose.name) {
         case ("enum", "motor_state") where device.exposes.contains(where: { $0.type == "cover" }):
             break  // the cover's PositionState
-        case ("binary", "occupancy"):
-            sensor(
-                "motion", "Motion", .motionSensor, .motionDetected, expose,
-                binary(expose, on: .bool(true), off: .bool(false)))
-        case ("binary", "vibration"):
-            // As homebridge-z2m shows it: a sensor that something moved the device (its presses stay).
-            sensor(
-                "vibration", "Vibration Sensor", .motionSensor, .motionDetected, expose,
-                binary(expose, on: .bool(true), off: .bool(false)))
-        case ("binary", "presence"):
-            sensor(
-                "occupancy", "Occupancy", .occupancySensor, .occupancyDetected, expose,
-                binary(expose, on: .int(1), off: .int(0)))
-        case ("binary", "contact"):
-            // zigbee2mqtt's contact is true when closed: its value_on (the alarm) is false.
-            sensor(
-                "contact", "Contact", .contactSensor, .contactSensorState, expose,
-                binary(expose, on: .int(1), off: .int(0)))
-        case ("binary", "water_leak"):
-            sensor("leak", "Leak", .leakSensor, .leakDetected, expose, binary(expose, on: .int(1), off: .int(0)))
-        case ("binary", "smoke"):
-            sensor("smoke", "Smoke", .smokeSensor, .smokeDetected, expose, binary(expose, on: .int(1), off: .int(0)))
-        case ("numeric", "battery"):
-            sensor("battery", "Battery", .battery, .batteryLevel, expose, .number)
-        case ("binary", "battery_low"):
-            sensor("battery", "Battery", .battery, .statusLowBattery, expose, binary(expose, on: .int(1), off: .int(0)))
         case ("binary", "tamper"), ("binary", "child_lock"):
             additions.append(expose)  // to the service they belong to, once it is there
         case ("numeric", "power") where expose.unit == "W", ("numeric", "energy") where expose.unit == "kWh":
@@ -397,7 +369,8 @@ private struct Builder {
         case ("enum", "action") where expose.access.contains(.published):
             actions.append(expose)  // after the device's other services
         case ("enum", "identify") where expose.access.contains(.settable) && identify == nil:
-            identify = (expose.property ?? "identify", expose.values.first ?? .string("identify"))
+            identify = MappedDevice.Identify(
+                property: expose.property ?? "identify", value: expose.values.first ?? .string("identify"))
         default:
             unmapped.append(expose.displayName)
         }
@@ -417,10 +390,7 @@ private struct Builder {
         let controls: [ServiceType] = [.thermostat, .outlet, .switch, .lightbulb, .fan, .windowCovering]
         let services = services
         func first(_ types: [ServiceType]) -> Int? {
-            for type in types {
-                if let index = services.firstIndex(where: { $0.type == type }) { return index }
-            }
-            return nil
+            types.lazy.compactMap { type in services.firstIndex { $0.type == type } }.first
         }
         for expose in additions {
             switch expose.name {
@@ -467,18 +437,12 @@ private struct Builder {
         let buttons = services.indices.filter { services[$0].type == .statelessProgrammableSwitch }
         guard buttons.count > 1 else { return }
         for (number, index) in buttons.enumerated() {
-            services[index].characteristics.append(
-                Characteristic(
-                    type: .serviceLabelIndex, metadata: standard(.serviceLabelIndex), value: .int(number + 1)))
+            services[index].characteristics.append(.standard(.serviceLabelIndex, .int(number + 1)))
         }
         services.append(
             Service(
                 id: "service_label", type: .serviceLabel, name: "Button Labels",
-                characteristics: [
-                    Characteristic(
-                        type: .serviceLabelNamespace, metadata: standard(.serviceLabelNamespace),
-                        value: .int(Self.arabicNumerals))
-                ]))
+                characteristics: [.standard(.serviceLabelNamespace, .int(Self.arabicNumerals))]))
     }
 
     /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).
@@ -517,16 +481,12 @@ private struct Builder {
             unmapped.append(expose.displayName)
             return
         }
-        let id = ServiceDraft.id(kind, endpoint: expose.endpoint)
-        var service =
-            services.firstIndex { $0.id == id }.map { index in
-                let existing = services.remove(at: index)
-                var draft = ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
-                draft.characteristics = existing.characteristics
-                draft.bindings = bindings.filter { $0.service == id }
-                bindings.removeAll { $0.service == id }
-                return draft
-            } ?? ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
+        var service = ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
+        if let index = services.firstIndex(where: { $0.id == service.id }) {
+            service.characteristics = services.remove(at: index).characteristics
+            service.bindings = bindings.filter { $0.service == service.id }
+            bindings.removeAll { $0.service == service.id }
+        }
         let metadata: CharacteristicMetadata =
             if case .number = conversion { measurement(characteristic, expose) } else { standard(characteristic) }
         service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
@@ -607,6 +567,13 @@ private struct Builder {
             offValue: off)
     }
 
+    /// An `enum` expose as an integer characteristic: the values of `known` the expose has, in
+    /// `known`'s order, with their numbers.
+    private func enumeration(_ expose: Expose, _ known: KeyValuePairs<String, Int>) -> Conversion {
+        let table = known.filter { expose.stringValues.contains($0.key) }
+        return .enumeration(names: table.map(\.key), numbers: table.map(\.value))
+    }
+
     private func standard(_ type: CharacteristicType) -> CharacteristicMetadata {
         .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: Self.readNotify)
     }
@@ -651,15 +618,11 @@ private struct ServiceDraft {
     }
 
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
-        id = Self.id(kind, endpoint: endpoint)
+        id = ServiceID(endpoint.map { "\(kind)_\($0)" } ?? kind)
         self.name = endpoint.map { "\(name) \($0)" } ?? name
         baseName = name
         self.endpoint = endpoint
         self.type = type
-    }
-
-    static func id(_ kind: String, endpoint: String?) -> ServiceID {
-        ServiceID(endpoint.map { "\(kind)_\($0)" } ?? kind)
     }
 
     var service: Service { Service(id: id, type: type, name: name, characteristics: characteristics) }
@@ -671,9 +634,8 @@ private struct ServiceDraft {
         metadata: CharacteristicMetadata? = nil, readOnly: Bool = false, isTarget: Bool = false
     ) {
         guard let property = expose.property, !characteristics.contains(where: { $0.type == type }) else {
-            if !characteristics.contains(where: { $0.type == type }) || expose.property == nil {
-                dropped.append(expose.displayName)
-            } else if !bindings.contains(where: { $0.property == expose.property }) {
+            // A second characteristic of the type from a property that made the first is not dropped.
+            if expose.property == nil || !bindings.contains(where: { $0.property == expose.property }) {
                 dropped.append(expose.displayName)
             }
             return
@@ -704,21 +666,15 @@ extension CharacteristicMetadata {
     /// level, occupancy, tilt, hold position).
     static func zigbee(_ type: CharacteristicType) -> CharacteristicMetadata? {
         if let standard = standard(for: type) { return standard }
+        func reading(_ unit: CharacteristicUnit, _ minimum: Double, _ maximum: Double) -> Self {
+            .init(
+                format: .float, unit: unit, minimumValue: minimum, maximumValue: maximum, permissions: [.read, .notify])
+        }
         switch type {
-        case .airPressure:
-            return .init(
-                format: .float, unit: .hectopascals, minimumValue: 300, maximumValue: 1100,
-                permissions: [.read, .notify])
-        case .currentAmbientLightLevel:
-            return .init(
-                format: .float, unit: .lux, minimumValue: 0, maximumValue: 100_000, permissions: [.read, .notify])
-        case .currentConsumption:
-            return .init(
-                format: .float, unit: .watts, minimumValue: 0, maximumValue: 100_000, permissions: [.read, .notify])
-        case .totalConsumption:
-            return .init(
-                format: .float, unit: .kilowattHours, minimumValue: 0, maximumValue: 1_000_000_000,
-                permissions: [.read, .notify])
+        case .airPressure: return reading(.hectopascals, 300, 1100)
+        case .currentAmbientLightLevel: return reading(.lux, 0, 100_000)
+        case .currentConsumption: return reading(.watts, 0, 100_000)
+        case .totalConsumption: return reading(.kilowattHours, 0, 1_000_000_000)
         case .occupancyDetected:
             return .init(
                 format: .uint8, minimumValue: 0, maximumValue: 1, stepValue: 1, validValues: [0, 1],

@@ -3,7 +3,7 @@ import JSON
 /// One group of zigbee2mqtt's retained `bridge/groups`: the lights of a room switched as one.
 /// zigbee2mqtt sends a group's `/set` to all its members in one Zigbee group command, and publishes
 /// the group's state at `<base>/<group>` (and its availability, when that is on) as it does a device's.
-package struct GroupDescription: Sendable, Hashable {
+package struct GroupDescription: Sendable, Hashable, ListEntry {
     package var id: Int
     package var friendlyName: String
     /// The members' IEEE addresses, in the group's order (a device in it twice, on two endpoints, once).
@@ -19,26 +19,14 @@ package struct GroupDescription: Sendable, Hashable {
         self.id = id
         self.friendlyName = friendlyName
         var members: [String] = []
-        if case .array(let entries) = json["members"] {
-            for entry in entries {
-                guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
-                members.append(ieee)
-            }
+        for entry in json["members"]?.arrayValue ?? [] {
+            guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
+            members.append(ieee)
         }
         self.members = members
     }
 
-    /// Reads the whole `bridge/groups` payload. A malformed entry is skipped and named in
-    /// `problems`; a payload that is not a JSON array throws.
-    package static func list(_ payload: [UInt8]) throws(Zigbee2MQTTPayloadError) -> (
-        groups: [GroupDescription], problems: [String]
-    ) {
-        let (groups, problems) = try readList(payload, topic: "bridge/groups") {
-            entry throws(Zigbee2MQTTPayloadError) in
-            try GroupDescription(entry)
-        }
-        return (groups, problems)
-    }
+    package static let listTopic = "bridge/groups"
 
     /// The accessory id of the group: `group:<id>`, which no IEEE address can be.
     package var accessoryKey: String { "group:\(id)" }
@@ -70,10 +58,12 @@ package struct GroupDescription: Sendable, Hashable {
         guard !merged.isEmpty else { return nil }
         // What kind of switch the group is comes from what its members are, never from their names.
         let switches = known.filter { member in member.exposes.contains { $0.type == "switch" } }
+        // A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
         return DeviceDescription(
-            group: accessoryKey, friendlyName: friendlyName,
+            ieeeAddress: accessoryKey, friendlyName: friendlyName, type: "Group", interviewCompleted: true,
+            disabled: false, vendor: "zigbee2mqtt", model: "Group",
             description: "Group of \(known.map(\.friendlyName).joined(separator: ", "))", exposes: merged,
-            isOutlet: !switches.isEmpty && switches.allSatisfy(\.isOutlet))
+            isOutlet: !switches.isEmpty && switches.allSatisfy(\.isOutlet), malformedExposes: 0)
     }
 
     /// `expose` and its features without their endpoint: `state_l1` becomes `state`.
@@ -89,23 +79,5 @@ package struct GroupDescription: Sendable, Hashable {
             return withoutEndpoint(feature)
         }
         return plain
-    }
-}
-
-extension DeviceDescription {
-    /// A group as zigbee2mqtt's devices are described: `type` `Group`, made by zigbee2mqtt.
-    init(group key: String, friendlyName: String, description: String, exposes: [Expose], isOutlet: Bool) {
-        ieeeAddress = key
-        self.friendlyName = friendlyName
-        type = "Group"
-        supported = true
-        interviewCompleted = true
-        disabled = false
-        vendor = "zigbee2mqtt"
-        model = "Group"
-        self.description = description
-        self.exposes = exposes
-        self.isOutlet = isOutlet
-        malformedExposes = 0
     }
 }

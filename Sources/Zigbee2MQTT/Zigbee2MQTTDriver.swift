@@ -177,11 +177,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
     /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
     package func permitJoin(seconds: Int) async throws -> Int {
-        let data = try await askPermitJoin(seconds: seconds)
-        return data["time"]?.integerValue ?? seconds
-    }
-
-    private func askPermitJoin(seconds: Int) async throws -> JSON {
         nextRequest += 1
         let transaction = "homegate-\(nextRequest)"
         // `value` is what zigbee2mqtt 1.x needs; 2.x reads `time` only.
@@ -194,7 +189,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         } catch {
             finishJoin(transaction, .failure(error))
         }
-        return try await withTaskCancellationHandler {
+        let data: JSON = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard var reply = joinWaiters[transaction] else {
                     continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
@@ -206,6 +201,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             // onCancel runs on the canceller's thread, outside the actor: a task hops in.
             Task { await self.finishJoin(transaction, .failure(CancellationError())) }
         }
+        return data["time"]?.integerValue ?? seconds
     }
 
     private func finishJoin(_ transaction: String, _ result: Result<JSON, any Error>) {
@@ -272,22 +268,20 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// retained messages of the same connection: reachability is computed again on both sides.
     /// zigbee2mqtt's last word on `bridge/state` is kept across a reconnect (its retained copy
     /// comes again and corrects it).
-    private func connection(_ event: MQTTConnectionEvent) {
-        switch event {
-        case .connected:
-            connected = true
-        case .disconnected, .closed:
-            connected = false
+    private func followConnection(_ events: AsyncStream<MQTTConnectionEvent>) async {
+        for await event in events {
+            switch event {
+            case .connected:
+                connected = true
+            case .disconnected, .closed:
+                connected = false
+            }
+            refreshReachability()
         }
-        refreshReachability()
     }
 
     private func receiveAll(_ messages: Mailbox<MQTTMessage>) async {
         for await message in messages { receive(message) }
-    }
-
-    private func followConnection(_ events: AsyncStream<MQTTConnectionEvent>) async {
-        for await event in events { connection(event) }
     }
 
     private func receive(_ message: MQTTMessage) {
@@ -321,31 +315,25 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     static let earlyNamesKept = 1_000
     static let earlyPayloadLimit = 65_536
 
-    private func devicesListed(_ payload: [UInt8]) {
+    /// The entries of a retained list of `kind`s; nil when it is the payload taken `last`, or unreadable.
+    private func read<Entry: ListEntry>(_ payload: [UInt8], last: inout [UInt8], of kind: String) -> [Entry]? {
         // zigbee2mqtt republishes the whole list (1.6 MB for 500 devices) on every join, leave, rename
         // and interview, and the broker sends it again on every reconnect: the same bytes change nothing.
-        guard payload != lastDevicesPayload else { return }
-        lastDevicesPayload = payload
-        let listed: [DeviceDescription]
+        guard payload != last else { return nil }
+        last = payload
         do {
-            let (devices, problems) = try DeviceDescription.list(payload)
-            listed = devices
-            for problem in problems { reportOnce("bridge/devices", problem, "skipped a malformed device entry") }
+            let (entries, problems) = try Entry.list(payload)
+            for problem in problems { reportOnce(Entry.listTopic, problem, "skipped a malformed \(kind) entry") }
+            return entries
         } catch {
-            reportOnce("bridge/devices", "unreadable", "kept the devices known so far; bridge/devices: \(error)")
-            return
+            reportOnce(Entry.listTopic, "unreadable", "kept the \(kind)s known so far; \(Entry.listTopic): \(error)")
+            return nil
         }
-        var seen: Set<String> = []
-        var newOrder: [String] = []
-        for description in listed where description.isAccessory && !seen.contains(description.ieeeAddress) {
-            seen.insert(description.ieeeAddress)
-            newOrder.append(description.ieeeAddress)
-            take(description)
-        }
-        for ieee in order where !seen.contains(ieee) {
-            forget(ieee, because: "it is no longer in bridge/devices")
-        }
-        order = newOrder
+    }
+
+    private func devicesListed(_ payload: [UInt8]) {
+        guard let listed: [DeviceDescription] = read(payload, last: &lastDevicesPayload, of: "device") else { return }
+        order = take(listed.filter(\.isAccessory), replacing: order, because: "it is no longer in bridge/devices")
         // A group offers what its members do: their exposes may have changed.
         rebuildGroups()
         // What is left waits for a group: all of it until bridge/groups came, then only groups'.
@@ -356,62 +344,58 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     }
 
     private func groupsListed(_ payload: [UInt8]) {
-        guard payload != lastGroupsPayload else { return }
-        lastGroupsPayload = payload
-        do {
-            let (listed, problems) = try GroupDescription.list(payload)
-            groups = listed
-            for problem in problems { reportOnce("bridge/groups", problem, "skipped a malformed group entry") }
-        } catch {
-            reportOnce("bridge/groups", "unreadable", "kept the groups known so far; bridge/groups: \(error)")
-            return
-        }
+        guard let listed: [GroupDescription] = read(payload, last: &lastGroupsPayload, of: "group") else { return }
+        groups = listed
         rebuildGroups()
     }
 
     /// Makes the groups of `bridge/groups` whose members are known devices with a light, switch,
     /// cover or lock into accessories, and forgets the others.
     private func rebuildGroups() {
-        var keys: [String] = []
-        for group in groups where !keys.contains(group.accessoryKey) {
-            let members = group.members.compactMap { devices[$0]?.description }
-            guard let description = group.asDevice(members: members) else { continue }
-            keys.append(group.accessoryKey)
-            take(description)
+        let listed = groups.compactMap { group in
+            group.asDevice(members: group.members.compactMap { devices[$0]?.description })
         }
-        for key in groupOrder where !keys.contains(key) {
-            forget(key, because: "it is no longer a group of known lights, switches, covers or locks in bridge/groups")
-        }
-        groupOrder = keys
+        groupOrder = take(
+            listed, replacing: groupOrder,
+            because: "it is no longer a group of known lights, switches, covers or locks in bridge/groups")
         // Names follow the lists as a whole, so two devices that swapped names keep their own topics.
         ieeeByName = Dictionary(devices.values.map { ($0.description.friendlyName, $0.ieee) }) { first, _ in first }
+    }
+
+    /// Takes each of `listed` (the first of an address), forgets those of `known` no longer among them,
+    /// and returns the addresses taken, in order.
+    private func take(_ listed: [DeviceDescription], replacing known: [String], because reason: String) -> [String] {
+        var seen: Set<String> = []
+        var taken: [String] = []
+        for description in listed where seen.insert(description.ieeeAddress).inserted {
+            taken.append(description.ieeeAddress)
+            take(description)
+        }
+        for ieee in known where !seen.contains(ieee) { forget(ieee, because: reason) }
+        return taken
     }
 
     /// Takes a device (or a group) as listed: new, changed, renamed, or unchanged.
     private func take(_ description: DeviceDescription) {
         let mapped = ExposeMapping.map(description)
-        if var device = devices[description.ieeeAddress] {
-            let renamed = device.description.friendlyName != description.friendlyName
-            if renamed {
-                logger.notice(
-                    "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
-                    metadata: ["ieee": "\(description.ieeeAddress)"])
-            }
+        let known = devices[description.ieeeAddress]
+        var device = known ?? Device(description: description, mapped: mapped)
+        let renamed = known.map { $0.description.friendlyName != description.friendlyName } ?? false
+        if renamed {
+            logger.notice(
+                "zigbee2mqtt: \(device.description.friendlyName) is now called \(description.friendlyName)",
+                metadata: ["ieee": "\(description.ieeeAddress)"])
+        }
+        if known != nil {
             guard renamed || device.mapped != mapped || device.description != description else { return }
             device.update(description, mapped)
-            device.accessory.isReachable = isReachable(device)
-            devices[description.ieeeAddress] = device
-            if device.mapped.unmapped != mapped.unmapped { logUnmapped(description, mapped) }
-            sink.yield(.found(device.accessory))
-            if renamed { replayEarly(description) }
         } else {
-            var device = Device(description: description, mapped: mapped)
-            device.accessory.isReachable = isReachable(device)
-            devices[description.ieeeAddress] = device
             logUnmapped(description, mapped)
-            sink.yield(.found(device.accessory))
-            replayEarly(description)
         }
+        device.accessory.isReachable = isReachable(device)
+        devices[description.ieeeAddress] = device
+        sink.yield(.found(device.accessory))
+        if known == nil || renamed { replayEarly(description) }
     }
 
     private func replayEarly(_ description: DeviceDescription) {
@@ -799,13 +783,12 @@ private struct Device {
                 )
             }
             if case .color(let component, _) = binding.conversion {
-                var entry = colors[binding.property] ?? (binding, nil, nil)
+                let value = write.value.doubleValue
                 if component == .hue {
-                    entry.hue = write.value.doubleValue
+                    colors[binding.property, default: (binding, nil, nil)].hue = value
                 } else {
-                    entry.saturation = write.value.doubleValue
+                    colors[binding.property, default: (binding, nil, nil)].saturation = value
                 }
-                colors[binding.property] = entry
                 continue
             }
             guard let value = binding.deviceValue(for: write.value) else {
@@ -829,22 +812,17 @@ private struct Device {
             let hue = entry.hue ?? accessory.characteristic(service, .hue)?.value?.doubleValue ?? 0
             let saturation =
                 entry.saturation ?? accessory.characteristic(service, .saturation)?.value?.doubleValue ?? 100
-            var expected: [Expectation]
-            if hasHueSaturation {
-                fields.append((property, .object([("hue", .number(hue)), ("saturation", .number(saturation))])))
-                expected = [
-                    .near(property, key: "hue", hue, tolerance: 1.5),
-                    .near(property, key: "saturation", saturation, tolerance: 1.5),
-                ]
-            } else {
-                let xy = ColorSpace.xy(hue: hue, saturation: saturation)
-                fields.append((property, .object([("x", .number(xy.x)), ("y", .number(xy.y))])))
-                expected = [
-                    .near(property, key: "x", xy.x, tolerance: 0.002),
-                    .near(property, key: "y", xy.y, tolerance: 0.002),
-                ]
+            // Sent as the device takes colours: hue and saturation, or CIE xy; expected within a tolerance.
+            let xy = ColorSpace.xy(hue: hue, saturation: saturation)
+            let (components, tolerance): ([(key: String, value: Double)], Double) =
+                hasHueSaturation
+                ? ([("hue", hue), ("saturation", saturation)], 1.5) : ([("x", xy.x), ("y", xy.y)], 0.002)
+            fields.append((property, .object(components.map { ($0.key, .number($0.value)) })))
+            if entry.binding.isPublished {
+                expectations += components.map {
+                    (service, property, .near(property, key: $0.key, $0.value, tolerance: tolerance))
+                }
             }
-            if entry.binding.isPublished { expectations += expected.map { (service, property, $0) } }
         }
         // A light switched off does not report the brightness sent with it (zigbee2mqtt's own tests:
         // `{"brightness":20,"color":{…},"state":"OFF"}` publishes the colour and the state only).

@@ -13,7 +13,7 @@ struct ExposeMappingTests {
 
     static let devices: [DeviceDescription] = {
         let bytes = Array(FileManager.default.contents(atPath: "\(fixtures)/bridge-devices-z2m-test-startup.wire.txt")!)
-        return try! DeviceDescription.list(bytes).devices
+        return try! DeviceDescription.list(bytes).entries
     }()
 
     static func device(_ name: String) -> MappedDevice {
@@ -276,7 +276,7 @@ struct ExposeMappingTests {
         #expect(throws: Zigbee2MQTTPayloadError.self) { try DeviceDescription.list(Array("not json".utf8)) }
         #expect(throws: Zigbee2MQTTPayloadError.self) { try DeviceDescription.list(Array("{}".utf8)) }
         let mixed = try DeviceDescription.list(Array(#"[{"ieee_address":"0xzz"},{"friendly_name":"x"},7]"#.utf8))
-        #expect(mixed.devices.isEmpty && mixed.problems.count == 3)
+        #expect(mixed.entries.isEmpty && mixed.problems.count == 3)
     }
 
     @Test func numbersNoDeviceMeansAreInvalidNotATrap() throws {

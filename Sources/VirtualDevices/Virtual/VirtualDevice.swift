@@ -40,8 +40,16 @@ struct VirtualDevice: Sendable {
         isObstructed = configuration.isObstructed
         writeDelay = configuration.writeDelay
         failureRate = configuration.failureRate
+        let (category, type, values) = Self.model(of: configuration.kind)
         var services: [Service] = []
-        if let main = Self.mainService(for: configuration) { services.append(main) }
+        if let type {
+            let characteristics = values.map { characteristic, value in
+                Characteristic.standard(
+                    characteristic, characteristic == .obstructionDetected ? .bool(configuration.isObstructed) : value)
+            }
+            services.append(
+                Service(id: Self.mainService, type: type, name: type.rawValue, characteristics: characteristics))
+        }
         if let level = configuration.battery {
             services.append(
                 Service(
@@ -53,88 +61,58 @@ struct VirtualDevice: Sendable {
                     ]))
         }
         accessory = Accessory(
-            id: AccessoryID(configuration.id), name: configuration.name, category: Self.category(configuration.kind),
+            id: AccessoryID(configuration.id), name: configuration.name, category: category,
             manufacturer: configuration.manufacturer, model: configuration.model, bridge: bridge,
             bridgedAccessories: configuration.bridged.map { AccessoryID($0.id) }, services: services,
             isReachable: configuration.isReachable)
     }
 
-    private static func category(_ kind: VirtualDeviceKind) -> AccessoryCategory {
+    /// What a kind of device is: its category, and its main service's type and characteristics with
+    /// their first values (a bridge has no service of its own).
+    private static func model(of kind: VirtualDeviceKind) -> (
+        AccessoryCategory, ServiceType?, [(CharacteristicType, CharacteristicValue?)]
+    ) {
         switch kind {
-        case .lightbulb: .lightbulb
-        case .switch: .switch
-        case .outlet: .outlet
-        case .thermostat: .thermostat
-        case .lock: .doorLock
-        case .garageDoor: .garageDoorOpener
-        case .windowCovering: .windowCovering
-        case .fan: .fan
-        case .temperatureSensor, .humiditySensor, .motionSensor, .contactSensor: .sensor
-        case .bridge: .bridge
-        }
-    }
-
-    private static func mainService(for configuration: VirtualDeviceConfiguration) -> Service? {
-        func service(_ type: ServiceType, _ characteristics: [Characteristic]) -> Service {
-            Service(id: mainService, type: type, name: type.rawValue, characteristics: characteristics)
-        }
-        switch configuration.kind {
         case .lightbulb:
-            return service(
-                .lightbulb,
+            (
+                .lightbulb, .lightbulb,
                 [
-                    .standard(.on, .bool(false)), .standard(.brightness, .int(100)), .standard(.hue, .float(0)),
-                    .standard(.saturation, .float(0)), .standard(.colorTemperature, .int(300)),
-                ])
-        case .switch:
-            return service(.switch, [.standard(.on, .bool(false))])
-        case .outlet:
-            return service(.outlet, [.standard(.on, .bool(false)), .standard(.outletInUse, .bool(false))])
+                    (.on, .bool(false)), (.brightness, .int(100)), (.hue, .float(0)), (.saturation, .float(0)),
+                    (.colorTemperature, .int(300)),
+                ]
+            )
+        case .switch: (.switch, .switch, [(.on, .bool(false))])
+        case .outlet: (.outlet, .outlet, [(.on, .bool(false)), (.outletInUse, .bool(false))])
         case .thermostat:
-            return service(
-                .thermostat,
+            (
+                .thermostat, .thermostat,
                 [
-                    .standard(.currentTemperature, .float(20)), .standard(.targetTemperature, .float(21)),
-                    .standard(.currentHeatingCoolingState, .int(0)), .standard(.targetHeatingCoolingState, .int(0)),
-                    .standard(.temperatureDisplayUnits, .int(0)),
-                ])
-        case .lock:
-            return service(
-                .lockMechanism,
-                [
-                    .standard(.lockCurrentState, .int(1)), .standard(.lockTargetState, .int(1)),
-                ])
+                    (.currentTemperature, .float(20)), (.targetTemperature, .float(21)),
+                    (.currentHeatingCoolingState, .int(0)), (.targetHeatingCoolingState, .int(0)),
+                    (.temperatureDisplayUnits, .int(0)),
+                ]
+            )
+        case .lock: (.doorLock, .lockMechanism, [(.lockCurrentState, .int(1)), (.lockTargetState, .int(1))])
         case .garageDoor:
-            return service(
-                .garageDoorOpener,
-                [
-                    .standard(.currentDoorState, .int(1)), .standard(.targetDoorState, .int(1)),
-                    .standard(.obstructionDetected, .bool(configuration.isObstructed)),
-                ])
+            (
+                .garageDoorOpener, .garageDoorOpener,
+                [(.currentDoorState, .int(1)), (.targetDoorState, .int(1)), (.obstructionDetected, nil)]
+            )
         case .windowCovering:
-            return service(
-                .windowCovering,
+            (
+                .windowCovering, .windowCovering,
                 [
-                    .standard(.currentPosition, .int(0)), .standard(.targetPosition, .int(0)),
-                    .standard(.positionState, .int(2)), .standard(.holdPosition, nil),
-                ])
+                    (.currentPosition, .int(0)), (.targetPosition, .int(0)), (.positionState, .int(2)),
+                    (.holdPosition, nil),
+                ]
+            )
         case .fan:
-            return service(
-                .fan,
-                [
-                    .standard(.on, .bool(false)), .standard(.rotationSpeed, .float(50)),
-                    .standard(.rotationDirection, .int(0)),
-                ])
-        case .temperatureSensor:
-            return service(.temperatureSensor, [.standard(.currentTemperature, .float(21))])
-        case .humiditySensor:
-            return service(.humiditySensor, [.standard(.currentRelativeHumidity, .float(45))])
-        case .motionSensor:
-            return service(.motionSensor, [.standard(.motionDetected, .bool(false))])
-        case .contactSensor:
-            return service(.contactSensor, [.standard(.contactSensorState, .int(0))])
-        case .bridge:
-            return nil
+            (.fan, .fan, [(.on, .bool(false)), (.rotationSpeed, .float(50)), (.rotationDirection, .int(0))])
+        case .temperatureSensor: (.sensor, .temperatureSensor, [(.currentTemperature, .float(21))])
+        case .humiditySensor: (.sensor, .humiditySensor, [(.currentRelativeHumidity, .float(45))])
+        case .motionSensor: (.sensor, .motionSensor, [(.motionDetected, .bool(false))])
+        case .contactSensor: (.sensor, .contactSensor, [(.contactSensorState, .int(0))])
+        case .bridge: (.bridge, nil, [])
         }
     }
 
@@ -205,7 +183,7 @@ struct VirtualDevice: Sendable {
         case (.lock, .lockTargetState):
             // A lock told to be what it is already does not move (nor does a real one).
             guard number(.lockCurrentState) != number(.lockTargetState) else { return transitionRemaining = nil }
-            transitionRemaining = seconds(configuration.transitionTime)
+            transitionRemaining = configuration.transitionTime / .seconds(1)
         case (.windowCovering, .holdPosition) where value(.holdPosition) == .bool(true):
             // Stops where it is: the target becomes the position it has reached.
             set(.targetPosition, .int(Int(number(.currentPosition))))
@@ -218,7 +196,7 @@ struct VirtualDevice: Sendable {
             guard state != (closing ? 3 : 2) else { return }
             guard state != (closing ? 1 : 0) else { return transitionRemaining = nil }
             set(.currentDoorState, .int(closing ? 3 : 2))
-            transitionRemaining = seconds(configuration.transitionTime)
+            transitionRemaining = configuration.transitionTime / .seconds(1)
         default:
             break
         }
@@ -254,9 +232,8 @@ struct VirtualDevice: Sendable {
             }
         default: break
         }
-        if let level = value(.batteryLevel, service: Self.batteryService)?.intValue {
+        if var level = value(.batteryLevel, service: Self.batteryService)?.intValue {
             batteryElapsed += elapsed
-            var level = level
             while batteryElapsed >= Self.batteryDrainInterval && level > 0 {
                 batteryElapsed -= Self.batteryDrainInterval
                 level -= 1
@@ -334,9 +311,5 @@ struct VirtualDevice: Sendable {
             }
         default: break
         }
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        duration / .seconds(1)
     }
 }

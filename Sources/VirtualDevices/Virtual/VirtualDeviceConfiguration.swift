@@ -53,60 +53,42 @@ package struct VirtualDeviceConfiguration: Sendable, Hashable, Decodable {
         self.bridged = bridged
     }
 
-    /// The fields of the YAML form, each absent one at its default; durations in seconds.
-    init(
-        yaml id: String, name: String, kind: VirtualDeviceKind, manufacturer: String?, model: String?,
-        writeDelay: Double?, failureRate: Double?, reachable: Bool?, battery: Int?, transitionTime: Double?,
-        jammed: Bool?, obstructed: Bool?, bridged: [VirtualDeviceConfiguration]?
-    ) {
-        self.init(
-            id: id, name: name, kind: kind, manufacturer: manufacturer ?? "homegate", model: model,
-            writeDelay: .seconds(writeDelay ?? 0), failureRate: failureRate ?? 0, isReachable: reachable ?? true,
-            battery: battery, transitionTime: .seconds(transitionTime ?? 2), isJammed: jammed ?? false,
-            isObstructed: obstructed ?? false, bridged: bridged ?? [])
-    }
-
-    /// Whether `failureRate` is one the YAML form accepts (a probability).
-    static func isValid(failureRate: Double) -> Bool { (0...1).contains(failureRate) }
-
-    /// The longest `writeDelay` or `transitionTime` the YAML form accepts, in seconds.
+    /// The longest `writeDelay` or `transitionTime` the YAML form accepts, in seconds (a `Duration`
+    /// traps beyond its range).
     static let longestDuration = 3_600.0
-
-    /// Whether `seconds` is a duration the YAML form accepts (a `Duration` traps beyond its range).
-    static func isValid(seconds: Double) -> Bool { (0...longestDuration).contains(seconds) }
 
     private enum CodingKeys: String, CodingKey {
         case id, name, kind, manufacturer, model, writeDelay, failureRate, reachable, battery, transitionTime
         case jammed, obstructed, bridged
     }
 
-    /// Reads the YAML form; durations are in seconds (`writeDelay: 0.5`).
+    /// Reads the YAML form, each absent field at its default; durations are in seconds (`writeDelay: 0.5`).
     package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         for key in [CodingKeys.writeDelay, .transitionTime] {
-            guard let seconds = try c.decodeIfPresent(Double.self, forKey: key), !Self.isValid(seconds: seconds) else {
-                continue
-            }
+            guard let seconds = try c.decodeIfPresent(Double.self, forKey: key),
+                !(0...Self.longestDuration).contains(seconds)
+            else { continue }
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: c,
                 debugDescription: "\(key.stringValue) must be between 0 and \(Int(Self.longestDuration)) seconds")
         }
         self.init(
-            yaml: try c.decode(String.self, forKey: .id),
+            id: try c.decode(String.self, forKey: .id),
             name: try c.decode(String.self, forKey: .name),
             kind: try c.decode(VirtualDeviceKind.self, forKey: .kind),
-            manufacturer: try c.decodeIfPresent(String.self, forKey: .manufacturer),
+            manufacturer: try c.decodeIfPresent(String.self, forKey: .manufacturer) ?? "homegate",
             model: try c.decodeIfPresent(String.self, forKey: .model),
-            writeDelay: try c.decodeIfPresent(Double.self, forKey: .writeDelay),
-            failureRate: try c.decodeIfPresent(Double.self, forKey: .failureRate),
-            reachable: try c.decodeIfPresent(Bool.self, forKey: .reachable),
+            writeDelay: .seconds(try c.decodeIfPresent(Double.self, forKey: .writeDelay) ?? 0),
+            failureRate: try c.decodeIfPresent(Double.self, forKey: .failureRate) ?? 0,
+            isReachable: try c.decodeIfPresent(Bool.self, forKey: .reachable) ?? true,
             battery: try c.decodeIfPresent(Int.self, forKey: .battery),
-            transitionTime: try c.decodeIfPresent(Double.self, forKey: .transitionTime),
-            jammed: try c.decodeIfPresent(Bool.self, forKey: .jammed),
-            obstructed: try c.decodeIfPresent(Bool.self, forKey: .obstructed),
-            bridged: try c.decodeIfPresent([VirtualDeviceConfiguration].self, forKey: .bridged)
+            transitionTime: .seconds(try c.decodeIfPresent(Double.self, forKey: .transitionTime) ?? 2),
+            isJammed: try c.decodeIfPresent(Bool.self, forKey: .jammed) ?? false,
+            isObstructed: try c.decodeIfPresent(Bool.self, forKey: .obstructed) ?? false,
+            bridged: try c.decodeIfPresent([VirtualDeviceConfiguration].self, forKey: .bridged) ?? []
         )
-        guard Self.isValid(failureRate: failureRate) else {
+        guard (0...1).contains(failureRate) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .failureRate, in: c, debugDescription: "failureRate must be between 0 and 1")
         }

@@ -61,14 +61,14 @@ let zigbeeDevices: [MappedDevice] = {
     guard let bytes = FileManager.default.contents(atPath: file.path),
         let list = try? DeviceDescription.list(Array(bytes))
     else { fatalError("cannot read \(file.path)") }
-    return list.devices.map(ExposeMapping.map)
+    return list.entries.map(ExposeMapping.map)
 }()
 
 /// zigbee2mqtt's payloads: any bytes as a `bridge/devices` (mapped when they parse) and as every
 /// recorded device's state; every value taken passes its characteristic's own validation.
 func checkZigbee(_ bytes: [UInt8]) {
     if let list = try? DeviceDescription.list(bytes) {
-        for device in list.devices { _ = ExposeMapping.map(device) }
+        for device in list.entries { _ = ExposeMapping.map(device) }
     }
     guard let state = try? JSON.parse(bytes) else { return }
     for device in zigbeeDevices {
