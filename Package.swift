@@ -35,6 +35,9 @@ let package = Package(
         .target(name: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
         // libmosquitto (Debian's libmosquitto-dev): the one MQTT engine, for plain TCP and TLS.
         .systemLibrary(
+            name: "CQRencode", path: "Sources/CQRencode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(
             name: "CMosquitto", path: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // OpenSSL's libcrypto (Debian's libssl-dev): big-number arithmetic for HomeKit's SRP.
         .systemLibrary(
@@ -169,7 +172,7 @@ let package = Package(
         .target(
             name: "HomeKitBridge",
             dependencies: [
-                "AsyncMailbox", "Execution", "HAPModel", "HAPProtocol", "HomeModel", "JSON",
+                "AsyncMailbox", "CAvahi", "CQRencode", "Execution", "HAPModel", "HAPProtocol", "HomeModel", "JSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 source "$(dirname "$0")/apt-install.sh"
-apt_install install-deps mosquitto mosquitto-clients libmosquitto-dev libsqlite3-dev libavahi-client-dev openssl libssl-dev pkg-config gcc libc6-dev
+apt_install install-deps mosquitto mosquitto-clients libmosquitto-dev libsqlite3-dev libavahi-client-dev libqrencode-dev openssl libssl-dev pkg-config gcc libc6-dev
 
 if ! command -v swift >/dev/null; then
     echo "install-deps: 'swift' is not on PATH; install Swift 6.2 or later from swift.org and add its usr/bin to PATH" >&2

@@ -2,6 +2,11 @@ extension GatewayConfiguration {
     /// `homekit`: the homes served to Apple's Home app, each as a HomeKit bridge (docs/homekit.md).
     package struct HomeKitSettings: Sendable, Hashable {
         package var bridges: [Bridge] = []
+        /// Advertise the bridges over mDNS (`_hap._tcp`, through avahi-daemon), so that the Home
+        /// app finds them.
+        package var advertise = true
+        /// The interfaces the adverts go out on; nil: those with a route, never `lo` or `docker0`.
+        package var interfaces: [String]?
 
         package init() {}
 
@@ -24,7 +29,7 @@ extension GatewayConfiguration {
 
 extension GatewayConfiguration.HomeKitSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case bridges
+        case bridges, advertise, interfaces
     }
 
     package init(from decoder: any Decoder) throws {
@@ -41,6 +46,12 @@ extension GatewayConfiguration.HomeKitSettings: Decodable {
                 return "the home '\(home)' is served by two HomeKit bridges"
             }
             return nil
+        }
+        file.read(&advertise, .advertise)
+        interfaces = file.list(
+            .interfaces, example: ["eth0", "wlan0"], fix: "name the hub's network interfaces, e.g. [eth0]"
+        ) {
+            $0.isEmpty ? "an interface name in 'homekit.interfaces' is empty" : nil
         }
     }
 

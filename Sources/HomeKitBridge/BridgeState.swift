@@ -110,23 +110,24 @@ struct BridgeState: Sendable, Equatable {
 
 /// Where the bridges' states are kept: the home database's driver secrets.
 struct BridgeStateStore: Sendable {
+    /// The driver-secrets name the states are kept under.
+    static let driver = "homekit-bridge"
+
     let secrets: DriverSecrets
 
     /// The home's bridge state, a new one (stored at once) the first time.
     ///
     /// - Throws: `BridgeError.unreadableState` when a stored state does not read back.
     func load(home: HomeID) throws -> BridgeState {
-        if let stored = try secrets.value(home.rawValue) {
-            guard let json = try? JSON.parse(stored), let state = BridgeState(json: json) else {
-                throw BridgeError(
-                    .unreadableState,
-                    "the HomeKit bridge state of home \(home.rawValue) in the database does not read; "
-                        + "restore a backup (homegate restore), or remove it to pair the bridge anew")
-            }
-            return state
+        // A new state is made and stored in one transaction with the read: the web page asking for
+        // the setup code while the bridge starts gets the same identity as the bridge.
+        let stored = try secrets.value(home.rawValue) { BridgeState.new().json.bytes }
+        guard let json = try? JSON.parse(stored), let state = BridgeState(json: json) else {
+            throw BridgeError(
+                .unreadableState,
+                "the HomeKit bridge state of home \(home.rawValue) in the database does not read; "
+                    + "restore a backup (homegate restore), or remove it to pair the bridge anew")
         }
-        let state = BridgeState.new()
-        try save(state, home: home)
         return state
     }
 
@@ -156,4 +157,24 @@ package struct BridgeError: Error, Sendable, CustomStringConvertible {
     }
 
     package var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// What a home's administrators are shown to add its bridge to the Home app: the setup code, the
+/// QR code's payload, and whether a controller has paired already (a paired bridge takes no more
+/// pair setups; a new controller is added from the Home app of one that is paired).
+package struct BridgeSetup: Sendable, Equatable {
+    package let setupCode: String
+    package let payload: String
+    package let isPaired: Bool
+
+    /// The QR code of ``payload``.
+    package var qrCode: SetupQRCode? { SetupQRCode(payload: payload) }
+
+    /// The setup of `home`'s bridge as stored in `manager`'s database; made and stored now when the
+    /// bridge never ran, so the code shown before the first start is the one it will take.
+    package static func load(home: HomeID, manager: HomeManager) throws -> BridgeSetup {
+        let state = try BridgeStateStore(secrets: manager.secrets(for: BridgeStateStore.driver)).load(home: home)
+        return BridgeSetup(
+            setupCode: state.setup.setupCode, payload: state.setup.payload(category: 2), isPaired: state.isPaired)
+    }
 }

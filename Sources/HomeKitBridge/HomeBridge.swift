@@ -91,7 +91,7 @@ package actor HomeBridge {
         self.firmware = firmware
         homeID = home.id
         homeName = home.name
-        store = BridgeStateStore(secrets: manager.secrets(for: "homekit-bridge"))
+        store = BridgeStateStore(secrets: manager.secrets(for: BridgeStateStore.driver))
         state = try store.load(home: home.id)
         var warned: Set<String> = []
         let accessories = try Self.build(

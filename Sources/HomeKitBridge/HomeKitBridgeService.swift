@@ -8,14 +8,26 @@ import ServiceLifecycle
 /// until the home is there for the bridge's account (a home the configuration names may be made
 /// later over MQTT), then listens for controllers and follows the home's changes.
 package struct HomeKitBridgeService: ServiceLifecycle.Service {
-    /// One bridge to serve and where to listen.
+    /// One bridge to serve, where to listen, and where to advertise it.
     package struct Bridge: Sendable {
         package let settings: HomeBridge.Settings
         package let host: String
+        /// The interfaces its `_hap._tcp` record goes out on (nil: those with a route, never `lo`
+        /// or `docker0`); `advertise` false sends none (a controller then needs the address).
+        package let interfaces: [String]?
+        package let advertise: Bool
+        /// Listen on a free port when the configured one is taken (the demo), rather than not at all.
+        package let anyPortIfTaken: Bool
 
-        package init(_ settings: HomeBridge.Settings, host: String) {
+        package init(
+            _ settings: HomeBridge.Settings, host: String, interfaces: [String]? = nil, advertise: Bool = true,
+            anyPortIfTaken: Bool = false
+        ) {
             self.settings = settings
             self.host = host
+            self.interfaces = interfaces
+            self.advertise = advertise
+            self.anyPortIfTaken = anyPortIfTaken
         }
     }
 
@@ -39,6 +51,8 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
         self.started = started
     }
 
+    /// Serves until the gateway stops; a bridge that cannot serve says why in the log and leaves
+    /// the gateway and the other bridges running.
     package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
@@ -47,6 +61,7 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
                 }
             }
         }
+        try? await gracefulShutdown()
     }
 
     private func serve(_ bridge: Bridge) async {
@@ -75,14 +90,32 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
             }
         }
         do {
+            let listener: BridgeListener
+            do {
+                listener = try await BridgeListener.bind(host: bridge.host, port: settings.port)
+            } catch  where bridge.anyPortIfTaken {
+                listener = try await BridgeListener.bind(host: bridge.host, port: 0)
+            }
             let served = try HomeBridge(
-                settings: settings, home: home!, manager: manager, logger: logger, clock: clock, firmware: firmware)
-            let listener = try await BridgeListener.bind(host: bridge.host, port: settings.port)
+                settings: HomeBridge.Settings(home: settings.home, account: settings.account, port: listener.port),
+                home: home!, manager: manager, logger: logger, clock: clock, firmware: firmware)
             logger.notice("HomeKit bridge listens", metadata: ["port": "\(listener.port)"])
             await started(served, listener)
+            let advertiser = bridge.advertise ? HAPAdvertiser(interfaces: bridge.interfaces, logger: logger) : nil
+            if let advertiser {
+                await served.advertise { record in advertiser.publish(record) }
+            }
             await withDiscardingTaskGroup { group in
                 group.addTask { await listener.serve(served, logger: logger) }
                 group.addTask { await served.follow(changes) }
+                if let advertiser {
+                    group.addTask {
+                        await advertiser.run()
+                        // Withdrawn when the bridge stops: the record goes with it.
+                        for await _ in AsyncStream<Void>.makeStream().stream {}
+                        advertiser.stop()
+                    }
+                }
             }
         } catch {
             logger.error("HomeKit bridge cannot serve: \(error)")

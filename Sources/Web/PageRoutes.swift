@@ -41,9 +41,10 @@ struct PageRoutes {
         let discovered = summary.role.mayChangeLayout ? await manager.discoveredAccessories() : []
         let paired = summary.role.mayChangeLayout ? await manager.accessoriesWithPairing(in: home) : []
         let until = site.joinOpenUntil.withLock { $0 }.flatMap { $0 > Int(Date().timeIntervalSince1970) ? $0 : nil }
+        let homekit = summary.role.mayChangeLayout ? await site.homekit(home.id, home.name) : nil
         let context = Pages.HomeContext(
             session: session, homes: homes, home: home, role: summary.role, discovered: discovered, paired: paired,
-            notice: site.sessions.takeNotice(session.token), joinOpenUntil: until)
+            notice: site.sessions.takeNotice(session.token), joinOpenUntil: until, homekit: homekit)
         return .page(Pages.home(context))
     }
 

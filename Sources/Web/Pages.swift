@@ -67,6 +67,8 @@ enum Pages {
         var notice: Notice?
         /// When the last permit join the page asked for ends (for the countdown), in Unix seconds.
         var joinOpenUntil: Int?
+        /// The home's HomeKit bridge setup (administrators only; nil when the home is no bridge).
+        var homekit: HomeKitPairing?
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
@@ -343,6 +345,7 @@ enum Pages {
         let zones: [(name: String, rooms: String, forms: [Request])]
         let triggers: [(name: String, enabled: Bool, text: String, forms: [Request])]
         let users: [(name: String, role: String, forms: [Request])]
+        let homekit: HomeKitPairing?
     }
 
     static func administration(_ context: HomeContext) -> Administration {
@@ -410,7 +413,7 @@ enum Pages {
                 operation: "addUser", fields: [("home", home.name)],
                 inputs: [("account", "Account"), ("name", "Name")],
                 button: "Add guest"),
-            zones: zones, triggers: triggers, users: users)
+            zones: zones, triggers: triggers, users: users, homekit: context.homekit)
     }
 
     // MARK: Health

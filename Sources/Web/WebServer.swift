@@ -42,10 +42,12 @@ package struct WebServer: ServiceLifecycle.Service {
     /// - Parameters:
     ///   - listening: called with the port once the page is served (a configured port 0 is chosen
     ///     by the system).
+    ///   - homekit: a home's HomeKit bridge setup, shown to its administrators.
     package init(
         settings: GatewayConfiguration.WebSettings, manager: HomeManager, router: CommandRouter,
         credentials: any CredentialChecking, statistics: GatewayStatistics, client: MQTTClient?, logger: Logger,
-        listening: @escaping @Sendable (Int) async -> Void = { _ in }
+        listening: @escaping @Sendable (Int) async -> Void = { _ in },
+        homekit: @escaping HomeKitPairingSource = { _, _ in nil }
     ) {
         host = settings.host
         port = settings.port
@@ -53,7 +55,7 @@ package struct WebServer: ServiceLifecycle.Service {
             manager: manager, router: router, credentials: credentials, statistics: statistics,
             sessions: SessionStore(lifetime: settings.sessionLifetime),
             isConnected: { client?.isConnected ?? false }, logger: logger, behindProxy: settings.behindProxy,
-            hosts: AllowedHosts(configured: settings.hosts, listenHost: settings.host))
+            hosts: AllowedHosts(configured: settings.hosts, listenHost: settings.host), homekit: homekit)
         self.logger = logger
         self.listening = listening
     }

@@ -30,6 +30,8 @@ final class WebSite: Sendable {
     let hosts: AllowedHosts
     /// When the last permit join asked for from the page ends (Unix seconds), for its countdown.
     let joinOpenUntil = Mutex<Int?>(nil)
+    /// A home's HomeKit bridge setup, for its administrators.
+    let homekit: HomeKitPairingSource
 
     init(
         manager: HomeManager, router: CommandRouter, credentials: any CredentialChecking,
@@ -37,9 +39,11 @@ final class WebSite: Sendable {
         isConnected: @escaping @Sendable () -> Bool, logger: Logger, heartbeat: Duration = .seconds(20),
         clock: some Clock<Duration> = ContinuousClock(),
         behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
-        hosts: AllowedHosts = AllowedHosts(configured: [], listenHost: "127.0.0.1")
+        hosts: AllowedHosts = AllowedHosts(configured: [], listenHost: "127.0.0.1"),
+        homekit: @escaping HomeKitPairingSource = { _, _ in nil }
     ) {
         self.hosts = hosts
+        self.homekit = homekit
         self.feed = feed
         self.heartbeat = heartbeat
         self.clock = AnyClock(clock)

@@ -90,9 +90,11 @@ struct Demo: AsyncParsableCommand {
             // Main House as a HomeKit bridge with the owner's rights, on loopback like the broker.
             var bridge = GatewayConfiguration.HomeKitSettings.Bridge()
             (bridge.home, bridge.account, bridge.listen) = ("Main House", "owner", "127.0.0.1")
-            bridge.port = LoopbackPort.isListening(homekitPort) ? 0 : homekitPort
+            bridge.port = homekitPort
             configuration.homekit = GatewayConfiguration.HomeKitSettings()
             configuration.homekit?.bridges = [bridge]
+            // Loopback only: no phone could reach what an advert would point it to.
+            configuration.homekit?.advertise = false
         }
         try BaseTopic.validate(baseTopic)
 
@@ -151,6 +153,7 @@ struct Demo: AsyncParsableCommand {
                 print("homegate demo: the web page is on http://127.0.0.1:\(port)/ (owner/owner or guest/guest)")
                 fflush(nil)
             },
+            homekitAnyPortIfTaken: true,
             homekitListening: { bridge, listener in
                 print(
                     "homegate demo: Main House is a HomeKit bridge on 127.0.0.1:\(listener.port), setup code \(await bridge.setupCode)"

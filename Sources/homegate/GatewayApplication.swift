@@ -32,6 +32,8 @@ struct GatewayApplication {
     var accessRulesChanged: (@Sendable (AccessRules) async -> Void)? = nil
     /// Called with the web page's port once it is served (the demo prints the address).
     var webListening: @Sendable (Int) async -> Void = { _ in }
+    /// A HomeKit bridge whose port is taken listens on a free one (the demo) instead of not at all.
+    var homekitAnyPortIfTaken = false
     /// Called with each HomeKit bridge once it listens (the demo prints how to pair it).
     var homekitListening: @Sendable (HomeBridge, BridgeListener) async -> Void = { _, _ in }
 
@@ -104,7 +106,9 @@ struct GatewayApplication {
                 HomeKitBridgeService(
                     bridges: homekit.bridges.map {
                         HomeKitBridgeService.Bridge(
-                            HomeBridge.Settings(home: $0.home, account: $0.account, port: $0.port), host: $0.listen)
+                            HomeBridge.Settings(home: $0.home, account: $0.account, port: $0.port), host: $0.listen,
+                            interfaces: homekit.interfaces, advertise: homekit.advertise,
+                            anyPortIfTaken: homekitAnyPortIfTaken)
                     }, manager: manager, logger: logger, firmware: HealthService.version, started: homekitListening))
         }
         if let web = configuration.web {
@@ -114,7 +118,8 @@ struct GatewayApplication {
                     settings: web, manager: manager, router: gateway.router,
                     credentials: BrokerCredentials(
                         configuration: try configuration.mqttConfiguration(), logger: logger),
-                    statistics: statistics, client: client, logger: logger, listening: webListening))
+                    statistics: statistics, client: client, logger: logger, listening: webListening,
+                    homekit: Self.homekitPairing(configuration.homekit, manager: manager)))
         }
         let group = ServiceGroup(
             configuration: .init(
@@ -165,6 +170,19 @@ struct GatewayApplication {
 }
 
 extension GatewayApplication {
+    /// The setup of a home's HomeKit bridge for the web page, when the configuration serves the home.
+    static func homekitPairing(_ settings: GatewayConfiguration.HomeKitSettings?, manager: HomeManager)
+        -> HomeKitPairingSource
+    {
+        let served = Set((settings?.bridges ?? []).map { HomeName.key($0.home) })
+        return { id, name in
+            guard served.contains(HomeName.key(name)), let setup = try? BridgeSetup.load(home: id, manager: manager)
+            else { return nil }
+            return HomeKitPairing(
+                setupCode: setup.setupCode, qrCode: setup.qrCode?.svg ?? "", isPaired: setup.isPaired)
+        }
+    }
+
     /// The home manager on the configured database, without drivers: the homes as stored.
     static func openManager(
         _ configuration: GatewayConfiguration, executor: EventLoopThread? = nil, logger: Logger

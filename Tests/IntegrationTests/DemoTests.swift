@@ -127,13 +127,16 @@ struct DemoTests {
         }
     }
 
-    @Test("the demo prints its web page's address, and guest logs in there with its demo password")
+    @Test(
+        "the demo prints its web page's address and its HomeKit setup code; guest logs in there; only owner sees the code"
+    )
     func webPage() async throws {
         try await withTemporaryDirectory { directory in
             let (demo, _) = try await startDemoOnAFreePort(directory: directory)
             defer { demo.send(SIGTERM) }
             var webPort: Int?
-            try await eventually("the web page's address") {
+            var setupCode: String?
+            try await eventually("the web page's address and the HomeKit bridge's setup code") {
                 // The last start's log: a start that found its port taken was retried with the next.
                 let runs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter {
                     $0.hasPrefix("demo-")
@@ -142,13 +145,27 @@ struct DemoTests {
                     (try? String(contentsOfFile: "\(directory)/demo-\((runs?.count ?? 1) - 1).log", encoding: .utf8))
                     ?? ""
                 webPort = log.firstMatch(of: /the web page is on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
-                return webPort != nil
+                setupCode = log.firstMatch(of: /HomeKit bridge on 127\.0\.0\.1:\d+, setup code (\d{3}-\d{2}-\d{3})/).map
+                {
+                    String($0.1)
+                }
+                return webPort != nil && setupCode != nil
             }
             let port = try #require(webPort)
+            let code = try #require(setupCode)
             try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
                 let guest = try await client.logIn("guest", port: port)
                 let homes = try await client.get("/", headers: [.cookie: "homegate_session=\(guest.cookie)"])
                 #expect(homes.text.contains("Main House") && !homes.text.contains("Lake Cabin"))
+                // The bridge's setup code and QR code are for the home's administrator alone
+                let guestHome = try await client.get(
+                    "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(guest.cookie)"])
+                #expect(!guestHome.text.contains("Apple Home") && !guestHome.text.contains(code))
+                let owner = try await client.logIn("owner", port: port)
+                let ownerHome = try await client.get(
+                    "/home?name=Main%20House", headers: [.cookie: "homegate_session=\(owner.cookie)"])
+                #expect(ownerHome.text.contains("Apple Home") && ownerHome.text.contains(code))
+                #expect(ownerHome.text.contains("aria-label=\"HomeKit setup code\""), "the QR code")
             }
             demo.send(SIGTERM)
             let status = await demo.waitForExit()

@@ -108,7 +108,8 @@ package final class HAPBrowser: Sendable {
 
     /// Browses until ``stop()``; retries while the daemon cannot be reached.
     package func run() async {
-        while !state.withLock({ $0.stopped }) {
+        // Cancelled, it stops trying (a cancelled sleep returns at once).
+        while !state.withLock({ $0.stopped }) && !Task.isCancelled {
             if start() { return }
             try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
         }

@@ -26,6 +26,19 @@ package struct DriverSecrets: Sendable {
         }
     }
 
+    /// The value of `key`; `made()` stored first when there is none, in one transaction, so that
+    /// two callers racing for a first value both get the one that was stored.
+    package func value(_ key: String, storingIfAbsent made: () -> [UInt8]) throws -> [UInt8] {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO driverSecret (driver, key, value) VALUES (?, ?, ?)",
+                arguments: [driver, key, Data(made())])
+            return try Data.fetchOne(
+                db, sql: "SELECT value FROM driverSecret WHERE driver = ? AND key = ?", arguments: [driver, key]
+            ).map(Array.init) ?? []
+        }
+    }
+
     package func set(_ key: String, _ value: [UInt8]) throws {
         try database.writer.write { db in
             try db.execute(
