@@ -1,70 +1,24 @@
 #!/usr/bin/env bash
 # The mDNS test of the HAP driver's discovery (run by Tests/IntegrationTests/HAPDiscoveryTests.swift):
-# in a private network and mount namespace (`unshare --net --mount`, root), with only loopback up and
-# multicast on it, starts a D-Bus system bus and an avahi-daemon of its own (their sockets on tmpfs
-# mounts private to the namespace), runs hap-browse (HAPBrowser printing JSON lines), and checks that
+# in a private network namespace with an avahi-daemon of its own (scripts/mdns-namespace.sh), runs
+# hap-browse (HAPBrowser printing JSON lines), and checks that
 # an accessory published with avahi-publish is found with its TXT record, found again with a new
 # configuration number, and removed. No packet leaves the namespace.
 #
 # usage: scripts/mdns-test.sh HAP_BROWSE_EXECUTABLE WORK_FOLDER
 set -euo pipefail
 
+source "$(dirname "$0")/mdns-namespace.sh"
 if [[ ${1:-} != --inside ]]; then
     browse=${1:?usage: mdns-test.sh HAP_BROWSE_EXECUTABLE WORK_FOLDER} work=${2:?work folder}
-    [[ $(id -u) -eq 0 ]] || { echo "mdns-test: needs root for a network namespace (CI runs as root)" >&2; exit 2; }
-    for tool in unshare avahi-daemon avahi-publish dbus-daemon ip; do
-        command -v "$tool" >/dev/null || { echo "mdns-test: $tool is missing: run scripts/install-test-tools.sh" >&2; exit 2; }
-    done
-    exec unshare --net --mount --fork "$0" --inside "$browse" "$work"
+    enter_mdns_namespace mdns-test "$0" "$browse" "$work"
 fi
 browse=$2 work=$3
-mkdir -p "$work"
+start_mdns_daemons mdns-test "$work"
 : >"$work/publish.log"
-ip link set lo up
-ip link set lo multicast on
-for folder in /run/dbus /run/avahi-daemon; do
-    mkdir -p "$folder"
-    mount -t tmpfs tmpfs "$folder"
-done
-cat >"$work/bus.conf" <<'CONF'
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>system</type><listen>unix:path=/run/dbus/system_bus_socket</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy>
-</busconfig>
-CONF
-cat >"$work/avahi.conf" <<'CONF'
-[server]
-use-ipv4=yes
-use-ipv6=no
-allow-interfaces=lo
-enable-dbus=yes
-ratelimit-interval-usec=0
-[wide-area]
-enable-wide-area=no
-[publish]
-publish-hinfo=no
-publish-workstation=no
-CONF
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; }
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; stop_mdns_daemons; }
 trap cleanup EXIT
-dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile &
-pids+=($!)
-until [[ -S /run/dbus/system_bus_socket ]]; do sleep 0.05; done
-avahi-daemon -f "$work/avahi.conf" --no-drop-root --no-chroot --no-rlimits >"$work/avahi.log" 2>&1 &
-pids+=($!)
-# avahi-publish gives up at once when the daemon is not serving yet, so wait until it says it is (on a
-# loaded machine that can take seconds).
-deadline=$((SECONDS + 60))
-until grep -q "Server startup complete" "$work/avahi.log"; do
-    if ((SECONDS > deadline)); then
-        echo "mdns-test: avahi-daemon did not start:" >&2
-        cat "$work/avahi.log" >&2
-        exit 1
-    fi
-    sleep 0.05
-done
 "$browse" >"$work/browse.jsonl" 2>"$work/browse.log" &
 pids+=($!)
 

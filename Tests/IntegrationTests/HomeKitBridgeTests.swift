@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import HomeKitBridge
 import HomeModel
@@ -149,6 +150,22 @@ struct HomeKitBridgeTests {
                     }
                 }
             }
+        }
+    }
+
+    @Test(
+        "advertised over mDNS with HAP's TXT record (c#, ff, id, md, pv, s#, sf, ci, sh), sf=0 once paired, withdrawn at stop",
+        .timeLimit(.minutes(3)))
+    func advertised() async throws {
+        try await withTemporaryDirectory { folder in
+            let output = "\(folder)/homekit-mdns-test.log"
+            let script = try ChildProcess(
+                repositoryRoot.appendingPathComponent("scripts/homekit-mdns-test.sh").path,
+                [try homegateExecutable(), "\(folder)/work"], outputFile: output)
+            let status = await script.waitForExit()
+            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            #expect(status == 0, "\(log)")
+            #expect(log.contains("advertised with HAP's TXT record, sf=0 once paired, withdrawn at stop"))
         }
     }
 
