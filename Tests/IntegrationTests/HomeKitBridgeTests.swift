@@ -169,7 +169,92 @@ struct HomeKitBridgeTests {
         }
     }
 
+    @Test(
+        "a backup taken while the gateway runs, restored into a new data folder: the paired controller verifies again and finds the same aids and iids"
+    )
+    func backupAndRestore() async throws {
+        try await withTemporaryDirectory { folder in
+            let port = try LoopbackPort.free()
+            let first = try Self.configuration(in: folder, data: "first", port: port)
+            let second = try Self.configuration(in: folder, data: "second", port: port)
+            let controller = HomeKitController(port: port, folder: folder)
+            let on = try await Self.whileRunning(first, port: port, folder: folder) {
+                let code = try #require(
+                    try await Self.homegate(
+                        ["homekit-code", "--config", first, "--home", "Main House"], folder: folder
+                    )
+                    .output.firstMatch(of: /setup code of Main House: (\d{3}-\d{2}-\d{3})/)?.1)
+                _ = try await controller.expect("pair", String(code))
+                let on = try #require(Self.address(of: "Floor Lamp", "25", in: try await Self.accessories(controller)))
+                let backup = try await Self.homegate(
+                    ["backup", "--config", first, "\(folder)/backup.sqlite"], folder: folder)
+                #expect(backup.status == 0, "\(backup.output)")
+                return on
+            }
+            let restored = try await Self.homegate(
+                ["restore", "--config", second, "\(folder)/backup.sqlite"], folder: folder)
+            #expect(restored.status == 0, "\(restored.output)")
+            // Nothing already stored is replaced, and a file that is no backup is refused
+            let again = try await Self.homegate(
+                ["restore", "--config", second, "\(folder)/backup.sqlite"], folder: folder)
+            #expect(again.status != 0 && again.output.contains("exists"), "\(again.output)")
+            try "not a database".write(toFile: "\(folder)/junk.sqlite", atomically: true, encoding: .utf8)
+            let third = try Self.configuration(in: folder, data: "third", port: port)
+            let junk = try await Self.homegate(["restore", "--config", third, "\(folder)/junk.sqlite"], folder: folder)
+            #expect(junk.status != 0 && junk.output.contains("cannot restore"), "\(junk.output)")
+            #expect(!FileManager.default.fileExists(atPath: "\(folder)/third/home.sqlite"))
+
+            try await Self.whileRunning(second, port: port, folder: folder) {
+                let accessories = try await Self.accessories(controller)
+                #expect(Self.address(of: "Floor Lamp", "25", in: accessories) == on)
+                let listed = try #require(try await controller.expect("list-pairings")["pairings"] as? [[String: Any]])
+                #expect(listed.count == 1)
+            }
+        }
+    }
+
     // MARK: Helpers
+
+    /// A config file for `homegate run` with the demo home in `folder/data`, Main House served on
+    /// `port` (no broker, no advert: the bridge needs neither).
+    static func configuration(in folder: String, data: String, port: Int) throws -> String {
+        let file = "\(folder)/\(data).yml"
+        try """
+        mqtt:
+          broker: mqtt://127.0.0.1:9
+        data:
+          directory: \(folder)/\(data)
+        accessories:
+          virtual: \(demoHomeFile.path)
+        web: null
+        homekit:
+          advertise: false
+          bridges:
+            - {home: Main House, account: owner, port: \(port), listen: 127.0.0.1}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Runs `homegate run --config configuration` while `body` runs, then stops it with SIGTERM.
+    static func whileRunning<T>(
+        _ configuration: String, port: Int, folder: String, _ body: () async throws -> T
+    ) async throws -> T {
+        let gateway = try ChildProcess(
+            try homegateExecutable(), ["run", "--config", configuration],
+            outputFile: "\(folder)/gateway-\(UUID().uuidString.prefix(6)).log")
+        return try await stopGracefully(gateway) {
+            try await eventually("the bridge listening on \(port)") { LoopbackPort.isListening(port) }
+            return try await body()
+        }
+    }
+
+    /// Runs a `homegate` subcommand to its end: its exit status and output.
+    static func homegate(_ arguments: [String], folder: String) async throws -> (status: Int32, output: String) {
+        let output = "\(folder)/homegate-\(UUID().uuidString.prefix(6)).log"
+        let process = try ChildProcess(try homegateExecutable(), arguments, outputFile: output)
+        let status = await process.waitForExit()
+        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
 
     static func accessories(_ controller: HomeKitController) async throws -> [[String: Any]] {
         try #require(try await controller.expect("accessories")["accessories"] as? [[String: Any]])

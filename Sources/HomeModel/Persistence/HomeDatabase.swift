@@ -31,7 +31,7 @@ package final class HomeDatabase: Sendable {
         try pool(atPath: path).read { db in try migrator.appliedIdentifiers(db).sorted() }
     }
 
-    private static func pool(atPath path: String) throws -> DatabasePool {
+    static func pool(atPath path: String) throws -> DatabasePool {
         var configuration = Configuration()
         // Another process may hold the file for a moment (a backup, `sqlite3`, a reader recovering the
         // WAL after a crash): wait for it instead of failing to start.
