@@ -44,6 +44,11 @@ let package = Package(
             name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Avahi's headers, and its functions loaded on first use (HomeKit discovery only).
         .target(name: "CAvahi", dependencies: ["CDynamicLoading"]),
+        // Avahi for the HAP driver's browser and the bridges' advertisers: loaded on first use.
+        .target(
+            name: "Avahi",
+            dependencies: ["CAvahi", "Execution", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .target(
             name: "MQTT",
             dependencies: [
@@ -154,6 +159,7 @@ let package = Package(
         .target(
             name: "HAP",
             dependencies: [
+                "Avahi",
                 "CAvahi",
                 "Execution",
                 "HAPModel",
@@ -172,7 +178,8 @@ let package = Package(
         .target(
             name: "HomeKitBridge",
             dependencies: [
-                "AsyncMailbox", "CAvahi", "CQRencode", "Execution", "HAPModel", "HAPProtocol", "HomeModel", "JSON",
+                "AsyncMailbox", "Avahi", "CAvahi", "CQRencode", "Execution", "HAPModel", "HAPProtocol", "HomeModel",
+                "JSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

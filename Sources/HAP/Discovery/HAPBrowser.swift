@@ -1,23 +1,11 @@
+import Avahi
 import CAvahi
 import Execution
 import Logging
 import Synchronization
 
-/// Avahi's client library, loaded when discovery first starts: a gateway without HAP discovery
-/// never maps it. `failure` says why it could not be loaded.
-private let avahiLibrary: (table: homegate_avahi?, failure: String) = {
-    var failure: UnsafePointer<CChar>?
-    let table = homegate_load_avahi(&failure)
-    return (table?.pointee, failure.map { String(cString: $0) } ?? "")
-}()
-
-/// Avahi's functions; only called once ``HAPBrowser`` has loaded them.
-private var avahi: homegate_avahi { avahiLibrary.table! }
-
-/// Avahi's words for an error code.
-private func avahiError(_ code: Int32) -> String {
-    avahi.avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"
-}
+/// Avahi's functions; only called once ``HAPBrowser`` has connected.
+private var avahi: homegate_avahi { AvahiLibrary.table! }
 
 /// A HAP accessory seen over mDNS (`_hap._tcp`), with its TXT record read.
 package struct DiscoveredHAPAccessory: Sendable, Hashable {
@@ -80,7 +68,7 @@ package final class HAPBrowser: Sendable {
     private let sink: AsyncStream<HAPBrowserEvent>.Continuation
     private let logger: Logger
     private let state = Mutex<State>(State())
-    private let retryInterval: Duration
+    private let reconnection: AvahiReconnection
 
     /// An Avahi object: used only under the lock or on Avahi's own thread.
     private struct Handle: @unchecked Sendable {
@@ -92,27 +80,21 @@ package final class HAPBrowser: Sendable {
         var client: Handle?
         var browser: Handle?
         var stopped = false
-        var reportedUnavailable = false
     }
-
-    private let clock: AnyClock
 
     package init(
         logger: Logger, retryInterval: Duration = .seconds(30), clock: some Clock<Duration> = ContinuousClock()
     ) {
         self.logger = logger
-        self.retryInterval = retryInterval
-        self.clock = AnyClock(clock)
+        reconnection = AvahiReconnection(
+            missed: "HomeKit accessories are not discovered", logger: logger, retryInterval: retryInterval,
+            clock: AnyClock(clock))
         (events, sink) = AsyncStream.makeStream(of: HAPBrowserEvent.self, bufferingPolicy: .bufferingNewest(1_024))
     }
 
     /// Browses until ``stop()``; retries while the daemon cannot be reached.
     package func run() async {
-        // Cancelled, it stops trying (a cancelled sleep returns at once).
-        while !state.withLock({ $0.stopped }) && !Task.isCancelled {
-            if start() { return }
-            try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
-        }
+        await reconnection.run(isStopped: { state.withLock { $0.stopped } }, start: start)
     }
 
     /// Stops browsing and finishes ``events``.
@@ -134,13 +116,10 @@ package final class HAPBrowser: Sendable {
         sink.finish()
     }
 
-    /// Connects to the daemon and starts browsing; false when the daemon cannot be reached.
-    private func start() -> Bool {
-        guard avahiLibrary.table != nil else {
-            reportUnavailable("libavahi-client could not be loaded: \(avahiLibrary.failure); install libavahi-client3")
-            return false
-        }
-        guard let poll = avahi.avahi_threaded_poll_new() else { return false }
+    /// Connects to the daemon and starts browsing; why not when the daemon cannot be reached.
+    private func start() -> String? {
+        if let missing = AvahiReconnection.libraryMissing { return missing }
+        guard let poll = avahi.avahi_threaded_poll_new() else { return "Avahi cannot make its poll" }
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard
@@ -148,9 +127,7 @@ package final class HAPBrowser: Sendable {
                 avahi.avahi_threaded_poll_get(poll), AvahiClientFlags(0), clientCallback, context, &error)
         else {
             avahi.avahi_threaded_poll_free(poll)
-            reportUnavailable(
-                "\(avahiError(error)); is avahi-daemon running?")
-            return false
+            return "\(AvahiLibrary.error(error)); is avahi-daemon running?"
         }
         guard
             let browser = avahi.avahi_service_browser_new(
@@ -159,33 +136,20 @@ package final class HAPBrowser: Sendable {
                 context)
         else {
             logger.warning(
-                "mDNS: cannot browse _hap._tcp: \(avahiError(avahi.avahi_client_errno(client)))")
+                "mDNS: cannot browse _hap._tcp: \(AvahiLibrary.error(avahi.avahi_client_errno(client)))")
             avahi.avahi_client_free(client)
             avahi.avahi_threaded_poll_free(poll)
-            return false
+            return "cannot browse _hap._tcp"
         }
         let handles = (Handle(pointer: poll), Handle(pointer: client), Handle(pointer: browser))
         state.withLock { state in
             state.poll = handles.0
             state.client = handles.1
             state.browser = handles.2
-            state.reportedUnavailable = false
         }
         _ = avahi.avahi_threaded_poll_start(poll)
         logger.info("browsing mDNS for HomeKit accessories (_hap._tcp)")
-        return true
-    }
-
-    /// Says once, until browsing starts, that mDNS is unavailable and why.
-    private func reportUnavailable(_ reason: String) {
-        let report = state.withLock { state in
-            defer { state.reportedUnavailable = true }
-            return !state.reportedUnavailable
-        }
-        guard report else { return }
-        logger.warning(
-            "mDNS is unavailable (\(reason)): HomeKit accessories are not discovered; trying again every \(retryInterval)"
-        )
+        return nil
     }
 
     // MARK: Callbacks (Avahi's thread)

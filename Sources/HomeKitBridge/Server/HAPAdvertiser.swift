@@ -1,3 +1,4 @@
+import Avahi
 import CAvahi
 import Execution
 import Foundation
@@ -26,14 +27,12 @@ package final class HAPAdvertiser: Sendable {
         /// What was published last: an update of the TXT record alone when only it changed.
         var published: HomeBridge.Advertisement?
         var stopped = false
-        var reportedUnavailable = false
     }
 
     private let state = Mutex(State())
     private let interfaces: [Int32]
     private let logger: Logger
-    private let clock: AnyClock
-    private let retryInterval: Duration
+    private let reconnection: AvahiReconnection
 
     /// Advertises on the interfaces named (none: on those with a route, never `lo` or `docker0`;
     /// an interface that does not exist is logged and skipped).
@@ -42,8 +41,8 @@ package final class HAPAdvertiser: Sendable {
         clock: AnyClock = AnyClock(ContinuousClock())
     ) {
         self.logger = logger
-        self.retryInterval = retryInterval
-        self.clock = clock
+        reconnection = AvahiReconnection(
+            missed: "the HomeKit bridge is not advertised", logger: logger, retryInterval: retryInterval, clock: clock)
         let chosen = names ?? Self.routedInterfaces()
         interfaces = chosen.compactMap { name in
             let index = if_nametoindex(name)
@@ -87,11 +86,7 @@ package final class HAPAdvertiser: Sendable {
 
     /// Advertises until ``stop()``; retries while the daemon cannot be reached.
     package func run() async {
-        // Cancelled, it stops trying (a cancelled sleep returns at once).
-        while !state.withLock({ $0.stopped }) && !Task.isCancelled {
-            if start() { return }
-            try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
-        }
+        await reconnection.run(isStopped: { state.withLock { $0.stopped } }, start: start)
     }
 
     /// Withdraws the record and disconnects from the daemon.
@@ -110,12 +105,12 @@ package final class HAPAdvertiser: Sendable {
         avahi.avahi_threaded_poll_free(poll.pointer)
     }
 
-    private func start() -> Bool {
-        guard let avahi = avahiTable else {
-            reportUnavailable("libavahi-client could not be loaded; install libavahi-client3")
-            return false
+    /// Connects to the daemon (the record goes out once it serves); why not when it cannot.
+    private func start() -> String? {
+        if let missing = AvahiReconnection.libraryMissing { return missing }
+        guard let avahi = avahiTable, let poll = avahi.avahi_threaded_poll_new() else {
+            return "Avahi cannot make its poll"
         }
-        guard let poll = avahi.avahi_threaded_poll_new() else { return false }
         // The client's callback may come before `avahi_client_new` returns: the poll is known first.
         state.withLock { $0.poll = Handle(pointer: poll) }
         var error: Int32 = 0
@@ -126,28 +121,11 @@ package final class HAPAdvertiser: Sendable {
         else {
             state.withLock { $0.poll = nil }
             avahi.avahi_threaded_poll_free(poll)
-            reportUnavailable(
-                "\(avahi.avahi_strerror(error).map { String(cString: $0) } ?? "error \(error)"); is avahi-daemon running?"
-            )
-            return false
+            return "\(AvahiLibrary.error(error)); is avahi-daemon running?"
         }
-        state.withLock { state in
-            state.client = Handle(pointer: client)
-            state.reportedUnavailable = false
-        }
+        state.withLock { $0.client = Handle(pointer: client) }
         _ = avahi.avahi_threaded_poll_start(poll)
-        return true
-    }
-
-    private func reportUnavailable(_ reason: String) {
-        let report = state.withLock { state in
-            defer { state.reportedUnavailable = true }
-            return !state.reportedUnavailable
-        }
-        guard report else { return }
-        logger.warning(
-            "mDNS is unavailable (\(reason)): the HomeKit bridge is not advertised; trying again every \(retryInterval)"
-        )
+        return nil
     }
 
     // MARK: Avahi's thread (or under its lock)
@@ -189,9 +167,7 @@ package final class HAPAdvertiser: Sendable {
                     group.pointer, AvahiIfIndex(index), AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0),
                     name, "_hap._tcp", nil, nil, UInt16(record.port), txt)
                 if result < 0 {
-                    logger.warning(
-                        "mDNS: cannot advertise the HomeKit bridge: \(avahi.avahi_strerror(result).map { String(cString: $0) } ?? "")"
-                    )
+                    logger.warning("mDNS: cannot advertise the HomeKit bridge: \(AvahiLibrary.error(result))")
                 }
             }
             _ = avahi.avahi_entry_group_commit(group.pointer)
@@ -256,10 +232,7 @@ package final class HAPAdvertiser: Sendable {
 }
 
 /// Avahi's functions, loaded on first use (shared with the HAP driver's browser).
-private let avahiTable: homegate_avahi? = {
-    var failure: UnsafePointer<CChar>?
-    return homegate_load_avahi(&failure)?.pointee
-}()
+private var avahiTable: homegate_avahi? { AvahiLibrary.table }
 
 private func advertiserClientCallback(
     _ client: OpaquePointer?, _ state: AvahiClientState, _ context: UnsafeMutableRawPointer?

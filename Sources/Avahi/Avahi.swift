@@ -1,0 +1,63 @@
+import CAvahi
+import Execution
+import Logging
+
+/// Avahi's client library, loaded on first use: a gateway that neither browses for HomeKit
+/// accessories nor advertises a bridge never maps it (nor D-Bus and what it links, about 1 MB).
+package enum AvahiLibrary {
+    private static let loaded: (table: homegate_avahi?, failure: String) = {
+        var failure: UnsafePointer<CChar>?
+        let table = homegate_load_avahi(&failure)
+        return (table?.pointee, failure.map { String(cString: $0) } ?? "")
+    }()
+
+    /// Avahi's functions; nil when the library could not be loaded (``failure`` says why).
+    package static var table: homegate_avahi? { loaded.table }
+
+    /// Why the library could not be loaded (dlerror's words).
+    package static var failure: String { loaded.failure }
+
+    /// Avahi's words for an error code.
+    package static func error(_ code: Int32) -> String {
+        table?.avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"
+    }
+}
+
+/// Connecting to avahi-daemon until it serves, for HAP's browser and the bridges' advertisers:
+/// without a running daemon (or D-Bus) it says once in the log what is missed and why, and tries
+/// again every `retryInterval` on `clock`; it never blocks the gateway.
+package struct AvahiReconnection: Sendable {
+    private let missed: String
+    private let logger: Logger
+    private let retryInterval: Duration
+    private let clock: AnyClock
+
+    /// `missed` completes "mDNS is unavailable (why): …" (`HomeKit accessories are not discovered`).
+    package init(missed: String, logger: Logger, retryInterval: Duration, clock: AnyClock) {
+        self.missed = missed
+        self.logger = logger
+        self.retryInterval = retryInterval
+        self.clock = clock
+    }
+
+    /// Calls `start` until it connects (returns nil), `isStopped` says so or the task is cancelled;
+    /// `start` returns why it could not connect.
+    package func run(isStopped: () -> Bool, start: () -> String?) async {
+        var reported = false
+        // Cancelled, it stops trying (a cancelled sleep returns at once).
+        while !isStopped() && !Task.isCancelled {
+            guard let reason = start() else { return }
+            if !reported {
+                logger.warning("mDNS is unavailable (\(reason)): \(missed); trying again every \(retryInterval)")
+                reported = true
+            }
+            try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
+        }
+    }
+
+    /// Why the library is not there, for `start` to return.
+    package static var libraryMissing: String? {
+        AvahiLibrary.table == nil
+            ? "libavahi-client could not be loaded: \(AvahiLibrary.failure); install libavahi-client3" : nil
+    }
+}
