@@ -21,6 +21,8 @@ extension GatewayConfiguration {
             package var port = 51827
             /// The address to listen on: every IPv4 interface by default.
             package var listen = "0.0.0.0"
+            /// The file's port was refused (reported at its line): no other bridge is said to share it.
+            var portIsWrong = false
 
             package init() {}
         }
@@ -39,7 +41,7 @@ extension GatewayConfiguration.HomeKitSettings: Decodable {
             &bridges, .bridges,
             fix: "give each bridge its own home and port, e.g. {home: Main House, account: apple-home, port: 51827}"
         ) { bridges in
-            if let port = Self.firstRepeat(bridges.map(\.port)) {
+            if let port = Self.firstRepeat(bridges.filter { !$0.portIsWrong }.map(\.port)) {
                 return "two HomeKit bridges listen on port \(port)"
             }
             if let home = Self.firstRepeat(bridges.map { $0.home.lowercased() }) {
@@ -48,6 +50,7 @@ extension GatewayConfiguration.HomeKitSettings: Decodable {
             return nil
         }
         file.read(&advertise, .advertise)
+        guard !file.isNull(.interfaces) else { return }
         interfaces = file.list(
             .interfaces, example: ["eth0", "wlan0"], fix: "name the hub's network interfaces, e.g. [eth0]"
         ) {
@@ -78,8 +81,12 @@ extension GatewayConfiguration.HomeKitSettings.Bridge: Decodable {
         file.read(&account, .account, fix: "name an account that is a member of the home") {
             $0.isEmpty ? "'account' is empty" : nil
         }
-        file.read(&port, .port, fix: "use a free TCP port, e.g. 51827") {
-            (1...65535).contains($0) ? nil : "'port' is \($0); it must be 1...65535"
+        if file.contains(.port) {
+            let given: Int? = file.value(.port, fix: "use a free TCP port, e.g. 51827") {
+                (1...65535).contains($0) ? nil : "'port' is \($0); it must be 1...65535"
+            }
+            port = given ?? port
+            portIsWrong = given == nil
         }
         file.read(&listen, .listen, fix: "use 0.0.0.0 (every interface) or one of the hub's addresses") {
             $0.isEmpty ? "'listen' is empty" : nil

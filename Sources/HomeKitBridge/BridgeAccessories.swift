@@ -65,11 +65,10 @@ struct BridgeAccessories: Sendable {
     /// What was left out, one line each, for the log.
     private(set) var leftOut: [String] = []
 
-    /// The home's accessories as one bridge's (none but the bridge without a home), numbered by `numbering` (which learns the new ones
-    /// and forgets the removed ones).
-    ///
-    /// - Throws: `.maximumObjectLimitReached` for more accessories than one bridge serves.
-    init(home: Home?, bridge: BridgeIdentity, numbering: inout BridgeNumbering) throws(HomeError) {
+    /// The home's accessories as one bridge's (none but the bridge without a home), numbered by
+    /// `numbering` (which learns the new ones and forgets the removed ones). Beyond HAP's limit
+    /// of accessories, the ones numbered first are served and the others are in ``leftOut``.
+    init(home: Home?, bridge: BridgeIdentity, numbering: inout BridgeNumbering) {
         let bridged = (home?.accessories ?? []).filter { $0.category != .bridge && !$0.services.isEmpty }
         var present: [AccessoryID: Set<ServiceID>] = [
             BridgeIdentity.accessoryID: [Self.informationID, Self.protocolID]
@@ -80,7 +79,14 @@ struct BridgeAccessories: Sendable {
         numbering.keep(only: present)
         addBridge(bridge, numbering: &numbering)
         for accessory in bridged {
-            let aid = try numbering.aid(of: accessory.id)
+            let aid: Int
+            do throws(HomeError) {
+                aid = try numbering.aid(of: accessory.id)
+            } catch {
+                // Over HAP's limit: the accessories numbered first are served, the rest named.
+                leftOut.append("'\(accessory.name)': \(error.message)")
+                continue
+            }
             accessories[aid] = accessory.id
             aids[accessory.id] = aid
             var services = [information(of: accessory, aid: aid, numbering: &numbering)]

@@ -69,13 +69,8 @@ extension HomeBridge {
             home = nil
         }
         let before = state
-        do throws(HomeError) {
-            accessories = try Self.build(
-                home, state: &state, name: homeName, firmware: firmware, logger: logger, warned: &warned)
-        } catch {
-            logger.error("HomeKit bridge: \(error.message)", metadata: ["home": "\(homeName)"])
-            return
-        }
+        accessories = Self.build(
+            home, state: &state, name: homeName, firmware: firmware, logger: logger, warned: &warned)
         values = Self.values(of: home, in: accessories)
         unreachable = Set(
             (home?.accessories ?? []).filter { !$0.isReachable }.compactMap { accessories.aid(of: $0.id) })

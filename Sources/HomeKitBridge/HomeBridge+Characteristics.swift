@@ -13,9 +13,9 @@ extension HomeBridge {
     static func build(
         _ home: Home?, state: inout BridgeState, name: String, firmware: String, logger: Logger,
         warned: inout Set<String>
-    ) throws(HomeError) -> BridgeAccessories {
+    ) -> BridgeAccessories {
         let identity = BridgeIdentity(name: name, deviceID: state.deviceID, firmware: firmware)
-        let accessories = try BridgeAccessories(home: home, bridge: identity, numbering: &state.numbering)
+        let accessories = BridgeAccessories(home: home, bridge: identity, numbering: &state.numbering)
         for line in accessories.leftOut where warned.insert(line).inserted {
             logger.warning("HomeKit bridge leaves out \(line)", metadata: ["home": "\(name)"])
         }

@@ -94,7 +94,7 @@ package actor HomeBridge {
         store = BridgeStateStore(secrets: manager.secrets(for: BridgeStateStore.driver))
         state = try store.load(home: home.id)
         var warned: Set<String> = []
-        let accessories = try Self.build(
+        let accessories = Self.build(
             home, state: &state, name: home.name, firmware: firmware, logger: logger, warned: &warned)
         self.warned = warned
         self.accessories = accessories

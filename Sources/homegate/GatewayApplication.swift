@@ -121,12 +121,14 @@ struct GatewayApplication {
                     statistics: statistics, client: client, logger: logger, listening: webListening,
                     homekit: Self.homekitPairing(configuration.homekit, manager: manager)))
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services.map { .init(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        try await group.run()
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // SIGTERM ends the gateway whatever a service does: a graceful stop that takes longer is
+        // cancelled, and a cancellation a service ignores ends the process (systemd's own stop
+        // timeout is 90 s; these stay inside it).
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)
+        groupConfiguration.maximumCancellationDuration = .seconds(15)
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
 
     /// The home manager on the configured database, with the drivers registered (and the virtual

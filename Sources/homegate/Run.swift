@@ -53,6 +53,7 @@ struct CheckConfig: AsyncParsableCommand {
               base topic  \(configuration.mqtt.baseTopic)
               database    \(configuration.data.databaseFile)
               devices     \(configuration.accessories.virtual ?? "(none)")
+              homekit     \(configuration.homekit.map { $0.bridges.map { "\($0.home) on \($0.listen):\($0.port) as \($0.account)" } }?.joined(separator: ", ") ?? "(none)")
             """)
     }
 }
