@@ -184,8 +184,8 @@ get("scenario") == "bridge" {
 }
 get("scenario") == "bridge-memory" {
     r = get("round"); bridge_rounds[r] = 1
-    if (get("bridge") == "with") { bwith[r] = get("rss_mb"); bwith_anon[r] = get("anon_mb"); bsubscribed = get("controllers_subscribed_to") }
-    else { bwithout[r] = get("rss_mb"); bwithout_anon[r] = get("anon_mb") }
+    if (get("bridge") == "with") { bwith[r] = get("rss_mb"); bwith_anon[r] = get("anon_mb"); bwith_bin[r] = get("file_binary_mb"); bsubscribed = get("controllers_subscribed_to") }
+    else { bwithout[r] = get("rss_mb"); bwithout_anon[r] = get("anon_mb"); bwithout_bin[r] = get("file_binary_mb") }
 }
 get("scenario") == "hub-load" { hub_peak = get("rss_load_mb") }
 get("scenario") == "hub-build" {
@@ -369,18 +369,20 @@ END {
         print "|---|---|---|---|---|---|---|---|"
         printf "%s\n", bridge
     }
-    for (r = 1; r in bridge_rounds; r++) if ((r in bwith) && (r in bwithout)) { bm_n++; bdiff[bm_n] = bwith[r] - bwithout[r]; bdiff_list = bdiff_list (bm_n > 1 ? ", " : "") sprintf("%.1f", bwith[r] - bwithout[r]) }
+    for (r = 1; r in bridge_rounds; r++) if ((r in bwith) && (r in bwithout)) { bm_n++; bdiff[bm_n] = bwith[r] - bwithout[r]; banon[bm_n] = bwith_anon[r] - bwithout_anon[r]; bbin[bm_n] = bwith_bin[r] - bwithout_bin[r]; bdiff_list = bdiff_list (bm_n > 1 ? ", " : "") sprintf("%.1f", bwith[r] - bwithout[r]) }
     if (bm_n > 0) {
         print "### Memory of the hub build with the HomeKit bridge\n"
         printf "The hub build at rest after a window of MQTT writes to the home'"'"'s switches, with the bridge of the %s accessories\n", bridge_accessories
         printf "and two paired controllers subscribed to every characteristic that sends events (%s subscriptions, so\n", bsubscribed
-        print "each write is an event to both), and without the bridge (no `homekit` section), in turn (MB).\n"
-        print "| round | RSS without | RSS with | difference | own (RssAnon) without | own with |"
-        print "|---|---|---|---|---|---|"
+        print "each write is an event to both), and without the bridge (no `homekit` section; both with `web: null`), in"
+        print "turn (MB). Own: RssAnon; executable: the resident pages of the executable'"'"'s file (its code).\n"
+        print "| round | RSS without | RSS with | difference | own without | own with | executable without | executable with |"
+        print "|---|---|---|---|---|---|---|---|"
         for (r = 1; (r in bwith) || (r in bwithout); r++)
-            printf "| %s | %s | %s | %.1f | %s | %s |\n", r, bwithout[r], bwith[r], bwith[r] - bwithout[r], bwithout_anon[r], bwith_anon[r]
+            printf "| %s | %s | %s | %.1f | %s | %s | %s | %s |\n", r, bwithout[r], bwith[r], bwith[r] - bwithout[r], \
+                bwithout_anon[r], bwith_anon[r], bwithout_bin[r], bwith_bin[r]
         print ""
-        bridge_mb = median(bdiff, bm_n)
+        bridge_mb = median(bdiff, bm_n); bridge_anon_mb = median(banon, bm_n); bridge_bin_mb = median(bbin, bm_n)
     }
     if (hub != "") {
         print "### The hub build (`make hub`): static Swift libraries, code laid out, stripped\n"
@@ -448,8 +450,8 @@ END {
         printf "| the HomeKit bridge no slower than HAP-python (p50, homegate ÷ HAP-python: %s) | %d of 5 slower | %s |\n", \
             bridge_ratios, bridge_slower, mark(bridge_slower == 0)
     if (bm_n > 0)
-        printf "| the bridge (%s accessories, 2 controllers subscribed) costs ≤ 3 MB RSS in the hub build (median of %d rounds: %s) | %.1f MB | %s |\n", \
-            bridge_accessories, bm_n, bdiff_list, bridge_mb, mark(bridge_mb <= 3)
+        printf "| the bridge (%s accessories, 2 controllers subscribed) costs ≤ 3 MB RSS in the hub build (median of %d rounds: %s) | %.1f MB (own %.1f, executable'"'"'s pages %.1f) | %s |\n", \
+            bridge_accessories, bm_n, bdiff_list, bridge_mb, bridge_anon_mb, bridge_bin_mb, mark(bridge_mb <= 3)
     if (hub_mb != "")
         printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
             hub_runs == "true" ? "met" : "**missed**"

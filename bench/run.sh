@@ -711,8 +711,8 @@ bridge_scenario() {
     fi
     strip_hub_build
     # The gateway with and without the bridge, `pairs` times in turn, each after the same load as the
-    # hub section's (the window of writes over MQTT, here to the home's switches, each an event to
-    # both controllers when the bridge is there).
+    # hub section's (window_count writes over MQTT, here to the home's switches with half as many in
+    # flight: loadgen keeps one a switch; each an event to both controllers when the bridge is there).
     local switches=$((bridge_accessories / 2)) round variant
     start_broker bridge-memory
     for ((round = 1; round <= pairs; round++)); do
@@ -749,7 +749,7 @@ CONF
         grep -q '"ready"' "$dir/hold.out" || { log "bridge memory: the controllers did not subscribe: $(cat "$dir/hold.out")"; exit 1; }
         subscribed=$(field "$(grep '"ready"' "$dir/hold.out")" subscribed)
     fi
-    measure "$homegate_pid" "\"scenario\":\"bridge-load\",\"bridge\":\"$variant\",\"round\":$round" -b homegate -n "$switches" -q 1 -m window -w "$window" -c "$window_count"
+    measure "$homegate_pid" "\"scenario\":\"bridge-load\",\"bridge\":\"$variant\",\"round\":$round" -b homegate -n "$switches" -q 1 -m window -w "$((switches / 2))" -c "$window_count"
     memory_split "$homegate_pid" "\"gateway\":\"homegate\",\"build\":\"hub\",\"accessories\":$bridge_accessories,\"bridge\":\"$variant\",\"round\":$round,\"controllers_subscribed_to\":$subscribed" bridge-memory
     if [[ -n $holder ]]; then
         kill "$holder" 2>/dev/null || true
