@@ -30,6 +30,8 @@ import Synchronization
 ///   device and the bridge.
 /// HAP-python sends events without its 0.5 s coalescing window (`--event-window 0`), its fastest.
 /// Prints one JSON object of figures: milliseconds, medians and p90s.
+/// `--gateway-offline` (a diagnosis, not run by bench/run.sh): homegate's broker address leads
+/// nowhere, so the gateway mirrors nothing to MQTT meanwhile; no MQTT row then.
 ///
 /// `hap-bench --bridge-hold --port P --code C`: pairs with the bridge at 127.0.0.1:P, adds a second
 /// controller, lets both read /accessories and subscribe to every characteristic that sends events,
@@ -42,6 +44,7 @@ struct BridgeBench {
     let home: String
     let accessories: Int
     let brokerPort: Int
+    var gatewayOffline = false
 
     static func main(_ arguments: [String]) async throws {
         func option(_ name: String, _ fallback: String) -> String {
@@ -63,7 +66,8 @@ struct BridgeBench {
         let broker = try await MosquittoBroker.start(.init())
         let bench = BridgeBench(
             root: root, folder: folder, homegate: homegate, home: option("--home", ""),
-            accessories: Int(option("--accessories", "100")) ?? 100, brokerPort: broker.port)
+            accessories: Int(option("--accessories", "100")) ?? 100, brokerPort: broker.port,
+            gatewayOffline: arguments.contains("--gateway-offline"))
         do {
             let figures = try await bench.run(rounds: rounds, setups: setups, verifies: verifies)
             await broker.stop(removingFiles: true)
@@ -119,7 +123,7 @@ struct BridgeBench {
         let configuration = "\(folder)/\(name).yml"
         try """
         mqtt:
-          broker: mqtt://127.0.0.1:\(brokerPort)
+          broker: mqtt://127.0.0.1:\(gatewayOffline ? 9 : brokerPort)
           clientId: bench-bridge-\(name)
           baseTopic: \(baseTopic)
         data:
@@ -227,7 +231,7 @@ struct BridgeBench {
 
         // homegate: an MQTT write command to the EVENT at A.
         let mqtt = try await session(mqttOf: sessions[.homegate]!)
-        for round in 0..<(warmUp + rounds) {
+        for round in 0..<(gatewayOffline ? 0 : warmUp + rounds) {
             let event = try await mqtt(round % 2 == 0)
             if round >= warmUp { add(.homegate, "mqttEvent", event) }
         }
