@@ -5,7 +5,7 @@
 #
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
-#   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, hub, flap, soak
+#   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, bridge, hub, flap, soak
 #            (docs/benchmarks.md is then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the hub build in .build-hub (the Makefile builds them all).
@@ -43,11 +43,13 @@ if $quick; then
     rate_seconds=2 window_count=3000 scales=(100 1000) actionset_runs=5
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
     slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
+    bridge_rounds=100 bridge_setups=3 bridge_verifies=20
     soak_length=60 flap_count=300
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
     slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
+    bridge_rounds=500 bridge_setups=10 bridge_verifies=100
     soak_length=600 flap_count=1000
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
@@ -122,12 +124,13 @@ start_floor() {
     rm -f "$fifo"
 }
 
-# write_config DIR ACCESSORIES IN_MEMORY [WINDOW]: homegate's config for the benchmark home, values
-# group-committed within WINDOW seconds (data.valueCommitWindow, 0.1 as by default unless given).
+# write_config DIR ACCESSORIES IN_MEMORY [WINDOW] [HOME]: homegate's config for the benchmark home (or
+# the virtual home file HOME), values group-committed within WINDOW seconds (data.valueCommitWindow,
+# 0.1 as by default unless given).
 write_config() {
-    local dir=$1
+    local dir=$1 home=${5:-$work/home-$2.yml}
     mkdir -p "$dir/data"
-    [[ -f $work/home-$2.yml ]] || bench/make-home.sh "$2" "$room_size" >"$work/home-$2.yml"
+    [[ -f $home ]] || bench/make-home.sh "$2" "$room_size" >"$home"
     cat >"$dir/homegate.yml" <<CONF
 mqtt:
   broker: mqtt://127.0.0.1:$broker_port
@@ -138,7 +141,7 @@ data:
   inMemory: $3
   valueCommitWindow: ${4:-0.1}
 accessories:
-  virtual: $work/home-$2.yml
+  virtual: $home
 commands:
   timeout: 10
   # The benchmark measures what the gateway can do; the per-account limit (50/s) would measure itself
@@ -312,13 +315,13 @@ switches_since() {
         <(printf '%s\n' "$2") <(context_switches "$1")
 }
 
-# memory_split PID LABELS: once the process is at rest after a load, its resident memory: VmRSS,
+# memory_split PID LABELS [SCENARIO]: once the process is at rest after a load, its resident memory: VmRSS,
 # RssAnon (the process's own), RssFile (the binary and the shared libraries), RssShmem, and from
 # /proc/PID/smaps how the file-backed part divides into the executable and the libraries and where the
 # anonymous part is: the brk heap, anonymous mappings (malloc's arenas, thread stacks, the runtimes'
 # allocations) and pages written in file mappings (the libraries' relocated data).
 memory_split() {
-    local pid=$1 labels=$2 status split
+    local pid=$1 labels=$2 scenario=${3:-memory} status split
     wait_idle "$pid"
     status=$(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf ",\"%s_mb\":%.1f", $1 == "VmRSS:" ? "rss" : tolower(substr($1, 4, length($1) - 4)), $2 / 1024 }' "/proc/$pid/status")
     split=$(awk -v exe="$(readlink "/proc/$pid/exe")" '
@@ -332,7 +335,7 @@ memory_split() {
         }
         END { printf ",\"file_binary_mb\":%.1f,\"file_libraries_mb\":%.1f,\"anon_heap_mb\":%.1f,\"anon_mappings_mb\":%.1f,\"anon_in_files_mb\":%.1f", \
             binary / 1024, libraries / 1024, heap / 1024, other / 1024, anon_files / 1024 }' "/proc/$pid/smaps")
-    record "\"scenario\":\"memory\",$labels$status$split"
+    record "\"scenario\":\"$scenario\",$labels$status$split"
 }
 
 # ---- scenarios --------------------------------------------------------------------------------
@@ -683,6 +686,79 @@ hap_scenario() {
     record "\"scenario\":\"hap\",${figures%\}},$aiohomekit"
 }
 
+# 10: homegate's HomeKit bridge (issue 48) beside HAP-python's accessory server, on the home of
+# bench/make-bridge-home.sh (bridge_accessories virtual devices, written to bench/out): hap-bench
+# --bridge measures pair setup, pair verify, reads, writes and events against both with the same
+# controller in the same run (see bench/hap/BridgeBench.swift); then the hub build's memory with the
+# bridge, two controllers subscribed to everything, against the same gateway without the bridge.
+bridge_accessories=100
+bridge_scenario() {
+    local hap_bench=$root/.build/release/hap-bench figures home=$out/bridge-home-$bridge_accessories.yml
+    if [[ ! -x $hap_bench || ! -x $root/.build/venv/bin/python ]]; then
+        log "bridge: no $hap_bench or .build/venv (make bench builds them); skipped"
+        return
+    fi
+    bench/make-bridge-home.sh "$bridge_accessories" "$room_size" >"$home"
+    log "bridge: homegate's HomeKit bridge and HAP-python, $bridge_accessories accessories, $bridge_rounds rounds"
+    figures=$("$hap_bench" --bridge --root "$root" --homegate "$homegate" --home "$home" \
+        --accessories "$bridge_accessories" --rounds "$bridge_rounds" --setups "$bridge_setups" \
+        --verifies "$bridge_verifies" | tail -1)
+    figures=${figures#\{}
+    record "\"scenario\":\"bridge\",${figures%\}}"
+    if [[ ! -x $hub_homegate ]]; then
+        log "bridge memory: no $hub_homegate (make hub); skipped"
+        return
+    fi
+    strip_hub_build
+    # The gateway with and without the bridge, `pairs` times in turn, each after the same load as the
+    # hub section's (window_count writes over MQTT, here to the home's switches with half as many in
+    # flight: loadgen keeps one a switch; each an event to both controllers when the bridge is there).
+    local switches=$((bridge_accessories / 2)) round variant
+    start_broker bridge-memory
+    for ((round = 1; round <= pairs; round++)); do
+        for variant in without with; do bridge_memory "$variant" "$round" "$home" "$switches"; done
+    done
+    stop "$broker_pid"
+}
+
+# bridge_memory without|with ROUND HOME SWITCHES: one memory figure of the hub build for the bridge section.
+bridge_memory() {
+    local variant=$1 round=$2 home=$3 switches=$4 dir=$work/bridge-$1-$2 homegate=$hub_stripped holder=""
+    write_config "$dir" "$bridge_accessories" false "" "$home"
+    local port
+    if [[ $variant == with ]]; then
+        port=$(free_port)
+        cat >>"$dir/homegate.yml" <<CONF
+homekit:
+  advertise: false
+  bridges:
+    - {home: Bench, account: owner, port: $port, listen: 127.0.0.1}
+CONF
+    fi
+    start_homegate "$dir" "$switches"
+    wait_idle "$homegate_pid"
+    local subscribed=0 events=0
+    if [[ $variant == with ]]; then
+        wait_for_port "$port" || { log "bridge memory: the bridge does not listen on $port"; exit 1; }
+        local code
+        code=$("$homegate" homekit-code --config "$dir/homegate.yml" --home Bench 2>/dev/null | sed -n 's/.*setup code of Bench: \([0-9-]*\).*/\1/p')
+        "$root/.build/release/hap-bench" --bridge-hold --port "$port" --code "$code" >"$dir/hold.out" 2>&1 &
+        holder=$!
+        pids+=("$holder")
+        for _ in $(seq 600); do grep -q '"ready"' "$dir/hold.out" && break; kill -0 "$holder" 2>/dev/null || break; sleep 0.1; done
+        grep -q '"ready"' "$dir/hold.out" || { log "bridge memory: the controllers did not subscribe: $(cat "$dir/hold.out")"; exit 1; }
+        subscribed=$(field "$(grep '"ready"' "$dir/hold.out")" subscribed)
+    fi
+    measure "$homegate_pid" "\"scenario\":\"bridge-load\",\"bridge\":\"$variant\",\"round\":$round" -b homegate -n "$switches" -q 1 -m window -w "$((switches / 2))" -c "$window_count"
+    memory_split "$homegate_pid" "\"gateway\":\"homegate\",\"build\":\"hub\",\"accessories\":$bridge_accessories,\"bridge\":\"$variant\",\"round\":$round,\"controllers_subscribed_to\":$subscribed" bridge-memory
+    if [[ -n $holder ]]; then
+        kill "$holder" 2>/dev/null || true
+        wait "$holder" 2>/dev/null || true
+        log "bridge memory: the controllers' events: $(tail -1 "$dir/hold.out")"
+    fi
+    stop "$homegate_pid"
+}
+
 # The hub build as a hub runs it, stripped, at $hub_stripped (the hub section and the soak share it).
 hub_stripped=$out/homegate-hub
 strip_hub_build() {
@@ -781,6 +857,7 @@ if wanted scale; then for accessories in "${scales[@]}"; do scale_scenario "$acc
 if wanted zigbee2mqtt; then zigbee2mqtt_scenario; fi
 if wanted slowdisk; then slow_disk_scenario; fi
 if wanted hap; then hap_scenario; fi
+if wanted bridge; then bridge_scenario; fi
 if wanted hub; then hub_scenario; fi
 if wanted flap; then flap_scenario; fi
 if wanted soak; then soak_scenario; fi

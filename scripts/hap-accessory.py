@@ -2,12 +2,13 @@
 """A HAP-python bridge for homegate's HAP tests: a real HomeKit accessory on loopback.
 
 Usage: hap-accessory.py --name NAME --port PORT --setup-code XXX-XX-XXX --state-dir DIR [--doorbell]
-       [--owned-names] [--extra-outlet] [--without-switch] [--all-kinds]
+       [--owned-names] [--extra-outlet] [--without-switch] [--all-kinds] [--bench-home N]
 
 The bridge holds a Lightbulb (On, Brightness), a Switch and a TemperatureSensor (and with
 --doorbell a Doorbell, whose button SIGUSR2 presses once; with --owned-names accessories named as
 people's devices are, and a Panel whose two Switch services name themselves; --extra-outlet and
---without-switch change the bridge's list, as a bridge that was reconfigured). It listens on
+--without-switch change the bridge's list, as a bridge that was reconfigured; --bench-home N serves
+instead the N accessories of bench/make-bridge-home.sh N, for the benchmark). It listens on
 127.0.0.1 only and does not advertise over mDNS, so nothing leaves loopback.
 Standard output carries one JSON object a line:
   {"event": "ready", "port": P, "pairing_id": "..."}        once the HAP server listens
@@ -155,6 +156,43 @@ class Kind(Accessory):
         self.add_preload_service(kind, chars=[c for c in optional if c != "Name"])
 
 
+# bench/make-bridge-home.sh's home (--bench-home N): the first half switches "Switch 1" ..., the others
+# these kinds in turn, with the characteristics homegate's virtual devices of the same kind have
+# (Sources/VirtualDevices/Virtual/VirtualDevice.swift). Keep the three lists alike.
+BENCH_KINDS = [
+    ("Light", "Lightbulb", ["On", "Brightness", "Hue", "Saturation", "ColorTemperature"]),
+    ("Outlet", "Outlet", ["On", "OutletInUse"]),
+    ("Thermostat", "Thermostat", []),
+    ("Lock", "LockMechanism", []),
+    ("Garage Door", "GarageDoorOpener", []),
+    ("Blinds", "WindowCovering", ["HoldPosition"]),
+    ("Fan", "Fan", ["On", "RotationSpeed", "RotationDirection"]),
+    ("Temperature", "TemperatureSensor", []),
+    ("Humidity", "HumiditySensor", []),
+    ("Motion", "MotionSensor", []),
+    ("Contact", "ContactSensor", []),
+]
+
+
+class BenchDevice(Accessory):
+    """One accessory of the benchmark's home: a service of `service` with `chars` besides the required ones."""
+
+    def __init__(self, driver, name, service, chars, aid):
+        super().__init__(driver, name, aid=aid)
+        required = driver.loader.serv_types[service]["RequiredCharacteristics"]
+        self.add_preload_service(service, chars=[c for c in chars if c not in required] or None)
+
+
+def bench_home(driver, count):
+    switches = count // 2
+    # No setter callbacks here (nor count_reads): HAP-python as it comes, printing nothing per request.
+    accessories = [BenchDevice(driver, f"Switch {i}", "Switch", [], aid=i + 1) for i in range(1, switches + 1)]
+    for i in range(switches + 1, count + 1):
+        name, service, chars = BENCH_KINDS[(i - switches - 1) % len(BENCH_KINDS)]
+        accessories.append(BenchDevice(driver, f"{name} {i}", service, chars, aid=i + 1))
+    return accessories
+
+
 class Doorbell(Accessory):
     category = CATEGORY_VIDEO_DOOR_BELL
 
@@ -194,6 +232,9 @@ def main():
         "--owned-names", action="store_true",
         help="add accessories named as people's devices are (Fan-2 (Bedroom), Door/Window, two Outlets, ...)")
     parser.add_argument(
+        "--bench-home", type=int, default=0, metavar="N",
+        help="serve bench/make-bridge-home.sh's N accessories (aids 2 to N+1) instead of the test bridge's")
+    parser.add_argument(
         "--event-window", type=float, default=None,
         help="seconds HAP-python gathers events before sending them (its default is 0.5); 0 for the benchmark")
     arguments = parser.parse_args()
@@ -203,7 +244,8 @@ def main():
         pyhap.hap_protocol.EVENT_COALESCE_TIME_WINDOW = arguments.event_window
 
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("HAP_LOG_LEVEL", "WARNING"))
-    count_reads()
+    if not arguments.bench_home:
+        count_reads()
     os.makedirs(arguments.state_dir, exist_ok=True)
     driver = AccessoryDriver(
         address="127.0.0.1",
@@ -214,6 +256,13 @@ def main():
         advertise=False,
     )
     bridge = TestBridge(driver, arguments.name)
+    if arguments.bench_home:
+        for accessory in bench_home(driver, arguments.bench_home):
+            bridge.add_accessory(accessory)
+        driver.add_accessory(accessory=bridge)
+        signal.signal(signal.SIGTERM, driver.signal_handler)
+        driver.start()
+        return
     # Fixed aids, as a bridge keeps them: an accessory added or removed leaves the others' alone.
     bridge.add_accessory(Lightbulb(driver, "Light", aid=2))
     if not arguments.without_switch:

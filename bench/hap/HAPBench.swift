@@ -24,6 +24,10 @@ import MQTT
 struct HAPBench {
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.contains("--bridge") || arguments.contains("--bridge-hold") {
+            try await BridgeBench.main(arguments)
+            return
+        }
         func option(_ name: String, _ fallback: String) -> String {
             arguments.firstIndex(of: name).map { arguments[$0 + 1] } ?? fallback
         }
