@@ -135,6 +135,11 @@ struct BridgeStateStore: Sendable {
     func save(_ state: BridgeState, home: HomeID) throws {
         try secrets.set(home.rawValue, state.json.bytes)
     }
+
+    /// ``save(_:home:)`` on GRDB's writer queue, awaited (the bridge runs on the gateway's loop).
+    func store(_ state: BridgeState, home: HomeID) async throws {
+        try await secrets.store(home.rawValue, state.json.bytes)
+    }
 }
 
 /// Why a bridge cannot serve.

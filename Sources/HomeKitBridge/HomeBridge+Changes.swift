@@ -77,7 +77,7 @@ extension HomeBridge {
         let addresses = Set(accessories.entries.keys)
         for id in connections.keys { connections[id]?.subscriptions.formIntersection(addresses) }
         guard state != before else { return }
-        persist("its accessory numbers")
+        await persist("its accessory numbers")
         if state.configurationNumber != before.configurationNumber {
             logger.info(
                 "HomeKit bridge's accessories changed",

@@ -216,6 +216,16 @@ extension HomeBridge {
                     }.map { (id, $0.accessoryName) }
                 }
             }, uniquingKeysWith: { first, _ in first })
+        // One accessory's writes (what the Home app sends) go straight to the manager, on the same
+        // executor; several go side by side, so a slow device holds up no other.
+        if identify.isEmpty, writes.count == 1, let items = writes.first?.value {
+            do throws(HomeError) {
+                try await manager.writeValues(items.map(\.request), home: home, account: account)
+                return items.map { ($0.index, 0) }
+            } catch {
+                return items.map { ($0.index, HAPStatus.status(of: error)) }
+            }
+        }
         return await withTaskGroup(of: [(Int, Int)].self) { group in
             for (_, items) in writes {
                 group.addTask {

@@ -46,6 +46,10 @@ package actor HomeBridge {
 
     package nonisolated let settings: Settings
     package nonisolated let homeID: HomeID
+    /// Where the home manager runs (the gateway's loop): a write goes to the manager and its driver
+    /// without a hop between threads, as an MQTT command does.
+    private nonisolated let executor: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     let manager: HomeManager
     let store: BridgeStateStore
     let logger: Logger
@@ -86,6 +90,7 @@ package actor HomeBridge {
     ) throws {
         self.settings = settings
         self.manager = manager
+        executor = manager.executorChoice
         self.logger = logger
         self.clock = clock
         self.firmware = firmware
@@ -148,7 +153,7 @@ package actor HomeBridge {
     /// The answer to one request of connection `id`.
     func handle(_ request: HAPRequest, on id: Int) async -> HAPOutbound {
         switch (request.method, request.path) {
-        case (.POST, "/pair-setup"): return .response(pairSetup(request.body, on: id), secureWith: nil)
+        case (.POST, "/pair-setup"): return .response(await pairSetup(request.body, on: id), secureWith: nil)
         case (.POST, "/pair-verify"): return pairVerify(request.body, on: id)
         case (.POST, "/identify"):
             // Only an unpaired accessory identifies itself on this request; a paired one is asked
@@ -170,7 +175,7 @@ package actor HomeBridge {
         case (.GET, "/characteristics"): response = read(request, on: id)
         case (.PUT, "/characteristics"): response = await write(request.body, on: id)
         case (.PUT, "/prepare"): response = prepare(request.body, on: id)
-        case (.POST, "/pairings"): response = pairings(request.body, on: id)
+        case (.POST, "/pairings"): response = await pairings(request.body, on: id)
         default: response = Self.status(.notFound, -70409)
         }
         return .response(response, secureWith: nil)
@@ -182,7 +187,7 @@ package actor HomeBridge {
 
     // MARK: Pairing
 
-    private func pairSetup(_ body: [UInt8], on id: Int) -> HAPResponse {
+    private func pairSetup(_ body: [UInt8], on id: Int) async -> HAPResponse {
         let step = (try? TLV8(decoding: body))?[.state] ?? []
         if step == [1] {
             if state.isPaired { return .tlv8(Self.refusal(.unavailable)) }
@@ -206,7 +211,7 @@ package actor HomeBridge {
             state.failedAttempts = 0
             // A pairing the controller keeps but the bridge lost would never verify: unless it is
             // stored, the controller is told the pair setup failed.
-            guard persist("the first pairing") else {
+            guard await persist("the first pairing") else {
                 state = before
                 return .tlv8(AccessoryPairSetup.Answer.failure(.unknown, state: 6).body)
             }
@@ -216,7 +221,7 @@ package actor HomeBridge {
             pairSetup = nil
             if code == .authentication {
                 state.failedAttempts += 1
-                persist("a failed pair setup")
+                await persist("a failed pair setup")
                 logger.warning(
                     "HomeKit bridge: a pair setup with a wrong setup code",
                     metadata: ["home": "\(homeName)", "failed": "\(state.failedAttempts)"])
@@ -259,7 +264,7 @@ package actor HomeBridge {
     }
 
     /// `/pairings`: add, remove and list, by an administrator.
-    private func pairings(_ body: [UInt8], on id: Int) -> HAPResponse {
+    private func pairings(_ body: [UInt8], on id: Int) async -> HAPResponse {
         func failure(_ code: PairingError.Code) -> HAPResponse {
             .tlv8(AccessoryPairSetup.Answer.failure(code, state: 2).body)
         }
@@ -283,13 +288,13 @@ package actor HomeBridge {
                 state.pairings.append(
                     PairedController(identifier: identifier, publicKey: publicKey, isAdministrator: isAdministrator))
             }
-            persist("an added pairing")
+            await persist("an added pairing")
         case [PairingMethod.removePairing.rawValue]:
             guard let identifier = message[.identifier] else { return failure(.unknown) }
             state.pairings.removeAll { $0.identifier == identifier }
             // Without an administrator no one could manage the bridge: HAP removes every pairing.
             if !state.pairings.contains(where: \.isAdministrator) { state.pairings = [] }
-            persist("a removed pairing")
+            await persist("a removed pairing")
             // The removed controllers' sessions end: the caller's after this answer (it is refused
             // from now on), the others' at once.
             let remaining = Set(state.pairings.map(\.identifier))
@@ -315,9 +320,9 @@ package actor HomeBridge {
     }
 
     @discardableResult
-    func persist(_ what: String) -> Bool {
+    func persist(_ what: String) async -> Bool {
         do {
-            try store.save(state, home: homeID)
+            try await store.store(state, home: homeID)
             return true
         } catch {
             logger.error(

@@ -19,6 +19,8 @@ import Synchronization
 package actor HomeManager {
     private nonisolated let executor: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+    /// Where the manager runs, for an adapter that runs beside it (the HomeKit bridge).
+    package nonisolated var executorChoice: ExecutorChoice { executor }
     /// What the manager's tasks prefer: the loop, when it runs on it (``ExecutorChoice/taskExecutor``).
     nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
     let store: HomeStore

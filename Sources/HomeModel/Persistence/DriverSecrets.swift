@@ -39,6 +39,16 @@ package struct DriverSecrets: Sendable {
         }
     }
 
+    /// ``set(_:_:)`` on GRDB's writer queue, awaited: the caller's thread (an actor on the gateway's
+    /// loop) waits for no fsync.
+    package func store(_ key: String, _ value: [UInt8]) async throws {
+        try await database.writer.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO driverSecret (driver, key, value) VALUES (?, ?, ?)",
+                arguments: [driver, key, Data(value)])
+        }
+    }
+
     package func set(_ key: String, _ value: [UInt8]) throws {
         try database.writer.write { db in
             try db.execute(
