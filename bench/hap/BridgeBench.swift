@@ -62,7 +62,11 @@ struct BridgeBench {
         let verifies = Int(option("--verifies", "100")) ?? 100
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-bench-\(getpid())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { if ProcessInfo.processInfo.environment["BENCH_KEEP"] != "1" { try? FileManager.default.removeItem(atPath: folder) } }
+        defer {
+            if ProcessInfo.processInfo.environment["BENCH_KEEP"] != "1" {
+                try? FileManager.default.removeItem(atPath: folder)
+            }
+        }
         let broker = try await MosquittoBroker.start(.init())
         let bench = BridgeBench(
             root: root, folder: folder, homegate: homegate, home: option("--home", ""),
@@ -165,7 +169,8 @@ struct BridgeBench {
         while !ready() {
             guard ContinuousClock.now < deadline, process.isRunning else {
                 process.send(SIGKILL)
-                throw BenchError("\(what) did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+                throw BenchError(
+                    "\(what) did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -175,7 +180,9 @@ struct BridgeBench {
 
     func run(rounds: Int, setups: Int, verifies: Int) async throws -> [(String, Double)] {
         var times: [Kind: [String: [Double]]] = [.homegate: [:], .hapPython: [:]]
-        func add(_ kind: Kind, _ name: String, _ value: Double) { times[kind, default: [:]][name, default: []].append(value) }
+        func add(_ kind: Kind, _ name: String, _ value: Double) {
+            times[kind, default: [:]][name, default: []].append(value)
+        }
         // The order of the two servers alternates round by round.
         func order(_ round: Int) -> [Kind] { round % 2 == 0 ? [.homegate, .hapPython] : [.hapPython, .homegate] }
 
@@ -185,7 +192,11 @@ struct BridgeBench {
                 let server = try await start(kind, name: "setup-\(kind)-\(round)", baseTopic: "setup\(round)")
                 let connection = try await HAPConnection.open(host: "127.0.0.1", port: server.port)
                 let controller = Self.newController()
-                add(kind, "pairSetup", try await measure { _ = try await connection.pairSetup(setupCode: server.code, controller: controller) })
+                add(
+                    kind, "pairSetup",
+                    try await measure {
+                        _ = try await connection.pairSetup(setupCode: server.code, controller: controller)
+                    })
                 await connection.close()
                 await server.stop()
             }
@@ -307,18 +318,28 @@ struct BridgeBench {
             await setup.close()
             let sessionA = try await verified(server.port, a, pairing)
             let added = try await sessionA.send(
-                .pairing("/pairings", PairingsRequest.add(PairingEntry(identifier: b.identifier, publicKey: b.publicKey, isAdmin: false))))
+                .pairing(
+                    "/pairings",
+                    PairingsRequest.add(PairingEntry(identifier: b.identifier, publicKey: b.publicKey, isAdmin: false)))
+            )
             try PairingsRequest.readResult(added.body)
             let sessionB = try await verified(server.port, b, pairing)
             let address = try await switchOn(sessionA, named: "Switch 1")
             _ = try await sessionB.send(.get("/accessories"))
             let subscribed = try await sessionA.send(
-                .putJSON("/characteristics", Array(#"{"characteristics":[{"aid":\#(address.aid),"iid":\#(address.iid),"ev":true}]}"#.utf8)))
-            guard (200..<300).contains(subscribed.statusCode) else { throw BenchError("subscribing answered \(subscribed.statusCode)") }
-            return Session(port: server.port, a: a, pairing: pairing, sessionA: sessionA, sessionB: sessionB, address: address)
+                .putJSON(
+                    "/characteristics",
+                    Array(#"{"characteristics":[{"aid":\#(address.aid),"iid":\#(address.iid),"ev":true}]}"#.utf8)))
+            guard (200..<300).contains(subscribed.statusCode) else {
+                throw BenchError("subscribing answered \(subscribed.statusCode)")
+            }
+            return Session(
+                port: server.port, a: a, pairing: pairing, sessionA: sessionA, sessionB: sessionB, address: address)
         }
 
-        static func verified(_ port: Int, _ controller: ControllerIdentity, _ pairing: AccessoryPairing) async throws -> HAPConnection {
+        static func verified(_ port: Int, _ controller: ControllerIdentity, _ pairing: AccessoryPairing) async throws
+            -> HAPConnection
+        {
             let connection = try await HAPConnection.open(host: "127.0.0.1", port: port)
             try await connection.pairVerify(controller: controller, accessory: pairing)
             return connection
@@ -351,7 +372,8 @@ struct BridgeBench {
             let answer = try await sessionB.send(.putJSON("/characteristics", Array(body.utf8)))
             let written = milliseconds(ContinuousClock.now - started)
             guard answer.statusCode == 204 || answer.statusCode == 200 else {
-                throw BenchError("a write answered \(answer.statusCode): \(String(decoding: answer.body, as: UTF8.self))")
+                throw BenchError(
+                    "a write answered \(answer.statusCode): \(String(decoding: answer.body, as: UTF8.self))")
             }
             return (written, try await eventTime(after: seen, since: started))
         }
@@ -396,7 +418,9 @@ struct BridgeBench {
         await setup.close()
         let first = try await Session.verified(port, a, pairing)
         let added = try await first.send(
-            .pairing("/pairings", PairingsRequest.add(PairingEntry(identifier: b.identifier, publicKey: b.publicKey, isAdmin: false))))
+            .pairing(
+                "/pairings",
+                PairingsRequest.add(PairingEntry(identifier: b.identifier, publicKey: b.publicKey, isAdmin: false))))
         try PairingsRequest.readResult(added.body)
         let second = try await Session.verified(port, b, pairing)
         let received = Stamps()
@@ -417,7 +441,9 @@ struct BridgeBench {
             }
             let answer = try await connection.send(
                 .putJSON("/characteristics", Array(#"{"characteristics":[\#(items.joined(separator: ","))]}"#.utf8)))
-            guard (200..<300).contains(answer.statusCode) else { throw BenchError("subscribing answered \(answer.statusCode)") }
+            guard (200..<300).contains(answer.statusCode) else {
+                throw BenchError("subscribing answered \(answer.statusCode)")
+            }
             subscribed += items.count
             Task { for await _ in connection.events { received.add(ContinuousClock.now) } }
         }
