@@ -138,6 +138,158 @@ struct HomeKitBridgeFaultTests {
         }
     }
 
+    // MARK: Malformed requests
+
+    @Test("malformed pair setup and pair verify bodies get an error TLV; the connection and the bridge go on")
+    func malformedPairingBodies() async throws {
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager) { bridge, port in
+                let unknown = [PairingError.Code.unknown.rawValue]
+                try await withWire(port: port) { wire in
+                    for (name, body) in Self.malformedBodies + [
+                        ("M3 before M1", Self.bogusM3), ("M5 before M1", Self.m5),
+                    ] {
+                        let answer = try await wire.pairing("/pair-setup", body)
+                        #expect(answer[.error] == unknown && answer[.state] != nil, "\(name): \(answer)")
+                    }
+                    // A malformed step ends an exchange under way with an error; M1 starts afresh
+                    for (name, body) in Self.malformedBodies + [
+                        ("M5 after M1", Self.m5), ("M3 without proof", Self.m3NoProof),
+                    ] {
+                        let m2 = try await wire.pairing("/pair-setup", Self.m1)
+                        #expect(m2[.error] == nil, "\(name)")
+                        let answer = try await wire.pairing("/pair-setup", body)
+                        #expect(answer[.error] == unknown, "\(name): \(answer)")
+                        let after = try await wire.pairing("/pair-setup", Self.bogusM3)
+                        #expect(after[.error] == unknown, "\(name): the exchange is over")
+                    }
+                    // RFC 5054: A ≡ 0 mod N would let a controller in without the code
+                    let prime = SRPGroup.rfc5054Group3072.prime.minimalBytes
+                    for (name, key) in [("A = 0", [UInt8(0)]), ("A = N", prime)] {
+                        #expect(try await wire.pairing("/pair-setup", Self.m1)[.error] == nil)
+                        let answer = try await wire.pairing(
+                            "/pair-setup",
+                            TLV8([
+                                .init(.state, [3]), .init(.publicKey, key),
+                                .init(.proof, Array(repeating: 0, count: 64)),
+                            ])
+                            .encoded())
+                        #expect(
+                            answer[.error] == [PairingError.Code.authentication.rawValue] && answer[.state] == [4],
+                            "\(name): \(answer)")
+                    }
+                }
+                #expect(!(await bridge.advertisement.isPaired))
+                // The bridge pairs another connection as usual
+                let (admin, accessory) = try await Self.pair(bridge, port: port)
+                let other = try await Self.verified(admin, accessory, port: port)
+                let lamp = try HAPAddressText(
+                    of: "Floor Lamp", "25", in: try await other.send(.get("/accessories")).body)
+
+                try await withWire(port: port) { wire in
+                    let bodies =
+                        Self.malformedBodies + [
+                            ("M3 before M1", Self.verifyM3Garbage),
+                            (
+                                "M1 with a 31-byte key",
+                                TLV8([.init(.state, [1]), .init(.publicKey, Array(repeating: 9, count: 31))]).encoded()
+                            ),
+                        ]
+                    for (name, body) in bodies {
+                        let answer = try await wire.pairing("/pair-verify", body)
+                        #expect(answer[.error] == unknown && answer[.state] != nil, "\(name): \(answer)")
+                    }
+                    // M1, then a malformed M3: the exchange ends, its real M3 is refused after
+                    for (name, body) in Self.malformedBodies {
+                        var verify = PairVerify(controller: admin, accessory: accessory)
+                        let m2 = try await wire.pairing("/pair-verify", verify.start())
+                        #expect(m2[.error] == nil, "\(name)")
+                        let answer = try await wire.pairing("/pair-verify", body)
+                        #expect(answer[.error] == unknown, "\(name): \(answer)")
+                        guard case .send(let m3) = try verify.handle(m2.encoded()) else { continue }
+                        #expect(try await wire.pairing("/pair-verify", m3)[.error] == unknown, "\(name)")
+                    }
+                    // An M3 that does not open, and one signed by a controller the bridge does not know
+                    var begun = PairVerify(controller: admin, accessory: accessory)
+                    let m2 = try await wire.pairing("/pair-verify", begun.start())
+                    #expect(m2[.error] == nil)
+                    let sealed = try await wire.pairing("/pair-verify", Self.verifyM3Garbage)
+                    #expect(sealed[.error] == [PairingError.Code.authentication.rawValue] && sealed[.state] == [4])
+                    var stranger = PairVerify(controller: .make(), accessory: accessory)
+                    let strangerM2 = try await wire.pairing("/pair-verify", stranger.start())
+                    guard case .send(let m3) = try stranger.handle(strangerM2.encoded()) else { return }
+                    let refused = try await wire.pairing("/pair-verify", m3)
+                    #expect(refused[.error] == [PairingError.Code.authentication.rawValue] && refused[.state] == [4])
+                    // None of it let the connection in, nor closed it: it verifies now
+                    #expect(try await wire.send(.get("/accessories")).statusCode == 470)
+                    try await wire.verify(admin, with: accessory)
+                    #expect(try await wire.send(lamp.read).statusCode == 200)
+                }
+                #expect(try await other.send(lamp.read).statusCode == 200, "the other controller served throughout")
+                await other.close()
+            }
+        }
+    }
+
+    @Test("bytes that are not HTTP, a huge Content-Length or a body over 1 MiB close that connection only")
+    func malformedHTTP() async throws {
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager) { bridge, port in
+                let (admin, accessory) = try await Self.pair(bridge, port: port)
+                let other = try await Self.verified(admin, accessory, port: port)
+                let lamp = try HAPAddressText(
+                    of: "Floor Lamp", "25", in: try await other.send(.get("/accessories")).body)
+                let limit = BridgeListener.maximumBodyLength
+                func head(_ length: String) -> [UInt8] {
+                    Array(
+                        "POST /pair-setup HTTP/1.1\r\nHost: bridge\r\nContent-Type: application/pairing+tlv8\r\nContent-Length: \(length)\r\n\r\n"
+                            .utf8)
+                }
+                var chunked = Array(
+                    "PUT /characteristics HTTP/1.1\r\nHost: bridge\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+                for _ in 0...(limit / 65_536) {
+                    chunked += Array("10000\r\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 65_536) + [13, 10]
+                }
+                let cases: [(String, [UInt8])] = [
+                    ("bytes that are not HTTP", Array("\u{1}\u{2}\u{3}garbage that is no HTTP\r\n\r\n".utf8)),
+                    ("binary noise", (0..<600).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }),
+                    ("a Content-Length of a terabyte", head("1000000000000")),
+                    ("a Content-Length past 64 bits", head("123456789012345678901234567890")),
+                    ("a negative Content-Length", head("-5")),
+                    ("a body one byte over 1 MiB", head("\(limit + 1)") + Array(repeating: 7, count: limit + 1)),
+                    ("a chunked body over 1 MiB", chunked),
+                ]
+                for (name, bytes) in cases {
+                    do {
+                        try await withWire(port: port) { wire in
+                            // The bridge may close before it has read everything: a failed write is fine
+                            try? await wire.write(bytes)
+                            let answers = try await wire.closedByBridge()
+                            #expect(answers.isEmpty, "\(name): \(answers)")
+                        }
+                    } catch {
+                        Issue.record(error, "\(name)")
+                    }
+                    let read = try await other.send(lamp.read, timeout: .seconds(10))
+                    #expect(read.statusCode == 200, "\(name): the verified controller is served on")
+                }
+                // The limit itself is no fault: a body of exactly 1 MiB is read and answered
+                try await withWire(port: port) { wire in
+                    try await wire.write(
+                        Array(
+                            "PUT /characteristics HTTP/1.1\r\nHost: bridge\r\nContent-Length: \(limit)\r\n\r\n".utf8)
+                            + Array(repeating: UInt8(ascii: " "), count: limit))
+                    #expect(try await wire.answer().statusCode == 470)
+                    #expect(try await wire.pairing("/pair-setup", Self.m1)[.error] == [6], "the connection goes on")
+                }
+                try await eventually("only the verified controller's connection left") {
+                    await bridge.connectionCount == 1
+                }
+                await other.close()
+            }
+        }
+    }
+
     // MARK: Before pair verify
 
     @Test("before pair verify every request but pairing gets 470 with status -70401")
