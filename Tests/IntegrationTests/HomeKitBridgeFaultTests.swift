@@ -290,6 +290,196 @@ struct HomeKitBridgeFaultTests {
         }
     }
 
+    // MARK: The encrypted session
+
+    @Test("a tampered, a replayed, an out-of-order or an overlong frame closes that connection; others go on")
+    func encryptedFrameFaults() async throws {
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager) { bridge, port in
+                let (admin, accessory) = try await Self.pair(bridge, port: port)
+                let other = try await Self.verified(admin, accessory, port: port)
+                let lamp = try HAPAddressText(
+                    of: "Floor Lamp", "25", in: try await other.send(.get("/accessories")).body)
+                #expect(try await other.send(lamp.subscription()).statusCode == 204)
+
+                // Each fault: what the connection sends after a first request was answered
+                let faults: [(String, (HAPWire) throws -> [UInt8])] = [
+                    (
+                        "a ciphertext byte flipped",
+                        { wire in
+                            var frame = try wire.bytes(of: .get("/accessories"))
+                            frame[5] ^= 0x20
+                            return frame
+                        }
+                    ),
+                    (
+                        "a tag byte flipped",
+                        { wire in
+                            var frame = try wire.bytes(of: .get("/accessories"))
+                            frame[frame.count - 1] ^= 0x01
+                            return frame
+                        }
+                    ),
+                    (
+                        "the length (the frame's AAD) changed",
+                        { wire in
+                            var frame = try wire.bytes(of: lamp.read)
+                            frame[0] -= 1
+                            return frame + [0]
+                        }
+                    ),
+                    ("the frame just answered, replayed", { wire in wire.sent[wire.sent.count - 1] }),
+                    (
+                        "a frame ahead of its turn",
+                        { wire in
+                            _ = try wire.bytes(of: lamp.read)
+                            return try wire.bytes(of: lamp.read)
+                        }
+                    ),
+                    (
+                        "two frames swapped",
+                        { wire in
+                            let older = try wire.bytes(of: lamp.read)
+                            return try wire.bytes(of: lamp.read) + older
+                        }
+                    ),
+                    ("a frame longer than 1,024 bytes", { _ in [0x01, 0x04] + Array(repeating: 0, count: 1_041) }),
+                ]
+                for (name, fault) in faults {
+                    try await withWire(port: port) { wire in
+                        try await wire.verify(admin, with: accessory)
+                        try await wire.write(try wire.bytes(of: lamp.read))
+                        #expect(try await wire.answer().statusCode == 200, "\(name): the session works")
+                        try await wire.write(try fault(wire))
+                        let answers = try await wire.closedByBridge()
+                        #expect(answers.filter { $0.kind == .response }.isEmpty, "\(name): \(answers)")
+                    }
+                    // The other controller: still answered, still told of changes
+                    let read = try await other.send(lamp.read)
+                    let before = try #require(lamp.value(in: read.body)?.boolValue as Bool?)
+                    let writer = try await Self.verified(admin, accessory, port: port)
+                    #expect(try await writer.send(lamp.write("\(!before)")).statusCode == 204)
+                    let event = try await Self.event(of: lamp, on: other)
+                    #expect(event.boolValue == !before, "\(name)")
+                    await writer.close()
+                }
+                try await eventually("the faulty connections closed") { await bridge.connectionCount == 1 }
+                await other.close()
+            }
+        }
+    }
+
+    // MARK: Many controllers
+
+    @Test("16 controllers verified at once read and hear events; one that vanishes or stops reading holds up none")
+    func manyControllers() async throws {
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager) { bridge, port in
+                let (admin, accessory) = try await Self.pair(bridge, port: port)
+                let writer = try await Self.verified(admin, accessory, port: port)
+                var identities = [admin]
+                for _ in 1..<HomeBridge.maximumPairings {
+                    let identity = ControllerIdentity.make()
+                    let added = try await Self.pairings(PairingsRequest.add(identity, admin: false), on: writer)
+                    #expect(added[.error] == nil && added[.state] == [2])
+                    identities.append(identity)
+                }
+                let database = try await writer.send(.get("/accessories")).body
+                let on = try HAPAddressText(of: "Floor Lamp", "25", in: database)
+                let brightness = try HAPAddressText(of: "Floor Lamp", "8", in: database)
+
+                // All verify at once, subscribe and read
+                let controllers = try await withThrowingTaskGroup(of: HAPConnection.self) { group in
+                    for identity in identities {
+                        group.addTask {
+                            let controller = try await Self.verified(identity, accessory, port: port)
+                            #expect(try await controller.send(on.subscription()).statusCode == 204)
+                            let read = try await controller.send(on.read)
+                            #expect(read.statusCode == 200 && on.value(in: read.body)?.boolValue != nil)
+                            return controller
+                        }
+                    }
+                    return try await group.reduce(into: [HAPConnection]()) { $0.append($1) }
+                }
+                #expect(controllers.count == 16)
+                #expect(await bridge.verifiedConnections == 17)
+                let first = try await writer.send(on.read)
+                var value = try #require(on.value(in: first.body)?.boolValue as Bool?)
+
+                /// The writer writes `on` anew, another controller reads it, and every one of the 16 is
+                /// told. Not held up is shown by order (answered while the stalled connection below is
+                /// still held), not by a wall-clock bound; a minute is only the net.
+                func writeAndHear(_ what: String) async throws {
+                    value.toggle()
+                    let expected = value
+                    #expect(try await writer.send(on.write("\(expected)"), timeout: .seconds(60)).statusCode == 204)
+                    let read = try await controllers[5].send(on.read, timeout: .seconds(60))
+                    #expect(on.value(in: read.body)?.boolValue == expected, "\(what)")
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for controller in controllers {
+                            group.addTask {
+                                let event = try await Self.event(of: on, on: controller)
+                                #expect(event.boolValue == expected, "\(what)")
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                try await writeAndHear("all connected")
+
+                // One resets its connection in the middle of a request; another just closes it
+                try await withWire(port: port) { wire in
+                    try await wire.verify(identities[1], with: accessory)
+                    #expect(try await wire.send(on.subscription()).statusCode == 204)
+                    let frame = try wire.bytes(of: .get("/accessories"))
+                    try await wire.write(Array(frame.prefix(frame.count / 2)))
+                    try await wire.reset()
+                }
+                let quiet = try await Self.verified(identities[2], accessory, port: port)
+                #expect(try await quiet.send(on.subscription()).statusCode == 204)
+                await quiet.close()
+                try await writeAndHear("two vanished")
+                try await eventually("the vanished connections gone") { await bridge.connectionCount == 17 }
+
+                // One stops reading while its events pile up: they fill the kernel's buffers (some
+                // 2 MB on loopback), NIO's and the bridge's 1,024 before it is dropped, about 20,000
+                // changes here
+                try await withWire(port: port, receiveBuffer: 4_096) { stalled in
+                    try await stalled.verify(identities[3], with: accessory)
+                    #expect(try await stalled.send(brightness.subscription()).statusCode == 204)
+                    let target = CharacteristicReference(
+                        accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness)
+                    var changes = 0
+                    var probesWhileHeld = 0
+                    while await bridge.connectionCount == 18, changes < 200_000 {
+                        try await gateway.manager.writeValue(
+                            .int(changes % 2 == 0 ? 30 : 70), to: target, home: "Main House", account: "owner")
+                        changes += 1
+                        if changes % 1_000 == 0 {
+                            try await writeAndHear("\(changes) events unread by one")
+                            // Answered while the stalled connection was still held (the probe tells it
+                            // nothing; only a change the bridge had yet to follow could drop it meanwhile)
+                            if await bridge.connectionCount == 18 { probesWhileHeld += 1 }
+                        }
+                    }
+                    #expect(
+                        await bridge.connectionCount == 17,
+                        "the controller that reads nothing is dropped (after \(changes) events)")
+                    // All but perhaps the last probe, so one within 2,000 changes of the drop: long
+                    // after the kernel's buffer was full
+                    #expect(probesWhileHeld >= changes / 1_000 - 1, "\(probesWhileHeld) of \(changes / 1_000)")
+                    try await writeAndHear("the stalled one dropped")
+                    // What piled up reaches it when it reads again, then the close
+                    let backlog = try await stalled.closedByBridge()
+                    #expect(backlog.count > 1_000 && backlog.allSatisfy { $0.kind == .event }, "\(backlog.count)")
+                }
+                #expect(await bridge.verifiedConnections == 17)
+                for controller in controllers { await controller.close() }
+                await writer.close()
+            }
+        }
+    }
+
     // MARK: Before pair verify
 
     @Test("before pair verify every request but pairing gets 470 with status -70401")
