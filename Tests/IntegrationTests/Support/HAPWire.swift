@@ -56,7 +56,7 @@ final class HAPWire {
 
     /// The next message from the bridge (an answer or an event), or nil once the bridge closed the
     /// connection (or reset it). Waits at most `timeout`, then throws `TimedOut`.
-    func next(within timeout: Duration = .seconds(30)) async throws -> HTTPMessage? {
+    func next(within timeout: Duration = .seconds(60)) async throws -> HTTPMessage? {
         if let message = try parser.next() { return message }
         let expiry = Expiry()
         let channel = self.channel
@@ -84,7 +84,7 @@ final class HAPWire {
     }
 
     /// The answer to the request sent last; events that come before it are kept in ``events``.
-    func answer(within timeout: Duration = .seconds(30)) async throws -> HTTPMessage {
+    func answer(within timeout: Duration = .seconds(60)) async throws -> HTTPMessage {
         while let message = try await next(within: timeout) {
             if message.kind == .response { return message }
             events.append(message)
@@ -93,7 +93,7 @@ final class HAPWire {
     }
 
     /// Sends `request` (sealed once the session is encrypted) and returns its answer.
-    func send(_ request: HTTPRequest, within timeout: Duration = .seconds(30)) async throws -> HTTPMessage {
+    func send(_ request: HTTPRequest, within timeout: Duration = .seconds(60)) async throws -> HTTPMessage {
         try await write(bytes(of: request))
         return try await answer(within: timeout)
     }
@@ -111,7 +111,7 @@ final class HAPWire {
     }
 
     /// Reads until the bridge closes the connection; the messages that came before the close.
-    func closedByBridge(within timeout: Duration = .seconds(30)) async throws -> [HTTPMessage] {
+    func closedByBridge(within timeout: Duration = .seconds(60)) async throws -> [HTTPMessage] {
         var messages: [HTTPMessage] = []
         while let message = try await next(within: timeout) { messages.append(message) }
         return messages
