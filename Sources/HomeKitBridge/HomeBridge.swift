@@ -217,9 +217,11 @@ package actor HomeBridge {
             }
             logger.notice("HomeKit bridge paired", metadata: ["home": "\(homeName)"])
             advertisementChanged()
-        case .failed(let code, _):
+        case .failed(let code, let step):
             pairSetup = nil
-            if code == .authentication {
+            // Only M4's authentication error is a wrong setup code (the SRP proof failed). At M6 the
+            // code was right and the controller's M5 did not open or verify: no attempt at the code.
+            if code == .authentication && step == 4 {
                 state.failedAttempts += 1
                 await persist("a failed pair setup")
                 logger.warning(

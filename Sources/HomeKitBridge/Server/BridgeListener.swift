@@ -85,6 +85,14 @@ package struct BridgeListener: Sendable {
                     for try await part in inbound {
                         switch part {
                         case .head(let next):
+                            // A body announced over the limit is refused at its head: waiting for
+                            // it would hold the connection for as long as the sender likes.
+                            if let length = next.headers.first(name: "Content-Length").flatMap({ Int($0) }),
+                                length > maximumBodyLength
+                            {
+                                throw BridgeError(
+                                    .cannotListen, "a request body of \(length) bytes, over \(maximumBodyLength)")
+                            }
                             head = next
                             body = []
                         case .body(let buffer):
