@@ -162,6 +162,48 @@ import Testing
         #expect(server.salt.count == 16)
     }
 
+    @Test(
+        "a controller that writes A, B, S and K at full length (aiohomekit, Apple) is answered in that form, also when A and B start with a zero byte"
+    )
+    func paddedForm() throws {
+        let group = SRPGroup.rfc5054Group3072
+        let username = Array("Pair-Setup".utf8)
+        let password = Array("031-45-154".utf8)
+        var generator = SystemRandomNumberGenerator()
+        // Draw keys until both public keys are shorter than the group: the case where the forms differ.
+        var server: SRPServer<SHA512>
+        repeat {
+            server = SRPServer<SHA512>(group: group, username: username, password: password, using: &generator)
+        } while server.publicKey.minimalBytes.count == group.byteCount
+        var client: SRPClient<SHA512>
+        repeat {
+            client = SRPClient<SHA512>(group: group, username: username, password: password, using: &generator)
+        } while client.publicKey.minimalBytes.count == group.byteCount
+        let pad = { (number: BigUInt) in number.paddedBytes(to: group.byteCount) }
+        // As aiohomekit's SrpClient computes M1 and K (its HK_KEY_LENGTH padding)
+        let secret = try client.premasterSecret(salt: server.salt, serverPublicKey: server.publicKey)
+        let sessionKey = Array(SHA512.hash(data: pad(secret)))
+        let groupHash = zip(
+            SHA512.hash(data: group.prime.minimalBytes), SHA512.hash(data: group.generator.minimalBytes)
+        )
+        .map { $0 ^ $1 }
+        var m1 = SHA512()
+        for part in [
+            groupHash, Array(SHA512.hash(data: username)), server.salt, pad(client.publicKey),
+            pad(server.publicKey), sessionKey,
+        ] { m1.update(data: part) }
+        let clientProof = Array(m1.finalize())
+        let (serverKey, serverProof) = try server.respond(
+            clientPublicKey: pad(client.publicKey), clientProof: clientProof)
+        #expect(serverKey == sessionKey)
+        #expect(serverProof == Array(SHA512.hash(data: pad(client.publicKey) + clientProof + sessionKey)))
+        // And the minimal form (HAP-python's, SRPClient's) with the same keys
+        let minimal = try client.respond(salt: server.salt, serverPublicKey: pad(server.publicKey))
+        let (minimalKey, minimalAnswer) = try server.respond(
+            clientPublicKey: client.publicKey.minimalBytes, clientProof: minimal.clientProof)
+        #expect(minimalKey == minimal.sessionKey && minimal.verifies(serverProof: minimalAnswer))
+    }
+
     @Test func privateKeyComesFromTheInjectedGenerator() {
         var first = FixedBytesGenerator(bytes: [1, 2, 3])
         var second = FixedBytesGenerator(bytes: [1, 2, 3])

@@ -9,7 +9,8 @@ import Crypto
 /// `k = H(N | PAD(g))` and `u = H(PAD(A) | PAD(B))` pad to the group's length; `x = H(s | H(I | ":" | P))`;
 /// `S = (B - k·g^x)^(a + u·x) mod N`; `K = H(S)`; `M1 = H(H(N) xor H(g) | H(I) | s | A | B | K)`;
 /// `M2 = H(A | M1 | K)`. In `K`, `M1` and `M2`, A, B, S and K are written as their minimal big-endian
-/// bytes (no leading zeros), which is how HAP-python and aiohomekit turn these numbers into bytes.
+/// bytes (no leading zeros), as HAP-python's accessory server reads them (aiohomekit and Apple write
+/// them at the group's full length; ``SRPServer`` takes both).
 package struct SRPClient<Hash: HashFunction>: Sendable {
     /// The group all arithmetic is done in.
     package let group: SRPGroup

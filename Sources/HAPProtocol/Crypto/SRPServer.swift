@@ -4,9 +4,10 @@ import Crypto
 /// The server side of SRP-6a, as the accessory runs it in pair setup (M2 and M4): the same group, hash
 /// and byte conventions as ``SRPClient`` (see there), from the server's private key b.
 ///
-/// `v = g^x mod N`; `B = (k·v + g^b) mod N`; on the client's A and M1: `u = H(PAD(A) | PAD(B))`,
-/// `S = (A·v^u)^b mod N`, `K = H(S)`, the client's proof checked in constant time, and the answer
-/// `M2 = H(A | M1 | K)`. No SRP library is among the packages this project may use (swift-crypto has
+/// `v = g^x mod N`; `B = (k·v + g^b) mod N`, sent at the group's full length; on the client's A and
+/// M1: `u = H(PAD(A) | PAD(B))`, `S = (A·v^u)^b mod N`, `K = H(S)`, the client's proof checked in
+/// constant time (in both forms controllers write, see ``respond(clientPublicKey:clientProof:)``),
+/// and the answer `M2 = H(A | M1 | K)`. No SRP library is among the packages this project may use (swift-crypto has
 /// none), hence the arithmetic on BigInt here and in ``SRPClient``.
 package struct SRPServer<Hash: HashFunction>: Sendable {
     /// The group all arithmetic is done in.
@@ -59,13 +60,31 @@ package struct SRPServer<Hash: HashFunction>: Sendable {
         }
         let u = SRP<Hash>.scrambler(group, a, publicKey)
         let secret = (a * verifier.modularPower(u, modulus: group.prime)).modularPower(privateKey, modulus: group.prime)
-        let sessionKey = BigUInt(bigEndian: SRP<Hash>.hash(secret.minimalBytes)).minimalBytes
-        let expected = SRP<Hash>.clientProof(
-            group, username: username, salt: salt, a: a, b: publicKey, sessionKey: sessionKey)
-        guard constantTimeEquals(clientProof, expected) else {
-            throw HAPError(.authenticationFailed, "the controller's SRP proof M1 did not verify")
+        // Controllers write A, B and S in M1 and K either at the group's full length (aiohomekit,
+        // Apple's) or without leading zero bytes (HAP-python's SRP, and ``SRPClient``); the two
+        // differ once in about 256 pairings, so the proof is checked in both forms, and the one that
+        // matches gives K and M2.
+        for form in [SRPForm.padded, .minimal] {
+            let sessionKey =
+                form == .padded
+                ? SRP<Hash>.hash(secret.paddedBytes(to: group.byteCount))
+                : BigUInt(bigEndian: SRP<Hash>.hash(secret.minimalBytes)).minimalBytes
+            let expected = SRP<Hash>.clientProof(
+                group, username: username, salt: salt, a: a, b: publicKey, sessionKey: sessionKey, form: form)
+            if constantTimeEquals(clientProof, expected) {
+                return (sessionKey, SRP<Hash>.hash(form.bytes(of: a, group), expected, sessionKey))
+            }
         }
-        return (sessionKey, SRP<Hash>.hash(a.minimalBytes, expected, sessionKey))
+        throw HAPError(.authenticationFailed, "the controller's SRP proof M1 did not verify")
+    }
+}
+
+/// How SRP's numbers are written into its hashes: at the group's full length, or without leading zeros.
+enum SRPForm {
+    case padded, minimal
+
+    func bytes(of number: BigUInt, _ group: SRPGroup) -> [UInt8] {
+        self == .padded ? number.paddedBytes(to: group.byteCount) : number.minimalBytes
     }
 }
 
@@ -87,11 +106,12 @@ enum SRP<Hash: HashFunction> {
         BigUInt(bigEndian: hash(a.paddedBytes(to: group.byteCount), b.paddedBytes(to: group.byteCount)))
     }
 
-    /// M1 = H(H(N) xor H(g) | H(I) | s | A | B | K).
+    /// M1 = H(H(N) xor H(g) | H(I) | s | A | B | K), A and B in `form`.
     static func clientProof(
-        _ group: SRPGroup, username: [UInt8], salt: [UInt8], a: BigUInt, b: BigUInt, sessionKey: [UInt8]
+        _ group: SRPGroup, username: [UInt8], salt: [UInt8], a: BigUInt, b: BigUInt, sessionKey: [UInt8],
+        form: SRPForm = .minimal
     ) -> [UInt8] {
         let groupHash = zip(hash(group.prime.minimalBytes), hash(group.generator.minimalBytes)).map { $0 ^ $1 }
-        return hash(groupHash, hash(username), salt, a.minimalBytes, b.minimalBytes, sessionKey)
+        return hash(groupHash, hash(username), salt, form.bytes(of: a, group), form.bytes(of: b, group), sessionKey)
     }
 }

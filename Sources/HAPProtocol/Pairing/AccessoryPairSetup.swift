@@ -91,7 +91,8 @@ package struct AccessoryPairSetup: Sendable {
             phase = .awaitingM3(server)
             return Answer(
                 body: TLV8([
-                    .init(.state, [2]), .init(.salt, server.salt), .init(.publicKey, server.publicKey.minimalBytes),
+                    .init(.state, [2]), .init(.salt, server.salt),
+                    .init(.publicKey, server.publicKey.paddedBytes(to: server.group.byteCount)),
                 ])
                 .encoded(),
                 outcome: nil)
