@@ -63,7 +63,10 @@ package actor HomeBridge {
     var unreachable: Set<Int> = []
     var connections: [Int: Connection] = [:]
     private var nextConnection = 0
-    private var pairSetup: (connection: Int, exchange: AccessoryPairSetup)?
+    private var pairSetup: (connection: Int, exchange: AccessoryPairSetup, started: AnyClock.Instant)?
+    /// How long a pair setup may hold the bridge (another controller's M1 gets Busy meanwhile): a
+    /// controller that sent M1 and went quiet is not waited for longer.
+    static let pairSetupLifetime = Duration.seconds(60)
     private var advertisementSinks: [@Sendable (Advertisement) -> Void] = []
     /// What was said to be left out, so that it is said once.
     var warned: Set<String> = []
@@ -192,9 +195,15 @@ package actor HomeBridge {
         if step == [1] {
             if state.isPaired { return .tlv8(Self.refusal(.unavailable)) }
             if state.failedAttempts >= Self.maximumFailedAttempts { return .tlv8(Self.refusal(.maxTries)) }
-            if let current = pairSetup, current.connection != id { return .tlv8(Self.refusal(.busy)) }
+            if let current = pairSetup, current.connection != id,
+                current.started.duration(to: clock.now) < Self.pairSetupLifetime
+            {
+                return .tlv8(Self.refusal(.busy))
+            }
             do {
-                pairSetup = (id, try AccessoryPairSetup(setupCode: state.setup.setupCode, accessory: state.identity))
+                pairSetup = (
+                    id, try AccessoryPairSetup(setupCode: state.setup.setupCode, accessory: state.identity), clock.now
+                )
             } catch {
                 return .tlv8(Self.refusal(.unknown))
             }
@@ -282,21 +291,34 @@ package actor HomeBridge {
                 let permissions = message[.permissions]
             else { return failure(.unknown) }
             let isAdministrator = permissions == [1]
+            let before = state
             if let index = state.pairings.firstIndex(where: { $0.identifier == identifier }) {
                 guard state.pairings[index].publicKey == publicKey else { return failure(.unknown) }
                 state.pairings[index].isAdministrator = isAdministrator
+                // The last administrator stays one: no one could manage the bridge otherwise.
+                guard state.pairings.contains(where: \.isAdministrator) else {
+                    state = before
+                    return failure(.unknown)
+                }
             } else {
                 guard state.pairings.count < Self.maximumPairings else { return failure(.maxPeers) }
                 state.pairings.append(
                     PairedController(identifier: identifier, publicKey: publicKey, isAdministrator: isAdministrator))
             }
-            await persist("an added pairing")
+            guard await persist("an added pairing") else {
+                state = before
+                return failure(.unknown)
+            }
         case [PairingMethod.removePairing.rawValue]:
             guard let identifier = message[.identifier] else { return failure(.unknown) }
+            let before = state
             state.pairings.removeAll { $0.identifier == identifier }
             // Without an administrator no one could manage the bridge: HAP removes every pairing.
             if !state.pairings.contains(where: \.isAdministrator) { state.pairings = [] }
-            await persist("a removed pairing")
+            guard await persist("a removed pairing") else {
+                state = before
+                return failure(.unknown)
+            }
             // The removed controllers' sessions end: the caller's after this answer (it is refused
             // from now on), the others' at once.
             let remaining = Set(state.pairings.map(\.identifier))

@@ -1,3 +1,4 @@
+import Execution
 import Foundation
 import HAP
 import HomeModel
@@ -515,6 +516,35 @@ struct HomeKitBridgeFaultTests {
         }
     }
 
+    @Test("a pair setup left silent after M1 holds the bridge for a minute of the bridge's clock, then gives way")
+    func stalePairSetupGivesWay() async throws {
+        let clock = ManualClock()
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager, clock: AnyClock(clock)) { bridge, port in
+                try await withWire(port: port) { quiet in
+                    #expect(try await quiet.pairing("/pair-setup", Self.m1)[.state] == [2])
+                    try await withWire(port: port) { other in
+                        clock.advance(by: HomeBridge.pairSetupLifetime - .seconds(1))
+                        #expect(
+                            try await other.pairing("/pair-setup", Self.m1)[.error] == [PairingError.Code.busy.rawValue]
+                        )
+                        clock.advance(by: .seconds(1))
+                        let taken = try await other.pairing("/pair-setup", Self.m1)
+                        #expect(taken[.error] == nil && taken[.state] == [2], "\(taken)")
+                        // The quiet one's exchange is gone: its M3 is out of turn
+                        #expect(
+                            try await quiet.pairing("/pair-setup", Self.bogusM3)[.error] == [
+                                PairingError.Code.unknown.rawValue
+                            ])
+                        _ = try await other.pairSetup(
+                            code: await bridge.setupCode, controller: ControllerIdentity.make())
+                        #expect(await bridge.advertisement.isPaired)
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: /pairings
 
     @Test("/pairings by a non-admin gets kTLVError_Authentication; removing the last admin removes every pairing")
@@ -560,6 +590,11 @@ struct HomeKitBridgeFaultTests {
                 try await eventually("the removed admin's session closed") { !(await secondConnection.isOpen) }
                 #expect(await bridge.advertisement.isPaired)
                 #expect(try await Self.listed(on: adminConnection).count == 2)
+
+                // The last admin cannot make itself a regular controller: no one could manage the bridge
+                let demoted = try await Self.pairings(PairingsRequest.add(admin, admin: false), on: adminConnection)
+                #expect(demoted[.error] == [PairingError.Code.unknown.rawValue], "\(demoted)")
+                #expect(try await Self.listed(on: adminConnection)[Array(admin.identifier.utf8)] == true)
 
                 // The last admin removes itself: every pairing goes, the user's session too
                 let removed = try await Self.pairings(PairingsRequest.remove(admin), on: adminConnection)

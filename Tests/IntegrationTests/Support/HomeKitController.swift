@@ -1,4 +1,5 @@
 import Broker
+import Execution
 import Foundation
 import HomeKitBridge
 import HomeModel
@@ -68,14 +69,14 @@ struct HomeKitController: Sendable {
 /// A HomeKit bridge of `home` served on a free loopback port while `body` runs, on `manager`.
 func withHomeKitBridge<T>(
     home: String = "Main House", account: String = "owner", manager: HomeManager,
-    _ body: (HomeBridge, Int) async throws -> T
+    clock: AnyClock = AnyClock(ContinuousClock()), _ body: (HomeBridge, Int) async throws -> T
 ) async throws -> T {
     var logger = Logger(label: "test.homekit")
     logger.logLevel = .critical
     let (started, continuation) = AsyncStream.makeStream(of: (HomeBridge, Int).self)
     let service = HomeKitBridgeService(
         bridges: [.init(.init(home: home, account: account, port: 0), host: "127.0.0.1")], manager: manager,
-        logger: logger, firmware: "test"
+        logger: logger, clock: clock, firmware: "test"
     ) { bridge, listener in continuation.yield((bridge, listener.port)) }
     let running = Task { try await service.run() }
     defer { running.cancel() }
