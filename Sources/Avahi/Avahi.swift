@@ -17,6 +17,16 @@ package enum AvahiLibrary {
     /// Why the library could not be loaded (dlerror's words).
     package static var failure: String { loaded.failure }
 
+    /// Stops Avahi's thread, then frees the client `detach` hands over (the owner clears its
+    /// handles under its own lock; freeing the client frees what it made, browsers and entry groups,
+    /// whose records go with a goodbye packet) and the poll.
+    package static func shutDown(poll: OpaquePointer, detach: () -> OpaquePointer?) {
+        guard let avahi = table else { return }
+        _ = avahi.avahi_threaded_poll_stop(poll)
+        if let client = detach() { avahi.avahi_client_free(client) }
+        avahi.avahi_threaded_poll_free(poll)
+    }
+
     /// Avahi's words for an error code.
     package static func error(_ code: Int32) -> String {
         table?.avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"

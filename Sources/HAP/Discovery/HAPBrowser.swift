@@ -104,14 +104,12 @@ package final class HAPBrowser: Sendable {
             return state.poll
         }
         if let poll {
-            _ = avahi.avahi_threaded_poll_stop(poll.pointer)
-            state.withLock { state in
-                if let client = state.client { avahi.avahi_client_free(client.pointer) }
-                state.client = nil
-                state.browser = nil
+            AvahiLibrary.shutDown(poll: poll.pointer) {
+                state.withLock { state in
+                    defer { (state.client, state.browser, state.poll) = (nil, nil, nil) }
+                    return state.client?.pointer
+                }
             }
-            avahi.avahi_threaded_poll_free(poll.pointer)
-            state.withLock { $0.poll = nil }
         }
         sink.finish()
     }

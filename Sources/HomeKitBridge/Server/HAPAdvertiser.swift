@@ -95,14 +95,13 @@ package final class HAPAdvertiser: Sendable {
             state.stopped = true
             return state.poll
         }
-        guard let poll, let avahi = avahiTable else { return }
-        _ = avahi.avahi_threaded_poll_stop(poll.pointer)
-        state.withLock { state in
-            // Freeing the client frees its entry groups: the record goes with a goodbye packet.
-            if let client = state.client { avahi.avahi_client_free(client.pointer) }
-            (state.client, state.group, state.published, state.poll) = (nil, nil, nil, nil)
+        guard let poll else { return }
+        AvahiLibrary.shutDown(poll: poll.pointer) {
+            state.withLock { state in
+                defer { (state.client, state.group, state.published, state.poll) = (nil, nil, nil, nil) }
+                return state.client?.pointer
+            }
         }
-        avahi.avahi_threaded_poll_free(poll.pointer)
     }
 
     /// Connects to the daemon (the record goes out once it serves); why not when it cannot.
