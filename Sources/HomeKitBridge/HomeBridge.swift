@@ -50,6 +50,8 @@ package actor HomeBridge {
     /// without a hop between threads, as an MQTT command does.
     private nonisolated let executor: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+    /// The same executor for tasks that prefer it (a connection's task: ``BridgeListener``).
+    nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
     let manager: HomeManager
     let store: BridgeStateStore
     let logger: Logger

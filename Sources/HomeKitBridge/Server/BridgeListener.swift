@@ -59,7 +59,9 @@ package struct BridgeListener: Sendable {
                             try? await connection.channel.close()
                             continue
                         }
-                        group.addTask {
+                        // Prefers the bridge's executor (the gateway's loop): a request read on NIO's
+                        // thread is handled, written to the manager and answered without another hop.
+                        group.addTask(executorPreference: bridge.taskExecutor) {
                             await Self.run(connection, bridge, logger: logger)
                             open.leave()
                         }
