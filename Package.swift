@@ -298,7 +298,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeKitBridgeTests",
-            dependencies: ["HomeKitBridge", "HomeModel", "JSON"],
+            dependencies: ["HAPModel", "HomeKitBridge", "HomeModel", "JSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -65,11 +65,11 @@ struct BridgeAccessories: Sendable {
     /// What was left out, one line each, for the log.
     private(set) var leftOut: [String] = []
 
-    /// The home's accessories as one bridge's (none but the bridge without a home), numbered by
+    /// A home's accessories as one bridge's (bridges are not served, their accessories are), numbered by
     /// `numbering` (which learns the new ones and forgets the removed ones). Beyond HAP's limit
     /// of accessories, the ones numbered first are served and the others are in ``leftOut``.
-    init(home: Home?, bridge: BridgeIdentity, numbering: inout BridgeNumbering) {
-        let bridged = (home?.accessories ?? []).filter { $0.category != .bridge && !$0.services.isEmpty }
+    init(accessories all: [Accessory], bridge: BridgeIdentity, numbering: inout BridgeNumbering) {
+        let bridged = all.filter { $0.category != .bridge && !$0.services.isEmpty }
         var present: [AccessoryID: Set<ServiceID>] = [
             BridgeIdentity.accessoryID: [Self.informationID, Self.protocolID]
         ]

@@ -15,7 +15,8 @@ extension HomeBridge {
         warned: inout Set<String>
     ) -> BridgeAccessories {
         let identity = BridgeIdentity(name: name, deviceID: state.deviceID, firmware: firmware)
-        let accessories = BridgeAccessories(home: home, bridge: identity, numbering: &state.numbering)
+        let accessories = BridgeAccessories(
+            accessories: home?.accessories ?? [], bridge: identity, numbering: &state.numbering)
         for line in accessories.leftOut where warned.insert(line).inserted {
             logger.warning("HomeKit bridge leaves out \(line)", metadata: ["home": "\(name)"])
         }
