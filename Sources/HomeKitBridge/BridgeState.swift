@@ -147,8 +147,6 @@ package struct BridgeError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable {
         /// The stored state (keys, pairings) does not read back.
         case unreadableState
-        /// The home or the account is not there, or the account is no member of the home.
-        case homeUnavailable
         /// The port cannot be listened on.
         case cannotListen
     }

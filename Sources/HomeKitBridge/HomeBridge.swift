@@ -116,9 +116,6 @@ package actor HomeBridge {
     /// The setup code ("XXX-XX-XXX") people type in the Home app, for the home's administrators only.
     package var setupCode: String { state.setup.setupCode }
 
-    /// The `X-HM://` payload of the bridge's QR code.
-    package var setupPayload: String { state.setup.payload(category: 2) }
-
     /// The bridge's record as it stands.
     package var advertisement: Advertisement {
         Advertisement(
