@@ -179,12 +179,12 @@ let package = Package(
             name: "HomeKitBridge",
             dependencies: [
                 "AsyncMailbox", "Avahi", "CAvahi", "CQRencode", "Execution", "HAPModel", "HAPProtocol", "HomeModel",
-                "JSON",
+                "JSON", "MQTT",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

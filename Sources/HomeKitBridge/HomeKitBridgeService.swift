@@ -2,6 +2,7 @@ import AsyncMailbox
 import Execution
 import HomeModel
 import Logging
+import MQTT
 import ServiceLifecycle
 
 /// Serves the configured homes as HomeKit bridges for the gateway's lifetime: for each, it waits
@@ -33,6 +34,8 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
 
     private let bridges: [Bridge]
     private let manager: HomeManager
+    /// The thread that serves the bridges' sockets: the gateway's loop, where the manager runs.
+    private let loop: EventLoopThread?
     private let logger: Logger
     private let clock: AnyClock
     private let firmware: String
@@ -40,11 +43,13 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
     private let started: @Sendable (HomeBridge, BridgeListener) async -> Void
 
     package init(
-        bridges: [Bridge], manager: HomeManager, logger: Logger, clock: AnyClock = AnyClock(ContinuousClock()),
+        bridges: [Bridge], manager: HomeManager, loop: EventLoopThread?, logger: Logger,
+        clock: AnyClock = AnyClock(ContinuousClock()),
         firmware: String, started: @escaping @Sendable (HomeBridge, BridgeListener) async -> Void = { _, _ in }
     ) {
         self.bridges = bridges
         self.manager = manager
+        self.loop = loop
         self.logger = logger
         self.clock = clock
         self.firmware = firmware
@@ -54,17 +59,20 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
     /// Serves until the gateway stops; a bridge that cannot serve says why in the log and leaves
     /// the gateway and the other bridges running.
     package func run() async throws {
+        // Without the gateway's loop (libmosquitto served on its own threads), a loop of its own.
+        let loop = self.loop ?? EventLoopThread(name: "homegate-hap")
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for bridge in bridges {
-                    group.addTask { await serve(bridge) }
+                    group.addTask { await serve(bridge, on: loop) }
                 }
             }
         }
+        if self.loop == nil { loop.stop() }
         try? await gracefulShutdown()
     }
 
-    private func serve(_ bridge: Bridge) async {
+    private func serve(_ bridge: Bridge, on loop: EventLoopThread) async {
         let settings = bridge.settings
         let logger = {
             var logger = self.logger
@@ -92,9 +100,9 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
         do {
             let listener: BridgeListener
             do {
-                listener = try await BridgeListener.bind(host: bridge.host, port: settings.port)
+                listener = try BridgeListener.bind(host: bridge.host, port: settings.port, loop: loop)
             } catch  where bridge.anyPortIfTaken {
-                listener = try await BridgeListener.bind(host: bridge.host, port: 0)
+                listener = try BridgeListener.bind(host: bridge.host, port: 0, loop: loop)
             }
             let served = try HomeBridge(
                 settings: HomeBridge.Settings(home: settings.home, account: settings.account, port: listener.port),
@@ -106,7 +114,7 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
                 await served.advertise { record in advertiser.publish(record) }
             }
             await withDiscardingTaskGroup { group in
-                group.addTask { await listener.serve(served, logger: logger) }
+                group.addTask(executorPreference: loop) { await listener.serve(served, logger: logger) }
                 group.addTask { await served.follow(changes) }
                 if let advertiser {
                     group.addTask {

@@ -25,9 +25,10 @@ import Synchronization
 /// own thread, so a slow broker or name lookup never stalls the actors. After ``stop()`` its jobs run
 /// one at a time on a dispatch queue.
 public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
-    /// A connection the thread serves: its socket and what to do when it is readable or writable
-    /// and once per pass. Each returns a libmosquitto result; anything but success ends the service.
-    struct Source: @unchecked Sendable {
+    /// A descriptor the thread serves: its socket and what to do when it is readable or writable
+    /// and once per pass, each called on the loop's thread. Each returns a result (libmosquitto's
+    /// for an MQTT connection); anything but 0 ends the service.
+    package struct Source: @unchecked Sendable {
         var descriptor: Int32
         /// Input already read from the socket and not yet handled (TLS's decrypted bytes), which
         /// `poll` cannot see: the pass reads when this is true, readable socket or not.
@@ -36,6 +37,18 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         var read: () -> Int32
         var write: () -> Int32
         var tick: () -> Int32
+
+        package init(
+            descriptor: Int32, hasBufferedInput: @escaping () -> Bool = { false }, wantsToWrite: @escaping () -> Bool,
+            read: @escaping () -> Int32, write: @escaping () -> Int32, tick: @escaping () -> Int32
+        ) {
+            self.descriptor = descriptor
+            self.hasBufferedInput = hasBufferedInput
+            self.wantsToWrite = wantsToWrite
+            self.read = read
+            self.write = write
+            self.tick = tick
+        }
     }
 
     /// A connection being served, and where its caller waits for its end.
@@ -43,6 +56,8 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         let source: Source
         let ended = DispatchSemaphore(value: 0)
         var result = Int32(0)
+        /// Called on the loop's thread when an attached source ends (``attach(_:ended:)``).
+        var onEnd: ((Int32) -> Void)?
         init(_ source: Source) { self.source = source }
     }
 
@@ -128,8 +143,9 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         precondition(isCurrent, "not on the event loop's thread")
     }
 
-    /// Wakes the thread if it sleeps: for a packet queued from another thread.
-    func wake() {
+    /// Wakes the thread if it sleeps: for a packet queued from another thread, or a source that has
+    /// something to say in its next pass (``Source/tick``).
+    package func wake() {
         let sleeping = state.withLock { state in
             defer { state.isSleeping = false }
             return state.isSleeping
@@ -182,6 +198,22 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         wake()
         service.ended.wait()
         return service.result
+    }
+
+    /// Serves `source` on the loop's thread beside the others until one of its calls fails, then
+    /// calls `ended` there with that result: for sockets that are no MQTT connection (the HomeKit
+    /// bridge's listener and controllers), served in the same passes as the actors they talk to.
+    /// False when the loop is stopping (nothing is served, `ended` is not called).
+    package func attach(_ source: Source, ended: @escaping (Int32) -> Void) -> Bool {
+        let service = Service(source)
+        service.onEnd = ended
+        let accepted = state.withLock { state in
+            guard !state.isStopping else { return false }
+            state.services.append(service)
+            return true
+        }
+        if accepted { wake() }
+        return accepted
     }
 
     /// Ends the thread once no job is queued, and returns when it has ended; jobs given to it
@@ -289,6 +321,7 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
                 guard result != 0 else { continue }
                 service.result = result
                 state.withLock { $0.services.removeAll { $0 === service } }
+                service.onEnd?(result)
                 service.ended.signal()
             }
         }

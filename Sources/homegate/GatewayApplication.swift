@@ -109,7 +109,8 @@ struct GatewayApplication {
                             HomeBridge.Settings(home: $0.home, account: $0.account, port: $0.port), host: $0.listen,
                             interfaces: homekit.interfaces, advertise: homekit.advertise,
                             anyPortIfTaken: homekitAnyPortIfTaken)
-                    }, manager: manager, logger: logger, firmware: HealthService.version, started: homekitListening))
+                    }, manager: manager, loop: loop, logger: logger, firmware: HealthService.version,
+                    started: homekitListening))
         }
         if let web = configuration.web {
             // Last, so it stops first: no page action arrives after the gateway stopped taking commands.

@@ -240,7 +240,7 @@ struct HomeKitBridgeFaultTests {
                 let other = try await Self.verified(admin, accessory, port: port)
                 let lamp = try HAPAddressText(
                     of: "Floor Lamp", "25", in: try await other.request(.get("/accessories")).body)
-                let limit = BridgeListener.maximumBodyLength
+                let limit = BridgeConnection.maximumBodyLength
                 func head(_ length: String) -> [UInt8] {
                     Array(
                         "POST /pair-setup HTTP/1.1\r\nHost: bridge\r\nContent-Type: application/pairing+tlv8\r\nContent-Length: \(length)\r\n\r\n"

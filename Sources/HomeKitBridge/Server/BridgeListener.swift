@@ -1,136 +1,126 @@
-import HAPProtocol
 import Logging
+import MQTT
 import NIOCore
-import NIOHTTP1
-import NIOPosix
 import Synchronization
 
-/// A bridge's TCP listener: accepts controllers' connections and runs each, its requests one after
-/// the other (HAP's controllers wait for each answer) and its events beside them.
-package struct BridgeListener: Sendable {
-    private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HAPOutbound>
+#if canImport(Glibc)
+    import Glibc
+#endif
 
+/// A bridge's TCP listener, served on the gateway's loop (``EventLoopThread``) like its MQTT
+/// connections: a controller's request is read, handled by the bridge and the home manager (actors
+/// on the same loop) and answered in one pass of that thread, and an event caused over MQTT leaves
+/// in the pass that applied the change, with no hand-off between threads. Each connection's bytes go
+/// through SwiftNIO's handlers (``BridgeConnection``); the sockets are the loop's.
+package final class BridgeListener: Sendable {
     /// The most connections served at once (HAP asks for at least 8; a home of phones, tablets,
     /// watches, home hubs and Home Assistant stays well inside); more are closed at once.
     static let maximumConnections = 64
-    /// The largest request body taken (a write of every characteristic of a full bridge fits).
-    static let maximumBodyLength = 1 << 20
 
-    private let server: NIOAsyncChannel<Connection, Never>
     /// The port it listens on (the one asked for, or the one the system gave for 0).
     package let port: Int
+    private let descriptor: Int32
+    private let loop: EventLoopThread
 
-    private init(server: NIOAsyncChannel<Connection, Never>) {
-        self.server = server
-        port = server.channel.localAddress?.port ?? 0
+    private init(descriptor: Int32, port: Int, loop: EventLoopThread) {
+        self.descriptor = descriptor
+        self.port = port
+        self.loop = loop
     }
 
-    /// Listens on `host:port` (`0.0.0.0` for every IPv4 interface, a port of 0 for any free one).
-    package static func bind(host: String, port: Int) async throws -> BridgeListener {
+    /// Listens on `host:port` (`0.0.0.0` for every IPv4 interface, a port of 0 for any free one),
+    /// to be served on `loop`.
+    package static func bind(host: String, port: Int, loop: EventLoopThread) throws -> BridgeListener {
+        let address: SocketAddress
         do {
-            let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelOption(.socketOption(.so_keepalive), value: 1)
-                .bind(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers([
-                            HAPFramingHandler(),
-                            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
-                        ])
-                        return try Connection(wrappingChannelSynchronously: channel)
-                    }
-                }
-            return BridgeListener(server: server)
+            address = try SocketAddress(ipAddress: host, port: port)
         } catch {
             throw BridgeError(.cannotListen, "cannot listen on \(host):\(port): \(error)")
         }
+        let descriptor = socket(
+            Int32(address.protocol.rawValue),
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw BridgeError(.cannotListen, "cannot make a socket: errno \(errno)") }
+        var one: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = address.withSockAddr { Glibc.bind(descriptor, $0, socklen_t($1)) }
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            let error = errno
+            close(descriptor)
+            throw BridgeError(.cannotListen, "cannot listen on \(host):\(port): \(String(cString: strerror(error)))")
+        }
+        // The port is bytes 2 and 3 of an IPv4 and an IPv6 address alike, in network order.
+        var local = [UInt8](repeating: 0, count: 128)
+        var length = socklen_t(local.count)
+        let named = local.withUnsafeMutableBytes { bytes in
+            getsockname(descriptor, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+        }
+        let boundPort = named == 0 ? Int(local[2]) << 8 | Int(local[3]) : port
+        return BridgeListener(descriptor: descriptor, port: boundPort, loop: loop)
     }
 
     /// Serves `bridge` until the task is cancelled; then closes the listener and every connection.
     package func serve(_ bridge: HomeBridge, logger: Logger) async {
-        let open = OpenCount()
-        do {
-            try await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        guard open.enter(limit: Self.maximumConnections) else {
-                            logger.warning("HomeKit bridge: too many connections; one more is closed")
-                            try? await connection.channel.close()
-                            continue
-                        }
-                        // Prefers the bridge's executor (the gateway's loop): a request read on NIO's
-                        // thread is handled, written to the manager and answered without another hop.
-                        group.addTask(executorPreference: bridge.taskExecutor) {
-                            await Self.run(connection, bridge, logger: logger)
-                            open.leave()
-                        }
+        let (accepted, acceptedSink) = AsyncStream.makeStream(of: BridgeConnection.self)
+        let counts = Counts()
+        let descriptor = self.descriptor
+        let loop = self.loop
+        let source = EventLoopThread.Source(
+            descriptor: descriptor, wantsToWrite: { false },
+            read: {
+                while true {
+                    let client = accept(descriptor, nil, nil)
+                    guard client >= 0 else {
+                        if errno == EINTR || errno == ECONNABORTED { continue }
+                        // EAGAIN: none waits; EMFILE and the like: the next pass tries again.
+                        return 0
+                    }
+                    guard counts.open.load(ordering: .relaxed) < Self.maximumConnections else {
+                        logger.warning("HomeKit bridge: too many connections; one more is closed")
+                        close(client)
+                        continue
+                    }
+                    _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                    var one: Int32 = 1
+                    setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    setsockopt(client, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
+                    counts.open.add(1, ordering: .relaxed)
+                    acceptedSink.yield(BridgeConnection(descriptor: client, loop: loop))
+                }
+            },
+            write: { 0 }, tick: { counts.stopped.load(ordering: .relaxed) ? 1 : 0 })
+        guard
+            loop.attach(
+                source,
+                ended: { _ in
+                    close(descriptor); acceptedSink.finish()
+                })
+        else {
+            close(descriptor)
+            return
+        }
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                for await connection in accepted {
+                    // On the loop, where the connection's bytes are: a request goes from the read that
+                    // finished it to the bridge and back to the socket in the same pass.
+                    group.addTask(executorPreference: loop) {
+                        await connection.serve(bridge, logger: logger)
+                        counts.open.subtract(1, ordering: .relaxed)
                     }
                 }
             }
-        } catch {
-            if !Task.isCancelled { logger.error("HomeKit bridge's listener ended: \(error)") }
+        } onCancel: {
+            counts.stopped.store(true, ordering: .relaxed)
+            loop.wake()
         }
-    }
-
-    private static func run(_ connection: Connection, _ bridge: HomeBridge, logger: Logger) async {
-        let channel = connection.channel
-        let (id, events) = await bridge.open { channel.close(promise: nil) }
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await event in events { try await outbound.write(event) }
-                    }
-                    var head: HTTPRequestHead?
-                    var body: [UInt8] = []
-                    for try await part in inbound {
-                        switch part {
-                        case .head(let next):
-                            // A body announced over the limit is refused at its head: waiting for
-                            // it would hold the connection for as long as the sender likes.
-                            if let length = next.headers.first(name: "Content-Length").flatMap({ Int($0) }),
-                                length > maximumBodyLength
-                            {
-                                throw BridgeError(
-                                    .cannotListen, "a request body of \(length) bytes, over \(maximumBodyLength)")
-                            }
-                            head = next
-                            body = []
-                        case .body(let buffer):
-                            body += buffer.readableBytesView
-                            guard body.count <= maximumBodyLength else {
-                                throw BridgeError(.cannotListen, "a request body over \(maximumBodyLength) bytes")
-                            }
-                        case .end:
-                            guard let request = head else { continue }
-                            head = nil
-                            try await outbound.write(await bridge.handle(HAPRequest(head: request, body: body), on: id))
-                        }
-                    }
-                    group.cancelAll()
-                }
-            }
-        } catch {
-            // A controller that went away, bytes that are not HTTP, a frame that fails
-            // authentication: the connection ends, the bridge goes on.
-            logger.debug("HomeKit bridge connection ended: \(error)")
-        }
-        await bridge.closed(id)
     }
 }
 
-/// How many connections are open, shared by the accept loop and the connections' tasks.
-private final class OpenCount: Sendable {
-    private let count = Mutex(0)
-
-    func enter(limit: Int) -> Bool {
-        count.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func leave() { count.withLock { $0 -= 1 } }
+/// What the accept loop and the connections' tasks share: how many connections are open, and
+/// whether the listener stops.
+private final class Counts: Sendable {
+    let open = Atomic(0)
+    let stopped = Atomic(false)
 }

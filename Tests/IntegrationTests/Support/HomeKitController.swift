@@ -76,7 +76,7 @@ func withHomeKitBridge<T>(
     let (started, continuation) = AsyncStream.makeStream(of: (HomeBridge, Int).self)
     let service = HomeKitBridgeService(
         bridges: [.init(.init(home: home, account: account, port: 0), host: "127.0.0.1")], manager: manager,
-        logger: logger, clock: clock, firmware: "test"
+        loop: nil, logger: logger, clock: clock, firmware: "test"
     ) { bridge, listener in continuation.yield((bridge, listener.port)) }
     let running = Task { try await service.run() }
     defer { running.cancel() }
