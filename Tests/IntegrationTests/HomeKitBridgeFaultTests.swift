@@ -483,6 +483,27 @@ struct HomeKitBridgeFaultTests {
 
     // MARK: Before pair verify
 
+    @Test("beyond 64 connections the next is closed at once; when one ends, a new one is served")
+    func connectionLimit() async throws {
+        try await withGateway { gateway in
+            try await withHomeKitBridge(manager: gateway.manager) { _, port in
+                var open: [Int32] = []
+                defer { open.forEach { _ = close($0) } }
+                for _ in 0..<BridgeListener.maximumConnections { open.append(try RawConnection.open(port)) }
+                #expect(RawConnection.identify(open[0]) == "HTTP/1.1 204", "the first of 64 is served")
+                let extra = try RawConnection.open(port)
+                defer { close(extra) }
+                #expect(RawConnection.identify(extra) == nil, "the 65th is closed unserved")
+                close(open.removeLast())
+                try await eventually("a connection served once one of the 64 ended") {
+                    let next = try RawConnection.open(port)
+                    defer { close(next) }
+                    return RawConnection.identify(next) == "HTTP/1.1 204"
+                }
+            }
+        }
+    }
+
     @Test("before pair verify every request but pairing gets 470 with status -70401")
     func connectionAuthorizationRequired() async throws {
         try await withGateway { gateway in
@@ -776,4 +797,44 @@ extension HomeBridge {
     var connectionCount: Int { connections.count }
     /// Connections verified now.
     var verifiedConnections: Int { connections.values.filter { $0.controller != nil }.count }
+}
+
+/// A bare TCP connection to a bridge, blocking, for counting connections: no HAP beyond an
+/// unpaired `/identify`.
+private enum RawConnection {
+    static func open(_ port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        // A bridge that stops answering must not hold the test: reads give up after a minute.
+        var limit = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw TimedOut("cannot connect to 127.0.0.1:\(port): errno \(errno)")
+        }
+        return descriptor
+    }
+
+    /// The status line's start (`HTTP/1.1 204`) of the answer to an unpaired `/identify`, or nil
+    /// when the bridge closed the connection instead.
+    static func identify(_ descriptor: Int32) -> String? {
+        let request = Array("POST /identify HTTP/1.1\r\nHost: bridge\r\nContent-Length: 0\r\n\r\n".utf8)
+        guard send(descriptor, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
+        var answer = [UInt8](repeating: 0, count: 256)
+        var count = 0
+        while count < 12 {
+            let read = answer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + count, $0.count - count, 0) }
+            guard read > 0 else { return nil }
+            count += read
+        }
+        return String(decoding: answer[0..<12], as: UTF8.self)
+    }
 }
