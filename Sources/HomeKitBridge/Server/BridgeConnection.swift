@@ -100,7 +100,9 @@ final class BridgeConnection: @unchecked Sendable {
         } catch {
             return end()
         }
-        if unsent.count - sentOfUnsent > Self.maximumUnsent { end() }
+        // Out now, not at the end of the loop's pass: an answer would otherwise wait for the rest of
+        // the pass's work (the write's MQTT publishes, other controllers' events).
+        if write() != 0 || unsent.count - sentOfUnsent > Self.maximumUnsent { end() }
     }
 
     /// Reads what came until none waits; not 0 when the connection ends (closed by the peer, bytes
