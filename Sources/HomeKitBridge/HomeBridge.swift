@@ -12,9 +12,10 @@ import NIOHTTP1
 /// is a command of the bridge's account, checked by the home manager like any other; reads are
 /// answered at once from the values the bridge follows.
 ///
-/// Where it runs: an actor of its own, off the gateway's loop. Its connections' I/O is NIO's
-/// (``BridgeListener``); it awaits the home manager only for writes, identify and a rebuild of its
-/// accessories, and serves other controllers meanwhile.
+/// Where it runs: on the home manager's executor (the gateway's loop), whose thread also serves its
+/// connections' sockets (``BridgeListener``): a request is read, handled and answered, and a change
+/// told to subscribers, in one pass of that thread. It awaits the home manager only for writes,
+/// identify and a rebuild of its accessories, and serves other controllers meanwhile.
 package actor HomeBridge {
     /// Which home, served with whose rights, on which port.
     package struct Settings: Sendable, Equatable {

@@ -64,7 +64,9 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for bridge in bridges {
-                    group.addTask { await serve(bridge, on: loop) }
+                    // On the loop, where the bridge and its connections live: what it builds is made
+                    // there too, not on a thread of the global pool (and in that thread's malloc arena).
+                    group.addTask(executorPreference: loop) { await serve(bridge, on: loop) }
                 }
             }
         }
