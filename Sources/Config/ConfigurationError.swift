@@ -1,3 +1,4 @@
+import Foundation
 import Gateway
 
 /// One problem with the configuration: where it is, what is wrong, and how to fix it. Rendered the
@@ -66,6 +67,25 @@ package struct ConfigurationErrors: Error, Sendable, Hashable, CustomStringConve
 
     package init(_ errors: [ConfigurationError]) {
         self.errors = errors
+    }
+
+    /// The UTF-8 text of the file at `file`, or why it cannot be had: `what` names the file in the
+    /// problem ("the config file"), and `fix` says what to do when it does not exist.
+    static func text(of file: String, _ what: String, fix: String) throws(ConfigurationErrors) -> String {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            let exists = FileManager.default.fileExists(atPath: file)
+            throw ConfigurationErrors([
+                ConfigurationError(
+                    .missingFile, at: .wholeFile(file), exists ? "\(what) cannot be read" : "\(what) does not exist",
+                    fix: exists ? "let the gateway's user read it (chmod/chown)" : fix)
+            ])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationErrors([
+                ConfigurationError(.syntax, at: .wholeFile(file), "\(what) is not UTF-8 text", fix: "save it as UTF-8")
+            ])
+        }
+        return text
     }
 
     /// One rendered problem after another, each on its own lines.

@@ -9,15 +9,9 @@ import Yams
 package enum DemoHomeLoading {
     /// Loads and checks the file at `file`.
     package static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
-        guard let data = FileManager.default.contents(atPath: file), let yaml = String(data: data, encoding: .utf8)
-        else {
-            throw ConfigurationErrors([
-                ConfigurationError(
-                    .unreadableFile, at: .wholeFile(file), "the demo-home file cannot be read as UTF-8 text",
-                    fix: "check 'accessories.virtual' and the file's permissions")
-            ])
-        }
-        return try parse(yaml: yaml, file: file)
+        try parse(
+            yaml: ConfigurationErrors.text(of: file, "the demo-home file", fix: "correct 'accessories.virtual'"),
+            file: file)
     }
 
     /// Reads demo-home text; `file` names it in the problems.

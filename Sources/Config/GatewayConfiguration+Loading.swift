@@ -11,23 +11,8 @@ extension GatewayConfiguration {
     package static func load(
         file: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            let exists = FileManager.default.fileExists(atPath: file)
-            throw ConfigurationErrors([
-                ConfigurationError(
-                    .missingFile, at: .wholeFile(file),
-                    exists ? "the config file cannot be read" : "the config file does not exist",
-                    fix: exists
-                        ? "let the gateway's user read it (chmod/chown)"
-                        : "copy Config/homegate.yml there, or pass the right path with --config")
-            ])
-        }
-        guard let yaml = String(data: data, encoding: .utf8) else {
-            throw ConfigurationErrors([
-                ConfigurationError(
-                    .syntax, at: .wholeFile(file), "the config file is not UTF-8 text", fix: "save it as UTF-8")
-            ])
-        }
+        let yaml = try ConfigurationErrors.text(
+            of: file, "the config file", fix: "copy Config/homegate.yml there, or pass the right path with --config")
         return try parse(yaml: yaml, file: file, environment: environment)
     }
 

@@ -37,26 +37,14 @@ package enum JSON: Sendable, Hashable {
     }
 
     /// The value of `key` in an object; nil for a missing key or a value that is not an object.
-    package subscript(key: String) -> JSON? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
-    }
+    package subscript(key: String) -> JSON? { objectMembers?.first { $0.key == key }?.value }
 
     /// Whether the value is `null`, which stands for an absent optional.
-    package var isNull: Bool {
-        if case .null = self { return true }
-        return false
-    }
+    package var isNull: Bool { if case .null = self { true } else { false } }
 
-    package var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
+    package var stringValue: String? { if case .string(let value) = self { value } else { nil } }
 
-    package var boolValue: Bool? {
-        if case .bool(let value) = self { return value }
-        return nil
-    }
+    package var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
 
     /// An integer, or a number that is a whole one.
     package var integerValue: Int? {
@@ -76,15 +64,11 @@ package enum JSON: Sendable, Hashable {
         }
     }
 
-    package var arrayValue: [JSON]? {
-        if case .array(let elements) = self { return elements }
-        return nil
-    }
+    package var arrayValue: [JSON]? { if case .array(let elements) = self { elements } else { nil } }
 
     /// The members of an object, in order; nil for a value that is not an object.
     package var objectMembers: [(key: String, value: JSON)]? {
-        if case .object(let members) = self { return members }
-        return nil
+        if case .object(let members) = self { members } else { nil }
     }
 }
 

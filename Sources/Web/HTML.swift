@@ -1,24 +1,6 @@
 import Foundation
 import HomeModel
 
-/// Escapes text for HTML element content and double-quoted attribute values: every string that
-/// reaches a page from the model, a form or an answer passes through here.
-func escaped(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
-        switch character {
-        case "&": result += "&amp;"
-        case "<": result += "&lt;"
-        case ">": result += "&gt;"
-        case "\"": result += "&quot;"
-        case "'": result += "&#39;"
-        default: result.unicodeScalars.append(character)
-        }
-    }
-    return result
-}
-
 /// Percent-encodes a query value (names may hold spaces and any letters): every UTF-8 byte but
 /// RFC 3986's unreserved characters, as `%` and two upper-case hex digits.
 func queryEncoded(_ text: String) -> String {
@@ -30,15 +12,7 @@ private let unreserved = CharacterSet(
 
 /// Words for the page: `CurrentTemperature` → `Current temperature`.
 func words(_ typeName: String) -> String {
-    var result = ""
-    for (index, character) in typeName.enumerated() {
-        if character.isUppercase, index > 0 {
-            result += " " + character.lowercased()
-        } else {
-            result.append(character)
-        }
-    }
-    return result
+    typeName.enumerated().map { $0 > 0 && $1.isUppercase ? " " + $1.lowercased() : String($1) }.joined()
 }
 
 /// A value as a person reads it, without its unit, and whether the unit follows it: the name of a

@@ -43,5 +43,21 @@ enum Templates {
 struct ScalarHTML: MustacheContentType {
     static let name = "SCALAR_HTML"
 
-    func escapeText(_ text: String) -> String { escaped(text) }
+    /// Escapes text for HTML element content and double-quoted attribute values: every string that
+    /// reaches a page from the model, a form or an answer passes through here.
+    func escapeText(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
 }

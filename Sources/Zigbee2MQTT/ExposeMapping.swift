@@ -453,11 +453,8 @@ private struct Builder {
         unmapped += layout.unusable.map { "\(expose.displayName) \($0)" }
         for button in layout.buttons {
             let words = layout.buttons.count == 1 ? "Button" : HomeName.suggestion(from: Self.words(button.key))
-            var name = words ?? "Button"
-            var number = 2
-            while services.contains(where: { HomeName.matches($0.name, name) }) {
-                name = "\(words ?? "Button") \(number)"
-                number += 1
+            let name = HomeName.firstFree(words ?? "Button") { name in
+                services.contains { HomeName.matches($0.name, name) }
             }
             var service = ServiceDraft(
                 kind: button.key.isEmpty

@@ -47,8 +47,12 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// A state or availability that came before its device was listed (retained messages arrive
     /// in topic order, not in the order they were published).
     private var early: [String: [(isAvailability: Bool, payload: [UInt8])]] = [:]
+    /// The requests waiting for their answer, by id: a device's state publish (each in ``waiters``,
+    /// which says what it must carry) or zigbee2mqtt's answer to a permit join (each in ``joins``).
+    private var replies: [Int: PendingReply] = [:]
     private var waiters: [Waiter] = []
-    private var joinWaiters: [String: PendingReply] = [:]
+    /// The permit joins waiting, by transaction: the id of their reply.
+    private var joins: [String: Int] = [:]
     private var nextRequest = 0
     private var reported: Set<String> = []
 
@@ -104,10 +108,8 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     package func stop() async {
         await client.disconnect()
         let stopped = HomeError(.communicationFailure, "The driver stopped.")
-        for var waiter in waiters { _ = waiter.reply.finish(.failure(stopped)) }
-        waiters = []
-        for var reply in joinWaiters.values { _ = reply.finish(.failure(stopped)) }
-        joinWaiters = [:]
+        for var reply in replies.values { _ = reply.finish(.failure(stopped)) }
+        (replies, waiters, joins) = ([:], [], [:])
         sink.finish()
     }
 
@@ -177,35 +179,15 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
     /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
     package func permitJoin(seconds: Int) async throws -> Int {
-        nextRequest += 1
-        let transaction = "homegate-\(nextRequest)"
+        let id = newReply()
+        let transaction = "homegate-\(id)"
+        joins[transaction] = id
+        defer { joins[transaction] = nil }
         // `value` is what zigbee2mqtt 1.x needs; 2.x reads `time` only.
         let request = JSON.object([
             ("time", .integer(seconds)), ("transaction", .string(transaction)), ("value", .bool(seconds > 0)),
         ])
-        joinWaiters[transaction] = PendingReply()
-        do {
-            try await client.publish(topics.permitJoinRequest, payload: request.bytes, qos: .atLeastOnce)
-        } catch {
-            finishJoin(transaction, .failure(error))
-        }
-        let data: JSON = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                guard var reply = joinWaiters[transaction] else {
-                    continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
-                    return
-                }
-                joinWaiters[transaction] = reply.wait(continuation) ? nil : reply
-            }
-        } onCancel: {
-            // onCancel runs on the canceller's thread, outside the actor: a task hops in.
-            Task { await self.finishJoin(transaction, .failure(CancellationError())) }
-        }
-        return data["time"]?.integerValue ?? seconds
-    }
-
-    private func finishJoin(_ transaction: String, _ result: Result<JSON, any Error>) {
-        if joinWaiters[transaction]?.finish(result) == true { joinWaiters[transaction] = nil }
+        return try await send(request.bytes, to: topics.permitJoinRequest, reply: id)["time"]?.integerValue ?? seconds
     }
 
     // MARK: Waiting for the device
@@ -226,33 +208,47 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             }
             return .object([])
         }
-        nextRequest += 1
-        let id = nextRequest
+        let id = newReply()
         waiters.append(
             Waiter(
                 id: id, ieee: ieee, kind: kind, properties: properties, expectations: expectations, targets: targets))
+        return try await send(payload, to: topic, reply: id)
+    }
+
+    private func newReply() -> Int {
+        nextRequest += 1
+        replies[nextRequest] = PendingReply()
+        return nextRequest
+    }
+
+    /// Publishes a request whose reply `id` is in place, and waits for the reply; cancelled, it fails.
+    private func send(_ payload: [UInt8], to topic: String, reply id: Int) async throws -> JSON {
         do {
             try await client.publish(topic, payload: payload, qos: .atLeastOnce)
         } catch {
-            finishWaiter(id, .failure(error))
+            finish(id, .failure(error))
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard let index = waiters.firstIndex(where: { $0.id == id }) else {
+                guard var reply = replies[id] else {
                     continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
                     return
                 }
-                if waiters[index].reply.wait(continuation) { waiters.remove(at: index) }
+                if reply.wait(continuation) { forget(reply: id) } else { replies[id] = reply }
             }
         } onCancel: {
             // onCancel runs on the canceller's thread, outside the actor: a task hops in.
-            Task { await self.finishWaiter(id, .failure(CancellationError())) }
+            Task { await self.finish(id, .failure(CancellationError())) }
         }
     }
 
-    private func finishWaiter(_ id: Int, _ result: Result<JSON, any Error>) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        if waiters[index].reply.finish(result) { waiters.remove(at: index) }
+    private func finish(_ id: Int, _ result: Result<JSON, any Error>) {
+        if replies[id]?.finish(result) == true { forget(reply: id) }
+    }
+
+    private func forget(reply id: Int) {
+        replies[id] = nil
+        waiters.removeAll { $0.id == id }
     }
 
     private func reachableDevice(_ accessory: AccessoryID) throws(HomeError) -> Device {
@@ -417,7 +413,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         logger.notice(
             "zigbee2mqtt: \(device.description.friendlyName) is gone: \(reason)", metadata: ["ieee": "\(ieee)"])
         for waiter in waiters where waiter.ieee == ieee {
-            finishWaiter(waiter.id, .failure(HomeError(.accessoryNotReachable, "The device left the network.")))
+            finish(waiter.id, .failure(HomeError(.accessoryNotReachable, "The device left the network.")))
         }
         sink.yield(.lost(AccessoryID(ieee)))
     }
@@ -450,14 +446,14 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             record(reported.value, reported.service, reported.characteristic, of: &device)
         }
         let confirmed = waiters.filter {
-            $0.ieee == ieee && !$0.reply.isDecided && $0.expectations.allSatisfy { $0.isMet(by: json) }
+            $0.ieee == ieee && replies[$0.id]?.isDecided == false && $0.expectations.allSatisfy { $0.isMet(by: json) }
         }
         for waiter in confirmed {
             takeTargets(waiter.targets, into: &device)
         }
         derivePositionStates(of: &device)
         devices[ieee] = device
-        for waiter in confirmed { finishWaiter(waiter.id, .success(json)) }
+        for waiter in confirmed { finish(waiter.id, .success(json)) }
     }
 
     /// A cover without `motor_state`: its PositionState from where it is against the target it was
@@ -570,7 +566,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             guard failure.kind.map({ $0 == waiter.kind }) ?? true, waiter.properties.contains(failure.property) else {
                 continue
             }
-            finishWaiter(waiter.id, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(message)")))
+            finish(waiter.id, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(message)")))
         }
     }
 
@@ -591,12 +587,12 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private func permitJoinAnswered(_ payload: [UInt8]) {
         guard let json = try? JSON.parse(payload) else { return }
         let transaction = json["transaction"]?.stringValue ?? json["transaction"].map(\.serialized) ?? ""
-        guard joinWaiters[transaction] != nil else { return }
+        guard let id = joins[transaction] else { return }
         if json["status"]?.stringValue == "ok" {
-            finishJoin(transaction, .success(json["data"] ?? .object([])))
+            finish(id, .success(json["data"] ?? .object([])))
         } else {
             let error = json["error"]?.stringValue ?? "zigbee2mqtt refused"
-            finishJoin(transaction, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(error)")))
+            finish(id, .failure(HomeError(.communicationFailure, "zigbee2mqtt: \(error)")))
         }
     }
 
@@ -615,7 +611,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         sink.yield(.reachability(device.accessory.id, isReachable: reachable))
         guard !reachable else { return }
         for waiter in waiters where waiter.ieee == ieee {
-            finishWaiter(
+            finish(
                 waiter.id,
                 .failure(HomeError(.accessoryNotReachable, "\(device.description.friendlyName) became unreachable.")))
         }
@@ -682,7 +678,6 @@ private struct Waiter {
     let expectations: [Expectation]
     /// Targets written (a cover's position): recorded once the device took the command.
     let targets: [CharacteristicWrite]
-    var reply = PendingReply()
 }
 
 /// An answer from zigbee2mqtt to a request, which may come before its asker waits for it (while the

@@ -409,13 +409,8 @@ struct WireResponse: Sendable {
 
     /// The answers a message on the response topic carries; nil when it is not what the plugin sends.
     static func all(in payload: [UInt8]) -> [WireResponse]? {
-        guard let responses = (try? JSON.parse(payload))?["responses"]?.arrayValue else { return nil }
-        var all: [WireResponse] = []
-        for response in responses {
-            guard let answer = WireResponse(response) else { return nil }
-            all.append(answer)
-        }
-        return all
+        guard let responses = (try? JSON.parse(payload))?["responses"], responses.arrayValue != nil else { return nil }
+        return list(responses, WireResponse.init)
     }
 
     private init?(_ json: JSON) {

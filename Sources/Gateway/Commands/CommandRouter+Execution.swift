@@ -160,12 +160,10 @@ extension CommandRouter {
     private static func actionRequests(_ actions: [Command.Request.Action], in home: Home) throws(HomeError)
         -> [ActionRequest]
     {
-        var requests: [ActionRequest] = []
-        for action in actions {
-            let accessory = try home.accessory(named: action.accessory)
-            requests.append(try actionRequest(accessory, action.service, action.characteristic, action.value))
+        try actions.map { action throws(HomeError) in
+            try actionRequest(
+                try home.accessory(named: action.accessory), action.service, action.characteristic, action.value)
         }
-        return requests
     }
 
     private static func actionRequest(

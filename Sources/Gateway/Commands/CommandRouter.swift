@@ -279,8 +279,5 @@ package struct CommandRouter: Sendable {
 }
 
 extension CommandTopic {
-    var isRequest: Bool {
-        if case .request = self { return true }
-        return false
-    }
+    var isRequest: Bool { if case .request = self { true } else { false } }
 }

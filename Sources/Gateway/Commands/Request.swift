@@ -179,15 +179,12 @@ extension Command {
                 throw HomeError(
                     .invalidParameter, "\"actions\" is a list of {accessory, service, characteristic, value}.")
             }
-            var actions: [Action] = []
-            for entry in entries {
+            return try entries.map { entry throws(HomeError) in
                 let action = RequestBody(entry)
-                actions.append(
-                    Action(
-                        accessory: try action.string("accessory"), service: try action.string("service"),
-                        characteristic: try action.string("characteristic"), value: try action.value("value")))
+                return Action(
+                    accessory: try action.string("accessory"), service: try action.string("service"),
+                    characteristic: try action.string("characteristic"), value: try action.value("value"))
             }
-            return actions
         }
     }
 }
@@ -228,14 +225,12 @@ struct RequestBody {
         guard case .array(let entries) = try value(key) else {
             throw HomeError(.invalidParameter, "\"\(key)\" must be a list of names.")
         }
-        var strings: [String] = []
-        for entry in entries {
+        return try entries.map { entry throws(HomeError) in
             guard case .string(let string) = entry else {
                 throw HomeError(.invalidParameter, "\"\(key)\" must be a list of names.")
             }
-            strings.append(string)
+            return string
         }
-        return strings
     }
 
     /// A `true` or `false` that may be left out (false).

@@ -41,14 +41,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// none for a home Home Assistant's account is no user of.
     package func configs(for home: Home) -> [DiscoveryConfig] {
         guard announces(home) else { return [] }
-        var configs: [DiscoveryConfig] = []
-        for accessory in home.accessories {
-            configs += self.configs(for: accessory, in: home)
-        }
-        for actionSet in home.actionSets {
-            configs.append(scene(actionSet, in: home))
-        }
-        return configs
+        return home.accessories.flatMap { configs(for: $0, in: home) } + home.actionSets.map { scene($0, in: home) }
     }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).

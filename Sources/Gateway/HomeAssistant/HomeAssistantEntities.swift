@@ -37,28 +37,20 @@ enum HomeAssistantEntities {
         case light, `switch`, outlet, climate, lock, garageDoor, covering, fan, sensor, binarySensor, battery
     }
 
+    /// Each kind's service type, and the characteristic without which the service is skipped.
+    private static let kinds: [ServiceType: (required: CharacteristicType, kind: Kind)] = [
+        .lightbulb: (.on, .light), .switch: (.on, .switch), .outlet: (.on, .outlet), .fan: (.on, .fan),
+        .thermostat: (.targetHeatingCoolingState, .climate), .lockMechanism: (.lockCurrentState, .lock),
+        .garageDoorOpener: (.currentDoorState, .garageDoor), .windowCovering: (.currentPosition, .covering),
+        .temperatureSensor: (.currentTemperature, .sensor), .humiditySensor: (.currentRelativeHumidity, .sensor),
+        .lightSensor: (.currentAmbientLightLevel, .sensor), .airPressureSensor: (.airPressure, .sensor),
+        .occupancySensor: (.occupancyDetected, .binarySensor), .motionSensor: (.motionDetected, .binarySensor),
+        .contactSensor: (.contactSensorState, .binarySensor), .leakSensor: (.leakDetected, .binarySensor),
+        .smokeSensor: (.smokeDetected, .binarySensor), .battery: (.batteryLevel, .battery),
+    ]
+
     static func kind(of service: Service) -> Kind? {
-        switch service.type {
-        case .lightbulb: service.characteristic(.on) != nil ? .light : nil
-        case .switch: service.characteristic(.on) != nil ? .switch : nil
-        case .outlet: service.characteristic(.on) != nil ? .outlet : nil
-        case .thermostat: service.characteristic(.targetHeatingCoolingState) != nil ? .climate : nil
-        case .lockMechanism: service.characteristic(.lockCurrentState) != nil ? .lock : nil
-        case .garageDoorOpener: service.characteristic(.currentDoorState) != nil ? .garageDoor : nil
-        case .windowCovering: service.characteristic(.currentPosition) != nil ? .covering : nil
-        case .fan: service.characteristic(.on) != nil ? .fan : nil
-        case .temperatureSensor: service.characteristic(.currentTemperature) != nil ? .sensor : nil
-        case .humiditySensor: service.characteristic(.currentRelativeHumidity) != nil ? .sensor : nil
-        case .lightSensor: service.characteristic(.currentAmbientLightLevel) != nil ? .sensor : nil
-        case .airPressureSensor: service.characteristic(.airPressure) != nil ? .sensor : nil
-        case .occupancySensor: service.characteristic(.occupancyDetected) != nil ? .binarySensor : nil
-        case .motionSensor: service.characteristic(.motionDetected) != nil ? .binarySensor : nil
-        case .contactSensor: service.characteristic(.contactSensorState) != nil ? .binarySensor : nil
-        case .leakSensor: service.characteristic(.leakDetected) != nil ? .binarySensor : nil
-        case .smokeSensor: service.characteristic(.smokeDetected) != nil ? .binarySensor : nil
-        case .battery: service.characteristic(.batteryLevel) != nil ? .battery : nil
-        default: nil
-        }
+        kinds[service.type].flatMap { service.characteristic($0.required) != nil ? $0.kind : nil }
     }
 
     /// The entities of one service; empty when no component fits.

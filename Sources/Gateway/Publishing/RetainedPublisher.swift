@@ -303,14 +303,6 @@ package actor RetainedPublisher {
             metadata: ["configs": "\(configs.count)", "states": "\(states.count)"])
     }
 
-    private func view(of snapshot: HomeSnapshot) -> [RetainedView.Part: [String: [UInt8]]] {
-        for home in snapshot.homes { reportUnmapped(in: home) }
-        layoutFragments.keep(only: Set(snapshot.homes.flatMap { $0.accessories.map(\.id) }))
-        return RetainedView.parts(
-            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
-            fragments: &layoutFragments)
-    }
-
     /// Renders the whole view of `snapshot` off the loop (`@concurrent`: on the global executor) and
     /// sends each part as soon as it is rendered: at 10,000 accessories the loop and the broker start
     /// on the first topics a few hundred milliseconds earlier than if the whole view were rendered
@@ -464,7 +456,11 @@ package actor RetainedPublisher {
     /// Everything again: renders the whole view and sends the difference.
     private func apply(_ snapshot: HomeSnapshot) {
         layoutsDue = [:]
-        let parts = view(of: snapshot)
+        for home in snapshot.homes { reportUnmapped(in: home) }
+        layoutFragments.keep(only: Set(snapshot.homes.flatMap { $0.accessories.map(\.id) }))
+        let parts = RetainedView.parts(
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
+            fragments: &layoutFragments)
         let desired = RetainedView(merging: parts)
         let (publish, clear) = desired.changes(from: published)
         for (topic, payload) in publish { _ = send(topic, payload) }

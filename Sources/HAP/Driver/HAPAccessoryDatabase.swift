@@ -170,11 +170,8 @@ struct HAPAccessoryDatabase: Sendable {
 
     private static func metadata(_ fields: JSON) -> (CharacteristicMetadata, Set<String>) {
         let permissions = Set(fields["perms"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        var modelPermissions: CharacteristicPermissions = []
-        if permissions.contains("pr") { modelPermissions.insert(.read) }
-        if permissions.contains("pw") { modelPermissions.insert(.write) }
-        if permissions.contains("ev") { modelPermissions.insert(.notify) }
-        if permissions.contains("hd") { modelPermissions.insert(.hidden) }
+        let words: [String: CharacteristicPermissions] = ["pr": .read, "pw": .write, "ev": .notify, "hd": .hidden]
+        let modelPermissions = CharacteristicPermissions(permissions.compactMap { words[$0] })
         let metadata = CharacteristicMetadata(
             format: fields["format"]?.stringValue.map(CharacteristicFormat.init(rawValue:)) ?? .string,
             unit: fields["unit"]?.stringValue.map(CharacteristicUnit.init(rawValue:)),

@@ -164,20 +164,18 @@ package actor HAPDriver: PairingDriver {
                 }
                 return
             }
+            // The same accessory listed at a fixed address gives way to its mDNS entry.
+            let manual = Self.unpairedID(endpoint)
+            if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
             guard seen.isPairable else {
                 // Paired with another controller: nothing to offer here, at its fixed address neither.
                 pairedElsewhere[seen.id] = endpoint
                 if devices[seen.id]?.pairing == nil, devices.removeValue(forKey: seen.id) != nil {
                     sink.yield(.lost(AccessoryID(seen.id)))
                 }
-                let manual = Self.unpairedID(endpoint)
-                if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
                 return
             }
             pairedElsewhere[seen.id] = nil
-            // The same accessory listed at a fixed address gives way to its mDNS entry.
-            let manual = Self.unpairedID(endpoint)
-            if devices.removeValue(forKey: manual) != nil { sink.yield(.lost(AccessoryID(manual))) }
             var device = devices[seen.id] ?? Device(id: seen.id, endpoint: endpoint, isReachable: true)
             device.endpoint = endpoint
             device.discovered = seen
@@ -358,10 +356,7 @@ package actor HAPDriver: PairingDriver {
         }
     }
 
-    private func connection(of id: String) -> HAPConnection? {
-        guard let connection = devices[id]?.connection else { return nil }
-        return connection
-    }
+    private func connection(of id: String) -> HAPConnection? { devices[id]?.connection }
 
     /// Connects, verifies, reads the accessory database, subscribes to events and reports it all.
     private func connect(_ id: String) async throws {
@@ -375,17 +370,11 @@ package actor HAPDriver: PairingDriver {
                 throw HAPError(.unexpectedMessage, "/accessories answered HTTP \(listing.statusCode)")
             }
             let database = try HAPAccessoryDatabase(json: listing.body, deviceID: id)
-            let subscriptions = database.eventAddresses
+            let subscriptions = database.eventAddresses.map {
+                JSON.object([("aid", .integer($0.aid)), ("iid", .integer($0.iid)), ("ev", .bool(true))])
+            }
             if !subscriptions.isEmpty {
-                let body = JSON.object([
-                    (
-                        "characteristics",
-                        .array(
-                            subscriptions.map {
-                                .object([("aid", .integer($0.aid)), ("iid", .integer($0.iid)), ("ev", .bool(true))])
-                            })
-                    )
-                ])
+                let body = JSON.object([("characteristics", .array(subscriptions))])
                 let answer = try await connection.send(.putJSON("/characteristics", body.bytes))
                 if answer.statusCode != 204 && answer.statusCode != 207 {
                     logger.warning("\(id) refused event subscriptions: HTTP \(answer.statusCode)")
@@ -447,8 +436,7 @@ package actor HAPDriver: PairingDriver {
     package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
         -> CharacteristicValue
     {
-        try await read([ValueKey(accessory: accessory, service: service, characteristic: characteristic)])[
-            0]
+        try await read([ValueKey(accessory: accessory, service: service, characteristic: characteristic)])[0]
     }
 
     /// One `GET /characteristics?id=…` per device (an accessory, or a bridge for all its
