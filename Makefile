@@ -108,6 +108,7 @@ hub: deps
 ## links the hub build with it; run it when the benchmark's hub section says many listed functions
 ## are gone.
 hub-profile: hub bench/out/loadgen bench/out/z2mload
+	$(SWIFT) build -c release --product hap-bench
 	scripts/hub-profile.sh $(HUB_LINKED)
 	$(MAKE) hub
 

@@ -9,9 +9,11 @@
 #      writes (QoS 1 in a window, QoS 0 at a rate), action sets and layout requests;
 #   2. the same again with the database built (a hub after a reboot);
 #   3. zigbee2mqtt (bench/out/z2mload playing it): the devices taken into a home through requests,
-#      then state updates.
-# It needs bench/out/loadgen and bench/out/z2mload (the Makefile builds them) and valgrind, which it
-# installs. Callgrind is 50 times slower than the gateway: a run takes a minute or two.
+#      then state updates;
+#   4. a HomeKit bridge of 100 accessories (bench/make-bridge-home.sh): two controllers pair, verify,
+#      read the accessories and subscribe (`hap-bench --bridge-hold`), then MQTT writes become events.
+# It needs bench/out/loadgen, bench/out/z2mload and .build/release/hap-bench (the Makefile builds them)
+# and valgrind, which it installs. Callgrind is 50 times slower than the gateway: a run takes a minute or two.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,8 +24,9 @@ apt_install hub-profile valgrind
 binary=${1:?usage: scripts/hub-profile.sh HUB_BINARY}
 loadgen=$root/bench/out/loadgen
 z2mload=$root/bench/out/z2mload
-for tool in "$loadgen" "$z2mload"; do
-    [[ -x $tool ]] || { echo "hub-profile: no $tool (make bench/out/${tool##*/})" >&2; exit 1; }
+hap_bench=$root/.build/release/hap-bench
+for tool in "$loadgen" "$z2mload" "$hap_bench"; do
+    [[ -x $tool ]] || { echo "hub-profile: no $tool (make hub-profile builds it)" >&2; exit 1; }
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/homegate-hub-profile.XXXXXX")
@@ -107,7 +110,32 @@ z2m=(-p "$port" -r 20 -z zigbee2mqtt -b homegate -H Zigbee -k homegate -n 50 -t 
 "$z2mload" "${z2m[@]}" -m rate -R 100 -c 500 >/dev/null
 stop
 
-# What a hub runs after a reboot first, then what only a first start adds, then zigbee2mqtt's.
-python3 "$root/scripts/hub-symbol-order.py" "$profiled" "$work"/{second-start,first-start,zigbee2mqtt}.callgrind \
+log "HomeKit bridge: 100 accessories, two controllers subscribed"
+"$root/bench/make-bridge-home.sh" 100 20 >"$work/bridge-home.yml"
+bridge_port=$(free_port)
+config bridge "  virtual: $work/bridge-home.yml"
+printf 'homekit:\n  advertise: false\n  bridges:\n    - {home: Bench, account: owner, port: %s, listen: 127.0.0.1}\n' \
+    "$bridge_port" >>"$work/bridge.yml"
+profile bridge bridge
+until (exec 3<>"/dev/tcp/127.0.0.1/$bridge_port") 2>/dev/null; do
+    kill -0 "$gateway" 2>/dev/null || { log "the bridge did not listen: $(tail -5 "$work/bridge.log")"; exit 1; }
+    sleep 0.5
+done
+code=$("$profiled" homekit-code --config "$work/bridge.yml" --home Bench | sed -n 's/.*setup code of Bench: \([0-9-]*\).*/\1/p')
+"$hap_bench" --bridge-hold --port "$bridge_port" --code "$code" >"$work/hold.out" 2>&1 &
+holder=$!
+pids+=("$holder")
+until grep -q '"ready"' "$work/hold.out"; do
+    kill -0 "$holder" 2>/dev/null || { log "the controllers did not subscribe: $(cat "$work/hold.out")"; exit 1; }
+    sleep 0.5
+done
+"$loadgen" -p "$port" -b homegate -r 20 -n 50 -q 1 -m window -w 10 -c 500 -t 120 >/dev/null
+kill "$holder"
+wait "$holder" || true
+stop
+
+# What a hub runs after a reboot first, then what only a first start adds, then zigbee2mqtt's and
+# the HomeKit bridge's.
+python3 "$root/scripts/hub-symbol-order.py" "$profiled" "$work"/{second-start,first-start,zigbee2mqtt,bridge}.callgrind \
     >"$root/scripts/hub/symbol-order.txt"
 log "wrote scripts/hub/symbol-order.txt (make hub links with it)"
