@@ -208,9 +208,13 @@ package actor HomeBridge {
                 return .tlv8(Self.refusal(.unknown))
             }
         }
-        guard var exchange = pairSetup, exchange.connection == id else { return .tlv8(Self.refusal(.unknown)) }
-        let answer = exchange.exchange.handle(body)
-        pairSetup = exchange
+        guard let current = pairSetup, current.connection == id else { return .tlv8(Self.refusal(.unknown)) }
+        let (answer, advanced) = await Self.advance(current.exchange, with: body)
+        // The controller went away, or its pair setup was given up, while the step was worked out.
+        guard let still = pairSetup, still.connection == id, still.started == current.started else {
+            return .tlv8(Self.refusal(.unknown))
+        }
+        pairSetup = (id, advanced, current.started)
         switch answer.outcome {
         case nil: break
         case .paired(let controller):
@@ -239,6 +243,17 @@ package actor HomeBridge {
             }
         }
         return .tlv8(answer.body)
+    }
+
+    /// One step of pair setup, worked out on the global executor: SRP's 3072-bit arithmetic takes
+    /// milliseconds, which the gateway's loop (this actor's executor) spends on MQTT commands instead.
+    @concurrent
+    private static func advance(_ exchange: AccessoryPairSetup, with body: [UInt8]) async -> (
+        AccessoryPairSetup.Answer, AccessoryPairSetup
+    ) {
+        var exchange = exchange
+        let answer = exchange.handle(body)
+        return (answer, exchange)
     }
 
     /// Pair setup's M2 refusing to start.
