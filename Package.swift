@@ -355,6 +355,8 @@ let package = Package(
                 "Automations", "AsyncMailbox", "HomeModel", "VirtualDevices", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The sun's reference figures (scripts/sun-reference.py), read from the source tree.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
