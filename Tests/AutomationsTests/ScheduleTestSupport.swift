@@ -22,3 +22,17 @@ func date(_ year: Int, _ month: Int, _ day: Int) -> LocalDate {
 func time(_ hour: Int, _ minute: Int) -> TimeOfDay {
     try! TimeOfDay(hour: hour, minute: minute)
 }
+
+extension FiringSchedule {
+    /// The next `count` firings after `now`, each one following the one before, as the service
+    /// would ask after each firing.
+    func firings(after now: Date, count: Int, in timeZone: TimeZone) -> [Firing] {
+        var firings: [Firing] = []
+        var from = now
+        while firings.count < count, let next = nextFiring(after: from, following: firings.last, in: timeZone) {
+            firings.append(next)
+            from = next.instant
+        }
+        return firings
+    }
+}
