@@ -12,7 +12,7 @@ falls on another local date, the neighbouring date is computed instead (as astra
 does). A date with no event (polar day or night) has an empty field.
 
 Run it with astral installed (pip install astral==3.2):
-    python3 scripts/sun-reference.py Tests/AutomationsTests/Fixtures
+    python3 scripts/sun-reference.py Tests/SchedulesTests/Fixtures
 """
 
 import datetime
@@ -77,4 +77,4 @@ def main(folder):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "Tests/AutomationsTests/Fixtures")
+    main(sys.argv[1] if len(sys.argv) > 1 else "Tests/SchedulesTests/Fixtures")

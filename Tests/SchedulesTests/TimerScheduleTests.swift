@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Automations
+@testable import Schedules
 
 /// Timer triggers and times of day on an injected "now", across both daylight-saving changes.
 @Suite("Timer schedules")

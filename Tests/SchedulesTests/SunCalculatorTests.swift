@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Automations
+@testable import Schedules
 
 /// The NOAA solar calculator against figures from another implementation (astral 3.2, made by
 /// scripts/sun-reference.py into Fixtures/sun-*.csv) for every day of 2025, and at 78° N.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Automations
+@testable import Schedules
 
 /// What came due while the hub was down: the latest runs if it is less than the grace late.
 @Suite("Missed while down")

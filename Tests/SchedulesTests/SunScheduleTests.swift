@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Automations
+@testable import Schedules
 
 /// Sunrise and sunset with an offset as schedules: one firing a day, none on a polar day or night.
 @Suite("Sun schedules")

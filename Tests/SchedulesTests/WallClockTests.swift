@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Automations
+@testable import Schedules
 
 /// Wall-clock minutes as instants on the days the clocks change.
 @Suite("Wall clock")

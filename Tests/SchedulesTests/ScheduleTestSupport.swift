@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Automations
+@testable import Schedules
 
 /// The instant an ISO 8601 text names ("2025-03-30T03:00:00+02:00"): tests write their "now" so.
 func instant(_ text: String) -> Date {
