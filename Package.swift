@@ -142,6 +142,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 "HomeModel",
+                "Schedules",
                 "VirtualDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -280,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Config", "Gateway", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
