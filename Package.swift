@@ -100,12 +100,17 @@ let package = Package(
             name: "Broker",
             swiftSettings: swiftSettings
         ),
+        // Pure schedule computation for automations: the home's wall clock under the clock rules,
+        // times of day, timers, NOAA sunrise and sunset, what came due while the hub was down. A
+        // leaf, so the home model can store a schedule and the automation service can run it.
+        .target(name: "Schedules", swiftSettings: swiftSettings),
         .target(
             name: "HomeModel",
             dependencies: [
                 "AsyncMailbox",
                 "Execution",
                 "JSON",
+                "Schedules",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,7 +126,9 @@ let package = Package(
             name: "Automations",
             dependencies: [
                 "AsyncMailbox",
+                "Execution",
                 "HomeModel",
+                "Schedules",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -135,6 +142,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 "HomeModel",
+                "Schedules",
                 "VirtualDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -273,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Config", "Gateway", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -352,9 +360,17 @@ let package = Package(
         .testTarget(
             name: "AutomationsTests",
             dependencies: [
-                "Automations", "AsyncMailbox", "HomeModel", "VirtualDevices", "TestSupport",
+                "Automations", "AsyncMailbox", "Execution", "HomeModel", "Schedules", "VirtualDevices", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SchedulesTests",
+            dependencies: ["Schedules"],
+            // The sun's reference figures (scripts/sun-reference.py), read from the source tree.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -68,7 +68,7 @@ package struct AutomationService: ServiceLifecycle.Service {
                         group.addTask { [manager, homeID = home.id] in
                             for await id in queue {
                                 guard let firing = await manager.fireTrigger(id, home: homeID) else { continue }
-                                log(firing)
+                                Self.log(firing, logger: logger)
                             }
                         }
                     }
@@ -90,7 +90,8 @@ package struct AutomationService: ServiceLifecycle.Service {
         return home.triggers.filter { $0.isFired(by: key, value: value) }.map { (home, $0) }
     }
 
-    private func log(_ firing: TriggerFiring) {
+    /// Logs what a firing did: its action sets, and each action that failed.
+    static func log(_ firing: TriggerFiring, logger: Logger) {
         let ran = firing.actionSets.map { "'\($0.name)'" }.joined(separator: ", ")
         let metadata: Logger.Metadata = ["home": "\(firing.home)"]
         guard firing.failedActions > 0 else {

@@ -317,13 +317,17 @@ enum Pages {
 
     /// An automation in words: "When Hall Button (Button) reports Single press, run Lamp On."
     static func automationText(_ trigger: Trigger, in home: Home) -> String {
-        let event = trigger.characteristic
+        let scenes = trigger.actionSets.compactMap { home.actionSet($0)?.name }
+        let run = scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then ")
+        guard case .characteristic(let event, let triggerValue) = trigger.event else {
+            return "On a schedule, run \(run)."
+        }
         let accessory = home.accessory(event.accessory)
         let service = accessory?.service(event.service)
         let source =
             "\(accessory?.name ?? "a removed accessory")\(service.map { accessory?.services.count ?? 0 > 1 ? " (\($0.name))" : "" } ?? "")"
         let change: String
-        if let value = trigger.value {
+        if let value = triggerValue {
             let text = valueText(value, type: event.characteristic).text
             change =
                 event.characteristic.isEvent
@@ -331,9 +335,7 @@ enum Pages {
         } else {
             change = "\(words(event.characteristic.rawValue).lowercased()) changes"
         }
-        let scenes = trigger.actionSets.compactMap { home.actionSet($0)?.name }
-        return
-            "When \(source) \(change), run \(scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then "))."
+        return "When \(source) \(change), run \(run)."
     }
 
     /// The administrator's part of a home page (administration.mustache): new accessories, rooms and

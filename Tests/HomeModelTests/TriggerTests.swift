@@ -131,3 +131,11 @@ struct TriggerTests {
         }
     }
 }
+
+extension Trigger {
+    /// A characteristic event's value, as the tests read it.
+    var value: CharacteristicValue? {
+        guard case .characteristic(_, let value) = event else { return nil }
+        return value
+    }
+}

@@ -462,7 +462,10 @@ struct WebRouteTests {
                 headers: json)
             #expect(added.bodyText.contains(#""ok":true"#), "\(added.bodyText)")
             let trigger = try #require(try await fixture.manager.home("Main House", account: "owner").triggers.first)
-            #expect(trigger.value == .int(1))
+            guard case .characteristic(_, let value) = trigger.event else {
+                throw HomeError(.invalidParameter, "not a characteristic event")
+            }
+            #expect(value == .int(1))
             let listed = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
             #expect(
                 listed.bodyText.contains(

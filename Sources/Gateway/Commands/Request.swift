@@ -51,7 +51,7 @@ extension Command {
             "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
             "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
             "renameActionSet", "addTrigger", "removeTrigger", "renameTrigger", "enableTrigger", "addUser", "removeUser",
-            "read", "permitJoin", "pairAccessory", "unpairAccessory",
+            "setLocation", "read", "permitJoin", "pairAccessory", "unpairAccessory",
             "listPairings", "addPairing", "removePairing",
         ]
 
@@ -96,12 +96,21 @@ extension Command {
             case "renameActionSet":
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
             case "addTrigger":
+                if let schedule = try ScheduleFields.schedule(body) {
+                    self = try .edit(
+                        .addScheduleTrigger(
+                            home: text("home"), name: text("name"), schedule: schedule,
+                            actionSets: body.strings("actionSets")))
+                    return
+                }
                 self = try .addTrigger(
                     home: text("home"), name: text("name"),
                     event: Event(
                         accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
                         value: body.optionalValue("value")),
                     actionSets: body.strings("actionSets"))
+            case "setLocation":
+                self = try .edit(.setLocation(home: text("home"), location: ScheduleFields.location(body)))
             case "removeTrigger":
                 self = try .edit(.removeTrigger(home: text("home"), trigger: text("trigger")))
             case "renameTrigger":

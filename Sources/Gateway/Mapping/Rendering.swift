@@ -59,6 +59,7 @@ package enum Rendering {
             ("name", .string(home.name)),
             ("primary", .bool(home.isPrimary)),
             ("defaultRoom", .string(home.defaultRoom.name)),
+            ("location", ScheduleFields.layout(home.location)),
             (
                 "rooms",
                 .array(home.allRooms.map { .object([("name", .string($0.name)), ("default", .bool($0.isDefault))]) })
@@ -147,17 +148,24 @@ package enum Rendering {
     }
 
     private static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
-        let event = trigger.characteristic
-        let accessory = home.accessory(event.accessory)
-        return .object([
-            ("name", .string(trigger.name)),
-            ("enabled", .bool(trigger.isEnabled)),
-            ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
-            ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
-            ("characteristic", .string(event.characteristic.rawValue)),
-            ("value", trigger.value.map(value) ?? .null),
-            ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })),
-        ])
+        var members: [(key: String, value: JSON)] = [
+            ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
+        ]
+        switch trigger.event {
+        case .characteristic(let event, let triggerValue):
+            let accessory = home.accessory(event.accessory)
+            members += [
+                ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
+                ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
+                ("characteristic", .string(event.characteristic.rawValue)),
+                ("value", triggerValue.map(value) ?? .null),
+            ]
+        case .schedule(let schedule):
+            members += ScheduleFields.layout(schedule)
+        }
+        members.append(
+            ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })))
+        return .object(members)
     }
 
     private static func action(_ action: Action, in home: Home) -> JSON {

@@ -66,6 +66,16 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// More of something than HomeKit allows (HMError's maximumObjectLimitReached): more than
         /// 149 accessories on one HomeKit bridge.
         case maximumObjectLimitReached
+        /// A latitude outside ±90° or a longitude outside ±180° for a home's location.
+        case invalidCoordinates
+        /// A time zone name the hub's time zone database does not have.
+        case unknownTimeZone
+        /// A schedule that cannot fire as asked: a time or date that does not exist, no weekday, a
+        /// recurrence shorter than five minutes, a sun offset beyond twelve hours.
+        case invalidSchedule
+        /// A sunrise or sunset automation in a home with no location: the hub cannot know when the
+        /// sun rises there.
+        case locationRequired
         /// Something outside the rules failed (the database); nothing was changed.
         case unexpectedError
 

@@ -10,6 +10,8 @@ package enum HomeEvent: Sendable, Hashable {
     case didAddHome(home: HomeID, name: String)
     case didRemoveHome(home: HomeID, name: String)
     case didUpdateNameForHome(home: HomeID, oldName: String, name: String)
+    /// The home's location (time zone, place on the Earth) was set or cleared: its schedules move.
+    case didUpdateLocationForHome(home: HomeID)
     /// The primary home changed; `nil` when the last home was removed.
     case didUpdatePrimaryHome(home: HomeID?)
 
@@ -69,7 +71,8 @@ package enum HomeEvent: Sendable, Hashable {
         case .homeManagerDidUpdateHomes, .didUpdatePrimaryHome, .didFindNewAccessory, .didRemoveNewAccessory:
             nil
         case .didAddHome(let home, _), .didRemoveHome(let home, _), .didUpdateNameForHome(let home, _, _),
-            .didAddRoom(let home, _, _), .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _),
+            .didUpdateLocationForHome(let home), .didAddRoom(let home, _, _), .didRemoveRoom(let home, _, _),
+            .didUpdateNameForRoom(let home, _, _, _),
             .didAddZone(let home, _, _), .didRemoveZone(let home, _, _), .didUpdateNameForZone(let home, _, _, _),
             .didAddRoomToZone(let home, _, _), .didRemoveRoomFromZone(let home, _, _),
             .didAddAccessory(let home, _, _, _), .didRemoveAccessory(let home, _, _, _),
@@ -93,6 +96,7 @@ package enum HomeEvent: Sendable, Hashable {
         case .didAddHome: "didAddHome"
         case .didRemoveHome: "didRemoveHome"
         case .didUpdateNameForHome: "didUpdateNameForHome"
+        case .didUpdateLocationForHome: "didUpdateLocationForHome"
         case .didUpdatePrimaryHome: "didUpdatePrimaryHome"
         case .didAddRoom: "didAddRoom"
         case .didRemoveRoom: "didRemoveRoom"

@@ -26,7 +26,7 @@ package actor HomeManager {
     let store: HomeStore
     /// The drivers and what each found (HomeKit's accessory browser), shared with the store.
     let browser = AccessoryBrowser()
-    private nonisolated let database: HomeDatabase
+    nonisolated let database: HomeDatabase
     var driverTasks: [Task<Void, Never>] = []
     /// Accessories shown unreachable because a request to them timed out, with the task that tries
     /// each again until it answers.

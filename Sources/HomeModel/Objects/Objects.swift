@@ -15,6 +15,9 @@ package struct Home: Sendable, Hashable, Identifiable {
     package internal(set) var users: [User]
     /// The home's automations, in the order they were added.
     package internal(set) var triggers: [Trigger] = []
+    /// Where the home is, for its schedules' time zone and its sunrise and sunset; `nil` until an
+    /// administrator sets it.
+    package internal(set) var location: HomeLocation? = nil
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
     let accessoryNamePositions = PositionHint<String>()
@@ -226,25 +229,33 @@ package struct ActionResult: Sendable, Hashable {
     package var succeeded: Bool { error == nil }
 }
 
-/// An automation: HomeKit's event trigger (`HMEventTrigger` with an `HMCharacteristicEvent`). When
-/// its characteristic takes the value it waits for (any new value when it names none), the hub runs
-/// its action sets, in order, as the home's administrator.
+/// An automation: HomeKit's event trigger (`HMEventTrigger`) or timer trigger. When its event
+/// happens (its characteristic takes the value it waits for, or its schedule comes due), the hub
+/// runs its action sets, in order, as the home's administrator.
 package struct Trigger: Sendable, Hashable, Identifiable {
     package let id: TriggerID
     package internal(set) var name: String
     /// A disabled trigger is kept but never fires.
     package internal(set) var isEnabled: Bool
-    /// The characteristic whose change fires the trigger.
-    package internal(set) var characteristic: ValueKey
-    /// The value that fires it (a press: `ProgrammableSwitchEvent` 0, 1 or 2); `nil` fires on every change.
-    package internal(set) var value: CharacteristicValue?
+    /// What fires it.
+    package internal(set) var event: TriggerEvent
     /// The action sets it runs; one removed from the home leaves this list.
     package internal(set) var actionSets: [ActionSetID]
 
     /// Whether a change of `key` to `newValue` fires the trigger: one left with no action set (they
     /// were removed) has nothing to run and does not fire.
     package func isFired(by key: ValueKey, value newValue: CharacteristicValue) -> Bool {
-        isEnabled && !actionSets.isEmpty && key == characteristic && (value == nil || value == newValue)
+        guard isEnabled, !actionSets.isEmpty, case .characteristic(let characteristic, let value) = event else {
+            return false
+        }
+        return key == characteristic && (value == nil || value == newValue)
+    }
+
+    /// The schedule the automation service runs: an enabled schedule trigger's, with an action set
+    /// to run; `nil` otherwise.
+    package var activeSchedule: TriggerSchedule? {
+        guard isEnabled, !actionSets.isEmpty else { return nil }
+        return event.schedule
     }
 }
 

@@ -124,6 +124,46 @@ extension HomeDatabase {
                 t.primaryKey(["triggerID", "position"])
             }
         }
+        migrator.registerMigration("v6: schedules") { db in
+            // A home's location; schedule triggers beside characteristic ones, so the characteristic
+            // columns become optional (SQLite changes a constraint only by copying the table, which
+            // GRDB's migrator does with foreign keys deferred: the action sets' rows stay).
+            try db.alter(table: "home") { t in
+                t.add(column: "latitude", .double)
+                t.add(column: "longitude", .double)
+                t.add(column: "timeZone", .text)
+            }
+            try db.create(table: "new_\(TriggerRecord.databaseTableName)") { t in
+                t.primaryKey("id", .text)
+                t.column("homeID", .text).notNull().references("home", onDelete: .cascade)
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isEnabled", .boolean).notNull()
+                t.column("accessoryID", .text)
+                t.column("serviceID", .text)
+                t.column("characteristicType", .text)
+                t.column("value", .jsonText)
+                t.column("schedule", .jsonText)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO new_\(TriggerRecord.databaseTableName)
+                        (id, homeID, name, position, isEnabled, accessoryID, serviceID, characteristicType, value)
+                    SELECT id, homeID, name, position, isEnabled, accessoryID, serviceID, characteristicType, value
+                    FROM \(TriggerRecord.databaseTableName)
+                    """)
+            try db.drop(table: TriggerRecord.databaseTableName)
+            try db.rename(table: "new_\(TriggerRecord.databaseTableName)", to: TriggerRecord.databaseTableName)
+            try db.create(
+                index: "\(TriggerRecord.databaseTableName)_on_homeID", on: TriggerRecord.databaseTableName,
+                columns: ["homeID"])
+            try db.create(table: ScheduleStateRecord.databaseTableName) { t in
+                t.primaryKey("triggerID", .text)
+                t.column("since", .double).notNull()
+                t.column("lastSlot", .text)
+                t.column("lastInstant", .double)
+            }
+        }
         return migrator
     }
 }

@@ -147,18 +147,37 @@ package final class HomeDatabase: Sendable {
                 users: (users[record.id] ?? []).map {
                     User(id: UserID($0.id), name: $0.name, role: $0.role, account: $0.account)
                 },
-                triggers: (triggers[record.id] ?? []).map(trigger)
+                triggers: (triggers[record.id] ?? []).compactMap(trigger),
+                location: Self.location(record)
             )
         }
 
-        private func trigger(_ record: TriggerRecord) -> Trigger {
-            Trigger(
-                id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled,
-                characteristic: ValueKey(
-                    accessory: AccessoryID(record.accessoryID), service: ServiceID(record.serviceID),
-                    characteristic: CharacteristicType(record.characteristicType)),
-                value: record.value,
+        /// The trigger a row holds; a row this gateway cannot read (a schedule of a later version) is
+        /// kept on disk until the home is rewritten, and not loaded.
+        private func trigger(_ record: TriggerRecord) -> Trigger? {
+            let event: TriggerEvent
+            if let schedule = record.schedule {
+                guard let decoded = schedule.schedule else { return nil }
+                event = .schedule(decoded)
+            } else {
+                guard let accessory = record.accessoryID, let service = record.serviceID,
+                    let type = record.characteristicType
+                else { return nil }
+                event = .characteristic(
+                    ValueKey(
+                        accessory: AccessoryID(accessory), service: ServiceID(service),
+                        characteristic: CharacteristicType(type)),
+                    value: record.value)
+            }
+            return Trigger(
+                id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
                 actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) })
+        }
+
+        private static func location(_ record: HomeRecord) -> HomeLocation? {
+            guard let latitude = record.latitude, let longitude = record.longitude, let timeZone = record.timeZone
+            else { return nil }
+            return try? HomeLocation(latitude: latitude, longitude: longitude, timeZone: timeZone)
         }
 
         private func zone(_ record: ZoneRecord) -> Zone {
@@ -337,7 +356,11 @@ package final class HomeDatabase: Sendable {
 
     private static func insert(_ home: Home, position: Int, _ db: Database) throws {
         let homeID = home.id.rawValue
-        try HomeRecord(id: homeID, name: home.name, position: position, isPrimary: home.isPrimary).insert(db)
+        try HomeRecord(
+            id: homeID, name: home.name, position: position, isPrimary: home.isPrimary,
+            latitude: home.location?.latitude, longitude: home.location?.longitude,
+            timeZone: home.location?.timeZoneIdentifier
+        ).insert(db)
         for (index, room) in home.allRooms.enumerated() {
             try RoomRecord(
                 id: room.id.rawValue, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index
@@ -371,12 +394,19 @@ package final class HomeDatabase: Sendable {
             }
         }
         for (index, trigger) in home.triggers.enumerated() {
-            let event = trigger.characteristic
-            try TriggerRecord(
+            var record = TriggerRecord(
                 id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
-                isEnabled: trigger.isEnabled, accessoryID: event.accessory.rawValue, serviceID: event.service.rawValue,
-                characteristicType: event.characteristic.rawValue, value: trigger.value
-            ).insert(db)
+                isEnabled: trigger.isEnabled)
+            switch trigger.event {
+            case .characteristic(let key, let value):
+                record.accessoryID = key.accessory.rawValue
+                record.serviceID = key.service.rawValue
+                record.characteristicType = key.characteristic.rawValue
+                record.value = value
+            case .schedule(let schedule):
+                record.schedule = ScheduleJSON(schedule)
+            }
+            try record.insert(db)
             for (actionSetIndex, actionSet) in trigger.actionSets.enumerated() {
                 try TriggerActionSetRecord(
                     triggerID: trigger.id.rawValue, position: actionSetIndex, actionSetID: actionSet.rawValue

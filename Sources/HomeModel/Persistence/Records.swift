@@ -7,6 +7,10 @@ struct HomeRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var name: String
     var position: Int
     var isPrimary: Bool
+    /// The home's location (migration "v6: schedules"): all three or none.
+    var latitude: Double?
+    var longitude: Double?
+    var timeZone: String?
 }
 
 struct RoomRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
@@ -127,10 +131,25 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var name: String
     var position: Int
     var isEnabled: Bool
-    var accessoryID: String
-    var serviceID: String
-    var characteristicType: String
+    /// A characteristic event's characteristic; nil for a schedule (migration "v6: schedules").
+    var accessoryID: String?
+    var serviceID: String?
+    var characteristicType: String?
     var value: CharacteristicValue?
+    /// A schedule trigger's event; nil for a characteristic's.
+    var schedule: ScheduleJSON?
+}
+
+/// Where a schedule trigger stands (migration "v6: schedules"): since when the hub has run it, and
+/// its last firing's slot and instant, so a restart neither repeats a firing nor loses one. Kept
+/// apart from the trigger's row, which a layout change rewrites, and without a foreign key, so a
+/// rewrite does not drop it; rows of removed triggers are dropped when a firing is recorded.
+struct ScheduleStateRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "scheduleState"
+    var triggerID: String
+    var since: Double
+    var lastSlot: String?
+    var lastInstant: Double?
 }
 
 struct TriggerActionSetRecord: Codable, Sendable, FetchableRecord, PersistableRecord {

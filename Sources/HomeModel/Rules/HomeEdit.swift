@@ -41,6 +41,12 @@ package enum HomeEdit: Sendable, Equatable {
     case addTrigger(
         home: String, name: String, characteristic: CharacteristicReference, value: CharacteristicValue?,
         actionSets: [String])
+    /// Adds an automation that runs `actionSets` in order when `schedule` comes due, in the home's
+    /// time zone; a sun event needs the home's location.
+    case addScheduleTrigger(home: String, name: String, schedule: TriggerSchedule, actionSets: [String])
+    /// Sets where the home is (nil clears it): the time zone its schedules keep, the place its
+    /// sunrise and sunset are computed for.
+    case setLocation(home: String, location: HomeLocation?)
     case removeTrigger(home: String, trigger: String)
     case renameTrigger(home: String, trigger: String, name: String)
     /// Turns an automation on or off; one that is off is kept but never fires.
@@ -63,7 +69,8 @@ package enum HomeEdit: Sendable, Equatable {
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
             .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _),
-            .removeTrigger(let home, _), .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
+            .addScheduleTrigger(let home, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
+            .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
             .addUser(let home, _, _),
             .removeUser(let home, _), .removeMember(let home, _):
             home
@@ -127,6 +134,12 @@ extension HomeGraph {
                     named: name, characteristic: characteristic, value: value, actionSets: actionSets, home: h,
                     events: &events
                 ).name)
+        case .addScheduleTrigger(_, let name, let schedule, let actionSets):
+            return .added(
+                try addScheduleTrigger(
+                    named: name, schedule: schedule, actionSets: actionSets, home: h, events: &events
+                ).name)
+        case .setLocation(_, let location): setLocation(location, home: h, events: &events)
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)
         case .renameTrigger(_, let trigger, let name): try renameTrigger(trigger, to: name, home: h, events: &events)
         case .enableTrigger(_, let trigger, let enabled):

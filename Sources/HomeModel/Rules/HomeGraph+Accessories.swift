@@ -107,10 +107,11 @@ extension HomeGraph {
             events.append(
                 .didUpdateActionsForActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
         }
-        for trigger in homes[h].triggers where removedIDs.contains(trigger.characteristic.accessory) {
+        for trigger in homes[h].triggers
+        where trigger.event.characteristic.map({ removedIDs.contains($0.accessory) }) ?? false {
             events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
         }
-        homes[h].triggers.removeAll { removedIDs.contains($0.characteristic.accessory) }
+        homes[h].triggers.removeAll { $0.event.characteristic.map { removedIDs.contains($0.accessory) } ?? false }
         return removed
     }
 

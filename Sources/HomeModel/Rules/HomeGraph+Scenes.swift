@@ -105,24 +105,60 @@ extension HomeGraph {
                 throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
             }
         }
+        let trigger = Trigger(
+            id: .random(), name: name, isEnabled: true,
+            event: .characteristic(
+                ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
+                value: checkedValue),
+            actionSets: try Self.actionSetIDs(names, in: homes[h]))
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    /// Adds an automation that fires on `schedule`. A sun event needs the home's location first: an
+    /// automation that could never fire is refused rather than kept silent.
+    mutating func addScheduleTrigger(
+        named name: String, schedule: TriggerSchedule, actionSets names: [String], home h: Int,
+        events: inout [HomeEvent]
+    ) throws(HomeError) -> Trigger {
+        try Self.checkName(name, in: homes[h])
+        do { try schedule.validate() } catch { throw error.homeError }
+        if schedule.needsPlace, homes[h].location == nil {
+            throw HomeError(
+                .locationRequired,
+                "'\(homes[h].name)' has no location, so its sunrise and sunset are unknown: set the home's location first."
+            )
+        }
+        let trigger = Trigger(
+            id: .random(), name: name, isEnabled: true, event: .schedule(schedule),
+            actionSets: try Self.actionSetIDs(names, in: homes[h]))
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    /// Sets (or, with nil, clears) where the home is: its schedules' time zone and its sun events.
+    mutating func setLocation(_ location: HomeLocation?, home h: Int, events: inout [HomeEvent]) {
+        guard homes[h].location != location else { return }
+        homes[h].location = location
+        events.append(.didUpdateLocationForHome(home: homes[h].id))
+    }
+
+    /// The action sets an automation runs, by name: at least one, none twice.
+    private static func actionSetIDs(_ names: [String], in home: Home) throws(HomeError) -> [ActionSetID] {
         guard !names.isEmpty else {
             throw HomeError(.missingParameter, "An automation runs at least one action set.")
         }
         var actionSets: [ActionSetID] = []
         for actionSetName in names {
-            let actionSet = homes[h].actionSets[try Self.actionSetIndex(actionSetName, in: homes[h])]
+            let actionSet = home.actionSets[try Self.actionSetIndex(actionSetName, in: home)]
             guard !actionSets.contains(actionSet.id) else {
                 throw HomeError(.invalidParameter, "The automation runs '\(actionSet.name)' more than once.")
             }
             actionSets.append(actionSet.id)
         }
-        let trigger = Trigger(
-            id: .random(), name: name, isEnabled: true,
-            characteristic: ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
-            value: checkedValue, actionSets: actionSets)
-        homes[h].triggers.append(trigger)
-        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
-        return trigger
+        return actionSets
     }
 
     mutating func removeTrigger(_ name: String, home h: Int, events: inout [HomeEvent]) throws(HomeError) {

@@ -1,0 +1,296 @@
+import AsyncMailbox
+import Execution
+import Foundation
+import HomeModel
+import Logging
+import Schedules
+import ServiceLifecycle
+
+/// The wall time and the clock the schedules wait on: the service reads "now" as a date (what a
+/// schedule is computed from) and sleeps on `clock`, so tests move both by hand.
+package struct ScheduleClock: Sendable {
+    /// What the service sleeps on.
+    package let clock: AnyClock
+    /// The wall-clock time now.
+    package let now: @Sendable () -> Date
+
+    package init(clock: some Clock<Duration>, now: @escaping @Sendable () -> Date) {
+        self.clock = AnyClock(clock)
+        self.now = now
+    }
+
+    /// The system's clocks.
+    package static let system = ScheduleClock(clock: ContinuousClock(), now: { Date() })
+}
+
+/// Runs the homes' schedule triggers (times of day, sunrise and sunset, timers): for each enabled
+/// one it computes the next firing in its home's time zone (the system's when the home has no
+/// location; a sun event needs one), waits for the earliest on its clock, stores the firing and
+/// fires it through the manager, as ``AutomationService`` fires characteristic events. Layout
+/// changes (an automation added, removed, turned on or off, the home's location) move the plan.
+///
+/// At start, what came due while the hub was down (``CatchUp``, from each trigger's stored
+/// ``ScheduleState``) runs once if less than `grace` late, and is logged as missed otherwise.
+package struct ScheduleService: ServiceLifecycle.Service {
+    private let manager: HomeManager
+    private let clock: ScheduleClock
+    private let grace: Duration
+    private let logger: Logger
+
+    package init(
+        manager: HomeManager, clock: ScheduleClock = .system, grace: Duration = CatchUp.standardGrace, logger: Logger
+    ) {
+        self.manager = manager
+        self.clock = clock
+        self.grace = grace
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        let changes = await changes()
+        await cancelWhenGracefulShutdown { await follow(changes) }
+    }
+
+    /// The changes that move the schedules: the first (the whole model), automations added, removed,
+    /// renamed or changed, homes removed, a home's location.
+    package func changes() async -> Mailbox<HomeChange> {
+        await manager.changes(where: { change in
+            switch change.event {
+            case .homeManagerDidUpdateHomes, .didRemoveHome, .didAddTrigger, .didRemoveTrigger, .didUpdateTrigger,
+                .didUpdateNameForTrigger, .didUpdateLocationForHome:
+                true
+            default: false
+            }
+        })
+    }
+
+    /// Runs the schedules of the homes `changes` carries until they end (or the task is cancelled).
+    package func follow(_ changes: Mailbox<HomeChange>) async {
+        let planner = SchedulePlanner(manager: manager, clock: clock, grace: grace, logger: logger)
+        var iterator = changes.makeAsyncIterator()
+        guard let first = await iterator.next() else { return }
+        await planner.start(first.homes)
+        await withDiscardingTaskGroup { group in
+            group.addTask { await planner.loop() }
+            while let change = await iterator.next() { await planner.update(change.homes) }
+            group.cancelAll()
+        }
+    }
+}
+
+/// One schedule trigger as planned: what it is, in which home and time zone, and its next firing.
+struct PlannedSchedule {
+    let home: HomeID
+    var name: String
+    let schedule: TriggerSchedule
+    let location: HomeLocation?
+    /// The schedule to ask; nil for a sun event in a home with no location (it never fires).
+    let firings: (any FiringSchedule)?
+    let timeZone: TimeZone
+    var next: Firing?
+}
+
+/// The service's state: the plan, each trigger's stored state, and the wait for the earliest firing,
+/// which a layout change cuts short.
+actor SchedulePlanner {
+    private let manager: HomeManager
+    private let clock: ScheduleClock
+    private let grace: Duration
+    private let logger: Logger
+    private var plan: [TriggerID: PlannedSchedule] = [:]
+    private var states: [TriggerID: ScheduleState] = [:]
+    private var sleeper: Task<Void, Never>?
+    /// The longest wait: a system clock set while the service sleeps is noticed within it.
+    static let longestWait = Duration.seconds(60)
+
+    init(manager: HomeManager, clock: ScheduleClock, grace: Duration, logger: Logger) {
+        self.manager = manager
+        self.clock = clock
+        self.grace = grace
+        self.logger = logger
+    }
+
+    /// Plans the homes' schedules and runs what came due while the hub was down.
+    func start(_ homes: [Home]) async {
+        do {
+            states = try manager.scheduleStates()
+        } catch {
+            logger.error("Schedules start afresh: their state could not be read", metadata: ["error": "\(error)"])
+        }
+        let now = clock.now()
+        replan(homes, now: now)
+        for (id, entry) in plan.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            guard let firings = entry.firings, let state = states[id] else { continue }
+            let lastRun = max(state.since, state.lastFiring?.instant ?? state.since)
+            let catchUp = CatchUp(
+                firings, lastRun: lastRun, lastFiring: state.lastFiring, now: now, timeZone: entry.timeZone,
+                grace: grace)
+            guard let latest = catchUp.due.last else { continue }
+            if catchUp.omitted > 0 {
+                logger.warning(
+                    "automation '\(entry.name)' missed \(catchUp.omitted) firings while the hub was down (more than listed)",
+                    metadata: ["home": "\(entry.home)"])
+            }
+            for due in catchUp.due where due.verdict != .runs {
+                logger.warning(
+                    "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(grace)" : "a later one came due"))",
+                    metadata: ["home": "\(entry.home)"])
+            }
+            await record(id, firing: latest.firing)
+            if latest.verdict == .runs {
+                logger.info(
+                    "automation '\(entry.name)' runs its firing of \(latest.firing.slot), due while the hub was down",
+                    metadata: ["home": "\(entry.home)"])
+                await fire(id, home: entry.home)
+            }
+            plan[id]?.next = entry.firings?.nextFiring(after: now, following: latest.firing, in: entry.timeZone)
+        }
+        for id in plan.keys where states[id] == nil {
+            await record(id, state: ScheduleState(since: now))
+        }
+    }
+
+    /// Plans the homes' schedules again after a layout change, and cuts the current wait short.
+    func update(_ homes: [Home]) async {
+        let now = clock.now()
+        replan(homes, now: now)
+        for id in plan.keys where states[id] == nil {
+            await record(id, state: ScheduleState(since: now))
+        }
+        sleeper?.cancel()
+    }
+
+    /// Fires each firing when it comes due, until the task is cancelled.
+    func loop() async {
+        while !Task.isCancelled {
+            let now = clock.now()
+            let due = plan.filter { $0.value.next.map { $0.instant <= now } ?? false }
+                .sorted { ($0.value.next!.instant, $0.key.rawValue) < ($1.value.next!.instant, $1.key.rawValue) }
+            for (id, entry) in due {
+                guard let firing = entry.next, plan[id]?.next == firing else { continue }
+                plan[id]?.next = entry.firings?.nextFiring(after: now, following: firing, in: entry.timeZone)
+                await record(id, firing: firing)
+                await fire(id, home: entry.home)
+            }
+            if !due.isEmpty { continue }
+            var wait = Self.longestWait
+            if let earliest = plan.values.compactMap(\.next?.instant).min() {
+                wait = min(wait, .milliseconds(Int64((earliest.timeIntervalSince(now) * 1_000).rounded(.up))))
+            }
+            let steadyBefore = clock.clock.now
+            let deadline = steadyBefore.advanced(by: wait)
+            let sleeping = Task { [clock] in _ = try? await clock.clock.sleep(until: deadline) }
+            sleeper = sleeping
+            await withTaskCancellationHandler {
+                await sleeping.value
+            } onCancel: {
+                sleeping.cancel()
+            }
+            sleeper = nil
+            // The wall clock moved unlike the steady one (the system clock was set): every next
+            // firing moves with it, and none fires twice (the last firings' slots hold them back).
+            let steady = steadyBefore.duration(to: clock.clock.now)
+            let wallNow = clock.now()
+            let drift =
+                wallNow.timeIntervalSince(now)
+                - (Double(steady.components.seconds) + Double(steady.components.attoseconds) * 1e-18)
+            if abs(drift) > 5 {
+                logger.notice("the system clock moved by \(Int(drift)) s: the schedules follow it")
+                for id in plan.keys { plan[id]?.next = next(of: id, after: wallNow) }
+            }
+        }
+    }
+
+    /// The plan for `homes`: entries whose trigger, schedule and location are unchanged keep their
+    /// next firing; the others are computed from `now` and their last firing.
+    private func replan(_ homes: [Home], now: Date) {
+        var new: [TriggerID: PlannedSchedule] = [:]
+        for home in homes {
+            for trigger in home.triggers {
+                guard let schedule = trigger.activeSchedule else { continue }
+                if var kept = plan[trigger.id], kept.home == home.id, kept.schedule == schedule,
+                    kept.location == home.location
+                {
+                    kept.name = trigger.name
+                    new[trigger.id] = kept
+                    continue
+                }
+                let timeZone = home.location?.timeZone ?? .current
+                var entry = PlannedSchedule(
+                    home: home.id, name: trigger.name, schedule: schedule, location: home.location,
+                    firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil)
+                if entry.firings == nil {
+                    logger.warning(
+                        "automation '\(trigger.name)' follows the sun, but the home has no location: it does not fire until the home's location is set",
+                        metadata: ["home": "\(home.name)"])
+                }
+                entry.next = entry.firings?.nextFiring(
+                    after: now, following: states[trigger.id]?.lastFiring, in: timeZone)
+                new[trigger.id] = entry
+            }
+        }
+        plan = new
+    }
+
+    private func next(of id: TriggerID, after now: Date) -> Firing? {
+        guard let entry = plan[id] else { return nil }
+        return entry.firings?.nextFiring(after: now, following: states[id]?.lastFiring, in: entry.timeZone)
+    }
+
+    /// The computation for `schedule` in a home at `location`; nil for a sun event without one.
+    static func firings(_ schedule: TriggerSchedule, location: HomeLocation?) -> (any FiringSchedule)? {
+        switch schedule {
+        case .timeOfDay(let time, let weekdays):
+            return try? TimeOfDaySchedule(time: time, weekdays: weekdays)
+        case .timer(let start, let recurrence):
+            return try? TimerSchedule(start: start, recurrence: recurrence)
+        case .sun(let event, let offset, let weekdays):
+            guard let location, let sun = try? SunSchedule(event, offset: offset, at: location.coordinates) else {
+                return nil
+            }
+            return OnWeekdays(base: sun, weekdays: weekdays)
+        }
+    }
+
+    private func record(_ id: TriggerID, firing: Firing) async {
+        var state = states[id] ?? ScheduleState(since: clock.now())
+        state.lastFiring = firing
+        await record(id, state: state)
+    }
+
+    /// Keeps `state` here and on disk; a failure to store is logged, and the firing still runs.
+    private func record(_ id: TriggerID, state: ScheduleState) async {
+        states[id] = state
+        do {
+            try await manager.recordScheduleState(state, for: id)
+        } catch {
+            logger.error(
+                "automation's schedule state could not be stored: a restart may repeat or miss a firing",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func fire(_ id: TriggerID, home: HomeID) async {
+        guard let firing = await manager.fireTrigger(id, home: home) else { return }
+        AutomationService.log(firing, logger: logger)
+    }
+}
+
+/// A schedule's firings on the chosen weekdays only (by the firing's slot date: for a sun event, the
+/// day whose sunrise or sunset it is).
+struct OnWeekdays<Base: FiringSchedule>: FiringSchedule {
+    let base: Base
+    let weekdays: Set<Weekday>
+
+    func nextFiring(after now: Date, following last: Firing?, in timeZone: TimeZone) -> Firing? {
+        var from = now
+        var previous = last
+        for _ in 0..<8 {
+            guard let firing = base.nextFiring(after: from, following: previous, in: timeZone) else { return nil }
+            if weekdays.contains(firing.slot.date.weekday) { return firing }
+            from = firing.instant
+            previous = firing
+        }
+        return nil
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import HomeModel
+import Logging
+import Schedules
+import Synchronization
+import TestSupport
+import Testing
+import VirtualDevices
+
+@testable import Automations
+
+/// The schedule service on a real manager and a virtual lamp, on a clock the test moves: a time of
+/// day fires at its minute, a restart runs what came due within the grace and logs the rest as
+/// missed, a sunrise fires at Oslo's.
+@Suite("Schedules", .timeLimit(.minutes(1)))
+struct ScheduleServiceTests {
+    static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
+    static let berlin = try! HomeLocation(latitude: 52.52, longitude: 13.405, timeZone: "Europe/Berlin")
+    static let oslo = try! HomeLocation(latitude: 59.9139, longitude: 10.7522, timeZone: "Europe/Oslo")
+
+    /// A manager over `database` with the lamp, the home at `location` and the action set "Lamp On".
+    static func manager(_ database: HomeDatabase, location: HomeLocation, build: Bool = true) async throws
+        -> HomeManager
+    {
+        let manager = try HomeManager(database: database)
+        try await manager.attach(
+            VirtualDriver(devices: [.init(id: "lamp", name: "Lamp", kind: .lightbulb)], tick: .seconds(86_400)))
+        guard build else { return manager }
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "lamp"), account: "alice")
+        try await manager.edit(.setLocation(home: "Home", location: location), account: "alice")
+        try await manager.edit(
+            .addActionSet(home: "Home", name: "Lamp On", actions: [ActionRequest(lampOn, .bool(true))]),
+            account: "alice")
+        return manager
+    }
+
+    static func lamp(_ manager: HomeManager) async throws -> CharacteristicValue? {
+        try await manager.home("Home", account: "alice").accessory("lamp")?.services.first?.characteristic(.on)?.value
+    }
+
+    /// Runs the service from `start` (wall time) on a manual clock until `body` returns; `body` gets
+    /// the clock, with the service waiting on it.
+    static func withService(
+        _ manager: HomeManager, from start: Date, logs: CollectedLogs = CollectedLogs(),
+        _ body: (ManualClock) async throws -> Void
+    ) async throws {
+        let manual = ManualClock()
+        let clock = ScheduleClock(clock: manual) {
+            let offset = manual.now.offset.components
+            return start + Double(offset.seconds) + Double(offset.attoseconds) * 1e-18
+        }
+        let service = ScheduleService(manager: manager, clock: clock, logger: logs.logger)
+        let changes = await service.changes()
+        let following = Task { await service.follow(changes) }
+        try await eventually("the service waits") { manual.sleepers > 0 }
+        try await body(manual)
+        following.cancel()
+        await following.value
+    }
+
+    /// Moves `clock` on and waits until the service waits again.
+    static func advance(_ clock: ManualClock, by duration: Duration) async throws {
+        clock.advance(by: duration)
+        try await eventually("the service waits again") { clock.sleepers > 0 }
+    }
+
+    static func date(_ text: String) -> Date { try! Date(text, strategy: .iso8601) }
+
+    static func addMorning(_ manager: HomeManager) async throws {
+        try await manager.edit(
+            .addScheduleTrigger(
+                home: "Home", name: "Morning",
+                schedule: .timeOfDay(try TimeOfDay(hour: 7, minute: 30), weekdays: Set(Weekday.allCases)),
+                actionSets: ["Lamp On"]), account: "alice")
+    }
+
+    @Test("a time of day fires at its minute and runs its action set, and its firing is stored")
+    func timeOfDay() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.berlin)
+        try await Self.addMorning(manager)
+        let id = try #require(try await manager.home("Home", account: "alice").triggers.first?.id)
+        try await Self.withService(manager, from: Self.date("2026-03-02T07:28:30+01:00")) { clock in
+            try await Self.advance(clock, by: .seconds(60))
+            #expect(try await Self.lamp(manager) != .bool(true))
+            try await Self.advance(clock, by: .seconds(30))
+            try await eventually("the lamp is on") { try await Self.lamp(manager) == .bool(true) }
+            let state = try #require(try manager.scheduleStates()[id])
+            #expect(state.lastFiring?.slot == (try LocalDateTime(year: 2026, month: 3, day: 2, hour: 7, minute: 30)))
+            #expect(state.lastFiring?.instant == Self.date("2026-03-02T07:30:00+01:00"))
+        }
+        await manager.shutdown()
+    }
+
+    @Test("a restart within the grace runs the firing missed once; beyond it the firing is logged as missed")
+    func restart() async throws {
+        try await withTemporaryDirectory { directory in
+            // The hub runs the schedule from 07:00, then stops before 07:30
+            let path = "\(directory)/home.sqlite"
+            let first = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin)
+            try await Self.addMorning(first)
+            try await Self.withService(first, from: Self.date("2026-03-02T07:00:00+01:00")) { _ in }
+            await first.shutdown()
+
+            // Back at 07:40, ten minutes late: it runs once
+            let logs = CollectedLogs()
+            let second = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
+            try await Self.withService(second, from: Self.date("2026-03-02T07:40:00+01:00"), logs: logs) { _ in
+                try await eventually("the lamp is on") { try await Self.lamp(second) == .bool(true) }
+            }
+            await second.shutdown()
+            #expect(logs.contains("runs its firing of 2026-03-02 07:30"))
+            #expect(logs.all.filter { $0.contains("ran 'Lamp On'") }.count == 1)
+
+            // Back again at 07:45: nothing runs twice
+            let again = CollectedLogs()
+            let third = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
+            try await Self.withService(third, from: Self.date("2026-03-02T07:45:00+01:00"), logs: again) { _ in }
+            #expect(!again.contains("ran 'Lamp On'"))
+            #expect(!again.contains("07:30"))
+            await third.shutdown()
+
+            // Down from 07:46 to the next day's 07:50, twenty minutes late: missed, logged, not run
+            let late = CollectedLogs()
+            let fourth = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
+            try await Self.withService(fourth, from: Self.date("2026-03-03T07:50:00+01:00"), logs: late) { _ in }
+            #expect(!late.contains("ran 'Lamp On'"))
+            #expect(late.contains("missed its firing of 2026-03-03 07:30"), "\(late.all)")
+            #expect(!late.contains("runs its firing"))
+            await fourth.shutdown()
+        }
+    }
+
+    @Test("a sunrise in a home at Oslo fires at Oslo's sunrise")
+    func sunriseAtOslo() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.oslo)
+        try await manager.edit(
+            .addScheduleTrigger(
+                home: "Home", name: "Dawn", schedule: .sun(.sunrise, offset: 0, weekdays: Set(Weekday.allCases)),
+                actionSets: ["Lamp On"]), account: "alice")
+        let day = try LocalDate(year: 2025, month: 6, day: 21)
+        let sunrise = try #require(
+            SunCalculator.day(day, at: Self.oslo.coordinates, in: Self.oslo.timeZone).instant(of: .sunrise))
+        // Oslo's sunrise on midsummer day is 03:53:46 (astral, Tests/SchedulesTests/Fixtures/sun-oslo.csv)
+        #expect(abs(sunrise.timeIntervalSince(Self.date("2025-06-21T03:54:00+02:00"))) < 60)
+        try await Self.withService(manager, from: sunrise - 600) { clock in
+            try await Self.advance(clock, by: .seconds(599))
+            #expect(try await Self.lamp(manager) != .bool(true))
+            try await Self.advance(clock, by: .seconds(2))
+            try await eventually("the lamp is on") { try await Self.lamp(manager) == .bool(true) }
+        }
+        await manager.shutdown()
+    }
+}
+
+/// The log lines a test's logger wrote.
+final class CollectedLogs: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+    func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+
+    var logger: Logger {
+        Logger(label: "test") { _ in Handler(logs: self) }
+    }
+
+    struct Handler: LogHandler {
+        let logs: CollectedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(
+            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+            function: String, line: UInt
+        ) {
+            logs.lines.withLock { $0.append("\(level): \(message)") }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Gateway
+import HomeModel
+import JSON
+import Schedules
+import Testing
+
+/// `addTrigger`'s schedule forms and `setLocation`, read from their bodies: each form as the model
+/// gets it, and each malformed body refused with its code before anything runs.
+@Suite("Schedule requests")
+struct ScheduleRequestTests {
+    static func request(_ operation: String, _ body: String) throws -> Command.Request {
+        try Command.Request(operation: operation, body: JSON.parse(body))
+    }
+
+    static func code(_ operation: String, _ body: String) -> HomeError.Code? {
+        do {
+            _ = try request(operation, body)
+            return nil
+        } catch let error as HomeError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("a time of day, a sun event and a timer are read as the model's schedules")
+    func forms() throws {
+        let time = try Self.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Night","time":"22:30","weekdays":["mon","Fri"],"actionSets":["Off"]}"#)
+        #expect(
+            time
+                == .edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Night",
+                        schedule: .timeOfDay(try TimeOfDay(hour: 22, minute: 30), weekdays: [.monday, .friday]),
+                        actionSets: ["Off"])))
+
+        let sun = try Self.request(
+            "addTrigger", #"{"home":"Home","name":"Dusk","sun":"sunset","offset":-30,"actionSets":["On"]}"#)
+        #expect(
+            sun
+                == .edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Dusk",
+                        schedule: .sun(.sunset, offset: -30, weekdays: Set(Weekday.allCases)),
+                        actionSets: ["On"])))
+
+        let start = try LocalDateTime(year: 2026, month: 12, day: 1, hour: 7, minute: 30)
+        let timer = try Self.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Tea","fireDate":"2026-12-01T07:30","recurrence":{"every":2,"unit":"hours"},"actionSets":["On"]}"#
+        )
+        #expect(
+            timer
+                == .edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Tea", schedule: .timer(start: start, recurrence: .everyHours(2)),
+                        actionSets: ["On"])))
+        let once = try Self.request(
+            "addTrigger", #"{"home":"Home","name":"Once","fireDate":"2026-12-01T07:30","actionSets":["On"]}"#)
+        #expect(
+            once
+                == .edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Once", schedule: .timer(start: start, recurrence: nil), actionSets: ["On"])
+                ))
+        let weekly = try Self.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Bins","fireDate":"2026-12-01T07:30","recurrence":{"weekdays":["tue"]},"actionSets":["On"]}"#
+        )
+        #expect(
+            weekly
+                == .edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Bins", schedule: .timer(start: start, recurrence: .onWeekdays([.tuesday])),
+                        actionSets: ["On"])))
+
+        // The characteristic form is as it was
+        let press = try Self.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Press","accessory":"Button","service":"Button","characteristic":"ProgrammableSwitchEvent","value":0,"actionSets":["On"]}"#
+        )
+        guard case .addTrigger(_, "Press", let event, ["On"]) = press else {
+            Issue.record("\(press)")
+            return
+        }
+        #expect(event.accessory == "Button" && event.value == .integer(0))
+    }
+
+    @Test("malformed schedules are refused with their code")
+    func malformed() {
+        let cases: [(String, HomeError.Code)] = [
+            (#"{"home":"H","name":"N","time":"25:00","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","time":"7:30","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","time":"07:30","weekdays":["someday"],"actionSets":["On"]}"#, .invalidParameter),
+            (#"{"home":"H","name":"N","time":"07:30","weekdays":[],"actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","sun":"noon","actionSets":["On"]}"#, .invalidParameter),
+            (#"{"home":"H","name":"N","sun":"sunset","offset":"-30","actionSets":["On"]}"#, .invalidParameter),
+            (#"{"home":"H","name":"N","fireDate":"2026-02-30T07:30","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","fireDate":"2026-12-01 07:30","actionSets":["On"]}"#, .invalidSchedule),
+            (
+                #"{"home":"H","name":"N","fireDate":"2026-12-01T07:30","recurrence":{"every":1,"unit":"fortnights"},"actionSets":["On"]}"#,
+                .invalidParameter
+            ),
+            (
+                #"{"home":"H","name":"N","fireDate":"2026-12-01T07:30","recurrence":{"unit":"days"},"actionSets":["On"]}"#,
+                .missingParameter
+            ),
+            (
+                #"{"home":"H","name":"N","fireDate":"2026-12-01T07:30","recurrence":5,"actionSets":["On"]}"#,
+                .invalidParameter
+            ),
+            (#"{"home":"H","name":"N","time":"07:30","sun":"sunset","actionSets":["On"]}"#, .invalidParameter),
+            (#"{"home":"H","name":"N","time":"07:30"}"#, .missingParameter),
+        ]
+        for (body, code) in cases {
+            #expect(Self.code("addTrigger", body) == code, "\(body)")
+        }
+    }
+
+    @Test("setLocation reads coordinates and a time zone, and refuses what is no place or zone")
+    func location() throws {
+        let set = try Self.request(
+            "setLocation", #"{"home":"Home","latitude":59.91,"longitude":10,"timeZone":"Europe/Oslo"}"#)
+        #expect(
+            set
+                == .edit(
+                    .setLocation(
+                        home: "Home",
+                        location: try HomeLocation(latitude: 59.91, longitude: 10, timeZone: "Europe/Oslo"))))
+        #expect(
+            Self.code("setLocation", #"{"home":"H","latitude":95,"longitude":10,"timeZone":"Europe/Oslo"}"#)
+                == .invalidCoordinates)
+        #expect(
+            Self.code("setLocation", #"{"home":"H","latitude":50,"longitude":10,"timeZone":"Mars/Olympus"}"#)
+                == .unknownTimeZone)
+        #expect(
+            Self.code("setLocation", #"{"home":"H","latitude":"50","longitude":10,"timeZone":"UTC"}"#)
+                == .invalidParameter)
+        #expect(Self.code("setLocation", #"{"home":"H","latitude":50,"longitude":10}"#) == .missingParameter)
+    }
+}
