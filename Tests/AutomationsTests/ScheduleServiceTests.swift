@@ -42,7 +42,7 @@ struct ScheduleServiceTests {
     /// Runs the service from `start` (wall time) on a manual clock until `body` returns; `body` gets
     /// the clock, with the service waiting on it.
     static func withService(
-        _ manager: HomeManager, from start: Date, logs: CollectedLogs = CollectedLogs(),
+        _ manager: HomeManager, from start: Date, logs: LogLines = LogLines(),
         _ body: (ManualClock) async throws -> Void
     ) async throws {
         let manual = ManualClock()
@@ -103,17 +103,17 @@ struct ScheduleServiceTests {
             await first.shutdown()
 
             // Back at 07:40, ten minutes late: it runs once
-            let logs = CollectedLogs()
+            let logs = LogLines()
             let second = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
             try await Self.withService(second, from: Self.date("2026-03-02T07:40:00+01:00"), logs: logs) { _ in
                 try await eventually("the lamp is on") { try await Self.lamp(second) == .bool(true) }
             }
             await second.shutdown()
             #expect(logs.contains("runs its firing of 2026-03-02 07:30"))
-            #expect(logs.all.filter { $0.contains("ran 'Lamp On'") }.count == 1)
+            #expect(logs.all.filter { $0.message.contains("ran 'Lamp On'") }.count == 1)
 
             // Back again at 07:45: nothing runs twice
-            let again = CollectedLogs()
+            let again = LogLines()
             let third = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
             try await Self.withService(third, from: Self.date("2026-03-02T07:45:00+01:00"), logs: again) { _ in }
             #expect(!again.contains("ran 'Lamp On'"))
@@ -121,7 +121,7 @@ struct ScheduleServiceTests {
             await third.shutdown()
 
             // Down from 07:46 to the next day's 07:50, twenty minutes late: missed, logged, not run
-            let late = CollectedLogs()
+            let late = LogLines()
             let fourth = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
             try await Self.withService(fourth, from: Self.date("2026-03-03T07:50:00+01:00"), logs: late) { _ in }
             #expect(!late.contains("ran 'Lamp On'"))
@@ -150,35 +150,5 @@ struct ScheduleServiceTests {
             try await eventually("the lamp is on") { try await Self.lamp(manager) == .bool(true) }
         }
         await manager.shutdown()
-    }
-}
-
-/// The log lines a test's logger wrote.
-final class CollectedLogs: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    var all: [String] { lines.withLock { $0 } }
-    func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(logs: self) }
-    }
-
-    struct Handler: LogHandler {
-        let logs: CollectedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-            function: String, line: UInt
-        ) {
-            logs.lines.withLock { $0.append("\(level): \(message)") }
-        }
     }
 }

@@ -50,21 +50,3 @@ struct Zigbee2MQTTLoggingTests {
         }
     }
 }
-
-/// Every log line a logger wrote, for tests.
-final class LogLines: LogHandler, @unchecked Sendable {
-    private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    var all: [(level: Logger.Level, message: String)] { lines.withLock { $0 } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append((event.level, "\(event.message)")) }
-    }
-}
