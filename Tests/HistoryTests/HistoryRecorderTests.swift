@@ -163,6 +163,26 @@ struct HistoryRecorderTests {
     }
 }
 
+extension HistoryRecorderTests {
+    @Test("the running recorder ages the history every interval of its clock")
+    func agesOnItsClock() async throws {
+        // Given the recorder running on a clock the test moves
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        writer.open()
+        let recorder = hub.recorder(writer: writer)
+        let running = Task { try await recorder.run() }
+        defer { running.cancel() }
+
+        // When an hour passes, twice, then retention has run twice
+        for sweeps in 1...2 {
+            try await eventually("the recorder waits for the next sweep") { hub.clock.sleepers == 1 }
+            hub.clock.advance(by: .seconds(3600))
+            try await eventually("\(sweeps) sweep(s)") { writer.sweeps == sweeps }
+        }
+    }
+}
+
 /// A writer whose every write fails, as a full disk's would.
 struct FailingWriter: HistoryWriting {
     struct DiskFull: Error {}
@@ -175,12 +195,14 @@ final class StalledWriter: HistoryWriting {
     private struct State {
         var isOpen = false
         var calls = 0
+        var sweeps = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
 
     var calls: Int { state.withLock { $0.calls } }
+    var sweeps: Int { state.withLock { $0.sweeps } }
 
     func write(_ batch: [HistoryEntry]) async throws {
         await withCheckedContinuation { continuation in
@@ -194,7 +216,7 @@ final class StalledWriter: HistoryWriting {
         }
     }
 
-    func applyRetention() async throws {}
+    func applyRetention() async throws { state.withLock { $0.sweeps += 1 } }
 
     func open() {
         let waiting = state.withLock { state in

@@ -248,6 +248,42 @@ struct HistoryStoreTests {
         #expect(hours.count == 2)
     }
 
+    @Test("a file keeps its history across a reopen, gives freed pages back, and costs about 25 bytes a point")
+    func fileStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent(HistoryStore.fileName).path
+        let clock = ManualClock()
+        let historyClock = HistoryClock.following(AnyClock(clock), from: Self.epoch)
+
+        // Given a week of one sensor written to a file
+        let week = try await {
+            let store = try HistoryStore.open(atPath: path, clock: historyClock)
+            var points: [HistoryPoint] = []
+            for _ in 0..<(7 * 24 * 60) {
+                points.append(HistoryPoint(time: historyClock.now, value: Double(points.count % 300) / 10))
+                clock.advance(by: .seconds(60))
+            }
+            for hour in stride(from: 0, to: points.count, by: 60) {
+                try await store.write(
+                    points[hour..<hour + 60].map { .point(SeriesKey(home: Self.home, value: Self.sensor), $0) })
+            }
+            let perPoint = try await store.usedBytes() / points.count
+            #expect(perPoint < 32, "a point costs \(perPoint) bytes")
+            return points
+        }()
+
+        // When it is opened again, then the points are there and freed pages go back to the file system
+        let store = try HistoryStore.open(atPath: path, clock: historyClock)
+        let answer = try await store.points(
+            accessory: Self.sensor.accessory, service: Self.sensor.service,
+            characteristic: Self.sensor.characteristic, from: week[week.count - 1440].time, to: week.last!.time)
+        #expect(answer == .points(Array(week.suffix(1440))))
+        let autoVacuum = try await store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") }
+        #expect(autoVacuum == 2)
+    }
+
     @Test("the timeline answers a home's events in order, within the span")
     func timeline() async throws {
         let fixture = try Fixture()

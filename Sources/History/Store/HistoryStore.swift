@@ -28,10 +28,19 @@ package final class HistoryStore: Sendable {
         self.retention = retention
         self.clock = clock
         self.maximumPoints = maximumPoints
-        // Before any table exists: freed pages can then be given back to the file system after a
-        // sweep (`PRAGMA incremental_vacuum`). A no-op on a file that has tables already.
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL") }
         try Self.migrator.migrate(writer)
+    }
+
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Before the file's first page is written (GRDB's WAL set-up comes after): freed pages
+            // can then be given back to the file system after a sweep (`PRAGMA incremental_vacuum`).
+            // A no-op on a file that exists.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL") }
+        }
+        return configuration
     }
 
     /// Opens (creating if needed) the history file at `path` and migrates it.
@@ -39,11 +48,9 @@ package final class HistoryStore: Sendable {
         atPath path: String, retention: HistoryRetention = .standard, clock: HistoryClock = .system,
         maximumPoints: Int = 10_000
     ) throws -> HistoryStore {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
         // History may lose its last seconds to a power cut; the home database may not. NORMAL in
         // WAL mode syncs at checkpoints only, so recording adds no fsync to the SD card per batch.
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: Self.configuration)
         return try HistoryStore(writer: pool, retention: retention, clock: clock, maximumPoints: maximumPoints)
     }
 
@@ -51,7 +58,9 @@ package final class HistoryStore: Sendable {
     package static func inMemory(
         retention: HistoryRetention = .standard, clock: HistoryClock = .system, maximumPoints: Int = 10_000
     ) throws -> HistoryStore {
-        try HistoryStore(writer: DatabaseQueue(), retention: retention, clock: clock, maximumPoints: maximumPoints)
+        try HistoryStore(
+            writer: DatabaseQueue(configuration: Self.configuration), retention: retention, clock: clock,
+            maximumPoints: maximumPoints)
     }
 
     /// The bytes the database's pages hold now (free pages not counted): what
