@@ -151,6 +151,35 @@ struct HistoryStoreTests {
         #expect(try await fixture.count("series") == 0)
     }
 
+    @Test("a late point in an hour already summed up is merged into it, exactly")
+    func latePointMerges() async throws {
+        // Given an hour of points aged into its aggregate
+        let fixture = try Fixture()
+        var hour = try await fixture.record(hours: 1)
+        let ripe = Self.epoch.addingTimeInterval(3600 + 10 * 86_400)
+        fixture.clock.advance(by: .seconds(10 * 86_400))
+        try await fixture.store.applyRetention(fixture.store.retention, now: ripe)
+
+        // When a point for that hour comes late (a device that was offline), lower than all
+        let late = HistoryPoint(time: Self.epoch.addingTimeInterval(90), value: -3)
+        try await fixture.store.write([.point(SeriesKey(home: Self.home, value: Self.sensor), late)])
+        hour.append(late)
+        let expected = HourlyAggregate(
+            hour: Self.epoch, minimum: -3, mean: hour.map(\.value).reduce(0, +) / 61,
+            maximum: hour.map(\.value).max()!, count: 61)
+
+        // Then a query merges it with the stored hour, and so does the next sweep
+        for sweep in [false, true] {
+            if sweep { try await fixture.store.applyRetention(fixture.store.retention, now: ripe) }
+            guard case .hourly(let hours) = try await fixture.points(from: Self.epoch, to: ripe) else {
+                Issue.record("an aged hour is answered by the hour")
+                return
+            }
+            Self.expectSame(hours, [expected])
+        }
+        #expect(try await fixture.count("point") == 0)
+    }
+
     @Test("the size bound drops the oldest first until the pages fit")
     func sizeBound() async throws {
         // Given a week of points and the bytes they take
@@ -248,7 +277,7 @@ struct HistoryStoreTests {
         #expect(hours.count == 2)
     }
 
-    @Test("a file keeps its history across a reopen, gives freed pages back, and costs about 25 bytes a point")
+    @Test("a file keeps its history across a reopen, gives freed pages back, and costs under 32 bytes a point")
     func fileStore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
