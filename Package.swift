@@ -385,6 +385,7 @@ let package = Package(
                 "AsyncMailbox", "Execution", "History", "HomeModel", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -5,6 +5,7 @@ import GRDB
 import History
 import HomeModel
 import Logging
+import ServiceLifecycle
 import Synchronization
 import TestSupport
 import Testing
@@ -164,6 +165,37 @@ struct HistoryRecorderTests {
 }
 
 extension HistoryRecorderTests {
+    @Test("a graceful shutdown stops taking changes and writes what waits")
+    func gracefulShutdownWritesWhatWaits() async throws {
+        // Given a running recorder whose writer is stuck on a first batch, with two entries waiting
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        let recorder = hub.recorder(writer: writer)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: recorder)], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var reading = 0.0
+        try await eventually("the recorder follows the model") {
+            reading += 1
+            try await hub.report(reading)
+            return writer.calls == 1
+        }
+        let waiting = recorder.statistics.pending
+        try await hub.report(reading + 1)
+        try await hub.report(reading + 2)
+        try await eventually("two more wait") { recorder.statistics.pending == waiting + 2 }
+
+        // When the gateway shuts down and the disk answers, then what waited is written and the
+        // recorder ends
+        await group.triggerGracefulShutdown()
+        writer.open()
+        try await running.value
+        #expect(recorder.statistics.pending == 0)
+        #expect(recorder.statistics.dropped == 0)
+        #expect(writer.values.suffix(2) == [reading + 1, reading + 2])
+    }
+
     @Test("the running recorder ages the history every interval of its clock")
     func agesOnItsClock() async throws {
         // Given the recorder running on a clock the test moves
@@ -196,6 +228,7 @@ final class StalledWriter: HistoryWriting {
         var isOpen = false
         var calls = 0
         var sweeps = 0
+        var values: [Double] = []
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -203,11 +236,14 @@ final class StalledWriter: HistoryWriting {
 
     var calls: Int { state.withLock { $0.calls } }
     var sweeps: Int { state.withLock { $0.sweeps } }
+    /// The values of the points written, in order.
+    var values: [Double] { state.withLock { $0.values } }
 
     func write(_ batch: [HistoryEntry]) async throws {
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state in
                 state.calls += 1
+                for case .point(_, let point) in batch { state.values.append(point.value) }
                 if state.isOpen { return true }
                 state.waiting.append(continuation)
                 return false

@@ -62,12 +62,10 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
 
     package func run() async throws {
         let changes = await changes()
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await clock.clock.every(settings.retentionInterval) { await age() } }
-                await follow(changes)
-                group.cancelAll()
-            }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await clock.clock.every(settings.retentionInterval) { await age() } }
+            await follow(changes)
+            group.cancelAll()
         }
     }
 
@@ -76,27 +74,34 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         await manager.changes(where: { HistorySelection.isWanted($0) })
     }
 
-    /// Records what `changes` (subscribed to by the caller) bring, until they end.
+    /// Records what `changes` (subscribed to by the caller) bring, until they end or a graceful
+    /// shutdown begins; then writes what is waiting (not cancelled, so a shutdown keeps the last
+    /// second of history) and returns.
     package func follow(_ changes: Mailbox<HomeChange>) async {
         let (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withDiscardingTaskGroup { group in
             group.addTask { await writeBatches(on: doorbell) }
-            var dropping = DroppingSpell()
-            for await change in changes {
-                let entries = HistorySelection.entries(for: change, at: clock.now)
-                guard !entries.isEmpty else { continue }
-                let dropped = buffer.append(entries)
-                if dropped > 0, dropping.begin() {
-                    buffer.noteWarning()
-                    logger.warning(
-                        "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
-                    )
-                } else if dropped == 0, dropping.end() {
-                    logger.notice("history is kept again")
-                }
-                ring.yield()
-            }
+            await cancelWhenGracefulShutdown { await take(changes, ringing: ring) }
             ring.finish()
+        }
+    }
+
+    /// Buffers what each change keeps, ringing the writer.
+    private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
+        var dropping = DroppingSpell()
+        for await change in changes {
+            let entries = HistorySelection.entries(for: change, at: clock.now)
+            guard !entries.isEmpty else { continue }
+            let dropped = buffer.append(entries)
+            if dropped > 0, dropping.begin() {
+                buffer.noteWarning()
+                logger.warning(
+                    "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
+                )
+            } else if dropped == 0, dropping.end() {
+                logger.notice("history is kept again")
+            }
+            ring.yield()
         }
     }
 
