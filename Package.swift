@@ -134,6 +134,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What each sensor did (issue 51): a second SQLite file of recorded values, hourly
+        // aggregates and a timeline of events, filled from the model's changes.
+        .target(
+            name: "History",
+            dependencies: [
+                "AsyncMailbox",
+                "Execution",
+                "HomeModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Gateway",
             dependencies: [
@@ -378,6 +392,16 @@ let package = Package(
             dependencies: [
                 "HomeModel", "VirtualDevices", "JSON", "TestSupport", "AsyncMailbox", "Execution", "crash-writer",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HistoryTests",
+            dependencies: [
+                "AsyncMailbox", "Execution", "History", "HomeModel", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

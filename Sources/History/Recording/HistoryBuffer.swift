@@ -1,0 +1,70 @@
+import Synchronization
+
+/// What the recorder has taken from the model and not yet written, bounded: when the writer falls
+/// behind (a slow SD card, a full disk) new entries are dropped rather than held, so memory stays
+/// bounded and the model never waits for history.
+package final class HistoryBuffer: Sendable {
+    private struct State {
+        var pending: [HistoryEntry] = []
+        var statistics = HistoryStatistics()
+    }
+
+    package let capacity: Int
+    private let state = Mutex(State())
+
+    package init(capacity: Int) { self.capacity = capacity }
+
+    /// Queues what fits of `entries`; returns how many were dropped.
+    func append(_ entries: [HistoryEntry]) -> Int {
+        state.withLock { state in
+            let room = max(0, capacity - state.pending.count)
+            state.pending.append(contentsOf: entries.prefix(room))
+            let dropped = entries.count - min(room, entries.count)
+            state.statistics.dropped += dropped
+            return dropped
+        }
+    }
+
+    /// Everything queued, leaving the buffer empty.
+    func takeAll() -> [HistoryEntry] {
+        state.withLock { state in
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            return state.pending
+        }
+    }
+
+    /// Counts a batch's fate.
+    func noteWritten(_ batch: Int, failed: Bool) {
+        state.withLock { state in
+            if failed {
+                state.statistics.dropped += batch
+                state.statistics.failedBatches += 1
+            } else {
+                state.statistics.written += batch
+            }
+        }
+    }
+
+    func noteWarning() { state.withLock { $0.statistics.warnings += 1 } }
+
+    package var statistics: HistoryStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.pending = state.pending.count
+            return statistics
+        }
+    }
+}
+
+/// How recording went since the recorder started: for the health topic and tests.
+package struct HistoryStatistics: Sendable, Hashable {
+    /// Entries written to the store.
+    package var written = 0
+    /// Entries lost: the buffer was full, or their batch failed.
+    package var dropped = 0
+    package var failedBatches = 0
+    /// Entries waiting for the next batch.
+    package var pending = 0
+    /// Warnings logged: one per spell of dropping, not one per entry.
+    package var warnings = 0
+}

@@ -1,0 +1,155 @@
+import AsyncMailbox
+import Execution
+import HomeModel
+import Logging
+import ServiceLifecycle
+
+/// Records the homes' history: follows the model's changes (only those
+/// ``HistorySelection/isWanted(_:)`` takes, so a value nobody records does not wake it), keeps
+/// them in a bounded ``HistoryBuffer``, and writes what gathered in one transaction per batch on
+/// the store's writer queue (the group commit), awaited off the gateway's loop. It ages the
+/// history every ``Settings/retentionInterval``.
+///
+/// History is the first thing to give: when the writer is slow the buffer fills and new entries
+/// are dropped; when a write fails its batch is dropped. Each spell of dropping is logged once,
+/// and its end once. The model's values and the command path never wait for it.
+package struct HistoryRecorder: ServiceLifecycle.Service {
+    /// How the recorder batches and ages.
+    package struct Settings: Sendable {
+        /// How long entries gather after the first of a batch before they are written.
+        package var batchWindow: Duration
+        /// The most entries waiting to be written; beyond it new ones are dropped.
+        package var capacity: Int
+        /// How often retention runs.
+        package var retentionInterval: Duration
+
+        package init(batchWindow: Duration, capacity: Int, retentionInterval: Duration) {
+            self.batchWindow = batchWindow
+            self.capacity = capacity
+            self.retentionInterval = retentionInterval
+        }
+
+        /// A batch a second, 10,000 entries held (a few MB at most), retention hourly.
+        package static let standard = Settings(
+            batchWindow: .seconds(1), capacity: 10_000, retentionInterval: .seconds(3600))
+    }
+
+    private let manager: HomeManager
+    private let writer: any HistoryWriting
+    private let clock: HistoryClock
+    private let settings: Settings
+    private let logger: Logger
+    private let buffer: HistoryBuffer
+
+    package init(
+        manager: HomeManager, writer: any HistoryWriting, clock: HistoryClock, settings: Settings = .standard,
+        logger: Logger
+    ) {
+        self.manager = manager
+        self.writer = writer
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+        self.buffer = HistoryBuffer(capacity: settings.capacity)
+    }
+
+    /// Records into `store`, on the store's clock.
+    package init(manager: HomeManager, store: HistoryStore, settings: Settings = .standard, logger: Logger) {
+        self.init(manager: manager, writer: store, clock: store.clock, settings: settings, logger: logger)
+    }
+
+    package var statistics: HistoryStatistics { buffer.statistics }
+
+    package func run() async throws {
+        let changes = await changes()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await clock.clock.every(settings.retentionInterval) { await age() } }
+            await follow(changes)
+            group.cancelAll()
+        }
+    }
+
+    /// The manager's changes the recorder keeps something of.
+    package func changes() async -> Mailbox<HomeChange> {
+        await manager.changes(where: { HistorySelection.isWanted($0) })
+    }
+
+    /// Records what `changes` (subscribed to by the caller) bring, until they end or a graceful
+    /// shutdown begins; then writes what is waiting (not cancelled, so a shutdown keeps the last
+    /// second of history) and returns.
+    package func follow(_ changes: Mailbox<HomeChange>) async {
+        let (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask { await writeBatches(on: doorbell) }
+            await cancelWhenGracefulShutdown { await take(changes, ringing: ring) }
+            ring.finish()
+        }
+    }
+
+    /// Buffers what each change keeps, ringing the writer.
+    private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
+        var dropping = DroppingSpell()
+        for await change in changes {
+            let entries = HistorySelection.entries(for: change, at: clock.now)
+            guard !entries.isEmpty else { continue }
+            let dropped = buffer.append(entries)
+            if dropped > 0, dropping.begin() {
+                buffer.noteWarning()
+                logger.warning(
+                    "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
+                )
+            } else if dropped == 0, dropping.end() {
+                logger.notice("history is kept again")
+            }
+            ring.yield()
+        }
+    }
+
+    /// Writes what gathered each time the doorbell rings, one batch at a time.
+    private func writeBatches(on doorbell: AsyncStream<Void>) async {
+        var failing = DroppingSpell()
+        for await _ in doorbell {
+            if settings.batchWindow > .zero {
+                try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
+            }
+            let batch = buffer.takeAll()
+            guard !batch.isEmpty else { continue }
+            do {
+                try await writer.write(batch)
+                buffer.noteWritten(batch.count, failed: false)
+                if failing.end() { logger.notice("history is written again") }
+            } catch {
+                buffer.noteWritten(batch.count, failed: true)
+                if failing.begin() {
+                    buffer.noteWarning()
+                    logger.warning("history could not be written, and is dropped until it can: \(error)")
+                }
+            }
+        }
+    }
+
+    private func age() async {
+        do {
+            try await writer.applyRetention()
+        } catch {
+            logger.warning("history could not be aged: \(error)")
+        }
+    }
+}
+
+/// Whether history is being dropped, so each spell is logged once at its start and once at its end.
+struct DroppingSpell {
+    private var isDropping = false
+
+    /// True when this starts a spell.
+    mutating func begin() -> Bool {
+        defer { isDropping = true }
+        return !isDropping
+    }
+
+    /// True when this ends a spell.
+    mutating func end() -> Bool {
+        defer { isDropping = false }
+        return isDropping
+    }
+}

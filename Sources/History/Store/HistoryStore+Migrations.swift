@@ -1,0 +1,51 @@
+import GRDB
+
+extension HistoryStore {
+    /// The history file's schema, one migration per change; the home database's migrations are
+    /// its own.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE series (
+                        id INTEGER PRIMARY KEY,
+                        home TEXT NOT NULL,
+                        accessory TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        characteristic TEXT NOT NULL,
+                        UNIQUE (accessory, service, characteristic)
+                    );
+                    CREATE INDEX series_home ON series(home);
+                    CREATE TABLE point (
+                        series INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+                        time INTEGER NOT NULL,
+                        value REAL NOT NULL,
+                        PRIMARY KEY (series, time)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE hourly (
+                        series INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+                        hour INTEGER NOT NULL,
+                        minimum REAL NOT NULL,
+                        mean REAL NOT NULL,
+                        maximum REAL NOT NULL,
+                        samples INTEGER NOT NULL,
+                        PRIMARY KEY (series, hour)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE event (
+                        id INTEGER PRIMARY KEY,
+                        home TEXT NOT NULL,
+                        time INTEGER NOT NULL,
+                        kind TEXT NOT NULL,
+                        accessory TEXT,
+                        subject TEXT NOT NULL,
+                        detail TEXT NOT NULL
+                    );
+                    CREATE INDEX event_home_time ON event(home, time);
+                    CREATE INDEX event_time ON event(time);
+                    CREATE INDEX event_accessory ON event(accessory);
+                    """)
+        }
+        return migrator
+    }()
+}

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import HomeModel
+
+extension HistoryStore {
+    /// The most timeline events one query answers with (the newest of the span).
+    package static let maximumEvents = 10_000
+
+    /// The values of one characteristic from `from` to `to` (both included): its raw points when
+    /// the whole span is within the raw retention and holds at most ``maximumPoints``, else one
+    /// aggregate per hour (raw points of recent hours summed up on the way). Never more than a
+    /// year of hours, so no answer is large.
+    package func points(
+        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, from: Date, to: Date
+    ) async throws(HistoryError) -> HistoryAnswer {
+        let now = clock.now
+        try checkSpan(from: from, to: to, keptFor: retention.hourly, now: now)
+        let key = ValueKey(accessory: accessory, service: service, characteristic: characteristic)
+        let recentEnough = from >= now.addingTimeInterval(-retention.raw.timeInterval)
+        let maximumPoints = maximumPoints
+        let answer = try await reading { db -> HistoryAnswer? in
+            guard let series = try Self.existingSeriesID(key, db) else { return nil }
+            let query = SpanQuery(series: series, from: from.historyMilliseconds, to: to.historyMilliseconds)
+            if recentEnough, try query.pointCount(db) <= maximumPoints {
+                return .points(try query.points(db))
+            }
+            return .hourly(try query.hourly(db))
+        }
+        guard let answer else {
+            throw HistoryError(
+                .unknownCharacteristic,
+                "Nothing is recorded for \(characteristic) of service \(service) of accessory \(accessory).")
+        }
+        return answer
+    }
+
+    /// The home's timeline from `from` to `to` (both included), oldest first; at most
+    /// ``maximumEvents``, the newest of the span.
+    package func timeline(home: HomeID, from: Date, to: Date) async throws(HistoryError) -> [TimelineEvent] {
+        try checkSpan(from: from, to: to, keptFor: retention.events, now: clock.now)
+        let records = try await reading { db in
+            try TimelineRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM (
+                        SELECT home, time, kind, accessory, subject, detail FROM event
+                        WHERE home = ? AND time BETWEEN ? AND ? ORDER BY time DESC, id DESC LIMIT ?
+                    ) ORDER BY time
+                    """,
+                arguments: [home.rawValue, from.historyMilliseconds, to.historyMilliseconds, Self.maximumEvents])
+        }
+        return records.map(\.event)
+    }
+
+    private func checkSpan(from: Date, to: Date, keptFor kept: Duration, now: Date) throws(HistoryError) {
+        guard from <= to else {
+            throw HistoryError(.reversedSpan, "The span ends (\(to)) before it starts (\(from)).")
+        }
+        let oldest = now.addingTimeInterval(-kept.timeInterval)
+        guard from >= oldest else {
+            throw HistoryError(
+                .spanBeyondRetention, "The span starts at \(from); history is kept from \(oldest) only.")
+        }
+    }
+
+    private func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(HistoryError)
+        -> T
+    {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw HistoryError(.unavailable, "The history could not be read: \(error)")
+        }
+    }
+}
+
+/// One series' rows within a span, in milliseconds.
+private struct SpanQuery {
+    let series: Int64
+    let from: Int64
+    let to: Int64
+
+    private static let hour = Date.millisecondsPerHour
+
+    func pointCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db, sql: "SELECT COUNT(*) FROM point WHERE series = ? AND time BETWEEN ? AND ?",
+            arguments: [series, from, to]) ?? 0
+    }
+
+    func points(_ db: Database) throws -> [HistoryPoint] {
+        try Row.fetchAll(
+            db, sql: "SELECT time, value FROM point WHERE series = ? AND time BETWEEN ? AND ? ORDER BY time",
+            arguments: [series, from, to]
+        ).map { HistoryPoint(time: Date(historyMilliseconds: $0["time"]), value: $0["value"]) }
+    }
+
+    /// The stored aggregates of the hours the span touches, with the raw points still kept for
+    /// those hours summed up the same way; an hour in both (late points) is merged.
+    func hourly(_ db: Database) throws -> [HourlyAggregate] {
+        let (firstHour, lastHour) = (floorDiv(from, Self.hour), floorDiv(to, Self.hour))
+        var hours: [Int64: HourlyAggregate] = [:]
+        let stored = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT hour, minimum, mean, maximum, samples FROM hourly
+                WHERE series = ? AND hour BETWEEN ? AND ?
+                """, arguments: [series, firstHour, lastHour])
+        let recent = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT time / \(Self.hour) AS hour, MIN(value) AS minimum, AVG(value) AS mean,
+                    MAX(value) AS maximum, COUNT(*) AS samples
+                FROM point WHERE series = ? AND time BETWEEN ? AND ? GROUP BY time / \(Self.hour)
+                """, arguments: [series, firstHour * Self.hour, (lastHour + 1) * Self.hour - 1])
+        for row in stored + recent {
+            let hour: Int64 = row["hour"]
+            let aggregate = HourlyAggregate(
+                hour: Date(historyMilliseconds: hour * Self.hour), minimum: row["minimum"], mean: row["mean"],
+                maximum: row["maximum"], count: row["samples"])
+            hours[hour] = hours[hour].map { $0.merged(with: aggregate) } ?? aggregate
+        }
+        return hours.keys.sorted().map { hours[$0]! }
+    }
+}
+
+extension HourlyAggregate {
+    /// The aggregate of both hours' points together.
+    func merged(with other: HourlyAggregate) -> HourlyAggregate {
+        let count = self.count + other.count
+        return HourlyAggregate(
+            hour: hour, minimum: Swift.min(minimum, other.minimum),
+            mean: (mean * Double(self.count) + other.mean * Double(other.count)) / Double(count),
+            maximum: Swift.max(maximum, other.maximum), count: count)
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

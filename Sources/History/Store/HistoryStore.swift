@@ -1,0 +1,179 @@
+import Foundation
+import GRDB
+import HomeModel
+
+/// The history database: a second SQLite file beside the home database (``fileName`` in the data
+/// directory), so recording never grows or locks the file the model commits to. It owns its
+/// writer; writes run on GRDB's writer queue and are awaited, so no caller's thread waits for the
+/// disk.
+///
+/// Values are kept by series (one row per characteristic in `series`) and time in milliseconds,
+/// in tables without row ids: a point costs about 20 bytes on disk.
+package final class HistoryStore: Sendable {
+    /// The file's name in the data directory.
+    package static let fileName = "history.sqlite"
+
+    /// The connection (a pool for a file); tests look at the tables through it.
+    package let writer: any DatabaseWriter
+    package let retention: HistoryRetention
+    /// The time queries and retention measure from.
+    package let clock: HistoryClock
+    /// The most raw points a query answers with; a span holding more is answered hour by hour.
+    package let maximumPoints: Int
+
+    private init(
+        writer: any DatabaseWriter, retention: HistoryRetention, clock: HistoryClock, maximumPoints: Int
+    ) throws {
+        self.writer = writer
+        self.retention = retention
+        self.clock = clock
+        self.maximumPoints = maximumPoints
+        try Self.migrator.migrate(writer)
+    }
+
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Before the file's first page is written (GRDB's WAL set-up comes after): freed pages
+            // can then be given back to the file system after a sweep (`PRAGMA incremental_vacuum`).
+            // A no-op on a file that exists.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL") }
+        }
+        return configuration
+    }
+
+    /// Opens (creating if needed) the history file at `path` and migrates it.
+    package static func open(
+        atPath path: String, retention: HistoryRetention = .standard, clock: HistoryClock = .system,
+        maximumPoints: Int = 10_000
+    ) throws -> HistoryStore {
+        // History may lose its last seconds to a power cut; the home database may not. NORMAL in
+        // WAL mode syncs at checkpoints only, so recording adds no fsync to the SD card per batch.
+        let pool = try DatabasePool(path: path, configuration: Self.configuration)
+        return try HistoryStore(writer: pool, retention: retention, clock: clock, maximumPoints: maximumPoints)
+    }
+
+    /// A private in-memory history: for tests and for `data.inMemory`.
+    package static func inMemory(
+        retention: HistoryRetention = .standard, clock: HistoryClock = .system, maximumPoints: Int = 10_000
+    ) throws -> HistoryStore {
+        try HistoryStore(
+            writer: DatabaseQueue(configuration: Self.configuration), retention: retention, clock: clock,
+            maximumPoints: maximumPoints)
+    }
+
+    /// The bytes the database's pages hold now (free pages not counted): what
+    /// ``HistoryRetention/maximumBytes`` bounds.
+    package func usedBytes() async throws -> Int {
+        try await writer.read { db in try Self.usedBytes(db) }
+    }
+
+    static func usedBytes(_ db: Database) throws -> Int {
+        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+        return pageSize * (pages - free)
+    }
+}
+
+// MARK: Writing
+
+extension HistoryStore: HistoryWriting {
+    /// Writes `batch` in one transaction: the group commit of everything recorded since the last.
+    package func write(_ batch: [HistoryEntry]) async throws {
+        guard !batch.isEmpty else { return }
+        try await writer.write { db in try Self.write(batch, db) }
+    }
+
+    static func write(_ batch: [HistoryEntry], _ db: Database) throws {
+        var seriesIDs: [ValueKey: Int64] = [:]
+        for entry in batch {
+            switch entry {
+            case .point(let key, let point):
+                let id: Int64
+                if let known = seriesIDs[key.value] {
+                    id = known
+                } else {
+                    id = try seriesID(key, db)
+                    seriesIDs[key.value] = id
+                }
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO point(series, time, value) VALUES (?, ?, ?)
+                        ON CONFLICT(series, time) DO UPDATE SET value = excluded.value
+                        """
+                ).execute(arguments: [id, point.time.historyMilliseconds, point.value])
+            case .event(let event):
+                try TimelineRecord(event).insert(db)
+            case .forgetAccessory(let accessory):
+                seriesIDs.removeAll()
+                try db.execute(sql: "DELETE FROM series WHERE accessory = ?", arguments: [accessory.rawValue])
+                try db.execute(sql: "DELETE FROM event WHERE accessory = ?", arguments: [accessory.rawValue])
+            case .forgetHome(let home):
+                seriesIDs.removeAll()
+                try db.execute(sql: "DELETE FROM series WHERE home = ?", arguments: [home.rawValue])
+                try db.execute(sql: "DELETE FROM event WHERE home = ?", arguments: [home.rawValue])
+            }
+        }
+    }
+
+    /// The series' number, made on its first point.
+    private static func seriesID(_ key: SeriesKey, _ db: Database) throws -> Int64 {
+        if let id = try existingSeriesID(key.value, db) { return id }
+        try db.cachedStatement(
+            sql: "INSERT INTO series(home, accessory, service, characteristic) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [
+            key.home.rawValue, key.value.accessory.rawValue, key.value.service.rawValue,
+            key.value.characteristic.rawValue,
+        ])
+        return db.lastInsertedRowID
+    }
+
+    static func existingSeriesID(_ key: ValueKey, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM series WHERE accessory = ? AND service = ? AND characteristic = ?"),
+            arguments: [key.accessory.rawValue, key.service.rawValue, key.characteristic.rawValue])
+    }
+}
+
+/// A timeline row.
+struct TimelineRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "event"
+    var home: String
+    var time: Int64
+    var kind: String
+    var accessory: String?
+    var subject: String
+    var detail: String
+
+    init(_ event: TimelineEvent) {
+        home = event.home.rawValue
+        time = event.time.historyMilliseconds
+        kind = event.kind.rawValue
+        accessory = event.accessory?.rawValue
+        subject = event.subject
+        detail = event.detail
+    }
+
+    var event: TimelineEvent {
+        TimelineEvent(
+            home: HomeID(home), time: Date(historyMilliseconds: time), kind: TimelineKind(rawValue: kind),
+            accessory: accessory.map { AccessoryID($0) }, subject: subject, detail: detail)
+    }
+}
+
+/// Milliseconds since 1970: how rows keep time.
+extension Date {
+    static let millisecondsPerHour: Int64 = 3_600_000
+
+    var historyMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    init(historyMilliseconds milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}

@@ -1,0 +1,265 @@
+import AsyncMailbox
+import Execution
+import Foundation
+import GRDB
+import History
+import HomeModel
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+import Testing
+
+/// The recorder on a real manager fed by a driver the test reports through: what it keeps, and
+/// that a slow or failing writer costs history, never the model's values.
+@Suite("History recorder", .timeLimit(.minutes(1)))
+struct HistoryRecorderTests {
+    static let sensor = ValueKey(accessory: "sensor", service: "main", characteristic: .currentTemperature)
+
+    /// A manager with one home holding the driver's accessory.
+    struct Hub {
+        let manager: HomeManager
+        let driver: ReportingDriver
+        let clock = ManualClock()
+
+        static func make(_ accessory: Accessory = ReportingDriver.sensor) async throws -> Hub {
+            let manager = try HomeManager(database: HomeDatabase.inMemory())
+            let driver = ReportingDriver(accessory)
+            try await manager.attach(driver)
+            try await manager.edit(.addHome(name: "Home"), account: "alice")
+            try await manager.edit(.addAccessory(home: "Home", id: accessory.id), account: "alice")
+            return Hub(manager: manager, driver: driver)
+        }
+
+        var historyClock: HistoryClock { .following(AnyClock(clock), from: HistoryStoreTests.epoch) }
+
+        func recorder(writer: any HistoryWriting, capacity: Int = 100) -> HistoryRecorder {
+            HistoryRecorder(
+                manager: manager, writer: writer, clock: historyClock,
+                settings: .init(batchWindow: .zero, capacity: capacity, retentionInterval: .seconds(3600)),
+                logger: Logger(label: "test"))
+        }
+
+        /// Runs `recorder` on the manager's changes, subscribed before `body` reports anything.
+        func following(_ recorder: HistoryRecorder, _ body: () async throws -> Void) async throws {
+            let changes = await recorder.changes()
+            let task = Task { await recorder.follow(changes) }
+            defer { task.cancel() }
+            try await body()
+        }
+
+        func temperature() async throws -> CharacteristicValue? {
+            try await manager.home("Home", account: "alice").accessory("sensor")?
+                .characteristic("main", .currentTemperature)?.value
+        }
+
+        /// Reports `reading` and waits until the model holds it.
+        func report(_ reading: Double) async throws {
+            driver.report(reading)
+            try await eventually("the model holds \(reading)") { try await temperature() == .float(reading) }
+        }
+    }
+
+    @Test("values are recorded as points; a removed accessory's history goes")
+    func recordsAndForgets() async throws {
+        // Given a recorder writing into a store on the test's clock
+        let hub = try await Hub.make()
+        let store = try HistoryStore.inMemory(clock: hub.historyClock)
+        let recorder = HistoryRecorder(
+            manager: hub.manager, store: store,
+            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
+            logger: Logger(label: "test"))
+        try await hub.following(recorder) {
+            // When three readings come a minute apart
+            for (index, reading) in [21.0, 22.5, 19.25].enumerated() {
+                try await hub.report(reading)
+                try await eventually("\(index + 1) written") { recorder.statistics.written == index + 1 }
+                hub.clock.advance(by: .seconds(60))
+            }
+
+            // Then they are the sensor's points, at the minutes they came
+            let answer = try await store.points(
+                accessory: "sensor", service: "main", characteristic: .currentTemperature,
+                from: HistoryStoreTests.epoch, to: store.clock.now)
+            #expect(
+                answer
+                    == .points(
+                        [21.0, 22.5, 19.25].enumerated().map {
+                            HistoryPoint(time: HistoryStoreTests.epoch.addingTimeInterval(Double($0) * 60), value: $1)
+                        }))
+
+            // When the accessory leaves the home, then its history goes
+            try await hub.manager.edit(.removeAccessory(home: "Home", accessory: "Sensor"), account: "alice")
+            try await eventually("the sensor's history is gone") {
+                do {
+                    _ = try await store.points(
+                        accessory: "sensor", service: "main", characteristic: .currentTemperature,
+                        from: HistoryStoreTests.epoch, to: store.clock.now)
+                    return false
+                } catch {
+                    return (error as? HistoryError)?.code == .unknownCharacteristic
+                }
+            }
+        }
+    }
+
+    @Test("a press goes on the timeline, not among the points")
+    func pressOnTheTimeline() async throws {
+        let hub = try await Hub.make(ReportingDriver.button())
+        let store = try HistoryStore.inMemory(clock: hub.historyClock)
+        let recorder = HistoryRecorder(
+            manager: hub.manager, store: store,
+            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
+            logger: Logger(label: "test"))
+        try await hub.following(recorder) {
+            hub.driver.send(.value("button", service: "button", characteristic: .programmableSwitchEvent, .int(1)))
+            try await eventually("the press is written") { recorder.statistics.written == 1 }
+        }
+        let home = try await hub.manager.home("Home", account: "alice")
+        let timeline = try await store.timeline(home: home.id, from: HistoryStoreTests.epoch, to: store.clock.now)
+        #expect(timeline.map(\.detail) == ["double press"])
+        #expect(timeline.map(\.subject) == ["Button"])
+        let series = try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM series") }
+        #expect(series == 0)
+    }
+
+    @Test("a failing writer drops its batches, warns once, and the model keeps every value")
+    func failingWriter() async throws {
+        let hub = try await Hub.make()
+        let recorder = hub.recorder(writer: FailingWriter())
+        try await hub.following(recorder) {
+            for reading in 1...5 {
+                try await hub.report(Double(reading))
+                try await eventually("\(reading) dropped") { recorder.statistics.dropped == reading }
+            }
+        }
+        #expect(recorder.statistics.failedBatches == 5)
+        #expect(recorder.statistics.warnings == 1)
+        #expect(recorder.statistics.written == 0)
+    }
+
+    @Test("a stalled writer holds at most the buffer's capacity; the rest is dropped, the model is not held up")
+    func stalledWriter() async throws {
+        // Given a writer that does not return until the test opens it, and room for 3 entries
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        let recorder = hub.recorder(writer: writer, capacity: 3)
+        try await hub.following(recorder) {
+            try await hub.report(1)
+            try await eventually("the first batch is being written") { writer.calls == 1 }
+
+            // When nine more readings come while it is stuck, then the model takes each at once
+            for reading in 2...10 { try await hub.report(Double(reading)) }
+
+            // And three wait, six are dropped, with one warning
+            try await eventually("three wait, six dropped") {
+                recorder.statistics.pending == 3 && recorder.statistics.dropped == 6
+            }
+            #expect(recorder.statistics.warnings == 1)
+
+            // When the disk catches up, then what waited is written
+            writer.open()
+            try await eventually("four written") { recorder.statistics.written == 4 }
+        }
+    }
+}
+
+extension HistoryRecorderTests {
+    @Test("a graceful shutdown stops taking changes and writes what waits")
+    func gracefulShutdownWritesWhatWaits() async throws {
+        // Given a running recorder whose writer is stuck on a first batch, with two entries waiting
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        let recorder = hub.recorder(writer: writer)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: recorder)], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var reading = 0.0
+        try await eventually("the recorder follows the model") {
+            reading += 1
+            try await hub.report(reading)
+            return writer.calls == 1
+        }
+        let waiting = recorder.statistics.pending
+        try await hub.report(reading + 1)
+        try await hub.report(reading + 2)
+        try await eventually("two more wait") { recorder.statistics.pending == waiting + 2 }
+
+        // When the gateway shuts down and the disk answers, then what waited is written and the
+        // recorder ends
+        await group.triggerGracefulShutdown()
+        writer.open()
+        try await running.value
+        #expect(recorder.statistics.pending == 0)
+        #expect(recorder.statistics.dropped == 0)
+        #expect(writer.values.suffix(2) == [reading + 1, reading + 2])
+    }
+
+    @Test("the running recorder ages the history every interval of its clock")
+    func agesOnItsClock() async throws {
+        // Given the recorder running on a clock the test moves
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        writer.open()
+        let recorder = hub.recorder(writer: writer)
+        let running = Task { try await recorder.run() }
+        defer { running.cancel() }
+
+        // When an hour passes, twice, then retention has run twice
+        for sweeps in 1...2 {
+            try await eventually("the recorder waits for the next sweep") { hub.clock.sleepers == 1 }
+            hub.clock.advance(by: .seconds(3600))
+            try await eventually("\(sweeps) sweep(s)") { writer.sweeps == sweeps }
+        }
+    }
+}
+
+/// A writer whose every write fails, as a full disk's would.
+struct FailingWriter: HistoryWriting {
+    struct DiskFull: Error {}
+    func write(_ batch: [HistoryEntry]) async throws { throw DiskFull() }
+    func applyRetention() async throws { throw DiskFull() }
+}
+
+/// A writer whose writes wait until ``open()``: a disk that stopped answering.
+final class StalledWriter: HistoryWriting {
+    private struct State {
+        var isOpen = false
+        var calls = 0
+        var sweeps = 0
+        var values: [Double] = []
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    var calls: Int { state.withLock { $0.calls } }
+    var sweeps: Int { state.withLock { $0.sweeps } }
+    /// The values of the points written, in order.
+    var values: [Double] { state.withLock { $0.values } }
+
+    func write(_ batch: [HistoryEntry]) async throws {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                state.calls += 1
+                for case .point(_, let point) in batch { state.values.append(point.value) }
+                if state.isOpen { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func applyRetention() async throws { state.withLock { $0.sweeps += 1 } }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
