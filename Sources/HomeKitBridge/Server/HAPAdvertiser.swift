@@ -11,7 +11,7 @@ import Synchronization
 /// up for Avahi's alternative ("Main House #2"). Without a running avahi-daemon it says so once
 /// and tries again every 30 s; the bridge serves meanwhile (a controller that knows the address
 /// still reaches it).
-package final class HAPAdvertiser: Sendable {
+final class HAPAdvertiser: Sendable {
     /// An Avahi object: used only under the poll's lock or on Avahi's own thread.
     private struct Handle: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -53,7 +53,7 @@ package final class HAPAdvertiser: Sendable {
     }
 
     /// The interfaces with an IPv4 or IPv6 route, but loopback and Docker's bridge.
-    package static func routedInterfaces() -> [String] {
+    static func routedInterfaces() -> [String] {
         var names: Set<String> = []
         if let routes = try? String(contentsOfFile: "/proc/net/route", encoding: .utf8) {
             for line in routes.split(separator: "\n").dropFirst() {

@@ -3,7 +3,7 @@ import GRDB
 
 extension HomeDatabase {
     /// Why a backup or a restore did not happen; nothing was changed.
-    package struct BackupError: Error, Sendable, CustomStringConvertible {
+    struct BackupError: Error, Sendable, CustomStringConvertible {
         package let description: String
     }
 
