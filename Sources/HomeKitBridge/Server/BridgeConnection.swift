@@ -74,6 +74,9 @@ final class BridgeConnection: @unchecked Sendable {
                 }
                 for await request in requests {
                     send(await bridge.handle(request, on: id))
+                    // A controller that sends without pause takes its turn behind what else waits on
+                    // the loop (MQTT's commands), not all of the loop until its requests run out.
+                    await Task.yield()
                 }
                 group.cancelAll()
             }
