@@ -217,6 +217,7 @@ let package = Package(
                 "Execution",
                 "Config",
                 "Gateway",
+                "History",
                 "HomeModel",
                 "JSON",
                 "MQTT",
@@ -303,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "WebTests",
             dependencies: [
-                "Web", "Config", "Gateway", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Web", "Config", "Gateway", "History", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
