@@ -238,10 +238,12 @@ let package = Package(
                 .embedInCode("Resources/templates/characteristic.mustache"),
                 .embedInCode("Resources/templates/command.mustache"), .embedInCode("Resources/templates/csrf.mustache"),
                 .embedInCode("Resources/templates/frame.mustache"), .embedInCode("Resources/templates/health.mustache"),
+                .embedInCode("Resources/templates/history.mustache"),
                 .embedInCode("Resources/templates/home.mustache"), .embedInCode("Resources/templates/homes.mustache"),
                 .embedInCode("Resources/templates/login.mustache"),
                 .embedInCode("Resources/templates/problem.mustache"),
                 .embedInCode("Resources/templates/request.mustache"),
+                .embedInCode("Resources/templates/timeline.mustache"),
             ],
             swiftSettings: swiftSettings
         ),

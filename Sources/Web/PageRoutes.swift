@@ -44,7 +44,8 @@ struct PageRoutes {
         let homekit = summary.role.mayChangeLayout ? await site.homekit(home.id, home.name) : nil
         let context = Pages.HomeContext(
             session: session, homes: homes, home: home, role: summary.role, discovered: discovered, paired: paired,
-            notice: site.sessions.takeNotice(session.token), joinOpenUntil: until, homekit: homekit)
+            notice: site.sessions.takeNotice(session.token), joinOpenUntil: until, homekit: homekit,
+            historyKept: site.history != nil)
         return .page(Pages.home(context))
     }
 

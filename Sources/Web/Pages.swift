@@ -1,5 +1,6 @@
 // Swift here decides what each page shows (views of strings, booleans, lists); Resources/templates hold the markup.
 import Gateway
+import History
 import HomeModel
 
 /// The server-rendered pages. Every text from the model, a form or an answer is escaped by the
@@ -69,6 +70,8 @@ enum Pages {
         var joinOpenUntil: Int?
         /// The home's HomeKit bridge setup (administrators only; nil when the home is no bridge).
         var homekit: HomeKitPairing?
+        /// Whether the gateway keeps history: recorded characteristics link to their history page.
+        var historyKept = false
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
@@ -101,6 +104,8 @@ enum Pages {
         let roomLinks: Bool
         let rooms: [RoomView]
         let admin: Administration?
+        /// The home's timeline page, when the gateway keeps history.
+        let timeline: String?
     }
 
     /// A room: its name, the zones it is in, its cards and an administrator's forms.
@@ -142,7 +147,8 @@ enum Pages {
             homeName: home.name, role: context.role.rawValue, csrf: context.session.csrf,
             returnPath: context.returnPath, sceneIcon: CategoryIcons.svg("scene"),
             scenes: home.actionSets.map { ($0.name, [("actionSet", $0.name)]) }, roomLinks: rooms.count > 1,
-            rooms: rooms, admin: admin ? administration(context) : nil)
+            rooms: rooms, admin: admin ? administration(context) : nil,
+            timeline: context.historyKept ? "/timeline?home=\(queryEncoded(home.name))" : nil)
         let frame = Frame(
             title: home.name, session: context.session, homes: context.homes,
             live: "/home/live?name=\(queryEncoded(home.name))", notice: context.notice)
@@ -174,7 +180,11 @@ enum Pages {
             guard !shown.isEmpty else { continue }
             let part = (
                 heading: accessory.services.count > 1 ? serviceHeading(service) : nil,
-                rows: shown.map { row($0, accessory: accessory, service: service, room: room.name) }
+                rows: shown.map {
+                    row(
+                        $0, accessory: accessory, service: service, room: room.name,
+                        historyOf: context.historyKept ? context.home.name : nil)
+                }
             )
             if Self.secondaryServices.contains(service.type) { more.append(part) } else { primary.append(part) }
         }
@@ -234,9 +244,15 @@ enum Pages {
         var input: (maxLength: Int, value: String)?
         var range: (min: String, max: String, step: String, value: String, unknown: Bool)?
         var number: String?
+        /// The characteristic's history page, when its values are recorded.
+        var history: String?
     }
 
-    static func row(_ characteristic: Characteristic, accessory: Accessory, service: Service, room: String) -> Row {
+    /// `historyOf`: the home's name when the gateway keeps history.
+    static func row(
+        _ characteristic: Characteristic, accessory: Accessory, service: Service, room: String,
+        historyOf home: String? = nil
+    ) -> Row {
         let key = characteristicKey(accessory: accessory.id, service: service.id, type: characteristic.type)
         let (type, metadata, value) = (characteristic.type, characteristic.metadata, characteristic.value)
         var row = Row(
@@ -246,6 +262,11 @@ enum Pages {
         let readable = metadata.permissions.contains(.read)
         if readable {
             row.output = (displayedValue(value, type: type, unit: metadata.unit), unitSuffix(metadata.unit, type: type))
+        }
+        if let home, HistorySelection.isRecorded(characteristic, in: service) {
+            row.history =
+                "/history?home=\(queryEncoded(home))&accessory=\(queryEncoded(accessory.name))"
+                + "&service=\(queryEncoded(service.name))&characteristic=\(queryEncoded(type.rawValue))"
         }
         guard metadata.permissions.contains(.write) else { return row }
         switch metadata.format {

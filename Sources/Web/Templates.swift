@@ -33,9 +33,11 @@ enum Templates {
         "administration": PackageResources.administration_mustache, "card": PackageResources.card_mustache,
         "characteristic": PackageResources.characteristic_mustache, "command": PackageResources.command_mustache,
         "csrf": PackageResources.csrf_mustache, "frame": PackageResources.frame_mustache,
-        "health": PackageResources.health_mustache, "home": PackageResources.home_mustache,
+        "health": PackageResources.health_mustache, "history": PackageResources.history_mustache,
+        "home": PackageResources.home_mustache,
         "homes": PackageResources.homes_mustache, "login": PackageResources.login_mustache,
         "problem": PackageResources.problem_mustache, "request": PackageResources.request_mustache,
+        "timeline": PackageResources.timeline_mustache,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }
 

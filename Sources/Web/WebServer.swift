@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Gateway
 import HTTPTypes
+import History
 import HomeModel
 import Hummingbird
 import HummingbirdCore
@@ -43,11 +44,12 @@ package struct WebServer: ServiceLifecycle.Service {
     ///   - listening: called with the port once the page is served (a configured port 0 is chosen
     ///     by the system).
     ///   - homekit: a home's HomeKit bridge setup, shown to its administrators.
+    ///   - history: what each sensor did, for the history pages (none when history is not kept).
     package init(
         settings: GatewayConfiguration.WebSettings, manager: HomeManager, router: CommandRouter,
         credentials: any CredentialChecking, statistics: GatewayStatistics, client: MQTTClient?, logger: Logger,
         listening: @escaping @Sendable (Int) async -> Void = { _ in },
-        homekit: @escaping HomeKitPairingSource = { _, _ in nil }
+        homekit: @escaping HomeKitPairingSource = { _, _ in nil }, history: HistoryStore? = nil
     ) {
         host = settings.host
         port = settings.port
@@ -55,7 +57,8 @@ package struct WebServer: ServiceLifecycle.Service {
             manager: manager, router: router, credentials: credentials, statistics: statistics,
             sessions: SessionStore(lifetime: settings.sessionLifetime),
             isConnected: { client?.isConnected ?? false }, logger: logger, behindProxy: settings.behindProxy,
-            hosts: AllowedHosts(configured: settings.hosts, listenHost: settings.host), homekit: homekit)
+            hosts: AllowedHosts(configured: settings.hosts, listenHost: settings.host), homekit: homekit,
+            history: history)
         self.logger = logger
         self.listening = listening
     }

@@ -1,5 +1,6 @@
 import Execution
 import Gateway
+import History
 import HomeModel
 import Hummingbird
 import Logging
@@ -32,6 +33,8 @@ final class WebSite: Sendable {
     let joinOpenUntil = Mutex<Int?>(nil)
     /// A home's HomeKit bridge setup, for its administrators.
     let homekit: HomeKitPairingSource
+    /// What each sensor did, when the gateway keeps it (`history.enabled`): drawn on the history page.
+    let history: HistoryStore?
 
     init(
         manager: HomeManager, router: CommandRouter, credentials: any CredentialChecking,
@@ -40,10 +43,11 @@ final class WebSite: Sendable {
         clock: some Clock<Duration> = ContinuousClock(),
         behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
         hosts: AllowedHosts = AllowedHosts(configured: [], listenHost: "127.0.0.1"),
-        homekit: @escaping HomeKitPairingSource = { _, _ in nil }
+        homekit: @escaping HomeKitPairingSource = { _, _ in nil }, history: HistoryStore? = nil
     ) {
         self.hosts = hosts
         self.homekit = homekit
+        self.history = history
         self.feed = feed
         self.heartbeat = heartbeat
         self.clock = AnyClock(clock)
@@ -70,6 +74,7 @@ final class WebSite: Sendable {
         router.addRoutes(AssetRoutes.collection)
         router.addRoutes(LoginRoutes(site: self).collection)
         router.addRoutes(PageRoutes(site: self).collection)
+        router.addRoutes(HistoryRoutes(site: self).collection)
         router.addRoutes(LiveRoutes(site: self).collection)
         router.addRoutes(ActionRoutes(site: self).collection)
         return router

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import HTTPTypes
+import History
 import HomeModel
 import Hummingbird
 import HummingbirdTesting
@@ -82,7 +83,7 @@ struct WebFixture {
     static func make(
         sessionLifetime: Duration = .seconds(3600), heartbeat: Duration = .seconds(20),
         checker: (any CredentialChecking)? = nil, behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
-        sessionsPerAccount: Int = 20, hosts: [String] = []
+        sessionsPerAccount: Int = 20, hosts: [String] = [], history: HistoryStore? = nil
     ) async throws -> WebFixture {
         let demo = try DemoHome.load(contentsOf: demoHome)
         let manager = try HomeManager(database: .inMemory())
@@ -101,7 +102,8 @@ struct WebFixture {
             credentials: checker ?? credentials, statistics: statistics,
             sessions: SessionStore(lifetime: sessionLifetime, perAccount: sessionsPerAccount, now: { clock.now }),
             throttle: LoginThrottle(now: { clock.now }), isConnected: { true }, logger: logger, heartbeat: heartbeat,
-            behindProxy: behindProxy, feed: feed, hosts: AllowedHosts(configured: hosts, listenHost: "127.0.0.1"))
+            behindProxy: behindProxy, feed: feed, hosts: AllowedHosts(configured: hosts, listenHost: "127.0.0.1"),
+            history: history)
         return WebFixture(manager: manager, site: site, credentials: credentials, clock: clock, statistics: statistics)
     }
 
