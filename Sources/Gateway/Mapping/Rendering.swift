@@ -150,6 +150,7 @@ package enum Rendering {
     private static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
         var members: [(key: String, value: JSON)] = [
             ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
+            ("active", .bool(trigger.isActive)),
         ]
         switch trigger.event {
         case .characteristic(let event, let triggerValue):

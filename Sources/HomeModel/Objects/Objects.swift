@@ -242,10 +242,14 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     /// The action sets it runs; one removed from the home leaves this list.
     package internal(set) var actionSets: [ActionSetID]
 
+    /// Whether it can fire: it is on and has an action set to run. One whose action sets were all
+    /// removed stays on but does nothing until it is given one.
+    package var isActive: Bool { isEnabled && !actionSets.isEmpty }
+
     /// Whether a change of `key` to `newValue` fires the trigger: one left with no action set (they
     /// were removed) has nothing to run and does not fire.
     package func isFired(by key: ValueKey, value newValue: CharacteristicValue) -> Bool {
-        guard isEnabled, !actionSets.isEmpty, case .characteristic(let characteristic, let value) = event else {
+        guard isActive, case .characteristic(let characteristic, let value) = event else {
             return false
         }
         return key == characteristic && (value == nil || value == newValue)
@@ -254,7 +258,7 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     /// The schedule the automation service runs: an enabled schedule trigger's, with an action set
     /// to run; `nil` otherwise.
     package var activeSchedule: TriggerSchedule? {
-        guard isEnabled, !actionSets.isEmpty else { return nil }
+        guard isActive else { return nil }
         return event.schedule
     }
 }

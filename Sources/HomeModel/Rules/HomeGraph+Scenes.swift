@@ -65,7 +65,7 @@ extension HomeGraph {
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
         for t in homes[h].triggers.indices where homes[h].triggers[t].actionSets.contains(actionSet.id) {
             homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
-            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id, change: .actionSets))
         }
     }
 
@@ -184,6 +184,6 @@ extension HomeGraph {
         let t = try Self.triggerIndex(name, in: homes[h])
         guard homes[h].triggers[t].isEnabled != enabled else { return }
         homes[h].triggers[t].isEnabled = enabled
-        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id, change: .enabled))
     }
 }
