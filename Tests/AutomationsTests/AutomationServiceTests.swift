@@ -203,6 +203,38 @@ struct AutomationServiceTests {
         #expect(!logs.all.contains { $0.level == .warning }, "\(logs.all)")
     }
 
+    @Test("an automation that executes once turns itself off after its first firing, through the model")
+    func executeOnce() async throws {
+        let home = try await Home.make()
+        try await home.manager.edit(
+            .addTrigger(
+                home: "Home", name: "Once", characteristic: Self.press, value: .int(0), actionSets: ["Lamp On"],
+                options: TriggerOptions(executeOnce: true)), account: "alice")
+        try await home.addTrigger("Long Press", on: 2, running: ["Lamp Off"])
+        let once = try #require(
+            try await home.manager.home("Home", account: "alice").triggers.first { $0.name == "Once" })
+        #expect(once.isEnabled && once.options.executeOnce)
+        try await home.withService { events throws in
+            home.press(0)
+            var seen: [String] = []
+            for await event in events {
+                switch event {
+                case .didFireTrigger(_, let id, _) where id == once.id: seen.append("fired")
+                case .didUpdateTrigger(_, let id, .enabled) where id == once.id:
+                    seen.append("updated")
+                default: continue
+                }
+                if seen.count == 2 { break }
+            }
+            #expect(seen == ["fired", "updated"])
+            #expect(try await home.manager.home("Home", account: "alice").trigger(once.id)?.isEnabled == false)
+            // A second press fires it no more: the long press's automation is the next to fire
+            home.press(0)
+            home.press(2)
+            #expect(try await Self.firings(until: "Long Press", in: events, home: home.manager) == ["Long Press"])
+        }
+    }
+
     @Test("a failed action is counted and the next action set still runs; a removed action set leaves the automation")
     func failedAction() async throws {
         let home = try await Home.make()

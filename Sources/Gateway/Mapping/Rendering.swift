@@ -166,6 +166,10 @@ package enum Rendering {
         }
         members.append(
             ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })))
+        if trigger.options.executeOnce { members.append(("executeOnce", .bool(true))) }
+        if let turnBackAfter = trigger.options.turnBackAfter {
+            members.append(("turnBackAfter", .integer(Int(turnBackAfter.components.seconds))))
+        }
         return .object(members)
     }
 
