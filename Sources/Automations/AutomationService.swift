@@ -2,6 +2,7 @@ import AsyncMailbox
 import HomeModel
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Runs the homes' automations (HomeKit's event triggers): follows the model's changes and, when a
 /// characteristic takes the value an automation waits for (a button's press, a door opening), fires
@@ -10,9 +11,14 @@ import ServiceLifecycle
 /// through the manager.
 ///
 /// A home's firings run one after another, in the order their changes came: a press that comes
-/// while the previous firing still runs waits for it. Homes do not wait for each other. An automation that sets off itself, or two that set off
-/// each other, would fire for ever: each fires at most ``FiringLimit/count`` times a
-/// ``FiringLimit/window``; what comes beyond it is skipped, with one warning per window.
+/// while the previous firing still runs waits for it. Homes do not wait for each other.
+///
+/// An automation that sets off itself, or two that set off each other, would fire for ever: a
+/// change that one of the recent firings wrote (``FiringChains``) continues that firing's chain,
+/// and an automation coming round in its own chain for the ``LoopRule/rounds``+1-th time is not
+/// fired: the loop ends there, with one warning naming its automations. Beyond that, each
+/// automation fires at most ``FiringLimit/count`` times a ``FiringLimit/window``; what comes
+/// beyond it is skipped, with one warning per window.
 package struct AutomationService: ServiceLifecycle.Service {
     /// How often one automation may fire.
     package struct FiringLimit: Sendable {
@@ -23,13 +29,25 @@ package struct AutomationService: ServiceLifecycle.Service {
         package static let standard = FiringLimit(count: 30, window: .seconds(60))
     }
 
+    /// When a firing's chain is a loop: how many times an automation may come round in it, and how
+    /// long after a firing ends a change it wrote still counts as its doing.
+    package struct LoopRule: Sendable {
+        package var rounds: Int
+        package var window: Duration
+
+        /// Three rounds; a device's report of a write arrives well within five seconds.
+        package static let standard = LoopRule(rounds: 3, window: .seconds(5))
+    }
+
     private let manager: HomeManager
     private let limit: FiringLimit
+    private let loops: LoopRule
     private let logger: Logger
 
-    package init(manager: HomeManager, limit: FiringLimit = .standard, logger: Logger) {
+    package init(manager: HomeManager, limit: FiringLimit = .standard, loops: LoopRule = .standard, logger: Logger) {
         self.manager = manager
         self.limit = limit
+        self.loops = loops
         self.logger = logger
     }
 
@@ -50,11 +68,30 @@ package struct AutomationService: ServiceLifecycle.Service {
     /// a slow device holds up its own home's, not another home's.
     package func follow(_ changes: Mailbox<HomeChange>) async {
         var firings = RecentFirings(limit: limit)
+        let chains = FiringChains(rule: loops)
         await withDiscardingTaskGroup { group in
-            var queues: [HomeID: AsyncStream<TriggerID>.Continuation] = [:]
+            var queues: [HomeID: AsyncStream<(TriggerID, Int)>.Continuation] = [:]
             for await change in changes {
+                guard
+                    case .didUpdateValueForCharacteristic(_, let accessory, let service, let type, let value) =
+                        change.event
+                else { continue }
+                let key = ValueKey(accessory: accessory, service: service, characteristic: type)
                 for (home, trigger) in Self.fired(by: change) {
+                    let serial: Int
+                    switch chains.admit(trigger, in: home, after: key, took: value, at: .now) {
+                    case .fires(let admitted): serial = admitted
+                    case .loop(let members):
+                        let names = members.map { "'\(home.trigger($0)?.name ?? $0.rawValue)'" }
+                        logger.warning(
+                            members.count == 1
+                                ? "automation \(names[0]) sets itself off: stopped after \(loops.rounds) rounds"
+                                : "automations \(names.joined(separator: ", ")) set each other off: stopped after \(loops.rounds) rounds",
+                            metadata: ["home": "\(home.name)"])
+                        continue
+                    }
                     guard firings.admit(trigger.id, at: .now) else {
+                        chains.finish(serial, at: .now)
                         if firings.shouldWarn(trigger.id) {
                             logger.warning(
                                 "automation '\(trigger.name)' fired \(limit.count) times within \(limit.window): skipped until the window passes (does it set itself off?)",
@@ -63,16 +100,17 @@ package struct AutomationService: ServiceLifecycle.Service {
                         continue
                     }
                     if queues[home.id] == nil {
-                        let (queue, continuation) = AsyncStream.makeStream(of: TriggerID.self)
+                        let (queue, continuation) = AsyncStream.makeStream(of: (TriggerID, Int).self)
                         queues[home.id] = continuation
                         group.addTask { [manager, homeID = home.id] in
-                            for await id in queue {
-                                guard let firing = await manager.fireTrigger(id, home: homeID) else { continue }
-                                Self.log(firing, logger: logger)
+                            for await (id, serial) in queue {
+                                let firing = await manager.fireTrigger(id, home: homeID)
+                                chains.finish(serial, at: .now)
+                                if let firing { Self.log(firing, logger: logger) }
                             }
                         }
                     }
-                    queues[home.id]?.yield(trigger.id)
+                    queues[home.id]?.yield((trigger.id, serial))
                 }
             }
             for queue in queues.values { queue.finish() }
@@ -136,4 +174,71 @@ struct RecentFirings {
 
     /// True once per window in which `trigger` was held.
     mutating func shouldWarn(_ trigger: TriggerID) -> Bool { warned.insert(trigger).inserted }
+}
+
+/// The recent firings with what each writes, to tell a loop from a person: a change to a value a
+/// firing writes, while it runs or within ``AutomationService/LoopRule/window`` after it ended,
+/// is taken for that firing's doing, and what it fires continues that firing's chain. A change no
+/// firing wrote (a press, a person's switch) starts a new chain. Shared between the service's
+/// loop, which admits firings, and its homes' tasks, which finish them.
+final class FiringChains: Sendable {
+    /// What admitting a firing decided.
+    enum Admission: Equatable {
+        /// It fires; ``finish(_:at:)`` takes this serial when it has run.
+        case fires(Int)
+        /// It would come round once too often: the automations of the loop, in firing order.
+        case loop([TriggerID])
+    }
+
+    private struct Record {
+        let serial: Int
+        let chain: [TriggerID]
+        let writes: [ValueKey: CharacteristicValue]
+        var finished: ContinuousClock.Instant?
+    }
+
+    private struct State {
+        var next = 0
+        var records: [Record] = []
+    }
+
+    private let rule: AutomationService.LoopRule
+    private let state = Mutex(State())
+
+    init(rule: AutomationService.LoopRule) { self.rule = rule }
+
+    /// Admits `trigger`, set off by `key` taking `value`, unless it comes round in its chain once
+    /// more than the rule's rounds allow.
+    func admit(
+        _ trigger: Trigger, in home: Home, after key: ValueKey, took value: CharacteristicValue,
+        at now: ContinuousClock.Instant
+    ) -> Admission {
+        var writes: [ValueKey: CharacteristicValue] = [:]
+        for action in trigger.actionSets.compactMap(home.actionSet).flatMap(\.actions) {
+            writes[
+                ValueKey(accessory: action.accessory, service: action.service, characteristic: action.characteristic)] =
+                action.value
+        }
+        return state.withLock { state in
+            state.records.removeAll { $0.finished.map { now - $0 > rule.window } ?? false }
+            let cause = state.records.last { $0.writes[key] == value }
+            let chain = (cause?.chain ?? []) + [trigger.id]
+            if chain.count(where: { $0 == trigger.id }) > rule.rounds {
+                let loop = chain[chain.firstIndex(of: trigger.id)!..<chain.index(before: chain.endIndex)]
+                var members: [TriggerID] = []
+                for id in loop where !members.contains(id) { members.append(id) }
+                return .loop(members)
+            }
+            state.next += 1
+            state.records.append(Record(serial: state.next, chain: chain, writes: writes, finished: nil))
+            return .fires(state.next)
+        }
+    }
+
+    /// Marks a firing as run: its writes count as its doing for the rule's window from now.
+    func finish(_ serial: Int, at now: ContinuousClock.Instant) {
+        state.withLock { state in
+            if let i = state.records.firstIndex(where: { $0.serial == serial }) { state.records[i].finished = now }
+        }
+    }
 }

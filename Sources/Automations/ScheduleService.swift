@@ -271,7 +271,7 @@ actor SchedulePlanner {
     }
 
     private func fire(_ id: TriggerID, home: HomeID) async {
-        guard let firing = await manager.fireTrigger(id, home: home) else { return }
+        guard let firing = await manager.fireTrigger(id, home: home, at: clock.now()) else { return }
         AutomationService.log(firing, logger: logger)
     }
 }

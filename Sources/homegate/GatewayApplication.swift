@@ -95,6 +95,7 @@ struct GatewayApplication {
                 // After the drivers: it stops before them, so no automation writes to a stopped driver.
                 AutomationService(manager: manager, logger: logger),
                 ScheduleService(manager: manager, logger: logger),
+                TurnBackService(manager: manager, logger: logger),
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,

@@ -68,9 +68,10 @@ struct AutomationServiceTests {
 
         /// Runs the service on the manager's changes, subscribed before `body` presses anything.
         func withService(
-            limit: AutomationService.FiringLimit = .standard, _ body: (HomeEvents) async throws -> Void
+            limit: AutomationService.FiringLimit = .standard, logs: LogLines = LogLines(),
+            _ body: (HomeEvents) async throws -> Void
         ) async throws {
-            let service = AutomationService(manager: manager, limit: limit, logger: Logger(label: "test"))
+            let service = AutomationService(manager: manager, limit: limit, logger: logs.logger)
             let changes = await service.changes()
             let events = await manager.events()
             let following = Task { await service.follow(changes) }
@@ -141,6 +142,96 @@ struct AutomationServiceTests {
             #expect(
                 try await Self.firings(until: "Long Press", in: events, home: home.manager)
                     == ["Single Press", "Single Press", "Long Press"])
+        }
+    }
+
+    @Test("two automations that set each other off stop after three rounds each, with one warning naming both")
+    func loopStops() async throws {
+        let home = try await Home.make()
+        try await home.manager.writeValue(.bool(true), to: Self.lampOn, home: "Home", account: "alice")
+        for (name, value, actionSet) in [("Relight", false, "Lamp On"), ("Douse", true, "Lamp Off")] {
+            try await home.manager.edit(
+                .addTrigger(
+                    home: "Home", name: name, characteristic: Self.lampOn, value: .bool(value),
+                    actionSets: [actionSet]), account: "alice")
+        }
+        // Something that fires after the loop ended: it is the last firing seen
+        try await home.addTrigger("Single Press", on: 0, running: ["Both On"])
+        let logs = LogLines()
+        try await home.withService(logs: logs) { events throws in
+            try await home.manager.writeValue(.bool(false), to: Self.lampOn, home: "Home", account: "alice")
+            var fired: [String] = []
+            for await event in events {
+                guard case .didFireTrigger(_, let id, _) = event else { continue }
+                fired.append(try await home.manager.home("Home", account: "alice").trigger(id)?.name ?? "?")
+                if fired.count == 6 { break }
+            }
+            #expect(fired == ["Relight", "Douse", "Relight", "Douse", "Relight", "Douse"])
+            try await eventually("the loop is reported") { logs.contains("set each other off") }
+            home.press(0)
+            #expect(
+                try await Self.firings(until: "Single Press", in: events, home: home.manager, failing: 1)
+                    == ["Single Press"])
+        }
+        let warnings = logs.all.filter {
+            $0.level == .warning && $0.message.contains("set") && $0.message.contains("off:")
+        }
+        #expect(
+            warnings.map(\.message) == ["automations 'Relight', 'Douse' set each other off: stopped after 3 rounds"],
+            "\(logs.all)")
+        #expect(try await home.lamp() == .bool(false))
+    }
+
+    @Test("a person pressing a button many times is not taken for a loop, though each press sets off a chain")
+    func pressesAreNotALoop() async throws {
+        let home = try await Home.make()
+        _ = try await home.manager.executeActionSet("Lamp Off", home: "Home", account: "alice")
+        try await home.addTrigger("Single Press", on: 0, running: ["Lamp On"])
+        try await home.manager.edit(
+            .addTrigger(
+                home: "Home", name: "Lamp Lit", characteristic: Self.lampOn, value: .bool(true),
+                actionSets: ["Lamp Off"]), account: "alice")
+        let logs = LogLines()
+        try await home.withService(logs: logs) { events throws in
+            var fired: [String] = []
+            for _ in 0..<6 {
+                home.press(0)
+                fired += try await Self.firings(until: "Lamp Lit", in: events, home: home.manager)
+            }
+            #expect(fired == Array(repeating: ["Single Press", "Lamp Lit"], count: 6).flatMap { $0 })
+        }
+        #expect(!logs.all.contains { $0.level == .warning }, "\(logs.all)")
+    }
+
+    @Test("an automation that executes once turns itself off after its first firing, through the model")
+    func executeOnce() async throws {
+        let home = try await Home.make()
+        try await home.manager.edit(
+            .addTrigger(
+                home: "Home", name: "Once", characteristic: Self.press, value: .int(0), actionSets: ["Lamp On"],
+                options: TriggerOptions(executeOnce: true)), account: "alice")
+        try await home.addTrigger("Long Press", on: 2, running: ["Lamp Off"])
+        let once = try #require(
+            try await home.manager.home("Home", account: "alice").triggers.first { $0.name == "Once" })
+        #expect(once.isEnabled && once.options.executeOnce)
+        try await home.withService { events throws in
+            home.press(0)
+            var seen: [String] = []
+            for await event in events {
+                switch event {
+                case .didFireTrigger(_, let id, _) where id == once.id: seen.append("fired")
+                case .didUpdateTrigger(_, let id, .enabled) where id == once.id:
+                    seen.append("updated")
+                default: continue
+                }
+                if seen.count == 2 { break }
+            }
+            #expect(seen == ["fired", "updated"])
+            #expect(try await home.manager.home("Home", account: "alice").trigger(once.id)?.isEnabled == false)
+            // A second press fires it no more: the long press's automation is the next to fire
+            home.press(0)
+            home.press(2)
+            #expect(try await Self.firings(until: "Long Press", in: events, home: home.manager) == ["Long Press"])
         }
     }
 

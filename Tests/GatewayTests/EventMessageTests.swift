@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Testing
 
 @testable import Gateway
@@ -77,8 +78,8 @@ struct EventMessageTests {
                 #""didUpdateNameForTrigger","home":"Main House","trigger":"Lamp Watch","oldName":"Watch"}"#
             ),
             (
-                .didUpdateTrigger(home: home.id, trigger: watch.id),
-                #""didUpdateTrigger","home":"Main House","trigger":"Lamp Watch","enabled":true}"#
+                .didUpdateTrigger(home: home.id, trigger: watch.id, change: .enabled),
+                #""didUpdateTrigger","home":"Main House","trigger":"Lamp Watch","change":"enabled","enabled":true,"actionSets":["Good Night"],"active":true}"#
             ),
             (
                 .didFireTrigger(home: home.id, trigger: watch.id, failedActions: 1),
@@ -121,6 +122,33 @@ struct EventMessageTests {
                 topics: Self.topics) == nil)
         #expect(EventMessage(.homeManagerDidUpdateHomes, homes: homes, topics: Self.topics) == nil)
         #expect(EventMessage(.didFindNewAccessory(accessory: lamp.id), homes: homes, topics: Self.topics) == nil)
+    }
+
+    @Test("an automation whose action set was removed: $events says so, and $layout shows it doing nothing")
+    func automationLosesItsActionSet() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        try await manager.edit(
+            .addTrigger(
+                home: "Main House", name: "Lamp Watch",
+                characteristic: CharacteristicReference(
+                    accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                value: .bool(true), actionSets: ["Good Night"]), account: "owner")
+        let before = try await DemoFixture.mainHouse(in: manager)
+        let watch = try #require(before.triggers.first)
+        #expect(Rendering.layout(before).serialized.contains(#""name":"Lamp Watch","enabled":true,"active":true"#))
+
+        try await manager.edit(.removeActionSet(home: "Main House", actionSet: "Good Night"), account: "owner")
+        let home = try await DemoFixture.mainHouse(in: manager)
+        let message = try #require(
+            EventMessage(
+                .didUpdateTrigger(home: home.id, trigger: watch.id, change: .actionSets), homes: [home],
+                topics: Self.topics))
+        #expect(
+            Self.text(message)
+                == #"{"event":"didUpdateTrigger","home":"Main House","trigger":"Lamp Watch","change":"actionSets","enabled":true,"actionSets":[],"active":false}"#
+        )
+        #expect(Rendering.layout(home).serialized.contains(#""name":"Lamp Watch","enabled":true,"active":false"#))
+        #expect(Rendering.layout(home).serialized.contains(#""actionSets":[]}"#))
     }
 
     @Test("the manager's events go to B/$events; a primary home that is gone is null")

@@ -81,11 +81,41 @@ struct ScheduleRequestTests {
             "addTrigger",
             #"{"home":"Home","name":"Press","accessory":"Button","service":"Button","characteristic":"ProgrammableSwitchEvent","value":0,"actionSets":["On"]}"#
         )
-        guard case .addTrigger(_, "Press", let event, ["On"]) = press else {
+        guard case .addTrigger(_, "Press", let event, ["On"], TriggerOptions()) = press else {
             Issue.record("\(press)")
             return
         }
         #expect(event.accessory == "Button" && event.value == .integer(0))
+    }
+
+    @Test("executeOnce and turnBackAfter (seconds) are read with either form; a duration that is no number is refused")
+    func options() throws {
+        let press = try Self.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Hall","accessory":"Door","service":"Contact","characteristic":"ContactSensorState","value":1,"actionSets":["On"],"turnBackAfter":300}"#
+        )
+        guard case .addTrigger(_, "Hall", _, ["On"], let options) = press else {
+            Issue.record("\(press)")
+            return
+        }
+        #expect(options == TriggerOptions(turnBackAfter: .seconds(300)))
+        let once = try Self.request(
+            "addTrigger", #"{"home":"Home","name":"Dusk","sun":"sunset","executeOnce":true,"actionSets":["On"]}"#)
+        guard case .edit(.addScheduleTrigger(_, "Dusk", _, ["On"], let onceOptions)) = once else {
+            Issue.record("\(once)")
+            return
+        }
+        #expect(onceOptions == TriggerOptions(executeOnce: true))
+        #expect(
+            Self.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)
+                == .invalidParameter)
+        #expect(
+            Self.code(
+                "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":1e300,"actionSets":["On"]}"#)
+                == .invalidDuration)
+        #expect(
+            Self.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","executeOnce":1,"actionSets":["On"]}"#)
+                == .invalidParameter)
     }
 
     @Test("malformed schedules are refused with their code")

@@ -79,7 +79,7 @@ struct TriggerTests {
             await take(4, from: &iterator) == [
                 .homeManagerDidUpdateHomes,
                 .didUpdateNameForTrigger(home: homeID, trigger: trigger.id, oldName: "Lamp Watch", name: "Lamp Guard"),
-                .didUpdateTrigger(home: homeID, trigger: trigger.id),
+                .didUpdateTrigger(home: homeID, trigger: trigger.id, change: .enabled),
                 .didRemoveTrigger(home: homeID, trigger: trigger.id, name: "Lamp Guard"),
             ])
         #expect(
@@ -100,7 +100,7 @@ struct TriggerTests {
         try await m.edit(.removeAccessory(home: home, accessory: "Lamp"), account: admin)
         #expect(try await f.home().triggers.isEmpty)
         let seen = await take(5, from: &iterator)
-        #expect(seen.contains(.didUpdateTrigger(home: homeID, trigger: trigger.id)))
+        #expect(seen.contains(.didUpdateTrigger(home: homeID, trigger: trigger.id, change: .actionSets)))
         #expect(seen.contains(.didRemoveTrigger(home: homeID, trigger: trigger.id, name: "Lamp Watch")))
     }
 

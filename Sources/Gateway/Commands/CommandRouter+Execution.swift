@@ -90,14 +90,14 @@ extension CommandRouter {
             let edit = HomeEdit.addActionSet(
                 home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
             return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .addTrigger(let homeName, let name, let event, let actionSets):
+        case .addTrigger(let homeName, let name, let event, let actionSets, let options):
             let home = try await manager.home(homeName, account: account)
             let (target, characteristic) = try Self.reference(
                 try home.accessory(named: event.accessory), event.service, event.characteristic)
             let edit = HomeEdit.addTrigger(
                 home: home.name, name: name, characteristic: target,
                 value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
-                actionSets: actionSets)
+                actionSets: actionSets, options: options)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(

@@ -14,7 +14,8 @@ extension Command {
         /// The actions' values are read once their characteristics are found (by each one's format).
         case addActionSet(home: String, name: String, actions: [Action])
         /// An automation; its value (optional) is read once its characteristic is found, like an action's.
-        case addTrigger(home: String, name: String, event: Event, actionSets: [String])
+        case addTrigger(
+            home: String, name: String, event: Event, actionSets: [String], options: TriggerOptions = TriggerOptions())
         case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -96,11 +97,12 @@ extension Command {
             case "renameActionSet":
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
             case "addTrigger":
+                let options = try body.triggerOptions()
                 if let schedule = try ScheduleFields.schedule(body) {
                     self = try .edit(
                         .addScheduleTrigger(
                             home: text("home"), name: text("name"), schedule: schedule,
-                            actionSets: body.strings("actionSets")))
+                            actionSets: body.strings("actionSets"), options: options))
                     return
                 }
                 self = try .addTrigger(
@@ -108,7 +110,7 @@ extension Command {
                     event: Event(
                         accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
                         value: body.optionalValue("value")),
-                    actionSets: body.strings("actionSets"))
+                    actionSets: body.strings("actionSets"), options: options)
             case "setLocation":
                 self = try .edit(.setLocation(home: text("home"), location: ScheduleFields.location(body)))
             case "removeTrigger":
@@ -175,7 +177,7 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _), .read(let home, _, _, _, _),
+            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _), .read(let home, _, _, _, _),
                 .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
                 .removePairing(let home, _, _):
@@ -240,6 +242,23 @@ struct RequestBody {
             }
             return string
         }
+    }
+
+    /// `addTrigger`'s `executeOnce` (a flag) and `turnBackAfter` (seconds); the duration's range is
+    /// the model's to check (`invalidDuration`), a duration that is no number `invalidParameter`.
+    func triggerOptions() throws(HomeError) -> TriggerOptions {
+        var options = TriggerOptions(executeOnce: try optionalFlag("executeOnce"))
+        switch try optionalValue("turnBackAfter") {
+        case nil: break
+        case .integer(let seconds)?: options.turnBackAfter = .seconds(seconds)
+        case .number(let seconds)?:
+            guard seconds.isFinite, abs(seconds) < 1e15 else {
+                throw HomeError(.invalidDuration, "\"turnBackAfter\" is whole seconds from 1 to 86400.")
+            }
+            options.turnBackAfter = .seconds(seconds)
+        default: throw HomeError(.invalidParameter, "\"turnBackAfter\" must be a number of seconds.")
+        }
+        return options
     }
 
     /// A `true` or `false` that may be left out (false).

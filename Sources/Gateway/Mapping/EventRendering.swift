@@ -40,8 +40,15 @@ package struct EventMessage: Sendable, Equatable {
         case .accessoryDidUpdateReachability(_, _, let isReachable): members.add("reachable", .bool(isReachable))
         case .didExecuteActionSet(_, _, let failed), .didFireTrigger(_, _, let failed):
             members.add("failedActions", .integer(failed))
-        case .didUpdateTrigger(_, let id):
-            members.add("enabled", home(event.home!)?.trigger(id).map { .bool($0.isEnabled) } ?? .null)
+        case .didUpdateTrigger(let homeID, let id, let change):
+            members.add("change", change.rawValue)
+            if let snapshot = home(homeID), let trigger = snapshot.trigger(id) {
+                members.add("enabled", .bool(trigger.isEnabled))
+                members.add(
+                    "actionSets",
+                    .array(trigger.actionSets.compactMap { snapshot.actionSet($0).map { .string($0.name) } }))
+                members.add("active", .bool(trigger.isActive))
+            }
         default: break
         }
         self.topic = topic
@@ -127,7 +134,7 @@ package struct EventMessage: Sendable, Equatable {
         case .didUpdateNameForTrigger(_, _, let oldName, let name):
             members.add("trigger", name)
             members.add("oldName", oldName)
-        case .didUpdateTrigger(_, let id), .didFireTrigger(_, let id, _):
+        case .didUpdateTrigger(_, let id, _), .didFireTrigger(_, let id, _):
             members.add("trigger", home.trigger(id)?.name)
         case .accessoryDidUpdateReachability(_, let id, _):
             members.add("accessory", accessory(id))

@@ -150,6 +150,7 @@ package enum Rendering {
     private static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
         var members: [(key: String, value: JSON)] = [
             ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
+            ("active", .bool(trigger.isActive)),
         ]
         switch trigger.event {
         case .characteristic(let event, let triggerValue):
@@ -165,6 +166,10 @@ package enum Rendering {
         }
         members.append(
             ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })))
+        if trigger.options.executeOnce { members.append(("executeOnce", .bool(true))) }
+        if let turnBackAfter = trigger.options.turnBackAfter {
+            members.append(("turnBackAfter", .integer(Int(turnBackAfter.components.seconds))))
+        }
         return .object(members)
     }
 

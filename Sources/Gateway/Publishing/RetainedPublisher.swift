@@ -202,7 +202,7 @@ package actor RetainedPublisher {
             .didRemoveActionSet(let home, _, _), .didUpdateNameForActionSet(let home, _, _, _),
             .didUpdateActionsForActionSet(let home, _, _), .didAddTrigger(let home, _, _),
             .didRemoveTrigger(let home, _, _),
-            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _),
+            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _, _),
             .didUpdateLocationForHome(let home):
             return [.home(home)]
         case .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _), .didAddUser(let home, _, _),

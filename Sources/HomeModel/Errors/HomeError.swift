@@ -76,6 +76,9 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A sunrise or sunset automation in a home with no location: the hub cannot know when the
         /// sun rises there.
         case locationRequired
+        /// A duration out of range: an automation's turn-back of less than a second, more than a
+        /// day, or not in whole seconds.
+        case invalidDuration
         /// Something outside the rules failed (the database); nothing was changed.
         case unexpectedError
 

@@ -48,8 +48,8 @@ package enum HomeEvent: Sendable, Hashable {
     case didAddTrigger(home: HomeID, trigger: TriggerID, name: String)
     case didRemoveTrigger(home: HomeID, trigger: TriggerID, name: String)
     case didUpdateNameForTrigger(home: HomeID, trigger: TriggerID, oldName: String, name: String)
-    /// An automation was turned on or off, or lost an action set that was removed.
-    case didUpdateTrigger(home: HomeID, trigger: TriggerID)
+    /// An automation was turned on or off, or lost an action set that was removed: `change` says which.
+    case didUpdateTrigger(home: HomeID, trigger: TriggerID, change: TriggerChange)
     /// An automation fired: its characteristic took the value it waits for, and it ran its action
     /// sets; `failedActions` counts their actions that did not succeed.
     case didFireTrigger(home: HomeID, trigger: TriggerID, failedActions: Int)
@@ -82,7 +82,7 @@ package enum HomeEvent: Sendable, Hashable {
             .didUpdateNameForActionSet(let home, _, _, _), .didUpdateActionsForActionSet(let home, _, _),
             .didExecuteActionSet(let home, _, _),
             .didAddTrigger(let home, _, _), .didRemoveTrigger(let home, _, _),
-            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _),
+            .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _, _),
             .didFireTrigger(let home, _, _),
             .accessoryDidUpdateReachability(let home, _, _), .didUpdateValueForCharacteristic(let home, _, _, _, _):
             home
@@ -128,4 +128,12 @@ package enum HomeEvent: Sendable, Hashable {
         case .didRemoveNewAccessory: "didRemoveNewAccessory"
         }
     }
+}
+
+/// What ``HomeEvent/didUpdateTrigger(home:trigger:change:)`` changed about an automation.
+package enum TriggerChange: String, Sendable, Hashable {
+    /// It was turned on or off (by an administrator, or by itself after its one firing).
+    case enabled
+    /// An action set it ran was removed from the home: it runs the rest, or nothing when none is left.
+    case actionSets
 }

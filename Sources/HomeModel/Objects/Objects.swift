@@ -1,3 +1,5 @@
+import Foundation
+
 /// A home: HomeKit's `HMHome`, as a value. Snapshots of it are what the model hands out.
 package struct Home: Sendable, Hashable, Identifiable {
     package let id: HomeID
@@ -215,6 +217,15 @@ package struct ActionSet: Sendable, Hashable, Identifiable {
 
 /// One action of an action set: write `value` to a characteristic.
 package struct Action: Sendable, Hashable, Codable {
+    package init(
+        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue
+    ) {
+        self.accessory = accessory
+        self.service = service
+        self.characteristic = characteristic
+        self.value = value
+    }
+
     package let accessory: AccessoryID
     package let service: ServiceID
     package let characteristic: CharacteristicType
@@ -241,11 +252,17 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     package internal(set) var event: TriggerEvent
     /// The action sets it runs; one removed from the home leaves this list.
     package internal(set) var actionSets: [ActionSetID]
+    /// What it does after a firing: turn itself off, turn its writes back after a while.
+    package internal(set) var options = TriggerOptions()
+
+    /// Whether it can fire: it is on and has an action set to run. One whose action sets were all
+    /// removed stays on but does nothing until it is given one.
+    package var isActive: Bool { isEnabled && !actionSets.isEmpty }
 
     /// Whether a change of `key` to `newValue` fires the trigger: one left with no action set (they
     /// were removed) has nothing to run and does not fire.
     package func isFired(by key: ValueKey, value newValue: CharacteristicValue) -> Bool {
-        guard isEnabled, !actionSets.isEmpty, case .characteristic(let characteristic, let value) = event else {
+        guard isActive, case .characteristic(let characteristic, let value) = event else {
             return false
         }
         return key == characteristic && (value == nil || value == newValue)
@@ -254,8 +271,58 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     /// The schedule the automation service runs: an enabled schedule trigger's, with an action set
     /// to run; `nil` otherwise.
     package var activeSchedule: TriggerSchedule? {
-        guard isEnabled, !actionSets.isEmpty else { return nil }
+        guard isActive else { return nil }
         return event.schedule
+    }
+}
+
+/// What an automation does after it fired, beside its action sets (HomeKit's execute-once, Apple
+/// Home's "Turn off after").
+package struct TriggerOptions: Sendable, Hashable {
+    /// It turns itself off after its first firing (kept, as ``HomeEdit/enableTrigger(home:trigger:enabled:)``
+    /// leaves it), so that "once, at the next sunset" needs no one to remove it.
+    package var executeOnce: Bool
+    /// After this long the characteristics it wrote return to the values they had before it fired;
+    /// a new firing restarts the wait. Whole seconds, from one second to ``longestTurnBack``.
+    package var turnBackAfter: Duration?
+
+    /// A day: longer than a household's "off again after" and short enough to be a return, not a schedule.
+    package static let longestTurnBack = Duration.seconds(86_400)
+
+    package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil) {
+        self.executeOnce = executeOnce
+        self.turnBackAfter = turnBackAfter
+    }
+
+    /// Checks the duration: whole seconds, at least one, at most ``longestTurnBack``.
+    package func validate() throws(HomeError) {
+        guard let turnBackAfter else { return }
+        guard turnBackAfter.components.attoseconds == 0, turnBackAfter >= .seconds(1),
+            turnBackAfter <= Self.longestTurnBack
+        else {
+            throw HomeError(
+                .invalidDuration,
+                "A turn-back duration is whole seconds from 1 to \(Self.longestTurnBack.components.seconds), not \(turnBackAfter)."
+            )
+        }
+    }
+}
+
+/// The values an automation's firing changed, to be written back when `due` comes (its
+/// ``TriggerOptions/turnBackAfter``): stored, so that a restart neither loses nor repeats it.
+package struct PendingTurnBack: Sendable, Hashable {
+    package let trigger: TriggerID
+    package let home: HomeID
+    /// When the values return.
+    package var due: Date
+    /// Each written characteristic with the value it had before the first firing of the wait.
+    package var values: [Action]
+
+    package init(trigger: TriggerID, home: HomeID, due: Date, values: [Action]) {
+        self.trigger = trigger
+        self.home = home
+        self.due = due
+        self.values = values
     }
 }
 

@@ -164,6 +164,18 @@ extension HomeDatabase {
                 t.column("lastInstant", .double)
             }
         }
+        migrator.registerMigration("v7: execute once, turn back after") { db in
+            try db.alter(table: TriggerRecord.databaseTableName) { t in
+                t.add(column: "executeOnce", .boolean).notNull().defaults(to: false)
+                t.add(column: "turnBackAfter", .integer)
+            }
+            try db.create(table: PendingTurnBackRecord.databaseTableName) { t in
+                t.primaryKey("triggerID", .text)
+                t.column("homeID", .text).notNull()
+                t.column("due", .double).notNull()
+                t.column("actions", .jsonText).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -171,7 +171,9 @@ package final class HomeDatabase: Sendable {
             }
             return Trigger(
                 id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
-                actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) })
+                actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) },
+                options: TriggerOptions(
+                    executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) }))
         }
 
         private static func location(_ record: HomeRecord) -> HomeLocation? {
@@ -396,7 +398,8 @@ package final class HomeDatabase: Sendable {
         for (index, trigger) in home.triggers.enumerated() {
             var record = TriggerRecord(
                 id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
-                isEnabled: trigger.isEnabled)
+                isEnabled: trigger.isEnabled, executeOnce: trigger.options.executeOnce,
+                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) })
             switch trigger.event {
             case .characteristic(let key, let value):
                 record.accessoryID = key.accessory.rawValue

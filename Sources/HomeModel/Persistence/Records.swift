@@ -138,6 +138,20 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var value: CharacteristicValue?
     /// A schedule trigger's event; nil for a characteristic's.
     var schedule: ScheduleJSON?
+    /// ``TriggerOptions`` (migration "v7: execute once, turn back after"); the duration in seconds.
+    var executeOnce = false
+    var turnBackAfter: Int?
+}
+
+/// A return an automation's firing left pending (migration "v7: execute once, turn back after"):
+/// the values to write back, as actions in JSON, and when. Without a foreign key, like
+/// ``ScheduleStateRecord``: a layout change rewrites the trigger's row.
+struct PendingTurnBackRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "pendingTurnBack"
+    var triggerID: String
+    var homeID: String
+    var due: Double
+    var actions: [Action]
 }
 
 /// Where a schedule trigger stands (migration "v6: schedules"): since when the hub has run it, and

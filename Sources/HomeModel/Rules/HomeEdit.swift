@@ -37,13 +37,15 @@ package enum HomeEdit: Sendable, Equatable {
     case renameActionSet(home: String, actionSet: String, name: String)
     /// Adds an automation: when `characteristic` (one that notifies) takes `value`, or changes at all
     /// when `value` is nil, the hub runs `actionSets` in order. A press is a `ProgrammableSwitchEvent`
-    /// with its value (0 single, 1 double, 2 long).
+    /// with its value (0 single, 1 double, 2 long). `options` say what it does after a firing.
     case addTrigger(
         home: String, name: String, characteristic: CharacteristicReference, value: CharacteristicValue?,
-        actionSets: [String])
+        actionSets: [String], options: TriggerOptions = TriggerOptions())
     /// Adds an automation that runs `actionSets` in order when `schedule` comes due, in the home's
     /// time zone; a sun event needs the home's location.
-    case addScheduleTrigger(home: String, name: String, schedule: TriggerSchedule, actionSets: [String])
+    case addScheduleTrigger(
+        home: String, name: String, schedule: TriggerSchedule, actionSets: [String],
+        options: TriggerOptions = TriggerOptions())
     /// Sets where the home is (nil clears it): the time zone its schedules keep, the place its
     /// sunrise and sunset are computed for.
     case setLocation(home: String, location: HomeLocation?)
@@ -68,8 +70,8 @@ package enum HomeEdit: Sendable, Equatable {
             .removeZone(let home, _), .renameZone(let home, _, _), .addRoomToZone(let home, _, _),
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
-            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _),
-            .addScheduleTrigger(let home, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
+            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
+            .addScheduleTrigger(let home, _, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
             .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
             .addUser(let home, _, _),
             .removeUser(let home, _), .removeMember(let home, _):
@@ -128,16 +130,17 @@ extension HomeGraph {
         case .removeActionSet(_, let actionSet): try removeActionSet(actionSet, home: h, events: &events)
         case .renameActionSet(_, let actionSet, let name):
             try renameActionSet(actionSet, to: name, home: h, events: &events)
-        case .addTrigger(_, let name, let characteristic, let value, let actionSets):
+        case .addTrigger(_, let name, let characteristic, let value, let actionSets, let options):
             return .added(
                 try addTrigger(
-                    named: name, characteristic: characteristic, value: value, actionSets: actionSets, home: h,
-                    events: &events
+                    named: name, characteristic: characteristic, value: value, actionSets: actionSets,
+                    options: options, home: h, events: &events
                 ).name)
-        case .addScheduleTrigger(_, let name, let schedule, let actionSets):
+        case .addScheduleTrigger(_, let name, let schedule, let actionSets, let options):
             return .added(
                 try addScheduleTrigger(
-                    named: name, schedule: schedule, actionSets: actionSets, home: h, events: &events
+                    named: name, schedule: schedule, actionSets: actionSets, options: options, home: h,
+                    events: &events
                 ).name)
         case .setLocation(_, let location): setLocation(location, home: h, events: &events)
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)

@@ -65,7 +65,7 @@ extension HomeGraph {
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
         for t in homes[h].triggers.indices where homes[h].triggers[t].actionSets.contains(actionSet.id) {
             homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
-            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+            events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id, change: .actionSets))
         }
     }
 
@@ -87,9 +87,11 @@ extension HomeGraph {
 
     mutating func addTrigger(
         named name: String, characteristic reference: CharacteristicReference, value: CharacteristicValue?,
-        actionSets names: [String], home h: Int, events: inout [HomeEvent]
+        actionSets names: [String], options: TriggerOptions = TriggerOptions(), home h: Int,
+        events: inout [HomeEvent]
     ) throws(HomeError) -> Trigger {
         try Self.checkName(name, in: homes[h])
+        try options.validate()
         let (accessory, service, characteristic) = try Self.resolve(reference, in: homes[h])
         guard characteristic.metadata.permissions.contains(.notify) else {
             throw HomeError(
@@ -110,7 +112,7 @@ extension HomeGraph {
             event: .characteristic(
                 ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
                 value: checkedValue),
-            actionSets: try Self.actionSetIDs(names, in: homes[h]))
+            actionSets: try Self.actionSetIDs(names, in: homes[h]), options: options)
         homes[h].triggers.append(trigger)
         events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
         return trigger
@@ -119,10 +121,11 @@ extension HomeGraph {
     /// Adds an automation that fires on `schedule`. A sun event needs the home's location first: an
     /// automation that could never fire is refused rather than kept silent.
     mutating func addScheduleTrigger(
-        named name: String, schedule: TriggerSchedule, actionSets names: [String], home h: Int,
-        events: inout [HomeEvent]
+        named name: String, schedule: TriggerSchedule, actionSets names: [String],
+        options: TriggerOptions = TriggerOptions(), home h: Int, events: inout [HomeEvent]
     ) throws(HomeError) -> Trigger {
         try Self.checkName(name, in: homes[h])
+        try options.validate()
         do { try schedule.validate() } catch { throw error.homeError }
         if schedule.needsPlace, homes[h].location == nil {
             throw HomeError(
@@ -132,7 +135,7 @@ extension HomeGraph {
         }
         let trigger = Trigger(
             id: .random(), name: name, isEnabled: true, event: .schedule(schedule),
-            actionSets: try Self.actionSetIDs(names, in: homes[h]))
+            actionSets: try Self.actionSetIDs(names, in: homes[h]), options: options)
         homes[h].triggers.append(trigger)
         events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
         return trigger
@@ -184,6 +187,6 @@ extension HomeGraph {
         let t = try Self.triggerIndex(name, in: homes[h])
         guard homes[h].triggers[t].isEnabled != enabled else { return }
         homes[h].triggers[t].isEnabled = enabled
-        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id))
+        events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id, change: .enabled))
     }
 }

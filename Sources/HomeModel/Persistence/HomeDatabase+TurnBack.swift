@@ -1,0 +1,45 @@
+import Foundation
+import GRDB
+
+extension HomeDatabase {
+    /// Every pending turn-back, earliest first.
+    func pendingTurnBacks() throws -> [PendingTurnBack] {
+        try writer.read { db in
+            try PendingTurnBackRecord.order(Column("due")).fetchAll(db).map {
+                PendingTurnBack(
+                    trigger: TriggerID($0.triggerID), home: HomeID($0.homeID),
+                    due: Date(timeIntervalSince1970: $0.due), values: $0.actions)
+            }
+        }
+    }
+
+    /// The pending turn-back of `trigger`, if any.
+    func pendingTurnBack(_ trigger: TriggerID) throws -> PendingTurnBack? {
+        try pendingTurnBacks().first { $0.trigger == trigger }
+    }
+
+    /// Stores `pending`, replacing the trigger's earlier one.
+    func savePendingTurnBack(_ pending: PendingTurnBack) async throws {
+        let record = PendingTurnBackRecord(
+            triggerID: pending.trigger.rawValue, homeID: pending.home.rawValue,
+            due: pending.due.timeIntervalSince1970, actions: pending.values)
+        try await writer.write { db in try record.save(db) }
+    }
+
+    /// Drops the trigger's pending turn-back if it is still the one due at `due` (a firing since
+    /// moved it, and it waits on).
+    func removePendingTurnBack(_ trigger: TriggerID, due: Date) async throws {
+        try await writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM \(PendingTurnBackRecord.databaseTableName) WHERE triggerID = ? AND due = ?",
+                arguments: [trigger.rawValue, due.timeIntervalSince1970])
+        }
+    }
+}
+
+extension HomeManager {
+    /// The stored pending turn-backs, earliest first, for the turn-back service.
+    package nonisolated func pendingTurnBacks() throws(HomeError) -> [PendingTurnBack] {
+        do { return try database.pendingTurnBacks() } catch { throw HomeDatabase.failure(error) }
+    }
+}

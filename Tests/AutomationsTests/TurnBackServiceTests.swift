@@ -1,0 +1,163 @@
+import Foundation
+import HomeModel
+import Logging
+import Schedules
+import TestSupport
+import Testing
+import VirtualDevices
+
+@testable import Automations
+
+/// "Turn back after" on a real manager, a virtual lamp and a clock the test moves: the lamp an
+/// automation turned on is off again at its time, a new firing restarts the wait, and a return
+/// pending across a restart happens at its time, or at once when its time passed while down.
+@Suite("Turn back after", .timeLimit(.minutes(1)))
+struct TurnBackServiceTests {
+    static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
+    static let start = try! Date("2026-03-02T07:00:00Z", strategy: .iso8601)
+
+    /// A manager over `database` with the lamp; `build` adds the home, the lamp (turned off),
+    /// "Lamp On" and the automation "Hall Light" that runs it and turns back after five minutes.
+    static func manager(_ database: HomeDatabase, build: Bool = true) async throws -> HomeManager {
+        let manager = try HomeManager(database: database)
+        try await manager.attach(
+            VirtualDriver(devices: [.init(id: "lamp", name: "Lamp", kind: .lightbulb)], tick: .seconds(86_400)))
+        guard build else { return manager }
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.addAccessory(home: "Home", id: "lamp"), account: "alice")
+        try await manager.writeValue(.bool(false), to: lampOn, home: "Home", account: "alice")
+        try await manager.edit(
+            .addActionSet(home: "Home", name: "Lamp On", actions: [ActionRequest(lampOn, .bool(true))]),
+            account: "alice")
+        try await manager.edit(
+            .addScheduleTrigger(
+                home: "Home", name: "Hall Light",
+                schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: Set(Weekday.allCases)),
+                actionSets: ["Lamp On"], options: TriggerOptions(turnBackAfter: .seconds(300))),
+            account: "alice")
+        return manager
+    }
+
+    static func lamp(_ manager: HomeManager) async throws -> CharacteristicValue? {
+        try await manager.home("Home", account: "alice").accessory("lamp")?.services.first?.characteristic(.on)?.value
+    }
+
+    /// Fires "Hall Light" as the automation services do, at `date`.
+    static func fire(_ manager: HomeManager, at date: Date) async throws {
+        let home = try await manager.home("Home", account: "alice")
+        let trigger = try #require(home.triggers.first { $0.name == "Hall Light" })
+        _ = try #require(await manager.fireTrigger(trigger.id, home: home.id, at: date))
+    }
+
+    /// Runs the service from `from` (wall time) on a manual clock until `body` returns.
+    static func withService(
+        _ manager: HomeManager, from: Date, logs: LogLines = LogLines(),
+        _ body: (ManualClock, @Sendable () -> Date) async throws -> Void
+    ) async throws {
+        let manual = ManualClock()
+        let now: @Sendable () -> Date = {
+            let offset = manual.now.offset.components
+            return from + Double(offset.seconds) + Double(offset.attoseconds) * 1e-18
+        }
+        let service = TurnBackService(
+            manager: manager, clock: ScheduleClock(clock: manual, now: now), logger: logs.logger)
+        let changes = await service.changes()
+        let following = Task { await service.follow(changes) }
+        try await eventually("the service waits") { manual.sleepers > 0 }
+        try await body(manual, now)
+        following.cancel()
+        await following.value
+    }
+
+    static func advance(_ clock: ManualClock, by duration: Duration) async throws {
+        clock.advance(by: duration)
+        try await eventually("the service waits again") { clock.sleepers > 0 }
+    }
+
+    @Test("the lamp returns to off at its time; a second firing restarts the wait")
+    func returnsAtItsTime() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory())
+        try await Self.withService(manager, from: Self.start) { clock, now in
+            try await Self.fire(manager, at: now())
+            #expect(try await Self.lamp(manager) == .bool(true))
+            let pending = try manager.pendingTurnBacks()
+            #expect(pending.map(\.due) == [Self.start + 300])
+            #expect(pending.first?.values.map(\.value) == [.bool(false)])
+            try await Self.advance(clock, by: .seconds(299))
+            #expect(try await Self.lamp(manager) == .bool(true))
+
+            // Fired again at 299 s: the wait starts over, and the value to return stays the first one's
+            try await Self.fire(manager, at: now())
+            #expect(try manager.pendingTurnBacks().map(\.due) == [Self.start + 599])
+            #expect(try manager.pendingTurnBacks().first?.values.map(\.value) == [.bool(false)])
+            try await Self.advance(clock, by: .seconds(2))
+            #expect(try await Self.lamp(manager) == .bool(true))
+            try await Self.advance(clock, by: .seconds(297))
+            #expect(try await Self.lamp(manager) == .bool(true))
+            try await Self.advance(clock, by: .seconds(1))
+            try await eventually("the lamp is off again") { try await Self.lamp(manager) == .bool(false) }
+            #expect(try manager.pendingTurnBacks().isEmpty)
+        }
+        await manager.shutdown()
+    }
+
+    @Test("a return pending across a restart happens at its time, or at once when its time passed while down")
+    func restart() async throws {
+        try await withTemporaryDirectory { directory in
+            for (downFor, late) in [(100.0, false), (1_000.0, true)] {
+                let path = "\(directory)/home-\(Int(downFor)).sqlite"
+                let first = try await Self.manager(HomeDatabase.open(atPath: path))
+                try await Self.fire(first, at: Self.start)
+                #expect(try await Self.lamp(first) == .bool(true))
+                await first.shutdown()
+
+                let logs = LogLines()
+                let second = try await Self.manager(HomeDatabase.open(atPath: path), build: false)
+                let trigger = try #require(try await second.home("Home", account: "alice").triggers.first)
+                #expect(trigger.options == TriggerOptions(turnBackAfter: .seconds(300)))
+                #expect(try second.pendingTurnBacks().map(\.due) == [Self.start + 300])
+                try await second.writeValue(.bool(true), to: Self.lampOn, home: "Home", account: "alice")
+                try await Self.withService(second, from: Self.start + downFor, logs: logs) { clock, _ in
+                    if !late {
+                        #expect(try await Self.lamp(second) == .bool(true))
+                        try await Self.advance(clock, by: .seconds(199))
+                        #expect(try await Self.lamp(second) == .bool(true))
+                        #expect(try second.pendingTurnBacks().count == 1)
+                        try await Self.advance(clock, by: .seconds(1))
+                    }
+                    try await eventually("the lamp is off again") { try await Self.lamp(second) == .bool(false) }
+                    try await eventually("the return is done") { try second.pendingTurnBacks().isEmpty }
+                }
+                #expect(logs.contains("automation 'Hall Light' turned 1 value(s) back"), "\(logs.all)")
+                #expect(logs.contains("700 s late: due while the hub was down") == late, "\(logs.all)")
+                await second.shutdown()
+            }
+        }
+    }
+
+    @Test("a turn-back duration out of range, or not in whole seconds, is invalidDuration")
+    func badDurations() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory())
+        for duration in [Duration.seconds(-5), .zero, .seconds(86_401), .milliseconds(1_500), .seconds(Int64.max)] {
+            await #expect(throws: HomeError.self) {
+                try await manager.edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Bad",
+                        schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: [.monday]),
+                        actionSets: ["Lamp On"], options: TriggerOptions(turnBackAfter: duration)),
+                    account: "alice")
+            }
+            do {
+                try await manager.edit(
+                    .addTrigger(
+                        home: "Home", name: "Bad", characteristic: Self.lampOn, value: .bool(true),
+                        actionSets: ["Lamp On"], options: TriggerOptions(turnBackAfter: duration)),
+                    account: "alice")
+                Issue.record("\(duration) was taken")
+            } catch {
+                #expect(error.code == .invalidDuration)
+            }
+        }
+        await manager.shutdown()
+    }
+}
