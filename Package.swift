@@ -249,6 +249,7 @@ let package = Package(
             dependencies: [
                 "Automations",
                 "Config",
+                "History",
                 "Web",
                 "HAP",
                 "HomeKitBridge",

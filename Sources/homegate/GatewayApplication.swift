@@ -3,6 +3,7 @@ import Config
 import Foundation
 import Gateway
 import HAP
+import History
 import HomeKitBridge
 import HomeModel
 import Logging
@@ -49,6 +50,7 @@ struct GatewayApplication {
             ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
             ? nil : EventLoopThread(name: "homegate-loop")
         let (manager, drivers) = try await Self.openHome(configuration, demoHome: demoHome, loop: loop, logger: logger)
+        let history = try Self.openHistory(configuration, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
@@ -95,6 +97,7 @@ struct GatewayApplication {
                 // After the drivers: it stops before them, so no automation writes to a stopped driver.
                 AutomationService(manager: manager, logger: logger),
                 ScheduleService(manager: manager, logger: logger),
+            ] + (history.map { [HistoryRecorder(manager: manager, store: $0, logger: logger)] } ?? []) + [
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
@@ -199,6 +202,30 @@ extension GatewayApplication {
             database: database, driverTimeout: configuration.commands.timeout,
             homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
             executor: executor, logger: logger)
+    }
+}
+
+extension GatewayApplication {
+    /// The history store `history` configures, beside the home database (in memory when the home
+    /// database is); nil when history is off.
+    static func openHistory(_ configuration: GatewayConfiguration, logger: Logger) throws -> HistoryStore? {
+        let settings = configuration.history
+        guard settings.enabled else {
+            logger.info("history is off (history.enabled: false): nothing is recorded")
+            return nil
+        }
+        let retention = historyRetention(settings)
+        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention) }
+        return try HistoryStore.open(atPath: configuration.data.historyFile, retention: retention)
+    }
+
+    /// The retention the `history` section asks for: the timeline's events are kept as long as
+    /// the raw values.
+    static func historyRetention(_ settings: GatewayConfiguration.HistorySettings) -> HistoryRetention {
+        let day = 86_400
+        return HistoryRetention(
+            raw: .seconds(settings.rawDays * day), hourly: .seconds(settings.hourlyDays * day),
+            events: .seconds(settings.rawDays * day), maximumBytes: settings.maxMegabytes << 20)
     }
 }
 
