@@ -153,6 +153,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailbox",
                 "Execution",
+                "History",
                 "JSON",
                 "MQTT",
                 "HomeModel",
@@ -296,7 +297,8 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Config", "Gateway", "History", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT",
+                "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -348,6 +350,7 @@ let package = Package(
                 "Broker",
                 "Config",
                 "Gateway",
+                "History",
                 "HomeKitBridge",
                 "HomeModel",
                 "JSON",

@@ -77,7 +77,7 @@ struct GatewayApplication {
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
             homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,
-            rateLimit: configuration.commands.rateLimit, eventsQoS: configuration.mqtt.eventsQoS,
+            rateLimit: configuration.commands.rateLimit, eventsQoS: configuration.mqtt.eventsQoS, history: history,
             protectionProblems: { [configuration, accessRulesChanged] manager in
                 let rules = ruleSource.rules(memberships: await manager.memberships())
                 await accessRulesChanged?(rules)
