@@ -153,6 +153,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailbox",
                 "Execution",
+                "History",
                 "JSON",
                 "MQTT",
                 "HomeModel",
@@ -252,6 +253,7 @@ let package = Package(
             dependencies: [
                 "Automations",
                 "Config",
+                "History",
                 "Web",
                 "HAP",
                 "HomeKitBridge",
@@ -298,7 +300,8 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Config", "Gateway", "History", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT",
+                "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -350,6 +353,7 @@ let package = Package(
                 "Broker",
                 "Config",
                 "Gateway",
+                "History",
                 "HomeKitBridge",
                 "HomeModel",
                 "JSON",

@@ -96,7 +96,7 @@ extension GatewayConfiguration {
 
 extension GatewayConfiguration: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, web, homekit
+        case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, history, web, homekit
     }
 
     /// Reads a config file's document; only `parse` can call it, as it collects the problems.
@@ -112,6 +112,7 @@ extension GatewayConfiguration: Decodable {
         file.read(&homes, .homes)
         file.read(&homeAssistant, .homeAssistant)
         logging = file.value(.logging) ?? LoggingSettings(file.missing(.logging))
+        file.read(&history, .history)
         file.readOrNull(&web, .web)
         file.readOrNull(&homekit, .homekit)
         checkZigbee2MQTTTopics(file.decoding)
@@ -492,6 +493,39 @@ extension GatewayConfiguration.WebSettings: Decodable {
                 .hosts, example: ["hub.example.org", "hub.home.arpa"],
                 fix: "list the names the page is opened by, without scheme or port: [hub.example.org]"
             ) { HostName.isValid($0) ? nil : "'\($0)' in 'web.hosts' is not a host name or an IP address" } ?? hosts
+    }
+}
+
+extension GatewayConfiguration.HistorySettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case enabled, rawDays, hourlyDays, maxMegabytes
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.init()
+        let file = try ConfigurationSection<CodingKeys>(decoder)
+        file.read(&enabled, .enabled)
+        file.read(&rawDays, .rawDays) {
+            Self.rawDaysRange.contains($0)
+                ? nil
+                : "'history.rawDays' is \($0); it must be \(Self.rawDaysRange.lowerBound)...\(Self.rawDaysRange.upperBound) days"
+        }
+        file.read(&hourlyDays, .hourlyDays) {
+            Self.hourlyDaysRange.contains($0)
+                ? nil
+                : "'history.hourlyDays' is \($0); it must be \(Self.hourlyDaysRange.lowerBound)...\(Self.hourlyDaysRange.upperBound) days"
+        }
+        if hourlyDays < rawDays {
+            file.report(
+                at: .hourlyDays,
+                "'history.hourlyDays' (\(hourlyDays)) is shorter than 'history.rawDays' (\(rawDays)): the hours of the last raw days would go first",
+                fix: "make hourlyDays at least rawDays, e.g. 365")
+        }
+        file.read(&maxMegabytes, .maxMegabytes) {
+            Self.maxMegabytesRange.contains($0)
+                ? nil
+                : "'history.maxMegabytes' is \($0); it must be \(Self.maxMegabytesRange.lowerBound)...\(Self.maxMegabytesRange.upperBound)"
+        }
     }
 }
 

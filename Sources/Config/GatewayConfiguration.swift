@@ -58,9 +58,38 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package init() {}
 
         /// The SQLite file of the home database.
-        package var databaseFile: String {
-            directory.hasSuffix("/") ? directory + "home.sqlite" : directory + "/home.sqlite"
+        package var databaseFile: String { file("home.sqlite") }
+
+        /// The SQLite file of the history (docs/history.md), beside the home database so the two
+        /// are backed up and moved together.
+        package var historyFile: String { file("history.sqlite") }
+
+        private func file(_ name: String) -> String {
+            directory.hasSuffix("/") ? directory + name : directory + "/" + name
         }
+    }
+
+    /// `history`: what each sensor did, kept on the hub (docs/history.md).
+    package struct HistorySettings: Sendable, Hashable {
+        /// Record the homes' values and events; off, nothing is recorded and the `history` and
+        /// `timeline` requests are refused.
+        package var enabled: Bool = true
+        /// Days every recorded value (and the timeline's events) is kept as it came.
+        package var rawDays: Int = 10
+        /// Days the hourly minimum, mean and maximum are kept, once the raw values aged out.
+        package var hourlyDays: Int = 365
+        /// The most the history file may hold; past it the oldest hours go first. 200 MB fits a
+        /// Pi's SD card and holds about 250 sensors' full retention at one value a minute.
+        package var maxMegabytes: Int = 200
+
+        package init() {}
+
+        /// The accepted `rawDays`: from a day to a year.
+        package static let rawDaysRange = 1...365
+        /// The accepted `hourlyDays` (and never fewer than `rawDays`): up to ten years.
+        package static let hourlyDaysRange = 1...3650
+        /// The accepted `maxMegabytes`: from 1 MB to 100 GB.
+        package static let maxMegabytesRange = 1...102_400
     }
 
     /// `accessories`: the drivers that find accessories.
@@ -202,6 +231,7 @@ package struct GatewayConfiguration: Sendable, Hashable {
     package var homes = HomeSettings()
     package var homeAssistant = HomeAssistantSettings()
     package var logging = LoggingSettings()
+    package var history = HistorySettings()
     /// The web page; nil (`web: null`) serves none.
     package var web: WebSettings? = WebSettings()
     /// `homekit`: homes served to Apple's Home app; nil (the default) serves none.

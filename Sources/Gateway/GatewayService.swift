@@ -1,4 +1,5 @@
 import AsyncMailbox
+import History
 import HomeModel
 import JSON
 import Logging
@@ -30,6 +31,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     ///     it says `online` on its status topic.
     ///   - rateLimit: how many commands and requests one account may send; nil admits all.
     ///   - eventsQoS: the QoS of `$events` (`mqtt.eventsQoS`); every other topic goes at QoS 1.
+    ///   - history: what the `history` and `timeline` requests read; nil refuses them.
     ///   - protectionProblems: what is wrong with the broker's protection for the homes as they are
     ///     (`AccessSettings.brokerProtectionProblems`), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
@@ -38,7 +40,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
         accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
-        eventsQoS: MQTTQoS = .atMostOnce,
+        eventsQoS: MQTTQoS = .atMostOnce, history: HistoryStore? = nil,
         protectionProblems: (@Sendable (HomeManager) async -> [String])? = nil,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
@@ -51,7 +53,8 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
         self.client = client
         self.topics = topics
         self.logger = logger
-        router = CommandRouter(manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit)
+        router = CommandRouter(
+            manager: manager, topics: topics, defaultAccount: defaultAccount, rateLimit: rateLimit, history: history)
         let echoes = client.configuration.protocolVersion == .v5 ? nil : ClearingEchoes()
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,

@@ -3,6 +3,7 @@ import Config
 import Foundation
 import Gateway
 import HAP
+import History
 import HomeKitBridge
 import HomeModel
 import Logging
@@ -49,6 +50,7 @@ struct GatewayApplication {
             ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
             ? nil : EventLoopThread(name: "homegate-loop")
         let (manager, drivers) = try await Self.openHome(configuration, demoHome: demoHome, loop: loop, logger: logger)
+        let history = try Self.openHistory(configuration, logger: logger)
 
         var mqtt = try configuration.mqttConfiguration()
         mqtt.will = AvailabilityService.will(for: topics)
@@ -75,7 +77,7 @@ struct GatewayApplication {
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: configuration.commands.defaultAccount,
             homeAssistant: homeAssistant, statistics: statistics, accessKeeper: accessKeeper, logger: logger,
-            rateLimit: configuration.commands.rateLimit, eventsQoS: configuration.mqtt.eventsQoS,
+            rateLimit: configuration.commands.rateLimit, eventsQoS: configuration.mqtt.eventsQoS, history: history,
             protectionProblems: { [configuration, accessRulesChanged] manager in
                 let rules = ruleSource.rules(memberships: await manager.memberships())
                 await accessRulesChanged?(rules)
@@ -96,6 +98,7 @@ struct GatewayApplication {
                 AutomationService(manager: manager, logger: logger),
                 ScheduleService(manager: manager, logger: logger),
                 TurnBackService(manager: manager, logger: logger),
+            ] + (history.map { [HistoryRecorder(manager: manager, store: $0, logger: logger)] } ?? []) + [
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,
@@ -122,7 +125,7 @@ struct GatewayApplication {
                     credentials: BrokerCredentials(
                         configuration: try configuration.mqttConfiguration(), logger: logger),
                     statistics: statistics, client: client, logger: logger, listening: webListening,
-                    homekit: Self.homekitPairing(configuration.homekit, manager: manager)))
+                    homekit: Self.homekitPairing(configuration.homekit, manager: manager), history: history))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -200,6 +203,30 @@ extension GatewayApplication {
             database: database, driverTimeout: configuration.commands.timeout,
             homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
             executor: executor, logger: logger)
+    }
+}
+
+extension GatewayApplication {
+    /// The history store `history` configures, beside the home database (in memory when the home
+    /// database is); nil when history is off.
+    static func openHistory(_ configuration: GatewayConfiguration, logger: Logger) throws -> HistoryStore? {
+        let settings = configuration.history
+        guard settings.enabled else {
+            logger.info("history is off (history.enabled: false): nothing is recorded")
+            return nil
+        }
+        let retention = historyRetention(settings)
+        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention) }
+        return try HistoryStore.open(atPath: configuration.data.historyFile, retention: retention)
+    }
+
+    /// The retention the `history` section asks for: the timeline's events are kept as long as
+    /// the raw values.
+    static func historyRetention(_ settings: GatewayConfiguration.HistorySettings) -> HistoryRetention {
+        let day = 86_400
+        return HistoryRetention(
+            raw: .seconds(settings.rawDays * day), hourly: .seconds(settings.hourlyDays * day),
+            events: .seconds(settings.rawDays * day), maximumBytes: settings.maxMegabytes << 20)
     }
 }
 

@@ -62,6 +62,7 @@ struct ConfigurationTests {
             "directory",
             "accessories", "virtual", "commands", "defaultAccount", "timeout", "access", "dynamicSecurity", "enabled",
             "aclFile", "homes", "creators", "homeAssistant", "discoveryPrefix", "account", "nodeId", "logging", "level",
+            "history", "rawDays", "hourlyDays", "maxMegabytes",
         ]
         for key in keys {
             #expect(text.contains("\(key):"), "the sample does not mention '\(key)'")
@@ -245,6 +246,67 @@ struct ConfigurationTests {
         }
         let notList = try problem("web:\n  hosts: hub.example.org\n")
         #expect(notList.message.contains("'web.hosts' must be a list"), "\(notList.message)")
+    }
+
+    @Test("history: on by default with 10 raw days, a year of hours and 200 MB, beside the home database")
+    func historyDefaults() throws {
+        let defaults = try GatewayConfiguration.parse(yaml: "", file: "homegate.yml")
+        #expect(defaults.history.enabled)
+        #expect(defaults.history.rawDays == 10 && defaults.history.hourlyDays == 365)
+        #expect(defaults.history.maxMegabytes == 200)
+        #expect(defaults.data.historyFile == "/var/lib/homegate/history.sqlite")
+
+        let set = try GatewayConfiguration.parse(
+            yaml: "data:\n  directory: /srv/hg/\n"
+                + "history:\n  enabled: false\n  rawDays: 3\n  hourlyDays: 30\n  maxMegabytes: 50\n",
+            file: "homegate.yml")
+        #expect(!set.history.enabled)
+        #expect(set.history.rawDays == 3 && set.history.hourlyDays == 30 && set.history.maxMegabytes == 50)
+        #expect(set.data.historyFile == "/srv/hg/history.sqlite")
+    }
+
+    @Test(
+        "history: each value out of range is reported at its line",
+        arguments: [
+            (
+                "history:\n  rawDays: 0\n", 2, "'history.rawDays' is 0; it must be 1...365 days",
+                "use 10, or leave it out for the default"
+            ),
+            (
+                "history:\n  rawDays: 400\n", 2, "'history.rawDays' is 400; it must be 1...365 days",
+                "use 10, or leave it out for the default"
+            ),
+            (
+                "history:\n  hourlyDays: 4000\n", 2, "'history.hourlyDays' is 4000; it must be 1...3650 days",
+                "use 365, or leave it out for the default"
+            ),
+            (
+                "history:\n  rawDays: 30\n  hourlyDays: 7\n", 3,
+                "'history.hourlyDays' (7) is shorter than 'history.rawDays' (30): the hours of the last raw days would go first",
+                "make hourlyDays at least rawDays, e.g. 365"
+            ),
+            (
+                "history:\n  maxMegabytes: 0\n", 2, "'history.maxMegabytes' is 0; it must be 1...102400",
+                "use 200, or leave it out for the default"
+            ),
+            (
+                "history:\n  maxMegabytes: 200000\n", 2, "'history.maxMegabytes' is 200000; it must be 1...102400",
+                "use 200, or leave it out for the default"
+            ),
+        ])
+    func historyOutOfRange(yaml: String, line: Int, message: String, fix: String) throws {
+        let problem = try problem(yaml)
+        #expect(problem.code == .invalidValue)
+        #expect(problem.location.line == line)
+        #expect(problem.message == message)
+        #expect(problem.fix == fix)
+    }
+
+    @Test("history: a value of the wrong type is reported at the value")
+    func historyWrongType() throws {
+        let problem = try problem("history:\n  rawDays: ten\n")
+        #expect(problem.code == .wrongType)
+        #expect(problem.location.line == 2)
     }
 
     @Test("a missing file is reported with its path")

@@ -1,4 +1,5 @@
 import Foundation
+import History
 import HomeModel
 import JSON
 
@@ -58,6 +59,10 @@ package enum CommandResult: Sendable, Equatable {
     case pairings([ControllerPairing])
     /// An action set ran; each action's outcome, named as the home names it.
     case actions([ActionOutcome])
+    /// A characteristic's recorded values, as points or hourly aggregates.
+    case history(HistoryAnswer)
+    /// A home's events, oldest first.
+    case timeline([TimelineEvent])
 }
 
 /// One action of an action set that ran, named as its home names it, with its error if it failed.

@@ -1,4 +1,5 @@
 import Foundation
+import History
 import HomeModel
 import JSON
 
@@ -122,8 +123,44 @@ extension CommandRouter {
         case .removePairing(let home, let accessory, let controller):
             try await manager.removePairing(
                 controller: controller, fromAccessory: accessory, home: home, account: account)
+        case .history(let query):
+            return .history(try await history(query, account: account))
+        case .timeline(let homeName, let from, let to):
+            let home = try await manager.home(homeName, account: account)
+            let store = try historyStore()
+            do throws(HistoryError) {
+                return .timeline(try await store.timeline(home: home.id, from: from, to: to))
+            } catch {
+                throw HomeError(error)
+            }
         }
         return .done
+    }
+
+    /// A characteristic's history, for a member of its home: the names are found in the home
+    /// before the store is asked, so a stranger learns nothing and a misspelt name is `notFound`.
+    nonisolated(nonsending) private func history(_ query: Command.Request.HistoryQuery, account: String)
+        async throws(HomeError) -> HistoryAnswer
+    {
+        let home = try await manager.home(query.home, account: account)
+        let accessory = try home.accessory(named: query.accessory)
+        let (service, characteristic) = try accessory.characteristic(
+            named: query.characteristic, service: query.service)
+        let store = try historyStore()
+        do throws(HistoryError) {
+            return try await store.points(
+                accessory: accessory.id, service: service.id, characteristic: characteristic.type, from: query.from,
+                to: query.to, resolution: query.resolution)
+        } catch {
+            throw HomeError(error)
+        }
+    }
+
+    private func historyStore() throws(HomeError) -> HistoryStore {
+        guard let history else {
+            throw HomeError(.historyUnavailable, "History is off on this hub (history.enabled: false).")
+        }
+        return history
     }
 
     /// Finds the accessory a path names, in the room it names. Returns the home's name rather than
@@ -240,6 +277,56 @@ extension CommandRouter {
                     }
                     return .object(members)
                 })
+        case .history(.points(let points)):
+            return .object([
+                ("resolution", .string(HistoryResolution.raw.rawValue)),
+                ("points", .array(points.map { .object([("time", time($0.time)), ("value", number($0.value))]) })),
+            ])
+        case .history(.hourly(let hours)):
+            return .object([
+                ("resolution", .string(HistoryResolution.hour.rawValue)),
+                (
+                    "hours",
+                    .array(
+                        hours.map {
+                            .object([
+                                ("hour", time($0.hour)), ("min", number($0.minimum)), ("mean", number($0.mean)),
+                                ("max", number($0.maximum)), ("count", .integer($0.count)),
+                            ])
+                        })
+                ),
+            ])
+        case .timeline(let events):
+            return .array(
+                events.map {
+                    .object([
+                        ("time", time($0.time)), ("kind", .string($0.kind.rawValue)), ("subject", .string($0.subject)),
+                        ("detail", .string($0.detail)),
+                    ])
+                })
         }
+    }
+
+    private static func time(_ date: Date) -> JSON { .string(WireTime.text(date)) }
+
+    /// A whole value (a bool's 0/1, an enumerated state) as an integer, any other as a number.
+    private static func number(_ value: Double) -> JSON {
+        value.rounded() == value && value.magnitude < 1e15 ? .integer(Int(value)) : .number(value)
+    }
+}
+
+extension HomeError {
+    /// A history query's refusal as the wire's code, with its message.
+    package init(_ error: HistoryError) {
+        let code: Code =
+            switch error.code {
+            case .reversedSpan: .reversedSpan
+            case .spanBeyondRetention: .spanBeyondRetention
+            case .unknownCharacteristic: .unknownCharacteristic
+            case .tooManyPoints: .tooManyPoints
+            case .unavailable: .historyUnavailable
+            default: .unexpectedError
+            }
+        self.init(code, error.message)
     }
 }

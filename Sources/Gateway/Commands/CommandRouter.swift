@@ -1,4 +1,5 @@
 import Foundation
+import History
 import HomeModel
 import JSON
 import MQTT
@@ -46,11 +47,15 @@ package struct CommandRouter: Sendable {
     package let rateLimiter: RateLimiter?
     /// Runs a request with an `id` once: a repeat gets the first answer (``RequestLedger``).
     package let requestLedger = RequestLedger()
+    /// What the `history` and `timeline` requests read; nil when history is off (they are then
+    /// refused with `historyUnavailable`).
+    package let history: HistoryStore?
 
     package init(
         manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536,
-        rateLimit: RateLimit? = .standard
+        rateLimit: RateLimit? = .standard, history: HistoryStore? = nil
     ) {
+        self.history = history
         self.manager = manager
         self.topics = topics
         self.defaultAccount = defaultAccount

@@ -1,4 +1,5 @@
 import Foundation
+import History
 import HomeModel
 import JSON
 
@@ -23,6 +24,22 @@ extension Command {
         case listPairings(home: String, accessory: String)
         case addPairing(home: String, accessory: String, controller: String, publicKey: [UInt8], admin: Bool)
         case removePairing(home: String, accessory: String, controller: String)
+        /// One characteristic's recorded values over a span (docs/history.md).
+        case history(HistoryQuery)
+        /// A home's events over a span, oldest first.
+        case timeline(home: String, from: Date, to: Date)
+
+        /// What `history` asks for, as named in the body.
+        package struct HistoryQuery: Sendable, Equatable {
+            package var home: String
+            package var accessory: String
+            package var service: String
+            package var characteristic: String
+            package var from: Date
+            package var to: Date
+            /// Nil leaves it to the store: raw points when the span is recent and small enough.
+            package var resolution: HistoryResolution?
+        }
 
         /// One action of `addActionSet`, as named in the body.
         package struct Action: Sendable, Equatable {
@@ -44,7 +61,9 @@ extension Command {
         /// The operations each copy of which runs (``RequestLedger``): those that only read, asked
         /// again, are read again; `pairAccessory`'s `id` names the accessory, not the request (a second
         /// pairing of a paired accessory is refused by the model).
-        static let runEveryTime: Set<String> = ["homes", "read", "listPairings", "pairAccessory"]
+        static let runEveryTime: Set<String> = [
+            "homes", "read", "listPairings", "pairAccessory", "history", "timeline",
+        ]
 
         /// The operations, by name.
         package static let operations = [
@@ -53,7 +72,7 @@ extension Command {
             "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
             "renameActionSet", "addTrigger", "removeTrigger", "renameTrigger", "enableTrigger", "addUser", "removeUser",
             "setLocation", "read", "permitJoin", "pairAccessory", "unpairAccessory",
-            "listPairings", "addPairing", "removePairing",
+            "listPairings", "addPairing", "removePairing", "history", "timeline",
         ]
 
         /// Reads `operation` with its body (a JSON object; `{}` for an empty payload).
@@ -165,6 +184,14 @@ extension Command {
             case "removePairing":
                 self = try .removePairing(
                     home: text("home"), accessory: text("accessory"), controller: text("controller"))
+            case "history":
+                self = try .history(
+                    HistoryQuery(
+                        home: text("home"), accessory: text("accessory"), service: text("service"),
+                        characteristic: text("characteristic"), from: body.time("from"), to: body.time("to"),
+                        resolution: body.resolution("resolution")))
+            case "timeline":
+                self = try .timeline(home: text("home"), from: body.time("from"), to: body.time("to"))
             default:
                 throw HomeError(
                     .invalidParameter,
@@ -180,8 +207,9 @@ extension Command {
             case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _), .read(let home, _, _, _, _),
                 .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
-                .removePairing(let home, _, _):
+                .removePairing(let home, _, _), .timeline(let home, _, _):
                 home
+            case .history(let query): query.home
             }
         }
 
@@ -261,6 +289,26 @@ struct RequestBody {
         return options
     }
 
+    /// A time in ISO 8601 with its offset (`2026-11-29T08:00:00Z`, `2026-11-29T09:00:00.250+01:00`).
+    func time(_ key: String) throws(HomeError) -> Date {
+        let text = try string(key)
+        guard let date = WireTime.date(text) else {
+            throw HomeError(
+                .invalidParameter,
+                "\"\(key)\" is a time in ISO 8601 with its offset, e.g. \"2026-11-29T08:00:00Z\", not '\(text)'.")
+        }
+        return date
+    }
+
+    /// A history resolution that may be left out (nil: the store's choice).
+    func resolution(_ key: String) throws(HomeError) -> HistoryResolution? {
+        guard let text = try optionalString(key) else { return nil }
+        guard let resolution = HistoryResolution(rawValue: text) else {
+            throw HomeError(.invalidParameter, "\"\(key)\" is \"raw\" or \"hour\", not '\(text)'.")
+        }
+        return resolution
+    }
+
     /// A `true` or `false` that may be left out (false).
     func optionalFlag(_ key: String) throws(HomeError) -> Bool {
         guard json[key] != nil, json[key] != .null else { return false }
@@ -269,4 +317,18 @@ struct RequestBody {
         }
         return flag
     }
+}
+
+/// Times on the wire: ISO 8601 with an offset, read with or without fractional seconds, written in
+/// UTC to the millisecond (`2026-11-29T08:00:00.000Z`), the precision history keeps.
+package enum WireTime {
+    private static let precise = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let whole = Date.ISO8601FormatStyle()
+
+    /// The time `text` names, or nil when it is not ISO 8601 with an offset.
+    package static func date(_ text: String) -> Date? {
+        (try? precise.parse(text)) ?? (try? whole.parse(text))
+    }
+
+    package static func text(_ date: Date) -> String { precise.format(date) }
 }

@@ -6,32 +6,50 @@ extension HistoryStore {
     /// The most timeline events one query answers with (the newest of the span).
     package static let maximumEvents = 10_000
 
-    /// The values of one characteristic from `from` to `to` (both included): its raw points when
-    /// the whole span is within the raw retention and holds at most ``maximumPoints``, else one
-    /// aggregate per hour (raw points of recent hours summed up on the way). Never more than a
-    /// year of hours, so no answer is large.
+    /// The values of one characteristic from `from` to `to` (both included).
+    ///
+    /// Left to the store (`resolution` nil), its raw points when the whole span is within the raw
+    /// retention and holds at most ``maximumPoints``, else one aggregate per hour (raw points of
+    /// recent hours summed up on the way). Asked for `.hour`, the aggregates whatever the span;
+    /// asked for `.raw`, the points, refused (`spanBeyondRetention`, `tooManyPoints`) when the
+    /// store would have answered by the hour. Never more than a year of hours, so no answer is
+    /// large.
     package func points(
-        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, from: Date, to: Date
+        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, from: Date, to: Date,
+        resolution: HistoryResolution? = nil
     ) async throws(HistoryError) -> HistoryAnswer {
         let now = clock.now
         try checkSpan(from: from, to: to, keptFor: retention.hourly, now: now)
         let key = ValueKey(accessory: accessory, service: service, characteristic: characteristic)
-        let recentEnough = from >= now.addingTimeInterval(-retention.raw.timeInterval)
+        let rawFrom = now.addingTimeInterval(-retention.raw.timeInterval)
+        let recentEnough = from >= rawFrom
+        if resolution == .raw, !recentEnough {
+            throw HistoryError(
+                .spanBeyondRetention,
+                "The span starts at \(from); raw points are kept from \(rawFrom) only. Ask by the hour for older ones.")
+        }
         let maximumPoints = maximumPoints
-        let answer = try await reading { db -> HistoryAnswer? in
+        let answer = try await reading { db -> Result<HistoryAnswer, HistoryError>? in
             guard let series = try Self.existingSeriesID(key, db) else { return nil }
             let query = SpanQuery(series: series, from: from.historyMilliseconds, to: to.historyMilliseconds)
-            if recentEnough, try query.pointCount(db) <= maximumPoints {
-                return .points(try query.points(db))
+            if resolution == .hour { return .success(.hourly(try query.hourly(db))) }
+            let count = recentEnough ? try query.pointCount(db) : .max
+            if count <= maximumPoints { return .success(.points(try query.points(db))) }
+            guard resolution == nil else {
+                return .failure(
+                    HistoryError(
+                        .tooManyPoints,
+                        "The span holds \(count) points, more than the \(maximumPoints) one answer carries; ask for a shorter span, or by the hour."
+                    ))
             }
-            return .hourly(try query.hourly(db))
+            return .success(.hourly(try query.hourly(db)))
         }
         guard let answer else {
             throw HistoryError(
                 .unknownCharacteristic,
                 "Nothing is recorded for \(characteristic) of service \(service) of accessory \(accessory).")
         }
-        return answer
+        return try answer.get()
     }
 
     /// The home's timeline from `from` to `to` (both included), oldest first; at most

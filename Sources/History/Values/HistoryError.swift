@@ -4,7 +4,7 @@ package struct HistoryError: Error, Sendable, Hashable, CustomStringConvertible 
     /// What went wrong; its `name` is what a wire answer would carry.
     package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Backing: String, Sendable, Hashable {
-            case reversedSpan, spanBeyondRetention, unknownCharacteristic, unavailable
+            case reversedSpan, spanBeyondRetention, unknownCharacteristic, tooManyPoints, unavailable
         }
 
         private let backing: Backing
@@ -17,6 +17,8 @@ package struct HistoryError: Error, Sendable, Hashable, CustomStringConvertible 
         /// Nothing was ever recorded for that characteristic (or its history was removed with its
         /// accessory).
         package static let unknownCharacteristic = Code(.unknownCharacteristic)
+        /// Raw points were asked for a span holding more than one answer carries.
+        package static let tooManyPoints = Code(.tooManyPoints)
         /// The history database could not be read.
         package static let unavailable = Code(.unavailable)
 

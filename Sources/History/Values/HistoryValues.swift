@@ -32,6 +32,13 @@ package struct HourlyAggregate: Sendable, Hashable {
     }
 }
 
+/// How finely a history query is answered: each recorded value, or one aggregate per hour. A
+/// query that names none leaves it to the store (raw when the span is recent and small enough).
+package enum HistoryResolution: String, Sendable, Hashable, CaseIterable {
+    case raw
+    case hour
+}
+
 /// The answer to a history query: raw points when the span is recent and small enough, else one
 /// aggregate per hour.
 package enum HistoryAnswer: Sendable, Hashable {

@@ -79,6 +79,20 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A duration out of range: an automation's turn-back of less than a second, more than a
         /// day, or not in whole seconds.
         case invalidDuration
+        /// A history or timeline span that ends before it starts. Not one of HomeKit's codes, as
+        /// the five below: HomeKit keeps no history.
+        case reversedSpan
+        /// A span that starts before the oldest history kept (or, for raw points, before the
+        /// oldest raw point kept).
+        case spanBeyondRetention
+        /// Nothing was ever recorded for that characteristic: it is not recorded (text, the
+        /// accessory's information), has not changed since recording began, or its history went
+        /// with its accessory.
+        case unknownCharacteristic
+        /// Raw points were asked for a span holding more than one answer carries.
+        case tooManyPoints
+        /// The history is off on this hub, or its database could not be read.
+        case historyUnavailable
         /// Something outside the rules failed (the database); nothing was changed.
         case unexpectedError
 

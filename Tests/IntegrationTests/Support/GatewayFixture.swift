@@ -3,6 +3,7 @@ import Broker
 import Foundation
 import Gateway
 import HAP
+import History
 import HomeModel
 import Logging
 import MQTT
@@ -39,6 +40,8 @@ struct RunningGateway {
     let homeAssistant: HomeAssistantDiscovery?
     /// The stand-in zigbee2mqtt, when the gateway has the zigbee2mqtt driver.
     let zigbee: Zigbee2MQTTStandIn?
+    /// The history the gateway records and answers from, when it keeps one.
+    var history: HistoryStore? = nil
 
     /// What the broker must hold under the base topic (and the discovery prefix) now, computed from
     /// the model.
@@ -111,7 +114,8 @@ func waitForRetainedTopics(
 /// a tick longer than itself and moves time with `driver.advance(by:)`); `rateLimit` is the
 /// gateway's limit per account. `driverTimeout` is 30 s unless a test is about timeouts: the devices and
 /// zigbee2mqtt's stand-in run in this process, and in a whole-suite run beside two busy processes a
-/// permit join once missed the gateway's default of 10 s.
+/// permit join once missed the gateway's default of 10 s. With `history`, the gateway records into
+/// an in-memory history (a batch every 20 ms) and answers `history` and `timeline` from it.
 func withGateway<T>(
     _ configuration: MosquittoBroker.Configuration = .init(),
     baseTopic: String = "homegate",
@@ -127,6 +131,7 @@ func withGateway<T>(
     zigbee2mqttGroups: Bool = false,
     zigbee2mqttStates: Bool = true,
     hap: [HAPEndpoint]? = nil,
+    history keepsHistory: Bool = false,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -194,17 +199,25 @@ func withGateway<T>(
                         AccessRules.HomeAssistant(account: $0.account, discoveryPrefix: $0.discoveryPrefix)
                     }, memberships: await manager.memberships())
             } : nil
+        let history = keepsHistory ? try HistoryStore.inMemory() : nil
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
-            statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit, eventsQoS: eventsQoS
+            statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit, eventsQoS: eventsQoS,
+            history: history
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (discovery.map { [$0.configFilter] } ?? []),
                 markerTopic: "\(topics.base)/$sync", using: readBack, logger: logger)
         }
+        let recorder = history.map {
+            HistoryRecorder(
+                manager: manager, store: $0,
+                settings: .init(batchWindow: .milliseconds(20), capacity: 10_000, retentionInterval: .seconds(3600)),
+                logger: logger)
+        }
+        let automations: [any ServiceLifecycle.Service] = [AutomationService(manager: manager, logger: logger)]
         let group = ServiceGroup(
-            services: [
-                AutomationService(manager: manager, logger: logger),
+            services: automations + (recorder.map { [$0] } ?? []) + [
                 client, AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(
                     client: client, topics: topics, statistics: statistics, interval: .milliseconds(200), logger: logger
@@ -216,7 +229,7 @@ func withGateway<T>(
         let fixture = RunningGateway(
             broker: broker, manager: manager, database: database, driver: driver, topics: topics, logger: logger,
             inspector: gatewayAccount,
-            homeAssistant: discovery, zigbee: zigbee)
+            homeAssistant: discovery, zigbee: zigbee, history: history)
         do {
             try await fixture.waitUntilPublished()
             let result = try await body(fixture)
