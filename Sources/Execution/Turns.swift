@@ -16,10 +16,10 @@ package final class Turns {
             isTaken = true
             return
         }
-        // Decided again where the wait begins: entering the continuation may suspend (a task that
-        // prefers another executor than the actor's is queued on the actor again), and the turn
-        // may have ended meanwhile with nobody waiting. Deciding only before it left a waiter
-        // behind a free turn until the next taker came (a guest's `addRoom` unanswered).
+        // Decided again where the wait begins: the `await` may suspend before the closure runs (seen
+        // with a request's task, which prefers the global executor), and the turn may have ended
+        // meanwhile with nobody waiting. Deciding only before it left a waiter behind a free turn
+        // until the next taker came (a guest's `addRoom` unanswered).
         await withCheckedContinuation(isolation: actor) { turn in
             actor?.assertIsolated("Turns waited for off its actor")
             if isTaken {
