@@ -23,6 +23,38 @@ struct ScheduleRequestTests {
         }
     }
 
+    @Test("updateTrigger takes what addTrigger takes, with the automation it redefines")
+    func update() throws {
+        let time = try Self.request(
+            "updateTrigger",
+            #"{"home":"Home","trigger":"Night","time":"23:00","actionSets":["Off"],"executeOnce":true}"#)
+        #expect(
+            time
+                == .edit(
+                    .updateTrigger(
+                        home: "Home", trigger: "Night",
+                        definition: .addScheduleTrigger(
+                            home: "Home", name: "Night",
+                            schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: Set(Weekday.allCases)),
+                            actionSets: ["Off"], options: TriggerOptions(executeOnce: true)))))
+        let press = try Self.request(
+            "updateTrigger",
+            #"{"home":"Home","trigger":"Button","accessory":"Switch","service":"Button","characteristic":"ProgrammableSwitchEvent","value":1,"actionSets":["Off"]}"#
+        )
+        guard case .updateTrigger(let home, let trigger, let event, let actionSets, _) = press else {
+            Issue.record("updateTrigger with a characteristic read as \(press)")
+            return
+        }
+        #expect(home == "Home" && trigger == "Button" && actionSets == ["Off"])
+        #expect(event.accessory == "Switch" && event.service == "Button" && event.value == .integer(1))
+        #expect(event.characteristic == "ProgrammableSwitchEvent")
+        #expect(
+            Self.code("updateTrigger", #"{"home":"Home","time":"23:00","actionSets":["Off"]}"#) == .missingParameter)
+        #expect(
+            Self.code("updateTrigger", #"{"home":"Home","trigger":"Night","time":"25:00","actionSets":["Off"]}"#)
+                == .invalidSchedule)
+    }
+
     @Test("a time of day, a sun event and a timer are read as the model's schedules")
     func forms() throws {
         let time = try Self.request(

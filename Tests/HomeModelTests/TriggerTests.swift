@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import Schedules
 import TestSupport
 import Testing
 import VirtualDevices
@@ -102,6 +103,63 @@ struct TriggerTests {
         let seen = await take(5, from: &iterator)
         #expect(seen.contains(.didUpdateTrigger(home: homeID, trigger: trigger.id, change: .actionSets)))
         #expect(seen.contains(.didRemoveTrigger(home: homeID, trigger: trigger.id, name: "Lamp Watch")))
+    }
+
+    @Test(
+        "updateTrigger gives an automation that lost its action sets new ones, or another event; checked as a new one, administrator only"
+    )
+    func update() async throws {
+        let f = try await make()
+        let m = f.manager
+        let homeID = try await f.home().id
+        let trigger = try #require(try await f.home().triggers.first)
+        try await m.edit(.removeActionSet(home: home, actionSet: "Night"), account: admin)
+        #expect(try await f.home().triggers.first?.isActive == false)
+        try await m.edit(
+            .addActionSet(home: home, name: "Dim", actions: [ActionRequest(Fixture.lampBrightness, .int(10))]),
+            account: admin)
+        var events = await m.events().makeAsyncIterator()
+        func definition(_ actionSets: [String], value: CharacteristicValue? = .bool(false)) -> HomeEdit {
+            .addTrigger(
+                home: home, name: "ignored", characteristic: Fixture.lampOn, value: value, actionSets: actionSets)
+        }
+        try await m.edit(
+            .updateTrigger(home: home, trigger: "lamp watch", definition: definition(["Dim"])), account: admin)
+        let updated = try #require(try await f.home().triggers.first)
+        #expect(updated.id == trigger.id && updated.name == "Lamp Watch" && updated.isEnabled && updated.isActive)
+        #expect(updated.value == .bool(false))
+        #expect(updated.actionSets == [try #require(try await f.home().actionSets.first { $0.name == "Dim" }?.id)])
+        let seen = await take(2, from: &events)
+        #expect(seen.contains(.didUpdateTrigger(home: homeID, trigger: trigger.id, change: .definition)), "\(seen)")
+
+        // Checked as a new automation, and nothing changes when it is refused
+        func update(_ edit: HomeEdit, as account: String = Fixture.admin) async -> HomeError.Code? {
+            await errorCode {
+                try await m.edit(.updateTrigger(home: home, trigger: "Lamp Watch", definition: edit), account: account)
+            }
+        }
+        #expect(await update(definition([])) == .missingParameter)
+        #expect(await update(definition(["Morning"])) == .notFound)
+        #expect(await update(definition(["Dim"]), as: Fixture.guest) == .insufficientPrivileges)
+        #expect(await update(.renameRoom(home: home, room: "Kitchen", name: "Cuisine")) == .invalidParameter)
+        #expect(
+            await errorCode {
+                try await m.edit(
+                    .updateTrigger(home: home, trigger: "Nobody", definition: definition(["Dim"])), account: admin)
+            } == .notFound)
+        #expect(try await f.home().triggers.first == updated)
+
+        // Another kind of event: a time of day
+        let morning = try TimeOfDay(hour: 7, minute: 30)
+        try await m.edit(
+            .updateTrigger(
+                home: home, trigger: "Lamp Watch",
+                definition: .addScheduleTrigger(
+                    home: home, name: "ignored", schedule: .timeOfDay(morning, weekdays: Set(Weekday.allCases)),
+                    actionSets: ["Dim"])), account: admin)
+        #expect(
+            try await f.home().triggers.first?.event == .schedule(.timeOfDay(morning, weekdays: Set(Weekday.allCases))))
+        #expect(try await f.home().triggers.first?.id == trigger.id)
     }
 
     @Test("automations are on disk: after a restart they are as they were, and one with no value stays so")

@@ -100,6 +100,16 @@ extension CommandRouter {
                 value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
                 actionSets: actionSets, options: options)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
+        case .updateTrigger(let homeName, let trigger, let event, let actionSets, let options):
+            let home = try await manager.home(homeName, account: account)
+            let (target, characteristic) = try Self.reference(
+                try home.accessory(named: event.accessory), event.service, event.characteristic)
+            let definition = HomeEdit.addTrigger(
+                home: home.name, name: trigger, characteristic: target,
+                value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
+                actionSets: actionSets, options: options)
+            _ = try await manager.edit(
+                .updateTrigger(home: home.name, trigger: trigger, definition: definition), account: account)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
                 try await manager.readValues(

@@ -17,6 +17,10 @@ extension Command {
         /// An automation; its value (optional) is read once its characteristic is found, like an action's.
         case addTrigger(
             home: String, name: String, event: Event, actionSets: [String], options: TriggerOptions = TriggerOptions())
+        /// An automation defined anew with a characteristic's event (a schedule's is an edit).
+        case updateTrigger(
+            home: String, trigger: String, event: Event, actionSets: [String],
+            options: TriggerOptions = TriggerOptions())
         case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -70,7 +74,8 @@ extension Command {
             "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
             "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
             "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",
-            "renameActionSet", "addTrigger", "removeTrigger", "renameTrigger", "enableTrigger", "addUser", "removeUser",
+            "renameActionSet", "addTrigger", "updateTrigger", "removeTrigger", "renameTrigger", "enableTrigger",
+            "addUser", "removeUser",
             "setLocation", "read", "permitJoin", "pairAccessory", "unpairAccessory",
             "listPairings", "addPairing", "removePairing", "history", "timeline",
         ]
@@ -126,6 +131,23 @@ extension Command {
                 }
                 self = try .addTrigger(
                     home: text("home"), name: text("name"),
+                    event: Event(
+                        accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
+                        value: body.optionalValue("value")),
+                    actionSets: body.strings("actionSets"), options: options)
+            case "updateTrigger":
+                let options = try body.triggerOptions()
+                if let schedule = try ScheduleFields.schedule(body) {
+                    self = try .edit(
+                        .updateTrigger(
+                            home: text("home"), trigger: text("trigger"),
+                            definition: .addScheduleTrigger(
+                                home: text("home"), name: text("trigger"), schedule: schedule,
+                                actionSets: body.strings("actionSets"), options: options)))
+                    return
+                }
+                self = try .updateTrigger(
+                    home: text("home"), trigger: text("trigger"),
                     event: Event(
                         accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
                         value: body.optionalValue("value")),
@@ -204,7 +226,8 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _), .read(let home, _, _, _, _),
+            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _), .updateTrigger(let home, _, _, _, _),
+                .read(let home, _, _, _, _),
                 .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
                 .removePairing(let home, _, _), .timeline(let home, _, _):

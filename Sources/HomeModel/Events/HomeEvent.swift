@@ -136,4 +136,6 @@ package enum TriggerChange: String, Sendable, Hashable {
     case enabled
     /// An action set it ran was removed from the home: it runs the rest, or nothing when none is left.
     case actionSets
+    /// An administrator gave it another event, other action sets or other options (`updateTrigger`).
+    case definition
 }

@@ -50,6 +50,11 @@ package enum HomeEdit: Sendable, Equatable {
     /// sunrise and sunset are computed for.
     case setLocation(home: String, location: HomeLocation?)
     case removeTrigger(home: String, trigger: String)
+    /// Defines the automation `trigger` anew: its event, action sets and options become those of
+    /// `definition` (an ``addTrigger(home:name:characteristic:value:actionSets:options:)`` or
+    /// ``addScheduleTrigger(home:name:schedule:actionSets:options:)``, whose name is not used), checked
+    /// as for a new automation; it keeps its name, its identity and whether it is on.
+    indirect case updateTrigger(home: String, trigger: String, definition: HomeEdit)
     case renameTrigger(home: String, trigger: String, name: String)
     /// Turns an automation on or off; one that is off is kept but never fires.
     case enableTrigger(home: String, trigger: String, enabled: Bool)
@@ -72,6 +77,7 @@ package enum HomeEdit: Sendable, Equatable {
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
             .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
             .addScheduleTrigger(let home, _, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
+            .updateTrigger(let home, _, _),
             .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
             .addUser(let home, _, _),
             .removeUser(let home, _), .removeMember(let home, _):
@@ -144,6 +150,8 @@ extension HomeGraph {
                 ).name)
         case .setLocation(_, let location): setLocation(location, home: h, events: &events)
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)
+        case .updateTrigger(_, let trigger, let definition):
+            try updateTrigger(trigger, as: definition, home: h, events: &events)
         case .renameTrigger(_, let trigger, let name): try renameTrigger(trigger, to: name, home: h, events: &events)
         case .enableTrigger(_, let trigger, let enabled):
             try enableTrigger(trigger, enabled: enabled, home: h, events: &events)

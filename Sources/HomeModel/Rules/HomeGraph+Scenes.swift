@@ -141,6 +141,37 @@ extension HomeGraph {
         return trigger
     }
 
+    /// Gives the automation `name` the event, action sets and options of `definition`, checked by
+    /// adding them as a new automation to a copy of the graph without it: what a new automation may
+    /// not be, it may not become.
+    mutating func updateTrigger(_ name: String, as definition: HomeEdit, home h: Int, events: inout [HomeEvent])
+        throws(HomeError)
+    {
+        let t = try Self.triggerIndex(name, in: homes[h])
+        var scratch = self
+        let current = scratch.homes[h].triggers.remove(at: t)
+        var ignored: [HomeEvent] = []
+        let made: Trigger
+        switch definition {
+        case .addTrigger(_, _, let characteristic, let value, let actionSets, let options):
+            made = try scratch.addTrigger(
+                named: current.name, characteristic: characteristic, value: value, actionSets: actionSets,
+                options: options, home: h, events: &ignored)
+        case .addScheduleTrigger(_, _, let schedule, let actionSets, let options):
+            made = try scratch.addScheduleTrigger(
+                named: current.name, schedule: schedule, actionSets: actionSets, options: options, home: h,
+                events: &ignored)
+        default:
+            throw HomeError(.invalidParameter, "An automation is defined by an event and its action sets.")
+        }
+        guard made.event != current.event || made.actionSets != current.actionSets || made.options != current.options
+        else { return }
+        homes[h].triggers[t].event = made.event
+        homes[h].triggers[t].actionSets = made.actionSets
+        homes[h].triggers[t].options = made.options
+        events.append(.didUpdateTrigger(home: homes[h].id, trigger: current.id, change: .definition))
+    }
+
     /// Sets (or, with nil, clears) where the home is: its schedules' time zone and its sun events.
     mutating func setLocation(_ location: HomeLocation?, home h: Int, events: inout [HomeEvent]) {
         guard homes[h].location != location else { return }
