@@ -10,24 +10,9 @@ import Testing
 /// home with an in-memory history: who may read it, and each refusal's code.
 @Suite("History requests")
 struct HistoryRequestTests {
-    static func request(_ operation: String, _ body: String) throws -> Command.Request {
-        try Command.Request(operation: operation, body: JSON.parse(body))
-    }
-
-    static func code(_ operation: String, _ body: String) -> HomeError.Code? {
-        do {
-            _ = try request(operation, body)
-            return nil
-        } catch let error as HomeError {
-            return error.code
-        } catch {
-            return nil
-        }
-    }
-
     @Test("history and timeline are read with ISO 8601 times, with or without fractions, in any offset")
     func parsing() throws {
-        let history = try Self.request(
+        let history = try RequestBodies.request(
             "history",
             #"{"home":"Main House","accessory":"Floor Lamp","service":"Lightbulb","characteristic":"On","from":"2025-11-29T08:00:00Z","to":"2025-11-29T10:30:00.250+01:00","resolution":"hour"}"#
         )
@@ -38,7 +23,7 @@ struct HistoryRequestTests {
                         home: "Main House", accessory: "Floor Lamp", service: "Lightbulb", characteristic: "On",
                         from: Date(timeIntervalSince1970: 1_764_403_200),
                         to: Date(timeIntervalSince1970: 1_764_408_600.25), resolution: .hour)))
-        let noResolution = try Self.request(
+        let noResolution = try RequestBodies.request(
             "history",
             #"{"home":"H","accessory":"A","service":"S","characteristic":"C","from":"2026-11-29T08:00:00Z","to":"2026-11-29T09:00:00Z"}"#
         )
@@ -49,7 +34,7 @@ struct HistoryRequestTests {
         #expect(query.resolution == nil)
         #expect(noResolution.home == "H")
 
-        let timeline = try Self.request(
+        let timeline = try RequestBodies.request(
             "timeline", #"{"home":"Main House","from":"2025-11-29T08:00:00Z","to":"2025-11-29T09:00:00.5Z"}"#)
         #expect(
             timeline
@@ -79,7 +64,7 @@ struct HistoryRequestTests {
             ),
         ])
     func malformed(operation: String, body: String, code: HomeError.Code) {
-        #expect(Self.code(operation, body) == code)
+        #expect(RequestBodies.code(operation, body) == code)
     }
 
     /// The demo home, with the Floor Lamp's `On` recorded at `times` (1, 0, 1, …) and a timeline

@@ -8,24 +8,9 @@ import Testing
 /// gets it, and each malformed body refused with its code before anything runs.
 @Suite("Schedule requests")
 struct ScheduleRequestTests {
-    static func request(_ operation: String, _ body: String) throws -> Command.Request {
-        try Command.Request(operation: operation, body: JSON.parse(body))
-    }
-
-    static func code(_ operation: String, _ body: String) -> HomeError.Code? {
-        do {
-            _ = try request(operation, body)
-            return nil
-        } catch let error as HomeError {
-            return error.code
-        } catch {
-            return nil
-        }
-    }
-
     @Test("updateTrigger takes what addTrigger takes, with the automation it redefines")
     func update() throws {
-        let time = try Self.request(
+        let time = try RequestBodies.request(
             "updateTrigger",
             #"{"home":"Home","trigger":"Night","time":"23:00","actionSets":["Off"],"executeOnce":true}"#)
         #expect(
@@ -37,7 +22,7 @@ struct ScheduleRequestTests {
                             home: "Home", name: "Night",
                             schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: Set(Weekday.allCases)),
                             actionSets: ["Off"], options: TriggerOptions(executeOnce: true)))))
-        let press = try Self.request(
+        let press = try RequestBodies.request(
             "updateTrigger",
             #"{"home":"Home","trigger":"Button","accessory":"Switch","service":"Button","characteristic":"ProgrammableSwitchEvent","value":1,"actionSets":["Off"]}"#
         )
@@ -49,15 +34,15 @@ struct ScheduleRequestTests {
         #expect(event.accessory == "Switch" && event.service == "Button" && event.value == .integer(1))
         #expect(event.characteristic == "ProgrammableSwitchEvent")
         #expect(
-            Self.code("updateTrigger", #"{"home":"Home","time":"23:00","actionSets":["Off"]}"#) == .missingParameter)
+            RequestBodies.code("updateTrigger", #"{"home":"Home","time":"23:00","actionSets":["Off"]}"#) == .missingParameter)
         #expect(
-            Self.code("updateTrigger", #"{"home":"Home","trigger":"Night","time":"25:00","actionSets":["Off"]}"#)
+            RequestBodies.code("updateTrigger", #"{"home":"Home","trigger":"Night","time":"25:00","actionSets":["Off"]}"#)
                 == .invalidSchedule)
     }
 
     @Test("a time of day, a sun event and a timer are read as the model's schedules")
     func forms() throws {
-        let time = try Self.request(
+        let time = try RequestBodies.request(
             "addTrigger",
             #"{"home":"Home","name":"Night","time":"22:30","weekdays":["mon","Fri"],"actionSets":["Off"]}"#)
         #expect(
@@ -68,7 +53,7 @@ struct ScheduleRequestTests {
                         schedule: .timeOfDay(try TimeOfDay(hour: 22, minute: 30), weekdays: [.monday, .friday]),
                         actionSets: ["Off"])))
 
-        let sun = try Self.request(
+        let sun = try RequestBodies.request(
             "addTrigger", #"{"home":"Home","name":"Dusk","sun":"sunset","offset":-30,"actionSets":["On"]}"#)
         #expect(
             sun
@@ -79,7 +64,7 @@ struct ScheduleRequestTests {
                         actionSets: ["On"])))
 
         let start = try LocalDateTime(year: 2026, month: 12, day: 1, hour: 7, minute: 30)
-        let timer = try Self.request(
+        let timer = try RequestBodies.request(
             "addTrigger",
             #"{"home":"Home","name":"Tea","fireDate":"2026-12-01T07:30","recurrence":{"every":2,"unit":"hours"},"actionSets":["On"]}"#
         )
@@ -89,7 +74,7 @@ struct ScheduleRequestTests {
                     .addScheduleTrigger(
                         home: "Home", name: "Tea", schedule: .timer(start: start, recurrence: .everyHours(2)),
                         actionSets: ["On"])))
-        let once = try Self.request(
+        let once = try RequestBodies.request(
             "addTrigger", #"{"home":"Home","name":"Once","fireDate":"2026-12-01T07:30","actionSets":["On"]}"#)
         #expect(
             once
@@ -97,7 +82,7 @@ struct ScheduleRequestTests {
                     .addScheduleTrigger(
                         home: "Home", name: "Once", schedule: .timer(start: start, recurrence: nil), actionSets: ["On"])
                 ))
-        let weekly = try Self.request(
+        let weekly = try RequestBodies.request(
             "addTrigger",
             #"{"home":"Home","name":"Bins","fireDate":"2026-12-01T07:30","recurrence":{"weekdays":["tue"]},"actionSets":["On"]}"#
         )
@@ -109,7 +94,7 @@ struct ScheduleRequestTests {
                         actionSets: ["On"])))
 
         // The characteristic form is as it was
-        let press = try Self.request(
+        let press = try RequestBodies.request(
             "addTrigger",
             #"{"home":"Home","name":"Press","accessory":"Button","service":"Button","characteristic":"ProgrammableSwitchEvent","value":0,"actionSets":["On"]}"#
         )
@@ -122,7 +107,7 @@ struct ScheduleRequestTests {
 
     @Test("executeOnce and turnBackAfter (seconds) are read with either form; a duration that is no number is refused")
     func options() throws {
-        let press = try Self.request(
+        let press = try RequestBodies.request(
             "addTrigger",
             #"{"home":"Home","name":"Hall","accessory":"Door","service":"Contact","characteristic":"ContactSensorState","value":1,"actionSets":["On"],"turnBackAfter":300}"#
         )
@@ -131,7 +116,7 @@ struct ScheduleRequestTests {
             return
         }
         #expect(options == TriggerOptions(turnBackAfter: .seconds(300)))
-        let once = try Self.request(
+        let once = try RequestBodies.request(
             "addTrigger", #"{"home":"Home","name":"Dusk","sun":"sunset","executeOnce":true,"actionSets":["On"]}"#)
         guard case .edit(.addScheduleTrigger(_, "Dusk", _, ["On"], let onceOptions)) = once else {
             Issue.record("\(once)")
@@ -139,14 +124,14 @@ struct ScheduleRequestTests {
         }
         #expect(onceOptions == TriggerOptions(executeOnce: true))
         #expect(
-            Self.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)
+            RequestBodies.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)
                 == .invalidParameter)
         #expect(
-            Self.code(
+            RequestBodies.code(
                 "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":1e300,"actionSets":["On"]}"#)
                 == .invalidDuration)
         #expect(
-            Self.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","executeOnce":1,"actionSets":["On"]}"#)
+            RequestBodies.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","executeOnce":1,"actionSets":["On"]}"#)
                 == .invalidParameter)
     }
 
@@ -177,13 +162,13 @@ struct ScheduleRequestTests {
             (#"{"home":"H","name":"N","time":"07:30"}"#, .missingParameter),
         ]
         for (body, code) in cases {
-            #expect(Self.code("addTrigger", body) == code, "\(body)")
+            #expect(RequestBodies.code("addTrigger", body) == code, "\(body)")
         }
     }
 
     @Test("setLocation reads coordinates and a time zone, and refuses what is no place or zone")
     func location() throws {
-        let set = try Self.request(
+        let set = try RequestBodies.request(
             "setLocation", #"{"home":"Home","latitude":59.91,"longitude":10,"timeZone":"Europe/Oslo"}"#)
         #expect(
             set
@@ -192,14 +177,14 @@ struct ScheduleRequestTests {
                         home: "Home",
                         location: try HomeLocation(latitude: 59.91, longitude: 10, timeZone: "Europe/Oslo"))))
         #expect(
-            Self.code("setLocation", #"{"home":"H","latitude":95,"longitude":10,"timeZone":"Europe/Oslo"}"#)
+            RequestBodies.code("setLocation", #"{"home":"H","latitude":95,"longitude":10,"timeZone":"Europe/Oslo"}"#)
                 == .invalidCoordinates)
         #expect(
-            Self.code("setLocation", #"{"home":"H","latitude":50,"longitude":10,"timeZone":"Mars/Olympus"}"#)
+            RequestBodies.code("setLocation", #"{"home":"H","latitude":50,"longitude":10,"timeZone":"Mars/Olympus"}"#)
                 == .unknownTimeZone)
         #expect(
-            Self.code("setLocation", #"{"home":"H","latitude":"50","longitude":10,"timeZone":"UTC"}"#)
+            RequestBodies.code("setLocation", #"{"home":"H","latitude":"50","longitude":10,"timeZone":"UTC"}"#)
                 == .invalidParameter)
-        #expect(Self.code("setLocation", #"{"home":"H","latitude":50,"longitude":10}"#) == .missingParameter)
+        #expect(RequestBodies.code("setLocation", #"{"home":"H","latitude":50,"longitude":10}"#) == .missingParameter)
     }
 }
