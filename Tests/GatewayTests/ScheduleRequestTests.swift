@@ -34,9 +34,11 @@ struct ScheduleRequestTests {
         #expect(event.accessory == "Switch" && event.service == "Button" && event.value == .integer(1))
         #expect(event.characteristic == "ProgrammableSwitchEvent")
         #expect(
-            RequestBodies.code("updateTrigger", #"{"home":"Home","time":"23:00","actionSets":["Off"]}"#) == .missingParameter)
+            RequestBodies.code("updateTrigger", #"{"home":"Home","time":"23:00","actionSets":["Off"]}"#)
+                == .missingParameter)
         #expect(
-            RequestBodies.code("updateTrigger", #"{"home":"Home","trigger":"Night","time":"25:00","actionSets":["Off"]}"#)
+            RequestBodies.code(
+                "updateTrigger", #"{"home":"Home","trigger":"Night","time":"25:00","actionSets":["Off"]}"#)
                 == .invalidSchedule)
     }
 
@@ -124,14 +126,16 @@ struct ScheduleRequestTests {
         }
         #expect(onceOptions == TriggerOptions(executeOnce: true))
         #expect(
-            RequestBodies.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)
+            RequestBodies.code(
+                "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)
                 == .invalidParameter)
         #expect(
             RequestBodies.code(
                 "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":1e300,"actionSets":["On"]}"#)
                 == .invalidDuration)
         #expect(
-            RequestBodies.code("addTrigger", #"{"home":"H","name":"N","time":"07:30","executeOnce":1,"actionSets":["On"]}"#)
+            RequestBodies.code(
+                "addTrigger", #"{"home":"H","name":"N","time":"07:30","executeOnce":1,"actionSets":["On"]}"#)
                 == .invalidParameter)
     }
 
