@@ -108,11 +108,13 @@ final class BridgeConnection: @unchecked Sendable {
         if write() != 0 || unsent.count - sentOfUnsent > Self.maximumUnsent { end() }
     }
 
-    /// Reads what came until none waits; not 0 when the connection ends (closed by the peer, bytes
-    /// that are not HTTP, a frame that fails authentication, a body over the limit).
+    /// Reads what came, 64 KiB at most a pass (a peer that never stops sending does not keep the loop
+    /// from its other sockets: poll says again that it is readable); not 0 when the connection ends
+    /// (closed by the peer, bytes that are not HTTP, a frame that fails authentication, a body over
+    /// the limit).
     private func read(_ logger: Logger) -> Int32 {
         var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
+        for _ in 0..<4 {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count == 0 { return 1 }
             if count < 0 {
@@ -128,6 +130,7 @@ final class BridgeConnection: @unchecked Sendable {
             }
             guard channel.isActive else { return 1 }
         }
+        return 0
     }
 
     private func take(_ part: HTTPServerRequestPart) throws {

@@ -68,7 +68,9 @@ package final class BridgeListener: Sendable {
         let source = EventLoopThread.Source(
             descriptor: descriptor, wantsToWrite: { false },
             read: {
-                while true {
+                // 16 a pass at most: connections that never stop coming do not keep the loop from its
+                // other sockets (poll says again that the listener is readable).
+                for _ in 0..<16 {
                     let client = accept(descriptor, nil, nil)
                     guard client >= 0 else {
                         if errno == EINTR || errno == ECONNABORTED { continue }
@@ -88,6 +90,7 @@ package final class BridgeListener: Sendable {
                     counts.open.add(1, ordering: .relaxed)
                     acceptedSink.yield(BridgeConnection(descriptor: client, loop: loop))
                 }
+                return 0
             },
             write: { 0 }, tick: { counts.stopped.load(ordering: .relaxed) ? 1 : 0 })
         guard
