@@ -179,6 +179,7 @@ actor SchedulePlanner {
             }
             let steadyBefore = clock.clock.now
             let deadline = steadyBefore.advanced(by: wait)
+            // A task of its own, so that a change of plan cancels it (``sleeper``) and ends the wait early.
             let sleeping = Task { [clock] in _ = try? await clock.clock.sleep(until: deadline) }
             sleeper = sleeping
             await withTaskCancellationHandler {

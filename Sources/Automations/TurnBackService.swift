@@ -107,6 +107,7 @@ actor TurnBackWaiter {
                 wait = min(wait, .milliseconds(Int64((earliest.timeIntervalSince(now) * 1_000).rounded(.up))))
             }
             let deadline = clock.clock.now.advanced(by: wait)
+            // A task of its own, so that a change of plan cancels it (``sleeper``) and ends the wait early.
             let sleeping = Task { [clock] in _ = try? await clock.clock.sleep(until: deadline) }
             sleeper = sleeping
             await withTaskCancellationHandler {

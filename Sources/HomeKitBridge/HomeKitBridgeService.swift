@@ -116,6 +116,7 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
                 await served.advertise { record in advertiser.publish(record) }
             }
             await withDiscardingTaskGroup { group in
+                // On the loop, whose thread accepts the connections and serves their tasks.
                 group.addTask(executorPreference: loop) { await listener.serve(served, logger: logger) }
                 group.addTask { await served.follow(changes) }
                 if let advertiser {
