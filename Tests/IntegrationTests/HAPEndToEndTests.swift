@@ -118,8 +118,10 @@ struct HAPEndToEndTests {
                         "unpairAccessory", #"{"home":"Main House","accessory":"HAP Bridge"}"#, within: .seconds(60))
                     #expect(removed.isOK, "\(removed)")
                     try await eventually("the light's topics cleared") { try await owner.retained(light) == nil }
-                    let again = try #require(try await owner.retained("homegate/$discovered"))
-                    #expect(again.contains(#""id":"\#(unpaired)""#))
+                    // Published after the unpairing's answer: waited for, as the topics above.
+                    try await eventually("the unpaired accessory back in $discovered") {
+                        try await owner.retained("homegate/$discovered")?.contains(#""id":"\#(unpaired)""#) == true
+                    }
                 }
             } cleanup: {
                 await bridge.stop()
