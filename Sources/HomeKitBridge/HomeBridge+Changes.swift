@@ -47,12 +47,7 @@ extension HomeBridge {
                 connections[id]?.ownWrites[address] = nil
                 if written == value && !entry.type.isEvent { continue }
             }
-            if case .dropped = connection.events.yield(.event(body)) {
-                logger.warning(
-                    "HomeKit bridge: a controller reads no events; its connection is closed",
-                    metadata: ["home": "\(homeName)"])
-                connection.close()
-            }
+            connection.send(.event(body))
         }
     }
 

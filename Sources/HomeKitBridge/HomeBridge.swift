@@ -4,6 +4,7 @@ import HAPProtocol
 import HomeModel
 import JSON
 import Logging
+import MQTT
 import NIOHTTP1
 
 /// One home served as a HomeKit bridge: the accessory side of HAP over the home model. It answers
@@ -12,10 +13,12 @@ import NIOHTTP1
 /// is a command of the bridge's account, checked by the home manager like any other; reads are
 /// answered at once from the values the bridge follows.
 ///
-/// Where it runs: on the home manager's executor (the gateway's loop), whose thread also serves its
-/// connections' sockets (``BridgeListener``): a request is read, handled and answered, and a change
-/// told to subscribers, in one pass of that thread. It awaits the home manager only for writes,
-/// identify and a rebuild of its accessories, and serves other controllers meanwhile.
+/// Where it runs: on the loop that serves its connections' sockets (``BridgeListener``), the
+/// gateway's loop, which the home manager runs on too: a request is read, handled and answered, and
+/// a change told to subscribers, in one pass of that thread, with no hop between executors. It
+/// awaits the home manager only for writes, identify and a rebuild of its accessories, and serves
+/// other controllers meanwhile. (A gateway without a loop gives the bridges one of their own; their
+/// writes then hop to the manager's queue.)
 package actor HomeBridge {
     /// Which home, served with whose rights, on which port.
     package struct Settings: Sendable, Equatable {
@@ -47,12 +50,11 @@ package actor HomeBridge {
 
     package nonisolated let settings: Settings
     package nonisolated let homeID: HomeID
-    /// Where the home manager runs (the gateway's loop): a write goes to the manager and its driver
-    /// without a hop between threads, as an MQTT command does.
+    /// The loop that serves the bridge's sockets, which is the home manager's too when the gateway
+    /// has one: a write then goes to the manager and its driver without a hop between threads, as an
+    /// MQTT command does.
     private nonisolated let executor: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
-    /// The same executor for tasks that prefer it (a connection's task: ``BridgeListener``).
-    nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
     let manager: HomeManager
     let store: BridgeStateStore
     let logger: Logger
@@ -76,7 +78,8 @@ package actor HomeBridge {
 
     /// One controller's connection, from accept to close.
     struct Connection {
-        let events: AsyncStream<HAPOutbound>.Continuation
+        /// Writes an event to the controller at once (on the loop, where the bridge runs).
+        let send: @Sendable (HAPOutbound) -> Void
         let close: @Sendable () -> Void
         var verify: AccessoryPairVerify?
         /// The controller's pairing identifier, once pair verify succeeded.
@@ -88,15 +91,15 @@ package actor HomeBridge {
         var prepared: (id: UInt64, expiry: AnyClock.Instant)?
     }
 
-    /// A bridge of `home` (found with `settings.account`'s rights), its state read from the home
-    /// database or made and stored the first time.
+    /// A bridge of `home` (found with `settings.account`'s rights) that runs on `loop`, its state
+    /// read from the home database or made and stored the first time.
     package init(
-        settings: Settings, home: Home, manager: HomeManager, logger: Logger,
+        settings: Settings, home: Home, manager: HomeManager, loop: EventLoopThread, logger: Logger,
         clock: AnyClock = AnyClock(ContinuousClock()), firmware: String = "1.0"
     ) throws {
         self.settings = settings
         self.manager = manager
-        executor = manager.executorChoice
+        executor = ExecutorChoice(loop, otherwise: "homegate-hap")
         self.logger = logger
         self.clock = clock
         self.firmware = firmware
@@ -137,19 +140,17 @@ package actor HomeBridge {
 
     // MARK: Connections
 
-    /// A new connection: its id, and the stream of what the bridge tells it unasked (events).
-    func open(close: @escaping @Sendable () -> Void) -> (id: Int, events: AsyncStream<HAPOutbound>) {
+    /// A new connection's id; `send` writes what the bridge tells it unasked (events), `close` ends it.
+    func open(
+        send: @escaping @Sendable (HAPOutbound) -> Void, close: @escaping @Sendable () -> Void
+    ) -> Int {
         nextConnection += 1
-        // Bounded: a controller that reads nothing while its notifications pile up is dropped
-        // (it verifies again and reads the values afresh) rather than holding the bridge's memory.
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: HAPOutbound.self, bufferingPolicy: .bufferingOldest(1_024))
-        connections[nextConnection] = Connection(events: continuation, close: close)
-        return (nextConnection, stream)
+        connections[nextConnection] = Connection(send: send, close: close)
+        return nextConnection
     }
 
     func closed(_ id: Int) {
-        connections.removeValue(forKey: id)?.events.finish()
+        connections.removeValue(forKey: id)
         if pairSetup?.connection == id { pairSetup = nil }
     }
 

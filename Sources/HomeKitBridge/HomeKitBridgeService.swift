@@ -82,7 +82,8 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
             return logger
         }()
         // Subscribed before the home is looked for, so that no change between the two is missed.
-        let changes = await manager.changes()
+        // First in line: a controller's event leaves before the gateway renders its MQTT topics.
+        let changes = await manager.changes(where: nil, firstInLine: true)
         var changeIterator = changes.makeAsyncIterator()
         var reported = false
         var home: Home?
@@ -108,7 +109,7 @@ package struct HomeKitBridgeService: ServiceLifecycle.Service {
             }
             let served = try HomeBridge(
                 settings: HomeBridge.Settings(home: settings.home, account: settings.account, port: listener.port),
-                home: home!, manager: manager, logger: logger, clock: clock, firmware: firmware)
+                home: home!, manager: manager, loop: loop, logger: logger, clock: clock, firmware: firmware)
             logger.notice("HomeKit bridge listens", metadata: ["port": "\(listener.port)"])
             await started(served, listener)
             let advertiser = bridge.advertise ? HAPAdvertiser(interfaces: bridge.interfaces, logger: logger) : nil

@@ -1,4 +1,6 @@
+import AsyncMailbox
 import HomeModel
+import Synchronization
 import Testing
 import VirtualDevices
 
@@ -74,6 +76,27 @@ struct EventTests {
                 .didAddRoom(home: home.id, room: home.rooms[0].id, name: "Den"),
                 .didAddRoom(home: home.id, room: home.rooms[1].id, name: "Study"),
             ])
+    }
+
+    @Test("Listeners are handed each change in the order they came, those first in line before the rest")
+    func handingOrder() async throws {
+        let m = try HomeManager(database: .inMemory())
+        let handed = Mutex<[String]>([])
+        func listener(_ name: String, firstInLine: Bool = false) async -> Mailbox<HomeChange> {
+            await m.changes(
+                where: { change in
+                    if case .didAddHome = change.event { handed.withLock { $0.append(name) } }
+                    return true
+                }, firstInLine: firstInLine)
+        }
+        // Kept, so that none of them goes away before the change is handed out.
+        let listeners = [
+            await listener("publisher"), await listener("bridge", firstInLine: true), await listener("recorder"),
+            await listener("second bridge", firstInLine: true),
+        ]
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        #expect(handed.withLock { $0 } == ["bridge", "second bridge", "publisher", "recorder"])
+        #expect(listeners.count == 4)
     }
 
     @Test("Accessory changes and driver reports are announced")

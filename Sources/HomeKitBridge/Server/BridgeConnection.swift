@@ -25,6 +25,7 @@ final class BridgeConnection: @unchecked Sendable {
 
     private let descriptor: Int32
     private let loop: EventLoopThread
+    private let logger: Logger
     private let channel: EmbeddedChannel
     private var unsent: [UInt8] = []
     private var sentOfUnsent = 0
@@ -37,9 +38,10 @@ final class BridgeConnection: @unchecked Sendable {
     private let requestSink: AsyncStream<HAPRequest>.Continuation
 
     /// Made on the loop's thread, which the channel's event loop belongs to.
-    init(descriptor: Int32, loop: EventLoopThread) {
+    init(descriptor: Int32, loop: EventLoopThread, logger: Logger) {
         self.descriptor = descriptor
         self.loop = loop
+        self.logger = logger
         channel = EmbeddedChannel()
         try? channel.pipeline.syncOperations.addHandlers([
             HAPFramingHandler(), ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
@@ -50,11 +52,16 @@ final class BridgeConnection: @unchecked Sendable {
 
     /// Serves the connection until the controller goes, the bridge drops it or the task is
     /// cancelled, then closes it and tells the bridge.
-    func serve(_ bridge: HomeBridge, logger: Logger) async {
-        let (id, events) = await bridge.open { self.end() }
+    ///
+    /// Isolated to the bridge (whose executor is the loop): a request goes from the read that
+    /// finished it through ``HomeBridge/handle(_:on:)`` to the socket without leaving the bridge's
+    /// executor, so no other job of the loop (a change's followers) runs between a write's commit
+    /// and its answer. Events come the same way: the bridge calls ``send(_:)`` as it makes them.
+    func serve(_ bridge: isolated HomeBridge) async {
+        let id = bridge.open(send: { [self] outbound in send(outbound) }, close: { [self] in end() })
         let source = EventLoopThread.Source(
             descriptor: descriptor, wantsToWrite: { [self] in sentOfUnsent < unsent.count },
-            read: { [self] in read(logger) }, write: { [self] in write() },
+            read: { [self] in read() }, write: { [self] in write() },
             tick: { [self] in isEnding.load(ordering: .relaxed) ? 1 : 0 })
         let descriptor = self.descriptor
         let channel = self.channel
@@ -68,22 +75,16 @@ final class BridgeConnection: @unchecked Sendable {
             requestSink.finish()
         }
         await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    for await event in events { self.send(event) }
-                }
-                for await request in requests {
-                    send(await bridge.handle(request, on: id))
-                    // A controller that sends without pause takes its turn behind what else waits on
-                    // the loop (MQTT's commands), not all of the loop until its requests run out.
-                    await Task.yield()
-                }
-                group.cancelAll()
+            for await request in requests {
+                send(await bridge.handle(request, on: id))
+                // A controller that sends without pause takes its turn behind what else waits on
+                // the loop (MQTT's commands), not all of the loop until its requests run out.
+                await Task.yield()
             }
         } onCancel: {
             self.end()
         }
-        await bridge.closed(id)
+        bridge.closed(id)
     }
 
     /// Ends the connection in the loop's next pass; from any thread.
@@ -92,6 +93,8 @@ final class BridgeConnection: @unchecked Sendable {
         loop.wake()
     }
 
+    /// Writes `outbound` (an answer or an event) to the socket now, or ends the connection (the
+    /// controller went, or left ``maximumUnsent`` bytes unread).
     private func send(_ outbound: HAPOutbound) {
         assert(loop.isCurrent, "a bridge connection written off the loop")
         guard !isEnding.load(ordering: .relaxed) else { return }
@@ -105,14 +108,18 @@ final class BridgeConnection: @unchecked Sendable {
         }
         // Out now, not at the end of the loop's pass: an answer would otherwise wait for the rest of
         // the pass's work (the write's MQTT publishes, other controllers' events).
-        if write() != 0 || unsent.count - sentOfUnsent > Self.maximumUnsent { end() }
+        if write() != 0 { return end() }
+        if unsent.count - sentOfUnsent > Self.maximumUnsent {
+            logger.warning("HomeKit bridge: a controller reads nothing of what it is sent; its connection is closed")
+            end()
+        }
     }
 
     /// Reads what came, 64 KiB at most a pass (a peer that never stops sending does not keep the loop
     /// from its other sockets: poll says again that it is readable); not 0 when the connection ends
     /// (closed by the peer, bytes that are not HTTP, a frame that fails authentication, a body over
     /// the limit).
-    private func read(_ logger: Logger) -> Int32 {
+    private func read() -> Int32 {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         for _ in 0..<4 {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }

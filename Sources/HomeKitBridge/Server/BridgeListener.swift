@@ -88,7 +88,7 @@ package final class BridgeListener: Sendable {
                     setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                     setsockopt(client, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
                     counts.open.add(1, ordering: .relaxed)
-                    acceptedSink.yield(BridgeConnection(descriptor: client, loop: loop))
+                    acceptedSink.yield(BridgeConnection(descriptor: client, loop: loop, logger: logger))
                 }
                 return 0
             },
@@ -109,7 +109,7 @@ package final class BridgeListener: Sendable {
                     // On the loop, where the connection's bytes are: a request goes from the read that
                     // finished it to the bridge and back to the socket in the same pass.
                     group.addTask(executorPreference: loop) {
-                        await connection.serve(bridge, logger: logger)
+                        await connection.serve(bridge)
                         counts.open.subtract(1, ordering: .relaxed)
                     }
                 }

@@ -19,8 +19,6 @@ import Synchronization
 package actor HomeManager {
     private nonisolated let executor: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
-    /// Where the manager runs, for an adapter that runs beside it (the HomeKit bridge).
-    package nonisolated var executorChoice: ExecutorChoice { executor }
     /// What the manager's tasks prefer: the loop, when it runs on it (``ExecutorChoice/taskExecutor``).
     nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
     let store: HomeStore
@@ -94,8 +92,15 @@ package actor HomeManager {
     /// listener that needs few of them (the automations want only the values some automation
     /// watches) is not woken for every value a device reports. The first change is there whatever
     /// `isWanted` says.
-    package func changes(where isWanted: (@Sendable (HomeChange) -> Bool)?) -> Mailbox<HomeChange> {
-        store.changes(where: isWanted)
+    ///
+    /// Listeners are handed each change in the order they subscribed, except that those
+    /// `firstInLine` come before the rest: a listener that passes each change straight on to a peer
+    /// waiting for it (a HomeKit controller's event) then has its turn on the loop before the
+    /// gateway renders and publishes its MQTT topics, not after.
+    package func changes(
+        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false
+    ) -> Mailbox<HomeChange> {
+        store.changes(where: isWanted, firstInLine: firstInLine)
     }
 
     /// The events of ``changes()`` without the state: for listeners that read what they need back.

@@ -5,7 +5,9 @@ import Foundation
 /// test it asked for), and the model's version, counted per event (``HomeChange/version``). The
 /// manager renders each change; the feed hands it to those who want it.
 struct ChangeFeed {
-    private var subscribers: [UUID: Subscriber] = [:]
+    /// The listeners in the order each change is handed out: those that asked to be first in line,
+    /// then the others, each group in the order they came.
+    private var subscribers: [(id: UUID, subscriber: Subscriber)] = []
     /// Counts the events published.
     private(set) var version: UInt64 = 0
 
@@ -13,24 +15,28 @@ struct ChangeFeed {
     private struct Subscriber {
         let sender: Mailbox<HomeChange>.Sender
         let isWanted: (@Sendable (HomeChange) -> Bool)?
+        let isFirstInLine: Bool
     }
 
     /// A new listener's mailbox, starting with `first`; `ended` is called with its id when the
-    /// listener goes away, from wherever it went, to ``unsubscribe(_:)`` it.
+    /// listener goes away, from wherever it went, to ``unsubscribe(_:)`` it. A listener
+    /// `firstInLine` is handed each change before the others (see ``HomeManager/changes(where:firstInLine:)``).
     mutating func subscribe(
-        where isWanted: (@Sendable (HomeChange) -> Bool)?, first: HomeChange,
+        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false, first: HomeChange,
         ended: @escaping @Sendable (UUID) -> Void
     ) -> Mailbox<HomeChange> {
         let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
         let id = UUID()
-        subscribers[id] = Subscriber(sender: sender, isWanted: isWanted)
+        let subscriber = Subscriber(sender: sender, isWanted: isWanted, isFirstInLine: firstInLine)
+        let place = firstInLine ? subscribers.firstIndex { !$0.subscriber.isFirstInLine } : nil
+        subscribers.insert((id, subscriber), at: place ?? subscribers.endIndex)
         sender.onTermination = { ended(id) }
         sender.yield(first)
         return mailbox
     }
 
     mutating func unsubscribe(_ id: UUID) {
-        subscribers[id] = nil
+        subscribers.removeAll { $0.id == id }
     }
 
     /// Counts each event and hands what `render` makes of it (with the version it is) to every
@@ -41,7 +47,7 @@ struct ChangeFeed {
             version &+= 1
             guard !subscribers.isEmpty else { continue }
             let change = render(event, version)
-            for subscriber in subscribers.values where subscriber.isWanted?(change) ?? true {
+            for (_, subscriber) in subscribers where subscriber.isWanted?(change) ?? true {
                 subscriber.sender.yield(change)
             }
         }
@@ -49,7 +55,7 @@ struct ChangeFeed {
 
     /// Ends every listener's stream (the manager shuts down).
     mutating func finish() {
-        for subscriber in subscribers.values { subscriber.sender.finish() }
+        for (_, subscriber) in subscribers { subscriber.sender.finish() }
         subscribers.removeAll()
     }
 }

@@ -63,10 +63,12 @@ final class HomeStore {
     // MARK: The change stream
 
     /// See ``HomeManager/changes(where:)``.
-    func changes(where isWanted: (@Sendable (HomeChange) -> Bool)?) -> Mailbox<HomeChange> {
+    func changes(
+        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false
+    ) -> Mailbox<HomeChange> {
         let first = change(.homeManagerDidUpdateHomes, version: feed.version)
         let reenter = self.reenter
-        return feed.subscribe(where: isWanted, first: first) { id in
+        return feed.subscribe(where: isWanted, firstInLine: firstInLine, first: first) { id in
             // Called synchronously where the listener went away: a task hops onto the owner.
             Task { await reenter { $0.feed.unsubscribe(id) } }
         }
