@@ -1,7 +1,6 @@
 import AsyncMailbox
 import HomeModel
 import Logging
-import ServiceLifecycle
 import Synchronization
 
 /// Runs the homes' automations (HomeKit's event triggers): follows the model's changes and, when a
@@ -19,7 +18,7 @@ import Synchronization
 /// fired: the loop ends there, with one warning naming its automations. Beyond that, each
 /// automation fires at most ``FiringLimit/count`` times a ``FiringLimit/window``; what comes
 /// beyond it is skipped, with one warning per window.
-package struct AutomationService: ServiceLifecycle.Service {
+package struct AutomationService: ChangeFollowingService {
     /// How often one automation may fire.
     package struct FiringLimit: Sendable {
         package var count: Int
@@ -49,11 +48,6 @@ package struct AutomationService: ServiceLifecycle.Service {
         self.limit = limit
         self.loops = loops
         self.logger = logger
-    }
-
-    package func run() async throws {
-        let changes = await changes()
-        await cancelWhenGracefulShutdown { await follow(changes) }
     }
 
     /// The manager's changes this service fires on: the values an automation waits for. A value
