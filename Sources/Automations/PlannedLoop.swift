@@ -30,12 +30,14 @@ package struct ScheduleClock: Sendable {
     /// The longest wait: a system clock set while a service waits is noticed within it.
     static let longestWait = Duration.seconds(60)
 
-    /// Waits on `alarm` until the wall clock reaches `next` (for ever: nil), at most ``longestWait``
-    /// from `now`.
-    func sleep(until next: Date?, from now: Date, on alarm: DeadlineTimer<AnyClock>.Alarm) async {
+    /// Waits on `alarm` until the wall clock reaches `next` (for ever: nil), at most ``longestWait``.
+    /// The steady clock is read before the wall clock: time that passes between the two reads makes
+    /// the wait end early (the loop then looks again), never late.
+    func sleep(until next: Date?, on alarm: DeadlineTimer<AnyClock>.Alarm) async {
+        let steady = clock.now
         var wait = Self.longestWait
-        if let next { wait = min(wait, .milliseconds(Int64((next.timeIntervalSince(now) * 1_000).rounded(.up)))) }
-        await alarm.sleep(for: wait)
+        if let next { wait = min(wait, .milliseconds(Int64((next.timeIntervalSince(now()) * 1_000).rounded(.up)))) }
+        await alarm.sleep(until: steady.advanced(by: wait))
     }
 }
 

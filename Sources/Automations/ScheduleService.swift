@@ -143,7 +143,7 @@ actor SchedulePlanner: PlannedLoop {
             }
             if !due.isEmpty { continue }
             let steadyBefore = clock.clock.now
-            await clock.sleep(until: plan.values.compactMap(\.next?.instant).min(), from: now, on: alarm)
+            await clock.sleep(until: plan.values.compactMap(\.next?.instant).min(), on: alarm)
             // The wall clock moved unlike the steady one (the system clock was set): every next
             // firing moves with it, and none fires twice (the last firings' slots hold them back).
             let steady = steadyBefore.duration(to: clock.clock.now)

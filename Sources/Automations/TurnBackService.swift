@@ -9,15 +9,18 @@ import Logging
 /// the automation fires (``HomeManager/fireTrigger(_:home:at:)``); this service waits on its clock
 /// for the earliest and writes it back. At start a return whose time passed while the hub was down
 /// happens at once; one still ahead, at its time. Each firing announced cuts the wait short, for a
-/// return that is new or moved.
+/// return that is new or moved. Its writes count as the automation's own in `loopGuard` (the
+/// ``AutomationService``'s): what they set off continues the chain of the firing that left them.
 package struct TurnBackService: ChangeFollowingService {
     private let manager: HomeManager
     private let clock: ScheduleClock
+    private let loopGuard: FiringChains
     private let logger: Logger
 
-    package init(manager: HomeManager, clock: ScheduleClock = .system, logger: Logger) {
+    package init(manager: HomeManager, clock: ScheduleClock = .system, loopGuard: FiringChains, logger: Logger) {
         self.manager = manager
         self.clock = clock
+        self.loopGuard = loopGuard
         self.logger = logger
     }
 
@@ -33,7 +36,7 @@ package struct TurnBackService: ChangeFollowingService {
 
     /// Writes back the pending returns as they come due, until `changes` end (or the task is cancelled).
     package func follow(_ changes: Mailbox<HomeChange>) async {
-        await TurnBackWaiter(manager: manager, clock: clock, logger: logger).follow(changes)
+        await TurnBackWaiter(manager: manager, clock: clock, loopGuard: loopGuard, logger: logger).follow(changes)
     }
 }
 
@@ -42,15 +45,17 @@ package struct TurnBackService: ChangeFollowingService {
 actor TurnBackWaiter: PlannedLoop {
     private let manager: HomeManager
     private let clock: ScheduleClock
+    private let loopGuard: FiringChains
     private let logger: Logger
     /// The wait for the earliest return, which a firing cuts short.
     private let alarm: DeadlineTimer<AnyClock>.Alarm
     /// The returns done in this run, by trigger and due time: one whose removal failed is not repeated.
     private var done: Set<String> = []
 
-    init(manager: HomeManager, clock: ScheduleClock, logger: Logger) {
+    init(manager: HomeManager, clock: ScheduleClock, loopGuard: FiringChains, logger: Logger) {
         self.manager = manager
         self.clock = clock
+        self.loopGuard = loopGuard
         self.logger = logger
         alarm = DeadlineTimer.Alarm(on: clock.timer)
     }
@@ -73,9 +78,17 @@ actor TurnBackWaiter: PlannedLoop {
             let due = pending.filter { $0.due <= now }
             for entry in due {
                 done.insert(Self.key(entry))
-                let results = await manager.turnBack(entry)
+                let serial = loopGuard.beginTurnBack(of: entry.trigger, writing: entry.values)
+                let turnedBack = await manager.turnBack(entry)
+                loopGuard.finish(serial, at: .now)
                 let home = await manager.allHomes().first { $0.id == entry.home }
                 let name = home?.trigger(entry.trigger)?.name ?? entry.trigger.rawValue
+                guard let results = turnedBack else {
+                    logger.info(
+                        "automation '\(name)' was removed or turned off: its turn-back is dropped",
+                        metadata: ["home": "\(home?.name ?? entry.home.rawValue)"])
+                    continue
+                }
                 let failures = results.compactMap(\.error?.message)
                 let late = now.timeIntervalSince(entry.due)
                 let when = late > 5 ? " (\(Int(late)) s late: due while the hub was down)" : ""
@@ -90,7 +103,7 @@ actor TurnBackWaiter: PlannedLoop {
                 }
             }
             if !due.isEmpty { continue }
-            await clock.sleep(until: pending.map(\.due).min(), from: now, on: alarm)
+            await clock.sleep(until: pending.map(\.due).min(), on: alarm)
         }
     }
 

@@ -20,9 +20,9 @@ extension DeadlineTimer {
 
         package init(on timer: DeadlineTimer) { self.timer = timer }
 
-        /// Waits until `timeout` has passed on the timer's clock, the alarm rings, or the calling task
-        /// is cancelled, whichever comes first; at once if it rang since the last wait.
-        package func sleep(for timeout: C.Duration) async {
+        /// Waits until the timer's clock reaches `deadline`, the alarm rings, or the calling task is
+        /// cancelled, whichever comes first; at once if it rang since the last wait.
+        package func sleep(until deadline: C.Instant) async {
             await withTaskCancellationHandler {
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     let now = state.withLock { state -> Bool in
@@ -33,7 +33,7 @@ extension DeadlineTimer {
                         state.generation &+= 1
                         let generation = state.generation
                         state.waiter = continuation
-                        state.ticket = timer.schedule(after: timeout) { [weak self] in self?.end(generation) }
+                        state.ticket = timer.schedule(at: deadline) { [weak self] in self?.end(generation) }
                         return false
                     }
                     if now { continuation.resume() }

@@ -11,7 +11,7 @@ struct AlarmTests {
         let clock = ManualClock()
         let timer = DeadlineTimer(clock: clock)
         let alarm = DeadlineTimer.Alarm(on: timer)
-        let waiting = Task { await alarm.sleep(for: .seconds(10)) }
+        let waiting = Task { await alarm.sleep(until: clock.now.advanced(by: .seconds(10))) }
         try await eventually("the alarm waits") { clock.sleepers == 1 }
 
         // When the clock moves nine seconds, the wait goes on; at ten it ends
@@ -30,7 +30,7 @@ struct AlarmTests {
         let alarm = DeadlineTimer.Alarm(on: timer)
 
         // A ring ends an hour's wait without the clock moving, and takes its deadline off the timer
-        let waiting = Task { await alarm.sleep(for: .seconds(3600)) }
+        let waiting = Task { await alarm.sleep(until: clock.now.advanced(by: .seconds(3600))) }
         try await eventually("the alarm waits") { timer.waiting == 1 }
         alarm.ring()
         await waiting.value
@@ -38,8 +38,8 @@ struct AlarmTests {
 
         // Rung while nobody waits: the next wait ends at once, the one after it does not
         alarm.ring()
-        await alarm.sleep(for: .seconds(3600))
-        let again = Task { await alarm.sleep(for: .seconds(5)) }
+        await alarm.sleep(until: clock.now.advanced(by: .seconds(3600)))
+        let again = Task { await alarm.sleep(until: clock.now.advanced(by: .seconds(5))) }
         try await eventually("the alarm waits again") { timer.waiting == 1 }
         clock.advance(by: .seconds(5))
         await again.value
@@ -50,7 +50,7 @@ struct AlarmTests {
         let clock = ManualClock()
         let timer = DeadlineTimer(clock: clock)
         let alarm = DeadlineTimer.Alarm(on: timer)
-        let waiting = Task { await alarm.sleep(for: .seconds(3600)) }
+        let waiting = Task { await alarm.sleep(until: clock.now.advanced(by: .seconds(3600))) }
         try await eventually("the alarm waits") { timer.waiting == 1 }
         waiting.cancel()
         await waiting.value
