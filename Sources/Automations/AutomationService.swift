@@ -1,7 +1,6 @@
 import AsyncMailbox
 import HomeModel
 import Logging
-import ServiceLifecycle
 import Synchronization
 
 /// Runs the homes' automations (HomeKit's event triggers): follows the model's changes and, when a
@@ -16,10 +15,12 @@ import Synchronization
 /// An automation that sets off itself, or two that set off each other, would fire for ever: a
 /// change that one of the recent firings wrote (``FiringChains``) continues that firing's chain,
 /// and an automation coming round in its own chain for the ``LoopRule/rounds``+1-th time is not
-/// fired: the loop ends there, with one warning naming its automations. Beyond that, each
+/// fired: the loop ends there, with one warning naming its automations. A turn-back's writes
+/// (``TurnBackService``, given the same ``loopGuard``) continue the chain of the firing that left it
+/// pending, so a loop through a "turn back after" is one too. Beyond that, each
 /// automation fires at most ``FiringLimit/count`` times a ``FiringLimit/window``; what comes
 /// beyond it is skipped, with one warning per window.
-package struct AutomationService: ServiceLifecycle.Service {
+package struct AutomationService: ChangeFollowingService {
     /// How often one automation may fire.
     package struct FiringLimit: Sendable {
         package var count: Int
@@ -40,20 +41,24 @@ package struct AutomationService: ServiceLifecycle.Service {
     }
 
     private let manager: HomeManager
+    /// The wall time a firing happens at (when its turn-back is due from).
+    private let clock: ScheduleClock
     private let limit: FiringLimit
     private let loops: LoopRule
     private let logger: Logger
+    /// What recent firings wrote, for the ``TurnBackService`` to add its writes to.
+    package let loopGuard: FiringChains
 
-    package init(manager: HomeManager, limit: FiringLimit = .standard, loops: LoopRule = .standard, logger: Logger) {
+    package init(
+        manager: HomeManager, clock: ScheduleClock = .system, limit: FiringLimit = .standard,
+        loops: LoopRule = .standard, logger: Logger
+    ) {
         self.manager = manager
+        self.clock = clock
         self.limit = limit
         self.loops = loops
         self.logger = logger
-    }
-
-    package func run() async throws {
-        let changes = await changes()
-        await cancelWhenGracefulShutdown { await follow(changes) }
+        loopGuard = FiringChains(rule: loops)
     }
 
     /// The manager's changes this service fires on: the values an automation waits for. A value
@@ -68,7 +73,7 @@ package struct AutomationService: ServiceLifecycle.Service {
     /// a slow device holds up its own home's, not another home's.
     package func follow(_ changes: Mailbox<HomeChange>) async {
         var firings = RecentFirings(limit: limit)
-        let chains = FiringChains(rule: loops)
+        let chains = loopGuard
         await withDiscardingTaskGroup { group in
             var queues: [HomeID: AsyncStream<(TriggerID, Int)>.Continuation] = [:]
             for await change in changes {
@@ -102,9 +107,9 @@ package struct AutomationService: ServiceLifecycle.Service {
                     if queues[home.id] == nil {
                         let (queue, continuation) = AsyncStream.makeStream(of: (TriggerID, Int).self)
                         queues[home.id] = continuation
-                        group.addTask { [manager, homeID = home.id] in
+                        group.addTask { [manager, clock, homeID = home.id] in
                             for await (id, serial) in queue {
-                                let firing = await manager.fireTrigger(id, home: homeID)
+                                let firing = await manager.fireTrigger(id, home: homeID, at: clock.now())
                                 chains.finish(serial, at: .now)
                                 if let firing { Self.log(firing, logger: logger) }
                             }
@@ -179,9 +184,10 @@ struct RecentFirings {
 /// The recent firings with what each writes, to tell a loop from a person: a change to a value a
 /// firing writes, while it runs or within ``AutomationService/LoopRule/window`` after it ended,
 /// is taken for that firing's doing, and what it fires continues that firing's chain. A change no
-/// firing wrote (a press, a person's switch) starts a new chain. Shared between the service's
-/// loop, which admits firings, and its homes' tasks, which finish them.
-final class FiringChains: Sendable {
+/// firing wrote (a press, a person's switch) starts a new chain. A turn-back counts as a firing of
+/// its automation in the chain of the firing that left it pending. Shared between the service's
+/// loop, which admits firings, its homes' tasks, which finish them, and the turn-back service.
+package final class FiringChains: Sendable {
     /// What admitting a firing decided.
     enum Admission: Equatable {
         /// It fires; ``finish(_:at:)`` takes this serial when it has run.
@@ -200,6 +206,21 @@ final class FiringChains: Sendable {
     private struct State {
         var next = 0
         var records: [Record] = []
+        /// The chain of each automation's latest firing with a turn-back, until the turn-back runs.
+        var turnBackChains: [TriggerID: [TriggerID]] = [:]
+
+        mutating func begin(_ chain: [TriggerID], writing actions: [Action]) -> Int {
+            var writes: [ValueKey: CharacteristicValue] = [:]
+            for action in actions {
+                writes[
+                    ValueKey(
+                        accessory: action.accessory, service: action.service, characteristic: action.characteristic)] =
+                    action.value
+            }
+            next += 1
+            records.append(Record(serial: next, chain: chain, writes: writes, finished: nil))
+            return next
+        }
     }
 
     private let rule: AutomationService.LoopRule
@@ -213,12 +234,7 @@ final class FiringChains: Sendable {
         _ trigger: Trigger, in home: Home, after key: ValueKey, took value: CharacteristicValue,
         at now: ContinuousClock.Instant
     ) -> Admission {
-        var writes: [ValueKey: CharacteristicValue] = [:]
-        for action in trigger.actionSets.compactMap(home.actionSet).flatMap(\.actions) {
-            writes[
-                ValueKey(accessory: action.accessory, service: action.service, characteristic: action.characteristic)] =
-                action.value
-        }
+        let actions = trigger.actionSets.compactMap(home.actionSet).flatMap(\.actions)
         return state.withLock { state in
             state.records.removeAll { $0.finished.map { now - $0 > rule.window } ?? false }
             let cause = state.records.last { $0.writes[key] == value }
@@ -229,14 +245,22 @@ final class FiringChains: Sendable {
                 for id in loop where !members.contains(id) { members.append(id) }
                 return .loop(members)
             }
-            state.next += 1
-            state.records.append(Record(serial: state.next, chain: chain, writes: writes, finished: nil))
-            return .fires(state.next)
+            if trigger.options.turnBackAfter != nil { state.turnBackChains[trigger.id] = chain }
+            return .fires(state.begin(chain, writing: actions))
         }
     }
 
-    /// Marks a firing as run: its writes count as its doing for the rule's window from now.
-    func finish(_ serial: Int, at now: ContinuousClock.Instant) {
+    /// Records `trigger`'s turn-back about to write `values`, in the chain of the firing that left it
+    /// pending (a chain of its own after a restart); ``finish(_:at:)`` takes the serial when it ran.
+    package func beginTurnBack(of trigger: TriggerID, writing values: [Action]) -> Int {
+        state.withLock { state in
+            let chain = state.turnBackChains.removeValue(forKey: trigger) ?? [trigger]
+            return state.begin(chain, writing: values)
+        }
+    }
+
+    /// Marks a firing or a turn-back as run: its writes count as its doing for the rule's window from now.
+    package func finish(_ serial: Int, at now: ContinuousClock.Instant) {
         state.withLock { state in
             if let i = state.records.firstIndex(where: { $0.serial == serial }) { state.records[i].finished = now }
         }

@@ -4,24 +4,6 @@ import Foundation
 import HomeModel
 import Logging
 import Schedules
-import ServiceLifecycle
-
-/// The wall time and the clock the schedules wait on: the service reads "now" as a date (what a
-/// schedule is computed from) and sleeps on `clock`, so tests move both by hand.
-package struct ScheduleClock: Sendable {
-    /// What the service sleeps on.
-    package let clock: AnyClock
-    /// The wall-clock time now.
-    package let now: @Sendable () -> Date
-
-    package init(clock: some Clock<Duration>, now: @escaping @Sendable () -> Date) {
-        self.clock = AnyClock(clock)
-        self.now = now
-    }
-
-    /// The system's clocks.
-    package static let system = ScheduleClock(clock: ContinuousClock(), now: { Date() })
-}
 
 /// Runs the homes' schedule triggers (times of day, sunrise and sunset, timers): for each enabled
 /// one it computes the next firing in its home's time zone (the system's when the home has no
@@ -31,7 +13,7 @@ package struct ScheduleClock: Sendable {
 ///
 /// At start, what came due while the hub was down (``CatchUp``, from each trigger's stored
 /// ``ScheduleState``) runs once if less than `grace` late, and is logged as missed otherwise.
-package struct ScheduleService: ServiceLifecycle.Service {
+package struct ScheduleService: ChangeFollowingService {
     private let manager: HomeManager
     private let clock: ScheduleClock
     private let grace: Duration
@@ -44,11 +26,6 @@ package struct ScheduleService: ServiceLifecycle.Service {
         self.clock = clock
         self.grace = grace
         self.logger = logger
-    }
-
-    package func run() async throws {
-        let changes = await changes()
-        await cancelWhenGracefulShutdown { await follow(changes) }
     }
 
     /// The changes that move the schedules: the first (the whole model), automations added, removed,
@@ -66,15 +43,7 @@ package struct ScheduleService: ServiceLifecycle.Service {
 
     /// Runs the schedules of the homes `changes` carries until they end (or the task is cancelled).
     package func follow(_ changes: Mailbox<HomeChange>) async {
-        let planner = SchedulePlanner(manager: manager, clock: clock, grace: grace, logger: logger)
-        var iterator = changes.makeAsyncIterator()
-        guard let first = await iterator.next() else { return }
-        await planner.start(first.homes)
-        await withDiscardingTaskGroup { group in
-            group.addTask { await planner.loop() }
-            while let change = await iterator.next() { await planner.update(change.homes) }
-            group.cancelAll()
-        }
+        await SchedulePlanner(manager: manager, clock: clock, grace: grace, logger: logger).follow(changes)
     }
 }
 
@@ -92,22 +61,22 @@ struct PlannedSchedule {
 
 /// The service's state: the plan, each trigger's stored state, and the wait for the earliest firing,
 /// which a layout change cuts short.
-actor SchedulePlanner {
+actor SchedulePlanner: PlannedLoop {
     private let manager: HomeManager
     private let clock: ScheduleClock
     private let grace: Duration
     private let logger: Logger
     private var plan: [TriggerID: PlannedSchedule] = [:]
     private var states: [TriggerID: ScheduleState] = [:]
-    private var sleeper: Task<Void, Never>?
-    /// The longest wait: a system clock set while the service sleeps is noticed within it.
-    static let longestWait = Duration.seconds(60)
+    /// The wait for the earliest firing, which a layout change cuts short.
+    private let alarm: DeadlineTimer<AnyClock>.Alarm
 
     init(manager: HomeManager, clock: ScheduleClock, grace: Duration, logger: Logger) {
         self.manager = manager
         self.clock = clock
         self.grace = grace
         self.logger = logger
+        alarm = DeadlineTimer.Alarm(on: clock.timer)
     }
 
     /// Plans the homes' schedules and runs what came due while the hub was down.
@@ -151,13 +120,13 @@ actor SchedulePlanner {
     }
 
     /// Plans the homes' schedules again after a layout change, and cuts the current wait short.
-    func update(_ homes: [Home]) async {
+    func update(_ change: HomeChange) async {
         let now = clock.now()
-        replan(homes, now: now)
+        replan(change.homes, now: now)
         for id in plan.keys where states[id] == nil {
             await record(id, state: ScheduleState(since: now))
         }
-        sleeper?.cancel()
+        alarm.ring()
     }
 
     /// Fires each firing when it comes due, until the task is cancelled.
@@ -173,21 +142,8 @@ actor SchedulePlanner {
                 await fire(id, home: entry.home)
             }
             if !due.isEmpty { continue }
-            var wait = Self.longestWait
-            if let earliest = plan.values.compactMap(\.next?.instant).min() {
-                wait = min(wait, .milliseconds(Int64((earliest.timeIntervalSince(now) * 1_000).rounded(.up))))
-            }
             let steadyBefore = clock.clock.now
-            let deadline = steadyBefore.advanced(by: wait)
-            // A task of its own, so that a change of plan cancels it (``sleeper``) and ends the wait early.
-            let sleeping = Task { [clock] in _ = try? await clock.clock.sleep(until: deadline) }
-            sleeper = sleeping
-            await withTaskCancellationHandler {
-                await sleeping.value
-            } onCancel: {
-                sleeping.cancel()
-            }
-            sleeper = nil
+            await clock.sleep(until: plan.values.compactMap(\.next?.instant).min(), on: alarm)
             // The wall clock moved unlike the steady one (the system clock was set): every next
             // firing moves with it, and none fires twice (the last firings' slots hold them back).
             let steady = steadyBefore.duration(to: clock.clock.now)

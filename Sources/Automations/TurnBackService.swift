@@ -3,28 +3,25 @@ import Execution
 import Foundation
 import HomeModel
 import Logging
-import ServiceLifecycle
 
 /// Returns what automations with a "turn back after" wrote to the values it had before them, when
 /// their wait is over (Apple Home's "Turn off after"). The manager stores each pending return when
 /// the automation fires (``HomeManager/fireTrigger(_:home:at:)``); this service waits on its clock
 /// for the earliest and writes it back. At start a return whose time passed while the hub was down
 /// happens at once; one still ahead, at its time. Each firing announced cuts the wait short, for a
-/// return that is new or moved.
-package struct TurnBackService: ServiceLifecycle.Service {
+/// return that is new or moved. Its writes count as the automation's own in `loopGuard` (the
+/// ``AutomationService``'s): what they set off continues the chain of the firing that left them.
+package struct TurnBackService: ChangeFollowingService {
     private let manager: HomeManager
     private let clock: ScheduleClock
+    private let loopGuard: FiringChains
     private let logger: Logger
 
-    package init(manager: HomeManager, clock: ScheduleClock = .system, logger: Logger) {
+    package init(manager: HomeManager, clock: ScheduleClock = .system, loopGuard: FiringChains, logger: Logger) {
         self.manager = manager
         self.clock = clock
+        self.loopGuard = loopGuard
         self.logger = logger
-    }
-
-    package func run() async throws {
-        let changes = await changes()
-        await cancelWhenGracefulShutdown { await follow(changes) }
     }
 
     /// The changes that may add or move a pending return: the first (the whole model), and firings.
@@ -39,42 +36,38 @@ package struct TurnBackService: ServiceLifecycle.Service {
 
     /// Writes back the pending returns as they come due, until `changes` end (or the task is cancelled).
     package func follow(_ changes: Mailbox<HomeChange>) async {
-        let waiter = TurnBackWaiter(manager: manager, clock: clock, logger: logger)
-        await withDiscardingTaskGroup { group in
-            group.addTask { await waiter.loop() }
-            for await _ in changes { await waiter.wake() }
-            group.cancelAll()
-        }
+        await TurnBackWaiter(manager: manager, clock: clock, loopGuard: loopGuard, logger: logger).follow(changes)
     }
 }
 
 /// The wait for the earliest pending return; what is pending is read from the database on each
 /// round, so that a firing that moved a return is never undone early.
-actor TurnBackWaiter {
+actor TurnBackWaiter: PlannedLoop {
     private let manager: HomeManager
     private let clock: ScheduleClock
+    private let loopGuard: FiringChains
     private let logger: Logger
-    private var sleeper: Task<Void, Never>?
-    /// A wake that came while the loop was not asleep: the next round does not sleep before reading.
-    private var woken = false
+    /// The wait for the earliest return, which a firing cuts short.
+    private let alarm: DeadlineTimer<AnyClock>.Alarm
     /// The returns done in this run, by trigger and due time: one whose removal failed is not repeated.
     private var done: Set<String> = []
 
-    init(manager: HomeManager, clock: ScheduleClock, logger: Logger) {
+    init(manager: HomeManager, clock: ScheduleClock, loopGuard: FiringChains, logger: Logger) {
         self.manager = manager
         self.clock = clock
+        self.loopGuard = loopGuard
         self.logger = logger
+        alarm = DeadlineTimer.Alarm(on: clock.timer)
     }
 
+    /// Nothing to plan: each round reads what is pending.
+    func start(_ homes: [Home]) {}
+
     /// Cuts the current wait short: a return may be new or moved.
-    func wake() {
-        woken = true
-        sleeper?.cancel()
-    }
+    func update(_ change: HomeChange) { alarm.ring() }
 
     func loop() async {
         while !Task.isCancelled {
-            woken = false
             let now = clock.now()
             var pending: [PendingTurnBack] = []
             do {
@@ -85,9 +78,17 @@ actor TurnBackWaiter {
             let due = pending.filter { $0.due <= now }
             for entry in due {
                 done.insert(Self.key(entry))
-                let results = await manager.turnBack(entry)
+                let serial = loopGuard.beginTurnBack(of: entry.trigger, writing: entry.values)
+                let turnedBack = await manager.turnBack(entry)
+                loopGuard.finish(serial, at: .now)
                 let home = await manager.allHomes().first { $0.id == entry.home }
                 let name = home?.trigger(entry.trigger)?.name ?? entry.trigger.rawValue
+                guard let results = turnedBack else {
+                    logger.info(
+                        "automation '\(name)' was removed or turned off: its turn-back is dropped",
+                        metadata: ["home": "\(home?.name ?? entry.home.rawValue)"])
+                    continue
+                }
                 let failures = results.compactMap(\.error?.message)
                 let late = now.timeIntervalSince(entry.due)
                 let when = late > 5 ? " (\(Int(late)) s late: due while the hub was down)" : ""
@@ -101,21 +102,8 @@ actor TurnBackWaiter {
                         metadata: ["home": "\(home?.name ?? entry.home.rawValue)"])
                 }
             }
-            if !due.isEmpty || woken { continue }
-            var wait = SchedulePlanner.longestWait
-            if let earliest = pending.map(\.due).min() {
-                wait = min(wait, .milliseconds(Int64((earliest.timeIntervalSince(now) * 1_000).rounded(.up))))
-            }
-            let deadline = clock.clock.now.advanced(by: wait)
-            // A task of its own, so that a change of plan cancels it (``sleeper``) and ends the wait early.
-            let sleeping = Task { [clock] in _ = try? await clock.clock.sleep(until: deadline) }
-            sleeper = sleeping
-            await withTaskCancellationHandler {
-                await sleeping.value
-            } onCancel: {
-                sleeping.cancel()
-            }
-            sleeper = nil
+            if !due.isEmpty { continue }
+            await clock.sleep(until: pending.map(\.due).min(), on: alarm)
         }
     }
 

@@ -61,9 +61,18 @@ package final class DeadlineTimer<C: Clock>: Sendable {
         schedule(after: timeout, .work(work))
     }
 
+    /// Calls `expire` (once, on the timer's task: it must not block) when the clock reaches
+    /// `deadline`, unless the deadline is cancelled first.
+    package func schedule(at deadline: C.Instant, _ expire: @escaping @Sendable () -> Void) -> Ticket {
+        schedule(at: deadline, .call(expire))
+    }
+
     private func schedule(after timeout: C.Duration, _ expire: Expiry) -> Ticket {
-        let deadline = clock.now.advanced(by: timeout)
-        return state.withLock { state in
+        schedule(at: clock.now.advanced(by: timeout), expire)
+    }
+
+    private func schedule(at deadline: C.Instant, _ expire: Expiry) -> Ticket {
+        state.withLock { state in
             let id = state.nextID
             state.nextID &+= 1
             state.entries.insert(Entry(deadline: deadline, id: id, expire: expire)) { $0.deadline > deadline }

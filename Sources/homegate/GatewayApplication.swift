@@ -92,12 +92,13 @@ struct GatewayApplication {
                 under: ["\(topics.base)/#"] + (homeAssistant.map { [$0.configFilter] } ?? []),
                 markerTopic: "\(topics.base)/$sync", using: configuration, logger: logger)
         }
+        let automations = AutomationService(manager: manager, logger: logger)
         var services: [any ServiceLifecycle.Service] =
             foundation + [StopAtShutdown { await manager.shutdown() }] + drivers + [
                 // After the drivers: it stops before them, so no automation writes to a stopped driver.
-                AutomationService(manager: manager, logger: logger),
+                automations,
                 ScheduleService(manager: manager, logger: logger),
-                TurnBackService(manager: manager, logger: logger),
+                TurnBackService(manager: manager, loopGuard: automations.loopGuard, logger: logger),
             ] + (history.map { [HistoryRecorder(manager: manager, store: $0, logger: logger)] } ?? []) + [
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),

@@ -42,16 +42,17 @@ struct TurnBackServiceTests {
         try await manager.home("Home", account: "alice").accessory("lamp")?.services.first?.characteristic(.on)?.value
     }
 
-    /// Fires "Hall Light" as the automation services do, at `date`.
-    static func fire(_ manager: HomeManager, at date: Date) async throws {
+    /// Fires `name` as the automation services do, at `date`.
+    static func fire(_ manager: HomeManager, at date: Date, _ name: String = "Hall Light") async throws {
         let home = try await manager.home("Home", account: "alice")
-        let trigger = try #require(home.triggers.first { $0.name == "Hall Light" })
+        let trigger = try #require(home.triggers.first { $0.name == name })
         _ = try #require(await manager.fireTrigger(trigger.id, home: home.id, at: date))
     }
 
-    /// Runs the service from `from` (wall time) on a manual clock until `body` returns.
+    /// Runs the service from `from` (wall time) on a manual clock until `body` returns; with
+    /// `automations`, the automation service too, on the same clock and loop guard.
     static func withService(
-        _ manager: HomeManager, from: Date, logs: LogLines = LogLines(),
+        _ manager: HomeManager, from: Date, logs: LogLines = LogLines(), automations: Bool = false,
         _ body: (ManualClock, @Sendable () -> Date) async throws -> Void
     ) async throws {
         let manual = ManualClock()
@@ -59,10 +60,18 @@ struct TurnBackServiceTests {
             let offset = manual.now.offset.components
             return from + Double(offset.seconds) + Double(offset.attoseconds) * 1e-18
         }
+        let clock = ScheduleClock(clock: manual, now: now)
+        let automationService = AutomationService(manager: manager, clock: clock, logger: logs.logger)
         let service = TurnBackService(
-            manager: manager, clock: ScheduleClock(clock: manual, now: now), logger: logs.logger)
+            manager: manager, clock: clock, loopGuard: automationService.loopGuard, logger: logs.logger)
         let changes = await service.changes()
-        let following = Task { await service.follow(changes) }
+        let automationChanges = automations ? await automationService.changes() : nil
+        let following = Task {
+            await withDiscardingTaskGroup { group in
+                if let automationChanges { group.addTask { await automationService.follow(automationChanges) } }
+                await service.follow(changes)
+            }
+        }
         try await eventually("the service waits") { manual.sleepers > 0 }
         try await body(manual, now)
         following.cancel()
@@ -133,6 +142,111 @@ struct TurnBackServiceTests {
                 await second.shutdown()
             }
         }
+    }
+
+    @Test(
+        "turning the automation off or removing it cancels its pending turn-back, row and all; one executing once keeps it"
+    )
+    func cancelledByTurningOffOrRemoving() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory())
+        try await Self.withService(manager, from: Self.start) { clock, now in
+            // Fired, then turned off: the return is dropped, and the lamp stays on past its time
+            try await Self.fire(manager, at: now())
+            let pending = try #require(try manager.pendingTurnBacks().first)
+            try await manager.edit(
+                .enableTrigger(home: "Home", trigger: "Hall Light", enabled: false), account: "alice")
+            #expect(try manager.pendingTurnBacks().isEmpty)
+            try await Self.advance(clock, by: .seconds(301))
+            #expect(try await Self.lamp(manager) == .bool(true))
+            // A return read before its automation was turned off is dropped, not written
+            #expect(await manager.turnBack(pending) == nil)
+            #expect(try await Self.lamp(manager) == .bool(true))
+
+            // On again and fired, then removed: dropped too
+            try await manager.edit(.enableTrigger(home: "Home", trigger: "Hall Light", enabled: true), account: "alice")
+            try await Self.fire(manager, at: now())
+            #expect(try manager.pendingTurnBacks().count == 1)
+            try await manager.edit(.removeTrigger(home: "Home", trigger: "Hall Light"), account: "alice")
+            #expect(try manager.pendingTurnBacks().isEmpty)
+
+            // Executing once, it turns itself off as it fires; its return still comes at its time
+            try await manager.writeValue(.bool(false), to: Self.lampOn, home: "Home", account: "alice")
+            try await manager.edit(
+                .addScheduleTrigger(
+                    home: "Home", name: "Once",
+                    schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: Set(Weekday.allCases)),
+                    actionSets: ["Lamp On"], options: TriggerOptions(executeOnce: true, turnBackAfter: .seconds(300))),
+                account: "alice")
+            try await Self.fire(manager, at: now(), "Once")
+            #expect(try await manager.home("Home", account: "alice").triggers.first?.isEnabled == false)
+            #expect(try manager.pendingTurnBacks().count == 1)
+            try await Self.advance(clock, by: .seconds(300))
+            try await eventually("the lamp is off again") { try await Self.lamp(manager) == .bool(false) }
+            #expect(try manager.pendingTurnBacks().isEmpty)
+        }
+        await manager.shutdown()
+    }
+
+    @Test("a turn-back that sets off another automation that sets off the first again is stopped as a loop")
+    func loopThroughTurnBack() async throws {
+        // Given "Hall Light" (Lamp 2 turns on: Lamp on, turned back off after a minute) and "Echo"
+        // (Lamp turns off: Lamp 2 off and on again), so each turn-back sets off Echo, which sets off
+        // Hall Light, whose turn-back sets off Echo, ...
+        let manager = try HomeManager(database: HomeDatabase.inMemory())
+        try await manager.attach(
+            VirtualDriver(
+                devices: [
+                    .init(id: "lamp", name: "Lamp", kind: .lightbulb),
+                    .init(id: "lamp-2", name: "Lamp 2", kind: .lightbulb),
+                ], tick: .seconds(86_400)))
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        let lamp2On = CharacteristicReference(accessory: "Lamp 2", service: "Lightbulb", characteristic: .on)
+        for id: AccessoryID in ["lamp", "lamp-2"] {
+            try await manager.edit(.addAccessory(home: "Home", id: id), account: "alice")
+        }
+        for (name, reference, on) in [
+            ("Lamp On", Self.lampOn, true), ("Lamp 2 Off", lamp2On, false), ("Lamp 2 On", lamp2On, true),
+        ] {
+            try await manager.edit(
+                .addActionSet(home: "Home", name: name, actions: [ActionRequest(reference, .bool(on))]),
+                account: "alice")
+            try await manager.writeValue(.bool(false), to: reference, home: "Home", account: "alice")
+        }
+        try await manager.edit(
+            .addTrigger(
+                home: "Home", name: "Hall Light", characteristic: lamp2On, value: .bool(true), actionSets: ["Lamp On"],
+                options: TriggerOptions(turnBackAfter: .seconds(60))), account: "alice")
+        try await manager.edit(
+            .addTrigger(
+                home: "Home", name: "Echo", characteristic: Self.lampOn, value: .bool(false),
+                actionSets: ["Lamp 2 Off", "Lamp 2 On"]), account: "alice")
+        let names = Dictionary(
+            uniqueKeysWithValues: try await manager.home("Home", account: "alice").triggers.map { ($0.id, $0.name) })
+        let logs = LogLines()
+        let events = await manager.events()
+        try await Self.withService(manager, from: Self.start, logs: logs, automations: true) { clock, _ in
+            var firings = events.compactMap { event -> String? in
+                guard case .didFireTrigger(_, let id, _) = event else { return nil }
+                return names[id]
+            }.makeAsyncIterator()
+            // When a person turns Lamp 2 on, and each minute's turn-back comes
+            try await manager.writeValue(.bool(true), to: lamp2On, home: "Home", account: "alice")
+            var fired = [await firings.next()]
+            for round in 1...3 {
+                clock.advance(by: .seconds(60))
+                fired.append(await firings.next())
+                if round < 3 { fired.append(await firings.next()) }
+            }
+
+            // Then each fired three times, and the fourth firing of Hall Light is stopped as a loop
+            #expect(fired == ["Hall Light", "Echo", "Hall Light", "Echo", "Hall Light", "Echo"])
+            try await eventually("the loop is reported") { logs.contains("set each other off") }
+            try await eventually("no return is left pending") { try manager.pendingTurnBacks().isEmpty }
+        }
+        let warnings = logs.all.filter { $0.level == .warning }.map(\.message)
+        #expect(
+            warnings == ["automations 'Hall Light', 'Echo' set each other off: stopped after 3 rounds"], "\(logs.all)")
+        await manager.shutdown()
     }
 
     @Test("a turn-back duration out of range, or not in whole seconds, is invalidDuration")

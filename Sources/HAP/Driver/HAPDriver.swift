@@ -26,7 +26,7 @@ package struct HAPEndpoint: Sendable, Hashable {
 package actor HAPDriver: PairingDriver {
     package nonisolated let name = "hap"
     package nonisolated let updates: AsyncStream<DriverUpdate>
-    private let sink: AsyncStream<DriverUpdate>.Continuation
+    let sink: AsyncStream<DriverUpdate>.Continuation
     private let keychain: HAPKeychain
     private let logger: Logger
     private let configured: [HAPEndpoint]
@@ -431,96 +431,8 @@ package actor HAPDriver: PairingDriver {
         logger.warning("HAP accessory \(id): \(text); trying again")
     }
 
-    // MARK: Reads, writes, identify
-
-    package func read(_ accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) async throws
-        -> CharacteristicValue
-    {
-        try await read([ValueKey(accessory: accessory, service: service, characteristic: characteristic)])[0]
-    }
-
-    /// One `GET /characteristics?id=…` per device (an accessory, or a bridge for all its
-    /// accessories) for all the values asked of it, as aiohomekit reads a bridge.
-    package func read(_ targets: [ValueKey]) async throws -> [CharacteristicValue] {
-        var values = [CharacteristicValue?](repeating: nil, count: targets.count)
-        var byDevice: [String: [Int]] = [:]
-        for (index, target) in targets.enumerated() {
-            byDevice[Self.deviceID(of: target.accessory), default: []].append(index)
-        }
-        for indices in byDevice.values {
-            let first = targets[indices[0]].accessory
-            let (connection, database) = try session(for: first)
-            var addresses: [HAPAddress] = []
-            for index in indices {
-                let target = targets[index]
-                guard
-                    let address = database.address(
-                        of: target.accessory, service: target.service, characteristic: target.characteristic)
-                else {
-                    throw HomeError(
-                        .notFound, "'\(target.accessory)' has no \(target.characteristic) in '\(target.service)'.")
-                }
-                addresses.append(address)
-            }
-            let ids = addresses.map { "\($0.aid).\($0.iid)" }.joined(separator: ",")
-            let answer = try await request(connection, .get("/characteristics?id=\(ids)"), first)
-            try HAPStatus.check(answer.statusCode, body: answer.body, accessory: Self.deviceID(of: first))
-            let read = database.values(inReadAnswer: answer.body)
-            for (index, address) in zip(indices, addresses) {
-                guard let value = read[address] else {
-                    throw HomeError(
-                        .communicationFailure,
-                        "'\(targets[index].accessory)' sent no value for \(targets[index].characteristic).")
-                }
-                values[index] = value
-            }
-        }
-        return values.map { $0! }
-    }
-
-    package func write(_ accessory: AccessoryID, values: [CharacteristicWrite]) async throws {
-        let (connection, database) = try session(for: accessory)
-        var entries: [JSON] = []
-        var timed = false
-        for write in values {
-            guard
-                let address = database.address(
-                    of: accessory, service: write.service, characteristic: write.characteristic)
-            else { throw HomeError(.notFound, "'\(accessory)' has no \(write.characteristic) in '\(write.service)'.") }
-            timed = timed || database.requiresTimedWrite(address)
-            entries.append(
-                .object([
-                    ("aid", .integer(address.aid)), ("iid", .integer(address.iid)),
-                    ("value", database.json(write.value, at: address)),
-                ]))
-        }
-        var members: [(key: String, value: JSON)] = [("characteristics", .array(entries))]
-        if timed {
-            let pid = Int.random(in: 1...Int(UInt32.max))
-            let prepare = JSON.object([("ttl", .integer(5_000)), ("pid", .integer(pid))])
-            let prepared = try await request(connection, .putJSON("/prepare", prepare.bytes), accessory)
-            try HAPStatus.check(prepared.statusCode, body: prepared.body, accessory: accessory.rawValue)
-            members.append(("pid", .integer(pid)))
-        }
-        let answer = try await request(connection, .putJSON("/characteristics", JSON.object(members).bytes), accessory)
-        try HAPStatus.check(answer.statusCode, body: answer.body, accessory: accessory.rawValue)
-        for write in values {
-            sink.yield(.value(accessory, service: write.service, characteristic: write.characteristic, write.value))
-        }
-    }
-
-    package func identify(_ accessory: AccessoryID) async throws {
-        let (_, database) = try session(for: accessory)
-        guard let (service, type) = database.identifyCharacteristic(of: accessory) else {
-            throw HomeError(.notSupported, "'\(accessory)' cannot identify itself.")
-        }
-        try await write(
-            accessory, values: [CharacteristicWrite(service: service, characteristic: type, value: .bool(true))])
-    }
-
-    package nonisolated var reportsConfirmedValues: Bool { true }
-
-    private func session(for accessory: AccessoryID) throws -> (HAPConnection, HAPAccessoryDatabase) {
+    /// The connection and accessory database of the device that serves `accessory`.
+    func session(for accessory: AccessoryID) throws -> (HAPConnection, HAPAccessoryDatabase) {
         let id = Self.deviceID(of: accessory)
         guard let device = devices[id], let database = device.database else {
             throw HomeError(.notFound, "The HAP driver does not know '\(accessory)'.")
@@ -531,27 +443,7 @@ package actor HAPDriver: PairingDriver {
         return (connection, database)
     }
 
-    private func request(_ connection: HAPConnection, _ request: HTTPRequest, _ accessory: AccessoryID) async throws
-        -> HTTPMessage
-    {
-        do {
-            return try await connection.send(request)
-        } catch let error as HAPConnectionError where error.reason == .timedOut {
-            throw HomeError(.operationTimedOut, "'\(accessory)' did not answer in time.")
-        } catch {
-            throw HomeError(.communicationFailure, "'\(accessory)': \(error).")
-        }
-    }
-
     // MARK: Naming
-
-    static func deviceID(of accessory: AccessoryID) -> String {
-        let raw = accessory.rawValue
-        // Pairing identifiers are XX:XX:XX:XX:XX:XX (17 characters); a bridged accessory adds :<aid>.
-        return raw.count > 17 ? String(raw.prefix(17)) : raw
-    }
-
-    static func unpairedID(_ endpoint: HAPEndpoint) -> String { "hap@\(endpoint.host):\(endpoint.port)" }
 
     private static func unpairedAccessory(_ device: Device) -> Accessory {
         let name =
@@ -562,40 +454,5 @@ package actor HAPDriver: PairingDriver {
             isReachable: true)
         accessory.needsPairing = true
         return accessory
-    }
-
-    /// HAP's accessory category (`ci`) as the model's.
-    static func category(_ code: Int?) -> AccessoryCategory {
-        switch code {
-        case 2: .bridge
-        case 4: .garageDoorOpener
-        case 5: .lightbulb
-        case 6: .doorLock
-        case 7: .outlet
-        case 8: .switch
-        case 9: .thermostat
-        case 15: .programmableSwitch
-        default: .other
-        }
-    }
-
-    static func homeError(_ error: PairingError, accessory: String) -> HomeError {
-        switch error.code {
-        case .authentication:
-            return HomeError(.authenticationFailed, "'\(accessory)' refused the setup code.")
-        case .backoff:
-            let wait = error.retryDelay.map { " Try again in \($0) seconds, as the accessory asks." } ?? ""
-            return HomeError(.authenticationFailed, "'\(accessory)' refuses pairing attempts for now.\(wait)")
-        case .maxPeers:
-            return HomeError(.notSupported, "'\(accessory)' has as many controllers as it can take.")
-        case .maxTries:
-            return HomeError(.authenticationFailed, "'\(accessory)' took too many wrong setup codes; reset it.")
-        case .unavailable:
-            return HomeError(.notSupported, "'\(accessory)' is paired with another controller already.")
-        case .busy:
-            return HomeError(.communicationFailure, "'\(accessory)' is pairing with another controller; try again.")
-        default:
-            return HomeError(.communicationFailure, "'\(accessory)' refused pairing: \(error).")
-        }
     }
 }

@@ -310,6 +310,7 @@ package struct TriggerOptions: Sendable, Hashable {
 
 /// The values an automation's firing changed, to be written back when `due` comes (its
 /// ``TriggerOptions/turnBackAfter``): stored, so that a restart neither loses nor repeats it.
+/// Removing the automation or turning it off cancels it (``isKept(by:)``).
 package struct PendingTurnBack: Sendable, Hashable {
     package let trigger: TriggerID
     package let home: HomeID
@@ -324,6 +325,11 @@ package struct PendingTurnBack: Sendable, Hashable {
         self.due = due
         self.values = values
     }
+
+    /// Whether `trigger` keeps its pending turn-back: while it is on, or when it executes once (it
+    /// turned itself off as it fired, and the return belongs to that firing). The database keeps the
+    /// same rule (``HomeDatabase/keepingTriggers``).
+    package static func isKept(by trigger: Trigger) -> Bool { trigger.isEnabled || trigger.options.executeOnce }
 }
 
 /// What one firing of an automation did: each action set's results, or why it could not run.

@@ -18,12 +18,29 @@ extension HomeDatabase {
         try pendingTurnBacks().first { $0.trigger == trigger }
     }
 
-    /// Stores `pending`, replacing the trigger's earlier one.
-    func savePendingTurnBack(_ pending: PendingTurnBack) async throws {
+    /// The triggers that keep a pending turn-back (``PendingTurnBack/isKept(by:)``), as SQL.
+    static let keepingTriggers = "SELECT id FROM \(TriggerRecord.databaseTableName) WHERE isEnabled OR executeOnce"
+
+    /// Stores `pending`, replacing the trigger's earlier one, unless the trigger no longer keeps one
+    /// (removed or turned off meanwhile: checked in the same transaction, so that such a change saved
+    /// first is not undone); returns whether it was stored.
+    func savePendingTurnBack(_ pending: PendingTurnBack) async throws -> Bool {
         let record = PendingTurnBackRecord(
             triggerID: pending.trigger.rawValue, homeID: pending.home.rawValue,
             due: pending.due.timeIntervalSince1970, actions: pending.values)
-        try await writer.write { db in try record.save(db) }
+        return try await writer.write { db in
+            let kept = try Bool.fetchOne(
+                db, sql: "SELECT ? IN (\(Self.keepingTriggers))", arguments: [pending.trigger.rawValue])
+            guard kept == true else { return false }
+            try record.save(db)
+            return true
+        }
+    }
+
+    /// Drops the pending turn-backs of triggers removed or turned off, in a layout change's transaction.
+    static func dropCancelledTurnBacks(_ db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM \(PendingTurnBackRecord.databaseTableName) WHERE triggerID NOT IN (\(keepingTriggers))")
     }
 
     /// Drops the trigger's pending turn-back if it is still the one due at `due` (a firing since

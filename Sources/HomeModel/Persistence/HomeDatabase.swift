@@ -232,10 +232,14 @@ package final class HomeDatabase: Sendable {
         }
     }
 
+    /// Writes the homes that changed; when their automations may have (a home removed or
+    /// rewritten), drops the turn-backs they cancelled.
     private static func write(from old: HomeGraph, to new: HomeGraph, _ db: Database) throws {
         let kept = Set(new.homes.map(\.id))
+        var rewritten = false
         for home in old.homes where !kept.contains(home.id) {
             try HomeRecord.deleteOne(db, key: home.id.rawValue)
+            rewritten = true
         }
         let before = Dictionary(uniqueKeysWithValues: old.homes.enumerated().map { ($1.id, ($0, $1)) })
         for (position, home) in new.homes.enumerated() {
@@ -246,9 +250,11 @@ package final class HomeDatabase: Sendable {
                     continue
                 }
                 try HomeRecord.deleteOne(db, key: home.id.rawValue)
+                rewritten = true
             }
             try Self.insert(home, position: position, db)
         }
+        if rewritten { try dropCancelledTurnBacks(db) }
     }
 
     /// Writes `values` in one transaction on the database's own queue, and returns at once;

@@ -5,8 +5,8 @@ import HomeModel
 /// lock takes a moment (and can jam), a garage door opens and closes and stops on an obstruction,
 /// sensors drift. For the demo and for tests.
 ///
-/// Time comes from an injected clock: ``run()`` is a loop that sleeps `tick` on it and then
-/// advances the simulation, and tests call ``advance(by:)`` directly instead of waiting.
+/// Time comes from an injected clock: ``run()`` advances the simulation every `tick` of it
+/// (``AnyClock/every(_:_:)``), and tests call ``advance(by:)`` directly instead of waiting.
 ///
 /// It runs on the executor it is given (the gateway's loop, where the manager calls it without a hop).
 package actor VirtualDriver: AccessoryDriver {
@@ -66,14 +66,7 @@ package actor VirtualDriver: AccessoryDriver {
     /// asleep until a command comes.
     package func run() async {
         guard devices.values.contains(where: \.changesOverTime) else { return await untilCancelled() }
-        while !Task.isCancelled {
-            do {
-                try await clock.sleep(for: tick)
-            } catch {
-                return
-            }
-            advance(by: tick)
-        }
+        await AnyClock(clock).every(tick) { await self.advance(by: self.tick) }
     }
 
     package func stop() async {

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+
+extension HomeManager {
+    // MARK: Action sets and automations
+
+    /// Runs an action set (admin or guest): every action is attempted, and the result says for each
+    /// whether it succeeded and why not. Throws only when the action set cannot be run at all.
+    package func executeActionSet(_ name: String, home: String, account: String) async throws(HomeError)
+        -> [ActionResult]
+    {
+        let (homeID, actionSet) = try actionSet(named: name, home: home, account: account)
+        var results: [ActionResult] = []
+        for action in actionSet.actions { results.append(await run(action)) }
+        store.publish([
+            .didExecuteActionSet(
+                home: homeID, actionSet: actionSet.id, failedActions: results.count { !$0.succeeded })
+        ])
+        return results
+    }
+
+    /// Writes one action's value, checked against the characteristic as it is now.
+    private func run(_ action: Action) async -> ActionResult {
+        do throws(HomeError) {
+            guard let accessory = store.currentAccessory(action.accessory),
+                let characteristic = accessory.characteristic(action.service, action.characteristic)
+            else {
+                throw HomeError(.notFound, "The action's characteristic \(action.characteristic) no longer exists.")
+            }
+            let value = try HomeGraph.writable(action.value, to: characteristic, of: accessory)
+            try await write(
+                [CharacteristicWrite(service: action.service, characteristic: action.characteristic, value: value)],
+                to: accessory)
+            return ActionResult(action: action, error: nil)
+        } catch {
+            return ActionResult(action: action, error: error)
+        }
+    }
+
+    /// Fires an automation: runs its action sets one after another, as the home's administrator
+    /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:failedActions:)``.
+    /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
+    /// off or removed while it runs runs no further action set.
+    ///
+    /// One with a ``TriggerOptions/turnBackAfter`` stores, before the announcement, the values its
+    /// action sets' characteristics had before it ran, due `now` plus the duration (a pending one
+    /// keeps its values, from before the first firing, and moves to the new due time). One that
+    /// executes once is then turned off, as an administrator would, with its event.
+    package func fireTrigger(_ id: TriggerID, home homeID: HomeID, at now: Date = Date()) async -> TriggerFiring? {
+        guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
+            return nil
+        }
+        var before: [Action] = []
+        if trigger.options.turnBackAfter != nil {
+            for action in trigger.actionSets.compactMap(home.actionSet).flatMap(\.actions) {
+                guard
+                    let value = store.currentAccessory(action.accessory)?.characteristic(
+                        action.service, action.characteristic)?.value
+                else { continue }
+                before.append(
+                    Action(
+                        accessory: action.accessory, service: action.service, characteristic: action.characteristic,
+                        value: value))
+            }
+        }
+        var firing = TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [])
+        for actionSetID in trigger.actionSets {
+            // Looked up again for each: an earlier action set's writes give the actor away, and the
+            // home may be renamed, or the automation turned off, meanwhile.
+            guard let current = store.currentHome(homeID), current.trigger(id)?.isEnabled == true,
+                let administrator = current.users.first(where: { $0.role == .administrator })
+            else { break }
+            guard let actionSet = current.actionSet(actionSetID) else { continue }
+            do throws(HomeError) {
+                let results = try await executeActionSet(
+                    actionSet.name, home: current.name, account: administrator.account)
+                firing.actionSets.append((actionSet.name, .success(results)))
+            } catch {
+                firing.actionSets.append((actionSet.name, .failure(error)))
+            }
+        }
+        if let duration = trigger.options.turnBackAfter {
+            await storeTurnBack(of: id, home: homeID, values: before, due: now + Double(duration.components.seconds))
+        }
+        store.publish([.didFireTrigger(home: homeID, trigger: id, failedActions: firing.failedActions)])
+        if trigger.options.executeOnce, let current = store.currentHome(homeID),
+            let administrator = current.users.first(where: { $0.role == .administrator }),
+            let name = current.trigger(id)?.name
+        {
+            do {
+                _ = try await store.edit(
+                    .enableTrigger(home: current.name, trigger: name, enabled: false), account: administrator.account)
+            } catch {
+                logger.error(
+                    "automation '\(name)' executes once but could not be turned off", metadata: ["error": "\(error)"])
+            }
+        }
+        return firing
+    }
+
+    /// Stores the pending turn-back of a firing: a pending one keeps its values (from before its
+    /// first firing) and takes those of characteristics it did not hold yet. Not for an automation
+    /// removed or turned off while it ran (``PendingTurnBack/isKept(by:)``).
+    private func storeTurnBack(of id: TriggerID, home: HomeID, values: [Action], due: Date) async {
+        do {
+            var pending =
+                try database.pendingTurnBack(id) ?? PendingTurnBack(trigger: id, home: home, due: due, values: [])
+            pending.due = due
+            for value in values
+            where !pending.values.contains(where: {
+                $0.accessory == value.accessory && $0.service == value.service
+                    && $0.characteristic == value.characteristic
+            }) {
+                pending.values.append(value)
+            }
+            _ = try await database.savePendingTurnBack(pending)
+        } catch {
+            logger.error(
+                "an automation's turn-back could not be stored: its values will not return",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Writes a pending turn-back's values back, as the home's administrator would, and drops it
+    /// (unless a firing moved it meanwhile). Each value is attempted; the results say which failed.
+    /// Nil, with nothing written, when its automation was removed or turned off since: it is only
+    /// dropped.
+    package func turnBack(_ pending: PendingTurnBack) async -> [ActionResult]? {
+        let kept = store.currentHome(pending.home)?.trigger(pending.trigger).map(PendingTurnBack.isKept) ?? false
+        var results: [ActionResult] = []
+        if kept { for action in pending.values { results.append(await run(action)) } }
+        do {
+            try await database.removePendingTurnBack(pending.trigger, due: pending.due)
+        } catch {
+            logger.error("a done turn-back could not be removed: a restart repeats it", metadata: ["error": "\(error)"])
+        }
+        return kept ? results : nil
+    }
+
+    /// The action set `name` names and its home's id; synchronous for the reason ``resolveWrites`` is.
+    private func actionSet(named name: String, home: String, account: String) throws(HomeError)
+        -> (HomeID, ActionSet)
+    {
+        let snapshot = try store.home(home, account: account)
+        return (snapshot.id, snapshot.actionSets[try HomeGraph.actionSetIndex(name, in: snapshot)])
+    }
+}
