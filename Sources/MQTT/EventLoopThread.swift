@@ -33,17 +33,22 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         /// Input already read from the socket and not yet handled (TLS's decrypted bytes), which
         /// `poll` cannot see: the pass reads when this is true, readable socket or not.
         var hasBufferedInput: () -> Bool = { false }
+        /// False while the source has taken in more than it has handled: `poll` then does not
+        /// watch it for input, and the peer waits in the socket's buffer (and TCP's window).
+        var wantsToRead: () -> Bool = { true }
         var wantsToWrite: () -> Bool
         var read: () -> Int32
         var write: () -> Int32
         var tick: () -> Int32
 
         package init(
-            descriptor: Int32, hasBufferedInput: @escaping () -> Bool = { false }, wantsToWrite: @escaping () -> Bool,
+            descriptor: Int32, hasBufferedInput: @escaping () -> Bool = { false },
+            wantsToRead: @escaping () -> Bool = { true }, wantsToWrite: @escaping () -> Bool,
             read: @escaping () -> Int32, write: @escaping () -> Int32, tick: @escaping () -> Int32
         ) {
             self.descriptor = descriptor
             self.hasBufferedInput = hasBufferedInput
+            self.wantsToRead = wantsToRead
             self.wantsToWrite = wantsToWrite
             self.read = read
             self.write = write
@@ -283,7 +288,9 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
             descriptors.append(pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0))
             var buffered = false
             for service in services {
-                let events = Int16(POLLIN) | (service.source.wantsToWrite() ? Int16(POLLOUT) : 0)
+                let events =
+                    (service.source.wantsToRead() ? Int16(POLLIN) : 0)
+                    | (service.source.wantsToWrite() ? Int16(POLLOUT) : 0)
                 descriptors.append(pollfd(fd: service.source.descriptor, events: events, revents: 0))
                 buffered = buffered || service.source.hasBufferedInput()
             }

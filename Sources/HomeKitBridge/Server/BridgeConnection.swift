@@ -32,6 +32,9 @@ final class BridgeConnection: @unchecked Sendable {
     /// Set when the connection is to end (the bridge drops it, the listener stops, a write failed),
     /// from any thread: the loop ends its source in its next pass.
     private let isEnding = Atomic(false)
+    /// Requests read and not yet answered: while there are any, nothing more is read (a
+    /// controller waits for each answer; one that sends without pause waits in its socket).
+    private var unanswered = 0
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private let requests: AsyncStream<HAPRequest>
@@ -60,7 +63,8 @@ final class BridgeConnection: @unchecked Sendable {
     func serve(_ bridge: isolated HomeBridge) async {
         let id = bridge.open(send: { [self] outbound in send(outbound) }, close: { [self] in end() })
         let source = EventLoopThread.Source(
-            descriptor: descriptor, wantsToWrite: { [self] in sentOfUnsent < unsent.count },
+            descriptor: descriptor, wantsToRead: { [self] in unanswered == 0 },
+            wantsToWrite: { [self] in sentOfUnsent < unsent.count },
             read: { [self] in read() }, write: { [self] in write() },
             tick: { [self] in isEnding.load(ordering: .relaxed) ? 1 : 0 })
         let descriptor = self.descriptor
@@ -77,6 +81,7 @@ final class BridgeConnection: @unchecked Sendable {
         await withTaskCancellationHandler {
             for await request in requests {
                 send(await bridge.handle(request, on: id))
+                unanswered -= 1
                 // A controller that sends without pause takes its turn behind what else waits on
                 // the loop (MQTT's commands), not all of the loop until its requests run out.
                 await Task.yield()
@@ -96,8 +101,9 @@ final class BridgeConnection: @unchecked Sendable {
     /// Writes `outbound` (an answer or an event) to the socket now, or ends the connection (the
     /// controller went, or left ``maximumUnsent`` bytes unread).
     private func send(_ outbound: HAPOutbound) {
-        assert(loop.isCurrent, "a bridge connection written off the loop")
-        guard !isEnding.load(ordering: .relaxed) else { return }
+        // Off the loop only once it has stopped (its last jobs then run elsewhere): the socket,
+        // the loop's, is closed.
+        guard loop.isCurrent, !isEnding.load(ordering: .relaxed) else { return }
         do {
             try channel.writeOutbound(outbound)
             while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
@@ -115,13 +121,13 @@ final class BridgeConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads what came, 64 KiB at most a pass (a peer that never stops sending does not keep the loop
-    /// from its other sockets: poll says again that it is readable); not 0 when the connection ends
+    /// Reads what came, up to the end of a request and 64 KiB at most a pass (a peer that never stops
+    /// sending does not keep the loop from its other sockets); not 0 when the connection ends
     /// (closed by the peer, bytes that are not HTTP, a frame that fails authentication, a body over
     /// the limit).
     private func read() -> Int32 {
         var buffer = [UInt8](repeating: 0, count: 16_384)
-        for _ in 0..<4 {
+        for _ in 0..<4 where unanswered == 0 {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count == 0 { return 1 }
             if count < 0 {
@@ -160,6 +166,7 @@ final class BridgeConnection: @unchecked Sendable {
         case .end:
             guard let request = head else { return }
             head = nil
+            unanswered += 1
             requestSink.yield(HAPRequest(head: request, body: body))
         }
     }

@@ -78,10 +78,16 @@ package final class BridgeListener: Sendable {
                         return 0
                     }
                     guard counts.open.load(ordering: .relaxed) < Self.maximumConnections else {
-                        logger.warning("HomeKit bridge: too many connections; one more is closed")
+                        // Said once a spell: a flood of connections is not a flood of log lines.
+                        if !counts.refusing.exchange(true, ordering: .relaxed) {
+                            logger.warning(
+                                "HomeKit bridge: \(Self.maximumConnections) connections are open; more are closed until one ends"
+                            )
+                        }
                         close(client)
                         continue
                     }
+                    counts.refusing.store(false, ordering: .relaxed)
                     _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     var one: Int32 = 1
@@ -126,4 +132,6 @@ package final class BridgeListener: Sendable {
 private final class Counts: Sendable {
     let open = Atomic(0)
     let stopped = Atomic(false)
+    /// Whether connections are being refused (said once until one is taken again).
+    let refusing = Atomic(false)
 }
