@@ -56,11 +56,25 @@ package struct AutomationService: ServiceLifecycle.Service {
         await cancelWhenGracefulShutdown { await follow(changes) }
     }
 
-    /// The manager's changes this service fires on: the values an automation waits for. A value
-    /// no automation waits for (nearly every one) does not wake it: waking it for each cost a sixth
-    /// of the gateway's CPU per write in the benchmark's window (docs/benchmarks.md).
+    /// The manager's changes this service fires on: the values an automation waits for (any value
+    /// of a threshold automation's characteristic, to know where it stands), and the layout changes
+    /// that add or change automations. A value no automation waits for (nearly every one) does not
+    /// wake it: waking it for each cost a sixth of the gateway's CPU per write in the benchmark's
+    /// window (docs/benchmarks.md).
     package func changes() async -> Mailbox<HomeChange> {
-        await manager.changes(where: { !Self.fired(by: $0).isEmpty })
+        await manager.changes(where: { change in
+            switch change.event {
+            case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value):
+                guard let home = change.homes.first(where: { $0.id == homeID }), !home.triggers.isEmpty else {
+                    return false
+                }
+                let key = ValueKey(accessory: accessory, service: service, characteristic: type)
+                return home.triggers.contains { $0.isFired(by: key, value: value) }
+                    || ThresholdCrossings.watches(key, in: home)
+            case .homeManagerDidUpdateHomes, .didAddTrigger, .didUpdateTrigger: return true
+            default: return false
+            }
+        })
     }
 
     /// Fires what `changes` (the manager's, subscribed to by the caller) set off, until they end.
@@ -71,13 +85,22 @@ package struct AutomationService: ServiceLifecycle.Service {
         let chains = FiringChains(rule: loops)
         await withDiscardingTaskGroup { group in
             var queues: [HomeID: AsyncStream<(TriggerID, Int)>.Continuation] = [:]
+            var crossings = ThresholdCrossings()
+            var isFirst = true
             for await change in changes {
+                defer { isFirst = false }
                 guard
-                    case .didUpdateValueForCharacteristic(_, let accessory, let service, let type, let value) =
+                    case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
                         change.event
-                else { continue }
+                else {
+                    crossings.follow(change.homes, atStart: isFirst)
+                    continue
+                }
+                guard let home = change.homes.first(where: { $0.id == homeID }) else { continue }
                 let key = ValueKey(accessory: accessory, service: service, characteristic: type)
-                for (home, trigger) in Self.fired(by: change) {
+                let crossed = crossings.report(key, value: value, in: home)
+                for trigger in home.triggers
+                where trigger.isFired(by: key, value: value) || crossed.contains(trigger.id) {
                     let serial: Int
                     switch chains.admit(trigger, in: home, after: key, took: value, at: .now) {
                     case .fires(let admitted): serial = admitted
@@ -115,17 +138,6 @@ package struct AutomationService: ServiceLifecycle.Service {
             }
             for queue in queues.values { queue.finish() }
         }
-    }
-
-    /// The enabled automations a value change fires, with their home.
-    static func fired(by change: HomeChange) -> [(Home, Trigger)] {
-        guard
-            case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
-                change.event,
-            let home = change.homes.first(where: { $0.id == homeID }), !home.triggers.isEmpty
-        else { return [] }
-        let key = ValueKey(accessory: accessory, service: service, characteristic: type)
-        return home.triggers.filter { $0.isFired(by: key, value: value) }.map { (home, $0) }
     }
 
     /// Logs what a firing did: its action sets, and each action that failed.

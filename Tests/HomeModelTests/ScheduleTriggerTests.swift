@@ -146,9 +146,9 @@ struct ScheduleTriggerTests {
                 accessory: AccessoryID("a1"), service: ServiceID("sv1"), characteristic: .programmableSwitchEvent)
             #expect(triggers.first?.event == .characteristic(key, value: .int(0)))
             #expect(triggers.last?.event.characteristic?.characteristic == .on)
-            // Migrated on to v7: the automations neither execute once nor turn back
+            // Migrated on to the latest: the automations neither execute once nor turn back
             #expect(triggers.map(\.options) == [TriggerOptions(), TriggerOptions()])
-            #expect(try HomeDatabase.appliedMigrations(atPath: path).last == "v7: execute once, turn back after")
+            #expect(try HomeDatabase.appliedMigrations(atPath: path).last == HomeDatabase.latestMigration)
             await manager.shutdown()
         }
     }

@@ -122,7 +122,15 @@ extension Command {
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
             case "addTrigger":
                 let options = try body.triggerOptions()
-                if let schedule = try ScheduleFields.schedule(body) {
+                let schedule = try ScheduleFields.schedule(body)
+                if schedule == nil, let range = try TriggerFields.range(body) {
+                    self = try .edit(
+                        .addRangeTrigger(
+                            home: text("home"), name: text("name"), characteristic: TriggerFields.characteristic(body),
+                            range: range, actionSets: body.strings("actionSets"), options: options))
+                    return
+                }
+                if let schedule {
                     self = try .edit(
                         .addScheduleTrigger(
                             home: text("home"), name: text("name"), schedule: schedule,
@@ -137,7 +145,18 @@ extension Command {
                     actionSets: body.strings("actionSets"), options: options)
             case "updateTrigger":
                 let options = try body.triggerOptions()
-                if let schedule = try ScheduleFields.schedule(body) {
+                let schedule = try ScheduleFields.schedule(body)
+                if schedule == nil, let range = try TriggerFields.range(body) {
+                    self = try .edit(
+                        .updateTrigger(
+                            home: text("home"), trigger: text("trigger"),
+                            definition: .addRangeTrigger(
+                                home: text("home"), name: text("trigger"),
+                                characteristic: TriggerFields.characteristic(body), range: range,
+                                actionSets: body.strings("actionSets"), options: options)))
+                    return
+                }
+                if let schedule {
                     self = try .edit(
                         .updateTrigger(
                             home: text("home"), trigger: text("trigger"),

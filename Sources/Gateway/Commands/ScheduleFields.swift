@@ -12,9 +12,13 @@ enum ScheduleFields {
     static func name(_ weekday: Weekday) -> String { weekdayNames[weekday.rawValue - 1] }
 
     /// `addTrigger`'s schedule, when the body has one of its event keys ("time", "sun", "fireDate");
-    /// nil for a characteristic event. More than one event is refused.
+    /// nil for a characteristic or range event. More than one event is refused.
     static func schedule(_ body: RequestBody) throws(HomeError) -> TriggerSchedule? {
-        let keys = ["time", "sun", "fireDate", "accessory"].filter { body.json[$0] != nil && body.json[$0] != .null }
+        var keys = ["time", "sun", "fireDate", "range", "accessory"].filter {
+            body.json[$0] != nil && body.json[$0] != .null
+        }
+        // A range's characteristic is named as a characteristic event's: one event.
+        if keys.contains("range") { keys.removeAll { $0 == "accessory" } }
         guard keys.count <= 1 else {
             throw HomeError(
                 .invalidParameter,

@@ -152,15 +152,19 @@ package enum Rendering {
             ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
             ("active", .bool(trigger.isActive)),
         ]
-        switch trigger.event {
-        case .characteristic(let event, let triggerValue):
+        if let event = trigger.event.characteristic {
             let accessory = home.accessory(event.accessory)
             members += [
                 ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
                 ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
                 ("characteristic", .string(event.characteristic.rawValue)),
-                ("value", triggerValue.map(value) ?? .null),
             ]
+        }
+        switch trigger.event {
+        case .characteristic(_, let triggerValue):
+            members.append(("value", triggerValue.map(value) ?? .null))
+        case .threshold(_, let range):
+            members.append(("range", TriggerFields.layout(range)))
         case .schedule(let schedule):
             members += ScheduleFields.layout(schedule)
         }

@@ -268,6 +268,12 @@ package struct Trigger: Sendable, Hashable, Identifiable {
         return key == characteristic && (value == nil || value == newValue)
     }
 
+    /// The characteristic and range of an active threshold trigger; `nil` otherwise.
+    package var activeThreshold: (key: ValueKey, range: ThresholdRange)? {
+        guard isActive, case .threshold(let key, let range) = event else { return nil }
+        return (key, range)
+    }
+
     /// The schedule the automation service runs: an enabled schedule trigger's, with an action set
     /// to run; `nil` otherwise.
     package var activeSchedule: TriggerSchedule? {

@@ -159,6 +159,9 @@ package final class HomeDatabase: Sendable {
             if let schedule = record.schedule {
                 guard let decoded = schedule.schedule else { return nil }
                 event = .schedule(decoded)
+            } else if let threshold = record.threshold {
+                guard let decoded = threshold.event else { return nil }
+                event = decoded
             } else {
                 guard let accessory = record.accessoryID, let service = record.serviceID,
                     let type = record.characteristicType
@@ -406,6 +409,8 @@ package final class HomeDatabase: Sendable {
                 record.serviceID = key.service.rawValue
                 record.characteristicType = key.characteristic.rawValue
                 record.value = value
+            case .threshold(let key, let range):
+                record.threshold = ThresholdJSON(key, range)
             case .schedule(let schedule):
                 record.schedule = ScheduleJSON(schedule)
             }

@@ -141,6 +141,35 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     /// ``TriggerOptions`` (migration "v7: execute once, turn back after"); the duration in seconds.
     var executeOnce = false
     var turnBackAfter: Int?
+    /// A threshold event (migration "v8: ranges, conditions, catch-up grace"); the characteristic
+    /// columns are nil.
+    var threshold: ThresholdJSON?
+}
+
+/// A threshold event as its column holds it: the characteristic by ids, the bounds as numbers.
+struct ThresholdJSON: Codable, Sendable, Hashable {
+    var accessory: String
+    var service: String
+    var characteristic: String
+    var min: Double?
+    var max: Double?
+
+    init(_ key: ValueKey, _ range: ThresholdRange) {
+        accessory = key.accessory.rawValue
+        service = key.service.rawValue
+        characteristic = key.characteristic.rawValue
+        min = range.minimum
+        max = range.maximum
+    }
+
+    /// The event, or nil for bounds no range has (a row changed by hand).
+    var event: TriggerEvent? {
+        guard let range = try? ThresholdRange(minimum: min, maximum: max) else { return nil }
+        return .threshold(
+            ValueKey(
+                accessory: AccessoryID(accessory), service: ServiceID(service),
+                characteristic: CharacteristicType(characteristic)), range)
+    }
 }
 
 /// A return an automation's firing left pending (migration "v7: execute once, turn back after"):

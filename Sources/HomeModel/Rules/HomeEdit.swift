@@ -41,6 +41,11 @@ package enum HomeEdit: Sendable, Equatable {
     case addTrigger(
         home: String, name: String, characteristic: CharacteristicReference, value: CharacteristicValue?,
         actionSets: [String], options: TriggerOptions = TriggerOptions())
+    /// Adds an automation that runs `actionSets` in order when the numeric `characteristic` (one
+    /// that notifies and can be read) crosses into `range` from outside it.
+    case addRangeTrigger(
+        home: String, name: String, characteristic: CharacteristicReference, range: ThresholdRange,
+        actionSets: [String], options: TriggerOptions = TriggerOptions())
     /// Adds an automation that runs `actionSets` in order when `schedule` comes due, in the home's
     /// time zone; a sun event needs the home's location.
     case addScheduleTrigger(
@@ -51,7 +56,8 @@ package enum HomeEdit: Sendable, Equatable {
     case setLocation(home: String, location: HomeLocation?)
     case removeTrigger(home: String, trigger: String)
     /// Defines the automation `trigger` anew: its event, action sets and options become those of
-    /// `definition` (an ``addTrigger(home:name:characteristic:value:actionSets:options:)`` or
+    /// `definition` (an ``addTrigger(home:name:characteristic:value:actionSets:options:)``,
+    /// ``addRangeTrigger(home:name:characteristic:range:actionSets:options:)`` or
     /// ``addScheduleTrigger(home:name:schedule:actionSets:options:)``, whose name is not used), checked
     /// as for a new automation; it keeps its name, its identity and whether it is on.
     indirect case updateTrigger(home: String, trigger: String, definition: HomeEdit)
@@ -76,7 +82,8 @@ package enum HomeEdit: Sendable, Equatable {
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
             .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
-            .addScheduleTrigger(let home, _, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
+            .addScheduleTrigger(let home, _, _, _, _), .addRangeTrigger(let home, _, _, _, _, _),
+            .setLocation(let home, _), .removeTrigger(let home, _),
             .updateTrigger(let home, _, _),
             .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
             .addUser(let home, _, _),
@@ -147,6 +154,12 @@ extension HomeGraph {
                 try addScheduleTrigger(
                     named: name, schedule: schedule, actionSets: actionSets, options: options, home: h,
                     events: &events
+                ).name)
+        case .addRangeTrigger(_, let name, let characteristic, let range, let actionSets, let options):
+            return .added(
+                try addRangeTrigger(
+                    named: name, characteristic: characteristic, range: range, actionSets: actionSets,
+                    options: options, home: h, events: &events
                 ).name)
         case .setLocation(_, let location): setLocation(location, home: h, events: &events)
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)

@@ -92,13 +92,7 @@ extension HomeGraph {
     ) throws(HomeError) -> Trigger {
         try Self.checkName(name, in: homes[h])
         try options.validate()
-        let (accessory, service, characteristic) = try Self.resolve(reference, in: homes[h])
-        guard characteristic.metadata.permissions.contains(.notify) else {
-            throw HomeError(
-                .invalidParameter,
-                "\(characteristic.type) of '\(accessory.name)' does not report its changes, so it cannot start an automation."
-            )
-        }
+        let (accessory, service, characteristic) = try Self.eventCharacteristic(reference, in: homes[h])
         var checkedValue: CharacteristicValue?
         if let value {
             do {
@@ -116,6 +110,52 @@ extension HomeGraph {
         homes[h].triggers.append(trigger)
         events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
         return trigger
+    }
+
+    /// Adds an automation that fires when a numeric characteristic crosses into `range`.
+    mutating func addRangeTrigger(
+        named name: String, characteristic reference: CharacteristicReference, range: ThresholdRange,
+        actionSets names: [String], options: TriggerOptions = TriggerOptions(), home h: Int,
+        events: inout [HomeEvent]
+    ) throws(HomeError) -> Trigger {
+        try Self.checkName(name, in: homes[h])
+        try options.validate()
+        let (accessory, service, characteristic) = try Self.eventCharacteristic(reference, in: homes[h])
+        guard characteristic.metadata.isNumeric else {
+            throw HomeError(
+                .invalidRange,
+                "\(characteristic.type) of '\(accessory.name)' is \(characteristic.metadata.format), not a number: it has no range to enter."
+            )
+        }
+        guard characteristic.metadata.permissions.contains(.read) else {
+            throw HomeError(
+                .writeOnlyCharacteristic,
+                "\(characteristic.type) of '\(accessory.name)' cannot be read, so its value is never known to be outside the range."
+            )
+        }
+        let trigger = Trigger(
+            id: .random(), name: name, isEnabled: true,
+            event: .threshold(
+                ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type), range),
+            actionSets: try Self.actionSetIDs(names, in: homes[h]), options: options)
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    /// The characteristic an event names: it must report its changes (`notify`), or nothing would
+    /// ever set the automation off.
+    private static func eventCharacteristic(_ reference: CharacteristicReference, in home: Home) throws(HomeError)
+        -> (accessory: Accessory, service: Service, characteristic: Characteristic)
+    {
+        let (accessory, service, characteristic) = try resolve(reference, in: home)
+        guard characteristic.metadata.permissions.contains(.notify) else {
+            throw HomeError(
+                .invalidParameter,
+                "\(characteristic.type) of '\(accessory.name)' does not report its changes, so it cannot start an automation."
+            )
+        }
+        return (accessory, service, characteristic)
     }
 
     /// Adds an automation that fires on `schedule`. A sun event needs the home's location first: an
@@ -156,6 +196,10 @@ extension HomeGraph {
         case .addTrigger(_, _, let characteristic, let value, let actionSets, let options):
             made = try scratch.addTrigger(
                 named: current.name, characteristic: characteristic, value: value, actionSets: actionSets,
+                options: options, home: h, events: &ignored)
+        case .addRangeTrigger(_, _, let characteristic, let range, let actionSets, let options):
+            made = try scratch.addRangeTrigger(
+                named: current.name, characteristic: characteristic, range: range, actionSets: actionSets,
                 options: options, home: h, events: &ignored)
         case .addScheduleTrigger(_, _, let schedule, let actionSets, let options):
             made = try scratch.addScheduleTrigger(
