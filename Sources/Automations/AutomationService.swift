@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Foundation
 import HomeModel
 import Logging
 import ServiceLifecycle
@@ -42,12 +43,18 @@ package struct AutomationService: ServiceLifecycle.Service {
     private let manager: HomeManager
     private let limit: FiringLimit
     private let loops: LoopRule
+    /// The wall-clock time, for the automations' time windows.
+    private let now: @Sendable () -> Date
     private let logger: Logger
 
-    package init(manager: HomeManager, limit: FiringLimit = .standard, loops: LoopRule = .standard, logger: Logger) {
+    package init(
+        manager: HomeManager, limit: FiringLimit = .standard, loops: LoopRule = .standard,
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger
+    ) {
         self.manager = manager
         self.limit = limit
         self.loops = loops
+        self.now = now
         self.logger = logger
     }
 
@@ -101,6 +108,12 @@ package struct AutomationService: ServiceLifecycle.Service {
                 let crossed = crossings.report(key, value: value, in: home)
                 for trigger in home.triggers
                 where trigger.isFired(by: key, value: value) || crossed.contains(trigger.id) {
+                    // A firing whose conditions fail does nothing, and counts for neither guard.
+                    if !trigger.conditions.isEmpty, await !manager.conditionsHold(trigger.id, home: home.id, at: now())
+                    {
+                        Self.logConditionsFailed(trigger.name, home: home.name, logger: logger)
+                        continue
+                    }
                     let serial: Int
                     switch chains.admit(trigger, in: home, after: key, took: value, at: .now) {
                     case .fires(let admitted): serial = admitted
@@ -125,9 +138,9 @@ package struct AutomationService: ServiceLifecycle.Service {
                     if queues[home.id] == nil {
                         let (queue, continuation) = AsyncStream.makeStream(of: (TriggerID, Int).self)
                         queues[home.id] = continuation
-                        group.addTask { [manager, homeID = home.id] in
+                        group.addTask { [manager, now, homeID = home.id] in
                             for await (id, serial) in queue {
-                                let firing = await manager.fireTrigger(id, home: homeID)
+                                let firing = await manager.fireTrigger(id, home: homeID, at: now())
                                 chains.finish(serial, at: .now)
                                 if let firing { Self.log(firing, logger: logger) }
                             }
@@ -140,8 +153,16 @@ package struct AutomationService: ServiceLifecycle.Service {
         }
     }
 
+    static func logConditionsFailed(_ trigger: String, home: String, logger: Logger) {
+        logger.info("automation '\(trigger)': its conditions do not hold, nothing ran", metadata: ["home": "\(home)"])
+    }
+
     /// Logs what a firing did: its action sets, and each action that failed.
     static func log(_ firing: TriggerFiring, logger: Logger) {
+        guard !firing.conditionsFailed else {
+            logConditionsFailed(firing.trigger, home: firing.home, logger: logger)
+            return
+        }
         let ran = firing.actionSets.map { "'\($0.name)'" }.joined(separator: ", ")
         let metadata: Logger.Metadata = ["home": "\(firing.home)"]
         guard firing.failedActions > 0 else {

@@ -74,4 +74,86 @@ struct TriggerRequestTests {
                 #""name":"Bright","enabled":true,"active":true,"accessory":"Floor Lamp","service":"Lightbulb","characteristic":"Brightness","range":{"min":80},"actionSets":["Good Night"]"#
             ))
     }
+
+    @Test("conditions: comparisons and time windows, with every form of event")
+    func conditionForms() throws {
+        let press = try RequestBodies.request(
+            "addTrigger",
+            #"{"home":"Home","name":"Hall","accessory":"Door","service":"Contact","characteristic":"ContactSensorState","value":1,"actionSets":["On"],"conditions":[{"accessory":"Hall Sensor","service":"Light","characteristic":"CurrentAmbientLightLevel","operator":"≤","value":10},{"from":"sunset","to":"06:00"}]}"#
+        )
+        let light = CharacteristicReference(
+            accessory: "Hall Sensor", service: "Light",
+            characteristic: CharacteristicType(rawValue: "CurrentAmbientLightLevel"))
+        let dark = try TimeWindow(from: TimePoint("sunset"), to: TimePoint("06:00"))
+        guard case .addTrigger(_, "Hall", _, ["On"], TriggerOptions(), let conditions) = press else {
+            Issue.record("\(press)")
+            return
+        }
+        #expect(conditions == [.characteristic(light, .lessOrEqual, .int(10)), .time(dark)])
+        let timed = try RequestBodies.request(
+            "updateTrigger",
+            #"{"home":"Home","trigger":"Night","time":"22:30","actionSets":["Off"],"conditions":[{"accessory":"Lamp","service":"Lightbulb","characteristic":"On","operator":"=","value":true}]}"#
+        )
+        #expect(
+            timed
+                == .edit(
+                    .updateTrigger(
+                        home: "Home", trigger: "Night",
+                        definition: .addScheduleTrigger(
+                            home: "Home", name: "Night",
+                            schedule: .timeOfDay(try TimeOfDay(hour: 22, minute: 30), weekdays: Set(Weekday.allCases)),
+                            actionSets: ["Off"],
+                            conditions: [
+                                .characteristic(
+                                    CharacteristicReference(
+                                        accessory: "Lamp", service: "Lightbulb", characteristic: .on),
+                                    .equal, .bool(true))
+                            ]))))
+    }
+
+    @Test("a malformed condition is refused with its code")
+    func conditionRefusals() {
+        let head = #""home":"H","name":"N","time":"07:00","actionSets":["On"]"#
+        func code(_ conditions: String) -> HomeError.Code? {
+            RequestBodies.code("addTrigger", "{\(head),\"conditions\":\(conditions)}")
+        }
+        let lamp = #""accessory":"Lamp","service":"Lightbulb","characteristic":"On""#
+        #expect(code("{}") == .invalidParameter)
+        #expect(code("[5]") == .invalidParameter)
+        #expect(code("[{\(lamp),\"operator\":\"=>\",\"value\":1}]") == .invalidCondition)
+        #expect(code("[{\(lamp),\"value\":1}]") == .missingParameter)
+        #expect(code("[{\(lamp),\"operator\":\"=\"}]") == .missingParameter)
+        #expect(code("[{\(lamp),\"operator\":\"=\",\"value\":[1]}]") == .invalidParameter)
+        #expect(code(#"[{"from":"22:00","to":"22:00"}]"#) == .invalidCondition)
+        #expect(code(#"[{"from":"25:00","to":"06:00"}]"#) == .invalidCondition)
+        #expect(code(#"[{"from":"sunset+800","to":"06:00"}]"#) == .invalidCondition)
+        #expect(code(#"[{"from":"22:00"}]"#) == .missingParameter)
+    }
+
+    @Test("$layout shows conditions in the request's form")
+    func conditionLayout() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        try await manager.edit(
+            .setLocation(
+                home: "Main House",
+                location: try HomeLocation(latitude: 59.91, longitude: 10.75, timeZone: "Europe/Oslo")),
+            account: "owner")
+        try await manager.edit(
+            .addRangeTrigger(
+                home: "Main House", name: "Bright",
+                characteristic: CharacteristicReference(
+                    accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
+                range: try ThresholdRange(minimum: 80, maximum: nil), actionSets: ["Good Night"],
+                conditions: [
+                    .characteristic(
+                        CharacteristicReference(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                        .notEqual, .bool(false)),
+                    .time(try TimeWindow(from: TimePoint("22:00"), to: TimePoint("sunrise+15"))),
+                ]), account: "owner")
+        let home = try await DemoFixture.mainHouse(in: manager)
+        #expect(
+            Rendering.layout(home).serialized.contains(
+                #""conditions":[{"accessory":"Floor Lamp","service":"Lightbulb","characteristic":"On","operator":"!=","value":false},{"from":"22:00","to":"sunrise+15"}]"#
+            ))
+    }
 }

@@ -254,6 +254,13 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     package internal(set) var actionSets: [ActionSetID]
     /// What it does after a firing: turn itself off, turn its writes back after a while.
     package internal(set) var options = TriggerOptions()
+    /// What must hold when its event fires for it to run; all of them.
+    package internal(set) var conditions: [TriggerCondition] = []
+
+    /// Whether its conditions hold in `home` at `now` (no condition: always).
+    package func conditionsHold(in home: Home, at now: Date) -> Bool {
+        conditions.allSatisfy { $0.holds(in: home, at: now) }
+    }
 
     /// Whether it can fire: it is on and has an action set to run. One whose action sets were all
     /// removed stays on but does nothing until it is given one.
@@ -337,6 +344,8 @@ package struct TriggerFiring: Sendable {
     package let trigger: String
     package let home: String
     package var actionSets: [(name: String, outcome: Result<[ActionResult], HomeError>)]
+    /// Its conditions did not hold: nothing ran.
+    package var conditionsFailed = false
 
     /// The actions that did not succeed; an action set that could not run at all counts as one.
     package var failedActions: Int {

@@ -172,11 +172,17 @@ package final class HomeDatabase: Sendable {
                         characteristic: CharacteristicType(type)),
                     value: record.value)
             }
-            return Trigger(
+            // A condition this gateway cannot read leaves the automation unloaded: run without it,
+            // it would fire when it must not.
+            let conditions = (record.conditions ?? []).compactMap(\.condition)
+            guard conditions.count == record.conditions?.count ?? 0 else { return nil }
+            var trigger = Trigger(
                 id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
                 actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) },
                 options: TriggerOptions(
                     executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) }))
+            trigger.conditions = conditions
+            return trigger
         }
 
         private static func location(_ record: HomeRecord) -> HomeLocation? {
@@ -414,6 +420,7 @@ package final class HomeDatabase: Sendable {
             case .schedule(let schedule):
                 record.schedule = ScheduleJSON(schedule)
             }
+            if !trigger.conditions.isEmpty { record.conditions = trigger.conditions.map(ConditionJSON.init) }
             try record.insert(db)
             for (actionSetIndex, actionSet) in trigger.actionSets.enumerated() {
                 try TriggerActionSetRecord(
