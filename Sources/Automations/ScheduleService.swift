@@ -30,7 +30,8 @@ package struct ScheduleClock: Sendable {
 /// changes (an automation added, removed, turned on or off, the home's location) move the plan.
 ///
 /// At start, what came due while the hub was down (``CatchUp``, from each trigger's stored
-/// ``ScheduleState``) runs once if less than `grace` late, and is logged as missed otherwise.
+/// ``ScheduleState``) runs once if less than its grace late (the automation's
+/// ``TriggerOptions/catchUpGrace``, else `grace`), and is logged as missed otherwise.
 package struct ScheduleService: ServiceLifecycle.Service {
     private let manager: HomeManager
     private let clock: ScheduleClock
@@ -88,6 +89,8 @@ struct PlannedSchedule {
     let firings: (any FiringSchedule)?
     let timeZone: TimeZone
     var next: Firing?
+    /// How late a firing missed while the hub was down may be and still run at start.
+    var grace: Duration
 }
 
 /// The service's state: the plan, each trigger's stored state, and the wait for the earliest firing,
@@ -124,7 +127,7 @@ actor SchedulePlanner {
             let lastRun = max(state.since, state.lastFiring?.instant ?? state.since)
             let catchUp = CatchUp(
                 firings, lastRun: lastRun, lastFiring: state.lastFiring, now: now, timeZone: entry.timeZone,
-                grace: grace)
+                grace: entry.grace)
             guard let latest = catchUp.due.last else { continue }
             if catchUp.omitted > 0 {
                 logger.warning(
@@ -133,7 +136,7 @@ actor SchedulePlanner {
             }
             for due in catchUp.due where due.verdict != .runs {
                 logger.warning(
-                    "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(grace)" : "a later one came due"))",
+                    "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(entry.grace)" : "a later one came due"))",
                     metadata: ["home": "\(entry.home)"])
             }
             await record(id, firing: latest.firing)
@@ -213,13 +216,15 @@ actor SchedulePlanner {
                     kept.location == home.location
                 {
                     kept.name = trigger.name
+                    kept.grace = trigger.options.catchUpGrace ?? grace
                     new[trigger.id] = kept
                     continue
                 }
                 let timeZone = home.location?.timeZone ?? .current
                 var entry = PlannedSchedule(
                     home: home.id, name: trigger.name, schedule: schedule, location: home.location,
-                    firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil)
+                    firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil,
+                    grace: trigger.options.catchUpGrace ?? grace)
                 if entry.firings == nil {
                     logger.warning(
                         "automation '\(trigger.name)' follows the sun, but the home has no location: it does not fire until the home's location is set",

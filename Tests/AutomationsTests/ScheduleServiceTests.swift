@@ -131,6 +131,50 @@ struct ScheduleServiceTests {
         }
     }
 
+    @Test("each automation's own grace: an hour runs a firing missed by half an hour, zero never catches up")
+    func ownGrace() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = "\(directory)/home.sqlite"
+            let first = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin)
+            for (name, grace) in [("Patient", 3_600), ("Strict", 0)] {
+                try await first.edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: name,
+                        schedule: .timeOfDay(try TimeOfDay(hour: 7, minute: 30), weekdays: Set(Weekday.allCases)),
+                        actionSets: ["Lamp On"], options: TriggerOptions(catchUpGrace: .seconds(grace))),
+                    account: "alice")
+            }
+            try await Self.withService(first, from: Self.date("2026-03-02T07:00:00+01:00")) { _ in }
+            await first.shutdown()
+
+            // Back at 08:00, half an hour late: Patient runs, Strict is missed
+            let logs = LogLines()
+            let second = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
+            try await Self.withService(second, from: Self.date("2026-03-02T08:00:00+01:00"), logs: logs) { _ in
+                try await eventually("the lamp is on") { try await Self.lamp(second) == .bool(true) }
+            }
+            await second.shutdown()
+            #expect(logs.contains("automation 'Patient' runs its firing of 2026-03-02 07:30"), "\(logs.all)")
+            #expect(logs.contains("automation 'Strict' missed its firing of 2026-03-02 07:30"), "\(logs.all)")
+            #expect(logs.all.filter { $0.message.contains("ran 'Lamp On'") }.count == 1)
+        }
+    }
+
+    @Test("a catch-up grace is whole seconds from 0 to a day")
+    func graceRange() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.berlin)
+        for grace in [Duration.seconds(-1), .seconds(86_401), .milliseconds(1_500)] {
+            await #expect(throws: HomeError.self) {
+                try await manager.edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Bad",
+                        schedule: .timeOfDay(try TimeOfDay(hour: 7, minute: 30), weekdays: [.monday]),
+                        actionSets: ["Lamp On"], options: TriggerOptions(catchUpGrace: grace)), account: "alice")
+            }
+        }
+        await manager.shutdown()
+    }
+
     @Test("a sunrise in a home at Oslo fires at Oslo's sunrise")
     func sunriseAtOslo() async throws {
         let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.oslo)

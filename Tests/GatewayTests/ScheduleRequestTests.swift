@@ -125,6 +125,17 @@ struct ScheduleRequestTests {
             return
         }
         #expect(onceOptions == TriggerOptions(executeOnce: true))
+        let patient = try RequestBodies.request(
+            "addTrigger", #"{"home":"Home","name":"Tea","time":"16:00","catchUpGrace":0,"actionSets":["On"]}"#)
+        guard case .edit(.addScheduleTrigger(_, "Tea", _, ["On"], let graceOptions, [])) = patient else {
+            Issue.record("\(patient)")
+            return
+        }
+        #expect(graceOptions == TriggerOptions(catchUpGrace: .zero))
+        #expect(
+            RequestBodies.code(
+                "addTrigger", #"{"home":"H","name":"N","time":"07:30","catchUpGrace":"900","actionSets":["On"]}"#)
+                == .invalidParameter)
         #expect(
             RequestBodies.code(
                 "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)

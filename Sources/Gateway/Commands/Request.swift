@@ -303,21 +303,27 @@ struct RequestBody {
         }
     }
 
-    /// `addTrigger`'s `executeOnce` (a flag) and `turnBackAfter` (seconds); the duration's range is
-    /// the model's to check (`invalidDuration`), a duration that is no number `invalidParameter`.
+    /// `addTrigger`'s `executeOnce` (a flag), `turnBackAfter` and `catchUpGrace` (seconds); the
+    /// durations' ranges are the model's to check (`invalidDuration`), a duration that is no number
+    /// `invalidParameter`.
     func triggerOptions() throws(HomeError) -> TriggerOptions {
-        var options = TriggerOptions(executeOnce: try optionalFlag("executeOnce"))
-        switch try optionalValue("turnBackAfter") {
-        case nil: break
-        case .integer(let seconds)?: options.turnBackAfter = .seconds(seconds)
+        TriggerOptions(
+            executeOnce: try optionalFlag("executeOnce"), turnBackAfter: try seconds("turnBackAfter"),
+            catchUpGrace: try seconds("catchUpGrace"))
+    }
+
+    /// A duration in seconds that may be left out.
+    private func seconds(_ key: String) throws(HomeError) -> Duration? {
+        switch try optionalValue(key) {
+        case nil: return nil
+        case .integer(let seconds)?: return .seconds(seconds)
         case .number(let seconds)?:
             guard seconds.isFinite, abs(seconds) < 1e15 else {
-                throw HomeError(.invalidDuration, "\"turnBackAfter\" is whole seconds from 1 to 86400.")
+                throw HomeError(.invalidDuration, "\"\(key)\" is whole seconds, at most 86400.")
             }
-            options.turnBackAfter = .seconds(seconds)
-        default: throw HomeError(.invalidParameter, "\"turnBackAfter\" must be a number of seconds.")
+            return .seconds(seconds)
+        default: throw HomeError(.invalidParameter, "\"\(key)\" must be a number of seconds.")
         }
-        return options
     }
 
     /// A time in ISO 8601 with its offset (`2026-11-29T08:00:00Z`, `2026-11-29T09:00:00.250+01:00`).

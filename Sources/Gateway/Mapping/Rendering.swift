@@ -174,6 +174,9 @@ package enum Rendering {
         if let turnBackAfter = trigger.options.turnBackAfter {
             members.append(("turnBackAfter", .integer(Int(turnBackAfter.components.seconds))))
         }
+        if let catchUpGrace = trigger.options.catchUpGrace {
+            members.append(("catchUpGrace", .integer(Int(catchUpGrace.components.seconds))))
+        }
         if !trigger.conditions.isEmpty {
             members.append(("conditions", TriggerFields.layout(trigger.conditions, in: home)))
         }

@@ -298,26 +298,39 @@ package struct TriggerOptions: Sendable, Hashable {
     /// After this long the characteristics it wrote return to the values they had before it fired;
     /// a new firing restarts the wait. Whole seconds, from one second to ``longestTurnBack``.
     package var turnBackAfter: Duration?
+    /// How late a schedule's firing that came due while the hub was down may be and still run at
+    /// start; nil for ``CatchUp/standardGrace`` (15 minutes), zero for never. Whole seconds, at most
+    /// ``longestTurnBack``.
+    package var catchUpGrace: Duration?
 
     /// A day: longer than a household's "off again after" and short enough to be a return, not a schedule.
     package static let longestTurnBack = Duration.seconds(86_400)
 
-    package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil) {
+    package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil, catchUpGrace: Duration? = nil) {
         self.executeOnce = executeOnce
         self.turnBackAfter = turnBackAfter
+        self.catchUpGrace = catchUpGrace
     }
 
-    /// Checks the duration: whole seconds, at least one, at most ``longestTurnBack``.
+    /// Checks the durations: whole seconds, a turn-back from one second and a grace from zero, both
+    /// at most ``longestTurnBack``.
     package func validate() throws(HomeError) {
-        guard let turnBackAfter else { return }
-        guard turnBackAfter.components.attoseconds == 0, turnBackAfter >= .seconds(1),
-            turnBackAfter <= Self.longestTurnBack
-        else {
+        if let turnBackAfter, !Self.isWholeSeconds(turnBackAfter, from: .seconds(1)) {
             throw HomeError(
                 .invalidDuration,
                 "A turn-back duration is whole seconds from 1 to \(Self.longestTurnBack.components.seconds), not \(turnBackAfter)."
             )
         }
+        if let catchUpGrace, !Self.isWholeSeconds(catchUpGrace, from: .zero) {
+            throw HomeError(
+                .invalidDuration,
+                "A catch-up grace is whole seconds from 0 to \(Self.longestTurnBack.components.seconds), not \(catchUpGrace)."
+            )
+        }
+    }
+
+    private static func isWholeSeconds(_ duration: Duration, from shortest: Duration) -> Bool {
+        duration.components.attoseconds == 0 && duration >= shortest && duration <= longestTurnBack
     }
 }
 

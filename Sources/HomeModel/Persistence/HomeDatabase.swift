@@ -180,7 +180,8 @@ package final class HomeDatabase: Sendable {
                 id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
                 actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) },
                 options: TriggerOptions(
-                    executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) }))
+                    executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) },
+                    catchUpGrace: record.catchUpGrace.map { .seconds($0) }))
             trigger.conditions = conditions
             return trigger
         }
@@ -408,7 +409,8 @@ package final class HomeDatabase: Sendable {
             var record = TriggerRecord(
                 id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
                 isEnabled: trigger.isEnabled, executeOnce: trigger.options.executeOnce,
-                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) })
+                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) },
+                catchUpGrace: trigger.options.catchUpGrace.map { Int($0.components.seconds) })
             switch trigger.event {
             case .characteristic(let key, let value):
                 record.accessoryID = key.accessory.rawValue

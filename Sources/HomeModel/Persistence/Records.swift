@@ -147,6 +147,8 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var threshold: ThresholdJSON?
     /// Its conditions (the same migration); nil for none.
     var conditions: [ConditionJSON]?
+    /// ``TriggerOptions/catchUpGrace`` in seconds (the same migration); nil for the standard one.
+    var catchUpGrace: Int?
 }
 
 /// A condition as its column holds it: a characteristic by ids with its comparison and value, or
