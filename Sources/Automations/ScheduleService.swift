@@ -103,6 +103,10 @@ actor SchedulePlanner {
     private var plan: [TriggerID: PlannedSchedule] = [:]
     private var states: [TriggerID: ScheduleState] = [:]
     private var sleeper: Task<Void, Never>?
+    /// The next firings each home was last told (``HomeManager/setNextFirings(_:home:)``).
+    private var told: [HomeID: [TriggerID: Date]] = [:]
+    /// The local day each home's polar day or night was last logged for.
+    private var polarLogged: [HomeID: LocalDate] = [:]
     /// The longest wait: a system clock set while the service sleeps is noticed within it.
     static let longestWait = Duration.seconds(60)
 
@@ -151,6 +155,7 @@ actor SchedulePlanner {
         for id in plan.keys where states[id] == nil {
             await record(id, state: ScheduleState(since: now))
         }
+        await tellNextFirings(homes.map(\.id), now: now)
     }
 
     /// Plans the homes' schedules again after a layout change, and cuts the current wait short.
@@ -160,7 +165,45 @@ actor SchedulePlanner {
         for id in plan.keys where states[id] == nil {
             await record(id, state: ScheduleState(since: now))
         }
+        await tellNextFirings(homes.map(\.id), now: now)
         sleeper?.cancel()
+    }
+
+    /// Tells the model each home's next firings where they changed (for `$layout`), and logs once
+    /// a local day that a home's sun automations fire nothing, on a polar day or night.
+    private func tellNextFirings(_ homes: [HomeID], now: Date) async {
+        var firings: [HomeID: [TriggerID: Date]] = Dictionary(uniqueKeysWithValues: homes.map { ($0, [:]) })
+        for (id, entry) in plan {
+            if let next = entry.next { firings[entry.home, default: [:]][id] = next.instant }
+        }
+        for (home, next) in firings where told[home] != next {
+            told[home] = next
+            await manager.setNextFirings(next, home: home)
+        }
+        for home in told.keys where firings[home] == nil { told[home] = nil }
+        logPolarDays(now: now)
+    }
+
+    private func logPolarDays(now: Date) {
+        var sunEntries: [HomeID: (location: HomeLocation, names: [String])] = [:]
+        for entry in plan.values {
+            guard case .sun = entry.schedule, let location = entry.location else { continue }
+            sunEntries[entry.home, default: (location, [])].names.append(entry.name)
+        }
+        for (home, (location, names)) in sunEntries {
+            let today = LocalDate(now, in: location.timeZone)
+            guard polarLogged[home] != today else { continue }
+            let kind: String
+            switch SunCalculator.day(today, at: location.coordinates, in: location.timeZone) {
+            case .polarDay: kind = "a polar day (the sun does not set)"
+            case .polarNight: kind = "a polar night (the sun does not rise)"
+            case .risesAndSets: continue
+            }
+            polarLogged[home] = today
+            logger.notice(
+                "\(today) is \(kind) at the home's location: its sunrise and sunset automations (\(names.sorted().map { "'\($0)'" }.joined(separator: ", "))) fire nothing today",
+                metadata: ["home": "\(home)"])
+        }
     }
 
     /// Fires each firing when it comes due, until the task is cancelled.
@@ -175,6 +218,7 @@ actor SchedulePlanner {
                 await record(id, firing: firing)
                 await fire(id, home: entry.home)
             }
+            await tellNextFirings(Array(told.keys), now: now)
             if !due.isEmpty { continue }
             var wait = Self.longestWait
             if let earliest = plan.values.compactMap(\.next?.instant).min() {

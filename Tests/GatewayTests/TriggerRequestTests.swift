@@ -156,4 +156,27 @@ struct TriggerRequestTests {
                 #""conditions":[{"accessory":"Floor Lamp","service":"Lightbulb","characteristic":"On","operator":"!=","value":false},{"from":"22:00","to":"sunrise+15"}]"#
             ))
     }
+
+    @Test("$layout shows a schedule's next firing in the home's time zone, null when none is planned")
+    func nextFiringLayout() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        try await manager.edit(
+            .setLocation(
+                home: "Main House",
+                location: try HomeLocation(latitude: 59.91, longitude: 10.75, timeZone: "Europe/Oslo")),
+            account: "owner")
+        try await manager.edit(
+            .addScheduleTrigger(
+                home: "Main House", name: "Late",
+                schedule: .timeOfDay(try TimeOfDay(hour: 23, minute: 0), weekdays: Set(Weekday.allCases)),
+                actionSets: ["Good Night"]), account: "owner")
+        var home = try await DemoFixture.mainHouse(in: manager)
+        #expect(
+            Rendering.layout(home).serialized.contains(
+                #""weekdays":["sun","mon","tue","wed","thu","fri","sat"],"nextFiring":null"#))
+        let late = try #require(home.triggers.first { $0.name == "Late" })
+        await manager.setNextFirings([late.id: try Date("2026-07-01T21:00:00Z", strategy: .iso8601)], home: home.id)
+        home = try await DemoFixture.mainHouse(in: manager)
+        #expect(Rendering.layout(home).serialized.contains(#""nextFiring":"2026-07-01T23:00:00+02:00""#))
+    }
 }

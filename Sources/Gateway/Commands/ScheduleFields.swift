@@ -1,3 +1,4 @@
+import Foundation
 import HomeModel
 import JSON
 import Schedules
@@ -158,6 +159,14 @@ enum ScheduleFields {
                 }
             return [("fireDate", .string("\(start.date)T\(start.time)")), ("recurrence", repeats)]
         }
+    }
+
+    /// A next firing in `$layout`: ISO 8601 with the offset of the home's time zone (the hub's own
+    /// while the home has no location), to the second; null when none is planned.
+    static func layout(_ next: Date?, in home: Home) -> JSON {
+        guard let next else { return .null }
+        let style = Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: home.location?.timeZone ?? .current)
+        return .string(style.format(next))
     }
 
     /// The home's location in `$layout`, or null.

@@ -167,6 +167,7 @@ package enum Rendering {
             members.append(("range", TriggerFields.layout(range)))
         case .schedule(let schedule):
             members += ScheduleFields.layout(schedule)
+            members.append(("nextFiring", ScheduleFields.layout(home.nextFirings[trigger.id], in: home)))
         }
         members.append(
             ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })))

@@ -76,6 +76,18 @@ extension HomeManager {
         return trigger.conditionsHold(in: home, at: now)
     }
 
+    /// Sets when the home's schedule automations fire next, as the schedule service planned them;
+    /// announces ``HomeEvent/didUpdateNextFirings(home:)`` when that changed. Kept in place and not
+    /// saved, like a device's reachability.
+    package func setNextFirings(_ firings: [TriggerID: Date], home: HomeID) {
+        store.commitDeviceState { graph, events in
+            guard let h = graph.homes.firstIndex(where: { $0.id == home }), graph.homes[h].nextFirings != firings
+            else { return }
+            graph.homes[h].nextFirings = firings
+            events.append(.didUpdateNextFirings(home: home))
+        }
+    }
+
     /// Stores the pending turn-back of a firing: a pending one keeps its values (from before its
     /// first firing) and takes those of characteristics it did not hold yet.
     private func storeTurnBack(of id: TriggerID, home: HomeID, values: [Action], due: Date) async {

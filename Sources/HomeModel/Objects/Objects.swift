@@ -20,6 +20,9 @@ package struct Home: Sendable, Hashable, Identifiable {
     /// Where the home is, for its schedules' time zone and its sunrise and sunset; `nil` until an
     /// administrator sets it.
     package internal(set) var location: HomeLocation? = nil
+    /// When each of its schedule automations fires next, as the schedule service planned it: an
+    /// automation that fires no more (or is off) has none. Not stored: planned again at start.
+    package internal(set) var nextFirings: [TriggerID: Date] = [:]
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
     let accessoryNamePositions = PositionHint<String>()
