@@ -132,12 +132,7 @@ struct TriggerRequestTests {
 
     @Test("$layout shows conditions in the request's form")
     func conditionLayout() async throws {
-        let (manager, _) = try await DemoFixture.seeded()
-        try await manager.edit(
-            .setLocation(
-                home: "Main House",
-                location: try HomeLocation(latitude: 59.91, longitude: 10.75, timeZone: "Europe/Oslo")),
-            account: "owner")
+        let manager = try await Self.seededAtOslo()
         try await manager.edit(
             .addRangeTrigger(
                 home: "Main House", name: "Bright",
@@ -159,12 +154,7 @@ struct TriggerRequestTests {
 
     @Test("$layout shows a schedule's next firing in the home's time zone, null when none is planned")
     func nextFiringLayout() async throws {
-        let (manager, _) = try await DemoFixture.seeded()
-        try await manager.edit(
-            .setLocation(
-                home: "Main House",
-                location: try HomeLocation(latitude: 59.91, longitude: 10.75, timeZone: "Europe/Oslo")),
-            account: "owner")
+        let manager = try await Self.seededAtOslo()
         try await manager.edit(
             .addScheduleTrigger(
                 home: "Main House", name: "Late",
@@ -178,5 +168,16 @@ struct TriggerRequestTests {
         await manager.setNextFirings([late.id: try Date("2026-07-01T21:00:00Z", strategy: .iso8601)], home: home.id)
         home = try await DemoFixture.mainHouse(in: manager)
         #expect(Rendering.layout(home).serialized.contains(#""nextFiring":"2026-07-01T23:00:00+02:00""#))
+    }
+
+    /// The demo's manager with Main House at Oslo, for sun windows and its time zone.
+    static func seededAtOslo() async throws -> HomeManager {
+        let (manager, _) = try await DemoFixture.seeded()
+        try await manager.edit(
+            .setLocation(
+                home: "Main House",
+                location: try HomeLocation(latitude: 59.91, longitude: 10.75, timeZone: "Europe/Oslo")),
+            account: "owner")
+        return manager
     }
 }

@@ -14,11 +14,7 @@ struct ConditionTests {
         accessory: "Thermostat", service: "Thermostat", characteristic: .currentTemperature)
 
     func make(database: HomeDatabase? = nil) async throws -> Fixture {
-        let f = try await Fixture.make(database: database)
-        try await f.manager.edit(
-            .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
-            account: admin)
-        return f
+        try await Fixture.withNight(database: database)
     }
 
     func add(_ f: Fixture, _ conditions: [ConditionRequest], name: String = "Night Time") async throws {

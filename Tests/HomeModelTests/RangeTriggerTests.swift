@@ -13,11 +13,7 @@ struct RangeTriggerTests {
     let admin = Fixture.admin
 
     func make(database: HomeDatabase? = nil) async throws -> Fixture {
-        let f = try await Fixture.make(database: database)
-        try await f.manager.edit(
-            .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
-            account: admin)
-        return f
+        try await Fixture.withNight(database: database)
     }
 
     func range(_ minimum: Double?, _ maximum: Double?) throws -> ThresholdRange {

@@ -13,11 +13,7 @@ struct ScheduleTriggerTests {
     let admin = Fixture.admin
 
     func make(database: HomeDatabase? = nil) async throws -> Fixture {
-        let f = try await Fixture.make(database: database)
-        try await f.manager.edit(
-            .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
-            account: admin)
-        return f
+        try await Fixture.withNight(database: database)
     }
 
     static let oslo = try! HomeLocation(latitude: 59.9139, longitude: 10.7522, timeZone: "Europe/Oslo")
