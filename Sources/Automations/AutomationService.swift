@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Foundation
 import HomeModel
 import Logging
 import Synchronization
@@ -41,7 +42,8 @@ package struct AutomationService: ChangeFollowingService {
     }
 
     private let manager: HomeManager
-    /// The wall time a firing happens at (when its turn-back is due from).
+    /// The wall time a firing happens at (when its turn-back is due from, what its conditions'
+    /// time windows are judged at).
     private let clock: ScheduleClock
     private let limit: FiringLimit
     private let loops: LoopRule
@@ -61,11 +63,25 @@ package struct AutomationService: ChangeFollowingService {
         loopGuard = FiringChains(rule: loops)
     }
 
-    /// The manager's changes this service fires on: the values an automation waits for. A value
-    /// no automation waits for (nearly every one) does not wake it: waking it for each cost a sixth
-    /// of the gateway's CPU per write in the benchmark's window (docs/benchmarks.md).
+    /// The manager's changes this service fires on: the values an automation waits for (any value
+    /// of a threshold automation's characteristic, to know where it stands), and the layout changes
+    /// that add or change automations. A value no automation waits for (nearly every one) does not
+    /// wake it: waking it for each cost a sixth of the gateway's CPU per write in the benchmark's
+    /// window (docs/benchmarks.md).
     package func changes() async -> Mailbox<HomeChange> {
-        await manager.changes(where: { !Self.fired(by: $0).isEmpty })
+        await manager.changes(where: { change in
+            switch change.event {
+            case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value):
+                guard let home = change.homes.first(where: { $0.id == homeID }), !home.triggers.isEmpty else {
+                    return false
+                }
+                let key = ValueKey(accessory: accessory, service: service, characteristic: type)
+                return home.triggers.contains { $0.isFired(by: key, value: value) }
+                    || ThresholdCrossings.watches(key, in: home)
+            case .homeManagerDidUpdateHomes, .didAddTrigger, .didUpdateTrigger: return true
+            default: return false
+            }
+        })
     }
 
     /// Fires what `changes` (the manager's, subscribed to by the caller) set off, until they end.
@@ -76,13 +92,29 @@ package struct AutomationService: ChangeFollowingService {
         let chains = loopGuard
         await withDiscardingTaskGroup { group in
             var queues: [HomeID: AsyncStream<(TriggerID, Int)>.Continuation] = [:]
+            var crossings = ThresholdCrossings()
+            var isFirst = true
             for await change in changes {
+                defer { isFirst = false }
                 guard
-                    case .didUpdateValueForCharacteristic(_, let accessory, let service, let type, let value) =
+                    case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
                         change.event
-                else { continue }
+                else {
+                    crossings.follow(change.homes, atStart: isFirst)
+                    continue
+                }
+                guard let home = change.homes.first(where: { $0.id == homeID }) else { continue }
                 let key = ValueKey(accessory: accessory, service: service, characteristic: type)
-                for (home, trigger) in Self.fired(by: change) {
+                let crossed = crossings.report(key, value: value, in: home)
+                for trigger in home.triggers
+                where trigger.isFired(by: key, value: value) || crossed.contains(trigger.id) {
+                    // A firing whose conditions fail does nothing, and counts for neither guard.
+                    if !trigger.conditions.isEmpty,
+                        await !manager.conditionsHold(trigger.id, home: home.id, at: clock.now())
+                    {
+                        Self.logConditionsFailed(trigger.name, home: home.name, logger: logger)
+                        continue
+                    }
                     let serial: Int
                     switch chains.admit(trigger, in: home, after: key, took: value, at: .now) {
                     case .fires(let admitted): serial = admitted
@@ -122,19 +154,16 @@ package struct AutomationService: ChangeFollowingService {
         }
     }
 
-    /// The enabled automations a value change fires, with their home.
-    static func fired(by change: HomeChange) -> [(Home, Trigger)] {
-        guard
-            case .didUpdateValueForCharacteristic(let homeID, let accessory, let service, let type, let value) =
-                change.event,
-            let home = change.homes.first(where: { $0.id == homeID }), !home.triggers.isEmpty
-        else { return [] }
-        let key = ValueKey(accessory: accessory, service: service, characteristic: type)
-        return home.triggers.filter { $0.isFired(by: key, value: value) }.map { (home, $0) }
+    static func logConditionsFailed(_ trigger: String, home: String, logger: Logger) {
+        logger.info("automation '\(trigger)': its conditions do not hold, nothing ran", metadata: ["home": "\(home)"])
     }
 
     /// Logs what a firing did: its action sets, and each action that failed.
     static func log(_ firing: TriggerFiring, logger: Logger) {
+        guard !firing.conditionsFailed else {
+            logConditionsFailed(firing.trigger, home: firing.home, logger: logger)
+            return
+        }
         let ran = firing.actionSets.map { "'\($0.name)'" }.joined(separator: ", ")
         let metadata: Logger.Metadata = ["home": "\(firing.home)"]
         guard firing.failedActions > 0 else {

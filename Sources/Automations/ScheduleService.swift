@@ -12,7 +12,8 @@ import Schedules
 /// changes (an automation added, removed, turned on or off, the home's location) move the plan.
 ///
 /// At start, what came due while the hub was down (``CatchUp``, from each trigger's stored
-/// ``ScheduleState``) runs once if less than `grace` late, and is logged as missed otherwise.
+/// ``ScheduleState``) runs once if less than its grace late (the automation's
+/// ``TriggerOptions/catchUpGrace``, else `grace`), and is logged as missed otherwise.
 package struct ScheduleService: ChangeFollowingService {
     private let manager: HomeManager
     private let clock: ScheduleClock
@@ -57,6 +58,8 @@ struct PlannedSchedule {
     let firings: (any FiringSchedule)?
     let timeZone: TimeZone
     var next: Firing?
+    /// How late a firing missed while the hub was down may be and still run at start.
+    var grace: Duration
 }
 
 /// The service's state: the plan, each trigger's stored state, and the wait for the earliest firing,
@@ -70,6 +73,10 @@ actor SchedulePlanner: PlannedLoop {
     private var states: [TriggerID: ScheduleState] = [:]
     /// The wait for the earliest firing, which a layout change cuts short.
     private let alarm: DeadlineTimer<AnyClock>.Alarm
+    /// The next firings each home was last told (``HomeManager/setNextFirings(_:home:)``).
+    private var told: [HomeID: [TriggerID: Date]] = [:]
+    /// The local day each home's polar day or night was last logged for.
+    private var polarLogged: [HomeID: LocalDate] = [:]
 
     init(manager: HomeManager, clock: ScheduleClock, grace: Duration, logger: Logger) {
         self.manager = manager
@@ -93,7 +100,7 @@ actor SchedulePlanner: PlannedLoop {
             let lastRun = max(state.since, state.lastFiring?.instant ?? state.since)
             let catchUp = CatchUp(
                 firings, lastRun: lastRun, lastFiring: state.lastFiring, now: now, timeZone: entry.timeZone,
-                grace: grace)
+                grace: entry.grace)
             guard let latest = catchUp.due.last else { continue }
             if catchUp.omitted > 0 {
                 logger.warning(
@@ -102,7 +109,7 @@ actor SchedulePlanner: PlannedLoop {
             }
             for due in catchUp.due where due.verdict != .runs {
                 logger.warning(
-                    "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(grace)" : "a later one came due"))",
+                    "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(entry.grace)" : "a later one came due"))",
                     metadata: ["home": "\(entry.home)"])
             }
             await record(id, firing: latest.firing)
@@ -117,6 +124,7 @@ actor SchedulePlanner: PlannedLoop {
         for id in plan.keys where states[id] == nil {
             await record(id, state: ScheduleState(since: now))
         }
+        await tellNextFirings(homes.map(\.id), now: now)
     }
 
     /// Plans the homes' schedules again after a layout change, and cuts the current wait short.
@@ -126,7 +134,45 @@ actor SchedulePlanner: PlannedLoop {
         for id in plan.keys where states[id] == nil {
             await record(id, state: ScheduleState(since: now))
         }
+        await tellNextFirings(change.homes.map(\.id), now: now)
         alarm.ring()
+    }
+
+    /// Tells the model each home's next firings where they changed (for `$layout`), and logs once
+    /// a local day that a home's sun automations fire nothing, on a polar day or night.
+    private func tellNextFirings(_ homes: [HomeID], now: Date) async {
+        var firings: [HomeID: [TriggerID: Date]] = Dictionary(uniqueKeysWithValues: homes.map { ($0, [:]) })
+        for (id, entry) in plan {
+            if let next = entry.next { firings[entry.home, default: [:]][id] = next.instant }
+        }
+        for (home, next) in firings where told[home] != next {
+            told[home] = next
+            await manager.setNextFirings(next, home: home)
+        }
+        for home in told.keys where firings[home] == nil { told[home] = nil }
+        logPolarDays(now: now)
+    }
+
+    private func logPolarDays(now: Date) {
+        var sunEntries: [HomeID: (location: HomeLocation, names: [String])] = [:]
+        for entry in plan.values {
+            guard case .sun = entry.schedule, let location = entry.location else { continue }
+            sunEntries[entry.home, default: (location, [])].names.append(entry.name)
+        }
+        for (home, (location, names)) in sunEntries {
+            let today = LocalDate(now, in: location.timeZone)
+            guard polarLogged[home] != today else { continue }
+            let kind: String
+            switch SunCalculator.day(today, at: location.coordinates, in: location.timeZone) {
+            case .polarDay: kind = "a polar day (the sun does not set)"
+            case .polarNight: kind = "a polar night (the sun does not rise)"
+            case .risesAndSets: continue
+            }
+            polarLogged[home] = today
+            logger.notice(
+                "\(today) is \(kind) at the home's location: its sunrise and sunset automations (\(names.sorted().map { "'\($0)'" }.joined(separator: ", "))) fire nothing today",
+                metadata: ["home": "\(home)"])
+        }
     }
 
     /// Fires each firing when it comes due, until the task is cancelled.
@@ -141,6 +187,7 @@ actor SchedulePlanner: PlannedLoop {
                 await record(id, firing: firing)
                 await fire(id, home: entry.home)
             }
+            await tellNextFirings(Array(told.keys), now: now)
             if !due.isEmpty { continue }
             let steadyBefore = clock.clock.now
             await clock.sleep(until: plan.values.compactMap(\.next?.instant).min(), on: alarm)
@@ -169,13 +216,15 @@ actor SchedulePlanner: PlannedLoop {
                     kept.location == home.location
                 {
                     kept.name = trigger.name
+                    kept.grace = trigger.options.catchUpGrace ?? grace
                     new[trigger.id] = kept
                     continue
                 }
                 let timeZone = home.location?.timeZone ?? .current
                 var entry = PlannedSchedule(
                     home: home.id, name: trigger.name, schedule: schedule, location: home.location,
-                    firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil)
+                    firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil,
+                    grace: trigger.options.catchUpGrace ?? grace)
                 if entry.firings == nil {
                     logger.warning(
                         "automation '\(trigger.name)' follows the sun, but the home has no location: it does not fire until the home's location is set",

@@ -28,7 +28,7 @@ extension HomeBridge {
             homeName = name
             await rebuild()
         case .didExecuteActionSet, .didFireTrigger, .didFindNewAccessory, .didRemoveNewAccessory,
-            .didUpdatePrimaryHome, .didUpdateLocationForHome:
+            .didUpdatePrimaryHome, .didUpdateLocationForHome, .didUpdateNextFirings:
             return
         default:
             await rebuild()

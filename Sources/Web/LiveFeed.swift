@@ -202,7 +202,8 @@ final class LiveFeed: Sendable {
         case .didFindNewAccessory, .didRemoveNewAccessory, .homeManagerDidUpdateHomes, .didAddHome, .didRemoveHome,
             .didUpdatePrimaryHome, .didAddUser, .didRemoveUser:
             for page in pages { page.post(.reload) }
-        case .didExecuteActionSet:
+        case .didExecuteActionSet, .didUpdateNextFirings:
+            // Neither changes what the page shows.
             break
         default:
             if let home = event.home {

@@ -31,15 +31,19 @@ extension Pages {
     static func automationText(_ trigger: Trigger, in home: Home) -> String {
         let scenes = trigger.actionSets.compactMap { home.actionSet($0)?.name }
         let run = scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then ")
-        guard case .characteristic(let event, let triggerValue) = trigger.event else {
-            return "On a schedule, run \(run)."
-        }
+        guard let event = trigger.event.characteristic else { return "On a schedule, run \(run)." }
         let accessory = home.accessory(event.accessory)
         let service = accessory?.service(event.service)
         let source =
             "\(accessory?.name ?? "a removed accessory")\(service.map { accessory?.services.count ?? 0 > 1 ? " (\($0.name))" : "" } ?? "")"
         let change: String
-        if let value = triggerValue {
+        if case .threshold(_, let range) = trigger.event {
+            let bounds = [
+                range.minimum.map { "at least \(numberText($0))" }, range.maximum.map { "at most \(numberText($0))" },
+            ]
+            change =
+                "\(words(event.characteristic.rawValue).lowercased()) comes to \(bounds.compactMap { $0 }.joined(separator: " and "))"
+        } else if case .characteristic(_, let value?) = trigger.event {
             let text = valueText(value, type: event.characteristic).text
             change =
                 event.characteristic.isEvent
@@ -49,6 +53,9 @@ extension Pages {
         }
         return "When \(source) \(change), run \(run)."
     }
+
+    /// A bound in words: whole numbers without a fraction.
+    private static func numberText(_ number: Double) -> String { CharacteristicValue.float(number).plainText }
 
     /// The administrator's part of a home page (administration.mustache): new accessories, rooms and
     /// zones, automations, users.

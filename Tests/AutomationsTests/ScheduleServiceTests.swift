@@ -131,6 +131,101 @@ struct ScheduleServiceTests {
         }
     }
 
+    @Test("each automation's own grace: an hour runs a firing missed by half an hour, zero never catches up")
+    func ownGrace() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = "\(directory)/home.sqlite"
+            let first = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin)
+            for (name, grace) in [("Patient", 3_600), ("Strict", 0)] {
+                try await first.edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: name,
+                        schedule: .timeOfDay(try TimeOfDay(hour: 7, minute: 30), weekdays: Set(Weekday.allCases)),
+                        actionSets: ["Lamp On"], options: TriggerOptions(catchUpGrace: .seconds(grace))),
+                    account: "alice")
+            }
+            try await Self.withService(first, from: Self.date("2026-03-02T07:00:00+01:00")) { _ in }
+            await first.shutdown()
+
+            // Back at 08:00, half an hour late: Patient runs, Strict is missed
+            let logs = LogLines()
+            let second = try await Self.manager(HomeDatabase.open(atPath: path), location: Self.berlin, build: false)
+            try await Self.withService(second, from: Self.date("2026-03-02T08:00:00+01:00"), logs: logs) { _ in
+                try await eventually("the lamp is on") { try await Self.lamp(second) == .bool(true) }
+            }
+            await second.shutdown()
+            #expect(logs.contains("automation 'Patient' runs its firing of 2026-03-02 07:30"), "\(logs.all)")
+            #expect(logs.contains("automation 'Strict' missed its firing of 2026-03-02 07:30"), "\(logs.all)")
+            #expect(logs.all.filter { $0.message.contains("ran 'Lamp On'") }.count == 1)
+        }
+    }
+
+    @Test("a catch-up grace is whole seconds from 0 to a day")
+    func graceRange() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.berlin)
+        for grace in [Duration.seconds(-1), .seconds(86_401), .milliseconds(1_500)] {
+            await #expect(throws: HomeError.self) {
+                try await manager.edit(
+                    .addScheduleTrigger(
+                        home: "Home", name: "Bad",
+                        schedule: .timeOfDay(try TimeOfDay(hour: 7, minute: 30), weekdays: [.monday]),
+                        actionSets: ["Lamp On"], options: TriggerOptions(catchUpGrace: grace)), account: "alice")
+            }
+        }
+        await manager.shutdown()
+    }
+
+    @Test("the model is told each automation's next firing, and told again when it fired")
+    func nextFiring() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.berlin)
+        try await Self.addMorning(manager)
+        let id = try #require(try await manager.home("Home", account: "alice").triggers.first?.id)
+        func next() async throws -> Date? { try await manager.home("Home", account: "alice").nextFirings[id] }
+        try await Self.withService(manager, from: Self.date("2026-03-02T07:00:00+01:00")) { clock in
+            try await eventually("the first firing is told") {
+                try await next() == Self.date("2026-03-02T07:30:00+01:00")
+            }
+            try await Self.advance(clock, by: .seconds(31 * 60))
+            try await eventually("the next day's is told") {
+                try await next() == Self.date("2026-03-03T07:30:00+01:00")
+            }
+            // Turned off, it has none
+            try await manager.edit(.enableTrigger(home: "Home", trigger: "Morning", enabled: false), account: "alice")
+            try await eventually("the firing is withdrawn") { try await next() == nil }
+        }
+        await manager.shutdown()
+    }
+
+    @Test("a polar night is logged once a local day, not at every plan; the next sunrise is planned for January")
+    func polarNight() async throws {
+        let tromso = try HomeLocation(latitude: 69.6492, longitude: 18.9553, timeZone: "Europe/Oslo")
+        let manager = try await Self.manager(HomeDatabase.inMemory(), location: tromso)
+        try await manager.edit(
+            .addScheduleTrigger(
+                home: "Home", name: "Dawn", schedule: .sun(.sunrise, offset: 0, weekdays: Set(Weekday.allCases)),
+                actionSets: ["Lamp On"]), account: "alice")
+        let id = try #require(try await manager.home("Home", account: "alice").triggers.first?.id)
+        let logs = LogLines()
+        func polarLines() -> Int { logs.all.count { $0.message.contains("is a polar night") } }
+        try await Self.withService(manager, from: Self.date("2026-12-15T12:00:00+01:00"), logs: logs) { clock in
+            try await eventually("the polar night is logged") { polarLines() == 1 }
+            #expect(logs.contains("2026-12-15 is a polar night (the sun does not rise)"), "\(logs.all)")
+            // Ten of the service's waits and a change of plan later, still once
+            for _ in 0..<10 { try await Self.advance(clock, by: .seconds(60)) }
+            try await manager.edit(.renameTrigger(home: "Home", trigger: "Dawn", name: "First Light"), account: "alice")
+            try await Self.advance(clock, by: .seconds(60))
+            #expect(polarLines() == 1)
+            // The next local day says it again, once
+            try await Self.advance(clock, by: .seconds(86_400))
+            try await eventually("the next day is logged") { polarLines() == 2 }
+            #expect(logs.contains("2026-12-16 is a polar night"))
+            let next = try #require(try await manager.home("Home", account: "alice").nextFirings[id])
+            #expect(next > Self.date("2027-01-01T00:00:00+01:00") && next < Self.date("2027-02-01T00:00:00+01:00"))
+        }
+        #expect(try await Self.lamp(manager) != .bool(true))
+        await manager.shutdown()
+    }
+
     @Test("a sunrise in a home at Oslo fires at Oslo's sunrise")
     func sunriseAtOslo() async throws {
         let manager = try await Self.manager(HomeDatabase.inMemory(), location: Self.oslo)

@@ -26,7 +26,7 @@ struct ScheduleRequestTests {
             "updateTrigger",
             #"{"home":"Home","trigger":"Button","accessory":"Switch","service":"Button","characteristic":"ProgrammableSwitchEvent","value":1,"actionSets":["Off"]}"#
         )
-        guard case .updateTrigger(let home, let trigger, let event, let actionSets, _) = press else {
+        guard case .updateTrigger(let home, let trigger, let event, let actionSets, _, []) = press else {
             Issue.record("updateTrigger with a characteristic read as \(press)")
             return
         }
@@ -100,7 +100,7 @@ struct ScheduleRequestTests {
             "addTrigger",
             #"{"home":"Home","name":"Press","accessory":"Button","service":"Button","characteristic":"ProgrammableSwitchEvent","value":0,"actionSets":["On"]}"#
         )
-        guard case .addTrigger(_, "Press", let event, ["On"], TriggerOptions()) = press else {
+        guard case .addTrigger(_, "Press", let event, ["On"], TriggerOptions(), []) = press else {
             Issue.record("\(press)")
             return
         }
@@ -113,18 +113,29 @@ struct ScheduleRequestTests {
             "addTrigger",
             #"{"home":"Home","name":"Hall","accessory":"Door","service":"Contact","characteristic":"ContactSensorState","value":1,"actionSets":["On"],"turnBackAfter":300}"#
         )
-        guard case .addTrigger(_, "Hall", _, ["On"], let options) = press else {
+        guard case .addTrigger(_, "Hall", _, ["On"], let options, []) = press else {
             Issue.record("\(press)")
             return
         }
         #expect(options == TriggerOptions(turnBackAfter: .seconds(300)))
         let once = try RequestBodies.request(
             "addTrigger", #"{"home":"Home","name":"Dusk","sun":"sunset","executeOnce":true,"actionSets":["On"]}"#)
-        guard case .edit(.addScheduleTrigger(_, "Dusk", _, ["On"], let onceOptions)) = once else {
+        guard case .edit(.addScheduleTrigger(_, "Dusk", _, ["On"], let onceOptions, [])) = once else {
             Issue.record("\(once)")
             return
         }
         #expect(onceOptions == TriggerOptions(executeOnce: true))
+        let patient = try RequestBodies.request(
+            "addTrigger", #"{"home":"Home","name":"Tea","time":"16:00","catchUpGrace":0,"actionSets":["On"]}"#)
+        guard case .edit(.addScheduleTrigger(_, "Tea", _, ["On"], let graceOptions, [])) = patient else {
+            Issue.record("\(patient)")
+            return
+        }
+        #expect(graceOptions == TriggerOptions(catchUpGrace: .zero))
+        #expect(
+            RequestBodies.code(
+                "addTrigger", #"{"home":"H","name":"N","time":"07:30","catchUpGrace":"900","actionSets":["On"]}"#)
+                == .invalidParameter)
         #expect(
             RequestBodies.code(
                 "addTrigger", #"{"home":"H","name":"N","time":"07:30","turnBackAfter":"5","actionSets":["On"]}"#)

@@ -52,6 +52,15 @@ struct Fixture {
         return Fixture(manager: manager, driver: driver)
     }
 
+    /// ``make(database:driverTimeout:probeInterval:homeCreators:clock:attaching:)`` with an action
+    /// set "Night" (the lamp off), for the automations' tests.
+    static func withNight(database: HomeDatabase? = nil) async throws -> Fixture {
+        let f = try await make(database: database)
+        try await f.manager.edit(
+            .addActionSet(home: home, name: "Night", actions: [ActionRequest(lampOn, .bool(false))]), account: admin)
+        return f
+    }
+
     func home(_ account: String = admin) async throws -> Home {
         try await manager.home(Self.home, account: account)
     }

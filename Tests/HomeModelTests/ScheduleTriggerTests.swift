@@ -13,11 +13,7 @@ struct ScheduleTriggerTests {
     let admin = Fixture.admin
 
     func make(database: HomeDatabase? = nil) async throws -> Fixture {
-        let f = try await Fixture.make(database: database)
-        try await f.manager.edit(
-            .addActionSet(home: home, name: "Night", actions: [ActionRequest(Fixture.lampOn, .bool(false))]),
-            account: admin)
-        return f
+        try await Fixture.withNight(database: database)
     }
 
     static let oslo = try! HomeLocation(latitude: 59.9139, longitude: 10.7522, timeZone: "Europe/Oslo")
@@ -146,9 +142,9 @@ struct ScheduleTriggerTests {
                 accessory: AccessoryID("a1"), service: ServiceID("sv1"), characteristic: .programmableSwitchEvent)
             #expect(triggers.first?.event == .characteristic(key, value: .int(0)))
             #expect(triggers.last?.event.characteristic?.characteristic == .on)
-            // Migrated on to v7: the automations neither execute once nor turn back
+            // Migrated on to the latest: the automations neither execute once nor turn back
             #expect(triggers.map(\.options) == [TriggerOptions(), TriggerOptions()])
-            #expect(try HomeDatabase.appliedMigrations(atPath: path).last == "v7: execute once, turn back after")
+            #expect(try HomeDatabase.appliedMigrations(atPath: path).last == HomeDatabase.latestMigration)
             await manager.shutdown()
         }
     }

@@ -91,23 +91,15 @@ extension CommandRouter {
             let edit = HomeEdit.addActionSet(
                 home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
             return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .addTrigger(let homeName, let name, let event, let actionSets, let options):
+        case .addTrigger(let homeName, let name, let event, let actionSets, let options, let conditions):
             let home = try await manager.home(homeName, account: account)
-            let (target, characteristic) = try Self.reference(
-                try home.accessory(named: event.accessory), event.service, event.characteristic)
-            let edit = HomeEdit.addTrigger(
-                home: home.name, name: name, characteristic: target,
-                value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
-                actionSets: actionSets, options: options)
+            let edit = try Self.characteristicTrigger(
+                event, in: home, name: name, actionSets: actionSets, options: options, conditions: conditions)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .updateTrigger(let homeName, let trigger, let event, let actionSets, let options):
+        case .updateTrigger(let homeName, let trigger, let event, let actionSets, let options, let conditions):
             let home = try await manager.home(homeName, account: account)
-            let (target, characteristic) = try Self.reference(
-                try home.accessory(named: event.accessory), event.service, event.characteristic)
-            let definition = HomeEdit.addTrigger(
-                home: home.name, name: trigger, characteristic: target,
-                value: try event.value.map { value throws(HomeError) in try Self.decode(value, for: characteristic) },
-                actionSets: actionSets, options: options)
+            let definition = try Self.characteristicTrigger(
+                event, in: home, name: trigger, actionSets: actionSets, options: options, conditions: conditions)
             _ = try await manager.edit(
                 .updateTrigger(home: home.name, trigger: trigger, definition: definition), account: account)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
@@ -230,6 +222,20 @@ extension CommandRouter {
                 accessory: accessory.name, service: service.name, characteristic: characteristic.type),
             characteristic
         )
+    }
+
+    /// A characteristic event's automation as the model takes it: its value read by the
+    /// characteristic's format, words included.
+    private static func characteristicTrigger(
+        _ event: Command.Request.Event, in home: Home, name: String, actionSets: [String], options: TriggerOptions,
+        conditions: [ConditionRequest]
+    ) throws(HomeError) -> HomeEdit {
+        let (target, characteristic) = try reference(
+            try home.accessory(named: event.accessory), event.service, event.characteristic)
+        return .addTrigger(
+            home: home.name, name: name, characteristic: target,
+            value: try event.value.map { value throws(HomeError) in try decode(value, for: characteristic) },
+            actionSets: actionSets, options: options, conditions: conditions)
     }
 
     /// A value of a request body, read by the characteristic's format.

@@ -16,11 +16,12 @@ extension Command {
         case addActionSet(home: String, name: String, actions: [Action])
         /// An automation; its value (optional) is read once its characteristic is found, like an action's.
         case addTrigger(
-            home: String, name: String, event: Event, actionSets: [String], options: TriggerOptions = TriggerOptions())
-        /// An automation defined anew with a characteristic's event (a schedule's is an edit).
+            home: String, name: String, event: Event, actionSets: [String], options: TriggerOptions = TriggerOptions(),
+            conditions: [ConditionRequest] = [])
+        /// An automation defined anew with a characteristic's event (a schedule's or a range's is an edit).
         case updateTrigger(
             home: String, trigger: String, event: Event, actionSets: [String],
-            options: TriggerOptions = TriggerOptions())
+            options: TriggerOptions = TriggerOptions(), conditions: [ConditionRequest] = [])
         case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -120,38 +121,8 @@ extension Command {
                 self = try .edit(.removeActionSet(home: text("home"), actionSet: text("actionSet")))
             case "renameActionSet":
                 self = try .edit(.renameActionSet(home: text("home"), actionSet: text("actionSet"), name: text("name")))
-            case "addTrigger":
-                let options = try body.triggerOptions()
-                if let schedule = try ScheduleFields.schedule(body) {
-                    self = try .edit(
-                        .addScheduleTrigger(
-                            home: text("home"), name: text("name"), schedule: schedule,
-                            actionSets: body.strings("actionSets"), options: options))
-                    return
-                }
-                self = try .addTrigger(
-                    home: text("home"), name: text("name"),
-                    event: Event(
-                        accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
-                        value: body.optionalValue("value")),
-                    actionSets: body.strings("actionSets"), options: options)
-            case "updateTrigger":
-                let options = try body.triggerOptions()
-                if let schedule = try ScheduleFields.schedule(body) {
-                    self = try .edit(
-                        .updateTrigger(
-                            home: text("home"), trigger: text("trigger"),
-                            definition: .addScheduleTrigger(
-                                home: text("home"), name: text("trigger"), schedule: schedule,
-                                actionSets: body.strings("actionSets"), options: options)))
-                    return
-                }
-                self = try .updateTrigger(
-                    home: text("home"), trigger: text("trigger"),
-                    event: Event(
-                        accessory: text("accessory"), service: text("service"), characteristic: text("characteristic"),
-                        value: body.optionalValue("value")),
-                    actionSets: body.strings("actionSets"), options: options)
+            case "addTrigger": self = try Self.trigger(body, named: text("name"), updating: false)
+            case "updateTrigger": self = try Self.trigger(body, named: text("trigger"), updating: true)
             case "setLocation":
                 self = try .edit(.setLocation(home: text("home"), location: ScheduleFields.location(body)))
             case "removeTrigger":
@@ -226,7 +197,8 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _), .updateTrigger(let home, _, _, _, _),
+            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
+                .updateTrigger(let home, _, _, _, _, _),
                 .read(let home, _, _, _, _),
                 .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
@@ -234,6 +206,42 @@ extension Command {
                 home
             case .history(let query): query.home
             }
+        }
+
+        /// `addTrigger` (or, `updating`, `updateTrigger`) with any of its events: a schedule's or a
+        /// range's is an edit as it is; a characteristic event's value is read once its
+        /// characteristic is found.
+        private static func trigger(_ body: RequestBody, named name: String, updating: Bool) throws(HomeError)
+            -> Request
+        {
+            let home = try body.string("home")
+            let options = try body.triggerOptions()
+            let conditions = try TriggerFields.conditions(body)
+            let schedule = try ScheduleFields.schedule(body)
+            let range = schedule == nil ? try TriggerFields.range(body) : nil
+            let actionSets = try body.strings("actionSets")
+            let definition: HomeEdit
+            if let schedule {
+                definition = .addScheduleTrigger(
+                    home: home, name: name, schedule: schedule, actionSets: actionSets, options: options,
+                    conditions: conditions)
+            } else if let range {
+                definition = .addRangeTrigger(
+                    home: home, name: name, characteristic: try TriggerFields.characteristic(body), range: range,
+                    actionSets: actionSets, options: options, conditions: conditions)
+            } else {
+                let event = Event(
+                    accessory: try body.string("accessory"), service: try body.string("service"),
+                    characteristic: try body.string("characteristic"), value: try body.optionalValue("value"))
+                return updating
+                    ? .updateTrigger(
+                        home: home, trigger: name, event: event, actionSets: actionSets, options: options,
+                        conditions: conditions)
+                    : .addTrigger(
+                        home: home, name: name, event: event, actionSets: actionSets, options: options,
+                        conditions: conditions)
+            }
+            return .edit(updating ? .updateTrigger(home: home, trigger: name, definition: definition) : definition)
         }
 
         private static func actions(_ body: RequestBody) throws(HomeError) -> [Action] {
@@ -295,21 +303,27 @@ struct RequestBody {
         }
     }
 
-    /// `addTrigger`'s `executeOnce` (a flag) and `turnBackAfter` (seconds); the duration's range is
-    /// the model's to check (`invalidDuration`), a duration that is no number `invalidParameter`.
+    /// `addTrigger`'s `executeOnce` (a flag), `turnBackAfter` and `catchUpGrace` (seconds); the
+    /// durations' ranges are the model's to check (`invalidDuration`), a duration that is no number
+    /// `invalidParameter`.
     func triggerOptions() throws(HomeError) -> TriggerOptions {
-        var options = TriggerOptions(executeOnce: try optionalFlag("executeOnce"))
-        switch try optionalValue("turnBackAfter") {
-        case nil: break
-        case .integer(let seconds)?: options.turnBackAfter = .seconds(seconds)
+        TriggerOptions(
+            executeOnce: try optionalFlag("executeOnce"), turnBackAfter: try seconds("turnBackAfter"),
+            catchUpGrace: try seconds("catchUpGrace"))
+    }
+
+    /// A duration in seconds that may be left out.
+    private func seconds(_ key: String) throws(HomeError) -> Duration? {
+        switch try optionalValue(key) {
+        case nil: return nil
+        case .integer(let seconds)?: return .seconds(seconds)
         case .number(let seconds)?:
             guard seconds.isFinite, abs(seconds) < 1e15 else {
-                throw HomeError(.invalidDuration, "\"turnBackAfter\" is whole seconds from 1 to 86400.")
+                throw HomeError(.invalidDuration, "\"\(key)\" is whole seconds, at most 86400.")
             }
-            options.turnBackAfter = .seconds(seconds)
-        default: throw HomeError(.invalidParameter, "\"turnBackAfter\" must be a number of seconds.")
+            return .seconds(seconds)
+        default: throw HomeError(.invalidParameter, "\"\(key)\" must be a number of seconds.")
         }
-        return options
     }
 
     /// A time in ISO 8601 with its offset (`2026-11-29T08:00:00Z`, `2026-11-29T09:00:00.250+01:00`).

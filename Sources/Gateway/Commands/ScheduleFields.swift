@@ -1,3 +1,4 @@
+import Foundation
 import HomeModel
 import JSON
 import Schedules
@@ -12,9 +13,13 @@ enum ScheduleFields {
     static func name(_ weekday: Weekday) -> String { weekdayNames[weekday.rawValue - 1] }
 
     /// `addTrigger`'s schedule, when the body has one of its event keys ("time", "sun", "fireDate");
-    /// nil for a characteristic event. More than one event is refused.
+    /// nil for a characteristic or range event. More than one event is refused.
     static func schedule(_ body: RequestBody) throws(HomeError) -> TriggerSchedule? {
-        let keys = ["time", "sun", "fireDate", "accessory"].filter { body.json[$0] != nil && body.json[$0] != .null }
+        var keys = ["time", "sun", "fireDate", "range", "accessory"].filter {
+            body.json[$0] != nil && body.json[$0] != .null
+        }
+        // A range's characteristic is named as a characteristic event's: one event.
+        if keys.contains("range") { keys.removeAll { $0 == "accessory" } }
         guard keys.count <= 1 else {
             throw HomeError(
                 .invalidParameter,
@@ -154,6 +159,14 @@ enum ScheduleFields {
                 }
             return [("fireDate", .string("\(start.date)T\(start.time)")), ("recurrence", repeats)]
         }
+    }
+
+    /// A next firing in `$layout`: ISO 8601 with the offset of the home's time zone (the hub's own
+    /// while the home has no location), to the second; null when none is planned.
+    static func layout(_ next: Date?, in home: Home) -> JSON {
+        guard let next else { return .null }
+        let style = Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: home.location?.timeZone ?? .current)
+        return .string(style.format(next))
     }
 
     /// The home's location in `$layout`, or null.

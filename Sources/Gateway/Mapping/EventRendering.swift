@@ -17,7 +17,7 @@ package struct EventMessage: Sendable, Equatable {
         members.add("event", event.name)
         let topic: String
         switch event {
-        case .homeManagerDidUpdateHomes, .didFindNewAccessory, .didRemoveNewAccessory:
+        case .homeManagerDidUpdateHomes, .didFindNewAccessory, .didRemoveNewAccessory, .didUpdateNextFirings:
             return nil
         case .didAddHome(_, let name), .didRemoveHome(_, let name):
             members.add("home", name)

@@ -152,23 +152,34 @@ package enum Rendering {
             ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
             ("active", .bool(trigger.isActive)),
         ]
-        switch trigger.event {
-        case .characteristic(let event, let triggerValue):
+        if let event = trigger.event.characteristic {
             let accessory = home.accessory(event.accessory)
             members += [
                 ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
                 ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
                 ("characteristic", .string(event.characteristic.rawValue)),
-                ("value", triggerValue.map(value) ?? .null),
             ]
+        }
+        switch trigger.event {
+        case .characteristic(_, let triggerValue):
+            members.append(("value", triggerValue.map(value) ?? .null))
+        case .threshold(_, let range):
+            members.append(("range", TriggerFields.layout(range)))
         case .schedule(let schedule):
             members += ScheduleFields.layout(schedule)
+            members.append(("nextFiring", ScheduleFields.layout(home.nextFirings[trigger.id], in: home)))
         }
         members.append(
             ("actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } })))
         if trigger.options.executeOnce { members.append(("executeOnce", .bool(true))) }
         if let turnBackAfter = trigger.options.turnBackAfter {
             members.append(("turnBackAfter", .integer(Int(turnBackAfter.components.seconds))))
+        }
+        if let catchUpGrace = trigger.options.catchUpGrace {
+            members.append(("catchUpGrace", .integer(Int(catchUpGrace.components.seconds))))
+        }
+        if !trigger.conditions.isEmpty {
+            members.append(("conditions", TriggerFields.layout(trigger.conditions, in: home)))
         }
         return .object(members)
     }

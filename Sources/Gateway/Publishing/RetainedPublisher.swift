@@ -203,7 +203,7 @@ package actor RetainedPublisher {
             .didUpdateActionsForActionSet(let home, _, _), .didAddTrigger(let home, _, _),
             .didRemoveTrigger(let home, _, _),
             .didUpdateNameForTrigger(let home, _, _, _), .didUpdateTrigger(let home, _, _),
-            .didUpdateLocationForHome(let home):
+            .didUpdateLocationForHome(let home), .didUpdateNextFirings(let home):
             return [.home(home)]
         case .didRemoveRoom(let home, _, _), .didUpdateNameForRoom(let home, _, _, _), .didAddUser(let home, _, _),
             .didRemoveUser(let home, _, _):

@@ -79,6 +79,12 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A duration out of range: an automation's turn-back of less than a second, more than a
         /// day, or not in whole seconds.
         case invalidDuration
+        /// An automation's range that cannot be entered: no bound, a minimum above the maximum, or
+        /// a characteristic that is no number.
+        case invalidRange
+        /// An automation's condition that cannot be checked: an unknown comparison, an order
+        /// (`<`, `≤`, `>`, `≥`) on a characteristic that is no number, a time window of no length.
+        case invalidCondition
         /// A history or timeline span that ends before it starts. Not one of HomeKit's codes, as
         /// the five below: HomeKit keeps no history.
         case reversedSpan

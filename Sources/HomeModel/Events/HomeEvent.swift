@@ -12,6 +12,9 @@ package enum HomeEvent: Sendable, Hashable {
     case didUpdateNameForHome(home: HomeID, oldName: String, name: String)
     /// The home's location (time zone, place on the Earth) was set or cleared: its schedules move.
     case didUpdateLocationForHome(home: HomeID)
+    /// The schedule service planned the home's schedule automations' next firings anew
+    /// (``Home/nextFirings``): for `$layout`, not for `$events`.
+    case didUpdateNextFirings(home: HomeID)
     /// The primary home changed; `nil` when the last home was removed.
     case didUpdatePrimaryHome(home: HomeID?)
 
@@ -71,7 +74,8 @@ package enum HomeEvent: Sendable, Hashable {
         case .homeManagerDidUpdateHomes, .didUpdatePrimaryHome, .didFindNewAccessory, .didRemoveNewAccessory:
             nil
         case .didAddHome(let home, _), .didRemoveHome(let home, _), .didUpdateNameForHome(let home, _, _),
-            .didUpdateLocationForHome(let home), .didAddRoom(let home, _, _), .didRemoveRoom(let home, _, _),
+            .didUpdateLocationForHome(let home), .didUpdateNextFirings(let home), .didAddRoom(let home, _, _),
+            .didRemoveRoom(let home, _, _),
             .didUpdateNameForRoom(let home, _, _, _),
             .didAddZone(let home, _, _), .didRemoveZone(let home, _, _), .didUpdateNameForZone(let home, _, _, _),
             .didAddRoomToZone(let home, _, _), .didRemoveRoomFromZone(let home, _, _),
@@ -97,6 +101,7 @@ package enum HomeEvent: Sendable, Hashable {
         case .didRemoveHome: "didRemoveHome"
         case .didUpdateNameForHome: "didUpdateNameForHome"
         case .didUpdateLocationForHome: "didUpdateLocationForHome"
+        case .didUpdateNextFirings: "didUpdateNextFirings"
         case .didUpdatePrimaryHome: "didUpdatePrimaryHome"
         case .didAddRoom: "didAddRoom"
         case .didRemoveRoom: "didRemoveRoom"

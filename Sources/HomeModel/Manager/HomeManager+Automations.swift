@@ -40,7 +40,8 @@ extension HomeManager {
     /// Fires an automation: runs its action sets one after another, as the home's administrator
     /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:failedActions:)``.
     /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
-    /// off or removed while it runs runs no further action set.
+    /// off or removed while it runs runs no further action set. One whose conditions do not hold at
+    /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``).
     ///
     /// One with a ``TriggerOptions/turnBackAfter`` stores, before the announcement, the values its
     /// action sets' characteristics had before it ran, due `now` plus the duration (a pending one
@@ -49,6 +50,9 @@ extension HomeManager {
     package func fireTrigger(_ id: TriggerID, home homeID: HomeID, at now: Date = Date()) async -> TriggerFiring? {
         guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
             return nil
+        }
+        guard trigger.conditionsHold(in: home, at: now) else {
+            return TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [], conditionsFailed: true)
         }
         var before: [Action] = []
         if trigger.options.turnBackAfter != nil {
@@ -96,6 +100,25 @@ extension HomeManager {
             }
         }
         return firing
+    }
+
+    /// Whether the automation's conditions hold at `now` in the home as it is: what the automation
+    /// service asks before it counts a firing. False when the automation or its home is gone.
+    package func conditionsHold(_ id: TriggerID, home homeID: HomeID, at now: Date) -> Bool {
+        guard let home = store.currentHome(homeID), let trigger = home.trigger(id) else { return false }
+        return trigger.conditionsHold(in: home, at: now)
+    }
+
+    /// Sets when the home's schedule automations fire next, as the schedule service planned them;
+    /// announces ``HomeEvent/didUpdateNextFirings(home:)`` when that changed. Kept in place and not
+    /// saved, like a device's reachability.
+    package func setNextFirings(_ firings: [TriggerID: Date], home: HomeID) {
+        store.commitDeviceState { graph, events in
+            guard let h = graph.homes.firstIndex(where: { $0.id == home }), graph.homes[h].nextFirings != firings
+            else { return }
+            graph.homes[h].nextFirings = firings
+            events.append(.didUpdateNextFirings(home: home))
+        }
     }
 
     /// Stores the pending turn-back of a firing: a pending one keeps its values (from before its

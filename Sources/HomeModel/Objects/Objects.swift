@@ -20,6 +20,9 @@ package struct Home: Sendable, Hashable, Identifiable {
     /// Where the home is, for its schedules' time zone and its sunrise and sunset; `nil` until an
     /// administrator sets it.
     package internal(set) var location: HomeLocation? = nil
+    /// When each of its schedule automations fires next, as the schedule service planned it: an
+    /// automation that fires no more (or is off) has none. Not stored: planned again at start.
+    package internal(set) var nextFirings: [TriggerID: Date] = [:]
     /// Where names were found among `accessories`, a hint for ``accessoryIndex(named:)``; shared by
     /// copies, and not part of the value.
     let accessoryNamePositions = PositionHint<String>()
@@ -254,6 +257,13 @@ package struct Trigger: Sendable, Hashable, Identifiable {
     package internal(set) var actionSets: [ActionSetID]
     /// What it does after a firing: turn itself off, turn its writes back after a while.
     package internal(set) var options = TriggerOptions()
+    /// What must hold when its event fires for it to run; all of them.
+    package internal(set) var conditions: [TriggerCondition] = []
+
+    /// Whether its conditions hold in `home` at `now` (no condition: always).
+    package func conditionsHold(in home: Home, at now: Date) -> Bool {
+        conditions.allSatisfy { $0.holds(in: home, at: now) }
+    }
 
     /// Whether it can fire: it is on and has an action set to run. One whose action sets were all
     /// removed stays on but does nothing until it is given one.
@@ -266,6 +276,12 @@ package struct Trigger: Sendable, Hashable, Identifiable {
             return false
         }
         return key == characteristic && (value == nil || value == newValue)
+    }
+
+    /// The characteristic and range of an active threshold trigger; `nil` otherwise.
+    package var activeThreshold: (key: ValueKey, range: ThresholdRange)? {
+        guard isActive, case .threshold(let key, let range) = event else { return nil }
+        return (key, range)
     }
 
     /// The schedule the automation service runs: an enabled schedule trigger's, with an action set
@@ -285,26 +301,39 @@ package struct TriggerOptions: Sendable, Hashable {
     /// After this long the characteristics it wrote return to the values they had before it fired;
     /// a new firing restarts the wait. Whole seconds, from one second to ``longestTurnBack``.
     package var turnBackAfter: Duration?
+    /// How late a schedule's firing that came due while the hub was down may be and still run at
+    /// start; nil for ``CatchUp/standardGrace`` (15 minutes), zero for never. Whole seconds, at most
+    /// ``longestTurnBack``.
+    package var catchUpGrace: Duration?
 
     /// A day: longer than a household's "off again after" and short enough to be a return, not a schedule.
     package static let longestTurnBack = Duration.seconds(86_400)
 
-    package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil) {
+    package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil, catchUpGrace: Duration? = nil) {
         self.executeOnce = executeOnce
         self.turnBackAfter = turnBackAfter
+        self.catchUpGrace = catchUpGrace
     }
 
-    /// Checks the duration: whole seconds, at least one, at most ``longestTurnBack``.
+    /// Checks the durations: whole seconds, a turn-back from one second and a grace from zero, both
+    /// at most ``longestTurnBack``.
     package func validate() throws(HomeError) {
-        guard let turnBackAfter else { return }
-        guard turnBackAfter.components.attoseconds == 0, turnBackAfter >= .seconds(1),
-            turnBackAfter <= Self.longestTurnBack
-        else {
+        if let turnBackAfter, !Self.isWholeSeconds(turnBackAfter, from: .seconds(1)) {
             throw HomeError(
                 .invalidDuration,
                 "A turn-back duration is whole seconds from 1 to \(Self.longestTurnBack.components.seconds), not \(turnBackAfter)."
             )
         }
+        if let catchUpGrace, !Self.isWholeSeconds(catchUpGrace, from: .zero) {
+            throw HomeError(
+                .invalidDuration,
+                "A catch-up grace is whole seconds from 0 to \(Self.longestTurnBack.components.seconds), not \(catchUpGrace)."
+            )
+        }
+    }
+
+    private static func isWholeSeconds(_ duration: Duration, from shortest: Duration) -> Bool {
+        duration.components.attoseconds == 0 && duration >= shortest && duration <= longestTurnBack
     }
 }
 
@@ -337,6 +366,8 @@ package struct TriggerFiring: Sendable {
     package let trigger: String
     package let home: String
     package var actionSets: [(name: String, outcome: Result<[ActionResult], HomeError>)]
+    /// Its conditions did not hold: nothing ran.
+    package var conditionsFailed = false
 
     /// The actions that did not succeed; an action set that could not run at all counts as one.
     package var failedActions: Int {

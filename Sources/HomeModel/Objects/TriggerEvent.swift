@@ -1,25 +1,59 @@
 import Foundation
 import Schedules
 
-/// What sets off an automation: a characteristic's change (HomeKit's `HMCharacteristicEvent`) or a
-/// schedule (a time of day, sunrise or sunset, a timer), which the automation service runs on its
-/// clock.
+/// What sets off an automation: a characteristic's change (HomeKit's `HMCharacteristicEvent`), a
+/// numeric characteristic entering a range (`HMCharacteristicThresholdRangeEvent`) or a schedule (a
+/// time of day, sunrise or sunset, a timer), which the automation service runs on its clock.
 package enum TriggerEvent: Sendable, Hashable {
     /// The characteristic whose change fires the trigger, and the value that fires it (a press:
     /// `ProgrammableSwitchEvent` 0, 1 or 2); `nil` fires on every change.
     case characteristic(ValueKey, value: CharacteristicValue?)
+    /// A numeric characteristic whose value crosses into `range` (from outside it) fires the trigger;
+    /// a value already inside when it is first seen, and further values inside, do not.
+    case threshold(ValueKey, ThresholdRange)
     case schedule(TriggerSchedule)
 
-    /// The characteristic of a characteristic event; `nil` for a schedule.
+    /// The characteristic of a characteristic or threshold event; `nil` for a schedule.
     package var characteristic: ValueKey? {
-        guard case .characteristic(let key, _) = self else { return nil }
-        return key
+        switch self {
+        case .characteristic(let key, _), .threshold(let key, _): key
+        case .schedule: nil
+        }
     }
 
     /// The schedule of a schedule event; `nil` for a characteristic's.
     package var schedule: TriggerSchedule? {
         guard case .schedule(let schedule) = self else { return nil }
         return schedule
+    }
+}
+
+/// The values a threshold event waits for: from `minimum` to `maximum`, both included; a bound
+/// left out is open (`minimum` alone: "at or above").
+package struct ThresholdRange: Sendable, Hashable {
+    package let minimum: Double?
+    package let maximum: Double?
+
+    /// Refuses a range with no bound, a bound that is no finite number, or a minimum above the
+    /// maximum (`invalidRange`).
+    package init(minimum: Double?, maximum: Double?) throws(HomeError) {
+        guard minimum != nil || maximum != nil else {
+            throw HomeError(.invalidRange, "A range has a \"min\", a \"max\" or both.")
+        }
+        guard minimum?.isFinite ?? true, maximum?.isFinite ?? true else {
+            throw HomeError(.invalidRange, "A range's bounds are finite numbers.")
+        }
+        if let minimum, let maximum, minimum > maximum {
+            throw HomeError(.invalidRange, "The range's min \(minimum) is above its max \(maximum).")
+        }
+        self.minimum = minimum
+        self.maximum = maximum
+    }
+
+    /// Whether `value` lies in the range; a value that is no number lies outside it.
+    package func contains(_ value: CharacteristicValue) -> Bool {
+        guard value.boolValue == nil, let number = value.doubleValue else { return false }
+        return number >= (minimum ?? -.infinity) && number <= (maximum ?? .infinity)
     }
 }
 

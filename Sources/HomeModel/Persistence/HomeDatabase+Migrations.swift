@@ -3,6 +3,9 @@ import GRDB
 /// The database's schema, one migration per change of it, in the order they were made: a file
 /// written by any earlier release is brought up to date when it is opened, and never changed back.
 extension HomeDatabase {
+    /// The last migration's name: what a file this gateway wrote has applied.
+    package static let latestMigration = "v8: ranges, conditions, catch-up grace"
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -174,6 +177,16 @@ extension HomeDatabase {
                 t.column("homeID", .text).notNull()
                 t.column("due", .double).notNull()
                 t.column("actions", .jsonText).notNull()
+            }
+        }
+        migrator.registerMigration(Self.latestMigration) { db in
+            // A threshold event keeps its characteristic in its own JSON column, not in the
+            // characteristic columns: a v7 gateway skips a row with neither, where it would read
+            // a range as "fires on every change".
+            try db.alter(table: TriggerRecord.databaseTableName) { t in
+                t.add(column: "threshold", .jsonText)
+                t.add(column: "conditions", .jsonText)
+                t.add(column: "catchUpGrace", .integer)
             }
         }
         return migrator

@@ -159,6 +159,9 @@ package final class HomeDatabase: Sendable {
             if let schedule = record.schedule {
                 guard let decoded = schedule.schedule else { return nil }
                 event = .schedule(decoded)
+            } else if let threshold = record.threshold {
+                guard let decoded = threshold.event else { return nil }
+                event = decoded
             } else {
                 guard let accessory = record.accessoryID, let service = record.serviceID,
                     let type = record.characteristicType
@@ -169,11 +172,18 @@ package final class HomeDatabase: Sendable {
                         characteristic: CharacteristicType(type)),
                     value: record.value)
             }
-            return Trigger(
+            // A condition this gateway cannot read leaves the automation unloaded: run without it,
+            // it would fire when it must not.
+            let conditions = (record.conditions ?? []).compactMap(\.condition)
+            guard conditions.count == record.conditions?.count ?? 0 else { return nil }
+            var trigger = Trigger(
                 id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
                 actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) },
                 options: TriggerOptions(
-                    executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) }))
+                    executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) },
+                    catchUpGrace: record.catchUpGrace.map { .seconds($0) }))
+            trigger.conditions = conditions
+            return trigger
         }
 
         private static func location(_ record: HomeRecord) -> HomeLocation? {
@@ -405,16 +415,20 @@ package final class HomeDatabase: Sendable {
             var record = TriggerRecord(
                 id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
                 isEnabled: trigger.isEnabled, executeOnce: trigger.options.executeOnce,
-                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) })
+                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) },
+                catchUpGrace: trigger.options.catchUpGrace.map { Int($0.components.seconds) })
             switch trigger.event {
             case .characteristic(let key, let value):
                 record.accessoryID = key.accessory.rawValue
                 record.serviceID = key.service.rawValue
                 record.characteristicType = key.characteristic.rawValue
                 record.value = value
+            case .threshold(let key, let range):
+                record.threshold = ThresholdJSON(key, range)
             case .schedule(let schedule):
                 record.schedule = ScheduleJSON(schedule)
             }
+            if !trigger.conditions.isEmpty { record.conditions = trigger.conditions.map(ConditionJSON.init) }
             try record.insert(db)
             for (actionSetIndex, actionSet) in trigger.actionSets.enumerated() {
                 try TriggerActionSetRecord(

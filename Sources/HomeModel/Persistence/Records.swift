@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Schedules
 
 struct HomeRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "home"
@@ -141,6 +142,83 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     /// ``TriggerOptions`` (migration "v7: execute once, turn back after"); the duration in seconds.
     var executeOnce = false
     var turnBackAfter: Int?
+    /// A threshold event (migration "v8: ranges, conditions, catch-up grace"); the characteristic
+    /// columns are nil.
+    var threshold: ThresholdJSON?
+    /// Its conditions (the same migration); nil for none.
+    var conditions: [ConditionJSON]?
+    /// ``TriggerOptions/catchUpGrace`` in seconds (the same migration); nil for the standard one.
+    var catchUpGrace: Int?
+}
+
+/// A condition as its column holds it: a characteristic by ids with its comparison and value, or
+/// a time window's points in their written form ("sunset-30", "06:00").
+struct ConditionJSON: Codable, Sendable, Hashable {
+    var accessory: String?
+    var service: String?
+    var characteristic: String?
+    var comparison: String?
+    var value: CharacteristicValue?
+    var from: String?
+    var to: String?
+
+    init(_ condition: TriggerCondition) {
+        switch condition {
+        case .characteristic(let key, let comparison, let value):
+            accessory = key.accessory.rawValue
+            service = key.service.rawValue
+            characteristic = key.characteristic.rawValue
+            self.comparison = comparison.rawValue
+            self.value = value
+        case .time(let window):
+            from = window.from.description
+            to = window.to.description
+        }
+    }
+
+    /// The condition, or nil for one this gateway cannot read.
+    var condition: TriggerCondition? {
+        if let from, let to {
+            guard let from = try? TimePoint(from), let to = try? TimePoint(to),
+                let window = try? TimeWindow(from: from, to: to)
+            else { return nil }
+            return .time(window)
+        }
+        guard let accessory, let service, let characteristic,
+            let comparison = comparison.flatMap({ Comparison(rawValue: $0) }),
+            let value
+        else { return nil }
+        return .characteristic(
+            ValueKey(
+                accessory: AccessoryID(accessory), service: ServiceID(service),
+                characteristic: CharacteristicType(characteristic)), comparison, value)
+    }
+}
+
+/// A threshold event as its column holds it: the characteristic by ids, the bounds as numbers.
+struct ThresholdJSON: Codable, Sendable, Hashable {
+    var accessory: String
+    var service: String
+    var characteristic: String
+    var min: Double?
+    var max: Double?
+
+    init(_ key: ValueKey, _ range: ThresholdRange) {
+        accessory = key.accessory.rawValue
+        service = key.service.rawValue
+        characteristic = key.characteristic.rawValue
+        min = range.minimum
+        max = range.maximum
+    }
+
+    /// The event, or nil for bounds no range has (a row changed by hand).
+    var event: TriggerEvent? {
+        guard let range = try? ThresholdRange(minimum: min, maximum: max) else { return nil }
+        return .threshold(
+            ValueKey(
+                accessory: AccessoryID(accessory), service: ServiceID(service),
+                characteristic: CharacteristicType(characteristic)), range)
+    }
 }
 
 /// A return an automation's firing left pending (migration "v7: execute once, turn back after"):

@@ -37,22 +37,29 @@ package enum HomeEdit: Sendable, Equatable {
     case renameActionSet(home: String, actionSet: String, name: String)
     /// Adds an automation: when `characteristic` (one that notifies) takes `value`, or changes at all
     /// when `value` is nil, the hub runs `actionSets` in order. A press is a `ProgrammableSwitchEvent`
-    /// with its value (0 single, 1 double, 2 long). `options` say what it does after a firing.
+    /// with its value (0 single, 1 double, 2 long). `options` say what it does after a firing;
+    /// `conditions` what must hold when its event fires (every form of automation takes them).
     case addTrigger(
         home: String, name: String, characteristic: CharacteristicReference, value: CharacteristicValue?,
-        actionSets: [String], options: TriggerOptions = TriggerOptions())
+        actionSets: [String], options: TriggerOptions = TriggerOptions(), conditions: [ConditionRequest] = [])
+    /// Adds an automation that runs `actionSets` in order when the numeric `characteristic` (one
+    /// that notifies and can be read) crosses into `range` from outside it.
+    case addRangeTrigger(
+        home: String, name: String, characteristic: CharacteristicReference, range: ThresholdRange,
+        actionSets: [String], options: TriggerOptions = TriggerOptions(), conditions: [ConditionRequest] = [])
     /// Adds an automation that runs `actionSets` in order when `schedule` comes due, in the home's
     /// time zone; a sun event needs the home's location.
     case addScheduleTrigger(
         home: String, name: String, schedule: TriggerSchedule, actionSets: [String],
-        options: TriggerOptions = TriggerOptions())
+        options: TriggerOptions = TriggerOptions(), conditions: [ConditionRequest] = [])
     /// Sets where the home is (nil clears it): the time zone its schedules keep, the place its
     /// sunrise and sunset are computed for.
     case setLocation(home: String, location: HomeLocation?)
     case removeTrigger(home: String, trigger: String)
-    /// Defines the automation `trigger` anew: its event, action sets and options become those of
-    /// `definition` (an ``addTrigger(home:name:characteristic:value:actionSets:options:)`` or
-    /// ``addScheduleTrigger(home:name:schedule:actionSets:options:)``, whose name is not used), checked
+    /// Defines the automation `trigger` anew: its event, action sets, options and conditions become
+    /// those of `definition` (an ``addTrigger(home:name:characteristic:value:actionSets:options:conditions:)``,
+    /// ``addRangeTrigger(home:name:characteristic:range:actionSets:options:conditions:)`` or
+    /// ``addScheduleTrigger(home:name:schedule:actionSets:options:conditions:)``, whose name is not used), checked
     /// as for a new automation; it keeps its name, its identity and whether it is on.
     indirect case updateTrigger(home: String, trigger: String, definition: HomeEdit)
     case renameTrigger(home: String, trigger: String, name: String)
@@ -75,8 +82,9 @@ package enum HomeEdit: Sendable, Equatable {
             .removeZone(let home, _), .renameZone(let home, _, _), .addRoomToZone(let home, _, _),
             .removeRoomFromZone(let home, _, _), .addAccessory(let home, _, _, _), .removeAccessory(let home, _),
             .renameAccessory(let home, _, _), .assignAccessory(let home, _, _), .addActionSet(let home, _, _),
-            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
-            .addScheduleTrigger(let home, _, _, _, _), .setLocation(let home, _), .removeTrigger(let home, _),
+            .removeActionSet(let home, _), .renameActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _, _),
+            .addScheduleTrigger(let home, _, _, _, _, _), .addRangeTrigger(let home, _, _, _, _, _, _),
+            .setLocation(let home, _), .removeTrigger(let home, _),
             .updateTrigger(let home, _, _),
             .renameTrigger(let home, _, _), .enableTrigger(let home, _, _),
             .addUser(let home, _, _),
@@ -136,18 +144,9 @@ extension HomeGraph {
         case .removeActionSet(_, let actionSet): try removeActionSet(actionSet, home: h, events: &events)
         case .renameActionSet(_, let actionSet, let name):
             try renameActionSet(actionSet, to: name, home: h, events: &events)
-        case .addTrigger(_, let name, let characteristic, let value, let actionSets, let options):
-            return .added(
-                try addTrigger(
-                    named: name, characteristic: characteristic, value: value, actionSets: actionSets,
-                    options: options, home: h, events: &events
-                ).name)
-        case .addScheduleTrigger(_, let name, let schedule, let actionSets, let options):
-            return .added(
-                try addScheduleTrigger(
-                    named: name, schedule: schedule, actionSets: actionSets, options: options, home: h,
-                    events: &events
-                ).name)
+        case .addTrigger(_, let name, _, _, _, _, _), .addRangeTrigger(_, let name, _, _, _, _, _),
+            .addScheduleTrigger(_, let name, _, _, _, _):
+            return .added(try addTrigger(named: name, as: edit, home: h, events: &events).name)
         case .setLocation(_, let location): setLocation(location, home: h, events: &events)
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)
         case .updateTrigger(_, let trigger, let definition):

@@ -1,3 +1,5 @@
+import Schedules
+
 /// The rules of action sets and automations: what they write checked against the characteristics'
 /// metadata.
 extension HomeGraph {
@@ -85,65 +87,134 @@ extension HomeGraph {
 
     // MARK: Automations
 
-    mutating func addTrigger(
-        named name: String, characteristic reference: CharacteristicReference, value: CharacteristicValue?,
-        actionSets names: [String], options: TriggerOptions = TriggerOptions(), home h: Int,
-        events: inout [HomeEvent]
-    ) throws(HomeError) -> Trigger {
+    /// Adds the automation `definition` describes (an `addTrigger`, `addRangeTrigger` or
+    /// `addScheduleTrigger` edit), named `name`: its event, options, conditions and action sets are
+    /// checked before anything changes.
+    mutating func addTrigger(named name: String, as definition: HomeEdit, home h: Int, events: inout [HomeEvent])
+        throws(HomeError) -> Trigger
+    {
         try Self.checkName(name, in: homes[h])
+        let event: TriggerEvent
+        let actionSets: [String]
+        let options: TriggerOptions
+        let conditions: [ConditionRequest]
+        switch definition {
+        case .addTrigger(_, _, let reference, let value, let names, let given, let requests):
+            let (accessory, service, characteristic) = try Self.eventCharacteristic(reference, in: homes[h])
+            event = .characteristic(
+                ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
+                value: try value.map { value throws(HomeError) in
+                    try Self.checked(value, of: characteristic, accessory: accessory)
+                })
+            (actionSets, options, conditions) = (names, given, requests)
+        case .addRangeTrigger(_, _, let reference, let range, let names, let given, let requests):
+            event = try Self.threshold(reference, range: range, in: homes[h])
+            (actionSets, options, conditions) = (names, given, requests)
+        case .addScheduleTrigger(_, _, let schedule, let names, let given, let requests):
+            do { try schedule.validate() } catch { throw error.homeError }
+            if schedule.needsPlace { try Self.requireLocation(homes[h]) }
+            event = .schedule(schedule)
+            (actionSets, options, conditions) = (names, given, requests)
+        default:
+            throw HomeError(.invalidParameter, "An automation is defined by an event and its action sets.")
+        }
         try options.validate()
-        let (accessory, service, characteristic) = try Self.resolve(reference, in: homes[h])
+        var trigger = Trigger(
+            id: .random(), name: name, isEnabled: true, event: event,
+            actionSets: try Self.actionSetIDs(actionSets, in: homes[h]), options: options)
+        trigger.conditions = try conditions.map { request throws(HomeError) in
+            try Self.condition(request, in: homes[h])
+        }
+        homes[h].triggers.append(trigger)
+        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
+        return trigger
+    }
+
+    /// A value an event or a condition compares with, checked against the characteristic's metadata.
+    private static func checked(_ value: CharacteristicValue, of characteristic: Characteristic, accessory: Accessory)
+        throws(HomeError) -> CharacteristicValue
+    {
+        do {
+            return try characteristic.metadata.validate(value)
+        } catch {
+            throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
+        }
+    }
+
+    /// A threshold event: a numeric characteristic that reports its changes and can be read.
+    private static func threshold(_ reference: CharacteristicReference, range: ThresholdRange, in home: Home)
+        throws(HomeError) -> TriggerEvent
+    {
+        let (accessory, service, characteristic) = try eventCharacteristic(reference, in: home)
+        guard characteristic.metadata.isNumeric else {
+            throw HomeError(
+                .invalidRange,
+                "\(characteristic.type) of '\(accessory.name)' is \(characteristic.metadata.format), not a number: it has no range to enter."
+            )
+        }
+        try requireReadable(characteristic, of: accessory)
+        return .threshold(
+            ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type), range)
+    }
+
+    /// A condition by ids: its characteristic readable, an order only on a number, the value in the
+    /// characteristic's format; a sun window only in a home with a location.
+    private static func condition(_ request: ConditionRequest, in home: Home) throws(HomeError) -> TriggerCondition {
+        switch request {
+        case .characteristic(let reference, let comparison, let value):
+            let (accessory, service, characteristic) = try resolve(reference, in: home)
+            try requireReadable(characteristic, of: accessory)
+            if comparison.isOrder, !characteristic.metadata.isNumeric {
+                throw HomeError(
+                    .invalidCondition,
+                    "\(characteristic.type) of '\(accessory.name)' is \(characteristic.metadata.format), not a number: it can be compared with = or != only."
+                )
+            }
+            return .characteristic(
+                ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type), comparison,
+                try checked(value, of: characteristic, accessory: accessory))
+        case .time(let window):
+            if window.needsPlace { try requireLocation(home) }
+            return .time(window)
+        }
+    }
+
+    private static func requireReadable(_ characteristic: Characteristic, of accessory: Accessory) throws(HomeError) {
+        guard characteristic.metadata.permissions.contains(.read) else {
+            throw HomeError(
+                .writeOnlyCharacteristic,
+                "\(characteristic.type) of '\(accessory.name)' cannot be read, so the hub never knows its value."
+            )
+        }
+    }
+
+    /// A sun event or window needs the home's place: an automation that could never fire (or
+    /// whose window could never be judged) is refused rather than kept silent.
+    private static func requireLocation(_ home: Home) throws(HomeError) {
+        guard home.location == nil else { return }
+        throw HomeError(
+            .locationRequired,
+            "'\(home.name)' has no location, so its sunrise and sunset are unknown: set the home's location first.")
+    }
+
+    /// The characteristic an event names: it must report its changes (`notify`), or nothing would
+    /// ever set the automation off.
+    private static func eventCharacteristic(_ reference: CharacteristicReference, in home: Home) throws(HomeError)
+        -> (accessory: Accessory, service: Service, characteristic: Characteristic)
+    {
+        let (accessory, service, characteristic) = try resolve(reference, in: home)
         guard characteristic.metadata.permissions.contains(.notify) else {
             throw HomeError(
                 .invalidParameter,
                 "\(characteristic.type) of '\(accessory.name)' does not report its changes, so it cannot start an automation."
             )
         }
-        var checkedValue: CharacteristicValue?
-        if let value {
-            do {
-                checkedValue = try characteristic.metadata.validate(value)
-            } catch {
-                throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
-            }
-        }
-        let trigger = Trigger(
-            id: .random(), name: name, isEnabled: true,
-            event: .characteristic(
-                ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type),
-                value: checkedValue),
-            actionSets: try Self.actionSetIDs(names, in: homes[h]), options: options)
-        homes[h].triggers.append(trigger)
-        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
-        return trigger
+        return (accessory, service, characteristic)
     }
 
-    /// Adds an automation that fires on `schedule`. A sun event needs the home's location first: an
-    /// automation that could never fire is refused rather than kept silent.
-    mutating func addScheduleTrigger(
-        named name: String, schedule: TriggerSchedule, actionSets names: [String],
-        options: TriggerOptions = TriggerOptions(), home h: Int, events: inout [HomeEvent]
-    ) throws(HomeError) -> Trigger {
-        try Self.checkName(name, in: homes[h])
-        try options.validate()
-        do { try schedule.validate() } catch { throw error.homeError }
-        if schedule.needsPlace, homes[h].location == nil {
-            throw HomeError(
-                .locationRequired,
-                "'\(homes[h].name)' has no location, so its sunrise and sunset are unknown: set the home's location first."
-            )
-        }
-        let trigger = Trigger(
-            id: .random(), name: name, isEnabled: true, event: .schedule(schedule),
-            actionSets: try Self.actionSetIDs(names, in: homes[h]), options: options)
-        homes[h].triggers.append(trigger)
-        events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
-        return trigger
-    }
-
-    /// Gives the automation `name` the event, action sets and options of `definition`, checked by
-    /// adding them as a new automation to a copy of the graph without it: what a new automation may
-    /// not be, it may not become.
+    /// Gives the automation `name` the event, action sets, options and conditions of `definition`,
+    /// checked by adding them as a new automation to a copy of the graph without it: what a new
+    /// automation may not be, it may not become.
     mutating func updateTrigger(_ name: String, as definition: HomeEdit, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
@@ -151,24 +222,15 @@ extension HomeGraph {
         var scratch = self
         let current = scratch.homes[h].triggers.remove(at: t)
         var ignored: [HomeEvent] = []
-        let made: Trigger
-        switch definition {
-        case .addTrigger(_, _, let characteristic, let value, let actionSets, let options):
-            made = try scratch.addTrigger(
-                named: current.name, characteristic: characteristic, value: value, actionSets: actionSets,
-                options: options, home: h, events: &ignored)
-        case .addScheduleTrigger(_, _, let schedule, let actionSets, let options):
-            made = try scratch.addScheduleTrigger(
-                named: current.name, schedule: schedule, actionSets: actionSets, options: options, home: h,
-                events: &ignored)
-        default:
-            throw HomeError(.invalidParameter, "An automation is defined by an event and its action sets.")
-        }
-        guard made.event != current.event || made.actionSets != current.actionSets || made.options != current.options
+        let made = try scratch.addTrigger(named: current.name, as: definition, home: h, events: &ignored)
+        guard
+            made.event != current.event || made.actionSets != current.actionSets || made.options != current.options
+                || made.conditions != current.conditions
         else { return }
         homes[h].triggers[t].event = made.event
         homes[h].triggers[t].actionSets = made.actionSets
         homes[h].triggers[t].options = made.options
+        homes[h].triggers[t].conditions = made.conditions
         events.append(.didUpdateTrigger(home: homes[h].id, trigger: current.id, change: .definition))
     }
 

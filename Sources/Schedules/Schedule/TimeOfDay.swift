@@ -11,6 +11,9 @@ package struct TimeOfDay: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.minute = minute
     }
 
+    /// 00:00, a day's start.
+    package static let midnight = try! TimeOfDay(hour: 0, minute: 0)
+
     /// Minutes since midnight, for ordering.
     var minutes: Int { hour * 60 + minute }
 
