@@ -313,6 +313,46 @@ struct HistoryStoreTests {
         #expect(autoVacuum == 2)
     }
 
+    @Test("the size bound holds for the file and its WAL together once retention has run")
+    func sizeBoundCountsTheWAL() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent(HistoryStore.fileName).path
+        let clock = ManualClock()
+        let bound = 512 << 10
+        var retention = HistoryRetention.standard
+        retention.maximumBytes = bound
+        let store = try HistoryStore.open(
+            atPath: path, retention: retention, clock: .following(AnyClock(clock), from: Self.epoch))
+
+        // Given three weeks of one sensor, about three times the bound, most of it still in the WAL
+        for _ in 0..<(21 * 24) {
+            var batch: [HistoryEntry] = []
+            for minute in 0..<60 {
+                batch.append(
+                    .point(
+                        SeriesKey(home: Self.home, value: Self.sensor),
+                        HistoryPoint(time: store.clock.now, value: Double(minute))))
+                clock.advance(by: .seconds(60))
+            }
+            try await store.write(batch)
+        }
+        let walBefore = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        #expect(
+            store.fileBytes() > bound && walBefore > bound / 2, "file and WAL \(store.fileBytes()), WAL \(walBefore)")
+
+        // When retention runs
+        try await store.applyRetention()
+
+        // Then the file and its WAL on disk fit the bound, and the newest points are still there
+        #expect(store.fileBytes() <= bound, "file and WAL \(store.fileBytes()) bytes, bound \(bound)")
+        let newest = try await store.points(
+            accessory: Self.sensor.accessory, service: Self.sensor.service,
+            characteristic: Self.sensor.characteristic, from: store.clock.now - 3_600, to: store.clock.now)
+        #expect(newest != .points([]))
+    }
+
     @Test("the timeline answers a home's events in order, within the span")
     func timeline() async throws {
         let fixture = try Fixture()
