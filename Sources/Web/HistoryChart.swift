@@ -50,6 +50,15 @@ struct HistoryChart: Sendable {
             #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \#(Self.number(width)) \#(Self.number(height))" role="img" class="history-chart"><title>\#(ScalarHTML().escapeText(title))</title>\#(shapes.joined())</svg>"#
     }
 
+    /// A card's small line of `points` (a day of them, from ``HistoryStore/recentLines``): the
+    /// line alone, no band or axis, scaled like the plot. Empty when there is nothing to draw.
+    func sparkline(_ points: [HistoryPoint]) -> String {
+        guard !points.isEmpty else { return "" }
+        let scale = Scale(points.map(\.value))
+        return
+            #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \#(Self.number(width)) \#(Self.number(height))" class="sparkline" aria-hidden="true" focusable="false">\#(polyline(points.map { (x($0.time), scale.y($0.value, height)) }))</svg>"#
+    }
+
     /// The figures drawn, as rows for a table: time and value, or time and minimum, mean, maximum.
     static func rows(of answer: HistoryAnswer) -> [[String]] {
         switch answer {

@@ -1,4 +1,5 @@
 // Swift here decides what each page shows (views of strings, booleans, lists); Resources/templates hold the markup.
+import Foundation
 import Gateway
 import History
 import HomeModel
@@ -72,6 +73,10 @@ enum Pages {
         var homekit: HomeKitPairing?
         /// Whether the gateway keeps history: recorded characteristics link to their history page.
         var historyKept = false
+        /// The last day of each recorded characteristic of the home that changed in it
+        /// (``HistoryStore/recentLines``), drawn small on its row, and the day it spans.
+        var recentLines: [ValueKey: [HistoryPoint]] = [:]
+        var recentSpan = (from: Date.distantPast, to: Date.distantPast)
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
@@ -180,10 +185,18 @@ enum Pages {
             guard !shown.isEmpty else { continue }
             let part = (
                 heading: accessory.services.count > 1 ? serviceHeading(service) : nil,
-                rows: shown.map {
-                    row(
-                        $0, accessory: accessory, service: service, room: room.name,
+                rows: shown.map { characteristic in
+                    var row = row(
+                        characteristic, accessory: accessory, service: service, room: room.name,
                         historyOf: context.historyKept ? context.home.name : nil)
+                    let key = ValueKey(
+                        accessory: accessory.id, service: service.id, characteristic: characteristic.type)
+                    if row.history != nil, let line = context.recentLines[key] {
+                        row.sparkline = HistoryChart(
+                            kind: .line, from: context.recentSpan.from, to: context.recentSpan.to, width: 96, height: 24
+                        ).sparkline(line)
+                    }
+                    return row
                 }
             )
             if Self.secondaryServices.contains(service.type) { more.append(part) } else { primary.append(part) }
@@ -246,6 +259,8 @@ enum Pages {
         var number: String?
         /// The characteristic's history page, when its values are recorded.
         var history: String?
+        /// The small SVG line of its last day, when it changed in it.
+        var sparkline: String?
     }
 
     /// `historyOf`: the home's name when the gateway keeps history.
