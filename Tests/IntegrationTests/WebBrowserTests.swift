@@ -1,5 +1,6 @@
 import Broker
 import Foundation
+import JSON
 import MQTT
 import TestSupport
 import Testing
@@ -62,6 +63,52 @@ struct WebBrowserTests {
                 gateway.send(SIGTERM)
                 #expect(await gateway.waitForExit() == 0)
             }
+        }
+    }
+
+    /// Runs scripts/history-browser-test.py against `homegate run` with the demo home, after the
+    /// owner set the Floor Lamp's brightness to three values over MQTT: chromium opens the lamp's
+    /// history as the guest and checks the plot is drawn from them, and the card's small line.
+    @Test("a guest in chromium: the lamp's history plot draws the values set over MQTT, and its card the day's line")
+    func historyPlot() async throws {
+        let python = repositoryRoot.appendingPathComponent(".build/venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python),
+            FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")
+        else {
+            Issue.record(
+                "the browser tests need chromium and .build/venv: run `make test` (or scripts/install-browser.sh and scripts/install-python-tools.sh)"
+            )
+            return
+        }
+        let passwords = Dictionary(uniqueKeysWithValues: Self.accounts.map { ($0, $0) })
+        try await withBroker(.init(allowAnonymous: false, passwords: passwords)) { broker in
+            let (gateway, webPort) = try await startGatewayWithPage(broker, clientID: "history-browser-gateway")
+            defer { gateway.send(SIGTERM) }
+            let values = [20, 80, 45]
+            try await withAccount("owner", to: broker) { owner in
+                for value in values {
+                    let answer = try await owner.command(
+                        "homegate/Main House/Living Room/Floor Lamp/Lightbulb/Brightness/set/owner", "\(value)")
+                    #expect(answer.isOK, "\(answer.serialized)")
+                }
+            }
+            let output = "\(broker.directory)/history-browser.log"
+            let screenshots =
+                ProcessInfo.processInfo.environment["HOMEGATE_SCREENSHOTS"] ?? "\(broker.directory)/screenshots"
+            let script = try ChildProcess(
+                python,
+                [
+                    repositoryRoot.appendingPathComponent("scripts/history-browser-test.py").path,
+                    "--url", "http://127.0.0.1:\(webPort)", "--values", values.map(String.init).joined(separator: ","),
+                    "--screenshots", screenshots,
+                ], outputFile: output)
+            let status = await script.waitForExit()
+            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            print(log)
+            #expect(status == 0, "the history browser test failed:\n\(log)")
+            #expect(log.contains("all history browser checks passed"))
+            gateway.send(SIGTERM)
+            #expect(await gateway.waitForExit() == 0)
         }
     }
 }

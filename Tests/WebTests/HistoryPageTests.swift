@@ -94,7 +94,9 @@ struct HistoryPageTests {
                 // Then the lamp's History link draws the five points where they belong
                 let link = Self.brightness.replacingOccurrences(of: "&", with: "&amp;")
                 let line = try #require(Self.sparklinePoints(in: page.bodyText, after: link), "\(account)")
-                #expect(line.count == day.count, "\(account): \(line)")
+                // (and the last value carried on to the day's end)
+                #expect(line.count == day.count + 1, "\(account): \(line)")
+                #expect(line.last?.x == 96 && line.last?.y == line.dropLast().last?.y, "\(account): \(line)")
                 // 10 to 90 with a tenth of room: 2 at the bottom (24), 98 at the top (0); a day across 96.
                 for (drawn, recorded) in zip(line, day) {
                     let value = 2 + (24 - drawn.y) / 24 * 96
