@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser_session import DESKTOP, save_screenshot, start_driver, wait_for_element, wait_for_text  # noqa: E402
+from browser_session import DESKTOP, log_in, save_screenshot, start_driver, wait_for_element  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 HISTORY = ("/history?home=Main%20House&accessory=Floor%20Lamp&service=Lightbulb"
@@ -70,14 +70,6 @@ def png_pixels(png: bytes) -> list[bytes]:
         rows.append(bytes(row))
         previous = row
     return [row[i:i + size] for row in rows for i in range(0, stride, size)]
-
-
-def log_in(driver, url: str, account: str) -> None:
-    driver.get(f"{url}/login")
-    driver.find_element(By.NAME, "account").send_keys(account)
-    driver.find_element(By.NAME, "password").send_keys(account)
-    driver.find_element(By.ID, "login").click()
-    wait_for_text(driver, "h1", "Your homes")
 
 
 def table_values(driver) -> list[float]:

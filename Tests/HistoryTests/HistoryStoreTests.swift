@@ -277,12 +277,20 @@ struct HistoryStoreTests {
         #expect(hours.count == 2)
     }
 
-    @Test("a file keeps its history across a reopen, gives freed pages back, and costs under 32 bytes a point")
-    func fileStore() async throws {
+    /// Runs `body` with the path of a history file in a folder of its own, removed afterwards.
+    private func withHistoryFile(_ body: (String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent(HistoryStore.fileName).path
+        try await body(directory.appendingPathComponent(HistoryStore.fileName).path)
+    }
+
+    @Test("a file keeps its history across a reopen, gives freed pages back, and costs under 32 bytes a point")
+    func fileStore() async throws {
+        try await withHistoryFile { path in try await fileStore(path) }
+    }
+
+    private func fileStore(_ path: String) async throws {
         let clock = ManualClock()
         let historyClock = HistoryClock.following(AnyClock(clock), from: Self.epoch)
 
@@ -315,10 +323,10 @@ struct HistoryStoreTests {
 
     @Test("the size bound holds for the file and its WAL together once retention has run")
     func sizeBoundCountsTheWAL() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent(HistoryStore.fileName).path
+        try await withHistoryFile { path in try await sizeBoundCountsTheWAL(path) }
+    }
+
+    private func sizeBoundCountsTheWAL(_ path: String) async throws {
         let clock = ManualClock()
         let bound = 512 << 10
         var retention = HistoryRetention.standard
