@@ -196,6 +196,38 @@ extension HistoryRecorderTests {
         #expect(writer.values.suffix(2) == [reading + 1, reading + 2])
     }
 
+    @Test("with a batch window, changes that gathered while the recorder waited are all taken, the last last")
+    func gatheredChangesAreTaken() async throws {
+        // Given a recorder with a window of a second on the test's clock, which the test holds still
+        let hub = try await Hub.make()
+        let store = try HistoryStore.inMemory(clock: hub.historyClock)
+        let recorder = HistoryRecorder(
+            manager: hub.manager, store: store,
+            settings: .init(batchWindow: .seconds(1), capacity: 100, retentionInterval: .seconds(3600)),
+            logger: Logger(label: "test"))
+        try await hub.following(recorder) {
+            // When five readings come while it waits (the first wakes it; the rest gather)
+            let readings = [21.0, 21.5, 22.0, 22.5, 23.0]
+            for reading in readings { try await hub.report(reading) }
+
+            // Then, once its clock moves on, every one is written, in the order they came: taken at
+            // one moment of the still clock they are one point, the last
+            try await eventually("five written") {
+                hub.clock.advance(by: .milliseconds(100))
+                return recorder.statistics.written == readings.count
+            }
+            #expect(recorder.statistics.dropped == 0)
+            let answer = try await store.points(
+                accessory: "sensor", service: "main", characteristic: .currentTemperature,
+                from: HistoryStoreTests.epoch, to: store.clock.now)
+            guard case .points(let points) = answer else {
+                Issue.record("answered \(answer)")
+                return
+            }
+            #expect(points.last?.value == readings.last)
+        }
+    }
+
     @Test("the running recorder ages the history every interval of its clock")
     func agesOnItsClock() async throws {
         // Given the recorder running on a clock the test moves
