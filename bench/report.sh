@@ -76,6 +76,31 @@ get("scenario") == "serving" {
     serving_ratios = serving_ratios sprintf("| %s | %s | %s | %s |\n", load_name(get("load")), \
         ratio(get("p50_ms"), s50[key]), ratio(get("throughput"), stp[key]), ratio(cpu10k, scpu[key]))
 }
+get("scenario") == "history-roundtrip" {
+    gw = get("gateway"); key = get("load")
+    cpu10k = get("answered") > 0 ? get("cpu_s") * 10000 / get("answered") : 0
+    hist = hist sprintf("| %s | %s | %.2f | %.2f | %.0f | %s | %.2f |\n", load_name(get("load")), gw, \
+        get("p50_ms"), get("p99_ms"), get("throughput"), get("lost"), cpu10k)
+    if (gw == "off") { hoff50[key] = get("p50_ms"); hoff99[key] = get("p99_ms"); hofftp[key] = get("throughput"); hoffcpu[key] = cpu10k; next }
+    hist_ratios = hist_ratios sprintf("| %s | %s | %s | %s | %s |\n", load_name(get("load")), ratio(get("p50_ms"), hoff50[key]), \
+        ratio(get("p99_ms"), hoff99[key]), ratio(get("throughput"), hofftp[key]), ratio(cpu10k, hoffcpu[key]))
+    if (get("load") == "1000") { hpairs++; hp50s[hpairs] = get("p50_ms") / hoff50[key]; hp99s[hpairs] = get("p99_ms") / hoff99[key] }
+    if (get("load") == "window") { hwindows++; htprs[hwindows] = get("throughput") / hofftp[key] }
+}
+get("scenario") == "history" {
+    history_line = $0
+    history_build = get("build"); history_series = get("series"); history_days = get("days")
+    history_week_p50 = get("week_p50_ms"); history_week_p99 = get("week_p99_ms"); history_week_answer = get("week_answer")
+    history_file = get("file_mb"); history_bound = get("bound_mb")
+    history_growth = ""
+    for (d = 1; d <= history_days; d++) if (get("day" d "_mb") != "" && (d == 1 || d == 7 || d == 10 || d == 20 || d == history_days))
+        history_growth = history_growth (history_growth == "" ? "" : ", ") "day " d ": " get("day" d "_mb") " MB"
+    history = sprintf("`homegate bench-history`, %s build: %s characteristics changing once a minute for %s simulated days (the store'"'"'s clock moved by the simulation, a batch a minute, retention every hour) in %s s.\n\n", \
+        history_build, history_series, history_days, get("simulation_s"))
+    history = history sprintf("- the file and its WAL: %s; the bound %s MB\n", history_growth, history_bound)
+    history = history sprintf("- a week of one characteristic (answered as %s), %s runs: p50 %s ms, p99 %s ms\n", history_week_answer, get("queries"), history_week_p50, history_week_p99)
+    history = history sprintf("- a day of its raw points (%s): p50 %s ms, p99 %s ms\n", get("day_points"), get("day_p50_ms"), get("day_p99_ms"))
+}
 get("scenario") == "actionset" {
     actions = actions sprintf("| %s | %s | %s | %.1f | %.1f | %s |\n", get("db"), get("writes"), get("runs"), \
         get("p50_ms"), get("max_ms"), get("lost"))
@@ -236,6 +261,21 @@ END {
         print "| load | p50 thread ÷ loop | writes/s thread ÷ loop | CPU thread ÷ loop |"
         print "|---|---|---|---|"
         printf "%s\n", serving_ratios
+    }
+    if (hist != "" || history != "") {
+        print "### History (issue 51)\n"
+        if (hist != "") {
+        print "The command round trip with recording on and off: two gateways on one broker, the home of 1,000 switches"
+        print "(each write a recorded change), database on file, QoS 1, alternating point by point (`--only history`);"
+        print "CPU: seconds of the gateway per 10,000 writes.\n"
+        print "| load | recording | p50 | p99 | writes/s | lost | CPU s/10k |"
+        print "|---|---|---|---|---|---|---|"
+        printf "%s\n", hist
+        print "| load | p50 on ÷ off | p99 on ÷ off | writes/s on ÷ off | CPU on ÷ off |"
+        print "|---|---|---|---|---|"
+        printf "%s\n", hist_ratios
+        }
+        if (history != "") printf "%s\n", history
     }
     if (count > 0) {
     print "### Scale of the home (QoS 1, database on file)\n"
@@ -452,6 +492,20 @@ END {
     if (bm_n > 0)
         printf "| the bridge (%s accessories, 2 controllers subscribed) costs ≤ 3 MB RSS in the hub build (median of %d rounds: %s) | %.1f MB (own %.1f, executable'"'"'s pages %.1f) | %s |\n", \
             bridge_accessories, bm_n, bdiff_list, bridge_mb, bridge_anon_mb, bridge_bin_mb, mark(bridge_mb <= 3)
+    if (hpairs > 0) {
+        hm50 = median(hp50s, hpairs); hm99 = median(hp99s, hpairs)
+        printf "| recording costs the round trip ≤ 5 %% (QoS 1, 1,000/s, on ÷ off, median of %d pairs) | p50 %.2f×, p99 %.2f× | %s |\n", \
+            hpairs, hm50, hm99, mark(hm50 <= 1.05 && hm99 <= 1.05)
+    }
+    if (hwindows > 0) {
+        hmt = median(htprs, hwindows)
+        printf "| recording costs the throughput ≤ 5 %% (window of %s, on ÷ off, median of %d) | %.2f× | %s |\n", window_size, hwindows, hmt, mark(hmt >= 0.95)
+    }
+    if (history_week_p50 != "")
+        printf "| a week of one characteristic answers in < 50 ms (p50; %s build, %s characteristics × %s days) | p50 %s ms, p99 %s ms | %s |\n", \
+            history_build, history_series, history_days, history_week_p50, history_week_p99, mark(history_week_p50 < 50)
+    if (history_file != "")
+        printf "| a month of history stays under the bound | %s MB of %s MB | %s |\n", history_file, history_bound, mark(history_file < history_bound)
     if (hub_mb != "")
         printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
             hub_runs == "true" ? "met" : "**missed**"

@@ -5,7 +5,8 @@
 #
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
-#   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, bridge, hub, flap, soak
+#   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, bridge, hub, flap, soak,
+#            history
 #            (docs/benchmarks.md is then left alone, as with --quick)
 # Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
 # for the hub section the hub build in .build-hub (the Makefile builds them all).
@@ -44,13 +45,13 @@ if $quick; then
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
     slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
     bridge_rounds=100 bridge_setups=3 bridge_verifies=20
-    soak_length=60 flap_count=300
+    soak_length=60 flap_count=300 history_days=12
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
     slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
     bridge_rounds=500 bridge_setups=10 bridge_verifies=100
-    soak_length=600 flap_count=1000
+    soak_length=600 flap_count=1000 history_days=30
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
@@ -850,6 +851,60 @@ soak_scenario() {
     stop "$broker_pid"
 }
 
+# 11: history (issue 51). (a) The command round trip with recording on and off in the same run: two
+# gateways on one broker with the home of round_trip_accessories switches (each write a recorded
+# change), database on file, history.enabled true under base topic homegate and false under
+# nohistory, alternating point by point: QoS 1 at 1,000/s and the window, `pairs` times each.
+# (b) `homegate bench-history` in the hub build (the release build when there is none):
+# history_series characteristics changing once a minute for history_days simulated days into a
+# history file (the store's clock moved by the simulation, not waited for), the file's size by day,
+# then a week's query of one characteristic and a day of its raw points, history_queries times each.
+history_series=100 history_queries=50
+history_scenario() {
+    log "history: round trips with recording on and off, $round_trip_accessories accessories"
+    start_broker history
+    local on_dir=$work/history-on off_dir=$work/history-off
+    write_config "$on_dir" "$round_trip_accessories" false
+    write_config "$off_dir" "$round_trip_accessories" false
+    printf 'history:\n  enabled: true\n' >>"$on_dir/homegate.yml"
+    printf 'history:\n  enabled: false\n' >>"$off_dir/homegate.yml"
+    sed -i 's/baseTopic: homegate/baseTopic: nohistory/; s/clientId: homegate-bench/clientId: homegate-nohistory/' \
+        "$off_dir/homegate.yml"
+    start_homegate "$on_dir" "$round_trip_accessories"
+    local on_pid=$homegate_pid
+    # start_homegate waits for the homegate/ topics; these are under nohistory/.
+    "$homegate" run --config "$off_dir/homegate.yml" 2>>"$off_dir/homegate.log" &
+    local off_pid=$!
+    pids+=("$off_pid")
+    wait_idle "$on_pid"
+    wait_idle "$off_pid"
+    for load in $(round_trip_loads 1); do
+        round_trip_point off "$off_pid" nohistory 1 file "$load" history-roundtrip
+        round_trip_point on "$on_pid" homegate 1 file "$load" history-roundtrip
+    done
+    stop "$on_pid"
+    stop "$off_pid"
+    stop "$broker_pid"
+    if [[ -s $on_dir/data/history.sqlite ]]; then
+        log "history: the recording gateway's file after the round trips: $(du -k "$on_dir/data/history.sqlite"* | awk '{ n += $1 } END { print n }') KB"
+    else
+        log "history: the recording gateway wrote no history file"
+        exit 1
+    fi
+
+    local build=release binary=$homegate figures
+    if [[ -x $hub_homegate ]]; then
+        build=hub binary=$hub_stripped
+        strip_hub_build
+    fi
+    log "history: $history_series characteristics × $history_days simulated days, $build build"
+    mkdir -p "$work/history-month"
+    figures=$("$binary" bench-history --directory "$work/history-month" --series "$history_series" \
+        --days "$history_days" --queries "$history_queries" 2> >(sed 's/^/  /' >&2) | tail -1)
+    figures=${figures#\{}
+    record "\"scenario\":\"history\",\"build\":\"$build\",\"queries\":$history_queries,${figures%\}}"
+}
+
 began=$(date +%s)
 if wanted roundtrip; then round_trip_scenario; fi
 if wanted serving; then serving_scenario; fi
@@ -861,6 +916,7 @@ if wanted bridge; then bridge_scenario; fi
 if wanted hub; then hub_scenario; fi
 if wanted flap; then flap_scenario; fi
 if wanted soak; then soak_scenario; fi
+if wanted history; then history_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
 

@@ -162,3 +162,13 @@ def save_screenshot(driver: WebDriver, path: str | Path) -> Path:
         raise RuntimeError(f"chromium returned no PNG for {path}")
     path.write_bytes(png)
     return path
+
+
+def log_in(driver: WebDriver, url: str, account: str) -> None:
+    """Logs in to homegate's page at url as account, whose password the tests make its name, and
+    waits for the homes page."""
+    driver.get(f"{url}/login")
+    driver.find_element(By.NAME, "account").send_keys(account)
+    driver.find_element(By.NAME, "password").send_keys(account)
+    driver.find_element(By.ID, "login").click()
+    wait_for_text(driver, "h1", "Your homes")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser_session import DESKTOP, PHONE, save_screenshot, start_driver, wait_for_element, wait_for_text  # noqa: E402
+from browser_session import (  # noqa: E402
+    DESKTOP, PHONE, log_in, save_screenshot, start_driver, wait_for_element, wait_for_text)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -64,14 +65,6 @@ class Check:
             ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.broker_port), "-u", account, "-P", account,
              "-t", topic, "-m", payload],
             check=True)
-
-
-def log_in(driver, url: str, account: str) -> None:
-    driver.get(f"{url}/login")
-    driver.find_element(By.NAME, "account").send_keys(account)
-    driver.find_element(By.NAME, "password").send_keys(account)
-    driver.find_element(By.ID, "login").click()
-    wait_for_text(driver, "h1", "Your homes")
 
 
 def open_home(driver, name: str) -> None:

@@ -54,6 +54,14 @@ public struct Mailbox<Element: Sendable>: AsyncSequence, Sendable {
         }
 
         @inlinable public mutating func next() async -> Element? { await receiver.storage.next(isolation: nil) }
+
+        /// The next value if one is queued, without waiting: for a consumer that takes what
+        /// gathered in one go rather than being woken for each. nil when nothing is queued or the
+        /// mailbox has ended (``next()`` tells which).
+        @inlinable public mutating func nextQueued() -> Element? {
+            if case .element(let element) = receiver.storage.state.withLock({ $0.take() }) { return element }
+            return nil
+        }
     }
 
     /// Puts values into the mailbox, from any thread or task.

@@ -50,6 +50,19 @@ struct HistoryChart: Sendable {
             #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \#(Self.number(width)) \#(Self.number(height))" role="img" class="history-chart"><title>\#(ScalarHTML().escapeText(title))</title>\#(shapes.joined())</svg>"#
     }
 
+    /// A card's small line of `points` (a day of them, from ``HistoryStore/recentLines``): the
+    /// line alone, no band or axis, scaled like the plot, and carried on at the last value to the
+    /// span's end (the value still is that, and a single point is then a line too). Empty when
+    /// there is nothing to draw.
+    func sparkline(_ points: [HistoryPoint]) -> String {
+        guard let last = points.last else { return "" }
+        let scale = Scale(points.map(\.value))
+        var line = points.map { (x($0.time), scale.y($0.value, height)) }
+        if x(last.time) < width { line.append((width, scale.y(last.value, height))) }
+        return
+            #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \#(Self.number(width)) \#(Self.number(height))" class="sparkline" aria-hidden="true" focusable="false">\#(polyline(line))</svg>"#
+    }
+
     /// The figures drawn, as rows for a table: time and value, or time and minimum, mean, maximum.
     static func rows(of answer: HistoryAnswer) -> [[String]] {
         switch answer {

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import History
 import HomeModel
 import Hummingbird
 import Synchronization
@@ -42,10 +43,17 @@ struct PageRoutes {
         let paired = summary.role.mayChangeLayout ? await manager.accessoriesWithPairing(in: home) : []
         let until = site.joinOpenUntil.withLock { $0 }.flatMap { $0 > Int(Date().timeIntervalSince1970) ? $0 : nil }
         let homekit = summary.role.mayChangeLayout ? await site.homekit(home.id, home.name) : nil
-        let context = Pages.HomeContext(
+        var context = Pages.HomeContext(
             session: session, homes: homes, home: home, role: summary.role, discovered: discovered, paired: paired,
             notice: site.sessions.takeNotice(session.token), joinOpenUntil: until, homekit: homekit,
             historyKept: site.history != nil)
+        if let history = site.history {
+            // One query for every card's small line; a history that cannot be read leaves them out.
+            let to = Date()
+            context.recentSpan = (to.addingTimeInterval(-86_400), to)
+            context.recentLines =
+                (try? await history.recentLines(home: home.id, from: context.recentSpan.from, to: to)) ?? [:]
+        }
         return .page(Pages.home(context))
     }
 

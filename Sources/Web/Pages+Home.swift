@@ -1,3 +1,4 @@
+import Foundation
 import Gateway
 import History
 import HomeModel
@@ -21,6 +22,10 @@ extension Pages {
         var homekit: HomeKitPairing?
         /// Whether the gateway keeps history: recorded characteristics link to their history page.
         var historyKept = false
+        /// The last day of each recorded characteristic of the home that changed in it
+        /// (``HistoryStore/recentLines``), drawn small on its row, and the day it spans.
+        var recentLines: [ValueKey: [HistoryPoint]] = [:]
+        var recentSpan = (from: Date.distantPast, to: Date.distantPast)
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
@@ -108,10 +113,18 @@ extension Pages {
             guard !shown.isEmpty else { continue }
             let part = (
                 heading: accessory.services.count > 1 ? serviceHeading(service) : nil,
-                rows: shown.map {
-                    row(
-                        $0, accessory: accessory, service: service, room: room.name,
+                rows: shown.map { characteristic in
+                    var row = row(
+                        characteristic, accessory: accessory, service: service, room: room.name,
                         historyOf: context.historyKept ? context.home.name : nil)
+                    let key = ValueKey(
+                        accessory: accessory.id, service: service.id, characteristic: characteristic.type)
+                    if row.history != nil, let line = context.recentLines[key] {
+                        row.sparkline = HistoryChart(
+                            kind: .line, from: context.recentSpan.from, to: context.recentSpan.to, width: 96, height: 24
+                        ).sparkline(line)
+                    }
+                    return row
                 }
             )
             if Self.secondaryServices.contains(service.type) { more.append(part) } else { primary.append(part) }
@@ -174,6 +187,8 @@ extension Pages {
         var number: String?
         /// The characteristic's history page, when its values are recorded.
         var history: String?
+        /// The small SVG line of its last day, when it changed in it.
+        var sparkline: String?
     }
 
     /// `historyOf`: the home's name when the gateway keeps history.

@@ -7,7 +7,7 @@ struct Homegate: AsyncParsableCommand {
         abstract: "A HomeKit-style home on MQTT, with permissions checked per user.",
         subcommands: [
             Run.self, CheckConfig.self, Acl.self, TopicsCommand.self, HomeKitCode.self, Backup.self, Restore.self,
-            Demo.self,
+            Demo.self, BenchHistory.self,
         ]
     )
 }

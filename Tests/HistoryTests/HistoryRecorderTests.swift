@@ -40,6 +40,16 @@ struct HistoryRecorderTests {
                 logger: Logger(label: "test"))
         }
 
+        /// A store on the test's clock and a recorder writing into it with `batchWindow`.
+        func recording(batchWindow: Duration = .zero) throws -> (HistoryStore, HistoryRecorder) {
+            let store = try HistoryStore.inMemory(clock: historyClock)
+            let recorder = HistoryRecorder(
+                manager: manager, store: store,
+                settings: .init(batchWindow: batchWindow, capacity: 100, retentionInterval: .seconds(3600)),
+                logger: Logger(label: "test"))
+            return (store, recorder)
+        }
+
         /// Runs `recorder` on the manager's changes, subscribed before `body` reports anything.
         func following(_ recorder: HistoryRecorder, _ body: () async throws -> Void) async throws {
             let changes = await recorder.changes()
@@ -64,11 +74,7 @@ struct HistoryRecorderTests {
     func recordsAndForgets() async throws {
         // Given a recorder writing into a store on the test's clock
         let hub = try await Hub.make()
-        let store = try HistoryStore.inMemory(clock: hub.historyClock)
-        let recorder = HistoryRecorder(
-            manager: hub.manager, store: store,
-            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
-            logger: Logger(label: "test"))
+        let (store, recorder) = try hub.recording()
         try await hub.following(recorder) {
             // When three readings come a minute apart
             for (index, reading) in [21.0, 22.5, 19.25].enumerated() {
@@ -106,11 +112,7 @@ struct HistoryRecorderTests {
     @Test("a press goes on the timeline, not among the points")
     func pressOnTheTimeline() async throws {
         let hub = try await Hub.make(ReportingDriver.button())
-        let store = try HistoryStore.inMemory(clock: hub.historyClock)
-        let recorder = HistoryRecorder(
-            manager: hub.manager, store: store,
-            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
-            logger: Logger(label: "test"))
+        let (store, recorder) = try hub.recording()
         try await hub.following(recorder) {
             hub.driver.send(.value("button", service: "button", characteristic: .programmableSwitchEvent, .int(1)))
             try await eventually("the press is written") { recorder.statistics.written == 1 }
@@ -194,6 +196,34 @@ extension HistoryRecorderTests {
         #expect(recorder.statistics.pending == 0)
         #expect(recorder.statistics.dropped == 0)
         #expect(writer.values.suffix(2) == [reading + 1, reading + 2])
+    }
+
+    @Test("with a batch window, changes that gathered while the recorder waited are all taken, the last last")
+    func gatheredChangesAreTaken() async throws {
+        // Given a recorder with a window of a second on the test's clock, which the test holds still
+        let hub = try await Hub.make()
+        let (store, recorder) = try hub.recording(batchWindow: .seconds(1))
+        try await hub.following(recorder) {
+            // When five readings come while it waits (the first wakes it; the rest gather)
+            let readings = [21.0, 21.5, 22.0, 22.5, 23.0]
+            for reading in readings { try await hub.report(reading) }
+
+            // Then, once its clock moves on, every one is written, in the order they came: taken at
+            // one moment of the still clock they are one point, the last
+            try await eventually("five written") {
+                hub.clock.advance(by: .milliseconds(100))
+                return recorder.statistics.written == readings.count
+            }
+            #expect(recorder.statistics.dropped == 0)
+            let answer = try await store.points(
+                accessory: "sensor", service: "main", characteristic: .currentTemperature,
+                from: HistoryStoreTests.epoch, to: store.clock.now)
+            guard case .points(let points) = answer else {
+                Issue.record("answered \(answer)")
+                return
+            }
+            #expect(points.last?.value == readings.last)
+        }
     }
 
     @Test("the running recorder ages the history every interval of its clock")

@@ -277,12 +277,20 @@ struct HistoryStoreTests {
         #expect(hours.count == 2)
     }
 
-    @Test("a file keeps its history across a reopen, gives freed pages back, and costs under 32 bytes a point")
-    func fileStore() async throws {
+    /// Runs `body` with the path of a history file in a folder of its own, removed afterwards.
+    private func withHistoryFile(_ body: (String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent(HistoryStore.fileName).path
+        try await body(directory.appendingPathComponent(HistoryStore.fileName).path)
+    }
+
+    @Test("a file keeps its history across a reopen, gives freed pages back, and costs under 32 bytes a point")
+    func fileStore() async throws {
+        try await withHistoryFile { path in try await fileStore(path) }
+    }
+
+    private func fileStore(_ path: String) async throws {
         let clock = ManualClock()
         let historyClock = HistoryClock.following(AnyClock(clock), from: Self.epoch)
 
@@ -311,6 +319,46 @@ struct HistoryStoreTests {
         #expect(answer == .points(Array(week.suffix(1440))))
         let autoVacuum = try await store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") }
         #expect(autoVacuum == 2)
+    }
+
+    @Test("the size bound holds for the file and its WAL together once retention has run")
+    func sizeBoundCountsTheWAL() async throws {
+        try await withHistoryFile { path in try await sizeBoundCountsTheWAL(path) }
+    }
+
+    private func sizeBoundCountsTheWAL(_ path: String) async throws {
+        let clock = ManualClock()
+        let bound = 512 << 10
+        var retention = HistoryRetention.standard
+        retention.maximumBytes = bound
+        let store = try HistoryStore.open(
+            atPath: path, retention: retention, clock: .following(AnyClock(clock), from: Self.epoch))
+
+        // Given three weeks of one sensor, about three times the bound, most of it still in the WAL
+        for _ in 0..<(21 * 24) {
+            var batch: [HistoryEntry] = []
+            for minute in 0..<60 {
+                batch.append(
+                    .point(
+                        SeriesKey(home: Self.home, value: Self.sensor),
+                        HistoryPoint(time: store.clock.now, value: Double(minute))))
+                clock.advance(by: .seconds(60))
+            }
+            try await store.write(batch)
+        }
+        let walBefore = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        #expect(
+            store.fileBytes() > bound && walBefore > bound / 2, "file and WAL \(store.fileBytes()), WAL \(walBefore)")
+
+        // When retention runs
+        try await store.applyRetention()
+
+        // Then the file and its WAL on disk fit the bound, and the newest points are still there
+        #expect(store.fileBytes() <= bound, "file and WAL \(store.fileBytes()) bytes, bound \(bound)")
+        let newest = try await store.points(
+            accessory: Self.sensor.accessory, service: Self.sensor.service,
+            characteristic: Self.sensor.characteristic, from: store.clock.now - 3_600, to: store.clock.now)
+        #expect(newest != .points([]))
     }
 
     @Test("the timeline answers a home's events in order, within the span")

@@ -83,9 +83,9 @@ struct WebFixture {
     static func make(
         sessionLifetime: Duration = .seconds(3600), heartbeat: Duration = .seconds(20),
         checker: (any CredentialChecking)? = nil, behindProxy: Bool = false, feed: LiveFeed = LiveFeed(),
-        sessionsPerAccount: Int = 20, hosts: [String] = [], history: HistoryStore? = nil
+        sessionsPerAccount: Int = 20, hosts: [String] = [], history: HistoryStore? = nil, home: URL = demoHome
     ) async throws -> WebFixture {
-        let demo = try DemoHome.load(contentsOf: demoHome)
+        let demo = try DemoHome.load(contentsOf: home)
         let manager = try HomeManager(database: .inMemory())
         // The devices' simulated time stands still (a day per tick): a sensor drifting every second
         // would put its values on a page before the one a test waits for, as often as the load makes it.

@@ -86,22 +86,39 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    /// Buffers what each change keeps, ringing the writer.
+    /// Buffers what each change keeps, ringing the writer. With a batch window it takes the
+    /// changes that gathered in one go and then lets the next ones gather for a tenth of the window
+    /// (at most 100 ms): woken a few times a second, not once per change, which cost the command
+    /// path's CPU at a thousand recorded changes a second (docs/benchmarks.md). A graceful
+    /// shutdown ends the wait, and what is queued is still taken.
     private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
         var dropping = DroppingSpell()
-        for await change in changes {
-            let entries = HistorySelection.entries(for: change, at: clock.now)
-            guard !entries.isEmpty else { continue }
-            let dropped = buffer.append(entries)
-            if dropped > 0, dropping.begin() {
-                buffer.noteWarning()
-                logger.warning(
-                    "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
-                )
-            } else if dropped == 0, dropping.end() {
-                logger.notice("history is kept again")
+        let gathering = min(settings.batchWindow / 10, .milliseconds(100))
+        var iterator = changes.makeAsyncIterator()
+        while var change = await iterator.next() {
+            while true {
+                keep(change, &dropping)
+                guard let queued = iterator.nextQueued() else { break }
+                change = queued
             }
             ring.yield()
+            if gathering > .zero {
+                try? await clock.clock.sleep(until: clock.clock.now.advanced(by: gathering))
+            }
+        }
+    }
+
+    private func keep(_ change: HomeChange, _ dropping: inout DroppingSpell) {
+        let entries = HistorySelection.entries(for: change, at: clock.now)
+        guard !entries.isEmpty else { return }
+        let dropped = buffer.append(entries)
+        if dropped > 0, dropping.begin() {
+            buffer.noteWarning()
+            logger.warning(
+                "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
+            )
+        } else if dropped == 0, dropping.end() {
+            logger.notice("history is kept again")
         }
     }
 

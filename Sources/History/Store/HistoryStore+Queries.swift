@@ -70,6 +70,45 @@ extension HistoryStore {
         return records.map(\.event)
     }
 
+    /// Every characteristic of `home` recorded from `from` to `to`, each as the mean of its points
+    /// in each of `slices` equal slices of the span that hold any, placed at the slice's middle.
+    /// One query for the whole home, so a page with a small line on every card reads the history
+    /// once; each slice is one range of the point table's key (no sort of the span's points), so
+    /// the cost is the characteristics times the slices plus a pass over the span's points. Only
+    /// raw points are read: the span is meant to be within the raw retention (the last day).
+    package func recentLines(home: HomeID, from: Date, to: Date, slices: Int = 48) async throws(HistoryError)
+        -> [ValueKey: [HistoryPoint]]
+    {
+        try checkSpan(from: from, to: to, keptFor: retention.raw, now: clock.now)
+        let (start, end, slices) = (from.historyMilliseconds, to.historyMilliseconds, Int64(max(slices, 1)))
+        // Rounded up, so the last slice ends at `to` or after it.
+        let width = max((end - start + slices) / slices, 1)
+        let rows = try await reading { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    WITH RECURSIVE slice(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM slice WHERE k + 1 < ?1)
+                    SELECT series.accessory, series.service, series.characteristic, slice.k,
+                        (SELECT AVG(value) FROM point WHERE point.series = series.id
+                            AND point.time >= ?2 + slice.k * ?3 AND point.time < ?2 + (slice.k + 1) * ?3
+                            AND point.time <= ?4) AS value
+                    FROM series, slice WHERE series.home = ?5 ORDER BY series.id, slice.k
+                    """, arguments: [slices, start, width, end, home.rawValue]
+            ).compactMap { row -> (ValueKey, HistoryPoint)? in
+                // A slice without points (NULL: filtering in SQL would compute its mean twice).
+                guard let value = row[4] as Double? else { return nil }
+                let key = ValueKey(
+                    accessory: AccessoryID(row[0] as String), service: ServiceID(row[1] as String),
+                    characteristic: CharacteristicType(rawValue: row[2]))
+                let middle = min(start + (row[3] as Int64) * width + width / 2, end)
+                return (key, HistoryPoint(time: Date(historyMilliseconds: middle), value: value))
+            }
+        }
+        var lines: [ValueKey: [HistoryPoint]] = [:]
+        for (key, point) in rows { lines[key, default: []].append(point) }
+        return lines
+    }
+
     private func checkSpan(from: Date, to: Date, keptFor kept: Duration, now: Date) throws(HistoryError) {
         guard from <= to else {
             throw HistoryError(.reversedSpan, "The span ends (\(to)) before it starts (\(from)).")

@@ -11,10 +11,18 @@ extension HistoryStore {
     /// `retention.raw` become hourly aggregates (merged into an hour already summed up, when late
     /// points came), aggregates older than `retention.hourly` and events older than
     /// `retention.events` go, and then the oldest hour of everything goes until the pages fit in
-    /// `retention.maximumBytes`. Freed pages go back to the file system afterwards.
+    /// `retention.maximumBytes`. Freed pages go back to the file system afterwards, and the WAL is
+    /// checkpointed into the file and truncated, so the file and its WAL together (``fileBytes()``)
+    /// end within the bound: the WAL holds what was written since the last checkpoint, the
+    /// sweep's deletions too, and SQLite's automatic checkpoints never shrink it.
     package func applyRetention(_ retention: HistoryRetention, now: Date) async throws {
         try await writer.write { db in try RetentionSweep(retention: retention, now: now).run(db) }
-        try await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
+        try await writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA incremental_vacuum")
+            // A reader still on an old snapshot keeps the WAL past the busy timeout: the next
+            // sweep truncates it then, and the values are safe either way.
+            _ = try? db.checkpoint(.truncate)
+        }
     }
 }
 

@@ -69,6 +69,15 @@ package final class HistoryStore: Sendable {
         try await writer.read { db in try Self.usedBytes(db) }
     }
 
+    /// The bytes the history takes on disk: the file and its WAL (`history.sqlite-wal`), which
+    /// holds what was written since the last checkpoint. 0 for an in-memory store.
+    package func fileBytes() -> Int {
+        let path = writer.path
+        return [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int ?? 0)
+        }
+    }
+
     static func usedBytes(_ db: Database) throws -> Int {
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
         let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
