@@ -9,6 +9,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// swift-collections' double-ended queue, for the queues taken from the front (mailboxes, timers).
+let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
+
 // Built and tested on Linux only (Debian, Raspberry Pi OS), so no Apple platform is declared: the MQTT
 // engine asks sockets for SO_DOMAIN and sets TCP_CORK, and the hub build links with lld's layout flags.
 let package = Package(
@@ -29,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // Shared libraries loaded on first use (dlopen), for Avahi below.
@@ -61,9 +65,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "JSON", swiftSettings: swiftSettings),
-        .target(name: "AsyncMailbox", swiftSettings: swiftSettings),
+        .target(name: "AsyncMailbox", dependencies: [deque], swiftSettings: swiftSettings),
         // Where code runs: the serial executors the actors choose between, and the one timer.
-        .target(name: "Execution", dependencies: ["AsyncMailbox"], swiftSettings: swiftSettings),
+        .target(name: "Execution", dependencies: [deque], swiftSettings: swiftSettings),
         .target(
             name: "HAPProtocol",
             dependencies: [
@@ -151,6 +155,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
+                deque,
                 "AsyncMailbox",
                 "Execution",
                 "History",

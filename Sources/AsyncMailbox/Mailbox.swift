@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// An unbounded queue from any number of senders to one consuming task: what `AsyncStream` with
@@ -86,7 +87,7 @@ public struct Mailbox<Element: Sendable>: AsyncSequence, Sendable {
 
     @usableFromInline
     struct State {
-        @usableFromInline var queue = FrontQueue<Element>()
+        @usableFromInline var queue = Deque<Element>()
         @usableFromInline var waiter: UnsafeContinuation<Element?, Never>?
         @usableFromInline var hasEnded = false
         @usableFromInline var onTermination: (@Sendable () -> Void)?
@@ -160,7 +161,7 @@ public struct Mailbox<Element: Sendable>: AsyncSequence, Sendable {
         func terminate(dropping: Bool) {
             let (waiter, onTermination): (UnsafeContinuation<Element?, Never>?, (@Sendable () -> Void)?) =
                 state.withLock { state in
-                    if dropping { state.queue = FrontQueue() }
+                    if dropping { state.queue = Deque() }
                     guard !state.hasEnded else { return (nil, nil) }
                     state.hasEnded = true
                     // With values still queued the consumer is not waiting; it gets them, then nil.

@@ -1,4 +1,4 @@
-import AsyncMailbox
+import DequeModule
 import Synchronization
 
 /// The one timer facility: what should happen later (a command's timeout, the group commit's window,
@@ -26,7 +26,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
 
     private struct State {
         /// Waiting deadlines, earliest first.
-        var entries = FrontQueue<Entry>()
+        var entries = Deque<Entry>()
         var nextID: UInt64 = 0
         /// The task sleeping until `deadline`, and its generation (a task replaced by an earlier
         /// deadline may still wake; it then arms nothing).
@@ -75,7 +75,8 @@ package final class DeadlineTimer<C: Clock>: Sendable {
         state.withLock { state in
             let id = state.nextID
             state.nextID &+= 1
-            state.entries.insert(Entry(deadline: deadline, id: id, expire: expire)) { $0.deadline > deadline }
+            let after = state.entries.lastIndex { $0.deadline <= deadline }.map { $0 + 1 } ?? 0
+            state.entries.insert(Entry(deadline: deadline, id: id, expire: expire), at: after)
             if let armed = state.armed, armed.deadline <= deadline { return Ticket(id: id) }
             state.armed?.task.cancel()
             arm(until: deadline, &state)
@@ -86,7 +87,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
     /// Forgets a deadline that has not expired (nothing happens for one that has).
     package func cancel(_ ticket: Ticket) {
         state.withLock { state in
-            guard let index = state.entries.elements.firstIndex(where: { $0.id == ticket.id }) else { return }
+            guard let index = state.entries.firstIndex(where: { $0.id == ticket.id }) else { return }
             state.entries.remove(at: index)
         }
     }
@@ -110,7 +111,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
     private func fire(_ generation: UInt64) {
         let due = state.withLock { state -> [Entry] in
             let now = clock.now
-            let due = Array(state.entries.elements.prefix { $0.deadline <= now })
+            let due = Array(state.entries.prefix { $0.deadline <= now })
             state.entries.removeFirst(due.count)
             if state.armed?.generation == generation {
                 state.armed = nil

@@ -1,4 +1,4 @@
-import AsyncMailbox
+import DequeModule
 import MQTT
 import Synchronization
 
@@ -43,7 +43,7 @@ package final class RequestLedger: Sendable {
     private struct State {
         var entries: [Key: Entry] = [:]
         /// Finished requests, oldest first, for forgetting them once their window has passed.
-        var finished = FrontQueue<(key: Key, at: ContinuousClock.Instant)>()
+        var finished = Deque<(key: Key, at: ContinuousClock.Instant)>()
         /// The bytes of the finished requests' keys.
         var bytes = 0
     }
