@@ -4,7 +4,8 @@
 # `homegate run` with the demo home and Main House as a HomeKit bridge advertised on lo (no broker:
 # the bridge does not need one), and checks with avahi-browse that the `_hap._tcp` record carries
 # c#, ff, id, md, pv, s#, sf, ci and sh as HAP asks; that after aiohomekit paired (with the code
-# `homegate homekit-code` prints) `sf` says paired; and that the record goes when the gateway stops.
+# `homegate homekit-code` prints) `sf` says paired; that the record goes when the gateway stops; and
+# that without `interfaces` it goes out on an interface with a route (hub0), not on lo or docker0.
 #
 # usage: scripts/homekit-mdns-test.sh HOMEGATE_EXECUTABLE WORK_FOLDER
 set -euo pipefail
@@ -16,7 +17,15 @@ if [[ ${1:-} != --inside ]]; then
 fi
 homegate=$2 work=$3
 root=$(cd "$(dirname "$0")/.." && pwd)
-start_mdns_daemons homekit-mdns-test "$work"
+# Beside lo, a LAN-like interface with an address (and so a route) and a docker0: the default choice
+# of interfaces (the second part) must take the first and leave docker0 and lo alone. Veth pairs,
+# whose far ends have no address: this kernel has no dummy interfaces.
+ip link add hub0 type veth peer name hub0-far
+ip link add docker0 type veth peer name docker0-far
+for interface in hub0 hub0-far docker0 docker0-far; do ip link set "$interface" up multicast on; done
+ip addr add 10.77.0.1/24 dev hub0
+ip addr add 172.17.0.1/16 dev docker0
+start_mdns_daemons homekit-mdns-test "$work" lo,hub0,docker0
 gateway=
 cleanup() { [[ -n $gateway ]] && kill "$gateway" 2>/dev/null; stop_mdns_daemons; }
 trap cleanup EXIT
@@ -83,4 +92,19 @@ while [[ -n $(record) ]]; do
     ((SECONDS < deadline)) || fail "the record stayed after the gateway stopped"
     sleep 0.1
 done
-echo "homekit-mdns-test: advertised with HAP's TXT record, sf=0 once paired, withdrawn at stop"
+
+# Without `interfaces`, the record goes out on the interfaces with a route: hub0, not lo or docker0.
+sed -i 's/^  interfaces: \[lo\]$//; s/port: 51830, listen: 127.0.0.1/port: 51831/' "$work/homegate.yml"
+"$homegate" run --config "$work/homegate.yml" >"$work/gateway-2.log" 2>&1 &
+gateway=$!
+interfaces() { avahi-browse -rpt _hap._tcp 2>/dev/null | grep '^=' | grep -F ';Main\032House;' | cut -d';' -f2 | sort -u; }
+deadline=$((SECONDS + 60))
+until [[ $(interfaces) == hub0 ]]; do
+    ((SECONDS < deadline)) || fail "the record is on '$(interfaces | tr '\n' ' ')', not on hub0 alone"
+    kill -0 "$gateway" 2>/dev/null || fail "the gateway exited"
+    sleep 0.1
+done
+kill -TERM "$gateway"
+wait "$gateway" || fail "the gateway did not stop cleanly"
+gateway=
+echo "homekit-mdns-test: advertised with HAP's TXT record, sf=0 once paired, withdrawn at stop; by default on hub0, not lo or docker0"

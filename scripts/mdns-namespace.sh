@@ -2,9 +2,10 @@
 #
 # enter_mdns_namespace NAME "$0" ARGS...: unless already inside, re-runs the calling script in a
 # private network and mount namespace (`unshare --net --mount`, root) with `--inside` before ARGS.
-# start_mdns_daemons NAME WORK: inside it, brings loopback up with multicast and starts a D-Bus
-# system bus and an avahi-daemon of their own (sockets on tmpfs mounts private to the namespace,
-# stopped when the script exits), and returns once the daemon serves. No packet leaves the namespace.
+# start_mdns_daemons NAME WORK [INTERFACES]: inside it, brings loopback up with multicast and starts a
+# D-Bus system bus and an avahi-daemon of their own on INTERFACES (avahi's allow-interfaces; lo when
+# not given), with sockets on tmpfs mounts private to the namespace, stopped when the script exits;
+# returns once the daemon serves. No packet leaves the namespace.
 
 enter_mdns_namespace() {
     local name=$1 script=$2
@@ -20,7 +21,7 @@ mdns_pids=()
 stop_mdns_daemons() { kill "${mdns_pids[@]}" 2>/dev/null || true; }
 
 start_mdns_daemons() {
-    local name=$1 work=$2
+    local name=$1 work=$2 interfaces=${3:-lo}
     mkdir -p "$work"
     ip link set lo up
     ip link set lo multicast on
@@ -35,11 +36,11 @@ start_mdns_daemons() {
 <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy>
 </busconfig>
 CONF
-    cat >"$work/avahi.conf" <<'CONF'
+    cat >"$work/avahi.conf" <<CONF
 [server]
 use-ipv4=yes
 use-ipv6=no
-allow-interfaces=lo
+allow-interfaces=$interfaces
 enable-dbus=yes
 ratelimit-interval-usec=0
 [wide-area]
