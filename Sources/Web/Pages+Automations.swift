@@ -41,7 +41,9 @@ extension Pages {
             return (
                 name: trigger.name, enabled: trigger.isEnabled, text: automationText(trigger, in: home),
                 next: nextFiringText(trigger, in: home),
-                last: lastFiringText(trigger, in: home, at: context.lastFirings[trigger.id]), forms: forms
+                last: lastFiringText(
+                    trigger, in: home, ran: context.lastRuns[trigger.name], due: context.lastFirings[trigger.id],
+                    historyKept: context.historyKept), forms: forms
             )
         }
         let scenes = home.actionSets.map { Option(value: $0.name, text: $0.name) }
@@ -111,13 +113,20 @@ extension Pages {
         return "Next: none planned"
     }
 
-    /// The last time a schedule came due (``ScheduleState``, kept for catching up after a restart:
-    /// its firing ran unless its conditions did not hold or the hub was down too long). An automation
-    /// set off by a device keeps no such record, and the page says so.
-    static func lastFiringText(_ trigger: Trigger, in home: Home, at last: Date?) -> String {
-        guard trigger.event.schedule != nil else { return "Last: not recorded for an automation set off by a device" }
-        guard let last else { return "Last: not yet" }
-        return "Last due: \(dateText(last, in: home))"
+    /// When the automation last ran, from the history's timeline when the gateway keeps it; else,
+    /// for a schedule, when it last came due (``ScheduleState``, kept for catching up after a
+    /// restart: that firing ran unless its conditions did not hold or the hub was down too long).
+    /// An automation set off by a device has no such record without history, and the page says so.
+    static func lastFiringText(_ trigger: Trigger, in home: Home, ran: Date?, due: Date?, historyKept: Bool)
+        -> String
+    {
+        if let ran { return "Last ran: \(dateText(ran, in: home))" }
+        if trigger.event.schedule != nil, let due { return "Last due: \(dateText(due, in: home))" }
+        if historyKept { return "Last: none in the history kept" }
+        guard trigger.event.schedule != nil else {
+            return "Last: not recorded for an automation set off by a device (the gateway keeps no history)"
+        }
+        return "Last: not yet"
     }
 
     /// A moment on the home's clock: "Mon 30 Nov 08:37".

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import History
 import HomeModel
 import Hummingbird
 import HummingbirdTesting
@@ -138,7 +139,9 @@ struct AutomationPageTests {
                     "<strong>Door Opens</strong>: When Back Door contact sensor state becomes No contact, run Good Morning."
                 ))
             #expect(
-                listed.contains("Next: when that happens. Last: not recorded for an automation set off by a device."))
+                listed.contains(
+                    "Next: when that happens. Last: not recorded for an automation set off by a device (the gateway keeps no history)."
+                ))
             #expect(
                 listed.contains(
                     "<strong>Steamy</strong>: When Bathroom Humidity current relative humidity comes to at least 70, run Good Morning."
@@ -305,6 +308,43 @@ struct AutomationPageTests {
             #expect(noToken.status == .forbidden)
             let triggers = try await Self.triggers(fixture)
             #expect(triggers.map(\.name) == ["Wake"] && triggers.first?.isEnabled == true)
+        }
+    }
+
+    @Test("with history kept, each automation's last run comes from the timeline, the newest of its own home's")
+    func lastRunFromHistory() async throws {
+        let history = try HistoryStore.inMemory()
+        let fixture = try await WebFixture.make(history: history)
+        let home = try await fixture.manager.home("Main House", account: "owner")
+        let cabin = try await fixture.manager.home("Lake Cabin", account: "owner")
+        let now = Date()
+        func fired(_ home: Home, _ name: String, _ secondsAgo: TimeInterval) -> HistoryEntry {
+            .event(
+                TimelineEvent(
+                    home: home.id, time: now - secondsAgo, kind: .automation, accessory: nil, subject: name,
+                    detail: "ran"))
+        }
+        // Given Door Opens fired twice in the Main House, and an automation of that name once later in
+        // another home.
+        try await history.write([
+            fired(home, "Door Opens", 7_200), fired(home, "Door Opens", 3_600), fired(cabin, "Door Opens", 60),
+        ])
+        try await fixture.test { client in
+            let owner = try await client.logIn("owner")
+            let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+                .bodyText
+            let contact = try Self.option(page, "Back Door: contact sensor state")
+            for name in ["Door Opens", "Door Closes"] {
+                let added = try await Self.add(
+                    client, owner,
+                    [("shape", "reports"), ("name", name), ("characteristic", contact), ("actionSets[]", "Good Night")])
+                #expect(added.bodyText.contains(#""ok":true"#), "\(added.bodyText)")
+            }
+            // Then the list shows the Main House's latest run, and says the other never ran within the history.
+            let listed = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+                .bodyText
+            #expect(listed.contains("Last ran: \(Pages.dateText(now - 3_600, in: home))."), "\(listed)")
+            #expect(listed.contains("Last: none in the history kept."), "\(listed)")
         }
     }
 }
