@@ -20,6 +20,8 @@ extension Pages {
         let weekdays: [(value: String, text: String)]
         /// Characteristics that report states or presses, and those that are numbers.
         let reports, numbers: [Option]
+        /// The home has no location: sunrise and sunset are unknown until an administrator sets it.
+        let noLocation: Bool
     }
 
     static func automations(_ context: HomeContext) -> Automations {
@@ -54,7 +56,7 @@ extension Pages {
                 weekdays: [Weekday.monday, .tuesday, .wednesday, .thursday, .friday, .saturday, .sunday].map {
                     (weekdayName($0), weekdayText($0))
                 }, reports: characteristicOptions(home, numbers: false),
-                numbers: characteristicOptions(home, numbers: true)) : nil
+                numbers: characteristicOptions(home, numbers: true), noLocation: home.location == nil) : nil
         return Automations(items: items, adding: adding, needsScene: admin && scenes.isEmpty)
     }
 

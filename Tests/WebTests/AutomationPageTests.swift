@@ -48,6 +48,7 @@ struct AutomationPageTests {
             let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
                 .bodyText
             #expect(page.contains("<summary>At a time</summary>") && page.contains(#"action="/automation""#))
+            #expect(!page.contains("The home has no location yet"))
             let home = try await fixture.manager.home("Main House", account: "owner")
             let goodNight = try #require(home.actionSets.first { $0.name == "Good Night" }).id
             let goodMorning = try #require(home.actionSets.first { $0.name == "Good Morning" }).id
@@ -157,6 +158,16 @@ struct AutomationPageTests {
             let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
                 .bodyText
             let humidity = try Self.option(page, "Bathroom Humidity: current relative humidity (%)")
+
+            // The home has no location: the sun form says so, and a sunset is refused.
+            #expect(page.contains("The home has no location yet"))
+            let noPlace = try await Self.add(
+                client, owner,
+                [
+                    ("shape", "sun"), ("name", "Dusk"), ("sun", "sunset"), ("weekdays[]", "mon"),
+                    ("actionSets[]", "Good Night"),
+                ])
+            #expect(noPlace.bodyText.contains(#""code":"locationRequired""#), "\(noPlace.bodyText)")
 
             let noScene = try await Self.add(
                 client, owner, [("shape", "time"), ("name", "No Scene"), ("time", "07:00"), ("weekdays[]", "mon")])
