@@ -104,7 +104,8 @@ struct AutomationForm: SessionForm {
     var offsetDirection: String?
     /// `time` and `sun`: the checked days, "mon" … "sun".
     var weekdays: [String]?
-    /// `reports` and `range`: the characteristic, `["<accessory>","<service>","<characteristic>"]`.
+    /// `reports` and `range`: the characteristic, `["<accessory>","<service>","<characteristic>"]`,
+    /// `"bool"` fourth for a bool.
     var characteristic: String?
     /// `reports`: the value it waits for (words or a number); empty for any change.
     var value: String?
@@ -140,7 +141,7 @@ struct AutomationForm: SessionForm {
         case "reports", "range":
             guard let text = Self.filled(characteristic),
                 let path = try? JSONDecoder().decode([String].self, from: Data(text.utf8)),
-                path.count == 3
+                path.count == 3 || path.count == 4
             else { throw HomeError(.missingParameter, "Choose the accessory's value the automation follows.") }
             body += [
                 ("accessory", .string(path[0])), ("service", .string(path[1])), ("characteristic", .string(path[2])),
@@ -148,7 +149,7 @@ struct AutomationForm: SessionForm {
             if shape == "range" {
                 body.append(("range", .object([("min", min), ("max", max)].compactMap(Self.bound))))
             } else if let value = Self.filled(value) {
-                body.append(("value", Self.written(value)))
+                body.append(("value", Self.written(value, isBool: path.count == 4 && path[3] == "bool")))
             }
         default:
             throw HomeError(
@@ -183,11 +184,17 @@ struct AutomationForm: SessionForm {
         return (field.key, Double(text).map(JSON.number) ?? .string(text))
     }
 
-    /// A value as typed: a whole number, a number, true or false, else words ("single", "open").
-    private static func written(_ text: String) -> JSON {
+    /// A value as typed: for a bool, on or off as `/set` reads them; else a whole number, a number,
+    /// or words ("single", "heat").
+    private static func written(_ text: String, isBool: Bool) -> JSON {
+        if isBool,
+            let on = ["on": true, "true": true, "1": true, "off": false, "false": false, "0": false][
+                text.lowercased()]
+        {
+            return .bool(on)
+        }
         if let number = Int(text) { return .integer(number) }
         if let number = Double(text) { return .number(number) }
-        if text == "true" || text == "false" { return .bool(text == "true") }
         return .string(text)
     }
 }

@@ -62,7 +62,8 @@ extension Pages {
 
     /// The characteristics an automation can follow: those that report their changes and can be read;
     /// states, presses and switches (`numbers` false) or plain numbers (`numbers` true). Each option's
-    /// value names it as `addTrigger` does, as a JSON list of its accessory's, service's and own names.
+    /// value names it as `addTrigger` does, as a JSON list of its accessory's, service's and own names
+    /// (and `bool` for a bool).
     static func characteristicOptions(_ home: Home, numbers: Bool) -> [Option] {
         var options: [Option] = []
         for accessory in home.accessories {
@@ -77,7 +78,10 @@ extension Pages {
                         metadata.format == .bool || metadata.validValues != nil || characteristic.type.isEvent
                     let isNumber = !isState && [.int, .uint8, .uint32, .float].contains(metadata.format)
                     guard numbers ? isNumber : isState else { continue }
-                    let path = [accessory.name, service.name, characteristic.type.rawValue]
+                    // A bool's on and off are read as such (``AutomationForm``): the format says which.
+                    let path =
+                        [accessory.name, service.name, characteristic.type.rawValue]
+                        + (metadata.format == .bool ? ["bool"] : [])
                     let value = (try? String(decoding: JSONEncoder().encode(path), as: UTF8.self)) ?? ""
                     let unit = unitSuffix(metadata.unit, type: characteristic.type)
                     options.append(

@@ -98,6 +98,18 @@ struct AutomationPageTests {
             #expect(doorKey.accessory == "back-door-contact" && doorKey.characteristic == .contactSensorState)
             #expect(door.event == .characteristic(doorKey, value: .int(1)))
 
+            // Motion, written as on (a bool's word, as `/set` reads it).
+            let motion = try await Self.add(
+                client, owner,
+                [
+                    ("shape", "reports"), ("name", "Porch Moves"),
+                    ("characteristic", try Self.option(page, "Porch Motion: motion detected")), ("value", "on"),
+                    ("actionSets[]", "Good Morning"),
+                ])
+            #expect(motion.bodyText.contains(#""ok":true"#), "\(motion.bodyText)")
+            let moves = try #require(try await Self.triggers(fixture).first { $0.name == "Porch Moves" })
+            #expect(moves.event == .characteristic(try #require(moves.event.characteristic), value: .bool(true)))
+
             // The humidity comes to 70 % or above.
             let humidity = try Self.option(page, "Bathroom Humidity: current relative humidity (%)")
             let range = try await Self.add(
