@@ -49,6 +49,17 @@ struct AutomationPageTests {
                 .bodyText
             #expect(page.contains("<summary>At a time</summary>") && page.contains(#"action="/automation""#))
             #expect(!page.contains("The home has no location yet"))
+            // Each form carries the session's token, the home and the shape it adds.
+            let forms = page.matches(of: /<form method="post" action="\/automation".*?<\/form>/.dotMatchesNewlines())
+                .map { String($0.0) }
+            #expect(forms.count == 4)
+            for (form, shape) in zip(forms, ["time", "sun", "reports", "range"]) {
+                #expect(form.contains(#"name="csrf" value="\#(owner.csrf)""#), "\(form)")
+                #expect(
+                    form.contains(#"name="home" value="Main House""#)
+                        && form.contains(#"name="shape" value="\#(shape)""#))
+                #expect(form.contains(#"<input type="checkbox" name="actionSets[]" value="Good Night">"#), "\(form)")
+            }
             let home = try await fixture.manager.home("Main House", account: "owner")
             let goodNight = try #require(home.actionSets.first { $0.name == "Good Night" }).id
             let goodMorning = try #require(home.actionSets.first { $0.name == "Good Morning" }).id
