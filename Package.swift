@@ -227,6 +227,7 @@ let package = Package(
                 "HomeModel",
                 "JSON",
                 "MQTT",
+                "Schedules",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -240,6 +241,10 @@ let package = Package(
                 .embedInCode("Resources/app.css"), .embedInCode("Resources/app.js"),
                 .embedInCode("Resources/favicon.svg"), .embedInCode("Resources/icons.svg"),
                 .embedInCode("Resources/templates/administration.mustache"),
+                .embedInCode("Resources/templates/automationDays.mustache"),
+                .embedInCode("Resources/templates/automationEnd.mustache"),
+                .embedInCode("Resources/templates/automations.mustache"),
+                .embedInCode("Resources/templates/automationStart.mustache"),
                 .embedInCode("Resources/templates/card.mustache"),
                 .embedInCode("Resources/templates/characteristic.mustache"),
                 .embedInCode("Resources/templates/command.mustache"), .embedInCode("Resources/templates/csrf.mustache"),
@@ -314,7 +319,8 @@ let package = Package(
         .testTarget(
             name: "WebTests",
             dependencies: [
-                "Web", "Config", "Gateway", "History", "HomeModel", "VirtualDevices", "JSON", "MQTT", "TestSupport",
+                "Web", "Config", "Gateway", "History", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

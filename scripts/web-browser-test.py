@@ -4,8 +4,10 @@ Started by Tests/IntegrationTests/WebBrowserTests.swift against a real broker an
 with the demo home (accounts: password = account name). Checks, as a person would:
 - the owner logs in, opens Main House, sees the layout controls, switches the Floor Lamp and the
   retained topic changes; a value set over MQTT appears on the open page; a refused rename shows
-  its error in words with its code; a screenshot of the page is saved;
-- the guest, on a phone-sized screen, sees Main House only, no layout controls, switches the lamp,
+  its error in words with its code; adds an automation with the "At a time" form (refused without
+  a scene, then listed); a screenshot of the page is saved;
+- the guest, on a phone-sized screen, sees Main House only, no layout controls, the owner's
+  automation without forms, switches the lamp,
   and Lake Cabin does not exist for it.
 Exits 0 when all hold; otherwise prints what failed and exits 1.
 
@@ -28,6 +30,7 @@ from browser_session import (  # noqa: E402
     DESKTOP, PHONE, log_in, save_screenshot, start_driver, wait_for_element, wait_for_text)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 BASE = "homegate"
@@ -138,6 +141,31 @@ def switch_lamp(driver, check: Check, to_on: bool) -> None:
     check.wait_retained(f"{LAMP}/On", "true" if to_on else "false")
 
 
+def add_automation(driver) -> None:
+    """The "At a time" form, posted by the script: without a scene it is refused in words with its
+    code; with one the automation is added, and the page (reloaded by the live stream) lists it."""
+    section = driver.find_element(By.CSS_SELECTOR, "section.automations")
+    details = [d for d in section.find_elements(By.CSS_SELECTOR, "details.edit")
+               if d.find_element(By.TAG_NAME, "summary").text == "At a time"][0]
+    details.find_element(By.TAG_NAME, "summary").click()
+    form = details.find_element(By.CSS_SELECTOR, "form.automation")
+    form.find_element(By.NAME, "name").send_keys("Browser Wake")
+    driver.execute_script("arguments[0].value = '07:15'", form.find_element(By.NAME, "time"))
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    notice = wait_for_element(driver, "section.automations form.automation + p.answer.error")
+    assert notice.text.endswith("(missingParameter)"), f"a form without a scene answers {notice.text!r}"
+    print(f"owner: an automation without a scene shows {notice.text!r} next to the form")
+    form.find_element(By.CSS_SELECTOR, 'input[name="actionSets[]"][value="Good Morning"]').click()
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    # The page loads itself again meanwhile: an element of the old one may go stale.
+    WebDriverWait(driver, 10, poll_frequency=0.05,
+                  ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        lambda d: "Browser Wake" in d.find_element(By.CSS_SELECTOR, "ul.automations").text)
+    listed = driver.find_element(By.CSS_SELECTOR, "ul.automations").text
+    assert "Browser Wake: At 07:15 every day, run Good Morning." in listed, f"the automations read {listed!r}"
+    print("owner: the At a time form added 'Browser Wake', listed as 'At 07:15 every day, run Good Morning.'")
+
+
 def owner(url: str, check: Check, screenshots: Path) -> None:
     driver = start_driver(DESKTOP)
     try:
@@ -204,6 +232,8 @@ def owner(url: str, check: Check, screenshots: Path) -> None:
         check.wait_retained(f"{LAMP}/On", "true")
         print("owner: Remove from home asked first; dismissed, the lamp stays")
 
+        add_automation(driver)
+
         driver.find_element(By.LINK_TEXT, "Health").click()
         wait_for_text(driver, "#health-broker", "connected")
         devices = driver.find_element(By.ID, "driver-virtual").text
@@ -225,6 +255,8 @@ def guest(url: str, check: Check, screenshots: Path) -> None:
         open_home(driver, "Main House")
         assert not driver.find_elements(By.CSS_SELECTOR, "details.edit"), "a guest has no Edit"
         assert not driver.find_elements(By.CSS_SELECTOR, "form[data-operation]"), "a guest has no layout forms"
+        automations = driver.find_element(By.CSS_SELECTOR, "section.automations").text
+        assert "Browser Wake" in automations and "Next:" in automations, f"the guest's automations read {automations!r}"
         assert not driver.find_elements(By.LINK_TEXT, "Health"), "the health page is for administrators"
         switch_lamp(driver, check, to_on=False)
         print("guest: the toggle switched the lamp off on a phone-sized screen")

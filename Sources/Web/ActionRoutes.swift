@@ -15,6 +15,11 @@ struct ActionRoutes {
         let routes = RouteCollection(context: WebRequestContext.self)
         routes.post("/command") { request, context in try await act(request, context: context, command) }
         routes.post("/request") { request, context in try await act(request, context: context, operation) }
+        routes.post("/automation") { request, context in
+            try await act(request, context: context) { (form: AutomationForm, session) in
+                await perform(session, form.request)
+            }
+        }
         return routes
     }
 
@@ -52,18 +57,26 @@ struct ActionRoutes {
                 members.append((name, .string(value)))
             }
         }
+        let notice = await perform(session) { () throws(HomeError) in
+            try Command.Request(operation: form.operation ?? "", body: .object(members))
+        }
+        if notice.succeeded, let seconds = Int(form.members["seconds"] ?? ""), form.operation == "permitJoin" {
+            site.joinOpenUntil.withLock { $0 = Int(Date().timeIntervalSince1970) + seconds }
+        }
+        return notice
+    }
+
+    /// Reads a request with `read` and runs it as the session's account; a request that cannot be
+    /// read is answered as the router would answer it, with its code.
+    private func perform(_ session: Session, _ read: () throws(HomeError) -> Command.Request) async -> Notice {
         let operation: Command.Request
         do throws(HomeError) {
-            operation = try Command.Request(operation: form.operation ?? "", body: .object(members))
+            operation = try read()
         } catch {
             site.statistics.handled(.failed(code: error.code.name))
             return Notice(succeeded: false, text: error.message, code: error.code.name)
         }
-        let notice = await perform(Command(account: session.account, .request(operation)))
-        if case .permitJoin(let seconds) = operation, notice.succeeded {
-            site.joinOpenUntil.withLock { $0 = Int(Date().timeIntervalSince1970) + seconds }
-        }
-        return notice
+        return await perform(Command(account: session.account, .request(operation)))
     }
 
     /// Checks the session and the form's CSRF token, runs `perform`, and answers: JSON for the
@@ -119,6 +132,10 @@ struct ActionRoutes {
         case .edit(.addRoomToZone): return "The room was added to the zone."
         case .edit(.addUser): return "The guest was added."
         case .edit(.removeUser), .edit(.removeMember): return "The user was removed."
+        case .addTrigger, .edit(.addScheduleTrigger), .edit(.addRangeTrigger): return "The automation was added."
+        case .edit(.enableTrigger(_, _, let enabled)):
+            return enabled ? "The automation is on." : "The automation is off."
+        case .edit(.removeTrigger): return "The automation was removed."
         case .permitJoin: return "Joining is open."
         case .pairAccessory: return "Paired, and added to the home."
         case .unpairAccessory: return "The pairing was removed, and the accessory with it."

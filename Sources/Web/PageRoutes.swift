@@ -3,6 +3,7 @@ import Gateway
 import History
 import HomeModel
 import Hummingbird
+import Schedules
 import Synchronization
 
 /// The pages a session reads: its homes, one home, and (for administrators) the gateway's health.
@@ -47,7 +48,10 @@ struct PageRoutes {
             session: session, homes: homes, home: home, role: summary.role, discovered: discovered, paired: paired,
             notice: site.sessions.takeNotice(session.token), joinOpenUntil: until, homekit: homekit,
             historyKept: site.history != nil)
+        let states = (try? manager.scheduleStates()) ?? [:]
+        for trigger in home.triggers { context.lastFirings[trigger.id] = states[trigger.id]?.lastFiring?.instant }
         if let history = site.history {
+            context.lastRuns = (try? await history.lastFirings(home: home.id)) ?? [:]
             // One query for every card's small line; a history that cannot be read leaves them out.
             let to = Date()
             context.recentSpan = (to.addingTimeInterval(-86_400), to)

@@ -1,6 +1,6 @@
 import HomeModel
 
-/// The administrator's part of a home page: new accessories, rooms and zones, automations, users.
+/// The administrator's part of a home page: new accessories, rooms and zones, users.
 extension Pages {
     /// For each button of `accessory`, a form that binds one of its presses to a scene (an
     /// automation); none while the home has no scene.
@@ -31,11 +31,11 @@ extension Pages {
     static func automationText(_ trigger: Trigger, in home: Home) -> String {
         let scenes = trigger.actionSets.compactMap { home.actionSet($0)?.name }
         let run = scenes.isEmpty ? "nothing (its scenes were removed)" : scenes.joined(separator: ", then ")
-        guard let event = trigger.event.characteristic else { return "On a schedule, run \(run)." }
+        let options = optionsText(trigger, in: home)
+        if let schedule = trigger.event.schedule { return "\(scheduleText(schedule)), run \(run)\(options)." }
+        guard let event = trigger.event.characteristic else { return "Run \(run)\(options)." }
         let accessory = home.accessory(event.accessory)
-        let service = accessory?.service(event.service)
-        let source =
-            "\(accessory?.name ?? "a removed accessory")\(service.map { accessory?.services.count ?? 0 > 1 ? " (\($0.name))" : "" } ?? "")"
+        let source = sourceName(accessory, accessory?.service(event.service))
         let change: String
         if case .threshold(_, let range) = trigger.event {
             let bounds = [
@@ -51,20 +51,19 @@ extension Pages {
         } else {
             change = "\(words(event.characteristic.rawValue).lowercased()) changes"
         }
-        return "When \(source) \(change), run \(run)."
+        return "When \(source) \(change), run \(run)\(options)."
     }
 
     /// A bound in words: whole numbers without a fraction.
     private static func numberText(_ number: Double) -> String { CharacteristicValue.float(number).plainText }
 
     /// The administrator's part of a home page (administration.mustache): new accessories, rooms and
-    /// zones, automations, users.
+    /// zones, users.
     struct Administration {
         let discovered: [(name: String, maker: String, form: Request)]
         let joinOpenUntil: Int?
         let permitJoin, addRoom, addZone, addUser: Request
         let zones: [(name: String, rooms: String, forms: [Request])]
-        let triggers: [(name: String, enabled: Bool, text: String, forms: [Request])]
         let users: [(name: String, role: String, forms: [Request])]
         let homekit: HomeKitPairing?
     }
@@ -100,20 +99,6 @@ extension Pages {
             let rooms = inZone.isEmpty ? "no rooms" : inZone.joined(separator: ", ")
             return (name: zone.name, rooms: rooms, forms: (outside.isEmpty ? [] : [add]) + [remove])
         }
-        let triggers = home.triggers.map { trigger in
-            let fields: [Field] = [("home", home.name), ("trigger", trigger.name)]
-            let forms = [
-                Request(
-                    operation: "enableTrigger", fields: fields + [("enabled", trigger.isEnabled ? "false" : "true")],
-                    button: trigger.isEnabled ? "Turn off" : "Turn on"),
-                Request(
-                    operation: "removeTrigger", fields: fields, button: "Remove",
-                    confirm: "Remove the automation \(trigger.name)?"),
-            ]
-            return (
-                name: trigger.name, enabled: trigger.isEnabled, text: automationText(trigger, in: home), forms: forms
-            )
-        }
         let users = home.users.map { user in
             let remove = Request(
                 operation: "removeUser", fields: [("home", home.name), ("userId", user.id.rawValue)], button: "Remove",
@@ -134,6 +119,6 @@ extension Pages {
                 operation: "addUser", fields: [("home", home.name)],
                 inputs: [("account", "Account"), ("name", "Name")],
                 button: "Add guest"),
-            zones: zones, triggers: triggers, users: users, homekit: context.homekit)
+            zones: zones, users: users, homekit: context.homekit)
     }
 }

@@ -26,6 +26,10 @@ extension Pages {
         /// (``HistoryStore/recentLines``), drawn small on its row, and the day it spans.
         var recentLines: [ValueKey: [HistoryPoint]] = [:]
         var recentSpan = (from: Date.distantPast, to: Date.distantPast)
+        /// When each schedule automation of the home last came due (``ScheduleState``).
+        var lastFirings: [TriggerID: Date] = [:]
+        /// When each automation last ran, by its name then, from the history's timeline (when kept).
+        var lastRuns: [String: Date] = [:]
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 
@@ -36,6 +40,7 @@ extension Pages {
         let scenes: [(name: String, fields: [Field])]
         let roomLinks: Bool
         let rooms: [RoomView]
+        let automations: Automations
         let admin: Administration?
         /// The home's timeline page, when the gateway keeps history.
         let timeline: String?
@@ -80,7 +85,7 @@ extension Pages {
             homeName: home.name, role: context.role.rawValue, csrf: context.session.csrf,
             returnPath: context.returnPath, sceneIcon: CategoryIcons.svg("scene"),
             scenes: home.actionSets.map { ($0.name, [("actionSet", $0.name)]) }, roomLinks: rooms.count > 1,
-            rooms: rooms, admin: admin ? administration(context) : nil,
+            rooms: rooms, automations: automations(context), admin: admin ? administration(context) : nil,
             timeline: context.historyKept ? "/timeline?home=\(queryEncoded(home.name))" : nil)
         let frame = Frame(
             title: home.name, session: context.session, homes: context.homes,

@@ -30,7 +30,11 @@ enum Templates {
 
     /// The templates in Resources/templates, by name.
     static let sources: [String: String] = [
-        "administration": PackageResources.administration_mustache, "card": PackageResources.card_mustache,
+        "administration": PackageResources.administration_mustache,
+        "automationDays": PackageResources.automationDays_mustache,
+        "automationEnd": PackageResources.automationEnd_mustache,
+        "automations": PackageResources.automations_mustache,
+        "automationStart": PackageResources.automationStart_mustache, "card": PackageResources.card_mustache,
         "characteristic": PackageResources.characteristic_mustache, "command": PackageResources.command_mustache,
         "csrf": PackageResources.csrf_mustache, "frame": PackageResources.frame_mustache,
         "health": PackageResources.health_mustache, "history": PackageResources.history_mustache,

@@ -444,7 +444,7 @@ struct WebRouteTests {
             var json = owner.headers
             json[.accept] = "application/json"
             let page = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
-            #expect(page.bodyText.contains("None yet. A button's Edit section runs a scene on a press."))
+            #expect(page.bodyText.contains("None yet. A button's Edit section also runs a scene on a press."))
             let card = try #require(
                 page.bodyText.firstMatch(of: /data-accessory="hall-button".*?<\/article>/.dotMatchesNewlines())?.0)
             let form = try #require(
@@ -487,7 +487,9 @@ struct WebRouteTests {
             let guest = try await client.logIn("guest")
             let guestPage = try await client.execute(
                 uri: "/home?name=Main%20House", method: .get, headers: guest.headers)
-            #expect(!guestPage.bodyText.contains("addTrigger") && !guestPage.bodyText.contains("Hall Press"))
+            // A guest sees the automation, without a form to change it.
+            #expect(guestPage.bodyText.contains("<strong>Hall Press</strong>"))
+            #expect(!guestPage.bodyText.contains("addTrigger") && !guestPage.bodyText.contains("enableTrigger"))
 
             let removed = try await client.post(
                 "/request",

@@ -46,6 +46,11 @@ extension HistoryStore {
                     CREATE INDEX event_accessory ON event(accessory);
                     """)
         }
+        // The home page's last firing of each automation: its firings alone, by name and time.
+        migrator.registerMigration("v2-automation-firings") { db in
+            try db.execute(
+                sql: "CREATE INDEX event_automation ON event(home, subject, time) WHERE kind = 'automation'")
+        }
         return migrator
     }()
 }

@@ -70,6 +70,23 @@ extension HistoryStore {
         return records.map(\.event)
     }
 
+    /// When each automation of `home` last fired, by its name when it fired, among the timeline's
+    /// entries still kept: one pass over the home's automation firings (a partial index holds only
+    /// those), whatever else the timeline holds.
+    package func lastFirings(home: HomeID) async throws(HistoryError) -> [String: Date] {
+        try await reading { db in
+            var firings: [String: Date] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT subject, MAX(time) FROM event
+                    WHERE kind = 'automation' AND home = ? GROUP BY subject
+                    """, arguments: [home.rawValue])
+            while let row = try rows.next() { firings[row[0]] = Date(historyMilliseconds: row[1]) }
+            return firings
+        }
+    }
+
     /// Every characteristic of `home` recorded from `from` to `to`, each as the mean of its points
     /// in each of `slices` equal slices of the span that hold any, placed at the slice's middle.
     /// One query for the whole home, so a page with a small line on every card reads the history
