@@ -208,8 +208,8 @@ extension HistoryRecorderTests {
             let readings = [21.0, 21.5, 22.0, 22.5, 23.0]
             for reading in readings { try await hub.report(reading) }
 
-            // Then, once its clock moves on, every one is written, in the order they came: taken at
-            // one moment of the still clock they are one point, the last
+            // Then, once its clock moves on, every one is written and kept as a point, in the order
+            // they came: taken at one moment of the still clock, each is a millisecond after the last
             try await eventually("five written") {
                 hub.clock.advance(by: .milliseconds(100))
                 return recorder.statistics.written == readings.count
@@ -222,7 +222,8 @@ extension HistoryRecorderTests {
                 Issue.record("answered \(answer)")
                 return
             }
-            #expect(points.last?.value == readings.last)
+            #expect(points.map(\.value) == readings)
+            #expect(Set(points.map(\.time)).count == readings.count)
         }
     }
 

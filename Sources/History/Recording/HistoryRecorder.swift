@@ -1,3 +1,4 @@
+import Foundation
 import AsyncMailbox
 import Execution
 import HomeModel
@@ -93,11 +94,12 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// shutdown ends the wait, and what is queued is still taken.
     private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
         var dropping = DroppingSpell()
+        var lastPoints = LastPointTimes()
         let gathering = min(settings.batchWindow / 10, .milliseconds(100))
         var iterator = changes.makeAsyncIterator()
         while var change = await iterator.next() {
             while true {
-                keep(change, &dropping)
+                keep(change, &dropping, &lastPoints)
                 guard let queued = iterator.nextQueued() else { break }
                 change = queued
             }
@@ -108,8 +110,8 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    private func keep(_ change: HomeChange, _ dropping: inout DroppingSpell) {
-        let entries = HistorySelection.entries(for: change, at: clock.now)
+    private func keep(_ change: HomeChange, _ dropping: inout DroppingSpell, _ lastPoints: inout LastPointTimes) {
+        let entries = HistorySelection.entries(for: change, at: clock.now).map { lastPoints.spaced($0) }
         guard !entries.isEmpty else { return }
         let dropped = buffer.append(entries)
         if dropped > 0, dropping.begin() {
@@ -168,5 +170,23 @@ struct DroppingSpell {
     mutating func end() -> Bool {
         defer { isDropping = false }
         return isDropping
+    }
+}
+
+/// The time of each series' last point: changes taken together (a batch, or two reports of one
+/// millisecond) would share a millisecond, and a point of the same series and millisecond replaces
+/// the one before it. A point no later than its series' last is moved to the millisecond after it,
+/// so that every change is kept, in order.
+struct LastPointTimes {
+    private var times: [SeriesKey: Date] = [:]
+
+    mutating func spaced(_ entry: HistoryEntry) -> HistoryEntry {
+        guard case .point(let series, let point) = entry else { return entry }
+        var time = point.time
+        if let last = times[series], time.historyMilliseconds <= last.historyMilliseconds {
+            time = Date(historyMilliseconds: last.historyMilliseconds + 1)
+        }
+        times[series] = time
+        return .point(series, HistoryPoint(time: time, value: point.value))
     }
 }
