@@ -64,10 +64,20 @@ struct ConditionTests {
         #expect(try await f.manager.conditionsHold(trigger.id, home: f.home().id, at: late))
         #expect(!(try await f.manager.conditionsHold(trigger.id, home: f.home().id, at: noon)))
         // A firing whose conditions fail runs nothing and says so
-        let firing = try #require(await f.manager.fireTrigger(trigger.id, home: try f.home().id, at: noon))
+        let firing = try #require(
+            await f.manager.fireTrigger(
+                trigger.id, home: try f.home().id,
+                cause: .schedule(
+                    Firing(instant: noon, slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))),
+                at: noon))
         #expect(firing.conditionsFailed && firing.actionSets.isEmpty)
         #expect(try await f.value("lamp", .on) == .bool(true))
-        let fired = try #require(await f.manager.fireTrigger(trigger.id, home: try f.home().id, at: late))
+        let fired = try #require(
+            await f.manager.fireTrigger(
+                trigger.id, home: try f.home().id,
+                cause: .schedule(
+                    Firing(instant: late, slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))),
+                at: late))
         #expect(!fired.conditionsFailed && fired.actionSets.count == 1)
         #expect(try await f.value("lamp", .on) == .bool(false))
     }
