@@ -2,7 +2,6 @@ import AsyncMailbox
 import Foundation
 import HomeModel
 import Logging
-import Schedules
 import TestSupport
 import Testing
 import VirtualDevices
@@ -255,8 +254,7 @@ struct AutomationServiceTests {
         let firing = try #require(
             await home.manager.fireTrigger(
                 trigger.id, home: snapshot.id,
-                cause: .schedule(
-                    Firing(instant: Date(), slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))))
+                cause: .scheduled(at: Date()))
         )
         #expect(firing.actionSets.map(\.name) == ["Lamp On"])
         #expect(firing.failedActions == 0)

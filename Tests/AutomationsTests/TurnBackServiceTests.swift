@@ -49,8 +49,7 @@ struct TurnBackServiceTests {
         _ = try #require(
             await manager.fireTrigger(
                 trigger.id, home: home.id,
-                cause: .schedule(
-                    Firing(instant: date, slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))),
+                cause: .scheduled(at: date),
                 at: date))
     }
 

@@ -67,16 +67,14 @@ struct ConditionTests {
         let firing = try #require(
             await f.manager.fireTrigger(
                 trigger.id, home: try f.home().id,
-                cause: .schedule(
-                    Firing(instant: noon, slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))),
+                cause: .scheduled(at: noon),
                 at: noon))
         #expect(firing.conditionsFailed && firing.actionSets.isEmpty)
         #expect(try await f.value("lamp", .on) == .bool(true))
         let fired = try #require(
             await f.manager.fireTrigger(
                 trigger.id, home: try f.home().id,
-                cause: .schedule(
-                    Firing(instant: late, slot: try LocalDateTime(year: 2026, month: 1, day: 1, hour: 0, minute: 0))),
+                cause: .scheduled(at: late),
                 at: late))
         #expect(!fired.conditionsFailed && fired.actionSets.count == 1)
         #expect(try await f.value("lamp", .on) == .bool(false))
