@@ -101,6 +101,16 @@ get("scenario") == "history" {
     history = history sprintf("- a week of one characteristic (answered as %s), %s runs: p50 %s ms, p99 %s ms\n", history_week_answer, get("queries"), history_week_p50, history_week_p99)
     history = history sprintf("- a day of its raw points (%s): p50 %s ms, p99 %s ms\n", get("day_points"), get("day_p50_ms"), get("day_p99_ms"))
 }
+get("scenario") == "timers" {
+    timers_n = get("timers"); timers_seconds = get("seconds"); timers_without = get("cpu_s_without"); timers_with = get("cpu_s_with")
+    timers_burst = get("burst"); timers_fired = get("fired"); timers_p50 = get("p50_ms"); timers_max = get("max_ms")
+    timers = sprintf("%s timer automations in the home of 100 switches, the start with them %s ms (`--only timers`; load %s).\n\n", \
+        timers_n, get("start_with_ms"), get("load"))
+    timers = timers sprintf("- at rest over %s s: %s s CPU and %s context switches without them, %s s and %s with them (RSS %s MB)\n", \
+        timers_seconds, timers_without, get("switches_without"), timers_with, get("switches_with"), get("rss_with_mb"))
+    timers = timers sprintf("- %s due in one minute: %s fired; late by first %s ms, p50 %s ms, p99 %s ms, max %s ms (each runs a one-action action set, one after another)\n", \
+        timers_burst, timers_fired, get("first_ms"), timers_p50, get("p99_ms"), timers_max)
+}
 get("scenario") == "actionset" {
     actions = actions sprintf("| %s | %s | %s | %.1f | %.1f | %s |\n", get("db"), get("writes"), get("runs"), \
         get("p50_ms"), get("max_ms"), get("lost"))
@@ -276,6 +286,10 @@ END {
         printf "%s\n", hist_ratios
         }
         if (history != "") printf "%s\n", history
+    }
+    if (timers != "") {
+        print "### Timers (issue 49)\n"
+        printf "%s\n", timers
     }
     if (count > 0) {
     print "### Scale of the home (QoS 1, database on file)\n"
@@ -506,6 +520,12 @@ END {
             history_build, history_series, history_days, history_week_p50, history_week_p99, mark(history_week_p50 < 50)
     if (history_file != "")
         printf "| a month of history stays under the bound | %s MB of %s MB | %s |\n", history_file, history_bound, mark(history_file < history_bound)
+    if (timers_with != "") {
+        printf "| %s timers at rest cost no measurable CPU (over %s s; without them %s s) | %s s | %s |\n", \
+            timers_n, timers_seconds, timers_without, timers_with, mark(timers_with - timers_without <= 0.05)
+        printf "| %s timers due in one minute fire within 100 ms of it (the last) | max %s ms, %s of %s fired | %s |\n", \
+            timers_burst, timers_max, timers_fired, timers_burst, mark(timers_fired == timers_burst && timers_max != "" && timers_max <= 100)
+    }
     if (hub_mb != "")
         printf "| the hub build documented for the Pi | %s MB stripped, %s | %s |\n", hub_mb, hub_runs == "true" ? "runs" : "does not run", \
             hub_runs == "true" ? "met" : "**missed**"

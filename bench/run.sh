@@ -6,9 +6,10 @@
 # usage: bench/run.sh [--quick] [--only SCENARIO[,SCENARIO...]]
 #   --quick  shorter runs, for trying the script itself
 #   --only   runs only these of roundtrip, serving, scale, zigbee2mqtt, slowdisk, hap, bridge, hub, flap, soak,
-#            history
+#            history, timers
 #            (docs/benchmarks.md is then left alone, as with --quick)
-# Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so} and
+# Expects the release build of homegate, bench/out/{floor,loadgen,z2mfloor,z2mload,slowfsync.so},
+# mosquitto_pub, mosquitto_sub and sqlite3 (for timers) and
 # for the hub section the hub build in .build-hub (the Makefile builds them all).
 set -euo pipefail
 
@@ -905,6 +906,106 @@ history_scenario() {
     record "\"scenario\":\"history\",\"build\":\"$build\",\"queries\":$history_queries,${figures%\}}"
 }
 
+# 12: timers (issue 49). The home of 100 switches on file, its time zone UTC (setLocation), with
+# an action set of one write ("Tick", addActionSet over MQTT). (a) The gateway's CPU time and context
+# switches over idle_seconds at rest, without automations. Then, the gateway stopped, timer_count
+# timer automations that run Tick go into its database (sqlite3, the rows addTrigger writes; made
+# over MQTT one by one they take long, docs/benchmarks.md "Timers"): timer_count -
+# timer_burst daily ones spread over the day after tomorrow, timer_burst due in one minute a little
+# later. Restarted on a fresh broker: (a) again with them all: one wake-up for the next due firing
+# costs nothing measurable, a poll would; (b) how late the burst fires: each didFireTrigger's
+# arrival on $events (mosquitto_sub's clock, %U) less the minute it was due, one after another.
+timer_count=10000 timer_burst=100
+timers_scenario() {
+    log "timers: $timer_count timer automations in the home of 100 switches, $timer_burst due in one minute"
+    start_broker timers
+    local dir=$work/timers requests='homegate/$request/owner' answers='homegate/$response/owner'
+    local events='homegate/Bench/$events' database=$work/timers/data/home.sqlite
+    write_config "$dir" 100 false
+    start_homegate "$dir" 100
+    # request OPERATION BODY: sends one request as owner and waits for its answer, which must be ok.
+    request() {
+        local answer
+        answer=$(mosquitto_sub -p "$broker_port" -t "$answers" -q 1 -C 1 -W 30 &
+            sleep 0.3
+            mosquitto_pub -p "$broker_port" -t "$requests/$1" -q 1 -m "$2"
+            wait)
+        [[ $answer == *'"ok":true'* ]] || { log "timers: $1 was answered $answer"; exit 1; }
+    }
+    request setLocation '{"home":"Bench","latitude":0,"longitude":0,"timeZone":"UTC"}'
+    request addActionSet '{"home":"Bench","name":"Tick","actions":[{"accessory":"Switch 1","service":"Switch","characteristic":"On","value":true}]}'
+    local rest_without switches_without before switches
+    wait_idle "$homegate_pid"
+    switches=$(context_switches "$homegate_pid")
+    before=$(cpu_seconds "$homegate_pid")
+    sleep "$idle_seconds"
+    rest_without=$(awk -v a="$before" -v b="$(cpu_seconds "$homegate_pid")" 'BEGIN { printf "%.2f", b - a }')
+    switches_without=$(switches_since "$homegate_pid" "$switches")
+    stop "$homegate_pid"
+    stop "$broker_pid"
+
+    local home action_set later due due_text now
+    home=$(sqlite3 "$database" "SELECT id FROM home WHERE name = 'Bench'")
+    action_set=$(sqlite3 "$database" "SELECT id FROM actionSet WHERE name = 'Tick'")
+    later=$(date -u -d '+2 days' +%Y-%m-%d)
+    now=$(date +%s)
+    # The burst's minute: after the start and the rest measurement to come, with a margin.
+    due=$(((now + idle_seconds + 120) / 60 * 60 + 60))
+    due_text=$(date -u -d "@$due" +%Y-%m-%dT%H:%M)
+    awk -v n="$timer_count" -v burst="$timer_burst" -v day="$later" -v at="$due_text" -v home="$home" \
+        -v set="$action_set" -v since="$now" 'BEGIN {
+        print "BEGIN;"
+        for (i = 1; i <= n; i++) {
+            if (i <= n - burst)
+                schedule = sprintf("{\"kind\":\"timer\",\"recurrence\":{\"every\":1,\"unit\":\"days\"},\"start\":\"%sT%02d:%02d\"}", day, int((i % 1440) / 60), i % 60)
+            else
+                schedule = sprintf("{\"kind\":\"timer\",\"start\":\"%s\"}", at)
+            printf "INSERT INTO automationTrigger (id, homeID, name, position, isEnabled, schedule) VALUES (%s, %s, %s, %d, 1, %s);\n", \
+                q("bench-timer-" i), q(home), q("Timer " i), i - 1, q(schedule)
+            printf "INSERT INTO triggerActionSet (triggerID, position, actionSetID) VALUES (%s, 0, %s);\n", q("bench-timer-" i), q(set)
+            printf "INSERT INTO scheduleState (triggerID, since) VALUES (%s, %d);\n", q("bench-timer-" i), since
+        }
+        print "COMMIT;"
+    }
+    function q(text) { gsub(/'\''/, "'\'''\''", text); return "'\''" text "'\''" }' | sqlite3 "$database"
+    local stored
+    stored=$(sqlite3 "$database" "SELECT count(*) FROM automationTrigger")
+    ((stored == timer_count)) || { log "timers: the database holds $stored automations"; exit 1; }
+
+    start_broker timers-with
+    write_config "$dir" 100 false
+    local heard=$work/timers/events fired=$work/timers/fired
+    start_homegate "$dir" 100
+    local pid=$homegate_pid start_with_ms=$startup_ms
+    mosquitto_sub -p "$broker_port" -t "$events" -q 1 -F '%U %p' >"$heard" &
+    local listener=$!
+    pids+=("$listener")
+    wait_idle "$pid"
+    local rss_with rest_with switches_with
+    rss_with=$(rss_mb "$pid")
+    switches=$(context_switches "$pid")
+    before=$(cpu_seconds "$pid")
+    sleep "$idle_seconds"
+    rest_with=$(awk -v a="$before" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.2f", b - a }')
+    switches_with=$(switches_since "$pid" "$switches")
+    local margin=$((due - $(date +%s)))
+    ((margin > 0)) || log "timers: the rest measurement ran into the burst's minute ($((-margin)) s): its figure includes firings"
+    for _ in $(seq $((margin + 120))); do
+        (($(grep -c '"event":"didFireTrigger"' "$heard" || true) >= timer_burst)) && break
+        sleep 1
+    done
+    stop "$listener"
+    grep '"event":"didFireTrigger"' "$heard" >"$fired" || true
+    local got lateness
+    got=$(wc -l <"$fired")
+    # Lateness in ms of each firing: its arrival less the minute it was due.
+    lateness=$(awk -v due="$due" '{ printf "%.1f\n", ($1 - due) * 1000 }' "$fired" | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) printf "\"first_ms\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"max_ms\":%s", v[1], v[int((NR + 1) / 2)], v[int(NR * 0.99 + 0.999)], v[NR]; else printf "\"first_ms\":null" }')
+    record "\"scenario\":\"timers\",\"timers\":$timer_count,\"start_with_ms\":$start_with_ms,\"seconds\":$idle_seconds,\"cpu_s_without\":$rest_without,\"switches_without\":$switches_without,\"cpu_s_with\":$rest_with,\"switches_with\":$switches_with,\"rss_with_mb\":$rss_with,\"burst\":$timer_burst,\"fired\":$got,$lateness,\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+    stop "$pid"
+    stop "$broker_pid"
+}
+
 began=$(date +%s)
 if wanted roundtrip; then round_trip_scenario; fi
 if wanted serving; then serving_scenario; fi
@@ -917,6 +1018,7 @@ if wanted hub; then hub_scenario; fi
 if wanted flap; then flap_scenario; fi
 if wanted soak; then soak_scenario; fi
 if wanted history; then history_scenario; fi
+if wanted timers; then timers_scenario; fi
 duration=$(($(date +%s) - began))
 log "done in ${duration}s"
 

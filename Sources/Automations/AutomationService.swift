@@ -91,7 +91,7 @@ package struct AutomationService: ChangeFollowingService {
         var firings = RecentFirings(limit: limit)
         let chains = loopGuard
         await withDiscardingTaskGroup { group in
-            var queues: [HomeID: AsyncStream<(TriggerID, Int)>.Continuation] = [:]
+            var queues: [HomeID: AsyncStream<(TriggerID, FiringCause, Int)>.Continuation] = [:]
             var crossings = ThresholdCrossings()
             var isFirst = true
             for await change in changes {
@@ -106,8 +106,15 @@ package struct AutomationService: ChangeFollowingService {
                 guard let home = change.homes.first(where: { $0.id == homeID }) else { continue }
                 let key = ValueKey(accessory: accessory, service: service, characteristic: type)
                 let crossed = crossings.report(key, value: value, in: home)
-                for trigger in home.triggers
-                where trigger.isFired(by: key, value: value) || crossed.contains(trigger.id) {
+                for trigger in home.triggers {
+                    let cause: FiringCause
+                    if trigger.isFired(by: key, value: value) {
+                        cause = .value(key, value)
+                    } else if crossed.contains(trigger.id), case .threshold(_, let range) = trigger.event {
+                        cause = .range(key, value, range)
+                    } else {
+                        continue
+                    }
                     // A firing whose conditions fail does nothing, and counts for neither guard.
                     if !trigger.conditions.isEmpty,
                         await !manager.conditionsHold(trigger.id, home: home.id, at: clock.now())
@@ -137,17 +144,18 @@ package struct AutomationService: ChangeFollowingService {
                         continue
                     }
                     if queues[home.id] == nil {
-                        let (queue, continuation) = AsyncStream.makeStream(of: (TriggerID, Int).self)
+                        let (queue, continuation) = AsyncStream.makeStream(of: (TriggerID, FiringCause, Int).self)
                         queues[home.id] = continuation
                         group.addTask { [manager, clock, homeID = home.id] in
-                            for await (id, serial) in queue {
-                                let firing = await manager.fireTrigger(id, home: homeID, at: clock.now())
+                            for await (id, cause, serial) in queue {
+                                let firing = await manager.fireTrigger(
+                                    id, home: homeID, cause: cause, at: clock.now())
                                 chains.finish(serial, at: .now)
                                 if let firing { Self.log(firing, logger: logger) }
                             }
                         }
                     }
-                    queues[home.id]?.yield((trigger.id, serial))
+                    queues[home.id]?.yield((trigger.id, cause, serial))
                 }
             }
             for queue in queues.values { queue.finish() }
@@ -171,8 +179,9 @@ package struct AutomationService: ChangeFollowingService {
             return
         }
         var problems: [String] = []
-        for (name, outcome) in firing.actionSets {
-            switch outcome {
+        for run in firing.actionSets {
+            let name = run.name
+            switch run.outcome {
             case .success(let results):
                 for case let error? in results.map(\.error) { problems.append("'\(name)': \(error.message)") }
             case .failure(let error):

@@ -117,7 +117,7 @@ actor SchedulePlanner: PlannedLoop {
                 logger.info(
                     "automation '\(entry.name)' runs its firing of \(latest.firing.slot), due while the hub was down",
                     metadata: ["home": "\(entry.home)"])
-                await fire(id, home: entry.home)
+                await fire(id, home: entry.home, cause: .catchUp(latest.firing))
             }
             plan[id]?.next = entry.firings?.nextFiring(after: now, following: latest.firing, in: entry.timeZone)
         }
@@ -185,7 +185,7 @@ actor SchedulePlanner: PlannedLoop {
                 guard let firing = entry.next, plan[id]?.next == firing else { continue }
                 plan[id]?.next = entry.firings?.nextFiring(after: now, following: firing, in: entry.timeZone)
                 await record(id, firing: firing)
-                await fire(id, home: entry.home)
+                await fire(id, home: entry.home, cause: .schedule(firing))
             }
             await tellNextFirings(Array(told.keys), now: now)
             if !due.isEmpty { continue }
@@ -276,8 +276,8 @@ actor SchedulePlanner: PlannedLoop {
         }
     }
 
-    private func fire(_ id: TriggerID, home: HomeID) async {
-        guard let firing = await manager.fireTrigger(id, home: home, at: clock.now()) else { return }
+    private func fire(_ id: TriggerID, home: HomeID, cause: FiringCause) async {
+        guard let firing = await manager.fireTrigger(id, home: home, cause: cause, at: clock.now()) else { return }
         AutomationService.log(firing, logger: logger)
     }
 }

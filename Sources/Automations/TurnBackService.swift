@@ -6,7 +6,7 @@ import Logging
 
 /// Returns what automations with a "turn back after" wrote to the values it had before them, when
 /// their wait is over (Apple Home's "Turn off after"). The manager stores each pending return when
-/// the automation fires (``HomeManager/fireTrigger(_:home:at:)``); this service waits on its clock
+/// the automation fires (``HomeManager/fireTrigger(_:home:cause:at:)``); this service waits on its clock
 /// for the earliest and writes it back. At start a return whose time passed while the hub was down
 /// happens at once; one still ahead, at its time. Each firing announced cuts the wait short, for a
 /// return that is new or moved. Its writes count as the automation's own in `loopGuard` (the

@@ -66,6 +66,9 @@ package struct Topics: Sendable, Hashable {
     }
 
     /// `B/$response/<account>`: answers for clients that gave no MQTT v5 response topic.
+    /// `B/$request/<account>/<operation>`: where `account` sends a request.
+    package func request(_ operation: String, account: String) -> String { "\(base)/$request/\(account)/\(operation)" }
+
     package func response(account: String) -> String { "\(responseRoot)/\(account)" }
     /// `B/$response`: every account's answers live below it.
     var responseRoot: String { "\(base)/$response" }

@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Foundation
 import HomeModel
 import Logging
 import TestSupport
@@ -86,8 +87,8 @@ struct AutomationServiceTests {
     ) async throws -> [String] {
         var fired: [String] = []
         for await event in events {
-            guard case .didFireTrigger(_, let id, let failed) = event else { continue }
-            #expect(failed == failing)
+            guard case .didFireTrigger(_, let id, let firing) = event else { continue }
+            #expect(firing.failedActions == failing)
             let name = try await home.home("Home", account: "alice").trigger(id)?.name ?? id.rawValue
             fired.append(name)
             if name == last { return fired }
@@ -250,7 +251,11 @@ struct AutomationServiceTests {
         let snapshot = try await home.manager.home("Home", account: "alice")
         let trigger = try #require(snapshot.triggers.first)
         #expect(trigger.actionSets.map { snapshot.actionSet($0)?.name } == ["Lamp On"])
-        let firing = try #require(await home.manager.fireTrigger(trigger.id, home: snapshot.id))
+        let firing = try #require(
+            await home.manager.fireTrigger(
+                trigger.id, home: snapshot.id,
+                cause: .scheduled(at: Date()))
+        )
         #expect(firing.actionSets.map(\.name) == ["Lamp On"])
         #expect(firing.failedActions == 0)
     }
@@ -309,9 +314,9 @@ struct AutomationServiceTests {
 
         // Then the cabin's automation fires while the press's still waits
         for await event in events {
-            guard case .didFireTrigger(let home, _, let failed) = event else { continue }
+            guard case .didFireTrigger(let home, _, let firing) = event else { continue }
             #expect(home == cabin, "the first firing is the cabin's")
-            #expect(failed == 0)
+            #expect(firing.failedActions == 0)
             break
         }
     }

@@ -46,7 +46,11 @@ struct TurnBackServiceTests {
     static func fire(_ manager: HomeManager, at date: Date, _ name: String = "Hall Light") async throws {
         let home = try await manager.home("Home", account: "alice")
         let trigger = try #require(home.triggers.first { $0.name == name })
-        _ = try #require(await manager.fireTrigger(trigger.id, home: home.id, at: date))
+        _ = try #require(
+            await manager.fireTrigger(
+                trigger.id, home: home.id,
+                cause: .scheduled(at: date),
+                at: date))
     }
 
     /// Runs the service from `from` (wall time) on a manual clock until `body` returns; with

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Schedules
 import Testing
 
 @testable import Gateway
@@ -30,6 +31,9 @@ struct EventMessageTests {
         let night = try #require(home.actionSets.first { $0.name == "Good Night" })
         let user = try #require(home.users.first)
         let service = try #require(lamp.services.first { $0.characteristics.contains { $0.type == .brightness } })
+        let onService = try #require(lamp.services.first { $0.characteristics.contains { $0.type == .on } })
+        let onKey = ValueKey(accessory: lamp.id, service: onService.id, characteristic: .on)
+        let lampOff = Action(accessory: lamp.id, service: onService.id, characteristic: .on, value: .bool(false))
         let start = #"{"event":"#
         let cases: [(HomeEvent, String)] = [
             (
@@ -82,8 +86,21 @@ struct EventMessageTests {
                 #""didUpdateTrigger","home":"Main House","trigger":"Lamp Watch","change":"enabled","enabled":true,"actionSets":["Good Night"],"active":true}"#
             ),
             (
-                .didFireTrigger(home: home.id, trigger: watch.id, failedActions: 1),
-                #""didFireTrigger","home":"Main House","trigger":"Lamp Watch","failedActions":1}"#
+                .didFireTrigger(
+                    home: home.id, trigger: watch.id,
+                    firing: TriggerFiring(
+                        trigger: "Lamp Watch", home: "Main House", cause: .value(onKey, .bool(true)),
+                        actionSets: [
+                            ActionSetRun(
+                                name: "Good Night",
+                                outcome: .success([
+                                    ActionResult(action: lampOff, error: nil),
+                                    ActionResult(
+                                        action: lampOff,
+                                        error: HomeError(.accessoryNotReachable, "The lamp is unreachable.")),
+                                ]))
+                        ])),
+                #""didFireTrigger","home":"Main House","trigger":"Lamp Watch","failedActions":1,"cause":{"kind":"value","accessory":"Floor Lamp","service":"\#(onService.name)","characteristic":"On","value":true},"actionSets":[{"actionSet":"Good Night","actions":[{"accessory":"Floor Lamp","service":"\#(onService.name)","characteristic":"On","value":false,"ok":true},{"accessory":"Floor Lamp","service":"\#(onService.name)","characteristic":"On","value":false,"ok":false,"code":"accessoryNotReachable","message":"The lamp is unreachable."}]}]}"#
             ),
             (
                 .didUpdateValueForCharacteristic(
@@ -149,6 +166,42 @@ struct EventMessageTests {
         )
         #expect(Rendering.layout(home).serialized.contains(#""name":"Lamp Watch","enabled":true,"active":false"#))
         #expect(Rendering.layout(home).serialized.contains(#""actionSets":[]}"#))
+    }
+
+    @Test("didFireTrigger says a range crossed, a schedule's slot, a catch-up, and an action set that could not run")
+    func firingCauses() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        var home = try await DemoFixture.mainHouse(in: manager)
+        home.location = try HomeLocation(latitude: 59.9, longitude: 10.7, timeZone: "Europe/Oslo")
+        let lamp = try #require(home.accessories.first { $0.name == "Floor Lamp" })
+        let service = try #require(lamp.services.first { $0.characteristics.contains { $0.type == .brightness } })
+        let key = ValueKey(accessory: lamp.id, service: service.id, characteristic: .brightness)
+        // 06:30 UTC is 07:30 in Oslo in winter.
+        let slot = try LocalDateTime(year: 2026, month: 12, day: 1, hour: 7, minute: 30)
+        let firing = Firing(instant: Date(timeIntervalSince1970: 1_796_106_600), slot: slot)
+        let due = #""slot":"2026-12-01T07:30","due":"2026-12-01T07:30:00+01:00""#
+        let cases: [(FiringCause, [ActionSetRun], String)] = [
+            (
+                .range(key, .int(80), try ThresholdRange(minimum: 75, maximum: nil)), [],
+                #"{"kind":"range","accessory":"Floor Lamp","service":"\#(service.name)","characteristic":"Brightness","value":80,"range":{"min":75}},"actionSets":[]"#
+            ),
+            (
+                .schedule(firing),
+                [ActionSetRun(name: "Gone", outcome: .failure(HomeError(.notFound, "No action set 'Gone'.")))],
+                #"{"kind":"schedule",\#(due)},"actionSets":[{"actionSet":"Gone","code":"notFound","message":"No action set 'Gone'."}]"#
+            ),
+            (.catchUp(firing), [], #"{"kind":"catchUp",\#(due)},"actionSets":[]"#),
+        ]
+        for (cause, runs, expected) in cases {
+            let event = HomeEvent.didFireTrigger(
+                home: home.id, trigger: TriggerID("t"),
+                firing: TriggerFiring(trigger: "Wake", home: "Main House", cause: cause, actionSets: runs))
+            let message = try #require(EventMessage(event, homes: [home], topics: Self.topics))
+            #expect(
+                Self.text(message)
+                    == #"{"event":"didFireTrigger","home":"Main House","failedActions":\#(runs.count),"cause":\#(expected)}"#
+            )
+        }
     }
 
     @Test("the manager's events go to B/$events; a primary home that is gone is null")

@@ -231,6 +231,55 @@ struct HomeAssistantMappingTests {
         await manager.shutdown()
     }
 
+    @Test("an automation is a switch when Home Assistant's account administers the home, and none for a guest")
+    func automationSwitches() async throws {
+        // Given an automation in the demo home, and Home Assistant as the owner's account
+        let (manager, _) = try await Self.demo()
+        try await manager.edit(
+            .addTrigger(
+                home: "Main House", name: "Bob's Watch",
+                characteristic: CharacteristicReference(
+                    accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on),
+                value: .bool(true), actionSets: ["Good Night"]), account: "owner")
+        let home = try await DemoFixture.mainHouse(in: manager)
+        let trigger = try #require(home.triggers.first)
+        let asOwner = HomeAssistantDiscovery(
+            discoveryPrefix: "homeassistant", nodeID: "hub", account: "owner", topics: Topics(), version: "1.0")
+
+        // Then its switch reads `$layout` and sends enableTrigger as that account
+        let switches = asOwner.configs(for: home).filter { $0.objectID.contains("_trigger_") }
+        let objectID = "\(home.id.rawValue)_trigger_\(trigger.id.rawValue)"
+        #expect(switches.map(\.topic) == ["homeassistant/switch/hub/\(objectID)/config"])
+        let config = try #require(switches.first).payload
+        #expect(config["name"] == .string("Bob's Watch"))
+        #expect(config["unique_id"] == .string("hub_\(objectID)"))
+        #expect(config["state_topic"] == .string("homegate/Main House/$layout"))
+        #expect(
+            config["value_template"]
+                == .string(
+                    #"{{ 'ON' if value_json.triggers | selectattr('name', 'eq', "Bob's Watch") | selectattr('enabled') | list else 'OFF' }}"#
+                ))
+        #expect(config["command_topic"] == .string("homegate/$request/owner/enableTrigger"))
+        #expect(config["device"]?["name"] == .string("Main House"))
+        // The state it reads: the automation's entry in $layout, by name, with enabled
+        #expect(Rendering.layout(home).serialized.contains(#"{"name":"Bob's Watch","enabled":true,"#))
+        // The command Home Assistant renders for OFF is the enableTrigger request that turns it off
+        let template = try #require(config["command_template"]?.stringValue)
+        let off = template.replacingOccurrences(of: "{{ 'true' if value == 'ON' else 'false' }}", with: "false")
+        #expect(
+            try Command.Request(operation: "enableTrigger", body: JSON.parse(off))
+                == .edit(.enableTrigger(home: "Main House", trigger: "Bob's Watch", enabled: false)))
+
+        // A rename keeps the entity; a guest's discovery (the demo's Home Assistant) has no switch
+        try await manager.edit(
+            .renameTrigger(home: "Main House", trigger: "Bob's Watch", name: "Lamp Watch"), account: "owner")
+        let renamed = asOwner.configs(for: try await DemoFixture.mainHouse(in: manager))
+        #expect(renamed.filter { $0.component == "switch" }.map(\.uniqueID).contains("hub_\(objectID)"))
+        #expect(Self.discovery.announces(home))
+        #expect(!Self.discovery.configs(for: home).contains { $0.objectID.contains("_trigger_") })
+        await manager.shutdown()
+    }
+
     @Test("a service no component fits is not announced, and is listed as unmapped")
     func unmappedService() {
         let odd = Service(

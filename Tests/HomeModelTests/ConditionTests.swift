@@ -64,10 +64,18 @@ struct ConditionTests {
         #expect(try await f.manager.conditionsHold(trigger.id, home: f.home().id, at: late))
         #expect(!(try await f.manager.conditionsHold(trigger.id, home: f.home().id, at: noon)))
         // A firing whose conditions fail runs nothing and says so
-        let firing = try #require(await f.manager.fireTrigger(trigger.id, home: try f.home().id, at: noon))
+        let firing = try #require(
+            await f.manager.fireTrigger(
+                trigger.id, home: try f.home().id,
+                cause: .scheduled(at: noon),
+                at: noon))
         #expect(firing.conditionsFailed && firing.actionSets.isEmpty)
         #expect(try await f.value("lamp", .on) == .bool(true))
-        let fired = try #require(await f.manager.fireTrigger(trigger.id, home: try f.home().id, at: late))
+        let fired = try #require(
+            await f.manager.fireTrigger(
+                trigger.id, home: try f.home().id,
+                cause: .scheduled(at: late),
+                at: late))
         #expect(!fired.conditionsFailed && fired.actionSets.count == 1)
         #expect(try await f.value("lamp", .on) == .bool(false))
     }

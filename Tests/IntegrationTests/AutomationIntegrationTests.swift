@@ -66,7 +66,17 @@ struct AutomationIntegrationTests {
 
                 // The first crossing: Warm's condition fails (brightness 10), so only Sentinel fires
                 try await zigbee.publishState("weather_sensor", Array(#"{"temperature":26.5}"#.utf8), retain: false)
-                #expect(try await Self.firings(until: "Sentinel", owner: owner) == ["Sentinel"])
+                let first = try await Self.firingEvents(until: "Sentinel", owner: owner)
+                #expect(first.map { $0["trigger"]?.stringValue } == ["Sentinel"])
+                // It says what set it off and what its action did
+                #expect(
+                    first.last?["cause"]?.serialized
+                        == #"{"kind":"range","accessory":"Weather","service":"Temperature","characteristic":"CurrentTemperature","value":26.5,"range":{"min":25}}"#
+                )
+                #expect(
+                    first.last?["actionSets"]?.serialized
+                        == #"[{"actionSet":"Lamp Half","actions":[{"accessory":"Floor Lamp","service":"Lightbulb","characteristic":"Brightness","value":50,"ok":true}]}]"#
+                )
                 try await owner.retained("\(Self.lamp)/Brightness", becomes: "50")
                 #expect(try await owner.retained("\(Self.lamp)/On") == "false")
 
@@ -82,13 +92,17 @@ struct AutomationIntegrationTests {
 
     /// The automations that fired (`didFireTrigger` on `$events`), in order, until `last` did.
     static func firings(until last: String, owner: Account) async throws -> [String] {
-        var fired: [String] = []
-        while fired.last != last {
+        try await firingEvents(until: last, owner: owner).map { $0["trigger"]?.stringValue ?? "?" }
+    }
+
+    /// The `didFireTrigger` events on `$events`, in order, until `last`'s.
+    static func firingEvents(until last: String, owner: Account) async throws -> [JSON] {
+        var fired: [JSON] = []
+        while fired.last?["trigger"]?.stringValue != last {
             let message = try await owner.inbox.next("\(last) firing") {
                 $0.topic == events && $0.payloadString?.contains(#""event":"didFireTrigger""#) == true
             }
-            let event = try JSON.parse(try #require(message.payloadString))
-            fired.append(event["trigger"]?.stringValue ?? "?")
+            fired.append(try JSON.parse(try #require(message.payloadString)))
         }
         return fired
     }

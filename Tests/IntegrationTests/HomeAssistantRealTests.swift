@@ -28,7 +28,10 @@ struct HomeAssistantRealTests {
                 "Home Assistant is not installed: run `make test` (scripts/install-home-assistant.sh; it needs Python 3.13)"
             )
         }
-        try await withGateway(homeAssistant: true, zigbee2mqtt: Self.devices, zigbee2mqttStates: false) { gateway in
+        // Home Assistant as the owner's account: the home's administrator, so it sees automations too.
+        try await withGateway(
+            homeAssistant: true, homeAssistantAccount: "owner", zigbee2mqtt: Self.devices, zigbee2mqttStates: false
+        ) { gateway in
             let zigbee = try #require(gateway.zigbee)
             try await withAccount("owner", to: gateway.broker) { owner in
                 // The recorded devices in Main House, their values not known yet
@@ -44,6 +47,12 @@ struct HomeAssistantRealTests {
                         }
                         return (id, "Living Room", name.capitalized)
                     })
+                // An automation, which Home Assistant shows as a switch
+                let watch = try await owner.request(
+                    "addTrigger",
+                    #"{"home":"Main House","name":"Lamp Watch","accessory":"Floor Lamp","service":"Lightbulb","characteristic":"On","value":true,"actionSets":["Good Night"]}"#
+                )
+                #expect(watch.isOK, "\(watch.serialized)")
                 // Each accessory's configs go out together: its identify button's says they are there.
                 for entry in entries where entry["manufacturer"]?.stringValue != "homegate" {
                     let id = try #require(entry["id"]?.stringValue)
@@ -92,6 +101,11 @@ struct HomeAssistantRealTests {
                         ] {
                             #expect(before[entity]?.stringValue == "unknown", "\(entity): \(before.serialized)")
                         }
+                        // The automation's switch, on as `$layout` says, with no warning of its templates
+                        let automation = before.objectMembers?.first {
+                            $0.key.hasPrefix("switch.") && $0.key.hasSuffix("lamp_watch")
+                        }
+                        #expect(automation?.value.stringValue == "on", "\(before.serialized)")
                         // Known all along: the demo's virtual devices
                         #expect(
                             before["sensor.hall_temperature"]?.stringValue.flatMap(Double.init) != nil,

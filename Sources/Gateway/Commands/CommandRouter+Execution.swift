@@ -57,13 +57,7 @@ extension CommandRouter {
         case .runActionSet(let homeName, let actionSet):
             let home = try await manager.home(homeName, account: account)
             let results = try await manager.executeActionSet(actionSet, home: home.name, account: account)
-            let outcomes = results.map { result in
-                let accessory = home.accessory(result.action.accessory)
-                return ActionOutcome(
-                    accessory: accessory?.name ?? result.action.accessory.rawValue,
-                    service: accessory?.service(result.action.service)?.name ?? result.action.service.rawValue,
-                    characteristic: result.action.characteristic.rawValue, error: result.error)
-            }
+            let outcomes = results.map { ActionOutcome($0, in: home) }
             let failures = outcomes.compactMap(\.error)
             if let first = failures.first {
                 throw HomeError(
@@ -282,17 +276,7 @@ extension CommandRouter {
                     ])
                 })
         case .actions(let outcomes):
-            return .array(
-                outcomes.map { outcome in
-                    var members: [(key: String, value: JSON)] = [
-                        ("accessory", .string(outcome.accessory)), ("service", .string(outcome.service)),
-                        ("characteristic", .string(outcome.characteristic)), ("ok", .bool(outcome.error == nil)),
-                    ]
-                    if let error = outcome.error {
-                        members += [("code", .string(error.code.name)), ("message", .string(error.message))]
-                    }
-                    return .object(members)
-                })
+            return .array(outcomes.map(\.json))
         case .history(.points(let points)):
             return .object([
                 ("resolution", .string(HistoryResolution.raw.rawValue)),

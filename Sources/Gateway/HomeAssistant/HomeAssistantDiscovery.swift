@@ -37,11 +37,12 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// names and devices it may not see, as entities it may not use.
     package func announces(_ home: Home) -> Bool { home.isMember(account) }
 
-    /// The discovery configs of one home: its accessories' entities and its action sets as scenes;
-    /// none for a home Home Assistant's account is no user of.
+    /// The discovery configs of one home: its accessories' entities, its action sets as scenes and,
+    /// for a home Home Assistant's account administers, its automations as switches; none for a home
+    /// Home Assistant's account is no user of.
     package func configs(for home: Home) -> [DiscoveryConfig] {
         guard announces(home) else { return [] }
-        return home.accessories.flatMap { configs(for: $0, in: home) } + home.actionSets.map { scene($0, in: home) }
+        return home.accessories.flatMap { configs(for: $0, in: home) } + homeConfigs(for: home)
     }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).
@@ -74,9 +75,14 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         announces(home) ? configs(for: accessory, in: home) : []
     }
 
-    /// The home's action sets as scenes; none for a home Home Assistant does not see.
-    func sceneConfigs(for home: Home) -> [DiscoveryConfig] {
-        announces(home) ? home.actionSets.map { scene($0, in: home) } : []
+    /// The home's own entities: its action sets as scenes, and its automations as switches when Home
+    /// Assistant's account is the home's administrator (only an administrator may turn one on or off;
+    /// a guest would see switches that only fail). None for a home Home Assistant does not see.
+    func homeConfigs(for home: Home) -> [DiscoveryConfig] {
+        guard announces(home) else { return [] }
+        let scenes = home.actionSets.map { scene($0, in: home) }
+        guard home.role(of: account) == .administrator else { return scenes }
+        return scenes + home.triggers.map { automationSwitch($0, in: home) }
     }
 
     private func configs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
@@ -168,21 +174,54 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             ("command_topic", .string(topics.runActionSet(home: home.name, actionSet: actionSet.name) + "/\(account)")),
             ("payload_on", .string("ON")),
             ("availability", .array([availability(topics.status, available: "online", notAvailable: "offline")])),
-            (
-                "device",
-                .object([
-                    ("identifiers", .array([.string("\(nodeID)_home_\(home.id.rawValue)")])),
-                    ("name", .string(home.name)),
-                    ("manufacturer", .string("homegate")),
-                    ("model", .string("Home")),
-                ])
-            ),
+            ("device", homeDevice(home)),
             ("origin", origin),
             ("qos", .integer(1)),
         ])
         return DiscoveryConfig(
             component: "scene", objectID: objectID, uniqueID: uniqueID,
             topic: "\(discoveryPrefix)/scene/\(nodeID)/\(objectID)/config", payload: payload)
+    }
+
+    /// An automation's on/off as a switch of the home's device: its state read from `$layout`'s
+    /// `enabled`, its command an `enableTrigger` request as Home Assistant's account. Keyed by the
+    /// automation's id, so a rename keeps the entity.
+    private func automationSwitch(_ trigger: Trigger, in home: Home) -> DiscoveryConfig {
+        let objectID = objectID(home.id.rawValue, "trigger", trigger.id.rawValue)
+        let uniqueID = "\(nodeID)_\(objectID)"
+        // A JSON string is a Jinja string too: the names go into both templates quoted as JSON.
+        func quoted(_ text: String) -> String {
+            var bytes: [UInt8] = []
+            JSON.writeString(text, to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let (homeText, nameText) = (quoted(home.name), quoted(trigger.name))
+        let payload = JSON.object([
+            ("name", .string(trigger.name)),
+            ("unique_id", .string(uniqueID)),
+            ("icon", .string("mdi:robot")),
+            ("state_topic", .string(topics.layout(home: home.name))),
+            (
+                "value_template",
+                .string(
+                    "{{ 'ON' if value_json.triggers | selectattr('name', 'eq', \(nameText)) | selectattr('enabled') | list else 'OFF' }}"
+                )
+            ),
+            ("command_topic", .string(topics.request("enableTrigger", account: account))),
+            (
+                "command_template",
+                .string(
+                    #"{"home":\#(homeText),"trigger":\#(nameText),"enabled":{{ 'true' if value == 'ON' else 'false' }} }"#
+                )
+            ),
+            ("availability", .array([availability(topics.status, available: "online", notAvailable: "offline")])),
+            ("device", homeDevice(home)),
+            ("origin", origin),
+            ("qos", .integer(1)),
+        ])
+        return DiscoveryConfig(
+            component: "switch", objectID: objectID, uniqueID: uniqueID,
+            topic: "\(discoveryPrefix)/switch/\(nodeID)/\(objectID)/config", payload: payload)
     }
 
     private func availability(_ topic: String, available: String, notAvailable: String) -> JSON {
@@ -206,6 +245,16 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         if !place.isDefaultRoom { members.append(("suggested_area", .string(place.room))) }
         if let bridge = accessory.bridge { members.append(("via_device", .string(deviceIdentifier(bridge)))) }
         return .object(members)
+    }
+
+    /// The home as a device of its own: its scenes and automations belong to it.
+    private func homeDevice(_ home: Home) -> JSON {
+        .object([
+            ("identifiers", .array([.string("\(nodeID)_home_\(home.id.rawValue)")])),
+            ("name", .string(home.name)),
+            ("manufacturer", .string("homegate")),
+            ("model", .string("Home")),
+        ])
     }
 
     private func deviceIdentifier(_ accessory: AccessoryID) -> String { "\(nodeID)_\(accessory.rawValue)" }

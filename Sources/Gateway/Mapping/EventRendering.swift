@@ -38,8 +38,13 @@ package struct EventMessage: Sendable, Equatable {
         switch event {
         case .didUpdateValueForCharacteristic(_, _, _, _, let value): members.add("value", Rendering.value(value))
         case .accessoryDidUpdateReachability(_, _, let isReachable): members.add("reachable", .bool(isReachable))
-        case .didExecuteActionSet(_, _, let failed), .didFireTrigger(_, _, let failed):
-            members.add("failedActions", .integer(failed))
+        case .didExecuteActionSet(_, _, let failed): members.add("failedActions", .integer(failed))
+        case .didFireTrigger(let homeID, _, let firing):
+            members.add("failedActions", .integer(firing.failedActions))
+            if let snapshot = home(homeID) {
+                members.add("cause", FiringRendering.cause(firing.cause, in: snapshot))
+                members.add("actionSets", FiringRendering.actionSets(firing.actionSets, in: snapshot))
+            }
         case .didUpdateTrigger(let homeID, let id, let change):
             members.add("change", change.rawValue)
             if let snapshot = home(homeID), let trigger = snapshot.trigger(id) {

@@ -76,7 +76,7 @@ package struct RetainedView: Sendable, Equatable {
         [topics.homes: Rendering.homes(homes).bytes, topics.discovered: Rendering.discovered(discovered).bytes]
     }
 
-    /// A home's `$layout` and its action sets as Home Assistant scenes.
+    /// A home's `$layout`, and its action sets and automations as Home Assistant scenes and switches.
     static func homePayloads(
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
@@ -96,7 +96,7 @@ package struct RetainedView: Sendable, Equatable {
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery?, layout: [UInt8]
     ) -> [String: [UInt8]] {
         var payloads = [topics.layout(home: home.name): layout]
-        for config in homeAssistant?.sceneConfigs(for: home) ?? [] { payloads[config.topic] = config.payload.bytes }
+        for config in homeAssistant?.homeConfigs(for: home) ?? [] { payloads[config.topic] = config.payload.bytes }
         return payloads
     }
 

@@ -68,13 +68,13 @@ package enum HistorySelection {
                         home: homeID, time: time, kind: .actionSet, accessory: nil, subject: name,
                         detail: ran(failed)))
             ]
-        case .didFireTrigger(let homeID, let trigger, let failed):
+        case .didFireTrigger(let homeID, let trigger, let firing):
             let name = change.homes.first { $0.id == homeID }?.trigger(trigger)?.name ?? trigger.rawValue
             return [
                 .event(
                     TimelineEvent(
                         home: homeID, time: time, kind: .automation, accessory: nil, subject: name,
-                        detail: ran(failed)))
+                        detail: ran(firing.failedActions)))
             ]
         default:
             return []

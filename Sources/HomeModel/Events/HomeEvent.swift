@@ -53,9 +53,9 @@ package enum HomeEvent: Sendable, Hashable {
     case didUpdateNameForTrigger(home: HomeID, trigger: TriggerID, oldName: String, name: String)
     /// An automation was turned on or off, or lost an action set that was removed: `change` says which.
     case didUpdateTrigger(home: HomeID, trigger: TriggerID, change: TriggerChange)
-    /// An automation fired: its characteristic took the value it waits for, and it ran its action
-    /// sets; `failedActions` counts their actions that did not succeed.
-    case didFireTrigger(home: HomeID, trigger: TriggerID, failedActions: Int)
+    /// An automation fired and ran its action sets: `firing` says what set it off and what each
+    /// action did (``TriggerFiring/failedActions`` counts those that did not succeed).
+    case didFireTrigger(home: HomeID, trigger: TriggerID, firing: TriggerFiring)
 
     case accessoryDidUpdateReachability(home: HomeID, accessory: AccessoryID, isReachable: Bool)
     case didUpdateValueForCharacteristic(

@@ -38,7 +38,8 @@ extension HomeManager {
     }
 
     /// Fires an automation: runs its action sets one after another, as the home's administrator
-    /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:failedActions:)``.
+    /// would run them, and announces ``HomeEvent/didFireTrigger(home:trigger:firing:)`` with
+    /// `cause`, what set it off.
     /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
     /// off or removed while it runs runs no further action set. One whose conditions do not hold at
     /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``).
@@ -47,12 +48,16 @@ extension HomeManager {
     /// action sets' characteristics had before it ran, due `now` plus the duration (a pending one
     /// keeps its values, from before the first firing, and moves to the new due time). One that
     /// executes once is then turned off, as an administrator would, with its event.
-    package func fireTrigger(_ id: TriggerID, home homeID: HomeID, at now: Date = Date()) async -> TriggerFiring? {
+    package func fireTrigger(_ id: TriggerID, home homeID: HomeID, cause: FiringCause, at now: Date = Date()) async
+        -> TriggerFiring?
+    {
         guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
             return nil
         }
         guard trigger.conditionsHold(in: home, at: now) else {
-            return TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [], conditionsFailed: true)
+            var firing = TriggerFiring(trigger: trigger.name, home: home.name, cause: cause)
+            firing.conditionsFailed = true
+            return firing
         }
         var before: [Action] = []
         if trigger.options.turnBackAfter != nil {
@@ -67,7 +72,7 @@ extension HomeManager {
                         value: value))
             }
         }
-        var firing = TriggerFiring(trigger: trigger.name, home: home.name, actionSets: [])
+        var firing = TriggerFiring(trigger: trigger.name, home: home.name, cause: cause)
         for actionSetID in trigger.actionSets {
             // Looked up again for each: an earlier action set's writes give the actor away, and the
             // home may be renamed, or the automation turned off, meanwhile.
@@ -78,15 +83,15 @@ extension HomeManager {
             do throws(HomeError) {
                 let results = try await executeActionSet(
                     actionSet.name, home: current.name, account: administrator.account)
-                firing.actionSets.append((actionSet.name, .success(results)))
+                firing.actionSets.append(ActionSetRun(name: actionSet.name, outcome: .success(results)))
             } catch {
-                firing.actionSets.append((actionSet.name, .failure(error)))
+                firing.actionSets.append(ActionSetRun(name: actionSet.name, outcome: .failure(error)))
             }
         }
         if let duration = trigger.options.turnBackAfter {
             await storeTurnBack(of: id, home: homeID, values: before, due: now + Double(duration.components.seconds))
         }
-        store.publish([.didFireTrigger(home: homeID, trigger: id, failedActions: firing.failedActions)])
+        store.publish([.didFireTrigger(home: homeID, trigger: id, firing: firing)])
         if trigger.options.executeOnce, let current = store.currentHome(homeID),
             let administrator = current.users.first(where: { $0.role == .administrator }),
             let name = current.trigger(id)?.name

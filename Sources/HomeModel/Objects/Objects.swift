@@ -43,6 +43,8 @@ package struct Home: Sendable, Hashable, Identifiable {
     package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
     /// Whether `account` is a user of this home (the account itself stays inside the model).
     package func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
+    /// `account`'s role in this home; nil when it is no user of it.
+    package func role(of account: String) -> Role? { users.first { $0.account == account }?.role }
 }
 
 /// A room. It belongs to one home.
@@ -361,22 +363,43 @@ package struct PendingTurnBack: Sendable, Hashable {
     package static func isKept(by trigger: Trigger) -> Bool { trigger.isEnabled || trigger.options.executeOnce }
 }
 
-/// What one firing of an automation did: each action set's results, or why it could not run.
-package struct TriggerFiring: Sendable {
+/// What one firing of an automation did: what set it off, each action set's results, or why it
+/// could not run. ``HomeEvent/didFireTrigger(home:trigger:firing:)`` carries it, so `$events` can say it.
+package struct TriggerFiring: Sendable, Hashable {
     package let trigger: String
     package let home: String
-    package var actionSets: [(name: String, outcome: Result<[ActionResult], HomeError>)]
+    package let cause: FiringCause
+    package var actionSets: [ActionSetRun]
     /// Its conditions did not hold: nothing ran.
     package var conditionsFailed = false
 
+    package init(trigger: String, home: String, cause: FiringCause, actionSets: [ActionSetRun] = []) {
+        self.trigger = trigger
+        self.home = home
+        self.cause = cause
+        self.actionSets = actionSets
+    }
+
     /// The actions that did not succeed; an action set that could not run at all counts as one.
     package var failedActions: Int {
-        actionSets.reduce(0) { count, entry in
-            switch entry.outcome {
+        actionSets.reduce(0) { count, run in
+            switch run.outcome {
             case .success(let results): count + results.count { !$0.succeeded }
             case .failure: count + 1
             }
         }
+    }
+}
+
+/// One action set an automation ran: its name then, and each action's result, or why it could
+/// not run at all.
+package struct ActionSetRun: Sendable, Hashable {
+    package let name: String
+    package let outcome: Result<[ActionResult], HomeError>
+
+    package init(name: String, outcome: Result<[ActionResult], HomeError>) {
+        self.name = name
+        self.outcome = outcome
     }
 }
 

@@ -28,6 +28,18 @@ package enum TriggerEvent: Sendable, Hashable {
     }
 }
 
+/// What set an automation off, for `$events` and the log.
+package enum FiringCause: Sendable, Hashable {
+    /// The characteristic reported the value its event waits for (any value, for an event with none).
+    case value(ValueKey, CharacteristicValue)
+    /// A numeric characteristic's value crossed into the event's range.
+    case range(ValueKey, CharacteristicValue, ThresholdRange)
+    /// Its schedule came due: the slot it fired for, and the instant that slot fell on.
+    case schedule(Firing)
+    /// A firing that came due while the hub was down, run at start within the grace.
+    case catchUp(Firing)
+}
+
 /// The values a threshold event waits for: from `minimum` to `maximum`, both included; a bound
 /// left out is open (`minimum` alone: "at or above").
 package struct ThresholdRange: Sendable, Hashable {

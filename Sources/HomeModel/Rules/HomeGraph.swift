@@ -54,9 +54,7 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
-    func role(of account: String, in home: Home) -> Role? {
-        home.users.first { $0.account == account }?.role
-    }
+    func role(of account: String, in home: Home) -> Role? { home.role(of: account) }
 
     /// Where an accessory is, in whichever home holds it.
     /// Where `accessory` is: every value a device reports and every request looks it up, so an index

@@ -122,6 +122,7 @@ func withGateway<T>(
     gatewayAccount: String? = nil,
     dynamicSecurity: Bool = false,
     homeAssistant: Bool = false,
+    homeAssistantAccount: String = "homeassistant",
     tick: Duration = .seconds(1),
     driverTimeout: Duration = .seconds(30),
     rateLimit: RateLimit? = .standard,
@@ -188,7 +189,7 @@ func withGateway<T>(
         let discovery =
             homeAssistant
             ? HomeAssistantDiscovery(
-                discoveryPrefix: "homeassistant", nodeID: "homegate", account: "homeassistant", topics: topics,
+                discoveryPrefix: "homeassistant", nodeID: "homegate", account: homeAssistantAccount, topics: topics,
                 version: HealthService.version) : nil
         let keeper =
             dynamicSecurity
