@@ -1,6 +1,6 @@
-import Foundation
 import AsyncMailbox
 import Execution
+import Foundation
 import HomeModel
 import Logging
 import ServiceLifecycle
