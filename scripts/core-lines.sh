@@ -48,9 +48,15 @@ Sources/HomeModel/Persistence/HomeDatabase+Schedules.swift 49
 Sources/HomeModel/Persistence/HomeDatabase+TurnBack.swift 49
 Sources/HomeModel/Persistence/ScheduleJSON.swift        49
 Sources/Gateway/Commands/ScheduleFields.swift           49
+Sources/Automations/ThresholdCrossings.swift            49
+Sources/Gateway/Commands/TriggerFields.swift            49
+Sources/Gateway/Mapping/FiringRendering.swift           49
+Sources/HomeModel/Objects/TriggerCondition.swift        49
+Sources/Web/Pages+Automations.swift                     49
 Sources/History                                         51
 Sources/Web/HistoryChart.swift                          51
 Sources/Web/HistoryRoutes.swift                         51
+Sources/homegate/BenchHistory.swift                     51
 Sources/Gateway/Commands/RequestLedger.swift            52
 "
 
