@@ -37,16 +37,27 @@ package enum LoopbackPort {
 
     /// True when a TCP connection to 127.0.0.1:`port` succeeds.
     package static func isListening(_ port: Int) -> Bool {
+        guard let fd = try? connect(port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A blocking TCP socket connected to 127.0.0.1:`port`, for a test's raw client.
+    package static func connect(_ port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        return connected == 0
+        guard connected == 0 else {
+            let problem = String(cString: strerror(errno))
+            close(fd)
+            throw BrokerError("cannot connect to 127.0.0.1:\(port): \(problem)")
+        }
+        return fd
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

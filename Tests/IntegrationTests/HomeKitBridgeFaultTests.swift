@@ -1,3 +1,4 @@
+import Broker
 import Execution
 import Foundation
 import HAP
@@ -803,23 +804,10 @@ extension HomeBridge {
 /// unpaired `/identify`.
 private enum RawConnection {
     static func open(_ port: Int) throws -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let descriptor = try LoopbackPort.connect(port)
         // A bridge that stops answering must not hold the test: reads give up after a minute.
         var limit = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw TimedOut("cannot connect to 127.0.0.1:\(port): errno \(errno)")
-        }
         return descriptor
     }
 

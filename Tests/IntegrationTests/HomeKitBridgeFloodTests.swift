@@ -75,20 +75,7 @@ private final class Flood: Sendable {
     private let failed = Mutex<String?>(nil)
 
     init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw TimedOut("could not connect to the bridge: errno \(errno)")
-        }
+        descriptor = try LoopbackPort.connect(port)
         let request = Array(String(repeating: "GET /accessories HTTP/1.1\r\nHost: bridge\r\n\r\n", count: 32).utf8)
         let writer = Thread { [self] in
             while !stopped.load(ordering: .relaxed) {

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Gateway
 import HTTPTypes
@@ -1039,17 +1040,7 @@ final class RawConnection: Sendable {
     let socket: Int32
 
     init(port: Int) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard socket >= 0, connected == 0 else { throw WebTestError("could not connect to port \(port)") }
+        socket = try LoopbackPort.connect(port)
     }
 
     func send(_ text: String) {
