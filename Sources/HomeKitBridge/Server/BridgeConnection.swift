@@ -126,6 +126,14 @@ final class BridgeConnection: @unchecked Sendable {
     /// (closed by the peer, bytes that are not HTTP, a frame that fails authentication, a body over
     /// the limit).
     private func read() -> Int32 {
+        // Called while a request is unanswered only for a hang-up or an error (poll was not asked
+        // for input): look without taking anything, so a controller gone mid-write ends the
+        // connection now, instead of poll reporting it again and again until the answer.
+        if unanswered > 0 {
+            var byte: UInt8 = 0
+            let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ? 1 : 0
+        }
         var buffer = [UInt8](repeating: 0, count: 16_384)
         for _ in 0..<4 where unanswered == 0 {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
