@@ -175,15 +175,18 @@ struct DroppingSpell {
 
 /// The time of each series' last point: changes taken together (a batch, or two reports of one
 /// millisecond) would share a millisecond, and a point of the same series and millisecond replaces
-/// the one before it. A point no later than its series' last is moved to the millisecond after it,
-/// so that every change is kept, in order.
+/// the one before it. A point no later than its series' last, by less than a second, is moved to the
+/// millisecond after it, so that every change is kept, in order; one a second or more earlier (the
+/// system clock was set back) keeps its own time.
 struct LastPointTimes {
     private var times: [SeriesKey: Date] = [:]
 
     mutating func spaced(_ entry: HistoryEntry) -> HistoryEntry {
         guard case .point(let series, let point) = entry else { return entry }
         var time = point.time
-        if let last = times[series], time.historyMilliseconds <= last.historyMilliseconds {
+        if let last = times[series], time.historyMilliseconds <= last.historyMilliseconds,
+            last.historyMilliseconds - time.historyMilliseconds < 1_000
+        {
             time = Date(historyMilliseconds: last.historyMilliseconds + 1)
         }
         times[series] = time

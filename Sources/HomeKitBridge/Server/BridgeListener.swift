@@ -87,7 +87,11 @@ package final class BridgeListener: Sendable {
                         close(client)
                         continue
                     }
-                    counts.refusing.store(false, ordering: .relaxed)
+                    // Said again only after the connections fell well below the limit, not each
+                    // time one ends and the next is taken at the limit.
+                    if counts.open.load(ordering: .relaxed) < Self.maximumConnections / 2 {
+                        counts.refusing.store(false, ordering: .relaxed)
+                    }
                     _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     var one: Int32 = 1
