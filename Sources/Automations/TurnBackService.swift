@@ -49,7 +49,8 @@ actor TurnBackWaiter: PlannedLoop {
     private let logger: Logger
     /// The wait for the earliest return, which a firing cuts short.
     private let alarm: DeadlineTimer<AnyClock>.Alarm
-    /// The returns done in this run, by trigger and due time: one whose removal failed is not repeated.
+    /// The returns done in this run whose rows are still stored, by trigger and due time: one whose
+    /// removal failed is not repeated.
     private var done: Set<String> = []
 
     init(manager: HomeManager, clock: ScheduleClock, loopGuard: FiringChains, logger: Logger) {
@@ -71,7 +72,10 @@ actor TurnBackWaiter: PlannedLoop {
             let now = clock.now()
             var pending: [PendingTurnBack] = []
             do {
-                pending = try manager.pendingTurnBacks().filter { !done.contains(Self.key($0)) }
+                let stored = try manager.pendingTurnBacks()
+                // Only a done return whose row is still stored (its removal failed) is remembered.
+                done.formIntersection(stored.map(Self.key))
+                pending = stored.filter { !done.contains(Self.key($0)) }
             } catch {
                 logger.error("the pending turn-backs could not be read", metadata: ["error": "\(error)"])
             }
