@@ -10,7 +10,7 @@ import VirtualDevices
 
 /// The automation service on a real manager: a button the test presses (as zigbee2mqtt's driver
 /// reports a press) and a virtual lamp its automations switch.
-@Suite("Automations", .timeLimit(.minutes(1)))
+@Suite("Automations", .timeLimit(.minutes(5)))
 struct AutomationServiceTests {
     static let press = CharacteristicReference(
         accessory: "Button", service: "Button", characteristic: .programmableSwitchEvent)

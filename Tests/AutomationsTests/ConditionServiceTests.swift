@@ -9,7 +9,7 @@ import Testing
 
 /// Conditions as the automation service meets them: judged on its injected clock when the event
 /// fires; a firing whose conditions fail does nothing and is not counted by the guards.
-@Suite("Conditions in the service", .timeLimit(.minutes(1)))
+@Suite("Conditions in the service", .timeLimit(.minutes(5)))
 struct ConditionServiceTests {
     @Test("a press outside the time window runs nothing and uses none of the firing limit; inside it runs")
     func timeWindow() async throws {

@@ -12,7 +12,7 @@ import VirtualDevices
 /// The schedule service on a real manager and a virtual lamp, on a clock the test moves: a time of
 /// day fires at its minute, a restart runs what came due within the grace and logs the rest as
 /// missed, a sunrise fires at Oslo's.
-@Suite("Schedules", .timeLimit(.minutes(1)))
+@Suite("Schedules", .timeLimit(.minutes(5)))
 struct ScheduleServiceTests {
     static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
     static let berlin = try! HomeLocation(latitude: 52.52, longitude: 13.405, timeZone: "Europe/Berlin")

@@ -9,7 +9,7 @@ import VirtualDevices
 
 /// Threshold-range automations: a sensor the test reports (as a driver would) crossing into a
 /// range, staying in it, and being inside already at start.
-@Suite("Threshold automations", .timeLimit(.minutes(1)))
+@Suite("Threshold automations", .timeLimit(.minutes(5)))
 struct ThresholdTriggerTests {
     static let temperature = CharacteristicReference(
         accessory: "Sensor", service: "Temperature", characteristic: .currentTemperature)

@@ -11,7 +11,7 @@ import VirtualDevices
 /// "Turn back after" on a real manager, a virtual lamp and a clock the test moves: the lamp an
 /// automation turned on is off again at its time, a new firing restarts the wait, and a return
 /// pending across a restart happens at its time, or at once when its time passed while down.
-@Suite("Turn back after", .timeLimit(.minutes(1)))
+@Suite("Turn back after", .timeLimit(.minutes(5)))
 struct TurnBackServiceTests {
     static let lampOn = CharacteristicReference(accessory: "Lamp", service: "Lightbulb", characteristic: .on)
     static let start = try! Date("2026-03-02T07:00:00Z", strategy: .iso8601)

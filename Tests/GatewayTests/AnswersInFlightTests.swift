@@ -3,7 +3,7 @@ import Testing
 
 @testable import Gateway
 
-@Suite("AnswersInFlight: access changes wait for the answers under way", .timeLimit(.minutes(1)))
+@Suite("AnswersInFlight: access changes wait for the answers under way", .timeLimit(.minutes(5)))
 struct AnswersInFlightTests {
     final class Log: Sendable {
         private let entries = Mutex<[String]>([])

@@ -5,7 +5,7 @@ import ServiceLifecycle
 import Testing
 import VirtualDevices
 
-@Suite("DriverService: a driver lives as long as the gateway's service group", .timeLimit(.minutes(1)))
+@Suite("DriverService: a driver lives as long as the gateway's service group", .timeLimit(.minutes(5)))
 struct DriverServiceTests {
     /// Stops the driver at once, as zigbee2mqtt's client does when the group stops it before its
     /// driver, lets the driver's service see its updates end, then says so.

@@ -8,7 +8,7 @@ import Testing
 
 /// A request with an `id` runs at most once within the window (issue 52): QoS 1 is "at least once",
 /// and a copy resent across a bridge is a new message to the hub.
-@Suite("Requests run once", .timeLimit(.minutes(1)))
+@Suite("Requests run once", .timeLimit(.minutes(5)))
 struct RequestLedgerTests {
     static func request(_ operation: String, _ body: String, account: String = "owner") -> MQTTMessage {
         MQTTMessage(topic: "homegate/$request/\(account)/\(operation)", payload: Array(body.utf8))

@@ -12,7 +12,7 @@ import Testing
 
 /// The recorder on a real manager fed by a driver the test reports through: what it keeps, and
 /// that a slow or failing writer costs history, never the model's values.
-@Suite("History recorder", .timeLimit(.minutes(1)))
+@Suite("History recorder", .timeLimit(.minutes(5)))
 struct HistoryRecorderTests {
     static let sensor = ValueKey(accessory: "sensor", service: "main", characteristic: .currentTemperature)
 

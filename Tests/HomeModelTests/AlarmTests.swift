@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The timer's alarm, the schedule and turn-back services' wait, on a clock the test moves.
-@Suite("DeadlineTimer.Alarm: a wait a change of plan cuts short", .timeLimit(.minutes(1)))
+@Suite("DeadlineTimer.Alarm: a wait a change of plan cuts short", .timeLimit(.minutes(5)))
 struct AlarmTests {
     /// An alarm on a timer of a manual clock.
     struct Fixture {

@@ -5,7 +5,7 @@ import Testing
 @testable import HomeModel
 
 /// A press is an event, not a state: every one is passed on, none is kept in the model or the file.
-@Suite("Button presses", .timeLimit(.minutes(1)))
+@Suite("Button presses", .timeLimit(.minutes(5)))
 struct ButtonEventTests {
     /// One button, found with its last press (old news).
     static let button = ReportingDriver.button(press: .int(2))

@@ -37,7 +37,7 @@ struct GroupCommitTests {
 
     @Test(
         "values a refused write left over reach the file once it takes writes again, with no other report or change",
-        .timeLimit(.minutes(1)), arguments: [Duration.milliseconds(100), .zero])
+        .timeLimit(.minutes(5)), arguments: [Duration.milliseconds(100), .zero])
     func retried(window: Duration) async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
@@ -60,7 +60,7 @@ struct GroupCommitTests {
         }
     }
 
-    @Test("a layout change saved after a failed group commit ends the retry's wait", .timeLimit(.minutes(1)))
+    @Test("a layout change saved after a failed group commit ends the retry's wait", .timeLimit(.minutes(5)))
     func layoutEndsRetry() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
@@ -81,7 +81,7 @@ struct GroupCommitTests {
         }
     }
 
-    @Test("shutdown writes the values of a group commit that failed", .timeLimit(.minutes(1)))
+    @Test("shutdown writes the values of a group commit that failed", .timeLimit(.minutes(5)))
     func shutdownWritesFailed() async throws {
         try await withTemporaryDirectory { directory in
             let path = "\(directory)/home.sqlite"
@@ -136,7 +136,7 @@ struct GroupCommitTests {
 
     @Test(
         "while a layout change is being written the manager serves reports and reads, and keeps the reports",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func layoutSaveAwaited() async throws {
         try await withTemporaryDirectory { directory in
             let (manager, database, sensor) = try await Self.sensorHome(at: "\(directory)/home.sqlite")
@@ -169,7 +169,7 @@ struct GroupCommitTests {
 
     @Test(
         "an accessory lost while the edit that adds it is being written is in the home unreachable",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func lostWhileBeingAdded() async throws {
         try await withTemporaryDirectory { directory in
             let database = try HomeDatabase.open(atPath: "\(directory)/home.sqlite")

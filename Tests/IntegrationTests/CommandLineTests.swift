@@ -7,7 +7,7 @@ import Testing
 import VirtualDevices
 
 /// The subcommands that read a config and the database: what a user sees, and the exit codes.
-@Suite("homegate check-config, acl and topics", .timeLimit(.minutes(2)))
+@Suite("homegate check-config, acl and topics", .timeLimit(.minutes(5)))
 struct CommandLineTests {
     /// Runs homegate with `arguments`; returns its exit status and everything it printed.
     private func homegate(_ arguments: [String], in directory: String) async throws -> (status: Int32, output: String) {

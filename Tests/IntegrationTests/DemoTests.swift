@@ -13,7 +13,7 @@ import Testing
 #endif
 
 /// `homegate demo` as a whole: its broker enforces the access rules generated from the demo home.
-@Suite("homegate demo with access rules", .timeLimit(.minutes(2)))
+@Suite("homegate demo with access rules", .timeLimit(.minutes(5)))
 struct DemoTests {
     /// Runs `homegate demo` on a free port until `body` is done, then stops it gracefully.
     private func withDemo(_ body: (_ port: Int) async throws -> Void) async throws {

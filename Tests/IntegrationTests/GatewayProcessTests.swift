@@ -44,7 +44,7 @@ func homegateExecutable() throws -> String {
     return found
 }
 
-@Suite("The homegate process and its availability", .timeLimit(.minutes(2)))
+@Suite("The homegate process and its availability", .timeLimit(.minutes(5)))
 struct GatewayProcessTests {
     /// Starts `homegate run` against `broker` and waits until it announced itself online.
     private func startGateway(

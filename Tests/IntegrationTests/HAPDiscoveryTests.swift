@@ -6,7 +6,7 @@ import Testing
 /// mDNS for real: an avahi-daemon of the test's own in a private network namespace, an accessory
 /// published with avahi-publish, and HAPBrowser (the hap-browse executable) seeing it come, change and
 /// go (scripts/mdns-test.sh). Root only, as CI runs.
-@Suite("HomeKit discovery over mDNS through Avahi", .timeLimit(.minutes(2)))
+@Suite("HomeKit discovery over mDNS through Avahi", .timeLimit(.minutes(5)))
 struct HAPDiscoveryTests {
     @Test("found with its TXT record (id, ci, sf, c#), a record without id skipped, removed, found again")
     func browse() async throws {

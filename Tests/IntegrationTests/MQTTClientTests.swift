@@ -5,7 +5,7 @@ import MQTT
 import TestSupport
 import Testing
 
-@Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(2)))
+@Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(5)))
 struct MQTTClientTests {
     /// Which thread serves a client's connection (its own, or an event loop it shares with tasks),
     /// over plain TCP or TLS.

@@ -12,7 +12,7 @@ import Testing
 
 /// The client where brokers are unkind: limits, rivals for its client id, silence, old protocol
 /// versions, several brokers, packets MQTT forbids. Each test fails without the behaviour it names.
-@Suite("MQTT client against limits, silence and several brokers", .timeLimit(.minutes(2)))
+@Suite("MQTT client against limits, silence and several brokers", .timeLimit(.minutes(5)))
 struct MQTTResilienceTests {
     @Test(
         "a broker that accepts and drops the client at once is retried ever more slowly, not in a storm",

@@ -10,7 +10,7 @@ import Testing
 
 /// The README's `mosquitto_sub`/`mosquitto_pub` lines, run as written against `homegate demo`. Only
 /// the port changes: the test's demo listens on a free port instead of 1883.
-@Suite("The README's MQTT lines", .timeLimit(.minutes(2)))
+@Suite("The README's MQTT lines", .timeLimit(.minutes(5)))
 struct ReadmeTests {
     static let readme = demoHomeFile.deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("README.md")

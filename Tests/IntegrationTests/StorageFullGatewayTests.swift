@@ -9,7 +9,7 @@ import Testing
 /// The gateway on a full disk (SQLite's page cap stands in for a full tmpfs): layout changes are
 /// refused with `storageFull` and change nothing, what needs no disk goes on working, and everything
 /// works again once there is room.
-@Suite("Gateway on a full disk", .timeLimit(.minutes(2)))
+@Suite("Gateway on a full disk", .timeLimit(.minutes(5)))
 struct StorageFullGatewayTests {
     @Test("a full disk refuses changes with storageFull, keeps serving reads, and recovers when space returns")
     func fullDisk() async throws {

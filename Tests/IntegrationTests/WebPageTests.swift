@@ -14,7 +14,7 @@ import Web
     import Glibc
 #endif
 
-@Suite("The web page against a real broker and the real process", .timeLimit(.minutes(2)))
+@Suite("The web page against a real broker and the real process", .timeLimit(.minutes(5)))
 struct WebPageTests {
     static let accounts = ["owner", "guest", "stranger", "homegate"]
 

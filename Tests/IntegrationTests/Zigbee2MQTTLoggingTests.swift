@@ -9,7 +9,7 @@ import Zigbee2MQTT
 import Zigbee2MQTTStandIn
 
 /// Bad input from the network is logged once per device and cause, however often it comes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct Zigbee2MQTTLoggingTests {
     @Test func theSameBadPayloadIsLoggedOncePerDeviceAndCause() async throws {
         try await withBroker { broker in

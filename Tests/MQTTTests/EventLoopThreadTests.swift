@@ -3,7 +3,7 @@ import MQTT
 import Synchronization
 import Testing
 
-@Suite("EventLoopThread: actors on the connection's thread", .timeLimit(.minutes(1)))
+@Suite("EventLoopThread: actors on the connection's thread", .timeLimit(.minutes(5)))
 struct EventLoopThreadTests {
     /// An actor that runs on the loop, as the gateway's manager and publisher do.
     actor OnLoop {

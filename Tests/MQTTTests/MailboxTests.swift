@@ -3,7 +3,7 @@ import Testing
 
 @testable import AsyncMailbox
 
-@Suite("Mailbox: an unbounded queue from senders to one task", .timeLimit(.minutes(1)))
+@Suite("Mailbox: an unbounded queue from senders to one task", .timeLimit(.minutes(5)))
 struct MailboxTests {
     @Test("values come out in the order they were sent, those queued before the consumer came too")
     func order() async {
