@@ -68,16 +68,12 @@ public final class MQTTClient: Service, Sendable {
 
     /// Whether the process has said how it serves libmosquitto's wake-up pair (once: every client
     /// served by a loop takes the same way, and a hub has several).
-    private static let wakeupPairReported = Mutex(false)
+    private static let wakeupPairReported = Atomic(false)
 
     /// Says once, at notice level, which way the clients served by a loop take: the pair closed (a
     /// libmosquitto whose layout is known), or left open, the library's public way, only slower.
     private static func reportWakeupPair(closed: Bool, logger: Logger) {
-        guard
-            !wakeupPairReported.withLock({ reported in
-                defer { reported = true }; return reported
-            })
-        else { return }
+        guard !wakeupPairReported.exchange(true, ordering: .relaxed) else { return }
         let version = Mosquitto.libraryVersion
         if closed {
             logger.notice("libmosquitto \(version): its wake-up socket pair is closed for the clients the loop serves")
