@@ -746,12 +746,6 @@ extension MQTTClient {
 
     enum Phase { case idle, running, stopping, closed }
 
-    struct AttemptResult {
-        var error: MQTTError
-        var isStopping: Bool
-        var hasEverConnected: Bool
-    }
-
     struct State {
         var phase = Phase.idle
         var isConnected = false
@@ -806,7 +800,7 @@ extension MQTTClient {
         /// Why the attempt or connection ended, in the broker's or the library's words.
         mutating func endAttempt(
             rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?, stableAfter: Duration
-        ) -> AttemptResult {
+        ) -> (error: MQTTError, isStopping: Bool, hasEverConnected: Bool) {
             isConnected = false
             connectionsEnded += 1
             var error: MQTTError
@@ -842,8 +836,7 @@ extension MQTTClient {
                 error = MQTTError(
                     error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
-            return AttemptResult(
-                error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected)
+            return (error, phase != .running, hasEverConnected)
         }
     }
 }
