@@ -350,7 +350,7 @@ package actor HomeBridge {
                 if index > 0 { list.append(.separator, []) }
                 list.append(.identifier, pairing.identifier)
                 list.append(.publicKey, pairing.publicKey)
-                list.append(.permissions, byte: pairing.isAdministrator ? 1 : 0)
+                list.append(.permissions, [pairing.isAdministrator ? 1 : 0])
             }
             return .tlv8(list.encoded())
         default:

@@ -56,14 +56,14 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         }
     }
 
-    /// A connection being served, and where its caller waits for its end.
+    /// A source being served, and what is called on the loop's thread when it ends.
     private final class Service: @unchecked Sendable {
         let source: Source
-        let ended = DispatchSemaphore(value: 0)
-        var result = Int32(0)
-        /// Called on the loop's thread when an attached source ends (``attach(_:ended:)``).
-        var onEnd: ((Int32) -> Void)?
-        init(_ source: Source) { self.source = source }
+        let ended: (Int32) -> Void
+        init(_ source: Source, ended: @escaping (Int32) -> Void) {
+            self.source = source
+            self.ended = ended
+        }
     }
 
     private struct State {
@@ -193,16 +193,15 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
     /// Serves `source` on the loop's thread until one of its calls fails, and returns that result;
     /// blocks the calling thread meanwhile. Nil if the loop has stopped (the caller serves it).
     func serve(_ source: Source) -> Int32? {
-        let service = Service(source)
-        let accepted = state.withLock { state in
-            guard !state.isStopping else { return false }
-            state.services.append(service)
-            return true
+        let ended = DispatchSemaphore(value: 0)
+        var result = Int32(0)
+        let accepted = attach(source) { code in
+            result = code
+            ended.signal()
         }
         guard accepted else { return nil }
-        wake()
-        service.ended.wait()
-        return service.result
+        ended.wait()
+        return result
     }
 
     /// Serves `source` on the loop's thread beside the others until one of its calls fails, then
@@ -210,8 +209,7 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
     /// bridge's listener and controllers), served in the same passes as the actors they talk to.
     /// False when the loop is stopping (nothing is served, `ended` is not called).
     package func attach(_ source: Source, ended: @escaping (Int32) -> Void) -> Bool {
-        let service = Service(source)
-        service.onEnd = ended
+        let service = Service(source, ended: ended)
         let accepted = state.withLock { state in
             guard !state.isStopping else { return false }
             state.services.append(service)
@@ -326,10 +324,8 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
                 var result = results[index]
                 if result == 0 { result = service.source.tick() }
                 guard result != 0 else { continue }
-                service.result = result
                 state.withLock { $0.services.removeAll { $0 === service } }
-                service.onEnd?(result)
-                service.ended.signal()
+                service.ended(result)
             }
         }
     }

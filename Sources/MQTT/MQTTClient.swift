@@ -68,16 +68,12 @@ public final class MQTTClient: Service, Sendable {
 
     /// Whether the process has said how it serves libmosquitto's wake-up pair (once: every client
     /// served by a loop takes the same way, and a hub has several).
-    private static let wakeupPairReported = Mutex(false)
+    private static let wakeupPairReported = Atomic(false)
 
     /// Says once, at notice level, which way the clients served by a loop take: the pair closed (a
     /// libmosquitto whose layout is known), or left open, the library's public way, only slower.
     private static func reportWakeupPair(closed: Bool, logger: Logger) {
-        guard
-            !wakeupPairReported.withLock({ reported in
-                defer { reported = true }; return reported
-            })
-        else { return }
+        guard !wakeupPairReported.exchange(true, ordering: .relaxed) else { return }
         let version = Mosquitto.libraryVersion
         if closed {
             logger.notice("libmosquitto \(version): its wake-up socket pair is closed for the clients the loop serves")
@@ -750,12 +746,6 @@ extension MQTTClient {
 
     enum Phase { case idle, running, stopping, closed }
 
-    struct AttemptResult {
-        var error: MQTTError
-        var isStopping: Bool
-        var hasEverConnected: Bool
-    }
-
     struct State {
         var phase = Phase.idle
         var isConnected = false
@@ -810,7 +800,7 @@ extension MQTTClient {
         /// Why the attempt or connection ended, in the broker's or the library's words.
         mutating func endAttempt(
             rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?, stableAfter: Duration
-        ) -> AttemptResult {
+        ) -> (error: MQTTError, isStopping: Bool, hasEverConnected: Bool) {
             isConnected = false
             connectionsEnded += 1
             var error: MQTTError
@@ -846,8 +836,7 @@ extension MQTTClient {
                 error = MQTTError(
                     error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
-            return AttemptResult(
-                error: error, isStopping: phase != .running, hasEverConnected: hasEverConnected)
+            return (error, phase != .running, hasEverConnected)
         }
     }
 }

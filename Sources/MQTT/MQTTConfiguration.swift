@@ -5,25 +5,9 @@ public struct MQTTConfiguration: Sendable {
         case v5
     }
 
-    /// A message the broker publishes for us when our connection dies without a DISCONNECT.
-    public struct Will: Sendable, Hashable {
-        public var topic: String
-        public var payload: [UInt8]
-        public var qos: MQTTQoS
-        public var retain: Bool
-        public var properties: MQTTProperties
-
-        public init(
-            topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = true,
-            properties: MQTTProperties = MQTTProperties()
-        ) {
-            self.topic = topic
-            self.payload = payload
-            self.qos = qos
-            self.retain = retain
-            self.properties = properties
-        }
-    }
+    /// A message the broker publishes for us when our connection dies without a DISCONNECT: topic,
+    /// payload, QoS, retain flag and properties, as any message has.
+    public typealias Will = MQTTMessage
 
     /// TLS to the broker. The server's certificate and host name are verified unless
     /// `verifyServer` is turned off explicitly.

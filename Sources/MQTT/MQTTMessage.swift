@@ -49,12 +49,14 @@ public struct MQTTProperties: Sendable, Hashable {
     }
 }
 
-/// A message as received from the broker: copied out of the read buffer at once, so it owns its bytes.
+/// A message as received from the broker (copied out of the read buffer at once, so it owns its
+/// bytes), or the will the client leaves with the broker (``MQTTConfiguration/Will``).
 public struct MQTTMessage: Sendable, Hashable {
     public var topic: String
     public var payload: [UInt8]
     public var qos: MQTTQoS
-    /// True when the broker delivered this as a retained message (to a new subscription).
+    /// True when the broker delivered this as a retained message (to a new subscription); for a
+    /// will, that the broker keeps it.
     public var retain: Bool
     public var properties: MQTTProperties
 

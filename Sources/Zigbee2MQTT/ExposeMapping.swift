@@ -106,8 +106,6 @@ private struct Builder {
     ]
     var identify: MappedDevice.Identify?
 
-    private static let readNotify: CharacteristicPermissions = [.read, .notify]
-
     mutating func add(_ expose: Expose) {
         switch expose.type {
         case "light": addLight(expose)
@@ -115,7 +113,8 @@ private struct Builder {
         case "cover": addCover(expose)
         case "lock": addLock(expose)
         case "climate": addClimate(expose)
-        case "fan": addFan(expose)
+        case "fan":
+            addOn(ServiceDraft(kind: "fan", name: "Fan", type: .fan, endpoint: expose.endpoint), expose, category: .fan)
         case "binary", "numeric", "enum": addGeneric(expose)
         default: unmapped.append(expose.displayName)
         }
@@ -317,10 +316,6 @@ private struct Builder {
                 Characteristic(type: .temperatureDisplayUnits, metadata: units, value: .int(0)))
         }
         finish(service, category: .thermostat)
-    }
-
-    private mutating func addFan(_ fan: Expose) {
-        addOn(ServiceDraft(kind: "fan", name: "Fan", type: .fan, endpoint: fan.endpoint), fan, category: .fan)
     }
 
     // MARK: Generic exposes
@@ -572,7 +567,7 @@ private struct Builder {
     }
 
     private func standard(_ type: CharacteristicType) -> CharacteristicMetadata {
-        .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: Self.readNotify)
+        .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: [.read, .notify])
     }
 
     /// A sensor's reading: the standard metadata with the device's own range where it declares one,

@@ -754,16 +754,11 @@ private struct Device {
         }
     }
 
-    /// A `/set` request: the payload, what the next state publish must carry to confirm it, and the
-    /// targets to record once the device took it.
-    struct SetRequest {
-        var payload: JSON
-        var expectations: [Expectation]
-        var targets: [CharacteristicWrite]
-    }
-
-    /// The `/set` request for `writes`, all in one payload.
-    func setRequest(for writes: [CharacteristicWrite]) throws(HomeError) -> SetRequest {
+    /// The `/set` request for `writes`, all in one payload: the payload, what the next state publish
+    /// must carry to confirm it, and the targets to record once the device took it.
+    func setRequest(
+        for writes: [CharacteristicWrite]
+    ) throws(HomeError) -> (payload: JSON, expectations: [Expectation], targets: [CharacteristicWrite]) {
         var fields: [(key: String, value: JSON)] = []
         var expectations: [(service: ServiceID, property: String, expectation: Expectation)] = []
         var targets: [CharacteristicWrite] = []
@@ -825,6 +820,6 @@ private struct Device {
             mapped.bindings.filter { $0.characteristic == .brightness && switchedOff.contains($0.service) }.map(
                 \.property))
         let kept = expectations.filter { !offBrightness.contains($0.property) }
-        return SetRequest(payload: .object(fields), expectations: kept.map(\.expectation), targets: targets)
+        return (.object(fields), kept.map(\.expectation), targets)
     }
 }

@@ -24,8 +24,8 @@ struct TestAccessory {
     private func errorAnswer(state: UInt8) -> [UInt8]? {
         guard let injectedError else { return nil }
         var message = TLV8()
-        message.append(.state, byte: state)
-        message.append(.error, byte: injectedError.code)
+        message.append(.state, [state])
+        message.append(.error, [injectedError.code])
         if let delay = injectedError.retryDelay { message.append(.retryDelay, delay) }
         return message.encoded()
     }

@@ -7,12 +7,6 @@ package struct HAPKeyDerivation: Sendable, Equatable {
     /// The HKDF info.
     package let info: String
 
-    /// A derivation with its salt and info strings.
-    package init(salt: String, info: String) {
-        self.salt = salt
-        self.info = info
-    }
-
     /// Pair setup M5/M6: the key that encrypts the exchanged long-term keys (from the SRP session key).
     package static let pairSetupEncryption = HAPKeyDerivation(
         salt: "Pair-Setup-Encrypt-Salt", info: "Pair-Setup-Encrypt-Info")

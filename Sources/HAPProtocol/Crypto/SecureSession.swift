@@ -34,9 +34,12 @@ package struct SecureSession: Sendable {
     // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
     private let encryptionKeyBytes: [UInt8]
     private let decryptionKeyBytes: [UInt8]
-    private var outgoingCounter: UInt64 = 0
-    private var incomingCounter: UInt64 = 0
-    private var buffer: [UInt8] = []
+    /// The number of frames sent so far (the next outgoing nonce).
+    private(set) var outgoingCounter: UInt64 = 0
+    /// The number of frames received so far (the next expected incoming nonce).
+    private(set) var incomingCounter: UInt64 = 0
+    /// Received bytes that wait for the rest of their frame.
+    private(set) var buffer: [UInt8] = []
     private var failure: HAPError?
 
     /// A session that encrypts with one key and decrypts with the other.
@@ -54,13 +57,6 @@ package struct SecureSession: Sendable {
     package static func accessory(_ keys: SessionKeys) -> SecureSession {
         SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
     }
-
-    /// The number of frames sent so far (the next outgoing nonce).
-    package var framesSent: UInt64 { outgoingCounter }
-    /// The number of frames received so far (the next expected incoming nonce).
-    package var framesReceived: UInt64 { incomingCounter }
-    /// How many received bytes wait for the rest of their frame.
-    package var bufferedByteCount: Int { buffer.count }
 
     /// Encrypts `plaintext` into frames of at most 1,024 bytes each, ready to write to the socket.
     ///

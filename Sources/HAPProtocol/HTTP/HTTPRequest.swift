@@ -1,5 +1,5 @@
 /// An HTTP/1.1 request to a HAP accessory.
-package struct HTTPRequest: Sendable, Equatable {
+package struct HTTPRequest: Sendable {
     /// The content type of pairing bodies (pair setup, pair verify, /pairings).
     static let pairingContentType = "application/pairing+tlv8"
     /// The content type of JSON bodies (/characteristics, /prepare).
@@ -47,11 +47,5 @@ package struct HTTPRequest: Sendable, Equatable {
         }
         head += "\r\n"
         return Array(head.utf8) + body
-    }
-
-    package static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
-        lhs.method == rhs.method && lhs.path == rhs.path && lhs.body == rhs.body
-            && lhs.headers.map(\.name) == rhs.headers.map(\.name)
-            && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 }

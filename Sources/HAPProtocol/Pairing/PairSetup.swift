@@ -57,9 +57,7 @@ package struct PairSetup: Sendable {
     /// M1: the request that starts pair setup.
     package mutating func start() -> [UInt8] {
         phase = .awaitingM2
-        var message = TLV8()
-        message.append(.state, byte: 1)
-        message.append(.method, byte: PairingMethod.pairSetup.rawValue)
+        let message: TLV8 = [(.state, [1]), (.method, [PairingMethod.pairSetup.rawValue])]
         return message.encoded()
     }
 
@@ -77,10 +75,7 @@ package struct PairSetup: Sendable {
                 group: .rfc5054Group3072, username: Array(Self.username.utf8), password: Array(setupCode.utf8),
                 privateKey: srpPrivateKey)
             let proof = try srp.respond(salt: salt, serverPublicKey: serverKey)
-            var m3 = TLV8()
-            m3.append(.state, byte: 3)
-            m3.append(.publicKey, srp.publicKey.minimalBytes)
-            m3.append(.proof, proof.clientProof)
+            let m3: TLV8 = [(.state, [3]), (.publicKey, srp.publicKey.minimalBytes), (.proof, proof.clientProof)]
             phase = .awaitingM4(proof)
             return .send(m3.encoded())
         case .awaitingM4(let proof):
@@ -97,9 +92,10 @@ package struct PairSetup: Sendable {
                 (.signature, signature),
             ]
             let key = HAPKeyDerivation.pairSetupEncryption.derive(from: proof.sessionKey)
-            var m5 = TLV8()
-            m5.append(.state, byte: 5)
-            m5.append(.encryptedData, HAPCipher.seal(subTLV.encoded(), key: key, nonce: HAPNonce.pairSetupM5))
+            let m5: TLV8 = [
+                (.state, [5]),
+                (.encryptedData, HAPCipher.seal(subTLV.encoded(), key: key, nonce: HAPNonce.pairSetupM5)),
+            ]
             phase = .awaitingM6(proof)
             return .send(m5.encoded())
         case .awaitingM6(let proof):

@@ -37,9 +37,7 @@ package struct PairVerify: Sendable {
     /// M1: the controller's ephemeral public key.
     package mutating func start() -> [UInt8] {
         phase = .awaitingM2
-        var message = TLV8()
-        message.append(.state, byte: 1)
-        message.append(.publicKey, Array(ephemeralKey.publicKey.rawRepresentation))
+        let message: TLV8 = [(.state, [1]), (.publicKey, Array(ephemeralKey.publicKey.rawRepresentation))]
         return message.encoded()
     }
 
@@ -71,9 +69,10 @@ package struct PairVerify: Sendable {
             let info = ownKey + Array(controller.identifier.utf8) + accessoryKey
             let ownSignature = Array(try controller.signingKey.signature(for: info))
             let subTLV: TLV8 = [(.identifier, Array(controller.identifier.utf8)), (.signature, ownSignature)]
-            var m3 = TLV8()
-            m3.append(.state, byte: 3)
-            m3.append(.encryptedData, HAPCipher.seal(subTLV.encoded(), key: key, nonce: HAPNonce.pairVerifyM3))
+            let m3: TLV8 = [
+                (.state, [3]),
+                (.encryptedData, HAPCipher.seal(subTLV.encoded(), key: key, nonce: HAPNonce.pairVerifyM3)),
+            ]
             phase = .awaitingM4(sharedSecret: sharedSecret)
             return .send(m3.encoded())
         case .awaitingM4(let sharedSecret):

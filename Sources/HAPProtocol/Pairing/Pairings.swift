@@ -19,29 +19,25 @@ package struct PairingEntry: Sendable, Equatable {
 package enum PairingsRequest {
     /// Add pairing (method 3): lets another controller in.
     package static func add(_ pairing: PairingEntry) -> [UInt8] {
-        var message = TLV8()
-        message.append(.state, byte: 1)
-        message.append(.method, byte: PairingMethod.addPairing.rawValue)
-        message.append(.identifier, Array(pairing.identifier.utf8))
-        message.append(.publicKey, pairing.publicKey)
-        message.append(.permissions, byte: pairing.isAdmin ? 1 : 0)
+        let message: TLV8 = [
+            (.state, [1]), (.method, [PairingMethod.addPairing.rawValue]),
+            (.identifier, Array(pairing.identifier.utf8)),
+            (.publicKey, pairing.publicKey), (.permissions, [pairing.isAdmin ? 1 : 0]),
+        ]
         return message.encoded()
     }
 
     /// Remove pairing (method 4): removes a controller (the accessory answers success if it was not paired).
     package static func remove(identifier: String) -> [UInt8] {
-        var message = TLV8()
-        message.append(.state, byte: 1)
-        message.append(.method, byte: PairingMethod.removePairing.rawValue)
-        message.append(.identifier, Array(identifier.utf8))
+        let message: TLV8 = [
+            (.state, [1]), (.method, [PairingMethod.removePairing.rawValue]), (.identifier, Array(identifier.utf8)),
+        ]
         return message.encoded()
     }
 
     /// List pairings (method 5).
     package static func list() -> [UInt8] {
-        var message = TLV8()
-        message.append(.state, byte: 1)
-        message.append(.method, byte: PairingMethod.listPairings.rawValue)
+        let message: TLV8 = [(.state, [1]), (.method, [PairingMethod.listPairings.rawValue])]
         return message.encoded()
     }
 

@@ -84,11 +84,6 @@ package struct TLV8: Sendable, Equatable {
         items.append(Item(type, value))
     }
 
-    /// Appends an item holding one byte (state, method, error, permissions).
-    package mutating func append(_ type: TLVType, byte: UInt8) {
-        items.append(Item(type, [byte]))
-    }
-
     /// The value of the first item of `type`, if any.
     package subscript(type: TLVType) -> [UInt8]? {
         items.first { $0.type == type }?.value
