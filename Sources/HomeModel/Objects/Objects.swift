@@ -374,6 +374,8 @@ package struct TriggerFiring: Sendable, Hashable {
     package var actionSets: [ActionSetRun]
     /// Its conditions did not hold: nothing ran.
     package var conditionsFailed = false
+    /// It stored a turn-back of what it wrote (its ``TriggerOptions/turnBackAfter``), still pending.
+    package var leftTurnBack = false
 
     package init(trigger: String, home: String, cause: FiringCause, actionSets: [ActionSetRun] = []) {
         self.trigger = trigger
