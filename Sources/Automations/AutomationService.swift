@@ -148,9 +148,10 @@ package struct AutomationService: ChangeFollowingService {
                         queues[home.id] = continuation
                         group.addTask { [manager, clock, homeID = home.id] in
                             for await (id, cause, serial) in queue {
+                                // Its conditions were checked when it was admitted.
                                 let firing = await manager.fireTrigger(
-                                    id, home: homeID, cause: cause, at: clock.now())
-                                chains.finish(serial, at: .now)
+                                    id, home: homeID, cause: cause, at: clock.now(), checkingConditions: false)
+                                chains.finish(serial, at: .now, leftTurnBack: firing?.leftTurnBack == true)
                                 if let firing { Self.log(firing, logger: logger) }
                             }
                         }
@@ -244,8 +245,10 @@ package final class FiringChains: Sendable {
     private struct State {
         var next = 0
         var records: [Record] = []
-        /// The chain of each automation's latest firing with a turn-back, until the turn-back runs.
+        /// The chain of each automation's latest firing that left a turn-back, until the turn-back runs.
         var turnBackChains: [TriggerID: [TriggerID]] = [:]
+        /// The turn-back of each automation that is writing now, by its serial.
+        var turnBacksWriting: [TriggerID: Int] = [:]
 
         mutating func begin(_ chain: [TriggerID], writing actions: [Action]) -> Int {
             var writes: [ValueKey: CharacteristicValue] = [:]
@@ -283,24 +286,45 @@ package final class FiringChains: Sendable {
                 for id in loop where !members.contains(id) { members.append(id) }
                 return .loop(members)
             }
-            if trigger.options.turnBackAfter != nil { state.turnBackChains[trigger.id] = chain }
             return .fires(state.begin(chain, writing: actions))
         }
     }
 
     /// Records `trigger`'s turn-back about to write `values`, in the chain of the firing that left it
-    /// pending (a chain of its own after a restart); ``finish(_:at:)`` takes the serial when it ran.
-    package func beginTurnBack(of trigger: TriggerID, writing values: [Action]) -> Int {
+    /// pending (a chain of its own after a restart); ``finishTurnBack(of:at:)`` marks it run.
+    package func beginTurnBack(of trigger: TriggerID, writing values: [Action]) {
         state.withLock { state in
             let chain = state.turnBackChains.removeValue(forKey: trigger) ?? [trigger]
-            return state.begin(chain, writing: values)
+            state.turnBacksWriting[trigger] = state.begin(chain, writing: values)
         }
     }
 
-    /// Marks a firing or a turn-back as run: its writes count as its doing for the rule's window from now.
-    package func finish(_ serial: Int, at now: ContinuousClock.Instant) {
+    /// Marks `trigger`'s turn-back as run, if it began writing (``beginTurnBack(of:writing:)``); one
+    /// that wrote nothing (its automation removed or turned off) only drops the chain it would have
+    /// continued.
+    package func finishTurnBack(of trigger: TriggerID, at now: ContinuousClock.Instant) {
+        let serial = state.withLock { state in
+            guard let serial = state.turnBacksWriting.removeValue(forKey: trigger) else {
+                state.turnBackChains[trigger] = nil
+                return nil as Int?
+            }
+            return serial
+        }
+        if let serial { finish(serial, at: now) }
+    }
+
+    /// Marks a firing as run: its writes count as its doing for the rule's window from now. One that
+    /// `leftTurnBack` hands its chain to that turn-back.
+    package func finish(_ serial: Int, at now: ContinuousClock.Instant, leftTurnBack: Bool = false) {
         state.withLock { state in
-            if let i = state.records.firstIndex(where: { $0.serial == serial }) { state.records[i].finished = now }
+            guard let i = state.records.firstIndex(where: { $0.serial == serial }) else { return }
+            state.records[i].finished = now
+            if leftTurnBack, let trigger = state.records[i].chain.last {
+                state.turnBackChains[trigger] = state.records[i].chain
+            }
         }
     }
+
+    /// How many chains wait for a turn-back, for tests.
+    var pendingTurnBackChains: Int { state.withLock { $0.turnBackChains.count } }
 }

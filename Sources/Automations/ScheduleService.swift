@@ -95,6 +95,8 @@ actor SchedulePlanner: PlannedLoop {
         }
         let now = clock.now()
         replan(homes, now: now)
+        var recorded: [TriggerID: ScheduleState] = [:]
+        var runs: [(TriggerID, HomeID, Firing)] = []
         for (id, entry) in plan.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let firings = entry.firings, let state = states[id] else { continue }
             let lastRun = max(state.since, state.lastFiring?.instant ?? state.since)
@@ -112,18 +114,19 @@ actor SchedulePlanner: PlannedLoop {
                     "automation '\(entry.name)' missed its firing of \(due.firing.slot) while the hub was down (\(due.lateness) late; \(due.verdict == .tooLate ? "beyond the grace of \(entry.grace)" : "a later one came due"))",
                     metadata: ["home": "\(entry.home)"])
             }
-            await record(id, firing: latest.firing)
+            recorded[id] = ScheduleState(since: state.since, lastFiring: latest.firing)
             if latest.verdict == .runs {
                 logger.info(
                     "automation '\(entry.name)' runs its firing of \(latest.firing.slot), due while the hub was down",
                     metadata: ["home": "\(entry.home)"])
-                await fire(id, home: entry.home, cause: .catchUp(latest.firing))
+                runs.append((id, entry.home, latest.firing))
             }
             plan[id]?.next = entry.firings?.nextFiring(after: now, following: latest.firing, in: entry.timeZone)
         }
-        for id in plan.keys where states[id] == nil {
-            await record(id, state: ScheduleState(since: now))
-        }
+        for id in plan.keys where states[id] == nil { recorded[id] = ScheduleState(since: now) }
+        await record(recorded)
+        await forgetRemoved(homes)
+        await fire(runs.map { ($0, $1, .catchUp($2)) })
         await tellNextFirings(homes.map(\.id), now: now)
     }
 
@@ -131,9 +134,10 @@ actor SchedulePlanner: PlannedLoop {
     func update(_ change: HomeChange) async {
         let now = clock.now()
         replan(change.homes, now: now)
-        for id in plan.keys where states[id] == nil {
-            await record(id, state: ScheduleState(since: now))
-        }
+        var new: [TriggerID: ScheduleState] = [:]
+        for id in plan.keys where states[id] == nil { new[id] = ScheduleState(since: now) }
+        await record(new)
+        await forgetRemoved(change.homes)
         await tellNextFirings(change.homes.map(\.id), now: now)
         alarm.ring()
     }
@@ -175,17 +179,28 @@ actor SchedulePlanner: PlannedLoop {
         }
     }
 
-    /// Fires each firing when it comes due, until the task is cancelled.
+    /// Fires each firing when it comes due, until the task is cancelled. The firings due together
+    /// are stored in one transaction, then run side by side: none waits for another's disk write
+    /// or device.
     func loop() async {
         while !Task.isCancelled {
             let now = clock.now()
             let due = plan.filter { $0.value.next.map { $0.instant <= now } ?? false }
                 .sorted { ($0.value.next!.instant, $0.key.rawValue) < ($1.value.next!.instant, $1.key.rawValue) }
+            var recorded: [TriggerID: ScheduleState] = [:]
+            var firings: [(TriggerID, HomeID, FiringCause)] = []
+            for (id, entry) in due {
+                guard let firing = entry.next else { continue }
+                recorded[id] = ScheduleState(since: states[id]?.since ?? now, lastFiring: firing)
+                firings.append((id, entry.home, .schedule(firing)))
+            }
+            await record(recorded)
+            await fire(firings)
+            // Planned on after they ran, not before: their next firings keep none of them waiting. A
+            // plan changed meanwhile computed its own from the stored last firings.
             for (id, entry) in due {
                 guard let firing = entry.next, plan[id]?.next == firing else { continue }
                 plan[id]?.next = entry.firings?.nextFiring(after: now, following: firing, in: entry.timeZone)
-                await record(id, firing: firing)
-                await fire(id, home: entry.home, cause: .schedule(firing))
             }
             await tellNextFirings(Array(told.keys), now: now)
             if !due.isEmpty { continue }
@@ -258,27 +273,45 @@ actor SchedulePlanner: PlannedLoop {
         }
     }
 
-    private func record(_ id: TriggerID, firing: Firing) async {
-        var state = states[id] ?? ScheduleState(since: clock.now())
-        state.lastFiring = firing
-        await record(id, state: state)
-    }
-
-    /// Keeps `state` here and on disk; a failure to store is logged, and the firing still runs.
-    private func record(_ id: TriggerID, state: ScheduleState) async {
-        states[id] = state
+    /// Keeps `recorded` here and on disk, in one transaction; a failure to store is logged, and the
+    /// firings still run.
+    private func record(_ recorded: [TriggerID: ScheduleState]) async {
+        guard !recorded.isEmpty else { return }
+        states.merge(recorded) { $1 }
         do {
-            try await manager.recordScheduleState(state, for: id)
+            try await manager.recordScheduleStates(recorded)
         } catch {
             logger.error(
-                "automation's schedule state could not be stored: a restart may repeat or miss a firing",
+                "automations' schedule states could not be stored: a restart may repeat or miss a firing",
                 metadata: ["error": "\(error)"])
         }
     }
 
-    private func fire(_ id: TriggerID, home: HomeID, cause: FiringCause) async {
-        guard let firing = await manager.fireTrigger(id, home: home, cause: cause, at: clock.now()) else { return }
-        AutomationService.log(firing, logger: logger)
+    /// Drops the states of automations no longer in `homes`, here and on disk.
+    private func forgetRemoved(_ homes: [Home]) async {
+        let kept = Set(homes.flatMap { $0.triggers.map(\.id) })
+        let gone = states.keys.filter { !kept.contains($0) }
+        guard !gone.isEmpty else { return }
+        for id in gone { states[id] = nil }
+        do {
+            try await manager.forgetScheduleStates(gone)
+        } catch {
+            logger.error(
+                "removed automations' schedule states could not be dropped", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs `firings` side by side, and returns when all have run.
+    private nonisolated func fire(_ firings: [(TriggerID, HomeID, FiringCause)]) async {
+        await withDiscardingTaskGroup { group in
+            for (id, home, cause) in firings {
+                group.addTask { [manager, clock, logger] in
+                    guard let firing = await manager.fireTrigger(id, home: home, cause: cause, at: clock.now())
+                    else { return }
+                    AutomationService.log(firing, logger: logger)
+                }
+            }
+        }
     }
 }
 

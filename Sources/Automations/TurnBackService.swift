@@ -82,9 +82,10 @@ actor TurnBackWaiter: PlannedLoop {
             let due = pending.filter { $0.due <= now }
             for entry in due {
                 done.insert(Self.key(entry))
-                let serial = loopGuard.beginTurnBack(of: entry.trigger, writing: entry.values)
-                let turnedBack = await manager.turnBack(entry)
-                loopGuard.finish(serial, at: .now)
+                let turnedBack = await manager.turnBack(entry) { [loopGuard] in
+                    loopGuard.beginTurnBack(of: entry.trigger, writing: entry.values)
+                }
+                loopGuard.finishTurnBack(of: entry.trigger, at: .now)
                 let home = await manager.allHomes().first { $0.id == entry.home }
                 let name = home?.trigger(entry.trigger)?.name ?? entry.trigger.rawValue
                 guard let results = turnedBack else {

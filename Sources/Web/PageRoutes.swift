@@ -51,7 +51,7 @@ struct PageRoutes {
         let states = (try? manager.scheduleStates()) ?? [:]
         for trigger in home.triggers { context.lastFirings[trigger.id] = states[trigger.id]?.lastFiring?.instant }
         if let history = site.history {
-            context.lastRuns = (try? await history.lastFirings(home: home.id)) ?? [:]
+            context.lastRuns = (try? await history.lastFirings(home: home.id)) ?? AutomationFirings()
             // One query for every card's small line; a history that cannot be read leaves them out.
             let to = Date()
             context.recentSpan = (to.addingTimeInterval(-86_400), to)

@@ -1,4 +1,5 @@
 import Foundation
+import History
 import HomeModel
 import Schedules
 
@@ -44,7 +45,7 @@ extension Pages {
                 name: trigger.name, enabled: trigger.isEnabled, text: automationText(trigger, in: home),
                 next: nextFiringText(trigger, in: home),
                 last: lastFiringText(
-                    trigger, in: home, ran: context.lastRuns[trigger.name], due: context.lastFirings[trigger.id],
+                    trigger, in: home, ran: context.lastRuns.last(trigger), due: context.lastFirings[trigger.id],
                     historyKept: context.historyKept), forms: forms
             )
         }

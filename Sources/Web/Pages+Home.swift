@@ -28,8 +28,8 @@ extension Pages {
         var recentSpan = (from: Date.distantPast, to: Date.distantPast)
         /// When each schedule automation of the home last came due (``ScheduleState``).
         var lastFirings: [TriggerID: Date] = [:]
-        /// When each automation last ran, by its name then, from the history's timeline (when kept).
-        var lastRuns: [String: Date] = [:]
+        /// When each automation last ran, from the history's timeline (when kept).
+        var lastRuns = AutomationFirings()
         var returnPath: String { "/home?name=\(queryEncoded(home.name))" }
     }
 

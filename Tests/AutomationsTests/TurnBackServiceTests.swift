@@ -2,6 +2,7 @@ import Foundation
 import HomeModel
 import Logging
 import Schedules
+import Synchronization
 import TestSupport
 import Testing
 import VirtualDevices
@@ -162,8 +163,11 @@ struct TurnBackServiceTests {
             #expect(try manager.pendingTurnBacks().isEmpty)
             try await Self.advance(clock, by: .seconds(301))
             #expect(try await Self.lamp(manager) == .bool(true))
-            // A return read before its automation was turned off is dropped, not written
-            #expect(await manager.turnBack(pending) == nil)
+            // A return read before its automation was turned off is dropped, not written, and not
+            // announced to the loop guard as writing
+            let wrote = Mutex(false)
+            #expect(await manager.turnBack(pending) { wrote.withLock { $0 = true } } == nil)
+            #expect(!wrote.withLock { $0 })
             #expect(try await Self.lamp(manager) == .bool(true))
 
             // On again and fired, then removed: dropped too
@@ -189,6 +193,39 @@ struct TurnBackServiceTests {
             #expect(try manager.pendingTurnBacks().isEmpty)
         }
         await manager.shutdown()
+    }
+
+    @Test("only a firing that stored a turn-back leaves its chain for it; the turn-back takes it, written or dropped")
+    func turnBackChains() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory())
+        let home = try await manager.home("Home", account: "alice")
+        let trigger = try #require(home.triggers.first)
+        let service = try #require(home.accessory("lamp")?.services.first?.id)
+        let key = ValueKey(accessory: "lamp", service: service, characteristic: .on)
+        let chains = FiringChains(rule: .standard)
+        func admit() throws -> Int {
+            guard case .fires(let serial) = chains.admit(trigger, in: home, after: key, took: .bool(true), at: .now)
+            else { throw TurnBackTestError("not admitted") }
+            return serial
+        }
+        // Stored no turn-back (conditions, a removal, a failed write): nothing waits
+        chains.finish(try admit(), at: .now)
+        #expect(chains.pendingTurnBackChains == 0)
+        // Stored one: its chain waits until the turn-back writes, or is dropped
+        chains.finish(try admit(), at: .now, leftTurnBack: true)
+        #expect(chains.pendingTurnBackChains == 1)
+        chains.beginTurnBack(of: trigger.id, writing: [])
+        chains.finishTurnBack(of: trigger.id, at: .now)
+        #expect(chains.pendingTurnBackChains == 0)
+        chains.finish(try admit(), at: .now, leftTurnBack: true)
+        chains.finishTurnBack(of: trigger.id, at: .now)
+        #expect(chains.pendingTurnBackChains == 0)
+        await manager.shutdown()
+    }
+
+    struct TurnBackTestError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     @Test("a turn-back that sets off another automation that sets off the first again is stopped as a loop")

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Schedules
 import TestSupport
 import Testing
 import VirtualDevices
@@ -12,18 +13,21 @@ import VirtualDevices
 /// its bridge's name.
 @Suite("The layout from remembered accessory entries")
 struct LayoutFragmentsTests {
+    /// Expects Main House's layout spliced from `fragments` to be the bytes of a full rendering.
+    static func expectSpliced(
+        _ manager: HomeManager, _ fragments: inout LayoutFragments, after change: String
+    ) async throws {
+        let home = try await manager.home("Main House", account: "owner")
+        let spliced = String(decoding: Rendering.layoutBytes(home, fragments: &fragments), as: UTF8.self)
+        #expect(spliced == Rendering.layout(home).serialized, "after \(change): the spliced layout differs")
+    }
+
     @Test("equal to a full rendering after each change, with one cache kept throughout")
     func equalToFullRendering() async throws {
         let (manager, driver) = try await DemoFixture.seeded()
         var fragments = LayoutFragments()
 
-        func check(_ after: String) async throws {
-            let home = try await manager.home("Main House", account: "owner")
-            let spliced = String(decoding: Rendering.layoutBytes(home, fragments: &fragments), as: UTF8.self)
-            let full = Rendering.layout(home).serialized
-            let same = spliced == full
-            #expect(same, "after \(after): the spliced layout differs from the full rendering")
-        }
+        func check(_ after: String) async throws { try await Self.expectSpliced(manager, &fragments, after: after) }
 
         try await check("the start")
         try await check("nothing")
@@ -46,5 +50,46 @@ struct LayoutFragmentsTests {
         try await check("a move")
         try await manager.edit(.removeAccessory(home: "Main House", accessory: "Philips Bridge"), account: "owner")
         try await check("a bridge removed with its bridged accessories")
+    }
+
+    @Test("the automations' entries too: a next firing moved, an action set or accessory renamed, the location")
+    func automations() async throws {
+        let (manager, _) = try await DemoFixture.seeded()
+        var fragments = LayoutFragments()
+        func check(_ after: String) async throws { try await Self.expectSpliced(manager, &fragments, after: after) }
+        let at = try TimeOfDay(hour: 22, minute: 30)
+        for name in ["Late", "Later"] {
+            try await manager.edit(
+                .addScheduleTrigger(
+                    home: "Main House", name: name, schedule: .timeOfDay(at, weekdays: [.monday]),
+                    actionSets: ["Good Night"]), account: "owner")
+        }
+        let lamp = CharacteristicReference(accessory: "Floor Lamp", service: "Lightbulb", characteristic: .on)
+        try await manager.edit(
+            .addTrigger(
+                home: "Main House", name: "Lamp Follows", characteristic: lamp, value: .bool(true),
+                actionSets: ["Good Morning"]), account: "owner")
+        try await check("the start")
+        let home = try await manager.home("Main House", account: "owner")
+        let late = try #require(home.triggers.first { $0.name == "Late" }).id
+        await manager.setNextFirings([late: Date(timeIntervalSince1970: 1_800_000_000)], home: home.id)
+        try await check("a next firing planned")
+        await manager.setNextFirings([late: Date(timeIntervalSince1970: 1_800_086_400)], home: home.id)
+        try await check("it moved")
+        let tokyo = try HomeLocation(latitude: 35.68, longitude: 139.69, timeZone: "Asia/Tokyo")
+        let edits: [(HomeEdit, String)] = [
+            (.setLocation(home: "Main House", location: tokyo), "the home's time zone changed"),
+            (.renameActionSet(home: "Main House", actionSet: "Good Night", name: "Sleep"), "its action set renamed"),
+            (
+                .renameAccessory(home: "Main House", accessory: "Floor Lamp", name: "Reading Lamp"),
+                "the accessory an automation waits on renamed"
+            ),
+            (.enableTrigger(home: "Main House", trigger: "Later", enabled: false), "one turned off"),
+            (.removeTrigger(home: "Main House", trigger: "Late"), "one removed"),
+        ]
+        for (edit, after) in edits {
+            try await manager.edit(edit, account: "owner")
+            try await check(after)
+        }
     }
 }

@@ -379,6 +379,21 @@ struct AutomationPageTests {
                 .bodyText
             #expect(listed.contains("Last ran: \(Pages.dateText(now - 3_600, in: home))."), "\(listed)")
             #expect(listed.contains("Last: none in the history kept."), "\(listed)")
+
+            // An entry that names its automation by identifier stays its own when it is renamed.
+            let closes = try #require(try await Self.triggers(fixture).first { $0.name == "Door Closes" })
+            try await history.write([
+                .event(
+                    TimelineEvent(
+                        home: home.id, time: now - 600, kind: .automation, accessory: nil, subject: "Door Closes",
+                        detail: "ran", automation: closes.id))
+            ])
+            try await fixture.manager.edit(
+                .renameTrigger(home: "Main House", trigger: "Door Closes", name: "Door Shut"), account: "owner")
+            let renamed = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
+                .bodyText
+            #expect(renamed.contains("Last ran: \(Pages.dateText(now - 600, in: home))."), "\(renamed)")
+            #expect(!renamed.contains("Last: none in the history kept."), "\(renamed)")
         }
     }
 }

@@ -38,8 +38,8 @@ package enum Rendering {
                 + layoutTail(home))
     }
 
-    /// The same bytes as `layout(home).bytes`, with each accessory's entry taken from `fragments`,
-    /// which renders only the accessories that changed since it last saw them.
+    /// The same bytes as `layout(home).bytes`, with each accessory's and automation's entry taken
+    /// from `fragments`, which renders only those that changed since it last saw them.
     static func layoutBytes(_ home: Home, fragments: inout LayoutFragments) -> [UInt8] {
         var bytes = JSON.object(layoutHead(home)).bytes
         bytes.removeLast()  // the head's "}"
@@ -49,9 +49,22 @@ package enum Rendering {
             bytes += fragments.bytes(for: accessory, in: home, room: roomName(accessory.room, in: home))
         }
         bytes.append(UInt8(ascii: "]"))
-        var tail = JSON.object(layoutTail(home)).bytes
-        tail[0] = UInt8(ascii: ",")  // the tail's "{"
-        return bytes + tail
+        for (key, value) in layoutTail(home, withTriggers: false) {
+            var member = JSON.object([(key, value)]).bytes
+            member[0] = UInt8(ascii: ",")  // the member's "{"
+            member.removeLast()  // its "}"
+            if key == "triggers" {
+                member.removeLast()  // the empty array's "]"
+                for (index, trigger) in home.triggers.enumerated() {
+                    if index > 0 { member.append(UInt8(ascii: ",")) }
+                    member += fragments.bytes(for: trigger, in: home)
+                }
+                member.append(UInt8(ascii: "]"))
+            }
+            bytes += member
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     private static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
@@ -77,7 +90,8 @@ package enum Rendering {
         ]
     }
 
-    private static func layoutTail(_ home: Home) -> [(key: String, value: JSON)] {
+    /// The members after the accessories; `triggers` empty unless `withTriggers`.
+    private static func layoutTail(_ home: Home, withTriggers: Bool = true) -> [(key: String, value: JSON)] {
         [
             (
                 "actionSets",
@@ -89,7 +103,7 @@ package enum Rendering {
                         ])
                     })
             ),
-            ("triggers", .array(home.triggers.map { trigger($0, in: home) })),
+            ("triggers", .array(withTriggers ? home.triggers.map { trigger($0, in: home) } : [])),
             (
                 "users",
                 .array(home.users.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) })
@@ -147,7 +161,7 @@ package enum Rendering {
         return .object(members)
     }
 
-    private static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
+    static func trigger(_ trigger: Trigger, in home: Home) -> JSON {
         var members: [(key: String, value: JSON)] = [
             ("name", .string(trigger.name)), ("enabled", .bool(trigger.isEnabled)),
             ("active", .bool(trigger.isActive)),

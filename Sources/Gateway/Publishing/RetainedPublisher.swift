@@ -111,7 +111,7 @@ package actor RetainedPublisher {
         let current = await snapshot()
         for home in current.homes { reportUnmapped(in: home) }
         var fragments = layoutFragments
-        fragments.keep(only: Set(current.homes.flatMap { $0.accessories.map(\.id) }))
+        fragments.keep(only: current.homes)
         let (parts, sent) = await sendWholeView(of: current, fragments: &fragments)
         layoutFragments = fragments
         let desired = RetainedView(merging: parts)
@@ -458,7 +458,7 @@ package actor RetainedPublisher {
     private func apply(_ snapshot: HomeSnapshot) {
         layoutsDue = [:]
         for home in snapshot.homes { reportUnmapped(in: home) }
-        layoutFragments.keep(only: Set(snapshot.homes.flatMap { $0.accessories.map(\.id) }))
+        layoutFragments.keep(only: snapshot.homes)
         let parts = RetainedView.parts(
             homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
             fragments: &layoutFragments)

@@ -74,7 +74,7 @@ package enum HistorySelection {
                 .event(
                     TimelineEvent(
                         home: homeID, time: time, kind: .automation, accessory: nil, subject: name,
-                        detail: ran(firing.failedActions)))
+                        detail: ran(firing.failedActions), automation: trigger))
             ]
         default:
             return []

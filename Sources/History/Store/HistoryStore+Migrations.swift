@@ -51,6 +51,15 @@ extension HistoryStore {
             try db.execute(
                 sql: "CREATE INDEX event_automation ON event(home, subject, time) WHERE kind = 'automation'")
         }
+        // An automation's firing names the automation by identifier too: its last firing is found
+        // after a rename.
+        migrator.registerMigration("v3-automation-ids") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE event ADD COLUMN automation TEXT;
+                    CREATE INDEX event_automation_id ON event(home, automation, time) WHERE kind = 'automation';
+                    """)
+        }
         return migrator
     }()
 }

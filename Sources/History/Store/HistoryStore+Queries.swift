@@ -61,7 +61,7 @@ extension HistoryStore {
                 db,
                 sql: """
                     SELECT * FROM (
-                        SELECT home, time, kind, accessory, subject, detail FROM event
+                        SELECT home, time, kind, accessory, subject, detail, automation FROM event
                         WHERE home = ? AND time BETWEEN ? AND ? ORDER BY time DESC, id DESC LIMIT ?
                     ) ORDER BY time
                     """,
@@ -70,19 +70,27 @@ extension HistoryStore {
         return records.map(\.event)
     }
 
-    /// When each automation of `home` last fired, by its name when it fired, among the timeline's
-    /// entries still kept: one pass over the home's automation firings (a partial index holds only
-    /// those), whatever else the timeline holds.
-    package func lastFirings(home: HomeID) async throws(HistoryError) -> [String: Date] {
+    /// When each automation of `home` last fired, among the timeline's entries still kept: by its
+    /// identifier, and, for entries written before those were kept, by its name when it fired. One
+    /// pass over the home's automation firings each (partial indexes hold only those), whatever else
+    /// the timeline holds.
+    package func lastFirings(home: HomeID) async throws(HistoryError) -> AutomationFirings {
         try await reading { db in
-            var firings: [String: Date] = [:]
+            var firings = AutomationFirings()
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT subject, MAX(time) FROM event
-                    WHERE kind = 'automation' AND home = ? GROUP BY subject
+                    SELECT automation, MAX(time) FROM event
+                    WHERE kind = 'automation' AND home = ? AND automation IS NOT NULL GROUP BY automation
                     """, arguments: [home.rawValue])
-            while let row = try rows.next() { firings[row[0]] = Date(historyMilliseconds: row[1]) }
+            while let row = try rows.next() { firings.byID[TriggerID(row[0])] = Date(historyMilliseconds: row[1]) }
+            let older = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT subject, MAX(time) FROM event
+                    WHERE kind = 'automation' AND home = ? AND automation IS NULL GROUP BY subject
+                    """, arguments: [home.rawValue])
+            while let row = try older.next() { firings.byName[row[0]] = Date(historyMilliseconds: row[1]) }
             return firings
         }
     }

@@ -155,6 +155,7 @@ struct TimelineRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var accessory: String?
     var subject: String
     var detail: String
+    var automation: String?
 
     init(_ event: TimelineEvent) {
         home = event.home.rawValue
@@ -163,12 +164,14 @@ struct TimelineRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
         accessory = event.accessory?.rawValue
         subject = event.subject
         detail = event.detail
+        automation = event.automation?.rawValue
     }
 
     var event: TimelineEvent {
         TimelineEvent(
             home: HomeID(home), time: Date(historyMilliseconds: time), kind: TimelineKind(rawValue: kind),
-            accessory: accessory.map { AccessoryID($0) }, subject: subject, detail: detail)
+            accessory: accessory.map { AccessoryID($0) }, subject: subject, detail: detail,
+            automation: automation.map { TriggerID($0) })
     }
 }
 

@@ -78,9 +78,14 @@ package struct TimelineEvent: Sendable, Hashable {
     package let subject: String
     /// What happened: `opened`, `single press`, `ran`.
     package let detail: String
+    /// The automation that fired, for an automation's firing: what its last firing is found by
+    /// after a rename (the `subject` keeps the name it had then). Nil in entries written before it
+    /// was kept.
+    package let automation: TriggerID?
 
     package init(
-        home: HomeID, time: Date, kind: TimelineKind, accessory: AccessoryID?, subject: String, detail: String
+        home: HomeID, time: Date, kind: TimelineKind, accessory: AccessoryID?, subject: String, detail: String,
+        automation: TriggerID? = nil
     ) {
         self.home = home
         self.time = time
@@ -88,6 +93,7 @@ package struct TimelineEvent: Sendable, Hashable {
         self.accessory = accessory
         self.subject = subject
         self.detail = detail
+        self.automation = automation
     }
 }
 
@@ -111,4 +117,21 @@ package enum HistoryEntry: Sendable, Hashable {
     case forgetAccessory(AccessoryID)
     /// The home was removed: everything recorded in it goes.
     case forgetHome(HomeID)
+}
+
+/// When a home's automations last fired, from the timeline (``HistoryStore/lastFirings(home:)``).
+package struct AutomationFirings: Sendable, Hashable {
+    /// By automation, from the entries that name it.
+    package var byID: [TriggerID: Date] = [:]
+    /// By the automation's name when it fired, from entries written before they named it.
+    package var byName: [String: Date] = [:]
+
+    package init() {}
+
+    /// When `trigger` last fired: by its identifier, else (an older entry) by its current name.
+    package func last(_ trigger: Trigger) -> Date? {
+        let older = byName[trigger.name]
+        guard let latest = byID[trigger.id] else { return older }
+        return older.map { max($0, latest) } ?? latest
+    }
 }

@@ -42,19 +42,21 @@ extension HomeManager {
     /// `cause`, what set it off.
     /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
     /// off or removed while it runs runs no further action set. One whose conditions do not hold at
-    /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``).
+    /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``); a caller that
+    /// checked them already (``conditionsHold(_:home:at:)``) passes `checkingConditions: false`, so
+    /// they are judged once.
     ///
     /// One with a ``TriggerOptions/turnBackAfter`` stores, before the announcement, the values its
     /// action sets' characteristics had before it ran, due `now` plus the duration (a pending one
     /// keeps its values, from before the first firing, and moves to the new due time). One that
     /// executes once is then turned off, as an administrator would, with its event.
-    package func fireTrigger(_ id: TriggerID, home homeID: HomeID, cause: FiringCause, at now: Date = Date()) async
-        -> TriggerFiring?
-    {
+    package func fireTrigger(
+        _ id: TriggerID, home homeID: HomeID, cause: FiringCause, at now: Date = Date(), checkingConditions: Bool = true
+    ) async -> TriggerFiring? {
         guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
             return nil
         }
-        guard trigger.conditionsHold(in: home, at: now) else {
+        guard !checkingConditions || trigger.conditionsHold(in: home, at: now) else {
             var firing = TriggerFiring(trigger: trigger.name, home: home.name, cause: cause)
             firing.conditionsFailed = true
             return firing
@@ -89,7 +91,8 @@ extension HomeManager {
             }
         }
         if let duration = trigger.options.turnBackAfter {
-            await storeTurnBack(of: id, home: homeID, values: before, due: now + Double(duration.components.seconds))
+            firing.leftTurnBack = await storeTurnBack(
+                of: id, home: homeID, values: before, due: now + Double(duration.components.seconds))
         }
         store.publish([.didFireTrigger(home: homeID, trigger: id, firing: firing)])
         if trigger.options.executeOnce, let current = store.currentHome(homeID),
@@ -128,8 +131,8 @@ extension HomeManager {
 
     /// Stores the pending turn-back of a firing: a pending one keeps its values (from before its
     /// first firing) and takes those of characteristics it did not hold yet. Not for an automation
-    /// removed or turned off while it ran (``PendingTurnBack/isKept(by:)``).
-    private func storeTurnBack(of id: TriggerID, home: HomeID, values: [Action], due: Date) async {
+    /// removed or turned off while it ran (``PendingTurnBack/isKept(by:)``). Returns whether it was stored.
+    private func storeTurnBack(of id: TriggerID, home: HomeID, values: [Action], due: Date) async -> Bool {
         do {
             var pending =
                 try database.pendingTurnBack(id) ?? PendingTurnBack(trigger: id, home: home, due: due, values: [])
@@ -141,22 +144,26 @@ extension HomeManager {
             }) {
                 pending.values.append(value)
             }
-            _ = try await database.savePendingTurnBack(pending)
+            return try await database.savePendingTurnBack(pending)
         } catch {
             logger.error(
                 "an automation's turn-back could not be stored: its values will not return",
                 metadata: ["error": "\(error)"])
+            return false
         }
     }
 
     /// Writes a pending turn-back's values back, as the home's administrator would, and drops it
     /// (unless a firing moved it meanwhile). Each value is attempted; the results say which failed.
     /// Nil, with nothing written, when its automation was removed or turned off since: it is only
-    /// dropped.
-    package func turnBack(_ pending: PendingTurnBack) async -> [ActionResult]? {
+    /// dropped. `willWrite` is called just before the first value is written, and only then.
+    package func turnBack(_ pending: PendingTurnBack, willWrite: @Sendable () -> Void = {}) async -> [ActionResult]? {
         let kept = store.currentHome(pending.home)?.trigger(pending.trigger).map(PendingTurnBack.isKept) ?? false
         var results: [ActionResult] = []
-        if kept { for action in pending.values { results.append(await run(action)) } }
+        if kept {
+            willWrite()
+            for action in pending.values { results.append(await run(action)) }
+        }
         do {
             try await database.removePendingTurnBack(pending.trigger, due: pending.due)
         } catch {

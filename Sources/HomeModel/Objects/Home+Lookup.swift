@@ -31,9 +31,22 @@ extension Home {
         roomPositions.remember(id, at: index, keeping: rooms.count)
         return rooms[index]
     }
+
+    /// The automation `id` identifies, found through ``PositionHint``. A firing looks its automation
+    /// up several times (the manager, `$events`, the history), and a scan of 10,000 took most of a
+    /// firing's CPU: a scan that finds it notes where every automation is, so the next lookups of any
+    /// of them are one dictionary access until the list changes.
+    package func trigger(_ id: TriggerID) -> Trigger? {
+        if let index = triggerPositions.position(of: id), index < triggers.count, triggers[index].id == id {
+            return triggers[index]
+        }
+        guard let index = triggers.firstIndex(where: { $0.id == id }) else { return nil }
+        triggerPositions.remember(triggers.map(\.id))
+        return triggers[index]
+    }
 }
 
-/// Where keys (accessory names, room identifiers) were found in one of a home's arrays: a lookup is
+/// Where keys (accessory names, room and automation identifiers) were found in one of a home's arrays: a lookup is
 /// then one dictionary access instead of a scan (for names, a third of the lookups' cost of a command
 /// in a home of 1,000 accessories; for rooms, a tenth of the start's CPU at 10,000 accessories in 500
 /// rooms, where every accessory's topics and layout entry name its room).
@@ -54,6 +67,14 @@ final class PositionHint<Key: Hashable & Sendable>: Sendable, Hashable {
             if positions.count > 2 * count + 16 { positions.removeAll() }
             positions[key] = index
         }
+    }
+
+    /// Notes where each of `keys` is: at its index.
+    func remember(_ keys: [Key]) {
+        var all: [Key: Int] = [:]
+        all.reserveCapacity(keys.count)
+        for (index, key) in keys.enumerated() { all[key] = index }
+        positions.withLock { $0 = all }
     }
 
     static func == (lhs: PositionHint, rhs: PositionHint) -> Bool { true }

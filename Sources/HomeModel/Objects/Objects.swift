@@ -28,6 +28,9 @@ package struct Home: Sendable, Hashable, Identifiable {
     let accessoryNamePositions = PositionHint<String>()
     /// Where rooms were found among `rooms`, a hint for ``room(_:)``; shared and not part of the value alike.
     let roomPositions = PositionHint<RoomID>()
+    /// Where automations were found among `triggers`, a hint for ``trigger(_:)``; shared and not part
+    /// of the value alike.
+    let triggerPositions = PositionHint<TriggerID>()
 
     /// The default room followed by the user-made rooms.
     package var allRooms: [Room] { [defaultRoom] + rooms }
@@ -39,7 +42,6 @@ package struct Home: Sendable, Hashable, Identifiable {
     }
     package func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     package func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
-    package func trigger(_ id: TriggerID) -> Trigger? { triggers.first { $0.id == id } }
     package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
     /// Whether `account` is a user of this home (the account itself stays inside the model).
     package func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
@@ -372,6 +374,8 @@ package struct TriggerFiring: Sendable, Hashable {
     package var actionSets: [ActionSetRun]
     /// Its conditions did not hold: nothing ran.
     package var conditionsFailed = false
+    /// It stored a turn-back of what it wrote (its ``TriggerOptions/turnBackAfter``), still pending.
+    package var leftTurnBack = false
 
     package init(trigger: String, home: String, cause: FiringCause, actionSets: [ActionSetRun] = []) {
         self.trigger = trigger

@@ -33,19 +33,33 @@ extension HomeDatabase {
         }
     }
 
-    /// Writes `state` for `trigger`, and drops the states of triggers no longer on disk.
-    func saveScheduleState(_ state: ScheduleState, for trigger: TriggerID) async throws {
-        let record = ScheduleStateRecord(
-            triggerID: trigger.rawValue, since: state.since.timeIntervalSince1970,
-            lastSlot: state.lastFiring.map { "\($0.slot.date)T\($0.slot.time)" },
-            lastInstant: state.lastFiring?.instant.timeIntervalSince1970)
+    /// Writes `states` in one transaction (one sync for firings due together), each only while its
+    /// trigger is on disk: a trigger removed meanwhile leaves no row behind.
+    func saveScheduleStates(_ states: [TriggerID: ScheduleState]) async throws {
+        guard !states.isEmpty else { return }
         try await writer.write { db in
-            try record.save(db)
-            try db.execute(
+            let statement = try db.cachedStatement(
                 sql: """
-                    DELETE FROM \(ScheduleStateRecord.databaseTableName)
-                    WHERE triggerID != ? AND triggerID NOT IN (SELECT id FROM \(TriggerRecord.databaseTableName))
-                    """, arguments: [trigger.rawValue])
+                    INSERT OR REPLACE INTO \(ScheduleStateRecord.databaseTableName)
+                        (triggerID, since, lastSlot, lastInstant)
+                    SELECT ?1, ?2, ?3, ?4
+                    WHERE EXISTS (SELECT 1 FROM \(TriggerRecord.databaseTableName) WHERE id = ?1)
+                    """)
+            for (trigger, state) in states {
+                try statement.execute(arguments: [
+                    trigger.rawValue, state.since.timeIntervalSince1970,
+                    state.lastFiring.map { "\($0.slot.date)T\($0.slot.time)" },
+                    state.lastFiring?.instant.timeIntervalSince1970,
+                ])
+            }
+        }
+    }
+
+    /// Drops the states of `triggers` (removed automations).
+    func removeScheduleStates(_ triggers: [TriggerID]) async throws {
+        guard !triggers.isEmpty else { return }
+        try await writer.write { db in
+            _ = try ScheduleStateRecord.deleteAll(db, keys: triggers.map(\.rawValue))
         }
     }
 }
@@ -60,6 +74,17 @@ extension HomeManager {
     /// manager), before the firing it records runs.
     package nonisolated func recordScheduleState(_ state: ScheduleState, for trigger: TriggerID) async throws(HomeError)
     {
-        do { try await database.saveScheduleState(state, for: trigger) } catch { throw HomeDatabase.failure(error) }
+        try await recordScheduleStates([trigger: state])
+    }
+
+    /// Stores where each trigger's schedule stands in one transaction: firings due together are
+    /// stored together, before any of them runs. A trigger no longer on disk gets no row.
+    package nonisolated func recordScheduleStates(_ states: [TriggerID: ScheduleState]) async throws(HomeError) {
+        do { try await database.saveScheduleStates(states) } catch { throw HomeDatabase.failure(error) }
+    }
+
+    /// Forgets the stored states of `triggers`, automations that were removed.
+    package nonisolated func forgetScheduleStates(_ triggers: [TriggerID]) async throws(HomeError) {
+        do { try await database.removeScheduleStates(triggers) } catch { throw HomeDatabase.failure(error) }
     }
 }

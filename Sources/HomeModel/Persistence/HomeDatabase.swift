@@ -223,7 +223,8 @@ package final class HomeDatabase: Sendable {
     ///
     /// A home where only accessories changed (values, reachability, accessories added, removed,
     /// renamed or moved) has just those accessories' rows written, so a value change or a new
-    /// accessory costs one row however big the home is; any other changed home is rewritten whole,
+    /// accessory costs one row however big the home is; likewise automations (an automation added,
+    /// changed, turned on or off, removed: its rows). Any other changed home is rewritten whole,
     /// which keeps the mapping obviously right.
     func save(from old: HomeGraph, to new: HomeGraph) throws {
         guard old != new else { return }
@@ -255,8 +256,14 @@ package final class HomeDatabase: Sendable {
         for (position, home) in new.homes.enumerated() {
             if let (oldPosition, oldHome) = before[home.id] {
                 if oldHome == home && oldPosition == position { continue }
-                if oldPosition == position && oldHome.withoutAccessories == home.withoutAccessories {
-                    try Self.saveAccessories(of: home, from: oldHome, db)
+                if oldPosition == position
+                    && oldHome.withoutAccessoriesAndTriggers == home.withoutAccessoriesAndTriggers
+                {
+                    if oldHome.accessories != home.accessories { try Self.saveAccessories(of: home, from: oldHome, db) }
+                    if oldHome.triggers != home.triggers {
+                        try Self.saveTriggers(of: home, from: oldHome, db)
+                        rewritten = true
+                    }
                     continue
                 }
                 try HomeRecord.deleteOne(db, key: home.id.rawValue)
@@ -411,40 +418,17 @@ package final class HomeDatabase: Sendable {
                 ).insert(db)
             }
         }
-        for (index, trigger) in home.triggers.enumerated() {
-            var record = TriggerRecord(
-                id: trigger.id.rawValue, homeID: homeID, name: trigger.name, position: index,
-                isEnabled: trigger.isEnabled, executeOnce: trigger.options.executeOnce,
-                turnBackAfter: trigger.options.turnBackAfter.map { Int($0.components.seconds) },
-                catchUpGrace: trigger.options.catchUpGrace.map { Int($0.components.seconds) })
-            switch trigger.event {
-            case .characteristic(let key, let value):
-                record.accessoryID = key.accessory.rawValue
-                record.serviceID = key.service.rawValue
-                record.characteristicType = key.characteristic.rawValue
-                record.value = value
-            case .threshold(let key, let range):
-                record.threshold = ThresholdJSON(key, range)
-            case .schedule(let schedule):
-                record.schedule = ScheduleJSON(schedule)
-            }
-            if !trigger.conditions.isEmpty { record.conditions = trigger.conditions.map(ConditionJSON.init) }
-            try record.insert(db)
-            for (actionSetIndex, actionSet) in trigger.actionSets.enumerated() {
-                try TriggerActionSetRecord(
-                    triggerID: trigger.id.rawValue, position: actionSetIndex, actionSetID: actionSet.rawValue
-                ).insert(db)
-            }
-        }
+        for (index, trigger) in home.triggers.enumerated() { try insert(trigger, of: homeID, position: index, db) }
     }
 }
 
 extension Home {
-    /// The home without its accessories: what must be unchanged for a save to write only the
-    /// accessories' rows.
-    var withoutAccessories: Home {
+    /// The home without its accessories and automations: what must be unchanged for a save to write
+    /// only the rows of those that changed.
+    var withoutAccessoriesAndTriggers: Home {
         var home = self
         home.accessories = []
+        home.triggers = []
         return home
     }
 }
