@@ -48,3 +48,12 @@ struct LayoutFragmentsTests {
         try await check("a bridge removed with its bridged accessories")
     }
 }
+
+extension Rendering {
+    /// `$layout` rendered as one JSON tree, with no remembered entries: what the spliced bytes must equal.
+    static func layout(_ home: Home) -> JSON {
+        .object(
+            layoutHead(home) + [("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) }))]
+                + layoutTail(home))
+    }
+}

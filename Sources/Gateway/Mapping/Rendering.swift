@@ -31,15 +31,9 @@ package enum Rendering {
             })
     }
 
-    /// `B/<home>/$layout`: the whole home as clients may see it.
-    static func layout(_ home: Home) -> JSON {
-        .object(
-            layoutHead(home) + [("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) }))]
-                + layoutTail(home))
-    }
-
-    /// The same bytes as `layout(home).bytes`, with each accessory's entry taken from `fragments`,
-    /// which renders only the accessories that changed since it last saw them.
+    /// `B/<home>/$layout`: the whole home as clients may see it, its head, then each accessory's entry
+    /// taken from `fragments` (which renders only the accessories that changed since it last saw
+    /// them), then its tail.
     static func layoutBytes(_ home: Home, fragments: inout LayoutFragments) -> [UInt8] {
         var bytes = JSON.object(layoutHead(home)).bytes
         bytes.removeLast()  // the head's "}"
@@ -54,7 +48,7 @@ package enum Rendering {
         return bytes + tail
     }
 
-    private static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
+    static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
         [
             ("name", .string(home.name)),
             ("primary", .bool(home.isPrimary)),
@@ -77,7 +71,7 @@ package enum Rendering {
         ]
     }
 
-    private static func layoutTail(_ home: Home) -> [(key: String, value: JSON)] {
+    static func layoutTail(_ home: Home) -> [(key: String, value: JSON)] {
         [
             (
                 "actionSets",
