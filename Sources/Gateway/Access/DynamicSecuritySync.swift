@@ -163,14 +163,13 @@ package final class DynamicSecuritySync: Sendable {
                 .invalidResponse, "the broker answered \(responses.count) of \(commands.count) commands")
         }
         let failures = zip(commands, responses).compactMap { command, response in
-            response.error.map { DynamicSecurityError.Failure(command: command, reason: $0) }
+            response.error.map { "\(command.name) \(command.subject): \($0)" }
         }
         guard failures.isEmpty else {
             throw DynamicSecurityError(
                 .commandsRefused,
                 "the broker refused \(failures.count) of \(commands.count) commands: "
-                    + failures.map(\.description).joined(separator: "; "),
-                failures: failures)
+                    + failures.joined(separator: "; "))
         }
     }
 
@@ -296,8 +295,8 @@ package final class DynamicSecuritySync: Sendable {
     }
 }
 
-/// A sync that did not complete, with a code and, for refused commands, each command and the
-/// broker's reason.
+/// A sync that did not complete, with a code and a message that names, for refused commands, each
+/// command and the broker's reason.
 package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The broker did not answer in time.
@@ -306,29 +305,19 @@ package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
         case transport
         /// The answer was not what the plugin sends.
         case invalidResponse
-        /// The broker refused one or more commands (see `failures`).
+        /// The broker refused one or more commands (the message names each, with the broker's reason:
+        /// `Role already exists`, `Client not found`, ...).
         case commandsRefused
 
-        package var name: String { rawValue }
         package var description: String { rawValue }
-    }
-
-    /// One refused command and the broker's reason (`Role already exists`, `Client not found`, ...).
-    package struct Failure: Sendable, Hashable, CustomStringConvertible {
-        package let command: DynamicSecurityPlan.Command
-        package let reason: String
-
-        package var description: String { "\(command.name) \(command.subject): \(reason)" }
     }
 
     package let code: Code
     package let message: String
-    package let failures: [Failure]
 
-    package init(_ code: Code, _ message: String, failures: [Failure] = []) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
-        self.failures = failures
     }
 
     package var description: String { "\(code): \(message)" }
