@@ -455,8 +455,8 @@ package actor RetainedPublisher {
     }
 
     /// Queues one QoS 1 message, retained unless told (a press); the client delivers it, across
-    /// reconnects too.
-    private nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
+    /// reconnects too. A clearing of a command topic is noted for its echo (MQTT 3.1.1).
+    nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
