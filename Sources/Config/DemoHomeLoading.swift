@@ -20,11 +20,7 @@ package enum DemoHomeLoading {
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
-            throw ConfigurationErrors([
-                ConfigurationError(
-                    .syntax, at: .wholeFile(file), "invalid YAML: \(error)",
-                    fix: "check the indentation and quoting at that place")
-            ])
+            throw ConfigurationErrors([GatewayConfiguration.syntaxError(error, file: file)])
         }
         guard let root else {
             throw ConfigurationErrors([
