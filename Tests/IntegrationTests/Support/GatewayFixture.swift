@@ -198,7 +198,7 @@ func withGateway<T>(
                     topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
                     homeAssistant: discovery.map {
                         AccessRules.HomeAssistant(account: $0.account, discoveryPrefix: $0.discoveryPrefix)
-                    }, memberships: await manager.memberships())
+                    }, members: await manager.memberships().map(AccessRules.Member.init))
             } : nil
         let history = keepsHistory ? try HistoryStore.inMemory() : nil
         let gateway = GatewayService(
