@@ -42,7 +42,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// Home Assistant's account is no user of.
     package func configs(for home: Home) -> [DiscoveryConfig] {
         guard announces(home) else { return [] }
-        return home.accessories.flatMap { configs(for: $0, in: home) } + homeConfigs(for: home)
+        return home.accessories.flatMap { accessoryConfigs(for: $0, in: home) } + homeConfigs(for: home)
     }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).
@@ -69,12 +69,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
 
     // MARK: Configs
 
-    /// The configs of one accessory's entities (its identify button too); none for a home Home
-    /// Assistant does not see.
-    func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
-        announces(home) ? configs(for: accessory, in: home) : []
-    }
-
     /// The home's own entities: its action sets as scenes, and its automations as switches when Home
     /// Assistant's account is the home's administrator (only an administrator may turn one on or off;
     /// a guest would see switches that only fail). None for a home Home Assistant does not see.
@@ -85,7 +79,10 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         return scenes + home.triggers.map { automationSwitch($0, in: home) }
     }
 
-    private func configs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+    /// The configs of one accessory's entities (its identify button too); none for a home Home
+    /// Assistant does not see.
+    func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+        guard announces(home) else { return [] }
         let place = Place(accessory, in: home, topics: topics)
         let mapped = accessory.services.filter { HomeAssistantEntities.kind(of: $0) != nil }
         let primaries = mapped.filter { $0.type != .battery }
@@ -95,7 +92,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             let name: JSON = primaries.count == 1 && service.type != .battery ? .null : .string(service.name)
             let context = HomeAssistantEntities.Context(
                 service: service, name: name, stateTopic: place.stateTopic(service),
-                commandTopic: { place.commandTopic($0, service: service, account: account) },
+                commandTopic: { place.valueTopic($0, service: service) + "/set/\(account)" },
                 lightCommandTopic: place.stateTopic(service) + "/set/\(account)")
             for entity in HomeAssistantEntities.entities(for: context) {
                 configs.append(
@@ -112,7 +109,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             fields: [
                 ("name", .string("Identify")), ("device_class", .string("identify")),
                 ("entity_category", .string("config")),
-                ("command_topic", .string(place.identifyTopic(account: account))),
+                ("command_topic", .string(place.accessoryTopic + "/$identify/\(account)")),
                 ("payload_press", .string("PRESS")),
             ])
         configs.append(config(identify, objectID: objectID(accessory.id.rawValue, identify.suffix), place: place))
@@ -326,11 +323,5 @@ private struct Place {
             characteristic: type.rawValue)
     }
 
-    func commandTopic(_ type: CharacteristicType, service: Service, account: String) -> String {
-        valueTopic(type, service: service) + "/set/\(account)"
-    }
-
-    func identifyTopic(account: String) -> String {
-        topics.accessory(home: home.name, room: room, accessory: accessory.name) + "/$identify/\(account)"
-    }
+    var accessoryTopic: String { topics.accessory(home: home.name, room: room, accessory: accessory.name) }
 }
