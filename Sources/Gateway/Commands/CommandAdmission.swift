@@ -6,13 +6,10 @@ import Synchronization
 /// with `tooManyRequests` instead of waiting: a gateway that cannot keep up sheds load and stays
 /// responsive, rather than queueing without bound (memory) and answering minutes late.
 final class CommandAdmission: Sendable {
-    /// The default limit of commands in flight.
-    static let standardLimit = 1000
-
     package let limit: Int
     private let inFlight = Atomic<Int>(0)
 
-    package init(limit: Int = standardLimit) {
+    package init(limit: Int = 1000) {
         self.limit = limit
     }
 
