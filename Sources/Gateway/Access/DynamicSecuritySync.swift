@@ -10,8 +10,7 @@ import Synchronization
 ///
 /// The client's account needs the plugin's admin role (`mosquitto_ctrl dynsec addClientRole
 /// <gateway> admin`). The sync does not read the client's message stream itself, since the gateway
-/// has one reader of it: hand it every message with `receive(_:)` (or let `forward(_:)` read a
-/// stream of a client of its own).
+/// has one reader of it: hand it every message with `receive(_:)`.
 package final class DynamicSecuritySync: Sendable {
     static let requestTopic = "$CONTROL/dynamic-security/v1"
     package static let responseTopic = "$CONTROL/dynamic-security/v1/response"
@@ -185,12 +184,6 @@ package final class DynamicSecuritySync: Sendable {
         else { return true }
         finish(batch, .success(responses))
         return true
-    }
-
-    /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
-    /// the sync has to itself.
-    package func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
-        for await message in messages { receive(message) }
     }
 
     // MARK: Exchange

@@ -250,3 +250,11 @@ func withGateway<T>(
         }
     }
 }
+
+extension DynamicSecuritySync {
+    /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
+    /// the sync has to itself.
+    func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
+        for await message in messages { receive(message) }
+    }
+}
