@@ -59,7 +59,11 @@ package final class DynamicSecuritySync: Sendable {
     package func sync(_ rules: AccessRules, limitingRoleChangesWith limiter: RateLimiter? = nil)
         async throws(DynamicSecurityError) -> DynamicSecurityPlan
     {
-        let broker = try await brokerState()
+        var broker = DynamicSecurityPlan.BrokerState()
+        for response in try await apply([.listClients, .listRoles]) {
+            broker.clients.merge(response.clients) { $1 }
+            broker.roles.merge(response.roles) { $1 }
+        }
         var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
         if let limiter {
@@ -78,17 +82,6 @@ package final class DynamicSecuritySync: Sendable {
         if !others.isEmpty { try await apply(others) }
         if !mine.isEmpty { try await applyToOwnClient(mine) }
         return plan
-    }
-
-    /// The broker's clients with their roles, and its roles with their ACLs.
-    func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
-        let responses = try await apply([.listClients, .listRoles])
-        var broker = DynamicSecurityPlan.BrokerState()
-        for response in responses {
-            broker.clients.merge(response.clients) { $1 }
-            broker.roles.merge(response.roles) { $1 }
-        }
-        return broker
     }
 
     /// Changes the roles of the client the sync runs on. The plugin disconnects a client whose roles
