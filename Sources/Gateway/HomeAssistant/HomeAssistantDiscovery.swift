@@ -37,14 +37,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// names and devices it may not see, as entities it may not use.
     package func announces(_ home: Home) -> Bool { home.isMember(account) }
 
-    /// The discovery configs of one home: its accessories' entities, its action sets as scenes and,
-    /// for a home Home Assistant's account administers, its automations as switches; none for a home
-    /// Home Assistant's account is no user of.
-    package func configs(for home: Home) -> [DiscoveryConfig] {
-        guard announces(home) else { return [] }
-        return home.accessories.flatMap { accessoryConfigs(for: $0, in: home) } + homeConfigs(for: home)
-    }
-
     /// The services of `home` that no Home Assistant component fits (they are not announced).
     package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
