@@ -88,9 +88,6 @@ package actor RetainedPublisher {
         self.readBack = readBack
     }
 
-    /// Topics under the base topic that other parts of the gateway own and resync must leave alone.
-    private var foreignTopics: Set<String> { [topics.status, topics.health] }
-
     /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
     /// and clear the stale ones. The broker's retained topics are read back while the view is
     /// rendered and published (at 10,000 accessories each takes a few hundred milliseconds); only
@@ -129,7 +126,8 @@ package actor RetainedPublisher {
                 metadata: ["error": "\(error)"])
             held = published.topics
         }
-        let foreign = foreignTopics
+        // Other parts of the gateway own these topics under the base topic: resync leaves them alone.
+        let foreign: Set<String> = [topics.status, topics.health]
         let stale = held.union(published.payloads.keys).filter { desired.payloads[$0] == nil && !foreign.contains($0) }
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
