@@ -9,22 +9,13 @@ import Yams
 package enum DemoHomeLoading {
     /// Loads and checks the file at `file`.
     package static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
-        try parse(
-            yaml: ConfigurationErrors.text(of: file, "the demo-home file", fix: "correct 'accessories.virtual'"),
-            file: file)
-    }
-
-    /// Reads demo-home text; `file` names it in the problems.
-    package static func parse(yaml: String, file: String) throws(ConfigurationErrors) -> DemoHome {
+        let yaml = try ConfigurationErrors.text(
+            of: file, "the demo-home file", fix: "correct 'accessories.virtual'")
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
-            throw ConfigurationErrors([
-                ConfigurationError(
-                    .syntax, at: .wholeFile(file), "invalid YAML: \(error)",
-                    fix: "check the indentation and quoting at that place")
-            ])
+            throw ConfigurationErrors([GatewayConfiguration.syntaxError(error, file: file)])
         }
         guard let root else {
             throw ConfigurationErrors([

@@ -43,7 +43,8 @@ extension GatewayConfiguration {
         return configuration
     }
 
-    private static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
+    /// A YAML file that Yams cannot read, at the line and column Yams names (the demo-home file too).
+    static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
         let fix =
             "check the indentation and quoting at that place (quote values that contain ': ' or start with '{', '[', '*', '&' or '#')"
         guard let error = error as? YamlError else {

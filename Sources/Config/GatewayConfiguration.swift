@@ -39,8 +39,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// `mqtt.tls`, TLS files and verification, only used with an `mqtts://` broker; nil uses the
         /// system's trust store for `mqtts://`.
         package var tls: MQTTConfiguration.TLS?
-
-        package init() {}
     }
 
     /// `data`: where the gateway keeps its state.
@@ -54,8 +52,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// what a power cut can lose of device values. Layout changes are always written before they
         /// are answered. Zero writes every value before its answer.
         package var valueCommitWindow: Duration = .milliseconds(100)
-
-        package init() {}
 
         /// The SQLite file of the home database.
         package var databaseFile: String { file("home.sqlite") }
@@ -82,8 +78,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Pi's SD card and holds about 250 sensors' full retention at one value a minute.
         package var maxMegabytes: Int = 200
 
-        package init() {}
-
         /// The accepted `rawDays`: from a day to a year.
         package static let rawDaysRange = 1...365
         /// The accepted `hourlyDays` (and never fewer than `rawDays`): up to ten years.
@@ -102,8 +96,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var zigbee2mqtt: Zigbee2MQTTSettings?
         /// `accessories.hap`: HomeKit accessories over IP (docs/hap.md); nil runs without the driver.
         package var hap: HAPSettings?
-
-        package init() {}
     }
 
     /// `accessories.hap`: where HomeKit accessories are found.
@@ -112,8 +104,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var discovery: Bool = true
         /// Accessories at fixed addresses, for networks mDNS does not reach: `host:port`.
         package var accessories: [String] = []
-
-        package init() {}
 
         /// `accessories` split into host and port (every entry was checked when the file was read).
         package var endpoints: [(host: String, port: Int)] {
@@ -147,8 +137,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var timeout: Duration = .seconds(10)
         /// How many commands and requests one account may send; nil admits all.
         package var rateLimit: RateLimit? = .standard
-
-        package init() {}
     }
 
     /// `access`: how the broker is told who may do what.
@@ -163,8 +151,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// central broker.
         package var bridgeClientID: String?
 
-        package init() {}
-
         /// Whether the configuration says how the broker is protected; without either, any account
         /// can publish commands in any other's name and read every home, unless the broker has
         /// rules of its own.
@@ -176,8 +162,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// The accounts that may add a home; nil: the administrators of the existing homes, or
         /// anyone while there is none.
         package var creators: [String]?
-
-        package init() {}
 
         /// `creators` as the home model takes it.
         package var homeCreators: HomeCreators { creators.map { .accounts(Set($0)) } ?? .administrators }
@@ -191,8 +175,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         package var account: String = "homeassistant"
         /// The node id level of every discovery topic.
         package var nodeId: String = "homegate"
-
-        package init() {}
     }
 
     /// `web`: the hub's web page (docs/web.md).
@@ -212,15 +194,11 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Host names the page is also served as, beside `localhost`, the listen address, the
         /// machine's name and IP addresses (a request for any other name is refused: DNS rebinding).
         package var hosts: [String] = []
-
-        package init() {}
     }
 
     /// `logging`.
     package struct LoggingSettings: Sendable, Hashable {
         package var level: Logger.Level = .info
-
-        package init() {}
     }
 
     package var mqtt = MQTTSettings()

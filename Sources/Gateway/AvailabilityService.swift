@@ -27,14 +27,10 @@ package struct AvailabilityService: Service {
         .init(topic: topics.status, payload: Array(offline.utf8), qos: .atLeastOnce, retain: true)
     }
 
+    /// Publishes `offline` at shutdown, waiting at most a few seconds for the broker's
+    /// acknowledgement so that shutdown never hangs on a broker that is gone.
     package func run() async throws {
         try? await gracefulShutdown()
-        await announceOffline()
-    }
-
-    /// Publishes `offline`, waiting at most a few seconds for the broker's acknowledgement so that
-    /// shutdown never hangs on a broker that is gone.
-    private func announceOffline() async {
         guard client.isConnected else { return }
         let (client, topics) = (client, topics)
         let outcome = await Deadline.race(timeout: .seconds(3), timer: .continuous) {

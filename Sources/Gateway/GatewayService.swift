@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// The home on MQTT: keeps the retained view in step with the model, publishes its events, and
 /// answers commands and requests. One way in, one way out: the model never sees MQTT.
-package struct GatewayService: ServiceLifecycle.Service, Sendable {
+package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringConvertible {
     private let manager: HomeManager
     private let client: MQTTClient
     private let topics: Topics
@@ -24,6 +24,9 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable {
     /// Requests not answered yet: a change of the broker's access rules waits for their answers.
     private let answersInFlight = AnswersInFlight()
     private let commands: CommandServer
+    /// What service-lifecycle logs for the service: its name, never the accounts and settings
+    /// it holds (the default account is an account).
+    package var description: String { "GatewayService" }
 
     /// - Parameters:
     ///   - defaultAccount: the account for command topics without the trailing `/<account>`.

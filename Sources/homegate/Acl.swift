@@ -72,7 +72,7 @@ struct AccessRuleSource {
                 settings.broker == nil
                     ? AccessRules.Zigbee2MQTT(baseTopic: settings.baseTopic, account: settings.account) : nil
             },
-            bridgeClientID: configuration.access.bridgeClientID, memberships: memberships)
+            bridgeClientID: configuration.access.bridgeClientID, members: memberships.map(AccessRules.Member.init))
     }
 }
 

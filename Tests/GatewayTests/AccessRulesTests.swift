@@ -1,7 +1,8 @@
 import Foundation
-import Gateway
 import HomeModel
 import Testing
+
+@testable import Gateway
 
 /// owner administers Main House and Lake Cabin, guest is a guest in Main House.
 let household: [AccessRules.Member] = [

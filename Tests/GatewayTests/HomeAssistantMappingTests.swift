@@ -390,3 +390,11 @@ struct HomeAssistantMappingTests {
             users: [User(id: "ha", name: "Home Assistant", role: .guest, account: "homeassistant")])
     }
 }
+
+extension HomeAssistantDiscovery {
+    /// The discovery configs of one home, as the publisher announces them: its accessories' and its
+    /// own (none for a home Home Assistant's account is no user of).
+    func configs(for home: Home) -> [DiscoveryConfig] {
+        home.accessories.flatMap { accessoryConfigs(for: $0, in: home) } + homeConfigs(for: home)
+    }
+}

@@ -93,3 +93,12 @@ struct LayoutFragmentsTests {
         }
     }
 }
+
+extension Rendering {
+    /// `$layout` rendered as one JSON tree, with no remembered entries: what the spliced bytes must equal.
+    static func layout(_ home: Home) -> JSON {
+        .object(
+            layoutHead(home) + [("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) }))]
+                + layoutTail(home))
+    }
+}

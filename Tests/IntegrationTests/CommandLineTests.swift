@@ -107,7 +107,8 @@ struct CommandLineTests {
             let database = try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite")
             let manager = try HomeManager(database: database)
             let rules = AccessRules(
-                topics: Topics(), gatewayAccount: "homegate", memberships: await manager.memberships())
+                topics: Topics(), gatewayAccount: "homegate",
+                members: await manager.memberships().map(AccessRules.Member.init))
             try rules.aclFile().write(toFile: acl, atomically: true, encoding: .utf8)
             #expect(!(try await check().contains("warning")))
 

@@ -122,7 +122,7 @@ enum ConfigFaultCorpus {
             demoHome: validDemoHome.replacingOccurrences(of: "account: guest,", with: "account: owner,"), line: 7,
             inDemoHome: true, mentions: "already the administrator"),
         .init(
-            what: "not YAML", config: "", demoHome: "homes: [\n", line: nil, inDemoHome: true, mentions: "YAML"),
+            what: "not YAML", config: "", demoHome: "homes: [\n", line: 2, inDemoHome: true, mentions: "YAML"),
         .init(what: "an empty file", config: "", demoHome: "", line: nil, inDemoHome: true, mentions: "is empty"),
         .init(
             what: "the gateway's account as administrator", config: "mqtt:\n  username: owner\n",

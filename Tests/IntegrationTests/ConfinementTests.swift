@@ -42,7 +42,7 @@ struct ConfinementTests {
         return AccessRules(
             topics: Topics(base: baseTopic), gatewayAccount: gatewayAccount,
             homeAssistant: .init(account: "homeassistant", discoveryPrefix: "homeassistant"),
-            bridgeClientID: bridgeClientID, memberships: memberships)
+            bridgeClientID: bridgeClientID, members: memberships.map(AccessRules.Member.init))
     }
 
     /// Runs `body` with the demo gateway behind `protection`; every account's password is its name.

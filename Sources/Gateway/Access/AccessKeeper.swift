@@ -40,32 +40,27 @@ package final class AccessKeeper: Sendable {
     package let sync: DynamicSecuritySync
     /// The rules for the model as it is now.
     let rules: @Sendable (HomeManager) async -> AccessRules
-    /// How often one account's client roles may change (each change disconnects it).
-    let roleChanges: RateLimiter
+    /// How often one account's client roles may change (each change disconnects it): three changes
+    /// at once, then one every 30 s per account: adding a guest to a few homes goes through at once,
+    /// a loop of adds and removes does not disconnect the account more than twice a minute.
+    let roleChanges = RateLimiter(RateLimit(perSecond: 1.0 / 30, burst: 3))
     /// The first retry's delay after a failed sync; it doubles up to `maximumRetryDelay`.
     package let retryDelay: Duration
     package let maximumRetryDelay: Duration
     /// How often to look again for members' accounts the broker did not have.
-    let missingAccountInterval: Duration
+    let missingAccountInterval = Duration.seconds(60)
     private let state = Mutex<(status: Status, retry: DeadlineTimer<AnyClock>.Ticket?)>((Status(), nil))
     private let timer: DeadlineTimer<AnyClock>
 
-    /// - Parameter roleChanges: three changes at once, then one every 30 s per account by default:
-    ///   adding a guest to a few homes goes through at once, a loop of adds and removes does not
-    ///   disconnect the account more than twice a minute.
     package init(
-        sync: DynamicSecuritySync, roleChanges: RateLimit = RateLimit(perSecond: 1.0 / 30, burst: 3),
-        retryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(60),
-        missingAccountInterval: Duration = .seconds(60), clock: some Clock<Duration> = ContinuousClock(),
-        rules: @escaping @Sendable (HomeManager) async -> AccessRules
+        sync: DynamicSecuritySync, retryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(60),
+        clock: some Clock<Duration> = ContinuousClock(), rules: @escaping @Sendable (HomeManager) async -> AccessRules
     ) {
         timer = DeadlineTimer(clock: AnyClock(clock))
         self.sync = sync
         self.rules = rules
-        self.roleChanges = RateLimiter(roleChanges)
         self.retryDelay = retryDelay
         self.maximumRetryDelay = maximumRetryDelay
-        self.missingAccountInterval = missingAccountInterval
     }
 
     package var status: Status { state.withLock { $0.status } }

@@ -104,16 +104,6 @@ package struct AccessRules: Sendable, Hashable {
         self.rejected = rejected.sorted { $0.name < $1.name }
     }
 
-    package init(
-        topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        zigbee2mqtt: Zigbee2MQTT? = nil, bridgeClientID: String? = nil, memberships: [Membership]
-    ) {
-        self.init(
-            topics: topics, gatewayAccount: gatewayAccount, homeAssistant: homeAssistant,
-            defaultAccount: defaultAccount, zigbee2mqtt: zigbee2mqtt, bridgeClientID: bridgeClientID,
-            members: memberships.map(Member.init))
-    }
-
     /// Why `name` cannot stand in a rule, or nil. A name becomes one topic level and, in the acl
     /// file, the rest of a line: no wildcards or slashes (mosquitto also refuses `%u` for such
     /// usernames), no control characters (a newline would start a rule of its own), no blanks at the

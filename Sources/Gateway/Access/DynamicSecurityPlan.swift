@@ -54,13 +54,8 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
     /// What the broker has: every client with its roles, and the roles with their ACLs (at least
     /// those whose name starts with the prefix).
     package struct BrokerState: Sendable, Hashable {
-        package var clients: [String: Set<String>]
-        package var roles: [String: Set<ACL>]
-
-        package init(clients: [String: Set<String>] = [:], roles: [String: Set<ACL>] = [:]) {
-            self.clients = clients
-            self.roles = roles
-        }
+        package var clients: [String: Set<String>] = [:]
+        package var roles: [String: Set<ACL>] = [:]
     }
 
     /// One command of the plugin's API.

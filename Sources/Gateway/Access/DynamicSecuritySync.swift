@@ -10,8 +10,7 @@ import Synchronization
 ///
 /// The client's account needs the plugin's admin role (`mosquitto_ctrl dynsec addClientRole
 /// <gateway> admin`). The sync does not read the client's message stream itself, since the gateway
-/// has one reader of it: hand it every message with `receive(_:)` (or let `forward(_:)` read a
-/// stream of a client of its own).
+/// has one reader of it: hand it every message with `receive(_:)`.
 package final class DynamicSecuritySync: Sendable {
     static let requestTopic = "$CONTROL/dynamic-security/v1"
     package static let responseTopic = "$CONTROL/dynamic-security/v1/response"
@@ -60,7 +59,11 @@ package final class DynamicSecuritySync: Sendable {
     package func sync(_ rules: AccessRules, limitingRoleChangesWith limiter: RateLimiter? = nil)
         async throws(DynamicSecurityError) -> DynamicSecurityPlan
     {
-        let broker = try await brokerState()
+        var broker = DynamicSecurityPlan.BrokerState()
+        for response in try await apply([.listClients, .listRoles]) {
+            broker.clients.merge(response.clients) { $1 }
+            broker.roles.merge(response.roles) { $1 }
+        }
         var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
         if let limiter {
@@ -79,17 +82,6 @@ package final class DynamicSecuritySync: Sendable {
         if !others.isEmpty { try await apply(others) }
         if !mine.isEmpty { try await applyToOwnClient(mine) }
         return plan
-    }
-
-    /// The broker's clients with their roles, and its roles with their ACLs.
-    func brokerState() async throws(DynamicSecurityError) -> DynamicSecurityPlan.BrokerState {
-        let responses = try await apply([.listClients, .listRoles])
-        var broker = DynamicSecurityPlan.BrokerState()
-        for response in responses {
-            broker.clients.merge(response.clients) { $1 }
-            broker.roles.merge(response.roles) { $1 }
-        }
-        return broker
     }
 
     /// Changes the roles of the client the sync runs on. The plugin disconnects a client whose roles
@@ -163,14 +155,13 @@ package final class DynamicSecuritySync: Sendable {
                 .invalidResponse, "the broker answered \(responses.count) of \(commands.count) commands")
         }
         let failures = zip(commands, responses).compactMap { command, response in
-            response.error.map { DynamicSecurityError.Failure(command: command, reason: $0) }
+            response.error.map { "\(command.name) \(command.subject): \($0)" }
         }
         guard failures.isEmpty else {
             throw DynamicSecurityError(
                 .commandsRefused,
                 "the broker refused \(failures.count) of \(commands.count) commands: "
-                    + failures.map(\.description).joined(separator: "; "),
-                failures: failures)
+                    + failures.joined(separator: "; "))
         }
     }
 
@@ -186,12 +177,6 @@ package final class DynamicSecuritySync: Sendable {
         else { return true }
         finish(batch, .success(responses))
         return true
-    }
-
-    /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
-    /// the sync has to itself.
-    package func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
-        for await message in messages { receive(message) }
     }
 
     // MARK: Exchange
@@ -296,8 +281,8 @@ package final class DynamicSecuritySync: Sendable {
     }
 }
 
-/// A sync that did not complete, with a code and, for refused commands, each command and the
-/// broker's reason.
+/// A sync that did not complete, with a code and a message that names, for refused commands, each
+/// command and the broker's reason.
 package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The broker did not answer in time.
@@ -306,29 +291,19 @@ package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
         case transport
         /// The answer was not what the plugin sends.
         case invalidResponse
-        /// The broker refused one or more commands (see `failures`).
+        /// The broker refused one or more commands (the message names each, with the broker's reason:
+        /// `Role already exists`, `Client not found`, ...).
         case commandsRefused
 
-        package var name: String { rawValue }
         package var description: String { rawValue }
-    }
-
-    /// One refused command and the broker's reason (`Role already exists`, `Client not found`, ...).
-    package struct Failure: Sendable, Hashable, CustomStringConvertible {
-        package let command: DynamicSecurityPlan.Command
-        package let reason: String
-
-        package var description: String { "\(command.name) \(command.subject): \(reason)" }
     }
 
     package let code: Code
     package let message: String
-    package let failures: [Failure]
 
-    package init(_ code: Code, _ message: String, failures: [Failure] = []) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
-        self.failures = failures
     }
 
     package var description: String { "\(code): \(message)" }

@@ -16,12 +16,8 @@ package final class ClearingEchoes: Sendable {
         var until: ContinuousClock.Instant
     }
 
-    package let lifetime: Duration
+    let lifetime = Duration.seconds(30)
     private let pending = Mutex<[String: Pending]>([:])
-
-    package init(lifetime: Duration = .seconds(30)) {
-        self.lifetime = lifetime
-    }
 
     /// Notes that the gateway is clearing `topic`.
     package func expect(_ topic: String, at now: ContinuousClock.Instant = .now) {

@@ -6,15 +6,8 @@ import Synchronization
 /// with `tooManyRequests` instead of waiting: a gateway that cannot keep up sheds load and stays
 /// responsive, rather than queueing without bound (memory) and answering minutes late.
 final class CommandAdmission: Sendable {
-    /// The default limit of commands in flight.
-    static let standardLimit = 1000
-
-    package let limit: Int
+    let limit = 1000
     private let inFlight = Atomic<Int>(0)
-
-    package init(limit: Int = standardLimit) {
-        self.limit = limit
-    }
 
     /// Takes a place for one command; false when all are taken.
     package func enter() -> Bool {

@@ -280,7 +280,7 @@ extension CommandRouter {
         case .history(.points(let points)):
             return .object([
                 ("resolution", .string(HistoryResolution.raw.rawValue)),
-                ("points", .array(points.map { .object([("time", time($0.time)), ("value", number($0.value))]) })),
+                ("points", .array(points.map { .object([("time", time($0.time)), ("value", .number($0.value))]) })),
             ])
         case .history(.hourly(let hours)):
             return .object([
@@ -290,8 +290,8 @@ extension CommandRouter {
                     .array(
                         hours.map {
                             .object([
-                                ("hour", time($0.hour)), ("min", number($0.minimum)), ("mean", number($0.mean)),
-                                ("max", number($0.maximum)), ("count", .integer($0.count)),
+                                ("hour", time($0.hour)), ("min", .number($0.minimum)), ("mean", .number($0.mean)),
+                                ("max", .number($0.maximum)), ("count", .integer($0.count)),
                             ])
                         })
                 ),
@@ -308,11 +308,6 @@ extension CommandRouter {
     }
 
     private static func time(_ date: Date) -> JSON { .string(WireTime.text(date)) }
-
-    /// A whole value (a bool's 0/1, an enumerated state) as an integer, any other as a number.
-    private static func number(_ value: Double) -> JSON {
-        value.rounded() == value && value.magnitude < 1e15 ? .integer(Int(value)) : .number(value)
-    }
 }
 
 extension HomeError {

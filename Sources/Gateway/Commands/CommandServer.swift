@@ -66,9 +66,8 @@ actor CommandServer {
                 // MQTT 3.1.1: the gateway's own clearing of a command topic, coming back
                 if let echoes, echoes.consume(message) { continue }
                 if let clutter = router.retainedClutter(message) {
-                    // (with 3.1.1, answers are not subscribed to: any clutter seen is a command's)
-                    echoes?.expect(clutter.topic)
-                    send(clutter.topic, [], retain: true)
+                    // The publisher notes a command topic's clearing for its echo (MQTT 3.1.1).
+                    _ = publisher.send(clutter.topic, [])
                     let sender = clutter.sender ?? "unknown"
                     if let count = clutterLog.admit(sender) {
                         logger.warning(
@@ -142,14 +141,5 @@ actor CommandServer {
             ),
         ]
         return .object(members)
-    }
-
-    private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
-        do {
-            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
-            statistics.sentMessage()
-        } catch {
-            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
-        }
     }
 }

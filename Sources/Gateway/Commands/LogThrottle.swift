@@ -10,12 +10,11 @@ final class LogThrottle: Sendable {
     }
 
     package let interval: Duration
-    private let keys: Int
+    private let keys = 1024
     private let entries = Mutex<[String: Entry]>([:])
 
-    package init(interval: Duration, keys: Int = 1024) {
+    package init(interval: Duration) {
         self.interval = interval
-        self.keys = keys
     }
 
     /// Counts one occurrence for `key`; returns the occurrences since the last log line when one

@@ -37,14 +37,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// names and devices it may not see, as entities it may not use.
     package func announces(_ home: Home) -> Bool { home.isMember(account) }
 
-    /// The discovery configs of one home: its accessories' entities, its action sets as scenes and,
-    /// for a home Home Assistant's account administers, its automations as switches; none for a home
-    /// Home Assistant's account is no user of.
-    package func configs(for home: Home) -> [DiscoveryConfig] {
-        guard announces(home) else { return [] }
-        return home.accessories.flatMap { configs(for: $0, in: home) } + homeConfigs(for: home)
-    }
-
     /// The services of `home` that no Home Assistant component fits (they are not announced).
     package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
@@ -69,12 +61,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
 
     // MARK: Configs
 
-    /// The configs of one accessory's entities (its identify button too); none for a home Home
-    /// Assistant does not see.
-    func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
-        announces(home) ? configs(for: accessory, in: home) : []
-    }
-
     /// The home's own entities: its action sets as scenes, and its automations as switches when Home
     /// Assistant's account is the home's administrator (only an administrator may turn one on or off;
     /// a guest would see switches that only fail). None for a home Home Assistant does not see.
@@ -85,7 +71,10 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         return scenes + home.triggers.map { automationSwitch($0, in: home) }
     }
 
-    private func configs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+    /// The configs of one accessory's entities (its identify button too); none for a home Home
+    /// Assistant does not see.
+    func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
+        guard announces(home) else { return [] }
         let place = Place(accessory, in: home, topics: topics)
         let mapped = accessory.services.filter { HomeAssistantEntities.kind(of: $0) != nil }
         let primaries = mapped.filter { $0.type != .battery }
@@ -95,13 +84,13 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             let name: JSON = primaries.count == 1 && service.type != .battery ? .null : .string(service.name)
             let context = HomeAssistantEntities.Context(
                 service: service, name: name, stateTopic: place.stateTopic(service),
-                commandTopic: { place.commandTopic($0, service: service, account: account) },
+                commandTopic: { place.valueTopic($0, service: service) + "/set/\(account)" },
                 lightCommandTopic: place.stateTopic(service) + "/set/\(account)")
             for entity in HomeAssistantEntities.entities(for: context) {
                 configs.append(
                     config(
                         entity, objectID: objectID(accessory.id.rawValue, service.id.rawValue, entity.suffix),
-                        place: place))
+                        device: device(place), reachableTopic: place.reachableTopic))
             }
         }
         for service in accessory.services {
@@ -112,30 +101,33 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             fields: [
                 ("name", .string("Identify")), ("device_class", .string("identify")),
                 ("entity_category", .string("config")),
-                ("command_topic", .string(place.identifyTopic(account: account))),
+                ("command_topic", .string(place.accessoryTopic + "/$identify/\(account)")),
                 ("payload_press", .string("PRESS")),
             ])
-        configs.append(config(identify, objectID: objectID(accessory.id.rawValue, identify.suffix), place: place))
+        configs.append(
+            config(
+                identify, objectID: objectID(accessory.id.rawValue, identify.suffix), device: device(place),
+                reachableTopic: place.reachableTopic))
         return configs
     }
 
-    private func config(_ entity: HomeAssistantEntities.Entity, objectID: String, place: Place) -> DiscoveryConfig {
+    /// `entity`'s config: its fields with its unique id after its name, when it is available (the
+    /// gateway online and, for an accessory's entity, the accessory reachable), its device, origin
+    /// and QoS.
+    private func config(
+        _ entity: HomeAssistantEntities.Entity, objectID: String, device: JSON, reachableTopic: String? = nil
+    ) -> DiscoveryConfig {
         let uniqueID = "\(nodeID)_\(objectID)"
         var members: [(key: String, value: JSON)] = entity.fields
         members.insert(("unique_id", .string(uniqueID)), at: 1)
-        members += [
-            (
-                "availability",
-                .array([
-                    availability(topics.status, available: "online", notAvailable: "offline"),
-                    availability(place.reachableTopic, available: "true", notAvailable: "false"),
-                ])
-            ),
-            ("availability_mode", .string("all")),
-            ("device", device(place)),
-            ("origin", origin),
-            ("qos", .integer(1)),
-        ]
+        let online = availability(topics.status, available: "online", notAvailable: "offline")
+        if let reachableTopic {
+            let reachable = availability(reachableTopic, available: "true", notAvailable: "false")
+            members += [("availability", .array([online, reachable])), ("availability_mode", .string("all"))]
+        } else {
+            members.append(("availability", .array([online])))
+        }
+        members += [("device", device), ("origin", origin), ("qos", .integer(1))]
         return DiscoveryConfig(
             component: entity.component, objectID: objectID, uniqueID: uniqueID,
             topic: "\(discoveryPrefix)/\(entity.component)/\(nodeID)/\(objectID)/config", payload: .object(members))
@@ -166,29 +158,20 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// An action set as a scene of the home's own device; it needs only the gateway to be online.
     private func scene(_ actionSet: ActionSet, in home: Home) -> DiscoveryConfig {
-        let objectID = objectID(home.id.rawValue, "actionset", actionSet.id.rawValue)
-        let uniqueID = "\(nodeID)_\(objectID)"
-        let payload = JSON.object([
+        let fields: [(key: String, value: JSON)] = [
             ("name", .string(actionSet.name)),
-            ("unique_id", .string(uniqueID)),
             ("command_topic", .string(topics.runActionSet(home: home.name, actionSet: actionSet.name) + "/\(account)")),
             ("payload_on", .string("ON")),
-            ("availability", .array([availability(topics.status, available: "online", notAvailable: "offline")])),
-            ("device", homeDevice(home)),
-            ("origin", origin),
-            ("qos", .integer(1)),
-        ])
-        return DiscoveryConfig(
-            component: "scene", objectID: objectID, uniqueID: uniqueID,
-            topic: "\(discoveryPrefix)/scene/\(nodeID)/\(objectID)/config", payload: payload)
+        ]
+        return config(
+            .init(component: "scene", suffix: nil, fields: fields),
+            objectID: objectID(home.id.rawValue, "actionset", actionSet.id.rawValue), device: homeDevice(home))
     }
 
     /// An automation's on/off as a switch of the home's device: its state read from `$layout`'s
     /// `enabled`, its command an `enableTrigger` request as Home Assistant's account. Keyed by the
     /// automation's id, so a rename keeps the entity.
     private func automationSwitch(_ trigger: Trigger, in home: Home) -> DiscoveryConfig {
-        let objectID = objectID(home.id.rawValue, "trigger", trigger.id.rawValue)
-        let uniqueID = "\(nodeID)_\(objectID)"
         // A JSON string is a Jinja string too: the names go into both templates quoted as JSON.
         func quoted(_ text: String) -> String {
             var bytes: [UInt8] = []
@@ -196,9 +179,8 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
             return String(decoding: bytes, as: UTF8.self)
         }
         let (homeText, nameText) = (quoted(home.name), quoted(trigger.name))
-        let payload = JSON.object([
+        let fields: [(key: String, value: JSON)] = [
             ("name", .string(trigger.name)),
-            ("unique_id", .string(uniqueID)),
             ("icon", .string("mdi:robot")),
             ("state_topic", .string(topics.layout(home: home.name))),
             (
@@ -214,14 +196,10 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
                     #"{"home":\#(homeText),"trigger":\#(nameText),"enabled":{{ 'true' if value == 'ON' else 'false' }} }"#
                 )
             ),
-            ("availability", .array([availability(topics.status, available: "online", notAvailable: "offline")])),
-            ("device", homeDevice(home)),
-            ("origin", origin),
-            ("qos", .integer(1)),
-        ])
-        return DiscoveryConfig(
-            component: "switch", objectID: objectID, uniqueID: uniqueID,
-            topic: "\(discoveryPrefix)/switch/\(nodeID)/\(objectID)/config", payload: payload)
+        ]
+        return config(
+            .init(component: "switch", suffix: nil, fields: fields),
+            objectID: objectID(home.id.rawValue, "trigger", trigger.id.rawValue), device: homeDevice(home))
     }
 
     private func availability(_ topic: String, available: String, notAvailable: String) -> JSON {
@@ -326,11 +304,5 @@ private struct Place {
             characteristic: type.rawValue)
     }
 
-    func commandTopic(_ type: CharacteristicType, service: Service, account: String) -> String {
-        valueTopic(type, service: service) + "/set/\(account)"
-    }
-
-    func identifyTopic(account: String) -> String {
-        topics.accessory(home: home.name, room: room, accessory: accessory.name) + "/$identify/\(account)"
-    }
+    var accessoryTopic: String { topics.accessory(home: home.name, room: room, accessory: accessory.name) }
 }

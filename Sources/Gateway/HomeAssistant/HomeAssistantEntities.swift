@@ -196,9 +196,9 @@ enum HomeAssistantEntities {
             if target.permissions.contains(.write) {
                 fields.append(("temperature_command_topic", .string(context.commandTopic(.targetTemperature))))
             }
-            if let minimum = target.minimumValue { fields.append(("min_temp", number(minimum))) }
-            if let maximum = target.maximumValue { fields.append(("max_temp", number(maximum))) }
-            if let step = target.stepValue { fields.append(("temp_step", number(step))) }
+            if let minimum = target.minimumValue { fields.append(("min_temp", .number(minimum))) }
+            if let maximum = target.maximumValue { fields.append(("max_temp", .number(maximum))) }
+            if let step = target.stepValue { fields.append(("temp_step", .number(step))) }
         }
         if context.has(.currentTemperature) {
             fields += [
@@ -328,9 +328,5 @@ enum HomeAssistantEntities {
     /// as "nothing known", and warns about `None`, which it does not take as a number.
     static func templateOrEmpty(_ field: String) -> JSON {
         .string("{{ value_json.\(field) if value_json.\(field) is not none else '' }}")
-    }
-
-    private static func number(_ value: Double) -> JSON {
-        value.rounded() == value && abs(value) < 1e15 ? .integer(Int(value)) : .number(value)
     }
 }

@@ -120,15 +120,11 @@ enum HomeAssistantState {
         }
     }
 
+    /// CurrentDoorState's values 0...4 in Home Assistant's words.
     private static func garageDoorState(_ values: Values) -> JSON {
-        switch values.int(.currentDoorState) {
-        case 0: .string("open")
-        case 1: .string("closed")
-        case 2: .string("opening")
-        case 3: .string("closing")
-        case 4: .string("stopped")
-        default: .null
-        }
+        let states = ["open", "closed", "opening", "closing", "stopped"]
+        guard let state = values.int(.currentDoorState), states.indices.contains(state) else { return .null }
+        return .string(states[state])
     }
 
     private static func covering(_ values: Values) -> [(key: String, value: JSON)] {

@@ -31,15 +31,9 @@ package enum Rendering {
             })
     }
 
-    /// `B/<home>/$layout`: the whole home as clients may see it.
-    static func layout(_ home: Home) -> JSON {
-        .object(
-            layoutHead(home) + [("accessories", .array(home.accessories.map { accessoryLayout($0, in: home) }))]
-                + layoutTail(home))
-    }
-
-    /// The same bytes as `layout(home).bytes`, with each accessory's and automation's entry taken
-    /// from `fragments`, which renders only those that changed since it last saw them.
+    /// `B/<home>/$layout`: the whole home as clients may see it, its head, then each accessory's and
+    /// automation's entry taken from `fragments` (which renders only those that changed since it last
+    /// saw them), then its tail.
     static func layoutBytes(_ home: Home, fragments: inout LayoutFragments) -> [UInt8] {
         var bytes = JSON.object(layoutHead(home)).bytes
         bytes.removeLast()  // the head's "}"
@@ -67,7 +61,7 @@ package enum Rendering {
         return bytes
     }
 
-    private static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
+    static func layoutHead(_ home: Home) -> [(key: String, value: JSON)] {
         [
             ("name", .string(home.name)),
             ("primary", .bool(home.isPrimary)),
@@ -91,7 +85,7 @@ package enum Rendering {
     }
 
     /// The members after the accessories; `triggers` empty unless `withTriggers`.
-    private static func layoutTail(_ home: Home, withTriggers: Bool = true) -> [(key: String, value: JSON)] {
+    static func layoutTail(_ home: Home, withTriggers: Bool = true) -> [(key: String, value: JSON)] {
         [
             (
                 "actionSets",

@@ -16,10 +16,11 @@ package struct RetainedView: Sendable, Equatable {
     package init(
         homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) {
-        for (_, part) in Self.parts(homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant)
-        {
-            payloads.merge(part) { _, new in new }
-        }
+        var fragments = LayoutFragments()
+        self.init(
+            merging: Self.parts(
+                homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant,
+                fragments: &fragments))
     }
 
     /// The view made of its parts.
@@ -34,15 +35,6 @@ package struct RetainedView: Sendable, Equatable {
         case global
         case home(HomeID)
         case accessory(AccessoryID)
-    }
-
-    /// The whole view, part by part.
-    package static func parts(
-        homes: [Home], discovered: [Accessory], topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [Part: [String: [UInt8]]] {
-        var fragments = LayoutFragments()
-        return parts(
-            homes: homes, discovered: discovered, topics: topics, homeAssistant: homeAssistant, fragments: &fragments)
     }
 
     /// The whole view, part by part, the layouts' accessory entries from `fragments`. Each part is
@@ -76,26 +68,12 @@ package struct RetainedView: Sendable, Equatable {
         [topics.homes: Rendering.homes(homes).bytes, topics.discovered: Rendering.discovered(discovered).bytes]
     }
 
-    /// A home's `$layout`, and its action sets and automations as Home Assistant scenes and switches.
-    static func homePayloads(
-        _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [String: [UInt8]] {
-        homePayloads(home, topics: topics, homeAssistant: homeAssistant, layout: Rendering.layout(home).bytes)
-    }
-
-    /// The same, the layout's accessory entries from `fragments` (rendered only where they changed).
+    /// A home's `$layout`, its accessory entries from `fragments` (rendered only where they changed),
+    /// and its action sets and automations as Home Assistant scenes and switches.
     static func homePayloads(
         _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery?, fragments: inout LayoutFragments
     ) -> [String: [UInt8]] {
-        homePayloads(
-            home, topics: topics, homeAssistant: homeAssistant,
-            layout: Rendering.layoutBytes(home, fragments: &fragments))
-    }
-
-    private static func homePayloads(
-        _ home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery?, layout: [UInt8]
-    ) -> [String: [UInt8]] {
-        var payloads = [topics.layout(home: home.name): layout]
+        var payloads = [topics.layout(home: home.name): Rendering.layoutBytes(home, fragments: &fragments)]
         for config in homeAssistant?.homeConfigs(for: home) ?? [] { payloads[config.topic] = config.payload.bytes }
         return payloads
     }

@@ -6,13 +6,9 @@ package struct HomeSnapshot: Sendable {
     package var discovered: [Accessory]
     /// The model's version it shows (``HomeChange/version``); nil when not read from the manager.
     package var version: UInt64?
+}
 
-    package init(homes: [Home], discovered: [Accessory], version: UInt64? = nil) {
-        self.homes = homes
-        self.discovered = discovered
-        self.version = version
-    }
-
+extension HomeSnapshot {
     package init(of manager: HomeManager) async {
         (homes, discovered, version) = await manager.state()
     }

@@ -88,9 +88,6 @@ package actor RetainedPublisher {
         self.readBack = readBack
     }
 
-    /// Topics under the base topic that other parts of the gateway own and resync must leave alone.
-    private var foreignTopics: Set<String> { [topics.status, topics.health] }
-
     /// The full reload after a (re)connect (HomeKit's homeManagerDidUpdateHomes): publish every topic
     /// and clear the stale ones. The broker's retained topics are read back while the view is
     /// rendered and published (at 10,000 accessories each takes a few hundred milliseconds); only
@@ -129,7 +126,8 @@ package actor RetainedPublisher {
                 metadata: ["error": "\(error)"])
             held = published.topics
         }
-        let foreign = foreignTopics
+        // Other parts of the gateway own these topics under the base topic: resync leaves them alone.
+        let foreign: Set<String> = [topics.status, topics.health]
         let stale = held.union(published.payloads.keys).filter { desired.payloads[$0] == nil && !foreign.contains($0) }
         for topic in stale.sorted() { _ = send(topic, []) }
         published = desired
@@ -382,11 +380,7 @@ package actor RetainedPublisher {
             change.event
         {
             if let home = change.homes.first(where: { $0.id == homeID }) {
-                if type.isEvent {
-                    announce(value, of: type, service: service, accessory: accessory, in: home)
-                } else {
-                    update(value, of: type, service: service, accessory: accessory, in: home)
-                }
+                update(value, of: type, service: service, accessory: accessory, in: home)
             }
         } else {
             // Without the discovered accessories only for reachability, whose parts do not show them.
@@ -397,6 +391,8 @@ package actor RetainedPublisher {
     }
 
     /// Publishes what a new value of one characteristic changed: its topic, `$state` and `$ha` states.
+    /// An event (a button's press) goes only on its value topic, not retained: a client that
+    /// subscribes later must not see a press that happened before. `$state` does not list it.
     ///
     /// A change committed with others may carry a later value of this characteristic: the event's own
     /// value is laid over the accessory, so every value is passed on in order. (Over the accessory,
@@ -407,31 +403,17 @@ package actor RetainedPublisher {
     ) {
         guard var snapshot = home.accessory(accessory) else { return }
         snapshot.setValue(value, service: service, type: type)
+        let payload = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics)
+        if type.isEvent {
+            if let (topic, payload) = payload, send(topic, payload, retain: false) { client.writeQueuedNow() }
+            return
+        }
         // The value leaves the loop at once, before the states are rendered and not after the rest of
         // its pass (a command's round trip ends when its value arrives).
-        if let value = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics),
-            send(CollectionOfOne(value), of: accessory)
-        {
-            client.writeQueuedNow()
-        }
+        if let payload, send(CollectionOfOne(payload), of: accessory) { client.writeQueuedNow() }
         send(
             RetainedView.statePayloads(of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
             of: accessory)
-    }
-
-    /// Publishes an event (a button's press) on its value topic, not retained: a client that
-    /// subscribes later must not see a press that happened before. `$state` does not list it.
-    private func announce(
-        _ value: CharacteristicValue, of type: CharacteristicType, service: ServiceID, accessory: AccessoryID,
-        in home: Home
-    ) {
-        guard var snapshot = home.accessory(accessory) else { return }
-        snapshot.setValue(value, service: service, type: type)
-        guard
-            let (topic, payload) = RetainedView.valuePayload(
-                type, service: service, of: snapshot, in: home, topics: topics)
-        else { return }
-        if send(topic, payload, retain: false) { client.writeQueuedNow() }
     }
 
     /// Sends those of an accessory's `payloads` that differ from what is published, in their order;
@@ -471,8 +453,8 @@ package actor RetainedPublisher {
     }
 
     /// Queues one QoS 1 message, retained unless told (a press); the client delivers it, across
-    /// reconnects too.
-    private nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
+    /// reconnects too. A clearing of a command topic is noted for its echo (MQTT 3.1.1).
+    nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
             try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)

@@ -3,19 +3,11 @@ import Execution
 import Logging
 import MQTT
 
-/// Lists the topics a broker holds retained under a filter, over a short-lived connection of its
-/// own (so the gateway's command subscriptions never overlap it): subscribe, then publish a marker
-/// and collect every retained message until the marker comes back, then disconnect.
+/// Lists the topics a broker holds retained under some filters (the base topic and the discovery
+/// configs), over a short-lived connection of its own (so the gateway's command subscriptions never
+/// overlap it): subscribe, then publish a marker and collect every retained message until the marker
+/// comes back, then disconnect.
 package enum RetainedTopics {
-    package static func read(
-        under filter: String, markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
-        timeout: Duration = .seconds(30)
-    ) async throws -> Set<String> {
-        try await read(
-            under: [filter], markerTopic: markerTopic, using: configuration, logger: logger, timeout: timeout)
-    }
-
-    /// The same for several filters at once (the base topic and the discovery configs).
     package static func read(
         under filters: [String], markerTopic: String, using configuration: MQTTConfiguration, logger: Logger,
         timeout: Duration = .seconds(30)

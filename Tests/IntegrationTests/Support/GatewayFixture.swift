@@ -198,7 +198,7 @@ func withGateway<T>(
                     topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
                     homeAssistant: discovery.map {
                         AccessRules.HomeAssistant(account: $0.account, discoveryPrefix: $0.discoveryPrefix)
-                    }, memberships: await manager.memberships())
+                    }, members: await manager.memberships().map(AccessRules.Member.init))
             } : nil
         let history = keepsHistory ? try HistoryStore.inMemory() : nil
         let gateway = GatewayService(
@@ -248,5 +248,13 @@ func withGateway<T>(
             await serving?.value
             throw error
         }
+    }
+}
+
+extension DynamicSecuritySync {
+    /// Hands every message of `messages` to `receive(_:)` until the stream ends: for a client that
+    /// the sync has to itself.
+    func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
+        for await message in messages { receive(message) }
     }
 }
