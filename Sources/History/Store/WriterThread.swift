@@ -15,10 +15,10 @@ import Synchronization
 /// privileges cannot raise it back.
 ///
 /// At the low priority (nice 19, set on this thread alone: on Linux a nice value is each thread's
-/// own) a batch's write never holds a core the gateway's loop, the broker or a client wants: a
-/// thread of normal priority that wakes takes the core at once. It still gets a share of the CPU
-/// when other work keeps both cores busy (`SCHED_IDLE` would get none, and the history would be
-/// dropped for as long as a build runs beside the gateway).
+/// own) a batch's write gives way to the gateway's loop, the broker or a client: a thread of
+/// normal priority that wakes preempts it rather than waiting for its time slice. It still gets a
+/// share of the CPU when other work keeps both cores busy (`SCHED_IDLE` would get none, and the
+/// history would be dropped for as long as a build runs beside the gateway).
 final class WriterThread: Sendable {
     /// The jobs given and not yet run, shared with the thread (which must not hold the
     /// ``WriterThread``, whose end ends it).
