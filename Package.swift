@@ -143,6 +143,7 @@ let package = Package(
         .target(
             name: "History",
             dependencies: [
+                deque,
                 "AsyncMailbox",
                 "Execution",
                 "HomeModel",

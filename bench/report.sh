@@ -82,11 +82,19 @@ get("scenario") == "history-roundtrip" {
     hist = hist sprintf("| %s | %s | %.2f | %.2f | %.0f | %s | %.2f |\n", load_name(get("load")), gw, \
         get("p50_ms"), get("p99_ms"), get("throughput"), get("lost"), cpu10k)
     if (gw == "off") { hoff50[key] = get("p50_ms"); hoff99[key] = get("p99_ms"); hofftp[key] = get("throughput"); hoffcpu[key] = cpu10k; next }
+    # The noise floor: a second gateway without recording, measured after the pair.
+    if (gw == "off2") {
+        hnoise++; hn50s[hnoise] = get("p50_ms") / hoff50[key]; hn99s[hnoise] = get("p99_ms") / hoff99[key]
+        hist_ratios = hist_ratios sprintf("| %s, off2 ÷ off (the noise) | %s | %s | %s | %s |\n", load_name(get("load")), \
+            ratio(get("p50_ms"), hoff50[key]), ratio(get("p99_ms"), hoff99[key]), ratio(get("throughput"), hofftp[key]), ratio(cpu10k, hoffcpu[key]))
+        next
+    }
     hist_ratios = hist_ratios sprintf("| %s | %s | %s | %s | %s |\n", load_name(get("load")), ratio(get("p50_ms"), hoff50[key]), \
         ratio(get("p99_ms"), hoff99[key]), ratio(get("throughput"), hofftp[key]), ratio(cpu10k, hoffcpu[key]))
     if (get("load") == "1000") { hpairs++; hp50s[hpairs] = get("p50_ms") / hoff50[key]; hp99s[hpairs] = get("p99_ms") / hoff99[key] }
     if (get("load") == "window") { hwindows++; htprs[hwindows] = get("throughput") / hofftp[key] }
 }
+get("scenario") == "history-load" { history_load = get("load") }
 get("scenario") == "history" {
     history_line = $0
     history_build = get("build"); history_series = get("series"); history_days = get("days")
@@ -284,6 +292,7 @@ END {
         print "| load | p50 on ÷ off | p99 on ÷ off | writes/s on ÷ off | CPU on ÷ off |"
         print "|---|---|---|---|---|"
         printf "%s\n", hist_ratios
+        if (history_load != "") printf "Load average at the end of the round trips (1, 5, 15 min): %s.\n\n", history_load
         }
         if (history != "") printf "%s\n", history
     }
@@ -508,8 +517,9 @@ END {
             bridge_accessories, bm_n, bdiff_list, bridge_mb, bridge_anon_mb, bridge_bin_mb, mark(bridge_mb <= 3)
     if (hpairs > 0) {
         hm50 = median(hp50s, hpairs); hm99 = median(hp99s, hpairs)
-        printf "| recording costs the round trip ≤ 5 %% (QoS 1, 1,000/s, on ÷ off, median of %d pairs) | p50 %.2f×, p99 %.2f× | %s |\n", \
-            hpairs, hm50, hm99, mark(hm50 <= 1.05 && hm99 <= 1.05)
+        noise = hnoise > 0 ? sprintf(" (off ÷ off, the noise: p50 %.2f×, p99 %.2f×)", median(hn50s, hnoise), median(hn99s, hnoise)) : ""
+        printf "| recording costs the round trip ≤ 5 %% (QoS 1, 1,000/s, on ÷ off, median of %d pairs) | p50 %.2f×, p99 %.2f×%s | %s |\n", \
+            hpairs, hm50, hm99, noise, mark(hm50 <= 1.05 && hm99 <= 1.05)
     }
     if (hwindows > 0) {
         hmt = median(htprs, hwindows)

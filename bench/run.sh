@@ -855,7 +855,9 @@ soak_scenario() {
 # 11: history (issue 51). (a) The command round trip with recording on and off in the same run: two
 # gateways on one broker with the home of round_trip_accessories switches (each write a recorded
 # change), database on file, history.enabled true under base topic homegate and false under
-# nohistory, alternating point by point: QoS 1 at 1,000/s and the window, `pairs` times each.
+# nohistory, alternating point by point: QoS 1 at 1,000/s and the window, `pairs` times each. The
+# noise floor: a third gateway without recording (base topic nohistory2) measured after each 1,000/s
+# pair, so off ÷ off shows how far two points of the same gateway move apart on this machine.
 # (b) `homegate bench-history` in the hub build (the release build when there is none):
 # history_series characteristics changing once a minute for history_days simulated days into a
 # history file (the store's clock moved by the simulation, not waited for), the file's size by day,
@@ -864,27 +866,38 @@ history_series=100 history_queries=50
 history_scenario() {
     log "history: round trips with recording on and off, $round_trip_accessories accessories"
     start_broker history
-    local on_dir=$work/history-on off_dir=$work/history-off
+    local on_dir=$work/history-on off_dir=$work/history-off noise_dir=$work/history-off2
     write_config "$on_dir" "$round_trip_accessories" false
-    write_config "$off_dir" "$round_trip_accessories" false
     printf 'history:\n  enabled: true\n' >>"$on_dir/homegate.yml"
-    printf 'history:\n  enabled: false\n' >>"$off_dir/homegate.yml"
-    sed -i 's/baseTopic: homegate/baseTopic: nohistory/; s/clientId: homegate-bench/clientId: homegate-nohistory/' \
-        "$off_dir/homegate.yml"
+    local dir name
+    for dir in "$off_dir" "$noise_dir"; do
+        name=nohistory${dir##*off}
+        write_config "$dir" "$round_trip_accessories" false
+        printf 'history:\n  enabled: false\n' >>"$dir/homegate.yml"
+        sed -i "s/baseTopic: homegate/baseTopic: $name/; s/clientId: homegate-bench/clientId: homegate-$name/" \
+            "$dir/homegate.yml"
+    done
     start_homegate "$on_dir" "$round_trip_accessories"
     local on_pid=$homegate_pid
-    # start_homegate waits for the homegate/ topics; these are under nohistory/.
+    # start_homegate waits for the homegate/ topics; these are under nohistory/ and nohistory2/.
     "$homegate" run --config "$off_dir/homegate.yml" 2>>"$off_dir/homegate.log" &
     local off_pid=$!
     pids+=("$off_pid")
+    "$homegate" run --config "$noise_dir/homegate.yml" 2>>"$noise_dir/homegate.log" &
+    local noise_pid=$!
+    pids+=("$noise_pid")
     wait_idle "$on_pid"
     wait_idle "$off_pid"
+    wait_idle "$noise_pid"
     for load in $(round_trip_loads 1); do
         round_trip_point off "$off_pid" nohistory 1 file "$load" history-roundtrip
         round_trip_point on "$on_pid" homegate 1 file "$load" history-roundtrip
+        [[ $load != 1000 ]] || round_trip_point off2 "$noise_pid" nohistory2 1 file "$load" history-roundtrip
     done
+    record "\"scenario\":\"history-load\",\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\""
     stop "$on_pid"
     stop "$off_pid"
+    stop "$noise_pid"
     stop "$broker_pid"
     if [[ -s $on_dir/data/history.sqlite ]]; then
         log "history: the recording gateway's file after the round trips: $(du -k "$on_dir/data/history.sqlite"* | awk '{ n += $1 } END { print n }') KB"

@@ -37,7 +37,7 @@ struct BenchHistory: AsyncParsableCommand {
         var retention = HistoryRetention.standard
         retention.maximumBytes = maxMegabytes << 20
         let path = URL(fileURLWithPath: directory).appendingPathComponent(HistoryStore.fileName).path
-        let store = try HistoryStore.open(atPath: path, retention: retention, clock: clock)
+        let store = try HistoryStore.open(atPath: path, retention: retention, clock: clock, lowPriority: false)
         let home: HomeID = "bench"
         let keys = (0..<series).map {
             SeriesKey(

@@ -215,15 +215,50 @@ extension HistoryRecorderTests {
                 return recorder.statistics.written == readings.count
             }
             #expect(recorder.statistics.dropped == 0)
-            let answer = try await store.points(
-                accessory: "sensor", service: "main", characteristic: .currentTemperature,
-                from: HistoryStoreTests.epoch, to: store.clock.now)
-            guard case .points(let points) = answer else {
-                Issue.record("answered \(answer)")
-                return
-            }
+            guard let points = try await Self.sensorPoints(in: store) else { return }
             #expect(points.map(\.value) == readings)
             #expect(Set(points.map(\.time)).count == readings.count)
+        }
+    }
+
+    /// The sensor's raw points in `store` from the epoch until now; nil, with an issue recorded, when
+    /// they were answered otherwise.
+    static func sensorPoints(in store: HistoryStore) async throws -> [HistoryPoint]? {
+        let answer = try await store.points(
+            accessory: "sensor", service: "main", characteristic: .currentTemperature,
+            from: HistoryStoreTests.epoch, to: store.clock.now)
+        guard case .points(let points) = answer else {
+            Issue.record("answered \(answer)")
+            return nil
+        }
+        return points
+    }
+
+    @Test("a point has the time its change was committed, not the later time the recorder took it")
+    func pointsKeepTheTimeOfTheirChange() async throws {
+        // Given a recorder with a window of a second on the test's clock: after it takes a change it
+        // lets the next ones gather for 100 ms
+        let hub = try await Hub.make()
+        let (store, recorder) = try hub.recording(batchWindow: .seconds(1))
+        try await hub.following(recorder) {
+            try await hub.report(21)
+            try await eventually("the recorder lets changes gather, the writer waits for its window") {
+                hub.clock.sleepers == 2
+            }
+
+            // When a second reading comes 30 ms later, while the recorder waits, and is taken at 100 ms
+            hub.clock.advance(by: .milliseconds(30))
+            try await hub.report(22)
+            try await eventually("both written") {
+                hub.clock.advance(by: .milliseconds(100))
+                return recorder.statistics.written == 2
+            }
+
+            // Then it is kept at 30 ms, when it came (to the millisecond the store keeps)
+            guard let points = try await Self.sensorPoints(in: store) else { return }
+            #expect(points.map(\.value) == [21, 22])
+            let milliseconds = points.map { $0.time.timeIntervalSince(HistoryStoreTests.epoch) * 1000 }
+            #expect(milliseconds.count == 2 && abs(milliseconds[0]) < 1 && abs(milliseconds[1] - 30) < 1.01)
         }
     }
 

@@ -278,6 +278,9 @@ struct HistoryStoreTests {
     }
 
     /// Runs `body` with the path of a history file in a folder of its own, removed afterwards.
+    /// A history file in a folder of its own, gone afterwards. The stores these tests open on it
+    /// write at normal priority: at the gateway's lowest, a busy test machine would starve them
+    /// (``WriterThreadTests`` checks that priority).
     private func withHistoryFile(_ body: (String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -296,7 +299,7 @@ struct HistoryStoreTests {
 
         // Given a week of one sensor written to a file
         let week = try await {
-            let store = try HistoryStore.open(atPath: path, clock: historyClock)
+            let store = try HistoryStore.open(atPath: path, clock: historyClock, lowPriority: false)
             var points: [HistoryPoint] = []
             for _ in 0..<(7 * 24 * 60) {
                 points.append(HistoryPoint(time: historyClock.now, value: Double(points.count % 300) / 10))
@@ -312,7 +315,7 @@ struct HistoryStoreTests {
         }()
 
         // When it is opened again, then the points are there and freed pages go back to the file system
-        let store = try HistoryStore.open(atPath: path, clock: historyClock)
+        let store = try HistoryStore.open(atPath: path, clock: historyClock, lowPriority: false)
         let answer = try await store.points(
             accessory: Self.sensor.accessory, service: Self.sensor.service,
             characteristic: Self.sensor.characteristic, from: week[week.count - 1440].time, to: week.last!.time)
@@ -332,7 +335,8 @@ struct HistoryStoreTests {
         var retention = HistoryRetention.standard
         retention.maximumBytes = bound
         let store = try HistoryStore.open(
-            atPath: path, retention: retention, clock: .following(AnyClock(clock), from: Self.epoch))
+            atPath: path, retention: retention, clock: .following(AnyClock(clock), from: Self.epoch),
+            lowPriority: false)
 
         // Given three weeks of one sensor, about three times the bound, most of it still in the WAL
         for _ in 0..<(21 * 24) {

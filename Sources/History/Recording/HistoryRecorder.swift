@@ -1,9 +1,11 @@
 import AsyncMailbox
+import DequeModule
 import Execution
 import Foundation
 import HomeModel
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Records the homes' history: follows the model's changes (only those
 /// ``HistorySelection/isWanted(_:)`` takes, so a value nobody records does not wake it), keeps
@@ -41,6 +43,7 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     private let settings: Settings
     private let logger: Logger
     private let buffer: HistoryBuffer
+    private let changeTimes = ChangeTimes()
 
     package init(
         manager: HomeManager, writer: any HistoryWriting, clock: HistoryClock, settings: Settings = .standard,
@@ -70,9 +73,15 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    /// The manager's changes the recorder keeps something of.
+    /// The manager's changes the recorder keeps something of. Each is stamped as it is committed
+    /// (the filter runs then, on the manager), so a point has the time of its change, not the
+    /// time the recorder took it (up to a tenth of the batch window later).
     package func changes() async -> Mailbox<HomeChange> {
-        await manager.changes(where: { HistorySelection.isWanted($0) })
+        await manager.changes(where: { [changeTimes, clock] change in
+            guard HistorySelection.isWanted(change) else { return false }
+            changeTimes.note(change.version, at: clock.now)
+            return true
+        })
     }
 
     /// Records what `changes` (subscribed to by the caller) bring, until they end or a graceful
@@ -90,8 +99,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// Buffers what each change keeps, ringing the writer. With a batch window it takes the
     /// changes that gathered in one go and then lets the next ones gather for a tenth of the window
     /// (at most 100 ms): woken a few times a second, not once per change, which cost the command
-    /// path's CPU at a thousand recorded changes a second (docs/benchmarks.md). A graceful
-    /// shutdown ends the wait, and what is queued is still taken.
+    /// path's CPU at a thousand recorded changes a second (docs/benchmarks.md). Each keeps the
+    /// time it was committed (``changes()``). A graceful shutdown ends the wait, and what is queued
+    /// is still taken.
     private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
         var dropping = DroppingSpell()
         var lastPoints = LastPointTimes()
@@ -111,7 +121,8 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     }
 
     private func keep(_ change: HomeChange, _ dropping: inout DroppingSpell, _ lastPoints: inout LastPointTimes) {
-        let entries = HistorySelection.entries(for: change, at: clock.now).map { lastPoints.spaced($0) }
+        let time = changeTimes.take(change.version) ?? clock.now
+        let entries = HistorySelection.entries(for: change, at: time).map { lastPoints.spaced($0) }
         guard !entries.isEmpty else { return }
         let dropped = buffer.append(entries)
         if dropped > 0, dropping.begin() {
@@ -170,6 +181,27 @@ struct DroppingSpell {
     mutating func end() -> Bool {
         defer { isDropping = false }
         return isDropping
+    }
+}
+
+/// When each change the recorder wants was committed, by the change's version: noted by the
+/// manager's filter as it commits the change, taken by the recorder when it takes the change from
+/// its mailbox, in the same order.
+final class ChangeTimes: Sendable {
+    private let times = Mutex(Deque<(version: UInt64, time: Date)>())
+
+    func note(_ version: UInt64, at time: Date) {
+        times.withLock { $0.append((version, time)) }
+    }
+
+    /// The time noted for `version`, forgetting it and any noted before it; nil when none was (the
+    /// first change of the mailbox, handed out without the filter).
+    func take(_ version: UInt64) -> Date? {
+        times.withLock { times in
+            while let first = times.first, first.version < version { times.removeFirst() }
+            guard times.first?.version == version else { return nil }
+            return times.removeFirst().time
+        }
     }
 }
 

@@ -14,14 +14,17 @@ extension HistoryStore {
     /// `retention.maximumBytes`. Freed pages go back to the file system afterwards, and the WAL is
     /// checkpointed into the file and truncated, so the file and its WAL together (``fileBytes()``)
     /// end within the bound: the WAL holds what was written since the last checkpoint, the
-    /// sweep's deletions too, and SQLite's automatic checkpoints never shrink it.
+    /// sweep's deletions too, and SQLite's automatic checkpoints never shrink it. It runs on the store's
+    /// thread, after the writes given before.
     package func applyRetention(_ retention: HistoryRetention, now: Date) async throws {
-        try await writer.write { db in try RetentionSweep(retention: retention, now: now).run(db) }
-        try await writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA incremental_vacuum")
-            // A reader still on an old snapshot keeps the WAL past the busy timeout: the next
-            // sweep truncates it then, and the values are safe either way.
-            _ = try? db.checkpoint(.truncate)
+        try await thread.run { [writer] in
+            try writer.write { db in try RetentionSweep(retention: retention, now: now).run(db) }
+            try writer.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA incremental_vacuum")
+                // A reader still on an old snapshot keeps the WAL past the busy timeout: the next
+                // sweep truncates it then, and the values are safe either way.
+                _ = try? db.checkpoint(.truncate)
+            }
         }
     }
 }

@@ -4,8 +4,9 @@ import HomeModel
 
 /// The history database: a second SQLite file beside the home database (``fileName`` in the data
 /// directory), so recording never grows or locks the file the model commits to. It owns its
-/// writer; writes run on GRDB's writer queue and are awaited, so no caller's thread waits for the
-/// disk.
+/// writer; writes and retention run on a thread of their own (``WriterThread``, at the lowest
+/// priority unless asked otherwise) and are awaited, so no caller's thread waits for the disk and
+/// no write takes a core from the gateway's command path.
 ///
 /// Values are kept by series (one row per characteristic in `series`) and time in milliseconds,
 /// in tables without row ids: a point costs about 20 bytes on disk.
@@ -20,14 +21,18 @@ package final class HistoryStore: Sendable {
     package let clock: HistoryClock
     /// The most raw points a query answers with; a span holding more is answered hour by hour.
     package let maximumPoints: Int
+    /// Where the writes and the retention sweeps run.
+    let thread: WriterThread
 
     private init(
-        writer: any DatabaseWriter, retention: HistoryRetention, clock: HistoryClock, maximumPoints: Int
+        writer: any DatabaseWriter, retention: HistoryRetention, clock: HistoryClock, maximumPoints: Int,
+        lowPriority: Bool
     ) throws {
         self.writer = writer
         self.retention = retention
         self.clock = clock
         self.maximumPoints = maximumPoints
+        thread = WriterThread(name: "homegate-history", lowPriority: lowPriority)
         try Self.migrator.migrate(writer)
     }
 
@@ -43,24 +48,30 @@ package final class HistoryStore: Sendable {
         return configuration
     }
 
-    /// Opens (creating if needed) the history file at `path` and migrates it.
+    /// Opens (creating if needed) the history file at `path` and migrates it. Its writes run at the
+    /// lowest priority unless `lowPriority` is false (`homegate bench-history`, which measures the
+    /// writes' own speed on a machine that may be busy).
     package static func open(
         atPath path: String, retention: HistoryRetention = .standard, clock: HistoryClock = .system,
-        maximumPoints: Int = 10_000
+        maximumPoints: Int = 10_000, lowPriority: Bool = true
     ) throws -> HistoryStore {
         // History may lose its last seconds to a power cut; the home database may not. NORMAL in
         // WAL mode syncs at checkpoints only, so recording adds no fsync to the SD card per batch.
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
-        return try HistoryStore(writer: pool, retention: retention, clock: clock, maximumPoints: maximumPoints)
+        return try HistoryStore(
+            writer: pool, retention: retention, clock: clock, maximumPoints: maximumPoints, lowPriority: lowPriority)
     }
 
-    /// A private in-memory history: for tests and for `data.inMemory`.
+    /// A private in-memory history: for tests and for `data.inMemory`. Its writes run at normal
+    /// priority unless `lowPriority` is true (the gateway's), so that tests on a busy machine are
+    /// not held up by it.
     package static func inMemory(
-        retention: HistoryRetention = .standard, clock: HistoryClock = .system, maximumPoints: Int = 10_000
+        retention: HistoryRetention = .standard, clock: HistoryClock = .system, maximumPoints: Int = 10_000,
+        lowPriority: Bool = false
     ) throws -> HistoryStore {
         try HistoryStore(
             writer: DatabaseQueue(configuration: Self.configuration), retention: retention, clock: clock,
-            maximumPoints: maximumPoints)
+            maximumPoints: maximumPoints, lowPriority: lowPriority)
     }
 
     /// The bytes the database's pages hold now (free pages not counted): what
@@ -89,10 +100,11 @@ package final class HistoryStore: Sendable {
 // MARK: Writing
 
 extension HistoryStore: HistoryWriting {
-    /// Writes `batch` in one transaction: the group commit of everything recorded since the last.
+    /// Writes `batch` in one transaction on the store's thread: the group commit of everything
+    /// recorded since the last.
     package func write(_ batch: [HistoryEntry]) async throws {
         guard !batch.isEmpty else { return }
-        try await writer.write { db in try Self.write(batch, db) }
+        try await thread.run { [writer] in try writer.write { db in try Self.write(batch, db) } }
     }
 
     static func write(_ batch: [HistoryEntry], _ db: Database) throws {

@@ -1,0 +1,82 @@
+import DequeModule
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The thread the history's writes run on, one job after another: a thread of its own, so that its
+/// priority can be lowered for good. A priority set on one of libdispatch's shared workers (where
+/// GRDB's own writer queue runs) would stay with whatever ran there next, and a process without
+/// privileges cannot raise it back.
+///
+/// At the low priority (nice 19, set on this thread alone: on Linux a nice value is each thread's
+/// own) a batch's write gives way to the gateway's loop, the broker or a client: a thread of
+/// normal priority that wakes preempts it rather than waiting for its time slice. It still gets a
+/// share of the CPU when other work keeps both cores busy (`SCHED_IDLE` would get none, and the
+/// history would be dropped for as long as a build runs beside the gateway).
+final class WriterThread: Sendable {
+    /// The jobs given and not yet run, shared with the thread (which must not hold the
+    /// ``WriterThread``, whose end ends it).
+    private final class Jobs: Sendable {
+        /// nil ends the thread.
+        let queue = Mutex(Deque<(@Sendable () -> Void)?>())
+        let ready = DispatchSemaphore(value: 0)
+        let niceValue = Mutex<Int32>(0)
+
+        func add(_ job: (@Sendable () -> Void)?) {
+            queue.withLock { $0.append(job) }
+            ready.signal()
+        }
+
+        /// Runs the jobs as they come until the one that is nil.
+        func serve() {
+            while true {
+                ready.wait()
+                guard let job = queue.withLock({ $0.removeFirst() }) else { return }
+                job()
+            }
+        }
+    }
+
+    private let jobs = Jobs()
+
+    /// Starts the thread, named `name` for `top -H` and `perf` (the first 15 bytes), at the lowest
+    /// priority unless `lowPriority` is false (a benchmark that wants the writes' own speed).
+    init(name: String, lowPriority: Bool) {
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [jobs] in
+            // Foundation's Thread.name does not reach the system's name on Linux.
+            try? String(decoding: name.utf8.prefix(15), as: UTF8.self).write(
+                toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            #if os(Linux)
+                // `who` 0 with PRIO_PROCESS is the calling thread on Linux, not the process.
+                let thread = __priority_which_t(PRIO_PROCESS.rawValue)
+                if lowPriority { _ = setpriority(thread, 0, 19) }
+                jobs.niceValue.withLock { $0 = getpriority(thread, 0) }
+            #endif
+            started.signal()
+            jobs.serve()
+        }
+        thread.start()
+        started.wait()
+    }
+
+    deinit { jobs.add(nil) }
+
+    /// The thread's nice value, as the system reported it once the thread started (19 at the
+    /// lowest priority).
+    var niceValue: Int32 { jobs.niceValue.withLock { $0 } }
+
+    /// Runs `work` on the thread after the jobs given before, and returns its result; the caller's
+    /// task waits without holding a thread.
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            jobs.add { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
