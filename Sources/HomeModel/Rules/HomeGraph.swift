@@ -54,12 +54,9 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
-    func role(of account: String, in home: Home) -> Role? { home.role(of: account) }
-
-    /// Where an accessory is, in whichever home holds it.
-    /// Where `accessory` is: every value a device reports and every request looks it up, so an index
-    /// answers, rebuilt after each change of placement (a search per lookup made a start with 10,000
-    /// accessories quadratic).
+    /// Where `accessory` is, in whichever home holds it: every value a device reports and every
+    /// request looks it up, so an index answers, rebuilt after each change of placement (a search per
+    /// lookup made a start with 10,000 accessories quadratic).
     func locate(_ accessory: AccessoryID) -> (home: Int, accessory: Int)? {
         index.locate(accessory, placement: placement, in: homes)
     }
