@@ -346,26 +346,34 @@ extension HomeManager {
         return driver
     }
 
-    /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
-    /// The caller hears `operationTimedOut` when the time is up even if the driver ignores
-    /// cancellation: the request is cancelled and left to finish on its own, never waited for. The
-    /// accessory is then shown unreachable until it answers again (``markUnresponsive(_:)``).
+    /// Runs a driver request within `timeout` (the driver timeout when nil), with what it throws as
+    /// the model's error. When the time is up the caller hears `operationTimedOut` with what
+    /// `whenLate` says, even if the driver ignores cancellation: the request is cancelled and left to
+    /// finish on its own, never waited for. A ``HomeError`` is passed on; anything else is
+    /// `communicationFailure`, after what `failed` says.
+    func callDriver<Value: Sendable>(
+        timeout: Duration? = nil, whenLate: () -> String, failed: @autoclosure () -> String,
+        _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
+    ) async throws(HomeError) -> Value {
+        switch await Deadline.race(timeout: timeout ?? driverTimeout, timer: deadlines, preferring: taskExecutor, body) {
+        case .success(let value)?: return value
+        case nil: throw HomeError(.operationTimedOut, whenLate())
+        case .failure(let error as HomeError)?: throw error
+        case .failure(let error)?: throw HomeError(.communicationFailure, "\(failed()): \(error).")
+        }
+    }
+
+    /// A request named `what` to `accessory`: one that times out shows the accessory unreachable
+    /// until it answers again (``markUnresponsive(_:)``).
     private func callDriver<Value: Sendable>(
         _ accessory: Accessory, _ what: String,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor, body)
-        switch outcome {
-        case .success(let value)?:
-            return value
-        case nil:
-            markUnresponsive(accessory.id)
-            throw HomeError(.operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
-        case .failure(let error as HomeError)?:
-            throw error
-        case .failure(let error)?:
-            throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
+        let whenLate = {
+            self.markUnresponsive(accessory.id)
+            return "The accessory '\(accessory.name)' did not answer the \(what) in time."
         }
+        return try await callDriver(whenLate: whenLate, failed: "The \(what) to '\(accessory.name)' failed", body)
     }
 }
 

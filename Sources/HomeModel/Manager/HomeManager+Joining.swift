@@ -1,5 +1,3 @@
-import Execution
-
 extension HomeManager {
     /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
     static let maximumJoinSeconds = 254
@@ -21,19 +19,11 @@ extension HomeManager {
         }
         var permits: [JoinPermit] = []
         for driver in drivers {
-            let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
-                try await driver.permitJoin(seconds: seconds)
-            }
-            switch outcome {
-            case .success(let open)?:
-                permits.append(JoinPermit(network: driver.name, seconds: open))
-            case nil:
-                throw HomeError(.operationTimedOut, "\(driver.name) did not answer the permit join in time.")
-            case .failure(let error as HomeError)?:
-                throw error
-            case .failure(let error)?:
-                throw HomeError(.communicationFailure, "The permit join to \(driver.name) failed: \(error)")
-            }
+            let open = try await callDriver(
+                whenLate: { "\(driver.name) did not answer the permit join in time." },
+                failed: "The permit join to \(driver.name) failed"
+            ) { try await driver.permitJoin(seconds: seconds) }
+            permits.append(JoinPermit(network: driver.name, seconds: open))
         }
         return permits
     }
