@@ -28,11 +28,7 @@ extension HomeGraph {
             throw HomeError(
                 .readOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is read-only.")
         }
-        do {
-            return try characteristic.metadata.validate(value)
-        } catch {
-            throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
-        }
+        return try checked(value, of: characteristic, accessory: accessory)
     }
 
     mutating func addActionSet(
