@@ -174,6 +174,19 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
+    /// Renames `list[index]` of the home at `h` to `newName`, checked in the home's namespace;
+    /// `event` says it, given the home, the object and its old name. The same name changes nothing.
+    mutating func rename<Object: NamedObject>(
+        _ list: WritableKeyPath<Home, [Object]>, _ index: Int, to newName: String, home h: Int,
+        events: inout [HomeEvent], _ event: (HomeID, Identifier<Object.Tag>, _ oldName: String) -> HomeEvent
+    ) throws(HomeError) {
+        let object = homes[h][keyPath: list][index]
+        try Self.checkName(newName, in: homes[h], except: object.id.rawValue)
+        guard object.name != newName else { return }
+        homes[h][keyPath: list][index].name = newName
+        events.append(event(homes[h].id, object.id, object.name))
+    }
+
     static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
         if HomeName.matches(name, HomeName.defaultRoom) { return nil }
         guard let index = home.rooms.firstIndex(where: { HomeName.matches($0.name, name) }) else {
@@ -241,6 +254,19 @@ struct HomeGraph: Sendable, Hashable {
             .accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
     }
 }
+
+/// An object in a home's namespace (``HomeGraph/checkName(_:in:except:)``), renamed alike whatever it is.
+protocol NamedObject {
+    associatedtype Tag
+    var id: Identifier<Tag> { get }
+    var name: String { get set }
+}
+
+extension Room: NamedObject {}
+extension Zone: NamedObject {}
+extension Accessory: NamedObject {}
+extension ActionSet: NamedObject {}
+extension Trigger: NamedObject {}
 
 /// Where each accessory of a graph is, as of one placement count. Shared by copies of a graph (it is a
 /// cache, not part of the value); each lookup checks the count, so a copy placed differently rebuilds it.
