@@ -172,20 +172,12 @@ extension HomeManager {
 
     // MARK: Characteristics
 
-    /// Writes one value (admin or guest). Validated against the metadata, sent through the driver, and
-    /// recorded only once the driver confirmed.
-    package func writeValue(
-        _ value: CharacteristicValue, to target: CharacteristicReference, home: String,
-        account: String
-    ) async throws(HomeError) {
-        try await writeValues([ActionRequest(target, value)], home: home, account: account)
-    }
-
     /// Writes the one characteristic `path` names, found, decoded and checked in a single call on
     /// the manager (the gateway's fast path: one permission check, one lookup, no home copied out).
     /// `decode` reads the value for the characteristic's metadata (a command's payload is text whose
     /// reading depends on the format); it runs on the manager and its errors are the answer. Then as
-    /// ``writeValue(_:to:home:account:)``.
+    /// ``writeValues(_:home:account:)``: validated against the metadata, sent through the driver, and
+    /// recorded only once the driver confirmed.
     package func writeValue(
         at path: CharacteristicPath, account: String,
         decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue

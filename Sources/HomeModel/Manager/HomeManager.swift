@@ -191,13 +191,6 @@ package actor HomeManager {
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
     package func discoveredAccessories() -> [Accessory] { browser.unowned(by: store.graph) }
 
-    /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
-    var isRetryingValues: Bool { store.valueCommits.retryDelay != nil }
-    /// Whether a layout edit is being written, for tests.
-    var isSavingLayout: Bool { store.pendingLayout != nil }
-    /// Whether a driver reports `id` now, for tests.
-    func hasFound(_ id: AccessoryID) -> Bool { browser.knows(id) }
-
     func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
 }
 
