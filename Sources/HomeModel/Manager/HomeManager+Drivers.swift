@@ -347,7 +347,9 @@ extension HomeManager {
         timeout: Duration? = nil, whenLate: () -> String, failed: @autoclosure () -> String,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        switch await Deadline.race(timeout: timeout ?? driverTimeout, timer: deadlines, preferring: taskExecutor, body) {
+        let outcome = await Deadline.race(
+            timeout: timeout ?? driverTimeout, timer: deadlines, preferring: taskExecutor, body)
+        switch outcome {
         case .success(let value)?: return value
         case nil: throw HomeError(.operationTimedOut, whenLate())
         case .failure(let error as HomeError)?: throw error
