@@ -6,7 +6,7 @@ extension HomeManager {
     /// for `seconds` (0 closes them again). Devices that join appear in the browser once their
     /// driver has them. Throws `notSupported` when no driver has such a network.
     package func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
-        guard store.administersAnyHome(account) else {
+        guard store.graph.homes.contains(where: { $0.role(of: account) == .administrator }) else {
             throw HomeError(.insufficientPrivileges, "Only an administrator of a home may let devices join.")
         }
         guard (0...Self.maximumJoinSeconds).contains(seconds) else {

@@ -13,7 +13,7 @@ extension HomeManager {
     package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
     ) async throws(HomeError) -> String {
-        try store.checkAdministrator(of: home, account: account)
+        _ = try store.graph.homeIndex(home, account: account, .administrator)
         guard let index = browser.driverIndex(for: id), let driver = browser.driver(for: id) else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }

@@ -297,14 +297,6 @@ final class HomeStore {
         return accessory
     }
 
-    func checkAdministrator(of home: String, account: String) throws(HomeError) {
-        _ = try graph.homeIndex(home, account: account, .administrator)
-    }
-
-    func administersAnyHome(_ account: String) -> Bool {
-        graph.homes.contains { home in home.users.contains { $0.account == account && $0.role == .administrator } }
-    }
-
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory
     /// would cost a retain and a release of each of its arrays, on every write).
     func isReachableNow(_ id: AccessoryID) -> Bool {
