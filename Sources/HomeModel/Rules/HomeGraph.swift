@@ -187,12 +187,19 @@ struct HomeGraph: Sendable, Hashable {
         events.append(event(homes[h].id, object.id, object.name))
     }
 
-    static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
-        if HomeName.matches(name, HomeName.defaultRoom) { return nil }
-        guard let index = home.rooms.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no room named '\(name)'.")
+    /// The index of what `name` names in `list` (the home's `kind`s), or `notFound`.
+    static func index<Object: NamedObject>(of name: String, _ kind: String, in list: [Object], of home: Home)
+        throws(HomeError) -> Int
+    {
+        guard let index = list.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no \(kind) named '\(name)'.")
         }
         return index
+    }
+
+    static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
+        if HomeName.matches(name, HomeName.defaultRoom) { return nil }
+        return try index(of: name, "room", in: home.rooms, of: home)
     }
 
     static func roomID(_ name: String, in home: Home) throws(HomeError) -> RoomID {
@@ -200,10 +207,7 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     static func zoneIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.zones.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no zone named '\(name)'.")
-        }
-        return index
+        try index(of: name, "zone", in: home.zones, of: home)
     }
 
     static func accessoryIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
@@ -214,17 +218,11 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     static func triggerIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.triggers.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no automation named '\(name)'.")
-        }
-        return index
+        try index(of: name, "automation", in: home.triggers, of: home)
     }
 
     static func actionSetIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.actionSets.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no action set named '\(name)'.")
-        }
-        return index
+        try index(of: name, "action set", in: home.actionSets, of: home)
     }
 
     // MARK: What drivers report
@@ -263,6 +261,7 @@ protocol NamedObject {
 }
 
 extension Room: NamedObject {}
+extension User: NamedObject {}
 extension Zone: NamedObject {}
 extension Accessory: NamedObject {}
 extension ActionSet: NamedObject {}
