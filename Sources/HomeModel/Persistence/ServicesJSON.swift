@@ -93,48 +93,73 @@ enum ServicesJSON {
     // MARK: Reading
 
     private static func service(_ json: JSON) throws(StoredJSONError) -> Service {
-        _ = try members(json, "a service")
+        var id: String?
+        var type: String?
+        var name: String?
+        var characteristics: [Characteristic]?
+        for (key, value) in try members(json, "a service") where !value.isNull {
+            switch key {
+            case "id": id = try required(value.stringValue, "a service's id")
+            case "type": type = try required(value.stringValue, "a service's type")
+            case "name": name = try required(value.stringValue, "a service's name")
+            case "characteristics":
+                characteristics = try array(value, "characteristics") { json throws(StoredJSONError) in
+                    try characteristic(json)
+                }
+            default: continue
+            }
+        }
         return Service(
-            id: ServiceID(rawValue: try required(member(json, "id", \.stringValue), "a service's id")),
-            type: ServiceType(rawValue: try required(member(json, "type", \.stringValue), "a service's type")),
-            name: try required(member(json, "name", \.stringValue), "a service's name"),
-            characteristics: try array(
-                try required(member(json, "characteristics", { $0 }), "characteristics"), "characteristics"
-            ) {
-                json throws(StoredJSONError) in try characteristic(json)
-            })
+            id: ServiceID(rawValue: try required(id, "a service's id")),
+            type: ServiceType(rawValue: try required(type, "a service's type")),
+            name: try required(name, "a service's name"),
+            characteristics: try required(characteristics, "a service's characteristics"))
     }
 
     private static func characteristic(_ json: JSON) throws(StoredJSONError) -> Characteristic {
-        _ = try members(json, "a characteristic")
+        var type: String?
+        var metadata: CharacteristicMetadata?
+        var value: CharacteristicValue?
+        for (key, member) in try members(json, "a characteristic") where !member.isNull {
+            switch key {
+            case "type": type = try required(member.stringValue, "a characteristic's type")
+            case "metadata": metadata = try self.metadata(member)
+            case "value": value = try self.value(member)
+            default: continue
+            }
+        }
         return Characteristic(
-            type: CharacteristicType(
-                rawValue: try required(member(json, "type", \.stringValue), "a characteristic's type")),
-            metadata: try metadata(try required(member(json, "metadata", { $0 }), "a characteristic's metadata")),
-            value: try member(json, "value", { $0 }).map { json throws(StoredJSONError) in try value(json) })
+            type: CharacteristicType(rawValue: try required(type, "a characteristic's type")),
+            metadata: try required(metadata, "a characteristic's metadata"), value: value)
     }
 
     private static func metadata(_ json: JSON) throws(StoredJSONError) -> CharacteristicMetadata {
-        _ = try members(json, "metadata")
-        return CharacteristicMetadata(
-            format: CharacteristicFormat(rawValue: try required(member(json, "format", \.stringValue), "a format")),
-            unit: try member(json, "unit", \.stringValue).map(CharacteristicUnit.init),
-            minimumValue: try member(json, "minimumValue", \.numberValue),
-            maximumValue: try member(json, "maximumValue", \.numberValue),
-            stepValue: try member(json, "stepValue", \.numberValue),
-            maxLength: try member(json, "maxLength", \.integerValue),
-            validValues: try member(json, "validValues", { $0 }).map { json throws(StoredJSONError) in
-                try array(json, "valid values") { json throws(StoredJSONError) in
+        var format: String?
+        var permissions: Int?
+        var metadata = CharacteristicMetadata(format: .string, permissions: [])
+        for (key, value) in try members(json, "metadata") where !value.isNull {
+            switch key {
+            case "format": format = try required(value.stringValue, "a format")
+            case "permissions": permissions = try required(value.integerValue, "permissions")
+            case "unit": metadata.unit = CharacteristicUnit(rawValue: try required(value.stringValue, "a unit"))
+            case "minimumValue": metadata.minimumValue = try required(value.numberValue, "a minimum value")
+            case "maximumValue": metadata.maximumValue = try required(value.numberValue, "a maximum value")
+            case "stepValue": metadata.stepValue = try required(value.numberValue, "a step value")
+            case "maxLength": metadata.maxLength = try required(value.integerValue, "a maximum length")
+            case "validValues":
+                metadata.validValues = try array(value, "valid values") { json throws(StoredJSONError) in
                     try required(json.integerValue, "a valid value")
                 }
-            },
-            validStrings: try member(json, "validStrings", { $0 }).map { json throws(StoredJSONError) in
-                try array(json, "valid strings") { json throws(StoredJSONError) in
+            case "validStrings":
+                metadata.validStrings = try array(value, "valid strings") { json throws(StoredJSONError) in
                     try required(json.stringValue, "a valid string")
                 }
-            },
-            permissions: CharacteristicPermissions(
-                rawValue: try required(member(json, "permissions", \.integerValue), "permissions")))
+            default: continue
+            }
+        }
+        metadata.format = CharacteristicFormat(rawValue: try required(format, "a format"))
+        metadata.permissions = CharacteristicPermissions(rawValue: try required(permissions, "permissions"))
+        return metadata
     }
 
     /// `{"case":{"_0":payload}}`: one case, with its payload.
@@ -157,15 +182,6 @@ enum ServicesJSON {
 
     private static func members(_ json: JSON, _ what: String) throws(StoredJSONError) -> [(key: String, value: JSON)] {
         try required(json.objectMembers, what, json)
-    }
-
-    /// The member `key` of the object `json` as `read` takes it; nil when it is absent or `null`, as
-    /// for an absent optional. One that is there and does not read is an error.
-    private static func member<Value>(_ json: JSON, _ key: String, _ read: (JSON) -> Value?) throws(StoredJSONError)
-        -> Value?
-    {
-        guard let member = json[key], !member.isNull else { return nil }
-        return try required(read(member), "\"\(key)\"", member)
     }
 
     private static func array<Element>(
