@@ -363,11 +363,11 @@ extension HomeManager {
         _ accessory: Accessory, _ what: String,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let whenLate = {
-            self.markUnresponsive(accessory.id)
-            return "The accessory '\(accessory.name)' did not answer the \(what) in time."
-        }
-        return try await callDriver(whenLate: whenLate, failed: "The \(what) to '\(accessory.name)' failed", body)
+        try await callDriver(
+            whenLate: {
+                markUnresponsive(accessory.id)
+                return "The accessory '\(accessory.name)' did not answer the \(what) in time."
+            }, failed: "The \(what) to '\(accessory.name)' failed", body)
     }
 }
 
