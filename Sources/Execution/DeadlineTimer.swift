@@ -52,23 +52,19 @@ package final class DeadlineTimer<C: Clock>: Sendable {
     /// Calls `expire` (once, on the timer's task: it must not block) when `timeout` has passed, unless
     /// the deadline is cancelled first.
     package func schedule(after timeout: C.Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket {
-        schedule(after: timeout, .call(expire))
+        schedule(at: clock.now.advanced(by: timeout), .call(expire))
     }
 
     /// Runs `work` once `timeout` has passed, in a task of its own (it may enter an actor and wait),
     /// unless the deadline is cancelled first.
     package func schedule(after timeout: C.Duration, work: @escaping @Sendable () async -> Void) -> Ticket {
-        schedule(after: timeout, .work(work))
+        schedule(at: clock.now.advanced(by: timeout), .work(work))
     }
 
     /// Calls `expire` (once, on the timer's task: it must not block) when the clock reaches
     /// `deadline`, unless the deadline is cancelled first.
     package func schedule(at deadline: C.Instant, _ expire: @escaping @Sendable () -> Void) -> Ticket {
         schedule(at: deadline, .call(expire))
-    }
-
-    private func schedule(after timeout: C.Duration, _ expire: Expiry) -> Ticket {
-        schedule(at: clock.now.advanced(by: timeout), expire)
     }
 
     private func schedule(at deadline: C.Instant, _ expire: Expiry) -> Ticket {

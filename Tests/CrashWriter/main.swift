@@ -64,6 +64,6 @@ while true {
         try await manager.edit(.renameRoom(home: home, room: "Room \(n)", name: "Renamed \(n)"), account: account)
         acknowledge("rename \(n)")
     }
-    try await manager.writeValue(.int(n), to: counter, home: home, account: account)
+    try await manager.writeValues([ActionRequest(counter, .int(n))], home: home, account: account)
     acknowledge("value \(n)")
 }

@@ -1,6 +1,7 @@
 import AsyncMailbox
 import HomeModel
 import Synchronization
+import TestSupport
 import Testing
 import VirtualDevices
 

@@ -273,3 +273,13 @@ struct BuildingTests {
         }
     }
 }
+
+/// What the group commit's tests watch of the manager.
+extension HomeManager {
+    /// Whether group commits wait for a retry's delay (a write of values failed last).
+    var isRetryingValues: Bool { store.valueCommits.retryDelay != nil }
+    /// Whether a layout edit is being written.
+    var isSavingLayout: Bool { store.pendingLayout != nil }
+    /// Whether a driver reports `id` now.
+    func hasFound(_ id: AccessoryID) -> Bool { browser.knows(id) }
+}

@@ -1,4 +1,5 @@
 import HomeModel
+import TestSupport
 import Testing
 import VirtualDevices
 

@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Synchronization
+import TestSupport
 import Testing
 import VirtualDevices
 

@@ -1,4 +1,5 @@
 import HomeModel
+import TestSupport
 import Testing
 
 /// A driver with one accessory whose Identify characteristic is write-only and whose Name is read-only.

@@ -165,21 +165,6 @@ package struct CharacteristicPermissions: OptionSet, Hashable, Sendable, Codable
         [(Self.read, "read"), (.write, "write"), (.notify, "notify"), (.hidden, "hidden")]
             .filter { contains($0.0) }.map(\.1)
     }
-
-    /// Parses the words ``names`` produces; `nil` if one is unknown.
-    package init?(names: [String]) {
-        var permissions: Self = []
-        for name in names {
-            switch name {
-            case "read": permissions.insert(.read)
-            case "write": permissions.insert(.write)
-            case "notify": permissions.insert(.notify)
-            case "hidden": permissions.insert(.hidden)
-            default: return nil
-            }
-        }
-        self = permissions
-    }
 }
 
 /// What kind of device an accessory is, for icons and Home Assistant components. An open set.

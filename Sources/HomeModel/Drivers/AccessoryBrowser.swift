@@ -71,8 +71,6 @@ final class AccessoryBrowser {
         _ = found[id]?.setValue(value, service: service, type: type)
     }
 
-    func accessory(_ id: AccessoryID) -> Accessory? { found[id] }
-
     /// Found accessories that belong to no home, in the order they were found.
     func unowned(by graph: HomeGraph) -> [Accessory] {
         order.compactMap { found[$0] }.filter { graph.locate($0.id) == nil }

@@ -105,9 +105,6 @@ package struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The HMError-style name the wire carries, e.g. `insufficientPrivileges`.
         package var name: String { rawValue }
         package var description: String { name }
-
-        /// Finds a code by its wire name; `nil` for a name the model does not use.
-        package init?(name: String) { self.init(rawValue: name) }
     }
 
     /// The HMError-style code.

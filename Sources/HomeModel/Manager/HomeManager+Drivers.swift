@@ -172,20 +172,12 @@ extension HomeManager {
 
     // MARK: Characteristics
 
-    /// Writes one value (admin or guest). Validated against the metadata, sent through the driver, and
-    /// recorded only once the driver confirmed.
-    package func writeValue(
-        _ value: CharacteristicValue, to target: CharacteristicReference, home: String,
-        account: String
-    ) async throws(HomeError) {
-        try await writeValues([ActionRequest(target, value)], home: home, account: account)
-    }
-
     /// Writes the one characteristic `path` names, found, decoded and checked in a single call on
     /// the manager (the gateway's fast path: one permission check, one lookup, no home copied out).
     /// `decode` reads the value for the characteristic's metadata (a command's payload is text whose
     /// reading depends on the format); it runs on the manager and its errors are the answer. Then as
-    /// ``writeValue(_:to:home:account:)``.
+    /// ``writeValues(_:home:account:)``: validated against the metadata, sent through the driver, and
+    /// recorded only once the driver confirmed.
     package func writeValue(
         at path: CharacteristicPath, account: String,
         decode: @Sendable (Characteristic) throws(HomeError) -> CharacteristicValue
@@ -346,26 +338,36 @@ extension HomeManager {
         return driver
     }
 
-    /// Runs a driver request with the manager's timeout, turning what it throws into a ``HomeError``.
-    /// The caller hears `operationTimedOut` when the time is up even if the driver ignores
-    /// cancellation: the request is cancelled and left to finish on its own, never waited for. The
-    /// accessory is then shown unreachable until it answers again (``markUnresponsive(_:)``).
+    /// Runs a driver request within `timeout` (the driver timeout when nil), with what it throws as
+    /// the model's error. When the time is up the caller hears `operationTimedOut` with what
+    /// `whenLate` says, even if the driver ignores cancellation: the request is cancelled and left to
+    /// finish on its own, never waited for. A ``HomeError`` is passed on; anything else is
+    /// `communicationFailure`, after what `failed` says.
+    func callDriver<Value: Sendable>(
+        timeout: Duration? = nil, whenLate: () -> String, failed: @autoclosure () -> String,
+        _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
+    ) async throws(HomeError) -> Value {
+        let outcome = await Deadline.race(
+            timeout: timeout ?? driverTimeout, timer: deadlines, preferring: taskExecutor, body)
+        switch outcome {
+        case .success(let value)?: return value
+        case nil: throw HomeError(.operationTimedOut, whenLate())
+        case .failure(let error as HomeError)?: throw error
+        case .failure(let error)?: throw HomeError(.communicationFailure, "\(failed()): \(error).")
+        }
+    }
+
+    /// A request named `what` to `accessory`: one that times out shows the accessory unreachable
+    /// until it answers again (``markUnresponsive(_:)``).
     private func callDriver<Value: Sendable>(
         _ accessory: Accessory, _ what: String,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor, body)
-        switch outcome {
-        case .success(let value)?:
-            return value
-        case nil:
-            markUnresponsive(accessory.id)
-            throw HomeError(.operationTimedOut, "The accessory '\(accessory.name)' did not answer the \(what) in time.")
-        case .failure(let error as HomeError)?:
-            throw error
-        case .failure(let error)?:
-            throw HomeError(.communicationFailure, "The \(what) to '\(accessory.name)' failed: \(error)")
-        }
+        try await callDriver(
+            whenLate: {
+                markUnresponsive(accessory.id)
+                return "The accessory '\(accessory.name)' did not answer the \(what) in time."
+            }, failed: "The \(what) to '\(accessory.name)' failed", body)
     }
 }
 

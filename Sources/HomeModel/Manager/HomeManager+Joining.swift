@@ -1,5 +1,3 @@
-import Execution
-
 extension HomeManager {
     /// The longest a network may stay open to new devices, as zigbee2mqtt allows it.
     static let maximumJoinSeconds = 254
@@ -8,7 +6,7 @@ extension HomeManager {
     /// for `seconds` (0 closes them again). Devices that join appear in the browser once their
     /// driver has them. Throws `notSupported` when no driver has such a network.
     package func permitJoin(seconds: Int, account: String) async throws(HomeError) -> [JoinPermit] {
-        guard store.administersAnyHome(account) else {
+        guard store.graph.homes.contains(where: { $0.role(of: account) == .administrator }) else {
             throw HomeError(.insufficientPrivileges, "Only an administrator of a home may let devices join.")
         }
         guard (0...Self.maximumJoinSeconds).contains(seconds) else {
@@ -21,19 +19,11 @@ extension HomeManager {
         }
         var permits: [JoinPermit] = []
         for driver in drivers {
-            let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
-                try await driver.permitJoin(seconds: seconds)
-            }
-            switch outcome {
-            case .success(let open)?:
-                permits.append(JoinPermit(network: driver.name, seconds: open))
-            case nil:
-                throw HomeError(.operationTimedOut, "\(driver.name) did not answer the permit join in time.")
-            case .failure(let error as HomeError)?:
-                throw error
-            case .failure(let error)?:
-                throw HomeError(.communicationFailure, "The permit join to \(driver.name) failed: \(error)")
-            }
+            let open = try await callDriver(
+                whenLate: { "\(driver.name) did not answer the permit join in time." },
+                failed: "The permit join to \(driver.name) failed"
+            ) { try await driver.permitJoin(seconds: seconds) }
+            permits.append(JoinPermit(network: driver.name, seconds: open))
         }
         return permits
     }

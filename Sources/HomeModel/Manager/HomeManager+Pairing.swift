@@ -13,23 +13,17 @@ extension HomeManager {
     package func pairAccessory(
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
     ) async throws(HomeError) -> String {
-        try store.checkAdministrator(of: home, account: account)
+        _ = try store.graph.homeIndex(home, account: account, .administrator)
         guard let index = browser.driverIndex(for: id), let driver = browser.driver(for: id) else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }
         guard let pairing = driver as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
         }
-        let outcome = await Deadline.race(timeout: Self.pairingTimeout, timer: deadlines, preferring: taskExecutor) {
-            try await pairing.pair(id, setupCode: setupCode)
-        }
-        let paired: [Accessory]
-        switch outcome {
-        case .success(let accessories)?: paired = accessories
-        case nil: throw HomeError(.operationTimedOut, "Pairing with '\(id)' did not finish in time.")
-        case .failure(let error as HomeError)?: throw error
-        case .failure(let error)?: throw HomeError(.communicationFailure, "Pairing with '\(id)' failed: \(error).")
-        }
+        let paired = try await callDriver(
+            timeout: Self.pairingTimeout, whenLate: { "Pairing with '\(id)' did not finish in time." },
+            failed: "Pairing with '\(id)' failed"
+        ) { try await pairing.pair(id, setupCode: setupCode) }
         guard let primary = paired.first else {
             throw HomeError(.communicationFailure, "'\(id)' paired but listed no accessory.")
         }
@@ -76,16 +70,10 @@ extension HomeManager {
                 .cannotRemoveNonBridgeAccessory,
                 "'\(accessory.name)' is paired through its bridge: unpair '\(bridgeName ?? bridge.rawValue)'.")
         }
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
-            try await pairing.unpair(accessory.id)
-        }
-        switch outcome {
-        case .success?: break
-        case nil: throw HomeError(.operationTimedOut, "'\(accessory.name)' did not answer the unpairing in time.")
-        case .failure(let error as HomeError)?: throw error
-        case .failure(let error)?:
-            throw HomeError(.communicationFailure, "Unpairing '\(accessory.name)' failed: \(error).")
-        }
+        try await callDriver(
+            whenLate: { "'\(accessory.name)' did not answer the unpairing in time." },
+            failed: "Unpairing '\(accessory.name)' failed"
+        ) { try await pairing.unpair(accessory.id) }
         // The driver reports the accessory lost (or unpaired again) by itself.
         try await edit(.removeAccessory(home: home, accessory: accessory.name), account: account)
     }
@@ -130,18 +118,10 @@ extension HomeManager {
         return (accessory, driver)
     }
 
-    /// Runs a driver call within the driver timeout, with its failure as the model's error.
+    /// A driver call named `what` (`listing the pairings of …`).
     private func run<T: Sendable>(
         _ what: String, _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> T
-    )
-        async throws(HomeError)
-        -> T
-    {
-        switch await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor, body) {
-        case .success(let value)?: return value
-        case nil: throw HomeError(.operationTimedOut, "No answer in time \(what).")
-        case .failure(let error as HomeError)?: throw error
-        case .failure(let error)?: throw HomeError(.communicationFailure, "Failed \(what): \(error).")
-        }
+    ) async throws(HomeError) -> T {
+        try await callDriver(whenLate: { "No answer in time \(what)." }, failed: "Failed \(what)", body)
     }
 }

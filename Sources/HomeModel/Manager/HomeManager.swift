@@ -153,7 +153,13 @@ package actor HomeManager {
     }
 
     /// The homes `account` may see (HomeKit's `homes` for that user), each with the account's role.
-    package func homes(for account: String) -> [HomeSummary] { store.homes(for: account) }
+    package func homes(for account: String) -> [HomeSummary] {
+        store.graph.homes.compactMap { home in
+            home.role(of: account).map {
+                HomeSummary(id: home.id, name: home.name, isPrimary: home.isPrimary, role: $0)
+            }
+        }
+    }
 
     /// One home as `account` may see it. Throws `notFound`, or `insufficientPrivileges` for a non-member.
     package func home(_ name: String, account: String) throws(HomeError) -> Home {
@@ -163,7 +169,9 @@ package actor HomeManager {
     /// The accessory `id` when it belongs to the home `name` names, which `account` must be a member
     /// of; found through the graph's index, without a copy of the home or a pass over its accessories.
     package func accessory(_ id: AccessoryID, home name: String, account: String) throws(HomeError) -> Accessory? {
-        try store.accessory(id, home: name, account: account)
+        let h = try store.graph.homeIndex(name, account: account, .member)
+        guard let place = store.graph.locate(id), place.home == h else { return nil }
+        return store.graph.homes[h].accessories[place.accessory]
     }
 
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
@@ -173,18 +181,15 @@ package actor HomeManager {
     package var primaryHome: HomeID? { store.graph.primaryHome }
 
     /// Who is a member of which home, with accounts: for generating broker access rules only.
-    package func memberships() -> [Membership] { store.memberships() }
+    package func memberships() -> [Membership] {
+        store.graph.homes.flatMap { home in
+            home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
+        }
+    }
 
     /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
     package func discoveredAccessories() -> [Accessory] { browser.unowned(by: store.graph) }
-
-    /// Whether group commits wait for a retry's delay (a write of values failed last), for tests.
-    var isRetryingValues: Bool { store.valueCommits.retryDelay != nil }
-    /// Whether a layout edit is being written, for tests.
-    var isSavingLayout: Bool { store.pendingLayout != nil }
-    /// Whether a driver reports `id` now, for tests.
-    func hasFound(_ id: AccessoryID) -> Bool { browser.knows(id) }
 
     func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
 }

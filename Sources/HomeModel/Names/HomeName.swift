@@ -48,16 +48,13 @@ package enum HomeName {
     /// Commands look names up by this on every message, so ASCII names (nearly all) are compared in
     /// place; other names go through ``key(_:)``.
     package static func matches(_ lhs: String, _ rhs: String) -> Bool {
-        // Native strings are compared on their bytes in place (a home's every name is compared with
-        // each new one); others through the UTF-8 views' iterators.
-        let contiguous: Bool?? = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in asciiMatches(left, right) } ?? nil
-        }
-        if let result = contiguous ?? nil { return result }
-        return asciiMatches(lhs.utf8, rhs.utf8) ?? (key(lhs) == key(rhs))
+        // Compared on their bytes in place: a home's every name is compared with each new one.
+        var (left, right) = (lhs, rhs)
+        let ascii = left.withUTF8 { left in right.withUTF8 { right in asciiMatches(left, right) } }
+        return ascii ?? (key(lhs) == key(rhs))
     }
 
-    /// `asciiMatches` on two byte buffers: the same answer, without an iterator per byte.
+    /// `matches` for two ASCII names, without allocating; nil when either is not ASCII.
     private static func asciiMatches(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>)
         -> Bool?
     {
@@ -100,32 +97,6 @@ package enum HomeName {
         }
         guard let l = last(left), let r = last(right) else { return false }
         return l != r
-    }
-
-    /// `matches` for two ASCII names without allocating; nil when either is not ASCII.
-    private static func asciiMatches(_ lhs: String.UTF8View, _ rhs: String.UTF8View) -> Bool? {
-        var left = lhs.makeIterator()
-        var right = rhs.makeIterator()
-        while true {
-            let l = nextKeyByte(&left)
-            let r = nextKeyByte(&right)
-            if let l, l >= 0x80 { return nil }
-            if let r, r >= 0x80 { return nil }
-            if l != r { return false }
-            if l == nil { return true }
-        }
-    }
-
-    /// The next byte that counts for the key, lowercased: spaces and apostrophes are skipped.
-    private static func nextKeyByte(_ iterator: inout String.UTF8View.Iterator) -> UInt8? {
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "'"): continue
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return byte + 0x20
-            default: return byte
-            }
-        }
-        return nil
     }
 
     /// The longest name in UTF-8 bytes. Characters alone do not bound a name's size (one character may

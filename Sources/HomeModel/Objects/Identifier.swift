@@ -1,7 +1,7 @@
 import Foundation
 
-/// A stable identifier of a model object, typed by what it identifies so a room id cannot be passed
-/// where a home id is wanted. Names change; identifiers never do.
+/// A stable identifier of a model object, typed by the object it identifies (`Identifier<Room>`) so
+/// a room id cannot be passed where a home id is wanted. Names change; identifiers never do.
 package struct Identifier<Tag>: RawRepresentable, Hashable, Sendable, Codable, Comparable,
     CustomStringConvertible, ExpressibleByStringLiteral
 {
@@ -25,22 +25,13 @@ package struct Identifier<Tag>: RawRepresentable, Hashable, Sendable, Codable, C
     static func random() -> Self { Self(rawValue: UUID().uuidString.lowercased()) }
 }
 
-package enum HomeTag {}
-package enum RoomTag {}
-package enum ZoneTag {}
-package enum UserTag {}
-package enum ActionSetTag {}
-package enum TriggerTag {}
-package enum AccessoryTag {}
-package enum ServiceTag {}
-
-package typealias HomeID = Identifier<HomeTag>
-package typealias RoomID = Identifier<RoomTag>
-package typealias ZoneID = Identifier<ZoneTag>
-package typealias UserID = Identifier<UserTag>
-package typealias ActionSetID = Identifier<ActionSetTag>
-package typealias TriggerID = Identifier<TriggerTag>
+package typealias HomeID = Identifier<Home>
+package typealias RoomID = Identifier<Room>
+package typealias ZoneID = Identifier<Zone>
+package typealias UserID = Identifier<User>
+package typealias ActionSetID = Identifier<ActionSet>
+package typealias TriggerID = Identifier<Trigger>
 /// Assigned by the driver that found the accessory; stable across restarts.
-package typealias AccessoryID = Identifier<AccessoryTag>
+package typealias AccessoryID = Identifier<Accessory>
 /// Assigned by the driver; unique within its accessory.
-package typealias ServiceID = Identifier<ServiceTag>
+package typealias ServiceID = Identifier<Service>

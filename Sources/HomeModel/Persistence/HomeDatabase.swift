@@ -447,12 +447,3 @@ extension Accessory {
         return accessory
     }
 }
-
-extension Service {
-    /// The service with its values left out: what the layout stores.
-    var withoutValues: Service {
-        var service = self
-        for c in service.characteristics.indices { service.characteristics[c].value = nil }
-        return service
-    }
-}

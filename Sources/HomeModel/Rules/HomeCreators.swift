@@ -11,7 +11,7 @@ package enum HomeCreators: Sendable, Hashable {
     func allow(_ account: String, homes: [Home]) -> Bool {
         switch self {
         case .administrators:
-            homes.isEmpty || homes.contains { $0.users.contains { $0.account == account && $0.role == .administrator } }
+            homes.isEmpty || homes.contains { $0.role(of: account) == .administrator }
         case .accounts(let accounts):
             accounts.contains(account)
         }

@@ -128,7 +128,10 @@ extension HomeGraph {
         case .renameRoom(_, let room, let name): try renameRoom(room, to: name, home: h, events: &events)
         case .addZone(_, let name): return .added(try addZone(named: name, home: h, events: &events).name)
         case .removeZone(_, let zone): try removeZone(zone, home: h, events: &events)
-        case .renameZone(_, let zone, let name): try renameZone(zone, to: name, home: h, events: &events)
+        case .renameZone(_, let zone, let name):
+            try rename(\.zones, try Self.zoneIndex(zone, in: homes[h]), to: name, home: h, events: &events) {
+                .didUpdateNameForZone(home: $0, zone: $1, oldName: $2, name: name)
+            }
         case .addRoomToZone(_, let room, let zone): try addRoom(room, toZone: zone, home: h, events: &events)
         case .removeRoomFromZone(_, let room, let zone): try removeRoom(room, fromZone: zone, home: h, events: &events)
         case .addAccessory(_, _, let room, let name):
@@ -136,14 +139,22 @@ extension HomeGraph {
         case .removeAccessory(_, let accessory):
             return .removed(try removeAccessory(accessory, home: h, gone: gone, events: &events))
         case .renameAccessory(_, let accessory, let name):
-            try renameAccessory(accessory, to: name, home: h, events: &events)
+            try rename(
+                \.accessories, try Self.accessoryIndex(accessory, in: homes[h]), to: name, home: h, events: &events
+            ) {
+                .didUpdateNameForAccessory(home: $0, accessory: $1, oldName: $2, name: name)
+            }
         case .assignAccessory(_, let accessory, let room):
             try assignAccessory(accessory, toRoom: room, home: h, events: &events)
         case .addActionSet(_, let name, let actions):
             return .added(try addActionSet(named: name, actions: actions, home: h, events: &events).name)
         case .removeActionSet(_, let actionSet): try removeActionSet(actionSet, home: h, events: &events)
         case .renameActionSet(_, let actionSet, let name):
-            try renameActionSet(actionSet, to: name, home: h, events: &events)
+            try rename(
+                \.actionSets, try Self.actionSetIndex(actionSet, in: homes[h]), to: name, home: h, events: &events
+            ) {
+                .didUpdateNameForActionSet(home: $0, actionSet: $1, oldName: $2, name: name)
+            }
         case .addTrigger(_, let name, _, _, _, _, _), .addRangeTrigger(_, let name, _, _, _, _, _),
             .addScheduleTrigger(_, let name, _, _, _, _):
             return .added(try addTrigger(named: name, as: edit, home: h, events: &events).name)
@@ -151,7 +162,10 @@ extension HomeGraph {
         case .removeTrigger(_, let trigger): try removeTrigger(trigger, home: h, events: &events)
         case .updateTrigger(_, let trigger, let definition):
             try updateTrigger(trigger, as: definition, home: h, events: &events)
-        case .renameTrigger(_, let trigger, let name): try renameTrigger(trigger, to: name, home: h, events: &events)
+        case .renameTrigger(_, let trigger, let name):
+            try rename(\.triggers, try Self.triggerIndex(trigger, in: homes[h]), to: name, home: h, events: &events) {
+                .didUpdateNameForTrigger(home: $0, trigger: $1, oldName: $2, name: name)
+            }
         case .enableTrigger(_, let trigger, let enabled):
             try enableTrigger(trigger, enabled: enabled, home: h, events: &events)
         case .addUser(_, let member, let name):

@@ -115,20 +115,6 @@ extension HomeGraph {
         return removed
     }
 
-    mutating func renameAccessory(
-        _ name: String, to newName: String, home h: Int,
-        events: inout [HomeEvent]
-    ) throws(HomeError) {
-        let a = try Self.accessoryIndex(name, in: homes[h])
-        let accessory = homes[h].accessories[a]
-        try Self.checkName(newName, in: homes[h], except: accessory.id.rawValue)
-        guard accessory.name != newName else { return }
-        homes[h].accessories[a].name = newName
-        events.append(
-            .didUpdateNameForAccessory(
-                home: homes[h].id, accessory: accessory.id, oldName: accessory.name, name: newName))
-    }
-
     /// Moves one accessory to a room. A bridge moves alone: its bridged accessories stay where they are.
     mutating func assignAccessory(
         _ name: String, toRoom roomName: String, home h: Int,

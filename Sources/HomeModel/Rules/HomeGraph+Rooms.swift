@@ -41,11 +41,9 @@ extension HomeGraph {
         guard let r = try Self.roomIndex(name, in: homes[h]) else {
             throw HomeError(.roomForHomeCannotBeUpdated, "The default room of a home cannot be renamed.")
         }
-        let room = homes[h].rooms[r]
-        try Self.checkName(newName, in: homes[h], except: room.id.rawValue)
-        guard room.name != newName else { return }
-        homes[h].rooms[r].name = newName
-        events.append(.didUpdateNameForRoom(home: homes[h].id, room: room.id, oldName: room.name, name: newName))
+        try rename(\.rooms, r, to: newName, home: h, events: &events) {
+            .didUpdateNameForRoom(home: $0, room: $1, oldName: $2, name: newName)
+        }
     }
 
     // MARK: Zones
@@ -66,18 +64,6 @@ extension HomeGraph {
         let z = try Self.zoneIndex(name, in: homes[h])
         let zone = homes[h].zones.remove(at: z)
         events.append(.didRemoveZone(home: homes[h].id, zone: zone.id, name: zone.name))
-    }
-
-    mutating func renameZone(
-        _ name: String, to newName: String, home h: Int,
-        events: inout [HomeEvent]
-    ) throws(HomeError) {
-        let z = try Self.zoneIndex(name, in: homes[h])
-        let zone = homes[h].zones[z]
-        try Self.checkName(newName, in: homes[h], except: zone.id.rawValue)
-        guard zone.name != newName else { return }
-        homes[h].zones[z].name = newName
-        events.append(.didUpdateNameForZone(home: homes[h].id, zone: zone.id, oldName: zone.name, name: newName))
     }
 
     mutating func addRoom(

@@ -28,11 +28,7 @@ extension HomeGraph {
             throw HomeError(
                 .readOnlyCharacteristic, "\(characteristic.type) of '\(accessory.name)' is read-only.")
         }
-        do {
-            return try characteristic.metadata.validate(value)
-        } catch {
-            throw HomeError(error.code, "\(characteristic.type) of '\(accessory.name)': \(error.message)")
-        }
+        return try checked(value, of: characteristic, accessory: accessory)
     }
 
     mutating func addActionSet(
@@ -69,20 +65,6 @@ extension HomeGraph {
             homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
             events.append(.didUpdateTrigger(home: homes[h].id, trigger: homes[h].triggers[t].id, change: .actionSets))
         }
-    }
-
-    mutating func renameActionSet(
-        _ name: String, to newName: String, home h: Int,
-        events: inout [HomeEvent]
-    ) throws(HomeError) {
-        let s = try Self.actionSetIndex(name, in: homes[h])
-        let actionSet = homes[h].actionSets[s]
-        try Self.checkName(newName, in: homes[h], except: actionSet.id.rawValue)
-        guard actionSet.name != newName else { return }
-        homes[h].actionSets[s].name = newName
-        events.append(
-            .didUpdateNameForActionSet(
-                home: homes[h].id, actionSet: actionSet.id, oldName: actionSet.name, name: newName))
     }
 
     // MARK: Automations
@@ -260,18 +242,6 @@ extension HomeGraph {
     mutating func removeTrigger(_ name: String, home h: Int, events: inout [HomeEvent]) throws(HomeError) {
         let trigger = homes[h].triggers.remove(at: try Self.triggerIndex(name, in: homes[h]))
         events.append(.didRemoveTrigger(home: homes[h].id, trigger: trigger.id, name: trigger.name))
-    }
-
-    mutating func renameTrigger(_ name: String, to newName: String, home h: Int, events: inout [HomeEvent])
-        throws(HomeError)
-    {
-        let t = try Self.triggerIndex(name, in: homes[h])
-        let trigger = homes[h].triggers[t]
-        try Self.checkName(newName, in: homes[h], except: trigger.id.rawValue)
-        guard trigger.name != newName else { return }
-        homes[h].triggers[t].name = newName
-        events.append(
-            .didUpdateNameForTrigger(home: homes[h].id, trigger: trigger.id, oldName: trigger.name, name: newName))
     }
 
     mutating func enableTrigger(_ name: String, enabled: Bool, home h: Int, events: inout [HomeEvent])

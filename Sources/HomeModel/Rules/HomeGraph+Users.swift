@@ -27,10 +27,7 @@ extension HomeGraph {
     mutating func removeUser(named name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        guard let u = homes[h].users.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(homes[h].name)' has no user named '\(name)'.")
-        }
-        try removeUser(at: u, home: h, events: &events)
+        try removeUser(at: try Self.index(of: name, "user", in: homes[h].users, of: homes[h]), home: h, events: &events)
     }
 
     mutating func removeUser(id: UserID, home h: Int, events: inout [HomeEvent]) throws(HomeError) {

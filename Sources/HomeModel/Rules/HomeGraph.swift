@@ -54,12 +54,9 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
-    func role(of account: String, in home: Home) -> Role? { home.role(of: account) }
-
-    /// Where an accessory is, in whichever home holds it.
-    /// Where `accessory` is: every value a device reports and every request looks it up, so an index
-    /// answers, rebuilt after each change of placement (a search per lookup made a start with 10,000
-    /// accessories quadratic).
+    /// Where `accessory` is, in whichever home holds it: every value a device reports and every
+    /// request looks it up, so an index answers, rebuilt after each change of placement (a search per
+    /// lookup made a start with 10,000 accessories quadratic).
     func locate(_ accessory: AccessoryID) -> (home: Int, accessory: Int)? {
         index.locate(accessory, placement: placement, in: homes)
     }
@@ -177,12 +174,32 @@ struct HomeGraph: Sendable, Hashable {
         }
     }
 
-    static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
-        if HomeName.matches(name, HomeName.defaultRoom) { return nil }
-        guard let index = home.rooms.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no room named '\(name)'.")
+    /// Renames `list[index]` of the home at `h` to `newName`, checked in the home's namespace;
+    /// `event` says it, given the home, the object and its old name. The same name changes nothing.
+    mutating func rename<Object: NamedObject>(
+        _ list: WritableKeyPath<Home, [Object]>, _ index: Int, to newName: String, home h: Int,
+        events: inout [HomeEvent], _ event: (HomeID, Identifier<Object.Tag>, _ oldName: String) -> HomeEvent
+    ) throws(HomeError) {
+        let object = homes[h][keyPath: list][index]
+        try Self.checkName(newName, in: homes[h], except: object.id.rawValue)
+        guard object.name != newName else { return }
+        homes[h][keyPath: list][index].name = newName
+        events.append(event(homes[h].id, object.id, object.name))
+    }
+
+    /// The index of what `name` names in `list` (the home's `kind`s), or `notFound`.
+    static func index<Object: NamedObject>(of name: String, _ kind: String, in list: [Object], of home: Home)
+        throws(HomeError) -> Int
+    {
+        guard let index = list.firstIndex(where: { HomeName.matches($0.name, name) }) else {
+            throw HomeError(.notFound, "The home '\(home.name)' has no \(kind) named '\(name)'.")
         }
         return index
+    }
+
+    static func roomIndex(_ name: String, in home: Home) throws(HomeError) -> Int? {
+        if HomeName.matches(name, HomeName.defaultRoom) { return nil }
+        return try index(of: name, "room", in: home.rooms, of: home)
     }
 
     static func roomID(_ name: String, in home: Home) throws(HomeError) -> RoomID {
@@ -190,10 +207,7 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     static func zoneIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.zones.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no zone named '\(name)'.")
-        }
-        return index
+        try index(of: name, "zone", in: home.zones, of: home)
     }
 
     static func accessoryIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
@@ -204,17 +218,11 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     static func triggerIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.triggers.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no automation named '\(name)'.")
-        }
-        return index
+        try index(of: name, "automation", in: home.triggers, of: home)
     }
 
     static func actionSetIndex(_ name: String, in home: Home) throws(HomeError) -> Int {
-        guard let index = home.actionSets.firstIndex(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "The home '\(home.name)' has no action set named '\(name)'.")
-        }
-        return index
+        try index(of: name, "action set", in: home.actionSets, of: home)
     }
 
     // MARK: What drivers report
@@ -244,6 +252,20 @@ struct HomeGraph: Sendable, Hashable {
             .accessoryDidUpdateReachability(home: homes[h].id, accessory: accessory, isReachable: isReachable))
     }
 }
+
+/// An object in a home's namespace (``HomeGraph/checkName(_:in:except:)``), renamed alike whatever it is.
+protocol NamedObject {
+    associatedtype Tag
+    var id: Identifier<Tag> { get }
+    var name: String { get set }
+}
+
+extension Room: NamedObject {}
+extension User: NamedObject {}
+extension Zone: NamedObject {}
+extension Accessory: NamedObject {}
+extension ActionSet: NamedObject {}
+extension Trigger: NamedObject {}
 
 /// Where each accessory of a graph is, as of one placement count. Shared by copies of a graph (it is a
 /// cache, not part of the value); each lookup checks the count, so a copy placed differently rebuilds it.

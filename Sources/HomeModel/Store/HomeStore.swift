@@ -273,25 +273,9 @@ final class HomeStore {
 
     // MARK: Reading
 
-    /// See ``HomeManager/homes(for:)``.
-    func homes(for account: String) -> [HomeSummary] {
-        graph.homes.compactMap { home in
-            graph.role(of: account, in: home).map {
-                HomeSummary(id: home.id, name: home.name, isPrimary: home.isPrimary, role: $0)
-            }
-        }
-    }
-
     /// See ``HomeManager/home(_:account:)``.
     func home(_ name: String, account: String) throws(HomeError) -> Home {
         graph.homes[try graph.homeIndex(name, account: account, .member)]
-    }
-
-    /// See ``HomeManager/accessory(_:home:account:)``.
-    func accessory(_ id: AccessoryID, home name: String, account: String) throws(HomeError) -> Accessory? {
-        let h = try graph.homeIndex(name, account: account, .member)
-        guard let place = graph.locate(id), place.home == h else { return nil }
-        return graph.homes[h].accessories[place.accessory]
     }
 
     /// Runs `body` on the home `name` names, which `account` must be a member of, in place: no copy
@@ -300,13 +284,6 @@ final class HomeStore {
         _ name: String, account: String, _ body: (borrowing Home) throws(HomeError) -> Result
     ) throws(HomeError) -> Result {
         try body(graph.homes[try graph.homeIndex(name, account: account, .member)])
-    }
-
-    /// See ``HomeManager/memberships()``.
-    func memberships() -> [Membership] {
-        graph.homes.flatMap { home in
-            home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
-        }
     }
 
     func currentHome(_ id: HomeID) -> Home? { graph.homes.first { $0.id == id } }
@@ -318,14 +295,6 @@ final class HomeStore {
             throw HomeError(.notFound, "There is no accessory '\(name)' in '\(graph.homes[index].name)'.")
         }
         return accessory
-    }
-
-    func checkAdministrator(of home: String, account: String) throws(HomeError) {
-        _ = try graph.homeIndex(home, account: account, .administrator)
-    }
-
-    func administersAnyHome(_ account: String) -> Bool {
-        graph.homes.contains { home in home.users.contains { $0.account == account && $0.role == .administrator } }
     }
 
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory

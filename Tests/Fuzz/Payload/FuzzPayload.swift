@@ -94,7 +94,7 @@ func check(_ bytes: [UInt8]) {
         topic: targets[Int(selector) % targets.count], payload: Array(bytes.dropFirst()), qos: .atLeastOnce)
     let handling = blocking { await router.handle(message) }
     if case .failed(let code) = handling.outcome {
-        precondition(HomeError.Code(name: code) != nil, "unknown code \(code)")
+        precondition(HomeError.Code(rawValue: code) != nil, "unknown code \(code)")
         let answer = handling.answer!.payload
         precondition(answer["ok"] == .bool(false) && answer["code"] == .string(code))
     }
