@@ -148,9 +148,8 @@ package struct AutomationService: ChangeFollowingService {
                         queues[home.id] = continuation
                         group.addTask { [manager, clock, homeID = home.id] in
                             for await (id, cause, serial) in queue {
-                                // Its conditions were checked when it was admitted.
-                                let firing = await manager.fireTrigger(
-                                    id, home: homeID, cause: cause, at: clock.now(), checkingConditions: false)
+                                // Its conditions are judged again: they may have changed while it waited.
+                                let firing = await manager.fireTrigger(id, home: homeID, cause: cause, at: clock.now())
                                 chains.finish(serial, at: .now, leftTurnBack: firing?.leftTurnBack == true)
                                 if let firing { Self.log(firing, logger: logger) }
                             }

@@ -60,6 +60,8 @@ struct PlannedSchedule {
     var next: Firing?
     /// How late a firing missed while the hub was down may be and still run at start.
     var grace: Duration
+    /// The accessories its action sets write: firings due together that share one run in order.
+    var accessories: Set<AccessoryID> = []
 }
 
 /// The service's state: the plan, each trigger's stored state, and the wait for the earliest firing,
@@ -232,6 +234,7 @@ actor SchedulePlanner: PlannedLoop {
                 {
                     kept.name = trigger.name
                     kept.grace = trigger.options.catchUpGrace ?? grace
+                    kept.accessories = Self.accessories(written: trigger, in: home)
                     new[trigger.id] = kept
                     continue
                 }
@@ -239,7 +242,8 @@ actor SchedulePlanner: PlannedLoop {
                 var entry = PlannedSchedule(
                     home: home.id, name: trigger.name, schedule: schedule, location: home.location,
                     firings: Self.firings(schedule, location: home.location), timeZone: timeZone, next: nil,
-                    grace: trigger.options.catchUpGrace ?? grace)
+                    grace: trigger.options.catchUpGrace ?? grace,
+                    accessories: Self.accessories(written: trigger, in: home))
                 if entry.firings == nil {
                     logger.warning(
                         "automation '\(trigger.name)' follows the sun, but the home has no location: it does not fire until the home's location is set",
@@ -301,17 +305,46 @@ actor SchedulePlanner: PlannedLoop {
         }
     }
 
-    /// Runs `firings` side by side, and returns when all have run.
-    private nonisolated func fire(_ firings: [(TriggerID, HomeID, FiringCause)]) async {
+    /// The accessories `trigger`'s action sets write.
+    private static func accessories(written trigger: Trigger, in home: Home) -> Set<AccessoryID> {
+        Set(trigger.actionSets.compactMap(home.actionSet).flatMap { $0.actions.map(\.accessory) })
+    }
+
+    /// Runs `firings` (in their due order) side by side, except that those writing a common accessory
+    /// run one after another in that order, so the last due wins as it would alone; returns when all
+    /// have run.
+    private func fire(_ firings: [(TriggerID, HomeID, FiringCause)]) async {
+        let lanes = Self.lanes(firings.map { plan[$0.0]?.accessories ?? [] })
         await withDiscardingTaskGroup { group in
-            for (id, home, cause) in firings {
+            for lane in lanes {
+                let run = lane.map { firings[$0] }
                 group.addTask { [manager, clock, logger] in
-                    guard let firing = await manager.fireTrigger(id, home: home, cause: cause, at: clock.now())
-                    else { return }
-                    AutomationService.log(firing, logger: logger)
+                    for (id, home, cause) in run {
+                        guard let firing = await manager.fireTrigger(id, home: home, cause: cause, at: clock.now())
+                        else { continue }
+                        AutomationService.log(firing, logger: logger)
+                    }
                 }
             }
         }
+    }
+
+    /// Positions of `written` (each firing's accessories, in due order) grouped into lanes: firings
+    /// that share an accessory, directly or through others, are in one lane, in their order.
+    static func lanes(_ written: [Set<AccessoryID>]) -> [[Int]] {
+        var lanes: [(accessories: Set<AccessoryID>, members: [Int])] = []
+        for (position, accessories) in written.enumerated() {
+            let sharing = lanes.indices.filter { !lanes[$0].accessories.isDisjoint(with: accessories) }
+            var lane = (accessories: accessories, members: [position])
+            for index in sharing.reversed() {
+                let merged = lanes.remove(at: index)
+                lane.accessories.formUnion(merged.accessories)
+                lane.members += merged.members
+            }
+            lane.members.sort()
+            lanes.append(lane)
+        }
+        return lanes.map(\.members)
     }
 }
 

@@ -217,7 +217,7 @@ extension GatewayApplication {
             return nil
         }
         let retention = historyRetention(settings)
-        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention, lowPriority: true) }
+        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention) }
         return try HistoryStore.open(atPath: configuration.data.historyFile, retention: retention)
     }
 

@@ -52,7 +52,7 @@ final class GatedDriver: AccessoryDriver, Sendable {
 
 /// Firings due together: stored and run side by side, so that one waiting on a slow device does not
 /// hold up the others; a removed automation's stored state goes with it.
-@Suite("Schedules due together", .timeLimit(.minutes(1)))
+@Suite("Schedules due together", .timeLimit(.minutes(5)))
 struct ScheduleBurstTests {
     static func value(_ manager: HomeManager, _ lamp: AccessoryID) async throws -> CharacteristicValue? {
         try await manager.home("Home", account: "alice").accessory(lamp)?.services.first?.characteristic(.on)?.value
@@ -93,6 +93,53 @@ struct ScheduleBurstTests {
             #expect(states.count == 2 && states.values.allSatisfy { $0.lastFiring?.slot.time == at })
         }
         await manager.shutdown()
+    }
+
+    @Test("firings due together that write one accessory run one after another in due order; the others beside them")
+    func sharedAccessoryInOrder() async throws {
+        let manager = try HomeManager(database: HomeDatabase.inMemory())
+        let driver = GatedDriver()
+        try await manager.attach(driver)
+        try await manager.edit(.addHome(name: "Home"), account: "alice")
+        try await manager.edit(.setLocation(home: "Home", location: ScheduleServiceTests.berlin), account: "alice")
+        let at = try TimeOfDay(hour: 7, minute: 30)
+        for lamp in ["Slow", "Fast"] {
+            try await manager.edit(.addAccessory(home: "Home", id: AccessoryID(lamp.lowercased())), account: "alice")
+        }
+        let slow = CharacteristicReference(accessory: "Slow", service: "Lightbulb", characteristic: .on)
+        let fast = CharacteristicReference(accessory: "Fast", service: "Lightbulb", characteristic: .on)
+        for (name, target, value) in [("Slow On", slow, true), ("Slow Off", slow, false), ("Fast On", fast, true)] {
+            try await manager.edit(
+                .addActionSet(home: "Home", name: name, actions: [ActionRequest(target, .bool(value))]),
+                account: "alice")
+            try await manager.edit(
+                .addScheduleTrigger(
+                    home: "Home", name: "\(name) Mornings", schedule: .timeOfDay(at, weekdays: Set(Weekday.allCases)),
+                    actionSets: [name]), account: "alice")
+        }
+        let triggers = try await manager.home("Home", account: "alice").triggers.filter { $0.name.hasPrefix("Slow") }
+        let lastDue = try #require(triggers.max { $0.id.rawValue < $1.id.rawValue })
+        try await ScheduleServiceTests.withService(
+            manager, from: ScheduleServiceTests.date("2026-03-02T07:29:30+01:00")
+        ) { clock in
+            clock.advance(by: .seconds(30))
+            try await eventually("the fast lamp is on") { try await Self.value(manager, "fast") == .bool(true) }
+            try await eventually("the first write to the slow lamp waits") { driver.waiting.withLock { $0 } == 1 }
+            #expect(
+                driver.waiting.withLock { $0 } == 1, "the second write to the slow lamp began before the first ended")
+            driver.open()
+            try await eventually("both writes ran") { driver.waiting.withLock { $0 } == 2 }
+            try await eventually("the last due wins") {
+                try await Self.value(manager, "slow") == .bool(lastDue.name == "Slow On Mornings")
+            }
+        }
+        await manager.shutdown()
+    }
+
+    @Test("lanes: firings that share an accessory, directly or through another, run in one lane in due order")
+    func lanes() {
+        let lanes = SchedulePlanner.lanes([["a"], ["b"], ["c"], ["a", "c"], ["d"], []])
+        #expect(Set(lanes) == [[1], [0, 2, 3], [4], [5]])
     }
 
     @Test("a removed automation's stored state is dropped")

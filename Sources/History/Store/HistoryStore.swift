@@ -63,8 +63,8 @@ package final class HistoryStore: Sendable {
     }
 
     /// A private in-memory history: for tests and for `data.inMemory`. Its writes run at normal
-    /// priority unless `lowPriority` is true (the gateway's), so that tests on a busy machine are
-    /// not held up by it.
+    /// priority unless `lowPriority` is true: its reads share one queue with the writes (GRDB's
+    /// `DatabaseQueue`), so a `history` request would wait behind a lowered write.
     package static func inMemory(
         retention: HistoryRetention = .standard, clock: HistoryClock = .system, maximumPoints: Int = 10_000,
         lowPriority: Bool = false

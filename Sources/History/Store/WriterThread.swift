@@ -19,6 +19,11 @@ import Synchronization
 /// normal priority that wakes preempts it rather than waiting for its time slice. It still gets a
 /// share of the CPU when other work keeps both cores busy (`SCHED_IDLE` would get none, and the
 /// history would be dropped for as long as a build runs beside the gateway).
+///
+/// A job's caller is resumed from a second thread, of normal priority: libdispatch starts a new
+/// worker of the shared pool from the thread that queues work when none is idle, and the worker
+/// keeps its creator's nice value, so a resumption from the writer could leave the gateway's
+/// requests and timers on a worker at nice 19.
 final class WriterThread: Sendable {
     /// The jobs given and not yet run, shared with the thread (which must not hold the
     /// ``WriterThread``, whose end ends it).
@@ -44,12 +49,14 @@ final class WriterThread: Sendable {
     }
 
     private let jobs = Jobs()
+    /// The resumptions of the jobs' callers, on a thread of normal priority.
+    private let resumptions = Jobs()
 
     /// Starts the thread, named `name` for `top -H` and `perf` (the first 15 bytes), at the lowest
     /// priority unless `lowPriority` is false (a benchmark that wants the writes' own speed).
     init(name: String, lowPriority: Bool) {
         let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [jobs] in
+        let thread = Thread { [jobs, resumptions] in
             // Foundation's Thread.name does not reach the system's name on Linux.
             try? String(decoding: name.utf8.prefix(15), as: UTF8.self).write(
                 toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
@@ -61,9 +68,11 @@ final class WriterThread: Sendable {
             #endif
             started.signal()
             jobs.serve()
+            resumptions.add(nil)
         }
         thread.start()
         started.wait()
+        Thread { [resumptions] in resumptions.serve() }.start()
     }
 
     deinit { jobs.add(nil) }
@@ -76,7 +85,10 @@ final class WriterThread: Sendable {
     /// task waits without holding a thread.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            jobs.add { continuation.resume(with: Result { try work() }) }
+            jobs.add { [resumptions] in
+                let result = Result { try work() }
+                resumptions.add { continuation.resume(with: result) }
+            }
         }
     }
 }

@@ -42,21 +42,21 @@ extension HomeManager {
     /// `cause`, what set it off.
     /// Returns `nil`, and runs nothing, when the automation is gone or turned off by now; one turned
     /// off or removed while it runs runs no further action set. One whose conditions do not hold at
-    /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``); a caller that
-    /// checked them already (``conditionsHold(_:home:at:)``) passes `checkingConditions: false`, so
-    /// they are judged once.
+    /// `now` runs nothing and announces nothing (``TriggerFiring/conditionsFailed``), even when its
+    /// caller judged them as it queued the firing (``conditionsHold(_:home:at:)``): a firing queued
+    /// behind a slow one runs only if they still hold when its turn comes.
     ///
     /// One with a ``TriggerOptions/turnBackAfter`` stores, before the announcement, the values its
     /// action sets' characteristics had before it ran, due `now` plus the duration (a pending one
     /// keeps its values, from before the first firing, and moves to the new due time). One that
     /// executes once is then turned off, as an administrator would, with its event.
     package func fireTrigger(
-        _ id: TriggerID, home homeID: HomeID, cause: FiringCause, at now: Date = Date(), checkingConditions: Bool = true
+        _ id: TriggerID, home homeID: HomeID, cause: FiringCause, at now: Date = Date()
     ) async -> TriggerFiring? {
         guard let home = store.currentHome(homeID), let trigger = home.trigger(id), trigger.isEnabled else {
             return nil
         }
-        guard !checkingConditions || trigger.conditionsHold(in: home, at: now) else {
+        guard trigger.conditionsHold(in: home, at: now) else {
             var firing = TriggerFiring(trigger: trigger.name, home: home.name, cause: cause)
             firing.conditionsFailed = true
             return firing

@@ -3,7 +3,8 @@ import GRDB
 import Schedules
 
 /// Where a schedule trigger stands between runs of the hub: since when it has been run, and its last
-/// firing. What ``CatchUp`` needs at start, so that a restart neither repeats a firing nor loses one.
+/// firing. What ``CatchUp`` needs at start, so that a restart repeats no firing and runs those that
+/// came due while it was down (one stored before it ran and cut short by a crash is not run again).
 package struct ScheduleState: Sendable, Hashable {
     /// When the hub first ran the trigger's schedule: nothing before it came due.
     package var since: Date

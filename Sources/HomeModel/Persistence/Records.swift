@@ -233,7 +233,7 @@ struct PendingTurnBackRecord: Codable, Sendable, FetchableRecord, PersistableRec
 }
 
 /// Where a schedule trigger stands (migration "v6: schedules"): since when the hub has run it, and
-/// its last firing's slot and instant, so a restart neither repeats a firing nor loses one. Kept
+/// its last firing's slot and instant, stored before the firing runs: a restart repeats none. Kept
 /// apart from the trigger's row, which a layout change rewrites, and without a foreign key, so a
 /// rewrite does not drop it; the schedule service drops the rows of triggers removed (at start and
 /// when it sees them go), and a firing's row is written only while its trigger is on disk.
