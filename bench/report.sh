@@ -116,7 +116,7 @@ get("scenario") == "timers" {
         timers_n, get("start_with_ms"), get("load"))
     timers = timers sprintf("- at rest over %s s: %s s CPU and %s context switches without them, %s s and %s with them (RSS %s MB)\n", \
         timers_seconds, timers_without, get("switches_without"), timers_with, get("switches_with"), get("rss_with_mb"))
-    timers = timers sprintf("- %s due in one minute: %s fired; late by first %s ms, p50 %s ms, p99 %s ms, max %s ms (each runs a one-action action set, one after another)\n", \
+    timers = timers sprintf("- %s due in one minute: %s fired; late by first %s ms, p50 %s ms, p99 %s ms, max %s ms (each runs the one-action action set Tick: one after another, as they write one switch)\n", \
         timers_burst, timers_fired, get("first_ms"), timers_p50, get("p99_ms"), timers_max)
 }
 get("scenario") == "actionset" {

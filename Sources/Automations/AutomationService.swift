@@ -239,6 +239,8 @@ package final class FiringChains: Sendable {
         let chain: [TriggerID]
         let writes: [ValueKey: CharacteristicValue]
         var finished: ContinuousClock.Instant?
+        /// Its turn-back began before it finished (its action sets took longer than the wait).
+        var turnBackBegun = false
     }
 
     private struct State {
@@ -290,11 +292,18 @@ package final class FiringChains: Sendable {
     }
 
     /// Records `trigger`'s turn-back about to write `values`, in the chain of the firing that left it
-    /// pending (a chain of its own after a restart); ``finishTurnBack(of:at:)`` marks it run.
+    /// pending: finished, or still running when its action sets took longer than the wait (a chain
+    /// of its own after a restart); ``finishTurnBack(of:at:)`` marks it run.
     package func beginTurnBack(of trigger: TriggerID, writing values: [Action]) {
         state.withLock { state in
-            let chain = state.turnBackChains.removeValue(forKey: trigger) ?? [trigger]
-            state.turnBacksWriting[trigger] = state.begin(chain, writing: values)
+            var chain = state.turnBackChains.removeValue(forKey: trigger)
+            if chain == nil,
+                let running = state.records.lastIndex(where: { $0.finished == nil && $0.chain.last == trigger })
+            {
+                state.records[running].turnBackBegun = true
+                chain = state.records[running].chain
+            }
+            state.turnBacksWriting[trigger] = state.begin(chain ?? [trigger], writing: values)
         }
     }
 
@@ -318,7 +327,7 @@ package final class FiringChains: Sendable {
         state.withLock { state in
             guard let i = state.records.firstIndex(where: { $0.serial == serial }) else { return }
             state.records[i].finished = now
-            if leftTurnBack, let trigger = state.records[i].chain.last {
+            if leftTurnBack, !state.records[i].turnBackBegun, let trigger = state.records[i].chain.last {
                 state.turnBackChains[trigger] = state.records[i].chain
             }
         }

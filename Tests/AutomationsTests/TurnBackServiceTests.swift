@@ -223,6 +223,34 @@ struct TurnBackServiceTests {
         await manager.shutdown()
     }
 
+    @Test(
+        "a turn-back due while its firing still runs takes that firing's chain, so a loop through it is seen, and the firing leaves none behind"
+    )
+    func turnBackDuringItsFiring() async throws {
+        let manager = try await Self.manager(HomeDatabase.inMemory())
+        let home = try await manager.home("Home", account: "alice")
+        let trigger = try #require(home.triggers.first)
+        let service = try #require(home.accessory("lamp")?.services.first?.id)
+        let key = ValueKey(accessory: "lamp", service: service, characteristic: .on)
+        let chains = FiringChains(rule: .standard)
+        func admit() -> FiringChains.Admission {
+            chains.admit(trigger, in: home, after: key, took: .bool(true), at: .now)
+        }
+        guard case .fires(let first) = admit() else { throw TurnBackTestError("the first round not admitted") }
+        chains.finish(first, at: .now)
+        guard case .fires(let running) = admit() else { throw TurnBackTestError("the second round not admitted") }
+        // Its turn-back comes due before it finished, and writes what sets the automation off again
+        chains.beginTurnBack(
+            of: trigger.id,
+            writing: [Action(accessory: "lamp", service: service, characteristic: .on, value: .bool(true))])
+        chains.finish(running, at: .now, leftTurnBack: true)
+        #expect(chains.pendingTurnBackChains == 0)
+        guard case .fires = admit() else { throw TurnBackTestError("the third round not admitted") }
+        #expect(admit() == .loop([trigger.id]))
+        chains.finishTurnBack(of: trigger.id, at: .now)
+        await manager.shutdown()
+    }
+
     struct TurnBackTestError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
