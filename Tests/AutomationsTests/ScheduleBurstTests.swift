@@ -58,13 +58,19 @@ struct ScheduleBurstTests {
         try await manager.home("Home", account: "alice").accessory(lamp)?.services.first?.characteristic(.on)?.value
     }
 
-    @Test("two automations due in the same minute: the one on a fast lamp runs while the slow lamp's write still waits")
-    func sideBySide() async throws {
+    /// A manager with the gated driver attached and a home at Berlin.
+    static func gatedHome() async throws -> (HomeManager, GatedDriver) {
         let manager = try HomeManager(database: HomeDatabase.inMemory())
         let driver = GatedDriver()
         try await manager.attach(driver)
         try await manager.edit(.addHome(name: "Home"), account: "alice")
         try await manager.edit(.setLocation(home: "Home", location: ScheduleServiceTests.berlin), account: "alice")
+        return (manager, driver)
+    }
+
+    @Test("two automations due in the same minute: the one on a fast lamp runs while the slow lamp's write still waits")
+    func sideBySide() async throws {
+        let (manager, driver) = try await Self.gatedHome()
         let at = try TimeOfDay(hour: 7, minute: 30)
         // The slow one first: by its identifier's order it would fire first one after another.
         for (lamp, name) in [("Slow", "A Slow"), ("Fast", "B Fast")] {
@@ -97,11 +103,7 @@ struct ScheduleBurstTests {
 
     @Test("firings due together that write one accessory run one after another in due order; the others beside them")
     func sharedAccessoryInOrder() async throws {
-        let manager = try HomeManager(database: HomeDatabase.inMemory())
-        let driver = GatedDriver()
-        try await manager.attach(driver)
-        try await manager.edit(.addHome(name: "Home"), account: "alice")
-        try await manager.edit(.setLocation(home: "Home", location: ScheduleServiceTests.berlin), account: "alice")
+        let (manager, driver) = try await Self.gatedHome()
         let at = try TimeOfDay(hour: 7, minute: 30)
         for lamp in ["Slow", "Fast"] {
             try await manager.edit(.addAccessory(home: "Home", id: AccessoryID(lamp.lowercased())), account: "alice")

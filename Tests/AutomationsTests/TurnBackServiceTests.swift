@@ -195,13 +195,18 @@ struct TurnBackServiceTests {
         await manager.shutdown()
     }
 
-    @Test("only a firing that stored a turn-back leaves its chain for it; the turn-back takes it, written or dropped")
-    func turnBackChains() async throws {
+    /// The home's manager, the home, its automation that turns the lamp on, and the lamp's On.
+    static func lampAutomation() async throws -> (HomeManager, Home, Trigger, ValueKey) {
         let manager = try await Self.manager(HomeDatabase.inMemory())
         let home = try await manager.home("Home", account: "alice")
         let trigger = try #require(home.triggers.first)
         let service = try #require(home.accessory("lamp")?.services.first?.id)
-        let key = ValueKey(accessory: "lamp", service: service, characteristic: .on)
+        return (manager, home, trigger, ValueKey(accessory: "lamp", service: service, characteristic: .on))
+    }
+
+    @Test("only a firing that stored a turn-back leaves its chain for it; the turn-back takes it, written or dropped")
+    func turnBackChains() async throws {
+        let (manager, home, trigger, key) = try await Self.lampAutomation()
         let chains = FiringChains(rule: .standard)
         func admit() throws -> Int {
             guard case .fires(let serial) = chains.admit(trigger, in: home, after: key, took: .bool(true), at: .now)
@@ -227,11 +232,7 @@ struct TurnBackServiceTests {
         "a turn-back due while its firing still runs takes that firing's chain, so a loop through it is seen, and the firing leaves none behind"
     )
     func turnBackDuringItsFiring() async throws {
-        let manager = try await Self.manager(HomeDatabase.inMemory())
-        let home = try await manager.home("Home", account: "alice")
-        let trigger = try #require(home.triggers.first)
-        let service = try #require(home.accessory("lamp")?.services.first?.id)
-        let key = ValueKey(accessory: "lamp", service: service, characteristic: .on)
+        let (manager, home, trigger, key) = try await Self.lampAutomation()
         let chains = FiringChains(rule: .standard)
         func admit() -> FiringChains.Admission {
             chains.admit(trigger, in: home, after: key, took: .bool(true), at: .now)
@@ -242,7 +243,7 @@ struct TurnBackServiceTests {
         // Its turn-back comes due before it finished, and writes what sets the automation off again
         chains.beginTurnBack(
             of: trigger.id,
-            writing: [Action(accessory: "lamp", service: service, characteristic: .on, value: .bool(true))])
+            writing: [Action(accessory: "lamp", service: key.service, characteristic: .on, value: .bool(true))])
         chains.finish(running, at: .now, leftTurnBack: true)
         #expect(chains.pendingTurnBackChains == 0)
         guard case .fires = admit() else { throw TurnBackTestError("the third round not admitted") }
