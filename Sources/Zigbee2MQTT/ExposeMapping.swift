@@ -5,11 +5,11 @@ import JSON
 /// each characteristic reads and writes the device's properties, and what has no mapping.
 package struct MappedDevice: Sendable, Hashable {
     /// The accessory, without values (they come with the device's state) but those the mapping
-    /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped).
+    /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped). Its
+    /// `unmappedFeatures` are the exposes with no mapping, by property (`linkquality`, `voltage`,
+    /// `power_on_behavior`, ...).
     package let accessory: Accessory
     let bindings: [Binding]
-    /// Exposes with no mapping, by property (`linkquality`, `voltage`, `power_on_behavior`, ...).
-    package let unmapped: [String]
     /// The property and value that make the device identify itself, when it has an `identify` expose.
     let identify: Identify?
 
@@ -71,8 +71,7 @@ package enum ExposeMapping {
             category: category,
             manufacturer: device.vendor, model: device.model, services: builder.services, isReachable: false)
         accessory.unmappedFeatures = builder.unmapped
-        return MappedDevice(
-            accessory: accessory, bindings: builder.bindings, unmapped: builder.unmapped, identify: builder.identify)
+        return MappedDevice(accessory: accessory, bindings: builder.bindings, identify: builder.identify)
     }
 
     /// The accessory name a friendly name gives: homegate's names are topic levels of letters,

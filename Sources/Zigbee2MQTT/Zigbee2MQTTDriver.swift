@@ -624,9 +624,10 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     // MARK: Logging
 
     private func logUnmapped(_ description: DeviceDescription, _ mapped: MappedDevice) {
-        guard !mapped.unmapped.isEmpty else { return }
+        let unmapped = mapped.accessory.unmappedFeatures
+        guard !unmapped.isEmpty else { return }
         logger.info(
-            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(mapped.unmapped.joined(separator: ", "))",
+            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped.joined(separator: ", "))",
             metadata: ["ieee": "\(description.ieeeAddress)"])
     }
 
