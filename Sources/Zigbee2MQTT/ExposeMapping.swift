@@ -491,21 +491,14 @@ private struct Builder {
     /// one keeps its plain name), and named ones go before the kind (`Left Switch`, `USB Switch`).
     /// A name taken already keeps the service's first name, `Light l1`.
     mutating func nameEndpointServices() {
-        var groups: [(base: String, indices: [Int])] = []
-        for (index, service) in services.enumerated() {
-            guard let origin = endpointOrigins[service.id] else { continue }
-            if let group = groups.firstIndex(where: { $0.base == origin.base }) {
-                groups[group].indices.append(index)
-            } else {
-                groups.append((origin.base, [index]))
-            }
-        }
-        for (base, indices) in groups {
+        let origins = services.indices.compactMap { index in endpointOrigins[services[index].id].map { (index, $0) } }
+        var kinds: Set<String> = []
+        for (_, (base, _)) in origins where kinds.insert(base).inserted {
+            let kind = origins.filter { $0.1.base == base }
             let plainTaken = services.contains { endpointOrigins[$0.id] == nil && HomeName.matches($0.name, base) }
-            let numbered = indices.filter { Self.endpointNumber(endpointOrigins[services[$0].id]!.endpoint) != nil }
+            let numbered = kind.filter { Self.endpointNumber($0.1.endpoint) != nil }
             var next = plainTaken ? 2 : 1
-            for index in indices {
-                let endpoint = endpointOrigins[services[index].id]!.endpoint
+            for (index, (_, endpoint)) in kind {
                 let name: String?
                 if Self.endpointNumber(endpoint) != nil {
                     name = numbered.count == 1 && !plainTaken ? base : "\(base) \(next)"
