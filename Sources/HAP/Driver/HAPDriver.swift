@@ -59,6 +59,15 @@ package actor HAPDriver: PairingDriver {
         var retryAfter: AnyClock.Instant?
         /// The last thing that went wrong, logged once until something else goes wrong.
         var lastProblem: String?
+
+        /// The accessories of its database, reachable as it is.
+        var accessories: [Accessory] {
+            (database?.accessories ?? []).map { accessory in
+                var accessory = accessory
+                accessory.isReachable = isReachable
+                return accessory
+            }
+        }
     }
 
     private var devices: [String: Device] = [:]
@@ -202,13 +211,7 @@ package actor HAPDriver: PairingDriver {
 
     package func accessories() async -> [Accessory] {
         devices.values.sorted { $0.id < $1.id }.flatMap { device -> [Accessory] in
-            guard device.pairing != nil else { return [Self.unpairedAccessory(device)] }
-            guard let database = device.database else { return [] }
-            return database.accessories.map { accessory in
-                var accessory = accessory
-                accessory.isReachable = device.isReachable
-                return accessory
-            }
+            device.pairing == nil ? [Self.unpairedAccessory(device)] : device.accessories
         }
     }
 
@@ -383,11 +386,7 @@ package actor HAPDriver: PairingDriver {
             for accessory in gone { sink.yield(.lost(accessory.id)) }
             devices[id]?.isReachable = true
             devices[id]?.lastProblem = nil
-            for accessory in database.accessories {
-                var reported = accessory
-                reported.isReachable = true
-                sink.yield(.found(reported))
-            }
+            for accessory in devices[id]?.accessories ?? [] { sink.yield(.found(accessory)) }
         } catch {
             await connection.close()
             throw error
