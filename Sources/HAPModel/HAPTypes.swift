@@ -123,22 +123,15 @@ package enum HAPTypes {
         CharacteristicType(rawValue: short(text).flatMap { characteristics[$0] } ?? full(text))
     }
 
-    /// The accessory's category from its main service.
+    /// The accessory's category from its main service: the first that gives one.
     package static func category(of services: [Service]) -> AccessoryCategory {
-        for service in services {
-            switch service.type {
-            case .lightbulb: return .lightbulb
-            case .switch: return .switch
-            case .outlet: return .outlet
-            case .thermostat: return .thermostat
-            case .lockMechanism: return .doorLock
-            case .garageDoorOpener: return .garageDoorOpener
-            case .temperatureSensor, .humiditySensor, .motionSensor, .contactSensor, .lightSensor, .leakSensor,
-                .smokeSensor, .occupancySensor:
-                return AccessoryCategory(rawValue: "sensor")
-            default: continue
-            }
-        }
-        return .other
+        services.lazy.compactMap { categories[$0.type] }.first ?? .other
     }
+
+    private static let categories: [ServiceType: AccessoryCategory] = [
+        .lightbulb: .lightbulb, .switch: .switch, .outlet: .outlet, .thermostat: .thermostat, .lockMechanism: .doorLock,
+        .garageDoorOpener: .garageDoorOpener, .temperatureSensor: .sensor, .humiditySensor: .sensor,
+        .motionSensor: .sensor, .contactSensor: .sensor, .lightSensor: .sensor, .leakSensor: .sensor,
+        .smokeSensor: .sensor, .occupancySensor: .sensor,
+    ]
 }

@@ -1,5 +1,5 @@
-/// An error of the HAP protocol layer: malformed input from the peer or a failed cryptographic check.
-/// Callers match its code (`error.code == .malformedTLV`); a log line carries the code's name.
+/// An error of HAP: malformed input from the peer, a failed cryptographic check, or a connection that
+/// failed. Callers match its code (`error.code == .malformedTLV`); a log line carries the code's name.
 package struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, as a stable name (the raw value).
     package enum Code: String, Sendable, Hashable, CustomStringConvertible {
@@ -22,6 +22,12 @@ package struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
         case unexpectedMessage
         /// The accessory's SRP proof or Ed25519 signature did not verify.
         case invalidSignature
+        /// TCP could not connect to the accessory.
+        case connectFailed
+        /// The connection was closed, by the accessory or here.
+        case closed
+        /// No answer within the request's time.
+        case timedOut
 
         package var description: String { rawValue }
     }

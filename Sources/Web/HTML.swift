@@ -41,21 +41,15 @@ func displayedValue(_ value: CharacteristicValue?, type: CharacteristicType, uni
 /// The unit after a value, with its space: the metadata's, else what HAP leaves unsaid for Eve's
 /// characteristics (watts, kilowatt-hours, hectopascals).
 func unitSuffix(_ unit: CharacteristicUnit?, type: CharacteristicType) -> String {
-    switch unit {
-    case .celsius?: return " °C"
-    case .percentage?: return " %"
-    case .arcDegrees?: return "°"
-    case .lux?: return " lx"
-    case .seconds?: return " s"
-    default: break
-    }
-    switch type {
-    case .currentConsumption: return " W"
-    case .totalConsumption: return " kWh"
-    case .airPressure: return " hPa"
-    default: return ""
-    }
+    unit.flatMap { unitSuffixes[$0] } ?? eveUnitSuffixes[type] ?? ""
 }
+
+private let unitSuffixes: [CharacteristicUnit: String] = [
+    .celsius: " °C", .percentage: " %", .arcDegrees: "°", .lux: " lx", .seconds: " s",
+]
+private let eveUnitSuffixes: [CharacteristicType: String] = [
+    .currentConsumption: " W", .totalConsumption: " kWh", .airPressure: " hPa",
+]
 
 /// An element id made of `prefix` and any text (an accessory id, a characteristic key): percent-
 /// encoded, so it holds no space and can be listed in `aria-labelledby`.

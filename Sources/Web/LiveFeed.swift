@@ -1,6 +1,7 @@
 import Gateway
 import HomeModel
 import JSON
+import OrderedCollections
 import Synchronization
 
 /// What an open page learns from the model: the latest value of each characteristic shown,
@@ -34,8 +35,8 @@ func characteristicKey(accessory: AccessoryID, service: ServiceID, type: Charact
 /// costs memory bounded by what its page shows, never a queue of every value that went by.
 final class LiveMailbox: Sendable {
     private struct Pending {
-        var order: [String] = []
-        var updates: [String: LiveUpdate] = [:]
+        /// By slot, in the order each slot was first posted to since the last ``take()``.
+        var updates: OrderedDictionary<String, LiveUpdate> = [:]
         var closed = false
     }
 
@@ -73,7 +74,7 @@ final class LiveMailbox: Sendable {
         }
         let posted = pending.withLock { pending in
             guard !pending.closed else { return false }
-            if pending.updates.updateValue(update, forKey: slot) == nil { pending.order.append(slot) }
+            pending.updates[slot] = update
             return true
         }
         if posted { signal.yield() }
@@ -82,11 +83,8 @@ final class LiveMailbox: Sendable {
     /// Everything posted since the last call, oldest slot first.
     func take() -> [LiveUpdate] {
         pending.withLock { pending in
-            defer {
-                pending.order = []
-                pending.updates = [:]
-            }
-            return pending.order.compactMap { pending.updates[$0] }
+            defer { pending.updates = [:] }
+            return Array(pending.updates.values)
         }
     }
 

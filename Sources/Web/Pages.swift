@@ -84,12 +84,8 @@ enum Pages {
 
     /// A driver's name for people.
     static func driverTitle(_ name: String) -> String {
-        switch name {
-        case "hap": "HomeKit accessories"
-        case "zigbee2mqtt": "Zigbee (zigbee2mqtt)"
-        case "virtual": "Simulated devices"
-        default: name
-        }
+        ["hap": "HomeKit accessories", "zigbee2mqtt": "Zigbee (zigbee2mqtt)", "virtual": "Simulated devices"][name]
+            ?? name
     }
 
     /// One driver in words: what it says of itself, then what it found.

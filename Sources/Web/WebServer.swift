@@ -68,6 +68,9 @@ package struct WebServer: ServiceLifecycle.Service {
         let logger = logger
         let listening = listening
         let host = host
+        // Hummingbird logs every request at info; the gateway's log keeps only its warnings.
+        var quiet = logger
+        quiet.logLevel = max(quiet.logLevel, .warning)
         let application = Application(
             router: router,
             server: Self.server(),
@@ -77,7 +80,7 @@ package struct WebServer: ServiceLifecycle.Service {
                 logger.notice("web page on http://\(host.contains(":") ? "[\(host)]" : host):\(port)/")
                 await listening(port)
             },
-            logger: logger.quieter())
+            logger: quiet)
         await withDiscardingTaskGroup { group in
             group.addTask { await cancelWhenGracefulShutdown { await site.followModel() } }
             group.addTask {
@@ -107,14 +110,5 @@ extension WebServer {
     /// HTTP/1.1, connections closed after `idleTimeout` of silence.
     static func server(idleTimeout: TimeAmount = idleTimeout) -> HTTPServerBuilder {
         .http1(configuration: .init(idleTimeout: idleTimeout))
-    }
-}
-
-extension Logger {
-    /// Hummingbird logs every request at info; the gateway's log keeps only its warnings.
-    fileprivate func quieter() -> Logger {
-        var logger = self
-        if logger.logLevel < .warning { logger.logLevel = .warning }
-        return logger
     }
 }

@@ -19,8 +19,6 @@ struct ButtonLayout: Equatable {
     }
 
     private(set) var buttons: [Button] = []
-    /// Values that are releases: not presses.
-    private(set) var releases: [String] = []
     /// Values with a wildcard (not a value the device sends), and values no button could take.
     private(set) var unusable: [String] = []
 
@@ -30,7 +28,7 @@ struct ButtonLayout: Equatable {
             if action.contains("*") {
                 unusable.append(action)
             } else if words.last == "release" || words.first == "release" {
-                releases.append(action)
+                continue  // a release, not a press
             } else if let (key, event) = Self.press(in: words) {
                 add(action, key: key, event: event)
             } else {

@@ -5,11 +5,11 @@ import JSON
 /// each characteristic reads and writes the device's properties, and what has no mapping.
 package struct MappedDevice: Sendable, Hashable {
     /// The accessory, without values (they come with the device's state) but those the mapping
-    /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped).
+    /// fixes (TemperatureDisplayUnits) or starts from (a derived PositionState: stopped). Its
+    /// `unmappedFeatures` are the exposes with no mapping, by property (`linkquality`, `voltage`,
+    /// `power_on_behavior`, ...).
     package let accessory: Accessory
     let bindings: [Binding]
-    /// Exposes with no mapping, by property (`linkquality`, `voltage`, `power_on_behavior`, ...).
-    package let unmapped: [String]
     /// The property and value that make the device identify itself, when it has an `identify` expose.
     let identify: Identify?
 
@@ -71,8 +71,7 @@ package enum ExposeMapping {
             category: category,
             manufacturer: device.vendor, model: device.model, services: builder.services, isReachable: false)
         accessory.unmappedFeatures = builder.unmapped
-        return MappedDevice(
-            accessory: accessory, bindings: builder.bindings, unmapped: builder.unmapped, identify: builder.identify)
+        return MappedDevice(accessory: accessory, bindings: builder.bindings, identify: builder.identify)
     }
 
     /// The accessory name a friendly name gives: homegate's names are topic levels of letters,
@@ -132,16 +131,16 @@ private struct Builder {
             case "brightness":
                 service.add(
                     .brightness, feature, .scaled(deviceMax: feature.valueMax ?? 254, modelMax: 100),
-                    metadata: standard(.brightness))
+                    metadata: .zigbee(.brightness))
             case "color_temp":
                 service.add(.colorTemperature, feature, .number, metadata: measurement(.colorTemperature, feature))
             case "color_hs", "color_xy":
                 guard !hasColor else { continue }  // both use the one `color` property
                 hasColor = true
                 let hs = light.features.contains { $0.name == "color_hs" }
-                service.add(.hue, feature, .color(.hue, hasHueSaturation: hs), metadata: standard(.hue))
+                service.add(.hue, feature, .color(.hue, hasHueSaturation: hs), metadata: .zigbee(.hue))
                 service.add(
-                    .saturation, feature, .color(.saturation, hasHueSaturation: hs), metadata: standard(.saturation))
+                    .saturation, feature, .color(.saturation, hasHueSaturation: hs), metadata: .zigbee(.saturation))
             default:
                 unmapped.append(feature.displayName)
             }
@@ -200,7 +199,7 @@ private struct Builder {
                     feature.valueOff ?? (feature.stringValues.contains("CLOSE") ? .string("CLOSE") : .null)
                 var used = false
                 if position == nil, open != .null, close != .null {
-                    var target = standard(.targetPosition)
+                    var target = CharacteristicMetadata.zigbee(.targetPosition)
                     target.stepValue = 100
                     service.add(.currentPosition, feature, .openClose(open: open, close: close), readOnly: true)
                     service.add(
@@ -269,14 +268,14 @@ private struct Builder {
             case "local_temperature":
                 service.add(.currentTemperature, feature, .number, metadata: measurement(.currentTemperature, feature))
             case let name? where name == setpoint?.name:
-                var metadata = standard(.targetTemperature)
+                var metadata = CharacteristicMetadata.zigbee(.targetTemperature)
                 metadata.minimumValue = feature.valueMin ?? metadata.minimumValue
                 metadata.maximumValue = feature.valueMax ?? metadata.maximumValue
                 metadata.stepValue = feature.valueStep ?? metadata.stepValue
                 service.add(.targetTemperature, feature, .number, metadata: metadata)
             case "system_mode":
                 let modes = enumeration(feature, ["off": 0, "heat": 1, "cool": 2, "auto": 3])
-                var metadata = standard(.targetHeatingCoolingState)
+                var metadata = CharacteristicMetadata.zigbee(.targetHeatingCoolingState)
                 if case .enumeration(_, let numbers) = modes { metadata.validValues = numbers }
                 service.add(.targetHeatingCoolingState, feature, modes, metadata: metadata)
             case "preset" where !feature.stringValues.isEmpty:
@@ -298,7 +297,7 @@ private struct Builder {
         {
             let mode = climate.feature("system_mode")
             let canCool = mode?.stringValues.contains("cool") ?? false
-            var metadata = standard(.currentHeatingCoolingState)
+            var metadata = CharacteristicMetadata.zigbee(.currentHeatingCoolingState)
             metadata.validValues = canCool ? [0, 1, 2] : [0, 1]
             metadata.maximumValue = canCool ? 2 : 1
             service.add(
@@ -310,7 +309,7 @@ private struct Builder {
                 readOnly: true)
         }
         if !service.characteristics.isEmpty {
-            var units = standard(.temperatureDisplayUnits)
+            var units = CharacteristicMetadata.zigbee(.temperatureDisplayUnits)
             units.permissions = [.read]
             service.characteristics.append(
                 Characteristic(type: .temperatureDisplayUnits, metadata: units, value: .int(0)))
@@ -456,7 +455,7 @@ private struct Builder {
                     ? "button" : button.key.hasPrefix("button") ? button.key : "button_\(button.key)",
                 name: name,
                 type: .statelessProgrammableSwitch, endpoint: expose.endpoint)
-            var metadata = standard(.programmableSwitchEvent)
+            var metadata = CharacteristicMetadata.zigbee(.programmableSwitchEvent)
             metadata.validValues = Set(button.presses.values).sorted()
             metadata.maximumValue = Double(metadata.validValues!.last!)
             service.add(.programmableSwitchEvent, expose, .press(button.presses), metadata: metadata, readOnly: true)
@@ -480,7 +479,7 @@ private struct Builder {
             bindings.removeAll { $0.service == service.id }
         }
         let metadata: CharacteristicMetadata =
-            if case .number = conversion { measurement(characteristic, expose) } else { standard(characteristic) }
+            if case .number = conversion { measurement(characteristic, expose) } else { .zigbee(characteristic) }
         service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
         finish(service, category: type == .battery ? nil : .sensor)
     }
@@ -492,21 +491,14 @@ private struct Builder {
     /// one keeps its plain name), and named ones go before the kind (`Left Switch`, `USB Switch`).
     /// A name taken already keeps the service's first name, `Light l1`.
     mutating func nameEndpointServices() {
-        var groups: [(base: String, indices: [Int])] = []
-        for (index, service) in services.enumerated() {
-            guard let origin = endpointOrigins[service.id] else { continue }
-            if let group = groups.firstIndex(where: { $0.base == origin.base }) {
-                groups[group].indices.append(index)
-            } else {
-                groups.append((origin.base, [index]))
-            }
-        }
-        for (base, indices) in groups {
+        let origins = services.indices.compactMap { index in endpointOrigins[services[index].id].map { (index, $0) } }
+        var kinds: Set<String> = []
+        for (_, (base, _)) in origins where kinds.insert(base).inserted {
+            let kind = origins.filter { $0.1.base == base }
             let plainTaken = services.contains { endpointOrigins[$0.id] == nil && HomeName.matches($0.name, base) }
-            let numbered = indices.filter { Self.endpointNumber(endpointOrigins[services[$0].id]!.endpoint) != nil }
+            let numbered = kind.filter { Self.endpointNumber($0.1.endpoint) != nil }
             var next = plainTaken ? 2 : 1
-            for index in indices {
-                let endpoint = endpointOrigins[services[index].id]!.endpoint
+            for (index, (_, endpoint)) in kind {
                 let name: String?
                 if Self.endpointNumber(endpoint) != nil {
                     name = numbered.count == 1 && !plainTaken ? base : "\(base) \(next)"
@@ -566,14 +558,10 @@ private struct Builder {
         return .enumeration(names: table.map(\.key), numbers: table.map(\.value))
     }
 
-    private func standard(_ type: CharacteristicType) -> CharacteristicMetadata {
-        .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: [.read, .notify])
-    }
-
     /// A sensor's reading: the standard metadata with the device's own range where it declares one,
     /// and its step (measurements are not forced onto HAP's whole-percent steps).
     private func measurement(_ type: CharacteristicType, _ expose: Expose) -> CharacteristicMetadata {
-        var metadata = standard(type)
+        var metadata = CharacteristicMetadata.zigbee(type)
         if let minimum = expose.valueMin { metadata.minimumValue = minimum }
         if let maximum = expose.valueMax { metadata.maximumValue = maximum }
         if metadata.format == .float { metadata.stepValue = expose.valueStep ?? 0.01 }
@@ -632,7 +620,7 @@ private struct ServiceDraft {
             }
             return
         }
-        var metadata = metadata ?? .zigbee(type) ?? CharacteristicMetadata(format: .float, permissions: [])
+        var metadata = metadata ?? .zigbee(type)
         var permissions: CharacteristicPermissions = []
         if expose.access.contains(.published) { permissions.formUnion([.read, .notify]) }
         if expose.access.contains(.gettable) { permissions.insert(.read) }
@@ -655,8 +643,8 @@ private struct ServiceDraft {
 
 extension CharacteristicMetadata {
     /// HAP's metadata for `type`, including the types only this driver brings (air pressure, light
-    /// level, occupancy, tilt, hold position).
-    static func zigbee(_ type: CharacteristicType) -> CharacteristicMetadata? {
+    /// level, occupancy, tilt, hold position); a float reading for a type with none.
+    static func zigbee(_ type: CharacteristicType) -> CharacteristicMetadata {
         if let standard = standard(for: type) { return standard }
         func reading(_ unit: CharacteristicUnit, _ minimum: Double, _ maximum: Double) -> Self {
             .init(
@@ -672,7 +660,7 @@ extension CharacteristicMetadata {
                 format: .uint8, minimumValue: 0, maximumValue: 1, stepValue: 1, validValues: [0, 1],
                 permissions: [.read, .notify])
         default:
-            return nil
+            return .init(format: .float, permissions: [.read, .notify])
         }
     }
 }

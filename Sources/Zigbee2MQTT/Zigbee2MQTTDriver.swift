@@ -49,7 +49,9 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private var early: [String: [(isAvailability: Bool, payload: [UInt8])]] = [:]
     /// The requests waiting for their answer, by id: a device's state publish (each in ``waiters``,
     /// which says what it must carry) or zigbee2mqtt's answer to a permit join (each in ``joins``).
-    private var replies: [Int: PendingReply] = [:]
+    /// An answer goes into its request's stream, which keeps it for an asker that does not wait yet
+    /// (it waits for the broker's PUBACK first); the first answer counts.
+    private var replies: [Int: AsyncThrowingStream<JSON, any Error>.Continuation] = [:]
     private var waiters: [Waiter] = []
     /// The permit joins waiting, by transaction: the id of their reply.
     private var joins: [String: Int] = [:]
@@ -108,7 +110,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     package func stop() async {
         await client.disconnect()
         let stopped = HomeError(.communicationFailure, "The driver stopped.")
-        for var reply in replies.values { _ = reply.finish(.failure(stopped)) }
+        for reply in replies.values { reply.finish(throwing: stopped) }
         (replies, waiters, joins) = ([:], [], [:])
         sink.finish()
     }
@@ -179,7 +181,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Asks zigbee2mqtt to let new devices join for `seconds` (0 closes the network again) and
     /// returns the seconds it says; zigbee2mqtt's error becomes `communicationFailure` with its words.
     package func permitJoin(seconds: Int) async throws -> Int {
-        let id = newReply()
+        let (id, answer) = newReply()
         let transaction = "homegate-\(id)"
         joins[transaction] = id
         defer { joins[transaction] = nil }
@@ -187,14 +189,15 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let request = JSON.object([
             ("time", .integer(seconds)), ("transaction", .string(transaction)), ("value", .bool(seconds > 0)),
         ])
-        return try await send(request.bytes, to: topics.permitJoinRequest, reply: id)["time"]?.integerValue ?? seconds
+        let reply = try await send(request.bytes, to: topics.permitJoinRequest, reply: id, answer)
+        return reply["time"]?.integerValue ?? seconds
     }
 
     // MARK: Waiting for the device
 
     /// Sends a request to a device and returns the state publish that confirms it: the waiter is in
     /// place before the request leaves, so the device cannot answer too early (an answer that comes
-    /// before the broker's PUBACK waits in the waiter). With nothing to wait for (a write-only
+    /// before the broker's PUBACK waits in its reply's stream). With nothing to wait for (a write-only
     /// property), the broker's PUBACK is the confirmation.
     private func send(
         _ payload: [UInt8], to topic: String, device ieee: String, kind: String, properties: Set<String>,
@@ -208,42 +211,36 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             }
             return .object([])
         }
-        let id = newReply()
+        let (id, answer) = newReply()
         waiters.append(
             Waiter(
                 id: id, ieee: ieee, kind: kind, properties: properties, expectations: expectations, targets: targets))
-        return try await send(payload, to: topic, reply: id)
+        return try await send(payload, to: topic, reply: id, answer)
     }
 
-    private func newReply() -> Int {
+    private func newReply() -> (id: Int, answer: AsyncThrowingStream<JSON, any Error>) {
         nextRequest += 1
-        replies[nextRequest] = PendingReply()
-        return nextRequest
+        let (answer, reply) = AsyncThrowingStream<JSON, any Error>.makeStream()
+        replies[nextRequest] = reply
+        return (nextRequest, answer)
     }
 
-    /// Publishes a request whose reply `id` is in place, and waits for the reply; cancelled, it fails.
-    private func send(_ payload: [UInt8], to topic: String, reply id: Int) async throws -> JSON {
+    /// Publishes a request whose reply `id` is in place, and waits for its `answer`; cancelled, it fails.
+    private func send(
+        _ payload: [UInt8], to topic: String, reply id: Int, _ answer: AsyncThrowingStream<JSON, any Error>
+    ) async throws -> JSON {
+        defer { forget(reply: id) }
         do {
             try await client.publish(topic, payload: payload, qos: .atLeastOnce)
         } catch {
             finish(id, .failure(error))
         }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                guard var reply = replies[id] else {
-                    continuation.resume(throwing: HomeError(.communicationFailure, "The driver stopped."))
-                    return
-                }
-                if reply.wait(continuation) { forget(reply: id) } else { replies[id] = reply }
-            }
-        } onCancel: {
-            // onCancel runs on the canceller's thread, outside the actor: a task hops in.
-            Task { await self.finish(id, .failure(CancellationError())) }
-        }
+        for try await reply in answer { return reply }
+        throw CancellationError()  // the stream of a cancelled task ends without an answer
     }
 
     private func finish(_ id: Int, _ result: Result<JSON, any Error>) {
-        if replies[id]?.finish(result) == true { forget(reply: id) }
+        replies.removeValue(forKey: id)?.yield(with: result)
     }
 
     private func forget(reply id: Int) {
@@ -446,7 +443,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
             record(reported.value, reported.service, reported.characteristic, of: &device)
         }
         let confirmed = waiters.filter {
-            $0.ieee == ieee && replies[$0.id]?.isDecided == false && $0.expectations.allSatisfy { $0.isMet(by: json) }
+            $0.ieee == ieee && replies[$0.id] != nil && $0.expectations.allSatisfy { $0.isMet(by: json) }
         }
         for waiter in confirmed {
             takeTargets(waiter.targets, into: &device)
@@ -624,9 +621,10 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     // MARK: Logging
 
     private func logUnmapped(_ description: DeviceDescription, _ mapped: MappedDevice) {
-        guard !mapped.unmapped.isEmpty else { return }
+        let unmapped = mapped.accessory.unmappedFeatures
+        guard !unmapped.isEmpty else { return }
         logger.info(
-            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(mapped.unmapped.joined(separator: ", "))",
+            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped.joined(separator: ", "))",
             metadata: ["ieee": "\(description.ieeeAddress)"])
     }
 
@@ -678,38 +676,6 @@ private struct Waiter {
     let expectations: [Expectation]
     /// Targets written (a cover's position): recorded once the device took the command.
     let targets: [CharacteristicWrite]
-}
-
-/// An answer from zigbee2mqtt to a request, which may come before its asker waits for it (while the
-/// request's PUBACK is awaited): kept until then.
-private struct PendingReply {
-    private var waiter: CheckedContinuation<JSON, any Error>?
-    private var outcome: Result<JSON, any Error>?
-
-    /// Whether the answer (or a failure) came.
-    var isDecided: Bool { outcome != nil }
-
-    /// Hands `result` to the waiter, or keeps it for the waiter to come; the first result counts.
-    /// True when it was handed over (the reply is done with).
-    mutating func finish(_ result: Result<JSON, any Error>) -> Bool {
-        if let waiter {
-            self.waiter = nil
-            waiter.resume(with: result)
-            return true
-        }
-        if outcome == nil { outcome = result }
-        return false
-    }
-
-    /// Waits for the answer, resumed at once if it came. True when it came (the reply is done with).
-    mutating func wait(_ continuation: CheckedContinuation<JSON, any Error>) -> Bool {
-        guard let outcome else {
-            waiter = continuation
-            return false
-        }
-        continuation.resume(with: outcome)
-        return true
-    }
 }
 
 /// One device as the driver follows it.

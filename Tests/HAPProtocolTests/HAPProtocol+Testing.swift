@@ -17,6 +17,12 @@ extension SRPGroup {
 }
 
 extension SRPClient {
+    /// A client whose 256-bit private key a is drawn from `generator`.
+    init(group: SRPGroup, username: [UInt8], password: [UInt8], using generator: inout some RandomNumberGenerator) {
+        self.init(
+            group: group, username: username, password: password, privateKey: Self.randomPrivateKey(using: &generator))
+    }
+
     /// The verifier v = g^x mod N that a server stores (used by tests to play the server).
     func verifier(salt: [UInt8]) -> BigUInt {
         group.generator.power(passwordKey(salt: salt), modulus: group.prime)

@@ -87,8 +87,9 @@ struct ExposeMappingTests {
         #expect(Self.characteristic(bulb, "light", .hue) == nil)
         #expect(bulb.identify?.property == "identify")
         #expect(
-            Set(bulb.unmapped).isSuperset(of: ["linkquality", "effect", "power_on_behavior", "color_temp_startup"]))
-        #expect(bulb.accessory.unmappedFeatures == bulb.unmapped)
+            Set(bulb.accessory.unmappedFeatures).isSuperset(of: [
+                "linkquality", "effect", "power_on_behavior", "color_temp_startup",
+            ]))
     }
 
     @Test func brightnessScalesBothWaysAndClampsZigbee2MQTTs255() throws {
@@ -190,7 +191,7 @@ struct ExposeMappingTests {
             ])
         let temperature = try #require(weather.bindings(of: "temperature", .currentTemperature))
         #expect(temperature.read(.object([("temperature", .number(-0.85))])) == .value(.float(-0.85)))
-        #expect(weather.unmapped.contains("voltage"))
+        #expect(weather.accessory.unmappedFeatures.contains("voltage"))
     }
 
     @Test func plugIsAnOutletAndSwitchesAreSwitches() throws {
@@ -236,7 +237,7 @@ struct ExposeMappingTests {
         #expect(target.read(.object([("state", .string("UNLOCK"))])) == .value(.int(0)))
         let current = try #require(lock.bindings(of: "lock", .lockCurrentState))
         #expect(current.read(.object([("lock_state", .string("not_fully_locked"))])) == .value(.int(2)))
-        #expect(lock.unmapped.contains("pin_code"))
+        #expect(lock.accessory.unmappedFeatures.contains("pin_code"))
     }
 
     @Test func thermostatOffersOnlyTheDevicesModes() throws {
@@ -269,7 +270,7 @@ struct ExposeMappingTests {
         let mapped = try Self.device(exposing: [try Self.documented("Fan")], name: "fan")
         #expect(mapped.accessory.services.map(\.type) == [.fan])
         #expect(mapped.bindings(of: "fan", .on)?.property == "fan_state")
-        #expect(mapped.unmapped == ["fan_mode"])
+        #expect(mapped.accessory.unmappedFeatures == ["fan_mode"])
     }
 
     @Test func malformedDeviceListsAreRefusedOrSkipped() throws {
@@ -295,7 +296,7 @@ struct ExposeMappingTests {
         )
         let mapped = ExposeMapping.map(try DeviceDescription(entry))
         #expect(mapped.accessory.services.isEmpty)
-        #expect(mapped.unmapped == ["illuminance"])
+        #expect(mapped.accessory.unmappedFeatures == ["illuminance"])
     }
 
     @Test func aCompositeWithoutAccessBitsCanDoWhatItsFeaturesCan() throws {
@@ -321,7 +322,7 @@ struct ExposeMappingTests {
         let state = try #require(motor.bindings(of: "cover", .positionState))
         #expect(state.read(.object([("motor_state", .string("closing"))])) == .value(.int(0)))
         #expect(state.read(.object([("motor_state", .string("stopped"))])) == .value(.int(2)))
-        #expect(!motor.unmapped.contains("motor_state"))
+        #expect(!motor.accessory.unmappedFeatures.contains("motor_state"))
         #expect(motor.bindings(of: "cover", .targetPosition)?.isTarget == true)
         #expect(motor.bindings(of: "cover", .currentPosition)?.isTarget == false)
     }
@@ -357,7 +358,7 @@ struct ExposeMappingTests {
         #expect(button.accessory.category == .programmableSwitch)
         let switches = button.accessory.services.filter { $0.type == .statelessProgrammableSwitch }
         #expect(switches.map(\.name) == ["Button", "Triple"])
-        #expect(!button.unmapped.contains("action"))
+        #expect(!button.accessory.unmappedFeatures.contains("action"))
         let press = try #require(button.bindings(of: "button", .programmableSwitchEvent))
         #expect(press.metadata.validValues == [0, 1, 2])
         #expect(press.metadata.permissions == [.read, .notify])
@@ -461,7 +462,7 @@ struct ExposeMappingTests {
         let detected = try #require(sensor.bindings(of: vibration.id, .motionDetected))
         #expect(detected.property == "vibration")
         #expect(detected.metadata.permissions == [.read, .notify])
-        #expect(!sensor.unmapped.contains("vibration"))
+        #expect(!sensor.accessory.unmappedFeatures.contains("vibration"))
         // The state the same network recorded for it (states.jsonl) says it vibrates
         let (values, problems) = sensor.values(
             in: try JSON.parse(#"{"angle_x": -6, "battery": 100, "strength": 30, "vibration": true}"#))
@@ -502,7 +503,7 @@ struct ExposeMappingTests {
         // The valve's recorded state (states.jsonl: "child_lock": "LOCK") and a write back
         #expect(childLock.read(.object([("child_lock", .string("LOCK"))])) == .value(.int(1)))
         #expect(childLock.deviceValue(for: .int(0)) == .string("UNLOCK"))
-        #expect(!valve.unmapped.contains { $0.contains("child") || $0 == "state" })
+        #expect(!valve.accessory.unmappedFeatures.contains { $0.contains("child") || $0 == "state" })
 
         // A door lock with lock_state (Danalock V3) is still a lock
         let door = try Self.model("danalock/v3-btzb_v3-btzbe.json", vendor: "Danalock", model: "V3-BTZB")
@@ -517,10 +518,10 @@ struct ExposeMappingTests {
         let tampered = try #require(smoke.bindings(of: "smoke", .statusTampered))
         #expect(tampered.read(.object([("tamper", .bool(true))])) == .value(.int(1)))
         #expect(tampered.metadata.permissions == [.read, .notify])
-        #expect(!smoke.unmapped.contains("tamper"))
+        #expect(!smoke.accessory.unmappedFeatures.contains("tamper"))
         // A gas and CO detector: no sensor service of ours to carry it, so it is listed
         let gas = try Self.model("oujiabao/cr701-yz.json", vendor: "Oujiabao", model: "CR701-YZ")
-        #expect(gas.unmapped.contains("tamper"))
+        #expect(gas.accessory.unmappedFeatures.contains("tamper"))
 
         let plug = try Self.model("tuya/ts011f_plug_1.json", vendor: "TuYa", model: "TS011F_plug_1")
         let outlet = try #require(plug.accessory.service("outlet"))
@@ -541,7 +542,7 @@ struct ExposeMappingTests {
         #expect(childLock.metadata.permissions.contains(.write))
         #expect(childLock.read(.object([("child_lock", .string("LOCK"))])) == .value(.int(1)))
         #expect(childLock.deviceValue(for: .int(0)) == .string("UNLOCK"))
-        for mapped in ["power", "energy", "child_lock"] { #expect(!plug.unmapped.contains(mapped)) }
+        for mapped in ["power", "energy", "child_lock"] { #expect(!plug.accessory.unmappedFeatures.contains(mapped)) }
 
         let valve = try Self.model("immax/07703l.json", vendor: "Immax", model: "07703L")
         #expect(valve.bindings(of: "climate", .lockPhysicalControls)?.property == "child_lock")
@@ -588,7 +589,7 @@ struct ExposeMappingTests {
         #expect(preset.metadata.format == .string)
         #expect(preset.metadata.validStrings == ["hold", "program"])
         #expect(preset.metadata.permissions == [.read, .write, .notify])
-        #expect(!mapped.unmapped.contains("preset"))
+        #expect(!mapped.accessory.unmappedFeatures.contains("preset"))
         let binding = try #require(mapped.bindings(of: "climate", .preset))
         #expect(binding.read(try JSON.parse(#"{"preset":"program"}"#)) == .value(.string("program")))
         guard case .invalid = binding.read(try JSON.parse(#"{"preset":"eco"}"#)) else {

@@ -3,34 +3,11 @@ import HAPProtocol
 import NIOCore
 import NIOPosix
 
-/// Why a connection to an accessory ended or a request on it failed.
-struct HAPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
-    enum Reason: String, Sendable {
-        /// TCP could not connect.
-        case connectFailed
-        /// The accessory closed the connection, or it was closed here.
-        case closed
-        /// No answer within the request's time.
-        case timedOut
-        /// What came back was not HAP: a frame that failed authentication, HTTP that does not parse.
-        case protocolViolation
-    }
-
-    package let reason: Reason
-    package let detail: String
-
-    package init(_ reason: Reason, _ detail: String) {
-        self.reason = reason
-        self.detail = detail
-    }
-
-    package var description: String { "\(reason.rawValue): \(detail)" }
-}
-
 /// One TCP connection to an accessory: plain HTTP for pair setup and pair verify, then, once
 /// ``secure(with:)`` is called, HAP's encrypted session. One request at a time, answered in order;
 /// `EVENT/1.0` notifications come out of ``events``. Any protocol violation (a frame that fails
 /// authentication, bytes that are not HTTP) closes the connection: HAP has no way to resynchronise.
+/// Its failures are ``HAPError``s: `connectFailed`, `closed`, `timedOut`, or the violation's own.
 package actor HAPConnection {
     package nonisolated let host: String
     package nonisolated let port: Int
@@ -45,7 +22,7 @@ package actor HAPConnection {
     private var answers: [CheckedContinuation<HTTPMessage, any Error>] = []
     /// One request at a time: each waits for the answer before the next is sent.
     private let turns = Turns()
-    private var ended: HAPConnectionError?
+    private var ended: (any Error)?
     private var reader: Task<Void, Never>?
     /// Each request's timeout.
     private nonisolated let timer: DeadlineTimer<AnyClock>
@@ -73,7 +50,7 @@ package actor HAPConnection {
                     }
                 }
         } catch {
-            throw HAPConnectionError(.connectFailed, "\(host):\(port): \(error)")
+            throw HAPError(.connectFailed, "\(host):\(port): \(error)")
         }
         await connection.run(asyncChannel)
         return connection
@@ -103,10 +80,10 @@ package actor HAPConnection {
                         guard let self, await self.received(buffer) else { break }
                     }
                 }
-                await self?.end(HAPConnectionError(.closed, "the accessory closed the connection"))
+                await self?.end(HAPError(.closed, "the accessory closed the connection"))
             } catch {
                 ready.continuation.finish()
-                await self?.end(HAPConnectionError(.closed, "\(error)"))
+                await self?.end(HAPError(.closed, "\(error)"))
             }
         }
         for await _ in ready.stream {}
@@ -131,18 +108,18 @@ package actor HAPConnection {
         await turns.take()
         defer { turns.end() }
         if let ended { throw ended }
-        guard let outbound else { throw HAPConnectionError(.closed, "not connected") }
+        guard let outbound else { throw HAPError(.closed, "not connected") }
         var bytes = request.encoded(host: "\(host):\(port)")
         if session != nil {
             do {
                 bytes = try session!.encrypt(bytes)
             } catch {
-                end(HAPConnectionError(.protocolViolation, "\(error)"))
-                throw ended!
+                end(error)
+                throw error
             }
         }
         // The timeout ends the connection, unless the answer comes first.
-        let expired = HAPConnectionError(.timedOut, "no answer to \(request.method) \(request.path) in \(timeout)")
+        let expired = HAPError(.timedOut, "no answer to \(request.method) \(request.path) in \(timeout)")
         let ticket = timer.schedule(after: timeout) { [weak self] in await self?.end(expired) }
         defer { timer.cancel(ticket) }
         return try await withCheckedThrowingContinuation { continuation in
@@ -152,7 +129,7 @@ package actor HAPConnection {
                 do {
                     try await outbound.write(ByteBuffer(bytes: bytes))
                 } catch {
-                    self.end(HAPConnectionError(.closed, "\(error)"))
+                    self.end(HAPError(.closed, "\(error)"))
                 }
             }
         }
@@ -160,7 +137,7 @@ package actor HAPConnection {
 
     /// Closes the connection; waiting requests fail.
     package func close() {
-        end(HAPConnectionError(.closed, "closed by the controller"))
+        end(HAPError(.closed, "closed by the controller"))
     }
 
     // MARK: Inside
@@ -183,12 +160,12 @@ package actor HAPConnection {
             }
             return true
         } catch {
-            end(HAPConnectionError(.protocolViolation, "\(error)"))
+            end(error)
             return false
         }
     }
 
-    private func end(_ error: HAPConnectionError) {
+    private func end(_ error: any Error) {
         guard ended == nil else { return }
         ended = error
         for answer in answers { answer.resume(throwing: error) }

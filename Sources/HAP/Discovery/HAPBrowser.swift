@@ -75,10 +75,10 @@ package final class HAPBrowser: Sendable {
         let pointer: OpaquePointer
     }
 
+    /// The poll and the client; the browser is the client's, freed with it.
     private struct State {
         var poll: Handle?
         var client: Handle?
-        var browser: Handle?
         var stopped = false
     }
 
@@ -106,7 +106,7 @@ package final class HAPBrowser: Sendable {
         if let poll {
             AvahiLibrary.shutDown(poll: poll.pointer) {
                 state.withLock { state in
-                    defer { (state.client, state.browser, state.poll) = (nil, nil, nil) }
+                    defer { (state.client, state.poll) = (nil, nil) }
                     return state.client?.pointer
                 }
             }
@@ -128,10 +128,10 @@ package final class HAPBrowser: Sendable {
             return "\(AvahiLibrary.error(error)); is avahi-daemon running?"
         }
         guard
-            let browser = avahi.avahi_service_browser_new(
+            avahi.avahi_service_browser_new(
                 client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), "_hap._tcp", nil,
                 AvahiLookupFlags(0), browseCallback,
-                context)
+                context) != nil
         else {
             logger.warning(
                 "mDNS: cannot browse _hap._tcp: \(AvahiLibrary.error(avahi.avahi_client_errno(client)))")
@@ -139,12 +139,8 @@ package final class HAPBrowser: Sendable {
             avahi.avahi_threaded_poll_free(poll)
             return "cannot browse _hap._tcp"
         }
-        let handles = (Handle(pointer: poll), Handle(pointer: client), Handle(pointer: browser))
-        state.withLock { state in
-            state.poll = handles.0
-            state.client = handles.1
-            state.browser = handles.2
-        }
+        let handles = (Handle(pointer: poll), Handle(pointer: client))
+        state.withLock { ($0.poll, $0.client) = handles }
         _ = avahi.avahi_threaded_poll_start(poll)
         logger.info("browsing mDNS for HomeKit accessories (_hap._tcp)")
         return nil

@@ -13,18 +13,13 @@ extension HAPDriver {
 
     /// HAP's accessory category (`ci`) as the model's.
     static func category(_ code: Int?) -> AccessoryCategory {
-        switch code {
-        case 2: .bridge
-        case 4: .garageDoorOpener
-        case 5: .lightbulb
-        case 6: .doorLock
-        case 7: .outlet
-        case 8: .switch
-        case 9: .thermostat
-        case 15: .programmableSwitch
-        default: .other
-        }
+        code.flatMap { categories[$0] } ?? .other
     }
+
+    private static let categories: [Int: AccessoryCategory] = [
+        2: .bridge, 4: .garageDoorOpener, 5: .lightbulb, 6: .doorLock, 7: .outlet, 8: .switch, 9: .thermostat,
+        15: .programmableSwitch,
+    ]
 
     static func homeError(_ error: PairingError, accessory: String) -> HomeError {
         switch error.code {

@@ -98,7 +98,7 @@ extension HAPDriver {
     {
         do {
             return try await connection.send(request)
-        } catch let error as HAPConnectionError where error.reason == .timedOut {
+        } catch let error as HAPError where error.code == .timedOut {
             throw HomeError(.operationTimedOut, "'\(accessory)' did not answer in time.")
         } catch {
             throw HomeError(.communicationFailure, "'\(accessory)': \(error).")

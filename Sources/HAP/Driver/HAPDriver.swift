@@ -59,6 +59,15 @@ package actor HAPDriver: PairingDriver {
         var retryAfter: AnyClock.Instant?
         /// The last thing that went wrong, logged once until something else goes wrong.
         var lastProblem: String?
+
+        /// The accessories of its database, reachable as it is.
+        var accessories: [Accessory] {
+            (database?.accessories ?? []).map { accessory in
+                var accessory = accessory
+                accessory.isReachable = isReachable
+                return accessory
+            }
+        }
     }
 
     private var devices: [String: Device] = [:]
@@ -202,13 +211,7 @@ package actor HAPDriver: PairingDriver {
 
     package func accessories() async -> [Accessory] {
         devices.values.sorted { $0.id < $1.id }.flatMap { device -> [Accessory] in
-            guard device.pairing != nil else { return [Self.unpairedAccessory(device)] }
-            guard let database = device.database else { return [] }
-            return database.accessories.map { accessory in
-                var accessory = accessory
-                accessory.isReachable = device.isReachable
-                return accessory
-            }
+            device.pairing == nil ? [Self.unpairedAccessory(device)] : device.accessories
         }
     }
 
@@ -274,15 +277,8 @@ package actor HAPDriver: PairingDriver {
         guard let connection = device.connection, await connection.isOpen else {
             throw HomeError(.accessoryNotReachable, "'\(id)' cannot be reached to remove the pairing.")
         }
-        do {
-            let answer = try await connection.send(
-                .pairing("/pairings", PairingsRequest.remove(identifier: controller.identifier)))
-            try PairingsRequest.readResult(answer.body)
-        } catch let error as PairingError {
-            throw Self.homeError(error, accessory: deviceID)
-        } catch {
-            throw HomeError(.communicationFailure, "Removing the pairing from '\(id)' failed: \(error).")
-        }
+        try await pairingsRequest(
+            PairingsRequest.remove(identifier: controller.identifier), id, read: PairingsRequest.readResult)
         try? keychain.remove(deviceID)
         device.task?.cancel()
         await connection.close()
@@ -297,9 +293,8 @@ package actor HAPDriver: PairingDriver {
     }
 
     package func pairings(of id: AccessoryID) async throws -> [ControllerPairing] {
-        let answer = try await pairingsRequest(PairingsRequest.list(), id)
         let own = controller?.identifier
-        return try PairingsRequest.readList(answer).map {
+        return try await pairingsRequest(PairingsRequest.list(), id, read: PairingsRequest.readList).map {
             ControllerPairing(
                 identifier: $0.identifier, isAdministrator: $0.isAdmin, isThisGateway: $0.identifier == own)
         }
@@ -310,24 +305,27 @@ package actor HAPDriver: PairingDriver {
             throw HomeError(.invalidParameter, "A controller's public key is 32 bytes (Ed25519).")
         }
         let entry = PairingEntry(identifier: pairing.identifier, publicKey: publicKey, isAdmin: pairing.isAdministrator)
-        try PairingsRequest.readResult(try await pairingsRequest(PairingsRequest.add(entry), id))
+        try await pairingsRequest(PairingsRequest.add(entry), id, read: PairingsRequest.readResult)
     }
 
     package func removePairing(controller identifier: String, from id: AccessoryID) async throws {
         guard identifier != controller?.identifier else {
             throw HomeError(.invalidParameter, "That is this gateway's own pairing: use unpairAccessory.")
         }
-        try PairingsRequest.readResult(try await pairingsRequest(PairingsRequest.remove(identifier: identifier), id))
+        try await pairingsRequest(PairingsRequest.remove(identifier: identifier), id, read: PairingsRequest.readResult)
     }
 
-    /// A /pairings exchange with the device of `id`, its answer's body.
-    private func pairingsRequest(_ body: [UInt8], _ id: AccessoryID) async throws -> [UInt8] {
+    /// A /pairings exchange with the device of `id`: its answer as `read` reads it, and the
+    /// accessory's kTLVError as the model's error.
+    private func pairingsRequest<Answer>(
+        _ body: [UInt8], _ id: AccessoryID, read: ([UInt8]) throws -> Answer
+    ) async throws -> Answer {
         let (connection, _) = try session(for: id)
+        let answer = try await request(connection, .pairing("/pairings", body), id)
         do {
-            let answer = try await request(connection, .pairing("/pairings", body), id)
-            return answer.body
+            return try read(answer.body)
         } catch let error as PairingError {
-            throw Self.homeError(error, accessory: id.rawValue)
+            throw Self.homeError(error, accessory: Self.deviceID(of: id))
         }
     }
 
@@ -388,11 +386,7 @@ package actor HAPDriver: PairingDriver {
             for accessory in gone { sink.yield(.lost(accessory.id)) }
             devices[id]?.isReachable = true
             devices[id]?.lastProblem = nil
-            for accessory in database.accessories {
-                var reported = accessory
-                reported.isReachable = true
-                sink.yield(.found(reported))
-            }
+            for accessory in devices[id]?.accessories ?? [] { sink.yield(.found(accessory)) }
         } catch {
             await connection.close()
             throw error

@@ -21,7 +21,7 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
     /// The client's public key A = g^a mod N.
     package let publicKey: BigUInt
 
-    /// Makes a client with a given private key a: for test vectors.
+    /// Makes a client with the private key a (``randomPrivateKey(using:)``, or a test vector's).
     package init(group: SRPGroup, username: [UInt8], password: [UInt8], privateKey: BigUInt) {
         self.group = group
         self.username = username
@@ -30,10 +30,9 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
         self.publicKey = group.generator.modularPower(privateKey, modulus: group.prime)
     }
 
-    /// Makes a client whose 256-bit private key a is drawn from `generator`.
-    package init(
-        group: SRPGroup, username: [UInt8], password: [UInt8], using generator: inout some RandomNumberGenerator
-    ) {
+    /// Makes a client whose private key a comes from the system's random number generator.
+    package init(group: SRPGroup, username: [UInt8], password: [UInt8]) {
+        var generator = SystemRandomNumberGenerator()
         self.init(
             group: group, username: username, password: password, privateKey: Self.randomPrivateKey(using: &generator))
     }
@@ -45,12 +44,6 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
             bytes[index] = UInt8.random(in: 0...255, using: &generator)
         }
         return BigUInt(bigEndian: bytes)
-    }
-
-    /// Makes a client whose private key a comes from the system's random number generator.
-    package init(group: SRPGroup, username: [UInt8], password: [UInt8]) {
-        var generator = SystemRandomNumberGenerator()
-        self.init(group: group, username: username, password: password, using: &generator)
     }
 
     /// The multiplier k = H(N | PAD(g)).

@@ -64,19 +64,16 @@ package struct SecureSession: Sendable {
     package mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         let encryptionKey = SymmetricKey(data: encryptionKeyBytes)
         var out: [UInt8] = []
-        var start = 0
-        while start < plaintext.count {
-            let length = min(Self.maximumFrameLength, plaintext.count - start)
+        for start in stride(from: 0, to: plaintext.count, by: Self.maximumFrameLength) {
+            let frame = Array(plaintext[start..<min(start + Self.maximumFrameLength, plaintext.count)])
             guard outgoingCounter < UInt64.max else {
                 throw HAPError(.nonceExhausted, "outgoing frame counter exhausted")
             }
-            let lengthBytes: [UInt8] = [UInt8(length & 0xFF), UInt8(length >> 8)]
+            let lengthBytes: [UInt8] = [UInt8(frame.count & 0xFF), UInt8(frame.count >> 8)]
             out += lengthBytes
             out += HAPCipher.seal(
-                Array(plaintext[start..<(start + length)]), key: encryptionKey,
-                nonce: HAPNonce.counter(outgoingCounter), authenticating: lengthBytes)
+                frame, key: encryptionKey, nonce: HAPNonce.counter(outgoingCounter), authenticating: lengthBytes)
             outgoingCounter += 1
-            start += length
         }
         return out
     }

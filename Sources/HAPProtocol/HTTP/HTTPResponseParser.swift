@@ -79,12 +79,6 @@ package struct HTTPResponseParser: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    /// Whether bytes of an unfinished message are waiting.
-    package var hasPartialMessage: Bool {
-        if case .head = state { return start < buffer.count }
-        return true
-    }
-
     /// The next complete message, or nil until more bytes arrive.
     ///
     /// - Throws: `.malformedHTTP` for bytes that are not an HTTP/1.x response or HAP event.
@@ -199,7 +193,8 @@ package struct HTTPResponseParser: Sendable {
         guard let text = String(validating: head, as: UTF8.self) else {
             throw HAPError(.malformedHTTP, "headers are not UTF-8")
         }
-        var lines = text.crlfLines()
+        // "\r\n" is one Character in Swift, so a lone CR or LF stays inside its line.
+        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[1].count == 3, let code = Int(parts[1]), (100...599).contains(code) else {
@@ -220,15 +215,7 @@ package struct HTTPResponseParser: Sendable {
     }
 
     private func find(_ pattern: [UInt8], from index: Int) -> Int? {
-        guard buffer.count - index >= pattern.count else { return nil }
-        var position = index
-        while position + pattern.count <= buffer.count {
-            if buffer[position] == pattern[0] && buffer[position..<(position + pattern.count)].elementsEqual(pattern) {
-                return position
-            }
-            position += 1
-        }
-        return nil
+        buffer[index...].firstRange(of: pattern)?.lowerBound
     }
 
     private static func printable(_ bytes: [UInt8]) -> String {
@@ -242,31 +229,5 @@ extension String {
         while text.first == " " || text.first == "\t" { text.removeFirst() }
         while text.last == " " || text.last == "\t" { text.removeLast() }
         return String(text)
-    }
-
-    fileprivate func crlfLines() -> [String] {
-        var lines: [String] = []
-        var current = ""
-        var iterator = unicodeScalars.makeIterator()
-        var pendingCR = false
-        while let scalar = iterator.next() {
-            if pendingCR {
-                pendingCR = false
-                if scalar == "\n" {
-                    lines.append(current)
-                    current = ""
-                    continue
-                }
-                current.unicodeScalars.append("\r")
-            }
-            if scalar == "\r" {
-                pendingCR = true
-            } else {
-                current.unicodeScalars.append(scalar)
-            }
-        }
-        if pendingCR { current.unicodeScalars.append("\r") }
-        lines.append(current)
-        return lines
     }
 }

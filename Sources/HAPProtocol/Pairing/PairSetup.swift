@@ -26,24 +26,17 @@ package struct PairSetup: Sendable {
     private let srpPrivateKey: BigUInt
     private var phase = Phase.initial
 
-    /// Prepares a pair setup with the accessory's setup code ("XXX-XX-XXX") and the SRP private key drawn
-    /// from `generator`.
+    /// Prepares a pair setup with the accessory's setup code ("XXX-XX-XXX") and an SRP private key
+    /// from the system's random number generator.
     ///
     /// - Throws: `.invalidSetupCode` when the code is not three digits, two digits and three digits
     ///   separated by dashes.
-    package init(
-        setupCode: String, controller: ControllerIdentity, using generator: inout some RandomNumberGenerator
-    ) throws {
+    package init(setupCode: String, controller: ControllerIdentity) throws {
         try Self.validate(setupCode: setupCode)
         self.controller = controller
         self.setupCode = setupCode
-        self.srpPrivateKey = SRPClient<SHA512>.randomPrivateKey(using: &generator)
-    }
-
-    /// Prepares a pair setup whose SRP private key comes from the system's random number generator.
-    package init(setupCode: String, controller: ControllerIdentity) throws {
         var generator = SystemRandomNumberGenerator()
-        try self.init(setupCode: setupCode, controller: controller, using: &generator)
+        srpPrivateKey = SRPClient<SHA512>.randomPrivateKey(using: &generator)
     }
 
     /// Checks the "XXX-XX-XXX" format of a setup code.

@@ -62,18 +62,12 @@ package struct TLV8: Sendable, Equatable {
         var out: [UInt8] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.value.count + 2 })
         for item in items {
-            if item.value.isEmpty {
+            // An empty value is one fragment too: the type and a length of 0.
+            for start in stride(from: 0, to: max(item.value.count, 1), by: 255) {
+                let fragment = item.value[start..<min(start + 255, item.value.count)]
                 out.append(item.type.rawValue)
-                out.append(0)
-                continue
-            }
-            var start = 0
-            while start < item.value.count {
-                let length = min(255, item.value.count - start)
-                out.append(item.type.rawValue)
-                out.append(UInt8(length))
-                out.append(contentsOf: item.value[start..<(start + length)])
-                start += length
+                out.append(UInt8(fragment.count))
+                out.append(contentsOf: fragment)
             }
         }
         return out
