@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Execution
 import History
 import HomeModel
 import JSON
@@ -39,12 +40,14 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
     ///     (`AccessSettings.brokerProtectionProblems`), logged at start and whenever the users change.
     ///   - readBack: lists the topics the broker holds retained under the base topic (see
     ///     `RetainedTopics.read`), so a resync can clear what no longer belongs to the home.
+    ///   - clock: the clock of the publisher's timers (a home's late `$layout` after reachability
+    ///     changes), so a test can move it by hand.
     package init(
         manager: HomeManager, client: MQTTClient, topics: Topics, defaultAccount: String?,
         homeAssistant: HomeAssistantDiscovery? = nil, statistics: GatewayStatistics = GatewayStatistics(),
         accessKeeper: AccessKeeper? = nil, logger: Logger, rateLimit: RateLimit? = .standard,
         eventsQoS: MQTTQoS = .atMostOnce, history: HistoryStore? = nil,
-        protectionProblems: (@Sendable (HomeManager) async -> [String])? = nil,
+        protectionProblems: (@Sendable (HomeManager) async -> [String])? = nil, clock: AnyClock = .continuous,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
         self.protectionProblems = protectionProblems
@@ -61,7 +64,8 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
         let echoes = client.configuration.protocolVersion == .v5 ? nil : ClearingEchoes()
         publisher = RetainedPublisher(
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
-            echoes: echoes, layoutState: { [manager] in await HomeSnapshot(of: manager) }, readBack: readBack)
+            echoes: echoes, clock: clock, layoutState: { [manager] in await HomeSnapshot(of: manager) },
+            readBack: readBack)
         commands = CommandServer(
             client: client, router: router, publisher: publisher, topics: topics, echoes: echoes,
             homeAssistant: homeAssistant, accessKeeper: accessKeeper, statistics: statistics,

@@ -1,5 +1,6 @@
 import Automations
 import Broker
+import Execution
 import Foundation
 import Gateway
 import HAP
@@ -133,6 +134,7 @@ func withGateway<T>(
     zigbee2mqttStates: Bool = true,
     hap: [HAPEndpoint]? = nil,
     history keepsHistory: Bool = false,
+    clock: AnyClock = .continuous,
     prepare: (MosquittoBroker) async throws -> Void = { _ in },
     _ body: (RunningGateway) async throws -> T
 ) async throws -> T {
@@ -204,7 +206,7 @@ func withGateway<T>(
         let gateway = GatewayService(
             manager: manager, client: client, topics: topics, defaultAccount: nil, homeAssistant: discovery,
             statistics: statistics, accessKeeper: keeper, logger: logger, rateLimit: rateLimit, eventsQoS: eventsQoS,
-            history: history
+            history: history, clock: clock
         ) { [logger] in
             try await RetainedTopics.read(
                 under: ["\(topics.base)/#"] + (discovery.map { [$0.configFilter] } ?? []),
