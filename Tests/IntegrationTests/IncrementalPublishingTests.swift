@@ -1,5 +1,5 @@
-import Foundation
 import Execution
+import Foundation
 import Gateway
 import HomeModel
 import JSON
