@@ -290,11 +290,7 @@ final class HomeStore {
 
     /// The accessory named `name` in `home`, for an administrator of it.
     func administeredAccessory(_ name: String, home: String, account: String) throws(HomeError) -> Accessory {
-        let index = try graph.homeIndex(home, account: account, .administrator)
-        guard let accessory = graph.homes[index].accessories.first(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "There is no accessory '\(name)' in '\(graph.homes[index].name)'.")
-        }
-        return accessory
+        try graph.homes[try graph.homeIndex(home, account: account, .administrator)].accessory(named: name)
     }
 
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory
