@@ -237,6 +237,9 @@ package struct Action: Sendable, Hashable, Codable {
     package let service: ServiceID
     package let characteristic: CharacteristicType
     package let value: CharacteristicValue
+
+    /// The characteristic it writes.
+    package var key: ValueKey { ValueKey(accessory: accessory, service: service, characteristic: characteristic) }
 }
 
 /// The outcome of one action when an action set runs.
