@@ -28,7 +28,7 @@ extension HomeDatabase {
                 if let slot = record.lastSlot.flatMap(ScheduleJSON.slot), let instant = record.lastInstant {
                     state.lastFiring = Firing(instant: Date(timeIntervalSince1970: instant), slot: slot)
                 }
-                states[TriggerID(record.triggerID)] = state
+                states[record.triggerID] = state
             }
             return states
         }
