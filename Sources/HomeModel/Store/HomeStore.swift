@@ -146,8 +146,7 @@ final class HomeStore {
             found = try browser.accessoryWithBridged(id, unownedIn: graph)
         }
         if case .removeAccessory(let home, let name) = edit,
-            let accessory = graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessories
-                .first(where: { HomeName.matches($0.name, name) }),
+            let accessory = try? graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessory(named: name),
             let bridge = accessory.bridge, browser.isGone(accessory.id, fromBridge: bridge)
         {
             gone = [accessory.id]
