@@ -253,12 +253,7 @@ package final class FiringChains: Sendable {
 
         mutating func begin(_ chain: [TriggerID], writing actions: [Action]) -> Int {
             var writes: [ValueKey: CharacteristicValue] = [:]
-            for action in actions {
-                writes[
-                    ValueKey(
-                        accessory: action.accessory, service: action.service, characteristic: action.characteristic)] =
-                    action.value
-            }
+            for action in actions { writes[action.key] = action.value }
             next += 1
             records.append(Record(serial: next, chain: chain, writes: writes, finished: nil))
             return next

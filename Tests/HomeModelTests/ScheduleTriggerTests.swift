@@ -99,7 +99,7 @@ struct ScheduleTriggerTests {
                 instant: Date(timeIntervalSince1970: 1_800_000_000),
                 slot: try LocalDateTime(year: 2027, month: 1, day: 15, hour: 8, minute: 0))
             let state = ScheduleState(since: Date(timeIntervalSince1970: 1_700_000_000), lastFiring: firing)
-            try await m.recordScheduleState(state, for: before[0].id)
+            try await m.recordScheduleStates([before[0].id: state])
             await m.shutdown()
 
             let reloaded = try HomeManager(database: HomeDatabase.open(atPath: path))

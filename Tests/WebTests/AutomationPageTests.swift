@@ -142,12 +142,12 @@ struct AutomationPageTests {
             let next = try #require(ISO8601DateFormatter().date(from: "2026-11-30T21:30:00Z"))
             await fixture.manager.setNextFirings([heating.id: next], home: homeID)
             let last = try #require(ISO8601DateFormatter().date(from: "2026-11-27T21:30:00Z"))
-            try await fixture.manager.recordScheduleState(
-                ScheduleState(
+            try await fixture.manager.recordScheduleStates([
+                heating.id: ScheduleState(
                     since: last.addingTimeInterval(-86_400),
                     lastFiring: Firing(
-                        instant: last, slot: try LocalDateTime(year: 2026, month: 11, day: 27, hour: 22, minute: 30))),
-                for: heating.id)
+                        instant: last, slot: try LocalDateTime(year: 2026, month: 11, day: 27, hour: 22, minute: 30)))
+            ])
             let listed = try await client.execute(uri: "/home?name=Main%20House", method: .get, headers: owner.headers)
                 .bodyText
             #expect(

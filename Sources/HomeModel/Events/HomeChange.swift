@@ -12,11 +12,4 @@ package struct HomeChange: Sendable {
     /// The model's version after the change: every change counts one, and a snapshot taken at
     /// version `v` (``HomeManager/state()``) holds every change up to `v`.
     package let version: UInt64
-
-    package init(event: HomeEvent, homes: [Home], discovered: [Accessory]?, version: UInt64 = 0) {
-        self.event = event
-        self.homes = homes
-        self.discovered = discovered
-        self.version = version
-    }
 }

@@ -137,11 +137,7 @@ extension HomeManager {
             var pending =
                 try database.pendingTurnBack(id) ?? PendingTurnBack(trigger: id, home: home, due: due, values: [])
             pending.due = due
-            for value in values
-            where !pending.values.contains(where: {
-                $0.accessory == value.accessory && $0.service == value.service
-                    && $0.characteristic == value.characteristic
-            }) {
+            for value in values where !pending.values.contains(where: { $0.key == value.key }) {
                 pending.values.append(value)
             }
             return try await database.savePendingTurnBack(pending)

@@ -13,7 +13,7 @@ extension HomeManager {
             throw HomeError(
                 .invalidParameter, "\"seconds\" must be 0...\(Self.maximumJoinSeconds); 0 closes the network.")
         }
-        let drivers = joinPermittingDrivers()
+        let drivers = browser.drivers.compactMap { $0 as? any JoinPermitting }
         guard !drivers.isEmpty else {
             throw HomeError(.notSupported, "No driver has a network that devices join (zigbee2mqtt is not configured).")
         }

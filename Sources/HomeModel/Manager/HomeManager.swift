@@ -190,8 +190,6 @@ package actor HomeManager {
     /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
     package func discoveredAccessories() -> [Accessory] { browser.unowned(by: store.graph) }
-
-    func joinPermittingDrivers() -> [any JoinPermitting] { browser.drivers.compactMap { $0 as? any JoinPermitting } }
 }
 
 /// The manager, for its store's callbacks: set once the manager exists, and never keeping it.

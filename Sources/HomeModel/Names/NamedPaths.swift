@@ -30,10 +30,7 @@ package struct CharacteristicPath: Sendable, Hashable {
 extension Home {
     /// The accessory that `name` names, or `notFound`.
     package func accessory(named name: String) throws(HomeError) -> Accessory {
-        guard let index = accessoryIndex(named: name) else {
-            throw HomeError(.notFound, "The home '\(self.name)' has no accessory named '\(name)'.")
-        }
-        return accessories[index]
+        accessories[try HomeGraph.accessoryIndex(name, in: self)]
     }
 
     /// The accessory `path` names, which must be in the room the path names (the home is this one).

@@ -237,6 +237,9 @@ package struct Action: Sendable, Hashable, Codable {
     package let service: ServiceID
     package let characteristic: CharacteristicType
     package let value: CharacteristicValue
+
+    /// The characteristic it writes.
+    package var key: ValueKey { ValueKey(accessory: accessory, service: service, characteristic: characteristic) }
 }
 
 /// The outcome of one action when an action set runs.
@@ -352,13 +355,6 @@ package struct PendingTurnBack: Sendable, Hashable {
     /// Each written characteristic with the value it had before the first firing of the wait.
     package var values: [Action]
 
-    package init(trigger: TriggerID, home: HomeID, due: Date, values: [Action]) {
-        self.trigger = trigger
-        self.home = home
-        self.due = due
-        self.values = values
-    }
-
     /// Whether `trigger` keeps its pending turn-back: while it is on, or when it executes once (it
     /// turned itself off as it fired, and the return belongs to that firing). The database keeps the
     /// same rule (``HomeDatabase/keepingTriggers``).
@@ -371,18 +367,11 @@ package struct TriggerFiring: Sendable, Hashable {
     package let trigger: String
     package let home: String
     package let cause: FiringCause
-    package var actionSets: [ActionSetRun]
+    package var actionSets: [ActionSetRun] = []
     /// Its conditions did not hold: nothing ran.
     package var conditionsFailed = false
     /// It stored a turn-back of what it wrote (its ``TriggerOptions/turnBackAfter``), still pending.
     package var leftTurnBack = false
-
-    package init(trigger: String, home: String, cause: FiringCause, actionSets: [ActionSetRun] = []) {
-        self.trigger = trigger
-        self.home = home
-        self.cause = cause
-        self.actionSets = actionSets
-    }
 
     /// The actions that did not succeed; an action set that could not run at all counts as one.
     package var failedActions: Int {
@@ -400,11 +389,6 @@ package struct TriggerFiring: Sendable, Hashable {
 package struct ActionSetRun: Sendable, Hashable {
     package let name: String
     package let outcome: Result<[ActionResult], HomeError>
-
-    package init(name: String, outcome: Result<[ActionResult], HomeError>) {
-        self.name = name
-        self.outcome = outcome
-    }
 }
 
 /// One characteristic of one accessory, by ids: what a batched read asks of a driver, and what the

@@ -28,7 +28,7 @@ extension HomeDatabase {
                 if let slot = record.lastSlot.flatMap(ScheduleJSON.slot), let instant = record.lastInstant {
                     state.lastFiring = Firing(instant: Date(timeIntervalSince1970: instant), slot: slot)
                 }
-                states[TriggerID(record.triggerID)] = state
+                states[record.triggerID] = state
             }
             return states
         }
@@ -71,15 +71,9 @@ extension HomeManager {
         do { return try database.scheduleStates() } catch { throw HomeDatabase.failure(error) }
     }
 
-    /// Stores where `trigger`'s schedule stands, awaited on the database's writer (not on the
-    /// manager), before the firing it records runs.
-    package nonisolated func recordScheduleState(_ state: ScheduleState, for trigger: TriggerID) async throws(HomeError)
-    {
-        try await recordScheduleStates([trigger: state])
-    }
-
-    /// Stores where each trigger's schedule stands in one transaction: firings due together are
-    /// stored together, before any of them runs. A trigger no longer on disk gets no row.
+    /// Stores where each trigger's schedule stands in one transaction, awaited on the database's
+    /// writer (not on the manager): firings due together are stored together, before any of them
+    /// runs. A trigger no longer on disk gets no row.
     package nonisolated func recordScheduleStates(_ states: [TriggerID: ScheduleState]) async throws(HomeError) {
         do { try await database.saveScheduleStates(states) } catch { throw HomeDatabase.failure(error) }
     }

@@ -7,8 +7,8 @@ extension HomeDatabase {
         try writer.read { db in
             try PendingTurnBackRecord.order(Column("due")).fetchAll(db).map {
                 PendingTurnBack(
-                    trigger: TriggerID($0.triggerID), home: HomeID($0.homeID),
-                    due: Date(timeIntervalSince1970: $0.due), values: $0.actions)
+                    trigger: $0.triggerID, home: $0.homeID, due: Date(timeIntervalSince1970: $0.due), values: $0.actions
+                )
             }
         }
     }
@@ -26,7 +26,7 @@ extension HomeDatabase {
     /// first is not undone); returns whether it was stored.
     func savePendingTurnBack(_ pending: PendingTurnBack) async throws -> Bool {
         let record = PendingTurnBackRecord(
-            triggerID: pending.trigger.rawValue, homeID: pending.home.rawValue,
+            triggerID: pending.trigger, homeID: pending.home,
             due: pending.due.timeIntervalSince1970, actions: pending.values)
         return try await writer.write { db in
             let kept = try Bool.fetchOne(

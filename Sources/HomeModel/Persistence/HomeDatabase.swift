@@ -78,15 +78,15 @@ package final class HomeDatabase: Sendable {
 
     /// Every row below the home table, grouped by owner, for assembling homes.
     private struct Rows {
-        let rooms: [String: [RoomRecord]]
-        let zones: [String: [ZoneRecord]]
-        let zoneRooms: [String: [ZoneRoomRecord]]
-        let users: [String: [UserRecord]]
+        let rooms: [HomeID: [RoomRecord]]
+        let zones: [HomeID: [ZoneRecord]]
+        let zoneRooms: [ZoneID: [ZoneRoomRecord]]
+        let users: [HomeID: [UserRecord]]
         var accessories: [String: [AccessoryRecord]]
-        let actionSets: [String: [ActionSetRecord]]
-        let actions: [String: [ActionRecord]]
-        let triggers: [String: [TriggerRecord]]
-        let triggerActionSets: [String: [TriggerActionSetRecord]]
+        let actionSets: [HomeID: [ActionSetRecord]]
+        let actions: [ActionSetID: [ActionRecord]]
+        let triggers: [HomeID: [TriggerRecord]]
+        let triggerActionSets: [TriggerID: [TriggerActionSetRecord]]
 
         init(_ db: Database) throws {
             let position = Column("position")
@@ -134,18 +134,16 @@ package final class HomeDatabase: Sendable {
                 throw HomeError(.unexpectedError, "The home '\(record.name)' has no default room in the database.")
             }
             return Home(
-                id: HomeID(record.id),
+                id: record.id,
                 name: record.name,
                 isPrimary: record.isPrimary,
-                defaultRoom: Room(id: RoomID(defaultRoom.id), name: HomeName.defaultRoom, isDefault: true),
-                rooms: homeRooms.filter { !$0.isDefault }.map {
-                    Room(id: RoomID($0.id), name: $0.name, isDefault: false)
-                },
+                defaultRoom: Room(id: defaultRoom.id, name: HomeName.defaultRoom, isDefault: true),
+                rooms: homeRooms.filter { !$0.isDefault }.map { Room(id: $0.id, name: $0.name, isDefault: false) },
                 zones: (zones[record.id] ?? []).map(zone),
-                accessories: (accessories[record.id] ?? []).map(Self.accessory),
+                accessories: (accessories[record.id.rawValue] ?? []).map(Self.accessory),
                 actionSets: (actionSets[record.id] ?? []).map(actionSet),
                 users: (users[record.id] ?? []).map {
-                    User(id: UserID($0.id), name: $0.name, role: $0.role, account: $0.account)
+                    User(id: $0.id, name: $0.name, role: $0.role, account: $0.account)
                 },
                 triggers: (triggers[record.id] ?? []).compactMap(trigger),
                 location: Self.location(record)
@@ -167,18 +165,15 @@ package final class HomeDatabase: Sendable {
                     let type = record.characteristicType
                 else { return nil }
                 event = .characteristic(
-                    ValueKey(
-                        accessory: AccessoryID(accessory), service: ServiceID(service),
-                        characteristic: CharacteristicType(type)),
-                    value: record.value)
+                    ValueKey(accessory: accessory, service: service, characteristic: type), value: record.value)
             }
             // A condition this gateway cannot read leaves the automation unloaded: run without it,
             // it would fire when it must not.
             let conditions = (record.conditions ?? []).compactMap(\.condition)
             guard conditions.count == record.conditions?.count ?? 0 else { return nil }
             var trigger = Trigger(
-                id: TriggerID(record.id), name: record.name, isEnabled: record.isEnabled, event: event,
-                actionSets: (triggerActionSets[record.id] ?? []).map { ActionSetID($0.actionSetID) },
+                id: record.id, name: record.name, isEnabled: record.isEnabled, event: event,
+                actionSets: (triggerActionSets[record.id] ?? []).map(\.actionSetID),
                 options: TriggerOptions(
                     executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) },
                     catchUpGrace: record.catchUpGrace.map { .seconds($0) }))
@@ -193,17 +188,16 @@ package final class HomeDatabase: Sendable {
         }
 
         private func zone(_ record: ZoneRecord) -> Zone {
-            Zone(
-                id: ZoneID(record.id), name: record.name, rooms: (zoneRooms[record.id] ?? []).map { RoomID($0.roomID) })
+            Zone(id: record.id, name: record.name, rooms: (zoneRooms[record.id] ?? []).map(\.roomID))
         }
 
         private func actionSet(_ record: ActionSetRecord) -> ActionSet {
             let actions: [Action] = (self.actions[record.id] ?? []).map { row in
                 Action(
-                    accessory: AccessoryID(row.accessoryID), service: ServiceID(row.serviceID),
-                    characteristic: CharacteristicType(row.characteristicType), value: row.value)
+                    accessory: row.accessoryID, service: row.serviceID, characteristic: row.characteristicType,
+                    value: row.value)
             }
-            return ActionSet(id: ActionSetID(record.id), name: record.name, actions: actions)
+            return ActionSet(id: record.id, name: record.name, actions: actions)
         }
 
         private static func accessory(_ row: AccessoryRecord) -> Accessory {
@@ -380,41 +374,36 @@ package final class HomeDatabase: Sendable {
     }
 
     private static func insert(_ home: Home, position: Int, _ db: Database) throws {
-        let homeID = home.id.rawValue
+        let homeID = home.id
         try HomeRecord(
             id: homeID, name: home.name, position: position, isPrimary: home.isPrimary,
             latitude: home.location?.latitude, longitude: home.location?.longitude,
             timeZone: home.location?.timeZoneIdentifier
         ).insert(db)
         for (index, room) in home.allRooms.enumerated() {
-            try RoomRecord(
-                id: room.id.rawValue, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index
-            )
-            .insert(db)
+            try RoomRecord(id: room.id, homeID: homeID, name: room.name, isDefault: room.isDefault, position: index)
+                .insert(db)
         }
         for (index, zone) in home.zones.enumerated() {
-            try ZoneRecord(id: zone.id.rawValue, homeID: homeID, name: zone.name, position: index).insert(db)
+            try ZoneRecord(id: zone.id, homeID: homeID, name: zone.name, position: index).insert(db)
             for (roomIndex, room) in zone.rooms.enumerated() {
-                try ZoneRoomRecord(zoneID: zone.id.rawValue, roomID: room.rawValue, position: roomIndex).insert(db)
+                try ZoneRoomRecord(zoneID: zone.id, roomID: room, position: roomIndex).insert(db)
             }
         }
         for (index, user) in home.users.enumerated() {
             try UserRecord(
-                id: user.id.rawValue, homeID: homeID, account: user.account, name: user.name, role: user.role,
-                position: index
+                id: user.id, homeID: homeID, account: user.account, name: user.name, role: user.role, position: index
             ).insert(db)
         }
         for (index, accessory) in home.accessories.enumerated() {
             try record(of: accessory, in: home, position: index).insert(db)
         }
         for (index, actionSet) in home.actionSets.enumerated() {
-            try ActionSetRecord(id: actionSet.id.rawValue, homeID: homeID, name: actionSet.name, position: index)
-                .insert(db)
+            try ActionSetRecord(id: actionSet.id, homeID: homeID, name: actionSet.name, position: index).insert(db)
             for (actionIndex, action) in actionSet.actions.enumerated() {
                 try ActionRecord(
-                    actionSetID: actionSet.id.rawValue, position: actionIndex, accessoryID: action.accessory.rawValue,
-                    serviceID: action.service.rawValue, characteristicType: action.characteristic.rawValue,
-                    value: action.value
+                    actionSetID: actionSet.id, position: actionIndex, accessoryID: action.accessory,
+                    serviceID: action.service, characteristicType: action.characteristic, value: action.value
                 ).insert(db)
             }
         }

@@ -2,9 +2,11 @@ import Foundation
 import GRDB
 import Schedules
 
+/// The rows of the home database, with the model's types: an identifier or a characteristic type
+/// is its text in its column, as `Codable` writes it.
 struct HomeRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "home"
-    var id: String
+    var id: HomeID
     var name: String
     var position: Int
     var isPrimary: Bool
@@ -16,8 +18,8 @@ struct HomeRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 
 struct RoomRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "room"
-    var id: String
-    var homeID: String
+    var id: RoomID
+    var homeID: HomeID
     var name: String
     var isDefault: Bool
     var position: Int
@@ -25,23 +27,23 @@ struct RoomRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 
 struct ZoneRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "zone"
-    var id: String
-    var homeID: String
+    var id: ZoneID
+    var homeID: HomeID
     var name: String
     var position: Int
 }
 
 struct ZoneRoomRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "zoneRoom"
-    var zoneID: String
-    var roomID: String
+    var zoneID: ZoneID
+    var roomID: RoomID
     var position: Int
 }
 
 struct UserRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "user"
-    var id: String
-    var homeID: String
+    var id: UserID
+    var homeID: HomeID
     var account: String
     var name: String
     var role: Role
@@ -108,34 +110,34 @@ extension AccessoryRecord {
 
 struct ActionSetRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "actionSet"
-    var id: String
-    var homeID: String
+    var id: ActionSetID
+    var homeID: HomeID
     var name: String
     var position: Int
 }
 
 struct ActionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "action"
-    var actionSetID: String
+    var actionSetID: ActionSetID
     var position: Int
-    var accessoryID: String
-    var serviceID: String
-    var characteristicType: String
+    var accessoryID: AccessoryID
+    var serviceID: ServiceID
+    var characteristicType: CharacteristicType
     var value: CharacteristicValue
 }
 
 /// An automation (migration "v5: automations"); its action sets are ``TriggerActionSetRecord``s.
 struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "automationTrigger"
-    var id: String
-    var homeID: String
+    var id: TriggerID
+    var homeID: HomeID
     var name: String
     var position: Int
     var isEnabled: Bool
     /// A characteristic event's characteristic; nil for a schedule (migration "v6: schedules").
-    var accessoryID: String?
-    var serviceID: String?
-    var characteristicType: String?
+    var accessoryID: AccessoryID?
+    var serviceID: ServiceID?
+    var characteristicType: CharacteristicType?
     var value: CharacteristicValue?
     /// A schedule trigger's event; nil for a characteristic's.
     var schedule: ScheduleJSON?
@@ -154,9 +156,9 @@ struct TriggerRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
 /// A condition as its column holds it: a characteristic by ids with its comparison and value, or
 /// a time window's points in their written form ("sunset-30", "06:00").
 struct ConditionJSON: Codable, Sendable, Hashable {
-    var accessory: String?
-    var service: String?
-    var characteristic: String?
+    var accessory: AccessoryID?
+    var service: ServiceID?
+    var characteristic: CharacteristicType?
     var comparison: String?
     var value: CharacteristicValue?
     var from: String?
@@ -165,9 +167,9 @@ struct ConditionJSON: Codable, Sendable, Hashable {
     init(_ condition: TriggerCondition) {
         switch condition {
         case .characteristic(let key, let comparison, let value):
-            accessory = key.accessory.rawValue
-            service = key.service.rawValue
-            characteristic = key.characteristic.rawValue
+            accessory = key.accessory
+            service = key.service
+            characteristic = key.characteristic
             self.comparison = comparison.rawValue
             self.value = value
         case .time(let window):
@@ -189,24 +191,22 @@ struct ConditionJSON: Codable, Sendable, Hashable {
             let value
         else { return nil }
         return .characteristic(
-            ValueKey(
-                accessory: AccessoryID(accessory), service: ServiceID(service),
-                characteristic: CharacteristicType(characteristic)), comparison, value)
+            ValueKey(accessory: accessory, service: service, characteristic: characteristic), comparison, value)
     }
 }
 
 /// A threshold event as its column holds it: the characteristic by ids, the bounds as numbers.
 struct ThresholdJSON: Codable, Sendable, Hashable {
-    var accessory: String
-    var service: String
-    var characteristic: String
+    var accessory: AccessoryID
+    var service: ServiceID
+    var characteristic: CharacteristicType
     var min: Double?
     var max: Double?
 
     init(_ key: ValueKey, _ range: ThresholdRange) {
-        accessory = key.accessory.rawValue
-        service = key.service.rawValue
-        characteristic = key.characteristic.rawValue
+        accessory = key.accessory
+        service = key.service
+        characteristic = key.characteristic
         min = range.minimum
         max = range.maximum
     }
@@ -214,10 +214,7 @@ struct ThresholdJSON: Codable, Sendable, Hashable {
     /// The event, or nil for bounds no range has (a row changed by hand).
     var event: TriggerEvent? {
         guard let range = try? ThresholdRange(minimum: min, maximum: max) else { return nil }
-        return .threshold(
-            ValueKey(
-                accessory: AccessoryID(accessory), service: ServiceID(service),
-                characteristic: CharacteristicType(characteristic)), range)
+        return .threshold(ValueKey(accessory: accessory, service: service, characteristic: characteristic), range)
     }
 }
 
@@ -226,8 +223,8 @@ struct ThresholdJSON: Codable, Sendable, Hashable {
 /// ``ScheduleStateRecord``: a layout change rewrites the trigger's row.
 struct PendingTurnBackRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "pendingTurnBack"
-    var triggerID: String
-    var homeID: String
+    var triggerID: TriggerID
+    var homeID: HomeID
     var due: Double
     var actions: [Action]
 }
@@ -239,7 +236,7 @@ struct PendingTurnBackRecord: Codable, Sendable, FetchableRecord, PersistableRec
 /// when it sees them go), and a firing's row is written only while its trigger is on disk.
 struct ScheduleStateRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "scheduleState"
-    var triggerID: String
+    var triggerID: TriggerID
     var since: Double
     var lastSlot: String?
     var lastInstant: Double?
@@ -247,9 +244,9 @@ struct ScheduleStateRecord: Codable, Sendable, FetchableRecord, PersistableRecor
 
 struct TriggerActionSetRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "triggerActionSet"
-    var triggerID: String
+    var triggerID: TriggerID
     var position: Int
-    var actionSetID: String
+    var actionSetID: ActionSetID
 }
 
 /// A device value stored apart from its accessory's services (migration "v3: characteristic

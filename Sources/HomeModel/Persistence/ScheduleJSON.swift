@@ -62,13 +62,10 @@ struct ScheduleJSON: Codable, Sendable, Hashable {
         }
     }
 
-    /// "HH:MM".
+    /// "HH:MM", read as a time window's point is.
     static func time(_ text: String) -> TimeOfDay? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]),
-            let minute = Int(parts[1])
-        else { return nil }
-        return try? TimeOfDay(hour: hour, minute: minute)
+        guard case .time(let time)? = try? TimePoint(text) else { return nil }
+        return time
     }
 
     /// "YYYY-MM-DDTHH:MM".

@@ -39,9 +39,8 @@ extension HomeGraph {
         for request in requests {
             let (accessory, service, characteristic) = try Self.resolve(request.target, in: homes[h])
             let value = try Self.writable(request.value, to: characteristic, of: accessory)
-            if actions.contains(where: {
-                $0.accessory == accessory.id && $0.service == service.id && $0.characteristic == characteristic.type
-            }) {
+            let key = ValueKey(accessory: accessory.id, service: service.id, characteristic: characteristic.type)
+            if actions.contains(where: { $0.key == key }) {
                 throw HomeError(
                     .invalidParameter,
                     "The action set writes \(characteristic.type) of '\(accessory.name)' more than once.")

@@ -146,8 +146,7 @@ final class HomeStore {
             found = try browser.accessoryWithBridged(id, unownedIn: graph)
         }
         if case .removeAccessory(let home, let name) = edit,
-            let accessory = graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessories
-                .first(where: { HomeName.matches($0.name, name) }),
+            let accessory = try? graph.homes.first(where: { HomeName.matches($0.name, home) })?.accessory(named: name),
             let bridge = accessory.bridge, browser.isGone(accessory.id, fromBridge: bridge)
         {
             gone = [accessory.id]
@@ -290,11 +289,7 @@ final class HomeStore {
 
     /// The accessory named `name` in `home`, for an administrator of it.
     func administeredAccessory(_ name: String, home: String, account: String) throws(HomeError) -> Accessory {
-        let index = try graph.homeIndex(home, account: account, .administrator)
-        guard let accessory = graph.homes[index].accessories.first(where: { HomeName.matches($0.name, name) }) else {
-            throw HomeError(.notFound, "There is no accessory '\(name)' in '\(graph.homes[index].name)'.")
-        }
-        return accessory
+        try graph.homes[try graph.homeIndex(home, account: account, .administrator)].accessory(named: name)
     }
 
     /// Whether the accessory is in a home and reachable now; read in place (a copy of the accessory
