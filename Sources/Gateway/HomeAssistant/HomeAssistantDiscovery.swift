@@ -51,7 +51,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         guard announces(home) else { return [:] }
         let place = Place(accessory, in: home, topics: topics)
         var payloads: [String: [UInt8]] = [:]
-        for service in accessory.services where HomeAssistantEntities.kind(of: service) != nil {
+        for service in accessory.services {
             if let state = HomeAssistantState.state(of: service) {
                 payloads[place.stateTopic(service)] = state.bytes
             }
