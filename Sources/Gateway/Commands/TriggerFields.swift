@@ -95,13 +95,10 @@ enum TriggerFields {
             conditions.map { condition in
                 switch condition {
                 case .characteristic(let key, let comparison, let value):
-                    let accessory = home.accessory(key.accessory)
-                    return .object([
-                        ("accessory", .string(accessory?.name ?? key.accessory.rawValue)),
-                        ("service", .string(accessory?.service(key.service)?.name ?? key.service.rawValue)),
-                        ("characteristic", .string(key.characteristic.rawValue)),
-                        ("operator", .string(comparison.rawValue)), ("value", Rendering.value(value)),
-                    ])
+                    return .object(
+                        Rendering.names(key.accessory, key.service, key.characteristic, in: home) + [
+                            ("operator", .string(comparison.rawValue)), ("value", Rendering.value(value)),
+                        ])
                 case .time(let window):
                     return .object([("from", .string(window.from.description)), ("to", .string(window.to.description))])
                 }
