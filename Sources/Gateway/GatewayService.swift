@@ -163,21 +163,8 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
                 break
             }
             if let message = EventMessage(change.event, homes: change.homes, topics: topics) {
-                send(message.topic, message.payload, qos: eventsQoS, retain: false)
+                _ = publisher.send(message.topic, message.payload, qos: eventsQoS, retain: false)
             }
-        }
-    }
-
-    /// Publishes one message. A QoS 0 event made while there is no connection is gone, as QoS 0 says
-    /// (docs/mqtt.md): that is no error to log for every change a broker outage brings.
-    private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS, retain: Bool) {
-        do {
-            try client.send(topic, payload: payload, qos: qos, retain: retain)
-            statistics.sentMessage()
-        } catch let error as MQTTError where error.code == .notConnected && qos == .atMostOnce {
-            return
-        } catch {
-            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
     }
 }

@@ -452,14 +452,20 @@ package actor RetainedPublisher {
         index(parts, homes: snapshot.homes)
     }
 
-    /// Queues one QoS 1 message, retained unless told (a press); the client delivers it, across
-    /// reconnects too. A clearing of a command topic is noted for its echo (MQTT 3.1.1).
-    nonisolated func send(_ topic: String, _ payload: [UInt8], retain: Bool = true) -> Bool {
+    /// Queues one message, QoS 1 and retained unless told (a press, `$events`); the client delivers
+    /// a QoS 1 message across reconnects too. A clearing of a command topic is noted for its echo
+    /// (MQTT 3.1.1). A QoS 0 message made while there is no connection is gone, as QoS 0 says
+    /// (docs/mqtt.md): that is no error to log for every change a broker outage brings.
+    nonisolated func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = true)
+        -> Bool
+    {
         if payload.isEmpty, let echoes, topics.isCommandTopic(topic) { echoes.expect(topic) }
         do {
-            try client.send(topic, payload: payload, qos: .atLeastOnce, retain: retain)
+            try client.send(topic, payload: payload, qos: qos, retain: retain)
             statistics.sentMessage()
             return true
+        } catch let error as MQTTError where error.code == .notConnected && qos == .atMostOnce {
+            return false
         } catch {
             logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
             return false
