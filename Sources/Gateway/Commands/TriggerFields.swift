@@ -22,12 +22,9 @@ enum TriggerFields {
 
     /// An optional number under `key`.
     static func number(_ body: RequestBody, _ key: String) throws(HomeError) -> Double? {
-        switch try body.optionalValue(key) {
-        case nil: return nil
-        case .integer(let value)?: return Double(value)
-        case .number(let value)?: return value
-        default: throw HomeError(.invalidParameter, "\"\(key)\" is a number.")
-        }
+        guard let value = try body.optionalValue(key) else { return nil }
+        guard let number = value.numberValue else { throw HomeError(.invalidParameter, "\"\(key)\" is a number.") }
+        return number
     }
 
     /// The characteristic an event names in the body.
