@@ -63,7 +63,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
             client: client, topics: topics, homeAssistant: homeAssistant, statistics: statistics, logger: logger,
             echoes: echoes, layoutState: { [manager] in await HomeSnapshot(of: manager) }, readBack: readBack)
         commands = CommandServer(
-            client: client, router: router, publisher: publisher, topics: topics, echoes: echoes,
+            client: client, router: router, publisher: publisher, echoes: echoes,
             homeAssistant: homeAssistant, accessKeeper: accessKeeper, statistics: statistics,
             answersInFlight: answersInFlight, logger: logger)
     }
