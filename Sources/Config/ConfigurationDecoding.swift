@@ -38,6 +38,21 @@ final class ConfigurationDecoding {
 /// Thrown by a section that has reported why it cannot be read, so that nobody reports it again.
 private struct AlreadyReported: Error {}
 
+/// The settings of one section of the config file: its keys, and how it reads them
+/// (``ConfigurationSection``) over the defaults `init()` gives.
+protocol ConfigurationSettings {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+    init()
+    mutating func read(_ file: ConfigurationSection<CodingKeys>)
+}
+
+extension ConfigurationSettings {
+    init(reading file: ConfigurationSection<CodingKeys>) {
+        self.init()
+        read(file)
+    }
+}
+
 /// One mapping of the config file, read key by key. A key the section does not know, a value of
 /// the wrong type and one its check refuses are each reported at their line, and that setting
 /// keeps its default; `null` (or nothing after the colon) is an empty section.
@@ -79,10 +94,6 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         self.path = path
         self.container = container
     }
-
-    /// The section at `key` as one that the file leaves out, for the settings that the
-    /// environment can set all the same.
-    func missing<Keys>(_ key: Key) -> ConfigurationSection<Keys> { .init(decoding, path: path + [key], container: nil) }
 
     private func reportUnknown(_ key: Node, among names: [String]) {
         let location = ConfigurationError.Location.of(key.mark, file: decoding.file)
@@ -210,10 +221,26 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         }
     }
 
-    /// The section at `key` read by `body` (for a type of another module, which has no `Decodable` here).
-    func section<Keys, T>(_ key: Key, _ keys: Keys.Type, _ body: (ConfigurationSection<Keys>) -> T) -> T? {
+    /// The section at `key` read by `body`; nil when it is not a section (reported) or the file leaves
+    /// it out, unless `evenIfAbsent` (for the settings that the environment sets all the same).
+    func section<Keys, T>(
+        _ key: Key, _ keys: Keys.Type, evenIfAbsent: Bool = false, _ body: (ConfigurationSection<Keys>) -> T
+    ) -> T? {
+        guard contains(key) else {
+            return evenIfAbsent ? body(.init(decoding, path: path + [key], container: nil)) : nil
+        }
         guard let decoder = try? container?.superDecoder(forKey: key) else { return nil }
         return (try? ConfigurationSection<Keys>(decoder)).map(body)
+    }
+
+    /// Reads the section at `key`; `settings` keep their values when it is absent or not usable.
+    func read<S: ConfigurationSettings>(_ settings: inout S, _ key: Key, evenIfAbsent: Bool = false) {
+        settings = section(key, S.CodingKeys.self, evenIfAbsent: evenIfAbsent, S.init(reading:)) ?? settings
+    }
+
+    /// Reads a section that `null` turns off.
+    func readOrNull<S: ConfigurationSettings>(_ settings: inout S?, _ key: Key) {
+        settings = isNull(key) ? nil : section(key, S.CodingKeys.self, S.init(reading:)) ?? settings
     }
 
     private func wrongType<T>(_ type: T.Type, _ key: Key, found node: Node?, example: String?) -> (String, String) {

@@ -7,24 +7,24 @@ import MQTT
 // The sections of the config file, in the order of the sample file: each decoded, its values checked
 // and its problems reported where they are (``ConfigurationDecoding``).
 
-extension GatewayConfiguration: Decodable {
+extension GatewayConfiguration: Decodable, ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case mqtt, data, accessories, commands, access, homes, homeAssistant, logging, history, web, homekit
     }
 
     /// Reads a config file's document; only `parse` can call it, as it collects the problems.
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    package init(from decoder: any Decoder) throws { self.init(reading: try ConfigurationSection(decoder)) }
+
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         // The sections with environment overrides are read even when the file leaves them out.
-        mqtt = file.value(.mqtt) ?? MQTTSettings(file.missing(.mqtt))
-        data = file.value(.data) ?? DataSettings(file.missing(.data))
+        file.read(&mqtt, .mqtt, evenIfAbsent: true)
+        file.read(&data, .data, evenIfAbsent: true)
         file.read(&accessories, .accessories)
         file.read(&commands, .commands)
         file.read(&access, .access)
         file.read(&homes, .homes)
         file.read(&homeAssistant, .homeAssistant)
-        logging = file.value(.logging) ?? LoggingSettings(file.missing(.logging))
+        file.read(&logging, .logging, evenIfAbsent: true)
         file.read(&history, .history)
         file.readOrNull(&web, .web)
         file.readOrNull(&homekit, .homekit)
@@ -49,7 +49,7 @@ extension GatewayConfiguration: Decodable {
     }
 }
 
-extension GatewayConfiguration.MQTTSettings: Decodable {
+extension GatewayConfiguration.MQTTSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case broker, brokers, clientId, username, password, passwordFile, baseTopic, keepAlive, connectTimeout
         case protocolVersion, eventsQoS, tls
@@ -59,10 +59,7 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
         "5": .v5, "5.0": .v5, "3.1.1": .v311, "311": .v311, "4": .v311,
     ]
 
-    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
-
-    init(_ file: ConfigurationSection<CodingKeys>) {
-        self.init()
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         clientId = file.value(.clientId, fix: "use a name unique on the broker, e.g. homegate") {
             $0.isEmpty || $0.utf8.count > 65535 ? "'mqtt.clientId' must not be empty" : nil
         }
@@ -167,14 +164,14 @@ extension GatewayConfiguration.MQTTSettings: Decodable {
     }
 }
 
-extension MQTTConfiguration.TLS: Decodable {
+extension MQTTConfiguration.TLS: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case caFile, certificateFile, keyFile, verifyServer
     }
 
-    public init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    init() { self.init(caFile: nil) }
+
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         caFile = file.path(.caFile)
         certificateFile = file.path(.certificateFile)
         keyFile = file.path(.keyFile)
@@ -188,15 +185,12 @@ extension MQTTConfiguration.TLS: Decodable {
     }
 }
 
-extension GatewayConfiguration.DataSettings: Decodable {
+extension GatewayConfiguration.DataSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case directory, inMemory, valueCommitWindow
     }
 
-    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
-
-    init(_ file: ConfigurationSection<CodingKeys>) {
-        self.init()
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         directory =
             file.text(.directory, overriddenBy: "HOMEGATE_DATA_DIRECTORY", fix: "use e.g. /var/lib/homegate") {
                 $0.isEmpty ? "'data.directory' is empty" : nil
@@ -212,28 +206,24 @@ extension GatewayConfiguration.DataSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.AccessorySettings: Decodable {
+extension GatewayConfiguration.AccessorySettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case virtual, zigbee2mqtt, hap
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         virtual = file.isNull(.virtual) ? nil : file.path(.virtual)
         file.readOrNull(&zigbee2mqtt, .zigbee2mqtt)
         file.readOrNull(&hap, .hap)
     }
 }
 
-extension GatewayConfiguration.HAPSettings: Decodable {
+extension GatewayConfiguration.HAPSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case discovery, accessories
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&discovery, .discovery)
         guard !file.isNull(.accessories) else { return }
         accessories =
@@ -248,14 +238,12 @@ extension GatewayConfiguration.HAPSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.Zigbee2MQTTSettings: Decodable {
+extension GatewayConfiguration.Zigbee2MQTTSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case baseTopic, broker, username, passwordFile, account
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&baseTopic, .baseTopic, fix: "use zigbee2mqtt's mqtt.base_topic, by default zigbee2mqtt") {
             problem(BaseTopic.validate, $0).map { "'accessories.zigbee2mqtt.baseTopic': \($0)" }
         }
@@ -280,7 +268,7 @@ extension GatewayConfiguration.Zigbee2MQTTSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.CommandSettings: Decodable {
+extension GatewayConfiguration.CommandSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case defaultAccount, timeout, rateLimit
     }
@@ -289,9 +277,7 @@ extension GatewayConfiguration.CommandSettings: Decodable {
         case perSecond, burst
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.readOrNull(
             &defaultAccount, .defaultAccount, fix: "name an account, or write null to refuse commands without one"
         ) { $0.isEmpty ? "'commands.defaultAccount' is empty" : nil }
@@ -315,7 +301,7 @@ extension GatewayConfiguration.CommandSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.AccessSettings: Decodable {
+extension GatewayConfiguration.AccessSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case dynamicSecurity, aclFile, bridgeClientID
     }
@@ -324,9 +310,7 @@ extension GatewayConfiguration.AccessSettings: Decodable {
         case enabled
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         dynamicSecurity =
             file.section(.dynamicSecurity, DynamicSecurityKeys.self) { $0.value(.enabled) ?? false } ?? false
         file.readOrNull(&aclFile, .aclFile)
@@ -341,14 +325,12 @@ extension GatewayConfiguration.AccessSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.HomeSettings: Decodable {
+extension GatewayConfiguration.HomeSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case creators
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         guard !file.isNull(.creators) else { return }
         creators = file.list(
             .creators, example: ["owner"], fix: "write the MQTT usernames of the accounts that may add homes"
@@ -358,14 +340,12 @@ extension GatewayConfiguration.HomeSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.HomeAssistantSettings: Decodable {
+extension GatewayConfiguration.HomeAssistantSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case enabled, discoveryPrefix, account, nodeId
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&enabled, .enabled)
         file.read(&discoveryPrefix, .discoveryPrefix, fix: "use homeassistant") {
             problem(BaseTopic.validate, $0).map { "homeAssistant.discoveryPrefix: \($0)" }
@@ -381,15 +361,13 @@ extension GatewayConfiguration.HomeAssistantSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.WebSettings: Decodable {
+extension GatewayConfiguration.WebSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case listen, sessionLifetime, behindProxy, hosts
     }
 
     /// `web.listen` is `host:port` (`[v6]:port` for IPv6).
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         let listen: String? = file.value(.listen, fix: "use 127.0.0.1:8080 (or [::1]:8080), or web: null for no page") {
             GatewayConfiguration.hostAndPort($0) != nil
                 ? nil : "'web.listen' is '\($0)'; it must be host:port with a port 0...65535"
@@ -409,14 +387,12 @@ extension GatewayConfiguration.WebSettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.HistorySettings: Decodable {
+extension GatewayConfiguration.HistorySettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case enabled, rawDays, hourlyDays, maxMegabytes
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&enabled, .enabled)
         file.read(&rawDays, .rawDays) {
             Self.rawDaysRange.contains($0)
@@ -442,15 +418,12 @@ extension GatewayConfiguration.HistorySettings: Decodable {
     }
 }
 
-extension GatewayConfiguration.LoggingSettings: Decodable {
+extension GatewayConfiguration.LoggingSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case level
     }
 
-    package init(from decoder: any Decoder) throws { self.init(try ConfigurationSection(decoder)) }
-
-    init(_ file: ConfigurationSection<CodingKeys>) {
-        self.init()
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         let names = Logger.Level.allCases.map(\.rawValue)
         let level = file.text(
             .level, overriddenBy: "HOMEGATE_LOG_LEVEL", fix: "use one of: \(names.joined(separator: ", "))"

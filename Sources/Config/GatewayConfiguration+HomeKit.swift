@@ -29,14 +29,12 @@ extension GatewayConfiguration {
     }
 }
 
-extension GatewayConfiguration.HomeKitSettings: Decodable {
+extension GatewayConfiguration.HomeKitSettings: ConfigurationSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case bridges, advertise, interfaces
     }
 
-    package init(from decoder: any Decoder) throws {
-        self.init()
-        let file = try ConfigurationSection<CodingKeys>(decoder)
+    mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(
             &bridges, .bridges,
             fix: "give each bridge its own home and port, e.g. {home: Main House, account: apple-home, port: 51827}"

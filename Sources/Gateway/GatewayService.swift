@@ -67,7 +67,7 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
             echoes: echoes, clock: clock, layoutState: { [manager] in await HomeSnapshot(of: manager) },
             readBack: readBack)
         commands = CommandServer(
-            client: client, router: router, publisher: publisher, topics: topics, echoes: echoes,
+            client: client, router: router, publisher: publisher, echoes: echoes,
             homeAssistant: homeAssistant, accessKeeper: accessKeeper, statistics: statistics,
             answersInFlight: answersInFlight, logger: logger)
     }
@@ -167,21 +167,8 @@ package struct GatewayService: ServiceLifecycle.Service, Sendable, CustomStringC
                 break
             }
             if let message = EventMessage(change.event, homes: change.homes, topics: topics) {
-                send(message.topic, message.payload, qos: eventsQoS, retain: false)
+                _ = publisher.send(message.topic, message.payload, qos: eventsQoS, retain: false)
             }
-        }
-    }
-
-    /// Publishes one message. A QoS 0 event made while there is no connection is gone, as QoS 0 says
-    /// (docs/mqtt.md): that is no error to log for every change a broker outage brings.
-    private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS, retain: Bool) {
-        do {
-            try client.send(topic, payload: payload, qos: qos, retain: retain)
-            statistics.sentMessage()
-        } catch let error as MQTTError where error.code == .notConnected && qos == .atMostOnce {
-            return
-        } catch {
-            logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
     }
 }

@@ -95,15 +95,14 @@ package struct Topics: Sendable, Hashable {
 
     // MARK: Received by the gateway
 
+    /// The command topics below a home's level, without the account level: the gateway subscribes
+    /// to them under every home, and the access rules grant each member those of its homes.
+    /// `+/+/+/+/set` (room, accessory, service, characteristic) also covers `<service>/$ha/set`.
+    static let homeCommandPatterns = ["+/+/+/+/set", "+/+/$set", "+/+/$identify", "$actionsets/+/$run"]
+
     /// The filters the gateway subscribes to for commands and requests, with and without the account.
     package var commandFilters: [String] {
-        [
-            "\(base)/+/+/+/+/+/set/+", "\(base)/+/+/+/+/+/set",
-            "\(base)/+/+/+/$set/+", "\(base)/+/+/+/$set",
-            "\(base)/+/+/+/$identify/+", "\(base)/+/+/+/$identify",
-            "\(base)/+/$actionsets/+/$run/+", "\(base)/+/$actionsets/+/$run",
-            "\(base)/$request/+/+",
-        ]
+        Self.homeCommandPatterns.flatMap { ["\(base)/+/\($0)/+", "\(base)/+/\($0)"] } + ["\(base)/$request/+/+"]
     }
 
     /// Whether `topic` is one the gateway takes commands or requests on (well-formed or not).

@@ -398,3 +398,14 @@ extension HomeAssistantDiscovery {
         home.accessories.flatMap { accessoryConfigs(for: $0, in: home) } + homeConfigs(for: home)
     }
 }
+
+extension DiscoveryConfig {
+    /// The levels of the config's topic, `<prefix>/<component>/<node id>/<object id>/config`.
+    var component: String { String(topic.split(separator: "/").dropLast(3).last ?? "") }
+    var objectID: String { String(topic.split(separator: "/").dropLast().last ?? "") }
+    /// The `unique_id` of the config (a device trigger has none: its node id and object id).
+    var uniqueID: String {
+        payload["unique_id"]?.stringValue
+            ?? topic.split(separator: "/").dropLast().suffix(2).joined(separator: "_")
+    }
+}

@@ -134,7 +134,6 @@ package struct AccessRules: Sendable, Hashable {
     /// The command topics an account may publish into one home it is a member of, with `account` as
     /// the last level. The home level is the home's name as stored: behind these rules a command
     /// must spell the home exactly (the gateway itself would also match `main house`).
-    /// `…/set/<account>` also covers Home Assistant's `<service>/$ha/set/<account>`.
     func commandTopics(account: String, home: String) -> [String] {
         commandTopicsWithoutAccount(home: home).map { "\($0)/\(account)" }
     }
@@ -142,8 +141,7 @@ package struct AccessRules: Sendable, Hashable {
     /// The command topics of one home without an account, which only the default account may
     /// publish, and only into its own homes.
     func commandTopicsWithoutAccount(home: String) -> [String] {
-        let home = topics.home(home)
-        return ["\(home)/+/+/+/+/set", "\(home)/+/+/$set", "\(home)/+/+/$identify", "\(home)/$actionsets/+/$run"]
+        Topics.homeCommandPatterns.map { "\(topics.home(home))/\($0)" }
     }
 
     /// What every account the rules name reads: its own responses (also below, where MQTT v5

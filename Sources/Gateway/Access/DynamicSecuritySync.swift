@@ -80,47 +80,8 @@ package final class DynamicSecuritySync: Sendable {
         let others = plan.commands.filter { $0.username == nil || $0.username != own }
         let mine = plan.commands.filter { $0.username != nil && $0.username == own }
         if !others.isEmpty { try await apply(others) }
-        if !mine.isEmpty { try await applyToOwnClient(mine) }
+        if !mine.isEmpty { _ = try await exchange(mine, changingOwnRoles: true) }
         return plan
-    }
-
-    /// Changes the roles of the client the sync runs on. The plugin disconnects a client whose roles
-    /// change, before it answers, so the answer to this request never comes when the change took:
-    /// a `listClients` at the end tells a request that was answered (nothing changed) from one that
-    /// got the client disconnected, and the sync returns once the client is connected again.
-    private func applyToOwnClient(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
-        let batch = UUID().uuidString
-        let payload = Self.request(commands + [.listClients], batch: batch)
-        state.withLock { $0.waiters[batch] = .registered }
-        defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
-        // Follow the connection from before the commands go out: the broker may drop and take back
-        // the connection faster than any polling would notice, and the stream misses no event.
-        let events = client.connectionEvents()
-        let watcher = Task { [self] in
-            var disconnected = false
-            for await event in events {
-                switch event {
-                case .disconnected: disconnected = true
-                case .connected where disconnected: return finish(batch, .failure(Reconnected()))
-                case .closed: return
-                default: break
-                }
-            }
-        }
-        defer { watcher.cancel() }
-        try await publish(payload)
-        do {
-            let responses = try await answer(
-                to: batch,
-                "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles")
-            try check(commands, Array(responses.prefix(commands.count)))
-        } catch is Reconnected {
-            // The roles changed: the broker dropped the client for it.
-        } catch let error as DynamicSecurityError {
-            throw error
-        } catch {
-            throw DynamicSecurityError(.transport, "\(error)")
-        }
     }
 
     /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
@@ -134,10 +95,7 @@ package final class DynamicSecuritySync: Sendable {
     /// command with the broker's reason, when any was refused.
     @discardableResult
     func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
-        let batch = UUID().uuidString
-        let responses = try await exchange(Self.request(commands, batch: batch), batch: batch)
-        try check(commands, responses)
-        return responses
+        try await exchange(commands) ?? []
     }
 
     /// The payload that sends `commands`, each tagged `<batch>.<index>`.
@@ -181,7 +139,16 @@ package final class DynamicSecuritySync: Sendable {
 
     // MARK: Exchange
 
-    private func exchange(_ payload: [UInt8], batch: String) async throws(DynamicSecurityError) -> [WireResponse] {
+    /// Sends `commands` in one request, waits for the answers and checks them.
+    ///
+    /// `changingOwnRoles`: the commands change the roles of the client the sync runs on. The plugin
+    /// disconnects a client whose roles change, before it answers, so the answer never comes when
+    /// the change took: a `listClients` at the end tells a request that was answered (nothing
+    /// changed) from one that got the client disconnected, and the exchange returns nil once the
+    /// client is connected again.
+    private func exchange(_ commands: [DynamicSecurityPlan.Command], changingOwnRoles: Bool = false)
+        async throws(DynamicSecurityError) -> [WireResponse]?
+    {
         do {
             if !state.withLock({ $0.subscribed }) {
                 try await client.subscribe(to: [Self.responseTopic], qos: .atLeastOnce)
@@ -190,18 +157,39 @@ package final class DynamicSecuritySync: Sendable {
         } catch {
             throw DynamicSecurityError(.transport, "cannot subscribe to \(Self.responseTopic): \(error)")
         }
+        let batch = UUID().uuidString
         state.withLock { $0.waiters[batch] = .registered }
-        do {
-            try await publish(payload)
-        } catch {
-            _ = state.withLock { $0.waiters.removeValue(forKey: batch) }
-            throw error
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
+        // Follow the connection from before the commands go out: the broker may drop and take back
+        // the connection faster than any polling would notice, and the stream misses no event.
+        let events = changingOwnRoles ? client.connectionEvents() : nil
+        let watcher = events.map { events in
+            Task { [self] in
+                var disconnected = false
+                for await event in events {
+                    switch event {
+                    case .disconnected: disconnected = true
+                    case .connected where disconnected: return finish(batch, .failure(Reconnected()))
+                    case .closed: return
+                    default: break
+                    }
+                }
+            }
         }
+        defer { watcher?.cancel() }
+        try await publish(Self.request(commands + (changingOwnRoles ? [.listClients] : []), batch: batch))
         do {
-            return try await answer(
+            let responses = try await answer(
                 to: batch,
-                "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
-                    + "loaded, and does the gateway's account have its admin role?")
+                changingOwnRoles
+                    ? "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles"
+                    : "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
+                        + "loaded, and does the gateway's account have its admin role?")
+            try check(commands, changingOwnRoles ? Array(responses.prefix(commands.count)) : responses)
+            return responses
+        } catch is Reconnected {
+            // The roles changed: the broker dropped the client for it.
+            return nil
         } catch let error as DynamicSecurityError {
             throw error
         } catch {

@@ -65,33 +65,22 @@ package enum CommandResult: Sendable, Equatable {
     case timeline([TimelineEvent])
 }
 
-/// One action of an action set that ran, named as its home names it, with the value it wrote and its
-/// error if it failed.
+/// One action of an action set that ran: its error if it failed, and how the answers list it.
 package struct ActionOutcome: Sendable, Equatable {
-    package var accessory: String
-    package var service: String
-    package var characteristic: String
-    package var value: CharacteristicValue
     package var error: HomeError?
+    /// As `runActionSet`'s answer and `didFireTrigger` list it: the characteristic named as its home
+    /// names it (an object it no longer has, by its id), the value it wrote, `ok`, and the error's
+    /// code and message when it failed.
+    let json: JSON
 
-    /// `result` named as `home` names its objects; an object it no longer has by its id.
     package init(_ result: ActionResult, in home: Home) {
-        let accessory = home.accessory(result.action.accessory)
-        self.accessory = accessory?.name ?? result.action.accessory.rawValue
-        service = accessory?.service(result.action.service)?.name ?? result.action.service.rawValue
-        characteristic = result.action.characteristic.rawValue
-        value = result.action.value
+        let action = result.action
         error = result.error
-    }
-
-    /// As `runActionSet`'s answer and `didFireTrigger` list it: `ok`, and the error's code and message
-    /// when it failed.
-    var json: JSON {
-        var members: [(key: String, value: JSON)] = [
-            ("accessory", .string(accessory)), ("service", .string(service)),
-            ("characteristic", .string(characteristic)), ("value", Rendering.value(value)), ("ok", .bool(error == nil)),
-        ]
+        var members =
+            Rendering.names(action.accessory, action.service, action.characteristic, in: home) + [
+                ("value", Rendering.value(action.value)), ("ok", .bool(error == nil)),
+            ]
         if let error { members += [("code", .string(error.code.name)), ("message", .string(error.message))] }
-        return .object(members)
+        json = .object(members)
     }
 }

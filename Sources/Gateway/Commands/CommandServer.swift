@@ -16,7 +16,6 @@ actor CommandServer {
     private let client: MQTTClient
     private let router: CommandRouter
     private let publisher: RetainedPublisher
-    private let topics: Topics
     private let echoes: ClearingEchoes?
     private let homeAssistant: HomeAssistantDiscovery?
     private let accessKeeper: AccessKeeper?
@@ -29,15 +28,14 @@ actor CommandServer {
     private let clutterLog = LogThrottle(interval: .seconds(60))
 
     init(
-        client: MQTTClient, router: CommandRouter, publisher: RetainedPublisher, topics: Topics,
-        echoes: ClearingEchoes?, homeAssistant: HomeAssistantDiscovery?, accessKeeper: AccessKeeper?,
+        client: MQTTClient, router: CommandRouter, publisher: RetainedPublisher, echoes: ClearingEchoes?,
+        homeAssistant: HomeAssistantDiscovery?, accessKeeper: AccessKeeper?,
         statistics: GatewayStatistics, answersInFlight: AnswersInFlight, logger: Logger
     ) {
         executor = ExecutorChoice(client.loop, otherwise: "homegate-commands")
         self.client = client
         self.router = router
         self.publisher = publisher
-        self.topics = topics
         self.echoes = echoes
         self.homeAssistant = homeAssistant
         self.accessKeeper = accessKeeper
@@ -78,7 +76,7 @@ actor CommandServer {
                     }
                 }
                 let admitted = admission.enter()
-                if topics.isRequestTopic(message.topic) {
+                if router.topics.isRequestTopic(message.topic) {
                     // A request's task is not the server's, and prefers the global executor.
                     answersInFlight.enter()
                     group.addTask(executorPreference: globalConcurrentExecutor) {

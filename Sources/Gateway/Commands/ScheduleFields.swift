@@ -127,11 +127,10 @@ enum ScheduleFields {
     /// `setLocation`'s location: latitude and longitude in degrees, an IANA time zone.
     static func location(_ body: RequestBody) throws(HomeError) -> HomeLocation {
         func degrees(_ key: String) throws(HomeError) -> Double {
-            switch try body.value(key) {
-            case .integer(let value): return Double(value)
-            case .number(let value): return value
-            default: throw HomeError(.invalidParameter, "\"\(key)\" is a number of degrees.")
+            guard let degrees = try body.value(key).numberValue else {
+                throw HomeError(.invalidParameter, "\"\(key)\" is a number of degrees.")
             }
+            return degrees
         }
         return try HomeLocation(
             latitude: degrees("latitude"), longitude: degrees("longitude"), timeZone: body.string("timeZone"))

@@ -22,12 +22,9 @@ enum TriggerFields {
 
     /// An optional number under `key`.
     static func number(_ body: RequestBody, _ key: String) throws(HomeError) -> Double? {
-        switch try body.optionalValue(key) {
-        case nil: return nil
-        case .integer(let value)?: return Double(value)
-        case .number(let value)?: return value
-        default: throw HomeError(.invalidParameter, "\"\(key)\" is a number.")
-        }
+        guard let value = try body.optionalValue(key) else { return nil }
+        guard let number = value.numberValue else { throw HomeError(.invalidParameter, "\"\(key)\" is a number.") }
+        return number
     }
 
     /// The characteristic an event names in the body.
@@ -95,13 +92,10 @@ enum TriggerFields {
             conditions.map { condition in
                 switch condition {
                 case .characteristic(let key, let comparison, let value):
-                    let accessory = home.accessory(key.accessory)
-                    return .object([
-                        ("accessory", .string(accessory?.name ?? key.accessory.rawValue)),
-                        ("service", .string(accessory?.service(key.service)?.name ?? key.service.rawValue)),
-                        ("characteristic", .string(key.characteristic.rawValue)),
-                        ("operator", .string(comparison.rawValue)), ("value", Rendering.value(value)),
-                    ])
+                    return .object(
+                        Rendering.names(key.accessory, key.service, key.characteristic, in: home) + [
+                            ("operator", .string(comparison.rawValue)), ("value", Rendering.value(value)),
+                        ])
                 case .time(let window):
                     return .object([("from", .string(window.from.description)), ("to", .string(window.to.description))])
                 }

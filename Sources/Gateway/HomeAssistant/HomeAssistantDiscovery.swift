@@ -51,7 +51,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         guard announces(home) else { return [:] }
         let place = Place(accessory, in: home, topics: topics)
         var payloads: [String: [UInt8]] = [:]
-        for service in accessory.services where HomeAssistantEntities.kind(of: service) != nil {
+        for service in accessory.services {
             if let state = HomeAssistantState.state(of: service) {
                 payloads[place.stateTopic(service)] = state.bytes
             }
@@ -117,9 +117,8 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     private func config(
         _ entity: HomeAssistantEntities.Entity, objectID: String, device: JSON, reachableTopic: String? = nil
     ) -> DiscoveryConfig {
-        let uniqueID = "\(nodeID)_\(objectID)"
         var members: [(key: String, value: JSON)] = entity.fields
-        members.insert(("unique_id", .string(uniqueID)), at: 1)
+        members.insert(("unique_id", .string("\(nodeID)_\(objectID)")), at: 1)
         let online = availability(topics.status, available: "online", notAvailable: "offline")
         if let reachableTopic {
             let reachable = availability(reachableTopic, available: "true", notAvailable: "false")
@@ -129,7 +128,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         }
         members += [("device", device), ("origin", origin), ("qos", .integer(1))]
         return DiscoveryConfig(
-            component: entity.component, objectID: objectID, uniqueID: uniqueID,
             topic: "\(discoveryPrefix)/\(entity.component)/\(nodeID)/\(objectID)/config", payload: .object(members))
     }
 
@@ -151,7 +149,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
                 ("qos", .integer(1)),
             ])
             return DiscoveryConfig(
-                component: "device_automation", objectID: objectID, uniqueID: "\(nodeID)_\(objectID)",
                 topic: "\(discoveryPrefix)/device_automation/\(nodeID)/\(objectID)/config", payload: payload)
         }
     }
@@ -265,13 +262,8 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 }
 
-/// One retained discovery config.
+/// One retained discovery config, on `<prefix>/<component>/<node id>/<object id>/config`.
 package struct DiscoveryConfig: Sendable, Hashable {
-    /// Home Assistant's component: `light`, `switch`, `climate`, `lock`, `cover`, `fan`, `sensor`,
-    /// `binary_sensor`, `scene`, `button`.
-    package let component: String
-    package let objectID: String
-    package let uniqueID: String
     package let topic: String
     package let payload: JSON
 }

@@ -33,8 +33,12 @@ enum HomeAssistantEntities {
     }
 
     /// The services Home Assistant has a component for; nil for the others (they are skipped).
-    enum Kind {
-        case light, `switch`, outlet, climate, lock, garageDoor, covering, fan, sensor, binarySensor, battery
+    enum Kind: Equatable {
+        case light, `switch`, outlet, climate, lock, garageDoor, covering, fan, battery
+        /// A measurement: its device class (also its field of `$ha`), unit and display precision.
+        case sensor(String, unit: String, precision: Int)
+        /// An on/off reading, and its device class.
+        case binarySensor(String)
     }
 
     /// Each kind's service type, and the characteristic without which the service is skipped.
@@ -42,15 +46,22 @@ enum HomeAssistantEntities {
         .lightbulb: (.on, .light), .switch: (.on, .switch), .outlet: (.on, .outlet), .fan: (.on, .fan),
         .thermostat: (.targetHeatingCoolingState, .climate), .lockMechanism: (.lockCurrentState, .lock),
         .garageDoorOpener: (.currentDoorState, .garageDoor), .windowCovering: (.currentPosition, .covering),
-        .temperatureSensor: (.currentTemperature, .sensor), .humiditySensor: (.currentRelativeHumidity, .sensor),
-        .lightSensor: (.currentAmbientLightLevel, .sensor), .airPressureSensor: (.airPressure, .sensor),
-        .occupancySensor: (.occupancyDetected, .binarySensor), .motionSensor: (.motionDetected, .binarySensor),
-        .contactSensor: (.contactSensorState, .binarySensor), .leakSensor: (.leakDetected, .binarySensor),
-        .smokeSensor: (.smokeDetected, .binarySensor), .battery: (.batteryLevel, .battery),
+        .temperatureSensor: (.currentTemperature, .sensor("temperature", unit: "°C", precision: 1)),
+        .humiditySensor: (.currentRelativeHumidity, .sensor("humidity", unit: "%", precision: 0)),
+        .lightSensor: (.currentAmbientLightLevel, .sensor("illuminance", unit: "lx", precision: 0)),
+        .airPressureSensor: (.airPressure, .sensor("pressure", unit: "hPa", precision: 1)),
+        .occupancySensor: (.occupancyDetected, .binarySensor("occupancy")),
+        .motionSensor: (.motionDetected, .binarySensor("motion")),
+        .contactSensor: (.contactSensorState, .binarySensor("opening")),
+        .leakSensor: (.leakDetected, .binarySensor("moisture")), .smokeSensor: (.smokeDetected, .binarySensor("smoke")),
+        .battery: (.batteryLevel, .battery),
     ]
 
-    static func kind(of service: Service) -> Kind? {
-        kinds[service.type].flatMap { service.characteristic($0.required) != nil ? $0.kind : nil }
+    static func kind(of service: Service) -> Kind? { mapping(of: service)?.kind }
+
+    /// The service's kind and the characteristic it is read from; nil when no component fits.
+    static func mapping(of service: Service) -> (required: CharacteristicType, kind: Kind)? {
+        kinds[service.type].flatMap { service.characteristic($0.required) != nil ? $0 : nil }
     }
 
     /// The entities of one service; empty when no component fits.
@@ -107,16 +118,17 @@ enum HomeAssistantEntities {
             }
             return entities
         case .covering: return [covering(context)]
-        case .sensor: return [sensor(context)]
-        case .binarySensor:
-            let deviceClass: String =
-                switch context.service.type {
-                case .motionSensor: "motion"
-                case .contactSensor: "opening"
-                case .leakSensor: "moisture"
-                case .occupancySensor: "occupancy"
-                default: "smoke"
-                }
+        case .sensor(let deviceClass, let unit, let precision):
+            return [
+                Entity(
+                    component: "sensor", suffix: nil,
+                    fields: [
+                        ("name", context.name), ("device_class", .string(deviceClass)),
+                        ("unit_of_measurement", .string(unit)), ("state_class", .string("measurement")),
+                        ("suggested_display_precision", .integer(precision)),
+                    ] + stateField(context, deviceClass))
+            ]
+        case .binarySensor(let deviceClass):
             return [binarySensor(context, suffix: nil, name: context.name, field: "state", deviceClass: deviceClass)]
         case .battery: return battery(context)
         }
@@ -244,23 +256,6 @@ enum HomeAssistantEntities {
             ]
         }
         return Entity(component: "cover", suffix: nil, fields: fields)
-    }
-
-    private static func sensor(_ context: Context) -> Entity {
-        let (field, deviceClass, unit, precision): (String, String, String, Int) =
-            switch context.service.type {
-            case .temperatureSensor: ("temperature", "temperature", "°C", 1)
-            case .lightSensor: ("illuminance", "illuminance", "lx", 0)
-            case .airPressureSensor: ("pressure", "pressure", "hPa", 1)
-            default: ("humidity", "humidity", "%", 0)
-            }
-        return Entity(
-            component: "sensor", suffix: nil,
-            fields: [
-                ("name", context.name), ("device_class", .string(deviceClass)),
-                ("unit_of_measurement", .string(unit)), ("state_class", .string("measurement")),
-                ("suggested_display_precision", .integer(precision)),
-            ] + stateField(context, field))
     }
 
     private static func battery(_ context: Context) -> [Entity] {

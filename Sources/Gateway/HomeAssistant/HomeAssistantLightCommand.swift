@@ -61,12 +61,7 @@ enum HomeAssistantLightCommand {
     }
 
     private static func number(_ json: JSON, _ key: String, in range: ClosedRange<Double>) throws(HomeError) -> Double {
-        let value: Double
-        switch json {
-        case .integer(let integer): value = Double(integer)
-        case .number(let number): value = number
-        default: throw HomeError(.invalidValueType, "\"\(key)\" is a number.")
-        }
+        guard let value = json.numberValue else { throw HomeError(.invalidValueType, "\"\(key)\" is a number.") }
         guard value >= range.lowerBound else {
             throw HomeError(.valueLowerThanMinimum, "\"\(key)\" is \(value); the least is \(range.lowerBound).")
         }

@@ -17,10 +17,11 @@ import JSON
 enum HomeAssistantState {
     /// The JSON object for `service`, or nil when Home Assistant gets nothing from this service.
     static func state(of service: Service) -> JSON? {
+        guard let (required, kind) = HomeAssistantEntities.mapping(of: service) else { return nil }
         let values = Values(service)
         let members: [(key: String, value: JSON)]
-        switch service.type {
-        case .lightbulb: members = light(values)
+        switch kind {
+        case .light: members = light(values)
         case .switch, .outlet:
             members =
                 [("state", onOff(values.bool(.on)))] + values.field("in_use", .outletInUse) { $0.boolValue.map(onOff) }
@@ -33,29 +34,22 @@ enum HomeAssistantState {
                 + values.field("direction", .rotationDirection) {
                     $0.intValue.map { .string($0 == 1 ? "reverse" : "forward") }
                 }
-        case .thermostat: members = climate(values)
-        case .lockMechanism: members = [("state", lockState(values))]
-        case .garageDoorOpener:
+        case .climate: members = climate(values)
+        case .lock: members = [("state", lockState(values))]
+        case .garageDoor:
             members =
                 [("state", garageDoorState(values))]
                 + values.field("obstruction", .obstructionDetected) { $0.boolValue.map(onOff) }
-        case .windowCovering: members = covering(values)
-        case .temperatureSensor: members = values.number("temperature", .currentTemperature)
-        case .humiditySensor: members = values.number("humidity", .currentRelativeHumidity)
-        case .lightSensor: members = values.number("illuminance", .currentAmbientLightLevel)
-        case .airPressureSensor: members = values.number("pressure", .airPressure)
-        case .occupancySensor: members = [("state", onOff(values.int(.occupancyDetected).map { $0 != 0 }))]
-        case .motionSensor: members = [("state", onOff(values.bool(.motionDetected)))]
-        // ContactSensorState 0 is "contact detected": the door is closed.
-        case .contactSensor: members = [("state", onOff(values.int(.contactSensorState).map { $0 != 0 }))]
-        case .leakSensor: members = [("state", onOff(values.int(.leakDetected).map { $0 != 0 }))]
-        case .smokeSensor: members = [("state", onOff(values.int(.smokeDetected).map { $0 != 0 }))]
+        case .covering: members = covering(values)
+        case .sensor(let field, _, _): members = values.number(field, required)
+        // On when the reading is true or not 0: ContactSensorState 0 is "contact detected", the door closed.
+        case .binarySensor:
+            members = [("state", onOff(values.value(required).flatMap { $0.boolValue ?? $0.intValue.map { $0 != 0 } }))]
         case .battery:
             members =
                 values.field("level", .batteryLevel) { $0.intValue.map { .integer($0) } }
                 + values.field("low", .statusLowBattery) { $0.intValue.map { onOff($0 != 0) } }
                 + values.field("charging", .chargingState) { $0.intValue.map { onOff($0 == 1) } }
-        default: return nil
         }
         return .object(members)
     }

@@ -15,48 +15,25 @@ package struct EventMessage: Sendable, Equatable {
         func home(_ id: HomeID) -> Home? { homes.first { $0.id == id } }
         var members = Members()
         members.add("event", event.name)
-        let topic: String
         switch event {
         case .homeManagerDidUpdateHomes, .didFindNewAccessory, .didRemoveNewAccessory, .didUpdateNextFirings:
             return nil
         case .didAddHome(_, let name), .didRemoveHome(_, let name):
             members.add("home", name)
-            topic = topics.managerEvents
+            self.topic = topics.managerEvents
         case .didUpdateNameForHome(_, let oldName, let name):
             members.add("home", name)
             members.add("oldName", oldName)
-            topic = topics.managerEvents
+            self.topic = topics.managerEvents
         case .didUpdatePrimaryHome(let id):
             members.add("home", id.flatMap(home).map { .string($0.name) } ?? .null)
-            topic = topics.managerEvents
+            self.topic = topics.managerEvents
         default:
             guard let id = event.home, let snapshot = home(id) else { return nil }
             members.add("home", snapshot.name)
             Self.describe(event, in: snapshot, into: &members)
-            topic = topics.events(home: snapshot.name)
+            self.topic = topics.events(home: snapshot.name)
         }
-        switch event {
-        case .didUpdateValueForCharacteristic(_, _, _, _, let value): members.add("value", Rendering.value(value))
-        case .accessoryDidUpdateReachability(_, _, let isReachable): members.add("reachable", .bool(isReachable))
-        case .didExecuteActionSet(_, _, let failed): members.add("failedActions", .integer(failed))
-        case .didFireTrigger(let homeID, _, let firing):
-            members.add("failedActions", .integer(firing.failedActions))
-            if let snapshot = home(homeID) {
-                members.add("cause", FiringRendering.cause(firing.cause, in: snapshot))
-                members.add("actionSets", FiringRendering.actionSets(firing.actionSets, in: snapshot))
-            }
-        case .didUpdateTrigger(let homeID, let id, let change):
-            members.add("change", change.rawValue)
-            if let snapshot = home(homeID), let trigger = snapshot.trigger(id) {
-                members.add("enabled", .bool(trigger.isEnabled))
-                members.add(
-                    "actionSets",
-                    .array(trigger.actionSets.compactMap { snapshot.actionSet($0).map { .string($0.name) } }))
-                members.add("active", .bool(trigger.isActive))
-            }
-        default: break
-        }
-        self.topic = topic
         self.payload = members.closed()
     }
 
@@ -132,23 +109,38 @@ package struct EventMessage: Sendable, Equatable {
         case .didUpdateNameForActionSet(_, _, let oldName, let name):
             members.add("actionSet", name)
             members.add("oldName", oldName)
-        case .didExecuteActionSet(_, let id, _):
+        case .didExecuteActionSet(_, let id, let failed):
             members.add("actionSet", home.actionSet(id)?.name)
+            members.add("failedActions", .integer(failed))
         case .didAddTrigger(_, _, let name), .didRemoveTrigger(_, _, let name):
             members.add("trigger", name)
         case .didUpdateNameForTrigger(_, _, let oldName, let name):
             members.add("trigger", name)
             members.add("oldName", oldName)
-        case .didUpdateTrigger(_, let id, _), .didFireTrigger(_, let id, _):
+        case .didUpdateTrigger(_, let id, let change):
             members.add("trigger", home.trigger(id)?.name)
-        case .accessoryDidUpdateReachability(_, let id, _):
+            members.add("change", change.rawValue)
+            if let trigger = home.trigger(id) {
+                members.add("enabled", .bool(trigger.isEnabled))
+                members.add(
+                    "actionSets", .array(trigger.actionSets.compactMap { home.actionSet($0).map { .string($0.name) } }))
+                members.add("active", .bool(trigger.isActive))
+            }
+        case .didFireTrigger(_, let id, let firing):
+            members.add("trigger", home.trigger(id)?.name)
+            members.add("failedActions", .integer(firing.failedActions))
+            members.add("cause", FiringRendering.cause(firing.cause, in: home))
+            members.add("actionSets", FiringRendering.actionSets(firing.actionSets, in: home))
+        case .accessoryDidUpdateReachability(_, let id, let isReachable):
             members.add("accessory", accessory(id))
-        case .didUpdateValueForCharacteristic(_, let id, let serviceID, let characteristic, _):
+            members.add("reachable", .bool(isReachable))
+        case .didUpdateValueForCharacteristic(_, let id, let serviceID, let characteristic, let value):
             let snapshot = home.accessory(id)
             members.add("room", snapshot.map { Rendering.roomName($0.room, in: home) })
             members.add("accessory", snapshot?.name)
             members.add("service", snapshot?.service(serviceID)?.name)
             members.add("characteristic", characteristic.rawValue)
+            members.add("value", Rendering.value(value))
         default:
             break
         }

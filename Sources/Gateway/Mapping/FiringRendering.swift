@@ -46,11 +46,6 @@ enum FiringRendering {
     private static func characteristic(_ key: ValueKey, _ value: CharacteristicValue, in home: Home)
         -> [(key: String, value: JSON)]
     {
-        let accessory = home.accessory(key.accessory)
-        return [
-            ("accessory", .string(accessory?.name ?? key.accessory.rawValue)),
-            ("service", .string(accessory?.service(key.service)?.name ?? key.service.rawValue)),
-            ("characteristic", .string(key.characteristic.rawValue)), ("value", Rendering.value(value)),
-        ]
+        Rendering.names(key.accessory, key.service, key.characteristic, in: home) + [("value", Rendering.value(value))]
     }
 }

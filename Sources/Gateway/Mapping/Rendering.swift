@@ -161,12 +161,7 @@ package enum Rendering {
             ("active", .bool(trigger.isActive)),
         ]
         if let event = trigger.event.characteristic {
-            let accessory = home.accessory(event.accessory)
-            members += [
-                ("accessory", .string(accessory?.name ?? event.accessory.rawValue)),
-                ("service", .string(accessory?.service(event.service)?.name ?? event.service.rawValue)),
-                ("characteristic", .string(event.characteristic.rawValue)),
-            ]
+            members += names(event.accessory, event.service, event.characteristic, in: home)
         }
         switch trigger.event {
         case .characteristic(_, let triggerValue):
@@ -193,13 +188,21 @@ package enum Rendering {
     }
 
     private static func action(_ action: Action, in home: Home) -> JSON {
-        let accessory = home.accessory(action.accessory)
-        return .object([
-            ("accessory", .string(accessory?.name ?? action.accessory.rawValue)),
-            ("service", .string(accessory?.service(action.service)?.name ?? action.service.rawValue)),
-            ("characteristic", .string(action.characteristic.rawValue)),
-            ("value", value(action.value)),
-        ])
+        .object(
+            names(action.accessory, action.service, action.characteristic, in: home) + [("value", value(action.value))])
+    }
+
+    /// A characteristic's `accessory`, `service` and `characteristic` members, named as `home` names
+    /// them; an object it no longer has, by its id.
+    static func names(
+        _ accessory: AccessoryID, _ service: ServiceID, _ characteristic: CharacteristicType, in home: Home
+    ) -> [(key: String, value: JSON)] {
+        let found = home.accessory(accessory)
+        return [
+            ("accessory", .string(found?.name ?? accessory.rawValue)),
+            ("service", .string(found?.service(service)?.name ?? service.rawValue)),
+            ("characteristic", .string(characteristic.rawValue)),
+        ]
     }
 
     /// `B/<home>/<room>/<accessory>/$state`: every published value, `{"<service>":{"<characteristic>":value}}`
