@@ -16,8 +16,7 @@ struct ReconnectClockTests {
         // Given a client that keeps trying a port where nothing listens, on a clock that moves when told
         let refusing = try RefusingPort()
         let clock = ManualClock()
-        let client = try MQTTClient(configuration(ports: [refusing.port]), logger: quiet, clock: clock)
-        let events = await Inbox.draining(client.connectionEvents())
+        let (client, events) = try await retryingClient([refusing.port], clock: clock)
         let connecting = Task { try await client.connect() }
 
         var ceiling = backoff.initial
@@ -49,9 +48,7 @@ struct ReconnectClockTests {
         // Given a client with two brokers, neither listening
         let first = try RefusingPort()
         let second = try RefusingPort()
-        let client = try MQTTClient(
-            configuration(ports: [first.port, second.port]), logger: quiet, clock: ManualClock())
-        let events = await Inbox.draining(client.connectionEvents())
+        let (client, events) = try await retryingClient([first.port, second.port], clock: ManualClock())
         let connecting = Task { try await client.connect() }
 
         // When the first fails, Then the second is tried without a wait; after it, the backoff's delay
@@ -67,8 +64,7 @@ struct ReconnectClockTests {
         // Given a client run as a service, waiting on its clock after a failed attempt
         let refusing = try RefusingPort()
         let clock = ManualClock()
-        let client = try MQTTClient(configuration(ports: [refusing.port]), logger: quiet, clock: clock)
-        let events = await Inbox.draining(client.connectionEvents())
+        let (client, events) = try await retryingClient([refusing.port], clock: clock)
         let group = ServiceGroup(services: [client], logger: quiet)
         let running = Task { try await group.run() }
         _ = try await retryDelay(events)
@@ -82,10 +78,14 @@ struct ReconnectClockTests {
         withExtendedLifetime(refusing) {}
     }
 
-    private func configuration(ports: [Int]) -> MQTTConfiguration {
+    /// A client that tries the brokers at `ports` until it is shut down, on `clock`, and its events.
+    private func retryingClient(
+        _ ports: [Int], clock: ManualClock
+    ) async throws -> (MQTTClient, Inbox<MQTTConnectionEvent>) {
         var configuration = MQTTConfiguration(clientID: "retrying", reconnect: backoff, retryInitialConnection: true)
         configuration.brokers = ports.map { .init(host: "127.0.0.1", port: $0) }
-        return configuration
+        let client = try MQTTClient(configuration, logger: quiet, clock: clock)
+        return (client, await Inbox.draining(client.connectionEvents()))
     }
 
     /// Waits for the `.closed` event (within 20 s, so that a wait that is not cut short fails the test
