@@ -22,8 +22,8 @@ import Synchronization
 /// connected (``serve(_:)``), which drives libmosquitto through its external-loop calls. Each pass
 /// reads the socket, runs the jobs that what it read woke, and writes what they queued; the thread
 /// sleeps in `poll` when nothing waits. Connecting stays on a thread of the client's, so a slow broker
-/// or name lookup never stalls the actors. After ``stop()`` its jobs run
-/// one at a time on a dispatch queue.
+/// or name lookup never stalls the actors. After ``stop()`` its jobs run one at a time on a dispatch
+/// queue.
 public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
     /// A descriptor the thread serves: its socket and what to do when it is readable or writable
     /// and once per pass, each called on the loop's thread. Each returns a result (libmosquitto's
