@@ -354,7 +354,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["AsyncMailbox", "MQTT"],
+            dependencies: [
+                "AsyncMailbox", "MQTT", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

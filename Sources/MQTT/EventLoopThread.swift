@@ -21,9 +21,9 @@ import Synchronization
 /// An ``MQTTClient`` made with it hands its connection (plain TCP or TLS) to the thread once
 /// connected (``serve(_:)``), which drives libmosquitto through its external-loop calls. Each pass
 /// reads the socket, runs the jobs that what it read woke, and writes what they queued; the thread
-/// sleeps in `poll` when nothing waits. Connecting and waiting between reconnects stay on the client's
-/// own thread, so a slow broker or name lookup never stalls the actors. After ``stop()`` its jobs run
-/// one at a time on a dispatch queue.
+/// sleeps in `poll` when nothing waits. Connecting stays on a thread of the client's, so a slow broker
+/// or name lookup never stalls the actors. After ``stop()`` its jobs run one at a time on a dispatch
+/// queue.
 public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
     /// A descriptor the thread serves: its socket and what to do when it is readable or writable
     /// and once per pass, each called on the loop's thread. Each returns a result (libmosquitto's
@@ -190,18 +190,12 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
         }
     }
 
-    /// Serves `source` on the loop's thread until one of its calls fails, and returns that result;
-    /// blocks the calling thread meanwhile. Nil if the loop has stopped (the caller serves it).
-    func serve(_ source: Source) -> Int32? {
-        let ended = DispatchSemaphore(value: 0)
-        var result = Int32(0)
-        let accepted = attach(source) { code in
-            result = code
-            ended.signal()
+    /// Serves `source` on the loop's thread until one of its calls fails, and returns that result
+    /// with the loop's `errno` then. Nil if the loop has stopped (the caller serves it).
+    func serve(_ source: Source) async -> (rc: Int32, errno: Int32)? {
+        await withCheckedContinuation { ended in
+            if !attach(source, ended: { ended.resume(returning: ($0, errno)) }) { ended.resume(returning: nil) }
         }
-        guard accepted else { return nil }
-        ended.wait()
-        return result
     }
 
     /// Serves `source` on the loop's thread beside the others until one of its calls fails, then

@@ -1,5 +1,5 @@
 import AsyncMailbox
-import Dispatch
+import Execution
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -10,13 +10,14 @@ import Synchronization
 /// subscribes again after every reconnect, and resends unacknowledged QoS 1/2 publishes after a
 /// reconnect.
 ///
-/// The protocol is libmosquitto's, on plain TCP and TLS alike. A network thread of the client's
-/// own connects (each attempt bounded by `connectTimeout`, up to the broker's CONNACK); the
-/// connection is then served by the ``EventLoopThread`` the client was given, through libmosquitto's
-/// external-loop calls, or else by libmosquitto's own loop on the client's thread. What libmosquitto
-/// reports is only copied into Swift values and yielded, or resumes a waiting caller. Shut the
-/// client down with `disconnect()` (or run it as a `Service`), which sends DISCONNECT, ends the
-/// thread and finishes the streams.
+/// The protocol is libmosquitto's, on plain TCP and TLS alike. One task of the client's makes the
+/// attempts and waits the backoff between them on the clock it was given. Each attempt connects on
+/// a thread of its own (bounded by `connectTimeout`, up to the broker's CONNACK); the connection is
+/// then served by the ``EventLoopThread`` the client was given, through libmosquitto's external-loop
+/// calls, or else by libmosquitto's own loop on a thread of the client's. What libmosquitto reports
+/// is only copied into Swift values and yielded, or resumes a waiting caller. Shut the client down
+/// with `disconnect()` (or run it as a `Service`), which sends DISCONNECT, ends the task and
+/// finishes the streams.
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// The thread that serves the connection and runs the tasks that prefer it, if the client was
@@ -30,14 +31,16 @@ public final class MQTTClient: Service, Sendable {
     private let engine: Mosquitto
     private let state = Mutex(State())
     private let logger: Logger
-    /// Interrupts the wait between reconnect attempts when the client is shut down.
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let networkThreadEnded = DispatchGroup()
+    private let clock: AnyClock
+    /// The wait between attempts, which a shutdown cuts short.
+    private let backoff: DeadlineTimer<AnyClock>.Alarm
 
-    /// - Parameter loop: serve the connection on this thread (see ``EventLoopThread``).
+    /// - Parameters:
+    ///   - loop: serve the connection on this thread (see ``EventLoopThread``).
+    ///   - clock: the clock of the backoff between attempts (a test's, to retry without waiting).
     public init(
         _ configuration: MQTTConfiguration, logger: Logger = Logger(label: "homegate.mqtt"),
-        loop: EventLoopThread? = nil
+        loop: EventLoopThread? = nil, clock: any Clock<Duration> = ContinuousClock()
     ) throws {
         let keepAlive = configuration.keepAlive.components.seconds
         guard keepAlive == 0 || (5...65535).contains(keepAlive), configuration.keepAlive.components.attoseconds == 0
@@ -52,11 +55,13 @@ public final class MQTTClient: Service, Sendable {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
+        self.clock = AnyClock(clock)
+        backoff = .init(on: DeadlineTimer(clock: self.clock))
         (messages, messageSink) = Mailbox.make()
         engine = try Mosquitto(configuration: configuration)
         if loop != nil { Self.reportWakeupPair(closed: engine.closeWakeupPair(), logger: logger) }
-        // Unretained is enough: callbacks run only on the thread that serves the connection, which
-        // ends before `deinit` (the network thread's closure holds `self`).
+        // Unretained is enough: callbacks run only while an attempt or a connection is served, and the
+        // attempts' task holds `self`.
         engine.installCallbacks(
             context: Unmanaged.passUnretained(self).toOpaque(),
             logging: configuration.tls != nil || logger.logLevel <= .debug)
@@ -144,13 +149,16 @@ public final class MQTTClient: Service, Sendable {
     @discardableResult
     public func connect() async throws -> Bool {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Bool, any Error>) in
-            enum Next { case start, wait, connected(Bool), closed }
+            enum Next { case wait, connected(Bool), closed }
             let next: Next = state.withLock { state in
                 switch state.phase {
                 case .idle:
                     state.phase = .running
                     state.connectWaiters.append(waiter)
-                    return .start
+                    // Not a child of the caller's task: `connect()` returns once connected, and the
+                    // attempts go on until `disconnect()`, which awaits them.
+                    state.attempts = Task { await self.keepConnected() }
+                    return .wait
                 case .running where state.isConnected:
                     return .connected(state.sessionPresent)
                 case .running:
@@ -161,7 +169,6 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
             switch next {
-            case .start: startNetworkThread()
             case .wait: break
             case .connected(let sessionPresent): waiter.resume(returning: sessionPresent)
             case .closed: waiter.resume(throwing: MQTTError(.clientClosed, "the client has been shut down"))
@@ -169,13 +176,11 @@ public final class MQTTClient: Service, Sendable {
         }
     }
 
-    /// Sends DISCONNECT (so the broker does not publish the will), stops the network thread, fails
-    /// whatever still waits for an acknowledgement and finishes both streams. Safe to call twice.
+    /// Sends DISCONNECT (so the broker does not publish the will), ends the attempts, fails whatever
+    /// still waits for an acknowledgement and finishes both streams. Safe to call twice.
     public func disconnect() async {
         requestStop()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            networkThreadEnded.notify(queue: .global()) { done.resume() }
-        }
+        await state.withLock { $0.attempts }?.value
     }
 
     /// Connects, then keeps the connection until graceful shutdown or cancellation, then disconnects.
@@ -188,9 +193,7 @@ public final class MQTTClient: Service, Sendable {
                 } catch let error as MQTTError where error.code == .clientClosed {
                     return
                 }
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    networkThreadEnded.notify(queue: .global()) { done.resume() }
-                }
+                await state.withLock { $0.attempts }?.value
             } onGracefulShutdown: {
                 self.requestStop()
             }
@@ -213,7 +216,7 @@ public final class MQTTClient: Service, Sendable {
         case .running:
             engine.disconnect()
             loopHasQueued()
-            wakeUp.signal()
+            backoff.ring()
         case .idle:
             finishStreams()
         case .stopping, .closed:
@@ -428,59 +431,37 @@ public final class MQTTClient: Service, Sendable {
         }
     }
 
-    // MARK: The network thread
-
-    private func startNetworkThread() {
-        networkThreadEnded.enter()
-        let name = "mqtt-\(configuration.clientID)"
-        let thread = Thread { [self] in
-            nameCurrentThread(name)
-            runNetworkLoop()
-            networkThreadEnded.leave()
-        }
-        thread.start()
-    }
+    // MARK: Attempts
 
     /// Connects and serves connections until the client is shut down (or, without
     /// `retryInitialConnection`, until the first round over the brokers has failed). Each failed
-    /// attempt moves on to the next broker; after a lost connection the first broker comes first
-    /// again. The delay grows after each round that failed and each connection that did not last
-    /// `reconnect.stableAfter`.
-    private func runNetworkLoop() {
+    /// attempt moves on to the next broker at once; a round ends when the last one failed or a
+    /// connection was lost, and the next starts with the first broker after the backoff's delay, on
+    /// the client's clock. The delay grows after each round that failed and each connection that did
+    /// not last `reconnect.stableAfter`.
+    private func keepConnected() async {
         var brokerIndex = 0
-        var attemptsThisRound = 0
         while state.withLock({ $0.phase == .running }) {
             let broker = configuration.brokers[brokerIndex]
             state.withLock { $0.beginAttempt(broker: brokerIndex) }
-            var rc = openConnection(to: broker)
-            var connectedAt: ContinuousClock.Instant?
-            if rc == Mosquitto.success {
-                connectedAt = .now
-                rc = serveConnection()
+            var ended = await onOwnThread { self.openConnection(to: broker) }
+            var connectedAt: AnyClock.Instant?
+            if ended.rc == Mosquitto.success {
+                connectedAt = clock.now
+                ended = await serveConnection()
             }
             let failure = state.withLock {
                 $0.endAttempt(
-                    rc: rc, version: configuration.protocolVersion, connectedFor: connectedAt.map { .now - $0 },
+                    ended, version: configuration.protocolVersion,
+                    connectedFor: connectedAt.map { $0.duration(to: clock.now) },
                     stableAfter: configuration.reconnect.stableAfter)
             }
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
-            attemptsThisRound += 1
-            let nextIndex: Int
-            let roundEnded: Bool
-            if let connectedAt {
-                // A lost connection: the preferred broker first again.
-                nextIndex = 0
-                roundEnded = true
-                attemptsThisRound = 0
-                if ContinuousClock.now - connectedAt >= configuration.reconnect.stableAfter {
-                    state.withLock { $0.attempt = 0 }
-                }
-            } else {
-                nextIndex = (brokerIndex + 1) % configuration.brokers.count
-                roundEnded = attemptsThisRound >= configuration.brokers.count
-                if roundEnded { attemptsThisRound = 0 }
+            if let connectedAt, connectedAt.duration(to: clock.now) >= configuration.reconnect.stableAfter {
+                state.withLock { $0.attempt = 0 }
             }
+            let roundEnded = connectedAt != nil || brokerIndex == configuration.brokers.count - 1
             if !failure.hasEverConnected && !configuration.retryInitialConnection && roundEnded {
                 failConnectWaiters(with: failure.error)
                 state.withLock { $0.phase = .closed }
@@ -488,33 +469,43 @@ public final class MQTTClient: Service, Sendable {
             }
             let delay: Duration =
                 roundEnded ? configuration.reconnect.delay(forAttempt: state.withLock { $0.nextAttempt() }) : .zero
-            let next = configuration.brokers[nextIndex]
+            brokerIndex = roundEnded ? 0 : brokerIndex + 1
             logger.warning(
                 connectedAt == nil
                     ? "MQTT connection to \(broker) failed, retrying" : "MQTT connection to \(broker) lost, retrying",
                 metadata: [
-                    "error": "\(failure.error)", "retryIn": "\(delay)",
-                    "next": "\(next)",
+                    "error": "\(failure.error)", "retryIn": "\(delay)", "next": "\(configuration.brokers[brokerIndex])",
                 ])
             emit(.disconnected(failure.error, retryIn: delay))
-            brokerIndex = nextIndex
-            if delay > .zero {
-                _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(delay.nanoseconds)))
-            }
+            if delay > .zero { await backoff.sleep(until: clock.now.advanced(by: delay)) }
         }
         failConnectWaiters(with: MQTTError(.clientClosed, "the client was shut down before it connected"))
         let waiters = state.withLock { state in
             state.phase = .closed
+            defer { state.pending.removeAll() }
             return state.pending.values.compactMap { if case .waiting(_, let waiter) = $0 { waiter } else { nil } }
         }
-        state.withLock { $0.pending.removeAll() }
         let closed = MQTTError(.clientClosed, "the client was shut down before the broker acknowledged")
         for waiter in waiters { waiter.resume(throwing: closed) }
         finishStreams()
     }
 
-    /// Opens a connection to `broker` on this thread and serves it until the broker's CONNACK,
-    /// within `connectTimeout`: success once the broker accepted, else why not.
+    /// Runs `body` on a thread of the client's and returns its result with that thread's `errno`:
+    /// libmosquitto's connect (its name lookup) and its own loop block, so they stay off the
+    /// cooperative pool and the loop.
+    private func onOwnThread(_ body: @escaping @Sendable () -> Int32) async -> (rc: Int32, errno: Int32) {
+        let name = "mqtt-\(configuration.clientID)"
+        return await withCheckedContinuation { done in
+            Thread {
+                nameCurrentThread(name)
+                let rc = body()
+                done.resume(returning: (rc, errno))
+            }.start()
+        }
+    }
+
+    /// Opens a connection to `broker` on the calling thread and serves it until the broker's
+    /// CONNACK, within `connectTimeout`: success once the broker accepted, else why not.
     private func openConnection(to broker: MQTTConfiguration.Broker) -> Int32 {
         let deadline = ContinuousClock.now + configuration.connectTimeout
         var rc = engine.connect(to: broker, keepAlive: configuration.keepAlive)
@@ -544,7 +535,7 @@ public final class MQTTClient: Service, Sendable {
 
     /// Reads and writes until the connection ends (or a stop takes too long), on the loop if the
     /// client has one.
-    private func serveConnection() -> Int32 {
+    private func serveConnection() async -> (rc: Int32, errno: Int32) {
         let tooLong = Mosquitto.connectionLost
         if let loop {
             let engine = engine
@@ -556,13 +547,15 @@ public final class MQTTClient: Service, Sendable {
                     let rc = engine.loopMisc()
                     return rc == Mosquitto.success && state.withLock({ $0.stopHasTakenTooLong }) ? tooLong : rc
                 })
-            if let rc = loop.serve(source) { return rc }
+            if let ended = await loop.serve(source) { return ended }
         }
-        var rc: Int32
-        repeat {
-            rc = engine.loop(timeout: selectTimeout)
-        } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
-        return rc
+        return await onOwnThread { [self] in
+            var rc: Int32
+            repeat {
+                rc = engine.loop(timeout: selectTimeout)
+            } while rc == Mosquitto.success && !state.withLock { $0.stopHasTakenTooLong }
+            return rc
+        }
     }
 
     private func finishStreams() {
@@ -766,6 +759,8 @@ extension MQTTClient {
         var disconnectReason: Int32?
         var lastLoggedError: String?
         var stopRequestedAt: ContinuousClock.Instant?
+        /// The task that makes the attempts and serves the connections, from the first `connect()`.
+        var attempts: Task<Void, Never>?
         var streamsFinished = false
         var eventSinks: [(id: Int, sink: AsyncStream<MQTTConnectionEvent>.Continuation)] = []
         var nextSinkID = 0
@@ -799,7 +794,8 @@ extension MQTTClient {
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
         mutating func endAttempt(
-            rc: Int32, version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?, stableAfter: Duration
+            _ ended: (rc: Int32, errno: Int32), version: MQTTConfiguration.ProtocolVersion, connectedFor: Duration?,
+            stableAfter: Duration
         ) -> (error: MQTTError, isStopping: Bool, hasEverConnected: Bool) {
             isConnected = false
             connectionsEnded += 1
@@ -816,7 +812,7 @@ extension MQTTClient {
                 }
                 error = MQTTError(.connectionLost, message, reasonCode: Int(disconnectReason))
             } else {
-                error = Mosquitto.error(forResult: rc, detail: lastLoggedError)
+                error = Mosquitto.error(forResult: ended.rc, systemError: ended.errno, detail: lastLoggedError)
             }
             // A broker that closes a connection it accepted a moment ago, without a word (mosquitto
             // 2.0 says nothing to the client whose session another takes over).

@@ -353,10 +353,11 @@ struct Mosquitto: @unchecked Sendable {
         throw Self.error(forResult: rc, detail: nil, context: context)
     }
 
-    /// libmosquitto's wording of a result code, where it has one that says what happened.
-    static func describe(result rc: Int32) -> String {
+    /// libmosquitto's wording of a result code, where it has one that says what happened;
+    /// `systemError` is the `errno` of the thread whose call failed.
+    static func describe(result rc: Int32, systemError: Int32 = errno) -> String {
         switch mosq_err_t(rawValue: rc) {
-        case MOSQ_ERR_ERRNO: String(cString: strerror(errno))
+        case MOSQ_ERR_ERRNO: String(cString: strerror(systemError))
         case MOSQ_ERR_KEEPALIVE:
             "the broker did not answer within the keep-alive interval (no PINGRESP)"
         case MOSQ_ERR_TIMEOUT: "timed out"
@@ -366,9 +367,11 @@ struct Mosquitto: @unchecked Sendable {
 
     /// Turns a libmosquitto return code into an `MQTTError` with the library's own message.
     /// `detail` (the last error libmosquitto logged, such as OpenSSL's reason) is appended.
-    static func error(forResult rc: Int32, detail: String?, context: String? = nil) -> MQTTError {
+    static func error(
+        forResult rc: Int32, systemError: Int32 = errno, detail: String?, context: String? = nil
+    ) -> MQTTError {
         let code: MQTTError.Code
-        var message = describe(result: rc)
+        var message = describe(result: rc, systemError: systemError)
         switch mosq_err_t(rawValue: rc) {
         case MOSQ_ERR_ERRNO, MOSQ_ERR_EAI, MOSQ_ERR_LOOKUP, MOSQ_ERR_TIMEOUT:
             code = .connectionFailed
