@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The p99 of the history bench's round trips with recording on and off, pooled over its rounds.
+
+usage: bench/tail.py DIR
+DIR holds SIDE-ROUND.txt for the sides on, off and off2 (a second gateway without recording: the
+noise), each the latencies in ms of one run at a fixed rate in the order they were answered
+(loadgen -o). Prints one JSON object: each side's p50 and p99 over all its runs, on ÷ off and
+off2 ÷ off of them, the same ratio per round (the runs of one round are back to back), and a 95 %
+interval for the pooled ratios by a block bootstrap: each run cut into blocks of BLOCK answers (a
+second at 1,000/s, so a slow spell stays together as it happened), the blocks of each side drawn
+again with replacement, the ratio of the drawn sides' p99s, REPEATS times. Without numpy the
+interval is left out.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+BLOCK = 1000
+REPEATS = 2000
+SIDES = ("on", "off", "off2")
+
+
+def percentile(sorted_values, p):
+    """The p (0...1) percentile as bench/load.h takes it."""
+    if not sorted_values:
+        return 0.0
+    return sorted_values[int(p * (len(sorted_values) - 1) + 0.5)]
+
+
+def main(directory):
+    runs = {side: {} for side in SIDES}
+    for name in os.listdir(directory):
+        match = re.fullmatch(r"(on|off|off2)-(\d+)\.txt", name)
+        if match:
+            with open(os.path.join(directory, name)) as file:
+                runs[match[1]][int(match[2])] = [float(line) for line in file if line.strip()]
+    rounds = sorted(set(runs["on"]) & set(runs["off"]) & set(runs["off2"]))
+    if not rounds:
+        sys.exit(f"tail.py: no complete round in {directory}")
+
+    figures = {"rounds": len(rounds)}
+    pooled = {}
+    for side in SIDES:
+        values = sorted(v for r in rounds for v in runs[side][r])
+        pooled[side] = values
+        figures[f"{side}_writes"] = len(values)
+        figures[f"{side}_p50_ms"] = round(percentile(values, 0.5), 3)
+        figures[f"{side}_p99_ms"] = round(percentile(values, 0.99), 3)
+    for side, name in (("on", "on"), ("off2", "noise")):
+        figures[f"p50_{name}"] = round(figures[f"{side}_p50_ms"] / figures["off_p50_ms"], 3)
+        figures[f"p99_{name}"] = round(figures[f"{side}_p99_ms"] / figures["off_p99_ms"], 3)
+        per_round = [
+            percentile(sorted(runs[side][r]), 0.99) / percentile(sorted(runs["off"][r]), 0.99) for r in rounds
+        ]
+        figures[f"p99_{name}_rounds"] = " ".join(f"{ratio:.2f}" for ratio in per_round)
+        figures[f"p99_{name}_median"] = round(statistics.median(per_round), 3)
+    try:
+        import numpy
+    except ImportError:
+        print(json.dumps(figures, separators=(",", ":")))
+        return
+    generator = numpy.random.default_rng(51)
+
+    def blocks(side):
+        cut = []
+        for r in rounds:
+            values = numpy.asarray(runs[side][r])
+            cut += [values[i:i + BLOCK] for i in range(0, len(values), BLOCK)]
+        return cut
+
+    def bootstrap_p99(side):
+        cut = blocks(side)
+        draws = numpy.empty(REPEATS)
+        for repeat in range(REPEATS):
+            drawn = numpy.concatenate([cut[i] for i in generator.integers(0, len(cut), len(cut))])
+            rank = int(0.99 * (len(drawn) - 1) + 0.5)
+            draws[repeat] = numpy.partition(drawn, rank)[rank]
+        return draws
+
+    draws = {side: bootstrap_p99(side) for side in SIDES}
+    for side, name in (("on", "on"), ("off2", "noise")):
+        low, high = numpy.percentile(draws[side] / draws["off"], [2.5, 97.5])
+        figures[f"p99_{name}_low"] = round(float(low), 3)
+        figures[f"p99_{name}_high"] = round(float(high), 3)
+    print(json.dumps(figures, separators=(",", ":")))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench/tail.py DIR")
+    main(sys.argv[1])
