@@ -911,6 +911,7 @@ history_scenario() {
             history_point "$gateway" 1000 "$round" "$tails/$gateway-$round.txt" "$history_seconds"
         done
     done
+    round=$history_rounds
     for load in 5000 $(for ((pair = 0; pair < pairs; pair++)); do echo window; done); do
         round=$((round + 1))
         if ((round % 2)); then order=(on off); else order=(off on); fi

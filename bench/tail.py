@@ -6,10 +6,11 @@ DIR holds SIDE-ROUND.txt for the sides on, off and off2 (a second gateway withou
 noise), each the latencies in ms of one run at a fixed rate in the order they were answered
 (loadgen -o). Prints one JSON object: each side's p50 and p99 over all its runs, on ÷ off and
 off2 ÷ off of them, the same ratio per round (the runs of one round are back to back), and a 95 %
-interval for the pooled ratios by a block bootstrap: each run cut into blocks of BLOCK answers (a
-second at 1,000/s, so a slow spell stays together as it happened), the blocks of each side drawn
-again with replacement, the ratio of the drawn sides' p99s, REPEATS times. Without numpy the
-interval is left out.
+interval for the pooled ratios by a two-level bootstrap: the rounds drawn again with replacement
+(the same rounds for every side, so the drift of the machine's load between rounds shows in the
+interval but does not favour a side), then within each drawn run its blocks of BLOCK answers (a
+second at 1,000/s, so a slow spell stays together as it happened); the ratio of the drawn sides'
+p99s, REPEATS times. Without numpy the interval is left out.
 """
 import json
 import os
@@ -63,23 +64,20 @@ def main(directory):
         return
     generator = numpy.random.default_rng(51)
 
-    def blocks(side):
-        cut = []
-        for r in rounds:
-            values = numpy.asarray(runs[side][r])
-            cut += [values[i:i + BLOCK] for i in range(0, len(values), BLOCK)]
-        return cut
-
-    def bootstrap_p99(side):
-        cut = blocks(side)
-        draws = numpy.empty(REPEATS)
-        for repeat in range(REPEATS):
-            drawn = numpy.concatenate([cut[i] for i in generator.integers(0, len(cut), len(cut))])
+    # Each run cut into blocks; a draw takes as many rounds as there are, with replacement and the
+    # same for every side (the runs of a round are measured back to back, so the load of the moment
+    # weighs on all three alike), then within each drawn run as many of its blocks, with replacement.
+    cut = {side: {r: [numpy.asarray(runs[side][r][i:i + BLOCK]) for i in range(0, len(runs[side][r]), BLOCK)]
+                  for r in rounds} for side in SIDES}
+    draws = {side: numpy.empty(REPEATS) for side in SIDES}
+    for repeat in range(REPEATS):
+        drawn_rounds = [rounds[i] for i in generator.integers(0, len(rounds), len(rounds))]
+        for side in SIDES:
+            drawn = numpy.concatenate([
+                run[i] for run in (cut[side][r] for r in drawn_rounds) for i in generator.integers(0, len(run), len(run))
+            ])
             rank = int(0.99 * (len(drawn) - 1) + 0.5)
-            draws[repeat] = numpy.partition(drawn, rank)[rank]
-        return draws
-
-    draws = {side: bootstrap_p99(side) for side in SIDES}
+            draws[side][repeat] = numpy.partition(drawn, rank)[rank]
     for side, name in (("on", "on"), ("off2", "noise")):
         low, high = numpy.percentile(draws[side] / draws["off"], [2.5, 97.5])
         figures[f"p99_{name}_low"] = round(float(low), 3)
