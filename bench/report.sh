@@ -101,6 +101,7 @@ get("scenario") == "history-tail" {
     htail = htail sprintf("p99 on ÷ off **%s×**%s, by round %s (median %s×); off2 ÷ off (the noise) %s×%s, by round %s (median %s×).", \
         get("p99_on"), interval(get("p99_on_low"), get("p99_on_high")), get("p99_on_rounds"), get("p99_on_median"), \
         get("p99_noise"), interval(get("p99_noise_low"), get("p99_noise_high")), get("p99_noise_rounds"), get("p99_noise_median"))
+    htail = htail sprintf(" p99 on ÷ off2: %s×, by round %s.", get("p99_on_off2"), get("p99_on_off2_rounds"))
     htail_on = get("p99_on"); htail_low = get("p99_on_low"); htail_high = get("p99_on_high"); htail_noise = get("p99_noise")
     htail_noise_low = get("p99_noise_low"); htail_noise_high = get("p99_noise_high"); htail_rounds = get("rounds")
 }
