@@ -22,7 +22,9 @@
  *            layout change is on disk before its answer: the time is at least one commit's fsync.
  *            With -S COUNTS (the counts file of bench/slowfsync.c's SLOWFSYNC_COUNTS) it also counts
  *            the requests during which the gateway synced at least once before the answer came.
- * Prints one JSON object on stdout.
+ * Prints one JSON object on stdout. With -o FILE (rate and window) it also writes each answered write's
+ * latency in ms to FILE, one a line, in the order the answers came: for statistics over several runs
+ * (bench/tail.py pools them and bootstraps the p99).
  */
 #define _GNU_SOURCE
 #include "load.h"
@@ -35,7 +37,7 @@ struct accessory {
 };
 
 static struct {
-    const char *host, *base, *home, *account, *mode, *action_on, *action_off, *sync_counts;
+    const char *host, *base, *home, *account, *mode, *action_on, *action_off, *sync_counts, *latency_file;
     int port, accessories, room_size, qos, count, window, fifty;
     double rate, timeout;
 } options = {
@@ -153,6 +155,15 @@ static void send_write(struct mosquitto *mosq)
 
 static void print_latencies(const char *mode, int sent, double elapsed)
 {
+    if (options.latency_file) {
+        FILE *file = fopen(options.latency_file, "w");
+        if (!file) {
+            perror(options.latency_file);
+            exit(1);
+        }
+        for (int i = 0; i < answered; i++) fprintf(file, "%.4f\n", latencies[i]);
+        fclose(file);
+    }
     qsort(latencies, answered, sizeof *latencies, compare_doubles);
     printf("{\"mode\":\"%s\",\"qos\":%d,\"sent\":%d,\"answered\":%d,\"lost\":%d,\"unexpected\":%d,"
            "\"elapsed_s\":%.3f,\"throughput\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
@@ -307,14 +318,14 @@ static void usage(void)
             "usage: loadgen [-h host] [-p port] [-b base] [-H home] [-u account] [-n accessories]\n"
             "               [-r room size] [-q qos] [-m rate|window|startup|actionset|layout] [-R rate]\n"
             "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n"
-            "               [-S slowfsync counts file]\n");
+            "               [-S slowfsync counts file] [-o latency file]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int option;
-    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:")) != -1) {
+    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:o:")) != -1) {
         switch (option) {
         case 'h': options.host = optarg; break;
         case 'p': options.port = atoi(optarg); break;
@@ -333,6 +344,7 @@ int main(int argc, char **argv)
         case 'A': options.action_off = optarg; break;
         case 'F': options.fifty = atoi(optarg); break;
         case 'S': options.sync_counts = optarg; break;
+        case 'o': options.latency_file = optarg; break;
         default: usage();
         }
     }

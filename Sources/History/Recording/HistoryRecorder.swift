@@ -11,7 +11,8 @@ import Synchronization
 /// ``HistorySelection/isWanted(_:)`` takes, so a value nobody records does not wake it), keeps
 /// them in a bounded ``HistoryBuffer``, and writes what gathered in one transaction per batch on
 /// the store's writer queue (the group commit), awaited off the gateway's loop. It ages the
-/// history every ``Settings/retentionInterval``.
+/// history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under way after
+/// its step.
 ///
 /// History is the first thing to give: when the writer is slow the buffer fills and new entries
 /// are dropped; when a write fails its batch is dropped. Each spell of dropping is logged once,
@@ -67,7 +68,11 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     package func run() async throws {
         let changes = await changes()
         await withDiscardingTaskGroup { group in
-            group.addTask { await clock.clock.every(settings.retentionInterval) { await age() } }
+            // A sweep under way stops at a graceful shutdown, after its step (the next sweep does
+            // the rest), so the gateway's stop does not wait for a whole sweep at nice 19.
+            group.addTask {
+                await cancelWhenGracefulShutdown { await clock.clock.every(settings.retentionInterval) { await age() } }
+            }
             await follow(changes)
             group.cancelAll()
         }
@@ -161,6 +166,8 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     private func age() async {
         do {
             try await writer.applyRetention()
+        } catch is CancellationError {
+            return
         } catch {
             logger.warning("history could not be aged: \(error)")
         }
