@@ -311,10 +311,17 @@ extension CommandRouter {
 }
 
 extension HomeError {
-    /// A history query's refusal as the wire's code of the same name (`unavailable` is
-    /// `historyUnavailable` there), with its message.
+    /// A history query's refusal as the wire's code, with its message.
     package init(_ error: HistoryError) {
-        let name = error.code == .unavailable ? Code.historyUnavailable.name : error.code.name
-        self.init(Code(rawValue: name) ?? .unexpectedError, error.message)
+        let code: Code =
+            switch error.code {
+            case .reversedSpan: .reversedSpan
+            case .spanBeyondRetention: .spanBeyondRetention
+            case .unknownCharacteristic: .unknownCharacteristic
+            case .tooManyPoints: .tooManyPoints
+            case .unavailable: .historyUnavailable
+            default: .unexpectedError
+            }
+        self.init(code, error.message)
     }
 }
