@@ -164,6 +164,14 @@ package struct RetainedView: Sendable, Equatable {
         return (topic, text.isEmpty ? Array("\"\"".utf8) : text)
     }
 
+    /// What to publish and what to clear to go from `old` to `self`.
+    package func changes(from old: RetainedView) -> (publish: [(topic: String, payload: [UInt8])], clear: [String]) {
+        let publish = payloads.filter { old.payloads[$0.key] != $0.value }.sorted { $0.key < $1.key }
+            .map { (topic: $0.key, payload: $0.value) }
+        let clear = old.payloads.keys.filter { payloads[$0] == nil }.sorted()
+        return (publish, clear)
+    }
+
     package subscript(topic: String) -> [UInt8]? {
         get { payloads[topic] }
         set { payloads[topic] = newValue }

@@ -160,23 +160,25 @@ package actor RetainedPublisher {
             renderLayoutLater(home, version: snapshot.version ?? 0)
             return
         }
-        var done: Set<RetainedView.Part> = []
-        for part in parts(touchedBy: event, homes: snapshot.homes) where done.insert(part).inserted {
-            refresh(part, from: snapshot)
+        guard let touched = parts(touchedBy: event, homes: snapshot.homes) else {
+            apply(snapshot)
+            return
         }
+        var done: Set<RetainedView.Part> = []
+        for part in touched where done.insert(part).inserted { refresh(part, from: snapshot) }
     }
 
-    /// The parts of the view `event` may have changed.
-    private func parts(touchedBy event: HomeEvent, homes: [Home]) -> [RetainedView.Part] {
+    /// The parts of the view `event` may have changed; nil for "everything".
+    private func parts(touchedBy event: HomeEvent, homes: [Home]) -> [RetainedView.Part]? {
         /// Every accessory of `home`, as published and as it is now (added, removed or renamed ones too).
         func accessories(of home: HomeID) -> [RetainedView.Part] {
             let now = homes.first { $0.id == home }.map { Set($0.accessories.map(\.id)) } ?? []
             return now.union(homeAccessories[home] ?? []).sorted().map { .accessory($0) }
         }
-        /// Every home, as published and as it is now.
-        var homeIDs: [HomeID] { Set(homes.map(\.id)).union(homeAccessories.keys).sorted() }
         /// Every home's layout (each says whether it is the primary home).
-        var everyHome: [RetainedView.Part] { homeIDs.map { .home($0) } }
+        var everyHome: [RetainedView.Part] {
+            Set(homes.map(\.id)).union(homeAccessories.keys).sorted().map { .home($0) }
+        }
         /// Accessories that joined or left `home` since it was published: a bridge comes and goes with
         /// its bridged accessories, and HomeKit reports only those.
         func arrivedOrLeft(_ home: HomeID) -> [RetainedView.Part] {
@@ -185,8 +187,7 @@ package actor RetainedPublisher {
         }
         switch event {
         case .homeManagerDidUpdateHomes:
-            // Everything there is or was.
-            return [.global] + everyHome + homeIDs.flatMap(accessories(of:))
+            return nil
         case .didAddHome(let home, _), .didRemoveHome(let home, _), .didUpdateNameForHome(let home, _, _):
             return [.global] + everyHome + accessories(of: home)
         case .didUpdatePrimaryHome:
@@ -433,6 +434,22 @@ package actor RetainedPublisher {
             if owner.updateValue(part, forKey: topic) != part { partTopics[part, default: []].insert(topic) }
         }
         return sentAny
+    }
+
+    /// Everything again: renders the whole view and sends the difference.
+    private func apply(_ snapshot: HomeSnapshot) {
+        layoutsDue = [:]
+        for home in snapshot.homes { reportUnmapped(in: home) }
+        layoutFragments.keep(only: snapshot.homes)
+        let parts = RetainedView.parts(
+            homes: snapshot.homes, discovered: snapshot.discovered, topics: topics, homeAssistant: homeAssistant,
+            fragments: &layoutFragments)
+        let desired = RetainedView(merging: parts)
+        let (publish, clear) = desired.changes(from: published)
+        for (topic, payload) in publish { _ = send(topic, payload) }
+        for topic in clear { _ = send(topic, []) }
+        published = desired
+        index(parts, homes: snapshot.homes)
     }
 
     /// Queues one message, QoS 1 and retained unless told (a press, `$events`); the client delivers
