@@ -82,9 +82,11 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
 
     private let state = Mutex(State())
     // The pass in progress, touched on the loop's thread only: its connections, their results,
-    // and whether ``writeQueuedNow()`` may still write.
+    // the `errno` each failed call left (the pass's later calls overwrite the thread's), and
+    // whether ``writeQueuedNow()`` may still write.
     private var passServices: [Service] = []
     private var passResults: [Int32] = []
+    private var passErrnos: [Int32] = []
     private var mayWriteEarly = false
     private let wakeReader: Int32
     private let wakeWriter: Int32
@@ -186,12 +188,15 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
     private func writeQueued() {
         for index in passServices.indices where passResults[index] == 0 {
             let source = passServices[index].source
-            if source.wantsToWrite() { passResults[index] = source.write() }
+            if source.wantsToWrite() {
+                passResults[index] = source.write()
+                passErrnos[index] = errno
+            }
         }
     }
 
     /// Serves `source` on the loop's thread until one of its calls fails, and returns that result
-    /// with the loop's `errno` then. Nil if the loop has stopped (the caller serves it).
+    /// with the `errno` that call left. Nil if the loop has stopped (the caller serves it).
     func serve(_ source: Source) async -> (rc: Int32, errno: Int32)? {
         await withCheckedContinuation { ended in
             if !attach(source, ended: { ended.resume(returning: ($0, errno)) }) { ended.resume(returning: nil) }
@@ -296,9 +301,11 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
             // One pass: read what came, run what it woke, write what that queued.
             passServices = services
             passResults = [Int32](repeating: 0, count: services.count)
+            passErrnos = passResults
             for (index, descriptor) in descriptors.dropFirst().enumerated()
             where descriptor.revents & ~Int16(POLLOUT) != 0 || services[index].source.hasBufferedInput() {
                 passResults[index] = services[index].source.read()
+                passErrnos[index] = errno
             }
             for waiter in state.withLock({ state in
                 defer { state.passWaiters.removeAll() }
@@ -312,13 +319,15 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
             // What the pass queued (a command's value, state, event and answer) leaves here, in
             // one write, but for what a job wrote early (``writeQueuedNow()``).
             writeQueued()
-            let results = passResults
+            let (results, errnos) = (passResults, passErrnos)
             passServices.removeAll()
             for (index, service) in services.enumerated() {
-                var result = results[index]
-                if result == 0 { result = service.source.tick() }
+                var (result, failure) = (results[index], errnos[index])
+                if result == 0 { (result, failure) = (service.source.tick(), errno) }
                 guard result != 0 else { continue }
                 state.withLock { $0.services.removeAll { $0 === service } }
+                // `ended` reads the `errno` of the call that failed (``serve(_:)``).
+                errno = failure
                 service.ended(result)
             }
         }
