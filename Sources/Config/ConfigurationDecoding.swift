@@ -167,6 +167,14 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         setting = value(key, example: setting, fix: fix, check) ?? setting
     }
 
+    /// Reads a whole number within `range`; another is "'section.key' is N; it must be low...high" and `unit`.
+    func read(_ setting: inout Int, _ key: Key, within range: ClosedRange<Int>, unit: String = "") {
+        read(&setting, key) {
+            range.contains($0)
+                ? nil : "'\(name(key))' is \($0); it must be \(range.lowerBound)...\(range.upperBound)\(unit)"
+        }
+    }
+
     /// Reads a setting that `null` turns off.
     func readOrNull<T: Decodable>(
         _ setting: inout T?, _ key: Key, fix: String? = nil, _ check: (T) -> String? = { _ in nil }

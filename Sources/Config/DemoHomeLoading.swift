@@ -11,12 +11,7 @@ package enum DemoHomeLoading {
     package static func load(file: String) throws(ConfigurationErrors) -> DemoHome {
         let yaml = try ConfigurationErrors.text(
             of: file, "the demo-home file", fix: "correct 'accessories.virtual'")
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: yaml)
-        } catch {
-            throw ConfigurationErrors([GatewayConfiguration.syntaxError(error, file: file)])
-        }
+        let root = try GatewayConfiguration.compose(yaml, file: file)
         guard let root else {
             throw ConfigurationErrors([
                 ConfigurationError(

@@ -394,27 +394,15 @@ extension GatewayConfiguration.HistorySettings: ConfigurationSettings {
 
     mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&enabled, .enabled)
-        file.read(&rawDays, .rawDays) {
-            Self.rawDaysRange.contains($0)
-                ? nil
-                : "'history.rawDays' is \($0); it must be \(Self.rawDaysRange.lowerBound)...\(Self.rawDaysRange.upperBound) days"
-        }
-        file.read(&hourlyDays, .hourlyDays) {
-            Self.hourlyDaysRange.contains($0)
-                ? nil
-                : "'history.hourlyDays' is \($0); it must be \(Self.hourlyDaysRange.lowerBound)...\(Self.hourlyDaysRange.upperBound) days"
-        }
+        file.read(&rawDays, .rawDays, within: Self.rawDaysRange, unit: " days")
+        file.read(&hourlyDays, .hourlyDays, within: Self.hourlyDaysRange, unit: " days")
         if hourlyDays < rawDays {
             file.report(
                 at: .hourlyDays,
                 "'history.hourlyDays' (\(hourlyDays)) is shorter than 'history.rawDays' (\(rawDays)): the hours of the last raw days would go first",
                 fix: "make hourlyDays at least rawDays, e.g. 365")
         }
-        file.read(&maxMegabytes, .maxMegabytes) {
-            Self.maxMegabytesRange.contains($0)
-                ? nil
-                : "'history.maxMegabytes' is \($0); it must be \(Self.maxMegabytesRange.lowerBound)...\(Self.maxMegabytesRange.upperBound)"
-        }
+        file.read(&maxMegabytes, .maxMegabytes, within: Self.maxMegabytesRange)
     }
 }
 

@@ -19,12 +19,7 @@ extension GatewayConfiguration {
     package static func parse(
         yaml: String, file: String, environment: [String: String] = [:]
     ) throws(ConfigurationErrors) -> GatewayConfiguration {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: yaml)
-        } catch {
-            throw ConfigurationErrors([syntaxError(error, file: file)])
-        }
+        let root = try compose(yaml, file: file)
         let decoding = ConfigurationDecoding(
             file: file, root: root ?? Node("", Tag(.null)), environment: environment)
         var configuration: GatewayConfiguration?
@@ -43,8 +38,16 @@ extension GatewayConfiguration {
         return configuration
     }
 
-    /// A YAML file that Yams cannot read, at the line and column Yams names (the demo-home file too).
-    static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
+    /// The YAML of `file` (the demo-home file too); one Yams cannot read is refused where Yams says.
+    static func compose(_ yaml: String, file: String) throws(ConfigurationErrors) -> Node? {
+        do {
+            return try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationErrors([syntaxError(error, file: file)])
+        }
+    }
+
+    private static func syntaxError(_ error: any Error, file: String) -> ConfigurationError {
         let fix =
             "check the indentation and quoting at that place (quote values that contain ': ' or start with '{', '[', '*', '&' or '#')"
         guard let error = error as? YamlError else {

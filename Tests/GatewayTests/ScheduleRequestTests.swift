@@ -155,6 +155,9 @@ struct ScheduleRequestTests {
         let cases: [(String, HomeError.Code)] = [
             (#"{"home":"H","name":"N","time":"25:00","actionSets":["On"]}"#, .invalidSchedule),
             (#"{"home":"H","name":"N","time":"7:30","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","time":"+7:30","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","time":"sunset","actionSets":["On"]}"#, .invalidSchedule),
+            (#"{"home":"H","name":"N","fireDate":"2026-12-01T+7:30","actionSets":["On"]}"#, .invalidSchedule),
             (#"{"home":"H","name":"N","time":"07:30","weekdays":["someday"],"actionSets":["On"]}"#, .invalidParameter),
             (#"{"home":"H","name":"N","time":"07:30","weekdays":[],"actionSets":["On"]}"#, .invalidSchedule),
             (#"{"home":"H","name":"N","sun":"noon","actionSets":["On"]}"#, .invalidParameter),

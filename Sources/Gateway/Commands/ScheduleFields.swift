@@ -42,7 +42,7 @@ enum ScheduleFields {
             return .sun(event, offset: offset, weekdays: try weekdays(body, "weekdays"))
         case "fireDate":
             let text = try body.string("fireDate")
-            guard let start = slot(text) else {
+            guard let start = LocalDateTime(text) else {
                 throw HomeError(
                     .invalidSchedule,
                     "\"fireDate\" '\(text)' is no date and minute of the calendar; write it as 2026-12-01T07:30 (the home's time zone)."
@@ -56,26 +56,11 @@ enum ScheduleFields {
 
     /// "HH:MM", refused with the key's name.
     static func time(_ text: String, key: String) throws(HomeError) -> TimeOfDay {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]),
-            let minute = Int(parts[1]), let time = try? TimeOfDay(hour: hour, minute: minute)
-        else {
+        guard let time = TimeOfDay(text) else {
             throw HomeError(
                 .invalidSchedule, "\"\(key)\" '\(text)' is no time of day; write it as 22:30 (00:00 to 23:59).")
         }
         return time
-    }
-
-    /// "YYYY-MM-DDTHH:MM", or nil.
-    static func slot(_ text: String) -> LocalDateTime? {
-        let halves = text.split(separator: "T", omittingEmptySubsequences: false)
-        guard halves.count == 2, let time = try? time(String(halves[1]), key: "") else { return nil }
-        let parts = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            let date = try? LocalDate(year: year, month: month, day: day)
-        else { return nil }
-        return LocalDateTime(date, time)
     }
 
     /// A list of weekday names; every day when left out.

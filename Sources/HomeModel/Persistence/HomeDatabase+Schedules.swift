@@ -25,7 +25,7 @@ extension HomeDatabase {
             var states: [TriggerID: ScheduleState] = [:]
             for record in try ScheduleStateRecord.fetchAll(db) {
                 var state = ScheduleState(since: Date(timeIntervalSince1970: record.since))
-                if let slot = record.lastSlot.flatMap(ScheduleJSON.slot), let instant = record.lastInstant {
+                if let slot = record.lastSlot.flatMap(LocalDateTime.init), let instant = record.lastInstant {
                     state.lastFiring = Firing(instant: Date(timeIntervalSince1970: instant), slot: slot)
                 }
                 states[record.triggerID] = state

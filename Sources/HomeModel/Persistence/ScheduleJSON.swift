@@ -46,38 +46,20 @@ struct ScheduleJSON: Codable, Sendable, Hashable {
         }
         switch kind {
         case "timeOfDay":
-            guard let time = time.flatMap(Self.time), let weekdays = days(weekdays) else { return nil }
+            guard let time = time.flatMap(TimeOfDay.init), let weekdays = days(weekdays) else { return nil }
             return .timeOfDay(time, weekdays: weekdays)
         case "sun":
             guard let event = sun.flatMap(SolarEvent.init(rawValue:)), let offset, let weekdays = days(weekdays)
             else { return nil }
             return .sun(event, offset: offset, weekdays: weekdays)
         case "timer":
-            guard let start = start.flatMap(Self.slot) else { return nil }
+            guard let start = start.flatMap(LocalDateTime.init) else { return nil }
             guard let recurrence else { return .timer(start: start, recurrence: nil) }
             guard let decoded = recurrence.recurrence else { return nil }
             return .timer(start: start, recurrence: decoded)
         default:
             return nil
         }
-    }
-
-    /// "HH:MM", read as a time window's point is.
-    static func time(_ text: String) -> TimeOfDay? {
-        guard case .time(let time)? = try? TimePoint(text) else { return nil }
-        return time
-    }
-
-    /// "YYYY-MM-DDTHH:MM".
-    static func slot(_ text: String) -> LocalDateTime? {
-        let halves = text.split(separator: "T", omittingEmptySubsequences: false)
-        guard halves.count == 2, let time = time(String(halves[1])) else { return nil }
-        let parts = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            let date = try? LocalDate(year: year, month: month, day: day)
-        else { return nil }
-        return LocalDateTime(date, time)
     }
 }
 

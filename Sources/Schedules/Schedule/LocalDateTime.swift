@@ -15,6 +15,19 @@ package struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConver
         self.init(try LocalDate(year: year, month: month, day: day), try TimeOfDay(hour: hour, minute: minute))
     }
 
+    /// Reads the written form "YYYY-MM-DDTHH:MM" (a timer's start, stored and on the wire); nil for
+    /// anything else, a date or time the calendar does not have among it.
+    package init?(_ text: String) {
+        let halves = text.split(separator: "T", omittingEmptySubsequences: false)
+        guard halves.count == 2, let time = TimeOfDay(String(halves[1])) else { return nil }
+        let parts = halves[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            let date = try? LocalDate(year: year, month: month, day: day)
+        else { return nil }
+        self.init(date, time)
+    }
+
     package var description: String { "\(date) \(time)" }
 
     package static func < (lhs: LocalDateTime, rhs: LocalDateTime) -> Bool {

@@ -11,6 +11,12 @@ package struct TimeOfDay: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.minute = minute
     }
 
+    /// Reads "HH:MM" as a time window's point does ("22:30"); nil for anything else.
+    package init?(_ text: String) {
+        guard case .time(let time)? = try? TimePoint(text) else { return nil }
+        self = time
+    }
+
     /// 00:00, a day's start.
     package static let midnight = try! TimeOfDay(hour: 0, minute: 0)
 
