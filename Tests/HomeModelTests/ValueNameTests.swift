@@ -1,6 +1,7 @@
 import Foundation
-import HomeModel
 import Testing
+
+@testable import HomeModel
 
 @Suite("States in words")
 struct ValueNameTests {
@@ -23,13 +24,13 @@ struct ValueNameTests {
             }
             listed[CharacteristicType(String(row.1))] = names
         }
-        #expect(Set(listed.keys) == CharacteristicType.typesWithValueNames)
+        #expect(Set(listed.keys) == Set(CharacteristicType.valueNames.keys))
         for (type, names) in listed { #expect(type.valueNames == names, "\(type)") }
     }
 
     @Test("every valid value of the standard metadata has a name")
     func standardStatesNamed() {
-        for type in CharacteristicType.typesWithValueNames {
+        for type in CharacteristicType.valueNames.keys {
             guard let values = CharacteristicMetadata.standard(for: type)?.validValues else { continue }
             for value in values { #expect(type.name(of: value) != nil, "\(type) \(value)") }
         }

@@ -4,13 +4,10 @@ extension CharacteristicType {
     /// numbers (docs/mqtt.md lists these words beside them): the words are for people.
     package var valueNames: [Int: String]? { Self.valueNames[self] }
 
-    /// Every type whose values have names.
-    package static var typesWithValueNames: Set<CharacteristicType> { Set(valueNames.keys) }
-
     /// The name of `value` of this type, nil when it has none.
     package func name(of value: Int) -> String? { Self.valueNames[self]?[value] }
 
-    private static let valueNames: [CharacteristicType: [Int: String]] = [
+    static let valueNames: [CharacteristicType: [Int: String]] = [
         "Active": [0: "Inactive", 1: "Active"],
         "AirParticulateSize": [0: "2.5 µm", 1: "10 µm"],
         "AirQuality": [0: "Unknown", 1: "Excellent", 2: "Good", 3: "Fair", 4: "Inferior", 5: "Poor"],
