@@ -234,7 +234,7 @@ package final class FiringChains: Sendable {
         case loop([TriggerID])
     }
 
-    private struct Record {
+    struct Record {
         let serial: Int
         let chain: [TriggerID]
         let writes: [ValueKey: CharacteristicValue]
@@ -243,7 +243,7 @@ package final class FiringChains: Sendable {
         var turnBackBegun = false
     }
 
-    private struct State {
+    struct State {
         var next = 0
         var records: [Record] = []
         /// The chain of each automation's latest firing that left a turn-back, until the turn-back runs.
@@ -261,7 +261,7 @@ package final class FiringChains: Sendable {
     }
 
     private let rule: AutomationService.LoopRule
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     init(rule: AutomationService.LoopRule) { self.rule = rule }
 
@@ -327,7 +327,4 @@ package final class FiringChains: Sendable {
             }
         }
     }
-
-    /// How many chains wait for a turn-back, for tests.
-    var pendingTurnBackChains: Int { state.withLock { $0.turnBackChains.count } }
 }

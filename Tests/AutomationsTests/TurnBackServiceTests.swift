@@ -345,3 +345,8 @@ struct TurnBackServiceTests {
         await manager.shutdown()
     }
 }
+
+extension FiringChains {
+    /// How many chains wait for a turn-back.
+    var pendingTurnBackChains: Int { state.withLock { $0.turnBackChains.count } }
+}
