@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 @testable import HomeModel
 
@@ -45,4 +46,10 @@ extension HomeDatabase {
     func execute(sql: String, arguments: [String]) throws {
         try writer.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
     }
+
+    /// How many group commits of values ran.
+    var valueCommits: Int { valueCommitCount.withLock { $0 } }
+
+    /// How many of them failed (and left their values for the next).
+    var failedValueCommits: Int { failedValueCommitCount.withLock { $0 } }
 }

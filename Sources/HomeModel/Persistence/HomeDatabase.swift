@@ -320,12 +320,10 @@ package final class HomeDatabase: Sendable {
         }
     }
 
-    /// How many group commits of values ran, for tests.
-    var valueCommits: Int { valueCommitCount.withLock { $0 } }
-    private let valueCommitCount = Mutex(0)
-    /// How many of them failed (and left their values for the next), for tests.
-    var failedValueCommits: Int { failedValueCommitCount.withLock { $0 } }
-    private let failedValueCommitCount = Mutex(0)
+    /// How many group commits of values ran, and how many of them failed (and left their values for
+    /// the next): for tests.
+    let valueCommitCount = Mutex(0)
+    let failedValueCommitCount = Mutex(0)
 
     /// Returns once every write queued before it (a group commit under way) is done.
     func waitForWrites() {
