@@ -173,12 +173,10 @@ final class LiveFeed: Sendable {
 
     var openPages: Int { mailboxes.withLock { $0?.count ?? 0 } }
 
-    private let written = Mutex(0)
+    let written = Mutex(0)
 
     /// Counts updates a stream wrote to its page (for tests, which wait for them).
     func noteWritten(_ count: Int) { written.withLock { $0 += count } }
-
-    var writtenUpdates: Int { written.withLock { $0 } }
 
     /// Posts what `event` means to each page: values and reachability to the pages of that home,
     /// a reload for any other change of a home shown, and to every page when homes or users change

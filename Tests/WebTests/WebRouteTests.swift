@@ -1162,3 +1162,8 @@ extension HTTPFields {
         return fields
     }
 }
+
+extension LiveFeed {
+    /// How many updates streams wrote to their pages.
+    var writtenUpdates: Int { written.withLock { $0 } }
+}
