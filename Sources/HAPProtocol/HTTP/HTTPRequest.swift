@@ -10,16 +10,9 @@ package struct HTTPRequest: Sendable {
     /// The path with its query, e.g. "/characteristics?id=1.10".
     package var path: String
     /// Headers besides Host and Content-Length, which `encoded` writes.
-    package var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)] = []
     /// The body (may be empty).
-    package var body: [UInt8]
-
-    package init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.body = body
-    }
+    package var body: [UInt8] = []
 
     /// A GET (/accessories, /characteristics?id=...).
     package static func get(_ path: String) -> HTTPRequest {
