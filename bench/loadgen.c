@@ -12,6 +12,13 @@
  * Modes (-m):
  *   rate     COUNT writes at RATE per second (-R), round robin over the accessories
  *   window   COUNT writes keeping WINDOW (-w) in flight: the maximum sustained throughput
+ *   paired   the gateways of the base topics -B BASE,BASE[,...] (2 to 4, each with the home) in turns:
+ *            COUNT sets of one block of BLOCK (-s) seconds per gateway at RATE per second, the
+ *            order within a set cycling through every permutation, after WARM (-W) sets not timed.
+ *            One pace for the whole run, so the rate stays exact across the switches; a write belongs
+ *            to the block it was sent in, whichever block its answer comes in. The gateways share the
+ *            machine's state of the moment block by block: for comparing them under a load that
+ *            drifts (bench/tail.py pools the blocks and bootstraps whole sets)
  *   startup  print "ready", then wait until the gateway published all N value topics (what the broker
  *            held retained before does not count); prints when (CLOCK_REALTIME)
  *   actionset  run action sets ACTION_ON / ACTION_OFF (-a, -A) COUNT times, timing until all of the
@@ -23,8 +30,8 @@
  *            With -S COUNTS (the counts file of bench/slowfsync.c's SLOWFSYNC_COUNTS) it also counts
  *            the requests during which the gateway synced at least once before the answer came.
  * Prints one JSON object on stdout. With -o FILE (rate and window) it also writes each answered write's
- * latency in ms to FILE, one a line, in the order the answers came: for statistics over several runs
- * (bench/tail.py pools them and bootstraps the p99).
+ * latency in ms to FILE, one a line, in the order the answers came; in paired mode a line is
+ * "SET SLOT GATEWAY LATENCY": the set, the block's place in it, the gateway's place in -B.
  */
 #define _GNU_SOURCE
 #include "load.h"
@@ -33,30 +40,52 @@ struct accessory {
     int value;         /* last value the gateway published: 0, 1, or -1 before any is known */
     int expected;      /* the value a write in flight waits for, or -1 when none is in flight */
     bool live;         /* a state arrived since subscribing (not one the broker had retained) */
+    int set, slot;     /* paired: the block of the write in flight (set -1: warming up, not timed) */
     struct timespec sent;
 };
 
+/* The gateways written to: options.base, or in paired mode the bases of -B. Each has its own copy of
+ * the home (accessories[gateway * options.accessories + index]) and its own writes in flight. */
+#define MAX_GATEWAYS 4
+static const char *bases[MAX_GATEWAYS];
+static int gateways = 1;
+static int in_flight_of[MAX_GATEWAYS], cursor_of[MAX_GATEWAYS];
+
 static struct {
     const char *host, *base, *home, *account, *mode, *action_on, *action_off, *sync_counts, *latency_file;
-    int port, accessories, room_size, qos, count, window, fifty;
-    double rate, timeout;
+    char *paired_bases;
+    int port, accessories, room_size, qos, count, window, fifty, warm_sets;
+    double rate, timeout, block_seconds;
 } options = {
     .host = "127.0.0.1", .base = "homegate", .home = "Bench", .account = "owner", .mode = "rate",
     .action_on = "Fifty On", .action_off = "Fifty Off",
     .port = 1883, .accessories = 1000, .room_size = 20, .qos = 1, .count = 10000, .window = 100, .fifty = 50,
-    .rate = 1000, .timeout = 5,
+    .rate = 1000, .timeout = 5, .block_seconds = 2, .warm_sets = 2,
 };
 
 static struct accessory *accessories;
 static double *latencies;          /* milliseconds, one per answered write */
+static int *latency_set, *latency_slot, *latency_gateway; /* paired: the block of each answered write */
 static int answered, in_flight, unexpected, live_seen;
 static int layout_answered = -1, layout_failed; /* layout: the id of the last answer, failed answers */
 static struct timespec last_answer;
 
-static void topic_of(char *buffer, size_t size, int index, const char *suffix)
+static void topic_of(char *buffer, size_t size, int gateway, int index, const char *suffix)
 {
-    snprintf(buffer, size, "%s/%s/Room %d/Switch %d/Switch/On%s", options.base, options.home,
+    snprintf(buffer, size, "%s/%s/Room %d/Switch %d/Switch/On%s", bases[gateway], options.home,
              index / options.room_size + 1, index + 1, suffix);
+}
+
+/* The gateway whose base topic starts `topic`, or -1. */
+static int gateway_of(const char *topic)
+{
+    const char *slash = strchr(topic, '/');
+    if (!slash) return -1;
+    size_t length = (size_t)(slash - topic);
+    for (int gateway = 0; gateway < gateways; gateway++) {
+        if (strlen(bases[gateway]) == length && memcmp(bases[gateway], topic, length) == 0) return gateway;
+    }
+    return -1;
 }
 
 /* The accessory index of a value topic ".../Switch <k>/Switch/On", or -1. */
@@ -81,8 +110,10 @@ static void on_connect(struct mosquitto *mosq, void *context, int rc)
         mosquitto_subscribe(mosq, NULL, filter, 1);
         return;
     }
-    snprintf(filter, sizeof filter, "%s/%s/+/+/Switch/On", options.base, options.home);
-    mosquitto_subscribe(mosq, NULL, filter, options.qos);
+    for (int gateway = 0; gateway < gateways; gateway++) {
+        snprintf(filter, sizeof filter, "%s/%s/+/+/Switch/On", bases[gateway], options.home);
+        mosquitto_subscribe(mosq, NULL, filter, options.qos);
+    }
 }
 
 /* layout: an answer {"id":…,"ok":true|false,…} on the account's response topic. */
@@ -106,12 +137,12 @@ static void on_message(struct mosquitto *mosq, void *context, const struct mosqu
         pthread_mutex_unlock(&lock);
         return;
     }
-    int index = index_of(message->topic);
-    if (index < 0 || message->payloadlen == 0) return;
+    int index = index_of(message->topic), gateway = gateway_of(message->topic);
+    if (index < 0 || gateway < 0 || message->payloadlen == 0) return;
     int value = message->payloadlen == 4 && memcmp(message->payload, "true", 4) == 0;
     struct timespec arrival = now();
     pthread_mutex_lock(&lock);
-    struct accessory *accessory = &accessories[index];
+    struct accessory *accessory = &accessories[gateway * options.accessories + index];
     if (message->retain) {
         /* Retained messages come right after subscribing: the values the broker holds. */
         if (accessory->value < 0) retained_seen++;
@@ -122,9 +153,17 @@ static void on_message(struct mosquitto *mosq, void *context, const struct mosqu
         accessory->live = true;
         accessory->value = value;
         if (accessory->expected == value) {
-            latencies[answered++] = seconds_between(accessory->sent, arrival) * 1000;
+            if (accessory->set >= 0) {
+                if (latency_set) {
+                    latency_set[answered] = accessory->set;
+                    latency_slot[answered] = accessory->slot;
+                    latency_gateway[answered] = gateway;
+                }
+                latencies[answered++] = seconds_between(accessory->sent, arrival) * 1000;
+            }
             accessory->expected = -1;
             in_flight--;
+            in_flight_of[gateway]--;
             last_answer = arrival;
         } else {
             unexpected++;
@@ -134,24 +173,32 @@ static void on_message(struct mosquitto *mosq, void *context, const struct mosqu
     pthread_mutex_unlock(&lock);
 }
 
-/* Sends one write that flips the next accessory without a write in flight. Called with `lock` held. */
-static int cursor;
-static void send_write(struct mosquitto *mosq)
+/* Sends one write to `gateway` that flips its next accessory without a write in flight, counted in
+ * block (set, slot). Called with `lock` held and fewer than options.accessories in flight there. */
+static void send_write_to(struct mosquitto *mosq, int gateway, int set, int slot)
 {
-    while (accessories[cursor].expected >= 0) cursor = (cursor + 1) % options.accessories;
-    struct accessory *accessory = &accessories[cursor];
+    struct accessory *home = &accessories[gateway * options.accessories];
+    int *cursor = &cursor_of[gateway];
+    while (home[*cursor].expected >= 0) *cursor = (*cursor + 1) % options.accessories;
+    struct accessory *accessory = &home[*cursor];
     int target = accessory->value == 1 ? 0 : 1;
     char topic[512];
     char suffix[128];
     snprintf(suffix, sizeof suffix, "/set/%s", options.account);
-    topic_of(topic, sizeof topic, cursor, suffix);
+    topic_of(topic, sizeof topic, gateway, *cursor, suffix);
     accessory->expected = target;
+    accessory->set = set;
+    accessory->slot = slot;
     accessory->sent = now();
     in_flight++;
+    in_flight_of[gateway]++;
     const char *payload = target ? "true" : "false";
     mosquitto_publish(mosq, NULL, topic, (int)strlen(payload), payload, options.qos, false);
-    cursor = (cursor + 1) % options.accessories;
+    *cursor = (*cursor + 1) % options.accessories;
 }
+
+/* Sends one write that flips the next accessory without a write in flight. Called with `lock` held. */
+static void send_write(struct mosquitto *mosq) { send_write_to(mosq, 0, 0, 0); }
 
 static void print_latencies(const char *mode, int sent, double elapsed)
 {
@@ -215,6 +262,74 @@ static void run_window(struct mosquitto *mosq)
 done:;
     double elapsed = seconds_between(start, last_answer);
     print_latencies("window", options.count, elapsed);
+}
+
+/* The k-th permutation (lexicographic, k < n!) of 0..n-1 into `order`. */
+static void permutation(int n, int k, int *order)
+{
+    int left[MAX_GATEWAYS];
+    for (int i = 0; i < n; i++) left[i] = i;
+    for (int i = 0; i < n; i++) {
+        int rest = 1; /* (n - 1 - i)!: the orders of what is left after this place */
+        for (int j = 2; j < n - i; j++) rest *= j;
+        int pick = k / rest;
+        k %= rest;
+        order[i] = left[pick];
+        for (int j = pick; j < n - 1 - i; j++) left[j] = left[j + 1];
+    }
+}
+
+static void run_paired(struct mosquitto *mosq)
+{
+    int per_block = (int)(options.rate * options.block_seconds + 0.5), sets = options.warm_sets + options.count;
+    int orders = 1;
+    for (int i = 2; i <= gateways; i++) orders *= i;
+    long total = (long)sets * gateways * per_block, sent = 0;
+    struct timespec start = now();
+    for (int set = 0; set < sets; set++) {
+        int order[MAX_GATEWAYS];
+        permutation(gateways, set % orders, order);
+        for (int slot = 0; slot < gateways; slot++) {
+            int gateway = order[slot], timed = set - options.warm_sets;
+            for (int i = 0; i < per_block; i++, sent++) {
+                pace(start, sent / options.rate);
+                while (in_flight_of[gateway] >= options.accessories) wait_changed(0.1);
+                send_write_to(mosq, gateway, timed, slot);
+            }
+        }
+    }
+    double sending = seconds_between(start, now());
+    last_answer = now();
+    drain();
+    if (options.latency_file) {
+        FILE *file = fopen(options.latency_file, "w");
+        if (!file) {
+            perror(options.latency_file);
+            exit(1);
+        }
+        for (int i = 0; i < answered; i++) {
+            fprintf(file, "%d %d %d %.4f\n", latency_set[i], latency_slot[i], latency_gateway[i], latencies[i]);
+        }
+        fclose(file);
+    }
+    printf("{\"mode\":\"paired\",\"qos\":%d,\"sets\":%d,\"warm_sets\":%d,\"block_s\":%.3f,\"sent\":%ld,"
+           "\"elapsed_s\":%.3f,\"rate\":%.1f,\"lost\":%d,\"unexpected\":%d",
+           options.qos, options.count, options.warm_sets, options.block_seconds, total, sending,
+           sending > 0 ? total / sending : 0, in_flight, unexpected);
+    /* Each gateway's timed writes, sorted for its percentiles (the file above kept the order). */
+    double *mine = malloc((answered > 0 ? answered : 1) * sizeof *mine);
+    for (int gateway = 0; gateway < gateways; gateway++) {
+        int count = 0;
+        for (int i = 0; i < answered; i++) {
+            if (latency_gateway[i] == gateway) mine[count++] = latencies[i];
+        }
+        qsort(mine, count, sizeof *mine, compare_doubles);
+        printf(",\"%s_answered\":%d,\"%s_lost\":%d,\"%s_p50_ms\":%.3f,\"%s_p99_ms\":%.3f", bases[gateway], count,
+               bases[gateway], in_flight_of[gateway], bases[gateway], percentile(mine, count, 0.5), bases[gateway],
+               percentile(mine, count, 0.99));
+    }
+    printf("}\n");
+    free(mine);
 }
 
 static void run_startup(void)
@@ -318,14 +433,15 @@ static void usage(void)
             "usage: loadgen [-h host] [-p port] [-b base] [-H home] [-u account] [-n accessories]\n"
             "               [-r room size] [-q qos] [-m rate|window|startup|actionset|layout] [-R rate]\n"
             "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n"
-            "               [-S slowfsync counts file] [-o latency file]\n");
+            "               [-S slowfsync counts file] [-o latency file]\n"
+            "               [-B base,base[,...] (paired)] [-s block seconds] [-W warm-up sets]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int option;
-    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:o:")) != -1) {
+    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:o:B:s:W:")) != -1) {
         switch (option) {
         case 'h': options.host = optarg; break;
         case 'p': options.port = atoi(optarg); break;
@@ -345,14 +461,35 @@ int main(int argc, char **argv)
         case 'F': options.fifty = atoi(optarg); break;
         case 'S': options.sync_counts = optarg; break;
         case 'o': options.latency_file = optarg; break;
+        case 'B': options.paired_bases = optarg; break;
+        case 's': options.block_seconds = atof(optarg); break;
+        case 'W': options.warm_sets = atoi(optarg); break;
         default: usage();
         }
     }
     if (options.accessories < 1 || options.room_size < 1 || options.count < 1 || options.window < 1) usage();
+    bool paired = strcmp(options.mode, "paired") == 0;
+    bases[0] = options.base;
+    long capacity = options.count > options.fifty ? options.count : options.fifty;
+    if (paired) {
+        gateways = 0;
+        if (!options.paired_bases) usage();
+        for (char *base = strtok(options.paired_bases, ","); base; base = strtok(NULL, ",")) {
+            if (gateways == MAX_GATEWAYS) usage();
+            bases[gateways++] = base;
+        }
+        if (gateways < 2 || options.block_seconds <= 0 || options.warm_sets < 0) usage();
+        capacity = (long)options.count * gateways * (long)(options.rate * options.block_seconds + 0.5);
+        latency_set = malloc(capacity * sizeof *latency_set);
+        latency_slot = malloc(capacity * sizeof *latency_slot);
+        latency_gateway = malloc(capacity * sizeof *latency_gateway);
+    }
 
-    accessories = malloc(options.accessories * sizeof *accessories);
-    latencies = malloc((options.count > options.fifty ? options.count : options.fifty) * sizeof *latencies);
-    for (int i = 0; i < options.accessories; i++) accessories[i] = (struct accessory){ .value = -1, .expected = -1 };
+    accessories = malloc((size_t)gateways * options.accessories * sizeof *accessories);
+    latencies = malloc(capacity * sizeof *latencies);
+    for (int i = 0; i < gateways * options.accessories; i++) {
+        accessories[i] = (struct accessory){ .value = -1, .expected = -1 };
+    }
 
     struct load_callbacks callbacks = { .on_connect = on_connect, .on_message = on_message };
     struct mosquitto *mosq = load_start("loadgen", options.host, options.port, callbacks);
@@ -362,8 +499,9 @@ int main(int argc, char **argv)
     } else if (strcmp(options.mode, "layout") == 0) {
         run_layout(mosq);
     } else {
-        await_retained(options.accessories);
-        if (strcmp(options.mode, "rate") == 0) run_rate(mosq);
+        await_retained(gateways * options.accessories);
+        if (paired) run_paired(mosq);
+        else if (strcmp(options.mode, "rate") == 0) run_rate(mosq);
         else if (strcmp(options.mode, "window") == 0) run_window(mosq);
         else if (strcmp(options.mode, "actionset") == 0) run_actionset(mosq);
         else usage();

@@ -46,13 +46,13 @@ if $quick; then
     z2m_seconds=3 z2m_capacity_seconds=2 z2m_rounds=1
     slow_seconds=3 slow_nowindow_seconds=1 slow_drain_limit=10 layout_count=20 idle_seconds=15 hap_rounds=100
     bridge_rounds=100 bridge_setups=3 bridge_verifies=20
-    soak_length=60 flap_count=300 history_days=12 history_rounds=1 history_seconds=5
+    soak_length=60 flap_count=300 history_days=12 history_sets=6 history_block=0.5
 else
     rate_seconds=5 window_count=10000 scales=(100 1000 10000) actionset_runs=20
     z2m_seconds=10 z2m_capacity_seconds=4 z2m_rounds=3
     slow_seconds=10 slow_nowindow_seconds=2 slow_drain_limit=20 layout_count=100 idle_seconds=60 hap_rounds=500
     bridge_rounds=500 bridge_setups=10 bridge_verifies=100
-    soak_length=600 flap_count=1000 history_days=30 history_rounds=4 history_seconds=30
+    soak_length=600 flap_count=1000 history_days=30 history_sets=100 history_block=1.5
 fi
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
@@ -856,21 +856,21 @@ soak_scenario() {
 # home of round_trip_accessories switches (each write a recorded change), database on file, QoS 1,
 # three gateways on one broker: history.enabled true under base topic homegate (on), false under
 # nohistory (off) and under nohistory2 (off2, the noise: how far two gateways without recording move
-# apart on this machine). At 1,000/s, history_rounds rounds of history_seconds per gateway, the three
-# in a rotating order (on off off2, off off2 on, off2 on off, ...) so that a drift of the machine
-# favours none; each run's latencies go to a file, and bench/tail.py pools them per gateway (a p99 of
-# a few hundred thousand writes, not of 5,000) and gives the ratios a bootstrap interval. Then 5,000/s
-# and the window, `pairs` times, on and off in turns.
+# apart on this machine). At 1,000/s, paired: history_sets sets of one block of history_block seconds
+# per gateway, back to back in an order that goes through every permutation (loadgen -m paired, one
+# generator switching its target block by block at one exact rate, after 2 sets to warm up), so the
+# machine's load of the moment weighs on the three alike; bench/tail.py pools each gateway's writes
+# and gives the ratios an interval by drawing whole sets again. Then 5,000/s and the window, `pairs`
+# times, on and off in turns.
 # (b) `homegate bench-history` in the hub build (the release build when there is none):
 # history_series characteristics changing once a minute for history_days simulated days into a
 # history file (the store's clock moved by the simulation, not waited for), the file's size by day,
 # then a week's query of one characteristic and a day of its raw points, history_queries times each.
 history_series=100 history_queries=50
 history_scenario() {
-    log "history: round trips with recording on and off, $round_trip_accessories accessories, $history_rounds rounds of ${history_seconds}s at 1,000/s"
+    log "history: round trips with recording on and off, $round_trip_accessories accessories, $history_sets sets of ${history_block}s blocks per gateway at 1,000/s"
     start_broker history
-    local on_dir=$work/history-on off_dir=$work/history-off noise_dir=$work/history-off2 tails=$work/history-tail
-    mkdir -p "$tails"
+    local on_dir=$work/history-on off_dir=$work/history-off noise_dir=$work/history-off2 tails=$work/history-paired.txt
     write_config "$on_dir" "$round_trip_accessories" false
     printf 'history:\n  enabled: true\n' >>"$on_dir/homegate.yml"
     local dir name
@@ -893,34 +893,45 @@ history_scenario() {
     pids+=("${pid_of[off2]}")
     local gateway
     for gateway in on off off2; do wait_idle "${pid_of[$gateway]}"; done
-    # history_point GATEWAY LOAD ROUND [LATENCY-FILE]: one point for GATEWAY (on, off or off2).
+    # history_point GATEWAY LOAD ROUND: one point for GATEWAY (on or off).
     history_point() {
-        local gateway=$1 load=$2 round=$3 file=${4:-}
+        local gateway=$1 load=$2 round=$3
         local labels="\"scenario\":\"history-roundtrip\",\"gateway\":\"$gateway\",\"db\":\"file\",\"load\":\"$load\",\"round\":$round"
         local args=(-b "${base_of[$gateway]}" -n "$round_trip_accessories" -q 1)
-        [[ -z $file ]] || args+=(-o "$file")
         case $load in
         window) measure "${pid_of[$gateway]}" "$labels" "${args[@]}" -m window -w "$window" -c "$window_count" ;;
-        *) measure "${pid_of[$gateway]}" "$labels" "${args[@]}" -m rate -R "$load" -c $((load * ${5:-$rate_seconds})) ;;
+        *) measure "${pid_of[$gateway]}" "$labels" "${args[@]}" -m rate -R "$load" -c $((load * rate_seconds)) ;;
         esac
     }
-    local order=(on off off2) round step
-    for ((round = 1; round <= history_rounds; round++)); do
-        for step in 0 1 2; do
-            gateway=${order[(round - 1 + step) % 3]}
-            history_point "$gateway" 1000 "$round" "$tails/$gateway-$round.txt" "$history_seconds"
-        done
+    # The paired run: each gateway's CPU over it and the load average every 30 s.
+    local -A cpu_before
+    for gateway in on off off2; do cpu_before[$gateway]=$(cpu_seconds "${pid_of[$gateway]}"); done
+    "$loadgen" -p "$broker_port" -r "$room_size" -n "$round_trip_accessories" -q 1 -m paired -R 1000 \
+        -B homegate,nohistory,nohistory2 -s "$history_block" -c "$history_sets" -o "$tails" >"$work/loadgen.out" &
+    local generator=$! loads="" second=0
+    while kill -0 "$generator" 2>/dev/null; do
+        ((second++ % 30)) || loads+="${loads:+ }$(cut -d' ' -f1 /proc/loadavg)"
+        sleep 1
     done
-    round=$history_rounds
+    wait "$generator"
+    local paired
+    paired=$(cat "$work/loadgen.out")
+    log "history: paired $paired"
+    local cpu_figures=""
+    for gateway in on off off2; do
+        cpu_figures+=$(awk -v g="$gateway" -v a="${cpu_before[$gateway]}" -v b="$(cpu_seconds "${pid_of[$gateway]}")" \
+            'BEGIN { printf ",\"%s_cpu_s\":%.2f", g, b - a }')
+    done
+    local tail
+    tail=$(python3 bench/tail.py "$tails") || { log "history: bench/tail.py failed"; exit 1; }
+    tail=${tail#\{}
+    record "\"scenario\":\"history-tail\",\"block_s\":$history_block,\"lost\":$(field "$paired" lost),\"loads\":\"$loads\"$cpu_figures,${tail%\}}"
+    local order round=0
     for load in 5000 $(for ((pair = 0; pair < pairs; pair++)); do echo window; done); do
         round=$((round + 1))
         if ((round % 2)); then order=(on off); else order=(off on); fi
         for gateway in "${order[@]}"; do history_point "$gateway" "$load" "$round"; done
     done
-    local tail
-    tail=$(python3 bench/tail.py "$tails") || { log "history: bench/tail.py failed"; exit 1; }
-    tail=${tail#\{}
-    record "\"scenario\":\"history-tail\",\"seconds\":$history_seconds,${tail%\}}"
     record "\"scenario\":\"history-load\",\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\""
     for gateway in on off off2; do stop "${pid_of[$gateway]}"; done
     stop "$broker_pid"
