@@ -923,7 +923,7 @@ history_scenario() {
             'BEGIN { printf ",\"%s_cpu_s\":%.2f", g, b - a }')
     done
     local tail
-    tail=$(python3 bench/tail.py "$tails") || { log "history: bench/tail.py failed"; exit 1; }
+    tail=$("$root/.build/venv/bin/python" "$root/bench/tail.py" "$tails") || { log "history: bench/tail.py failed"; exit 1; }
     tail=${tail#\{}
     record "\"scenario\":\"history-tail\",\"block_s\":$history_block,\"lost\":$(field "$paired" lost),\"loads\":\"$loads\"$cpu_figures,${tail%\}}"
     local order round=0
