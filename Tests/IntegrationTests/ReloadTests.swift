@@ -15,56 +15,42 @@ import VirtualDevices
 @Suite(.timeLimit(.minutes(3)))
 struct ReloadTests {
     @Test func aChangeCommittedWhileTheHomeIsPublishedReachesTheBroker() async throws {
-        try await withBroker { broker in
-            let demo = try DemoHome.load(contentsOf: demoHomeFile)
-            let manager = try HomeManager(database: .inMemory())
-            // Simulated time stands still: no value drifts while the broker is compared with the model.
-            try await manager.attach(demo.makeDriver(tick: .seconds(86_400)))
-            try await demo.seed(manager)
-            let topics = Topics()
-            var logger = Logger(label: "test.reload")
-            logger.logLevel = .critical
-            let client = try makeClient(broker, name: "gateway")
-            try await withConnected(client) { _ in
-                let publisher = RetainedPublisher(
-                    client: client, topics: topics, logger: logger, layoutState: { await HomeSnapshot(of: manager) }
-                ) { [] }
-                // The versions of the changes the publisher has taken in, to know one came during the reload.
-                let (taken, takenContinuation) = AsyncStream<UInt64>.makeStream()
-                let following = Task {
-                    await publisher.follow(await manager.changes()) { takenContinuation.yield($0.version) }
-                }
-                defer { following.cancel() }
-                /// Writes the lamp's brightness and waits until the model holds it; returns the model's version.
-                @Sendable func setBrightness(_ value: Int) async throws -> UInt64 {
-                    let request = ActionRequest(
-                        CharacteristicReference(
-                            accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
-                        .int(value))
-                    try await manager.writeValues([request], home: "Main House", account: "owner")
-                    return try await eventuallyValue("the model's brightness \(value)") {
-                        let state = await manager.state()
-                        let lamp = state.homes.first { $0.name == "Main House" }.flatMap {
-                            try? $0.accessory(named: "Floor Lamp")
-                        }
-                        return lamp?.services.first?.characteristic(.brightness)?.value == .int(value)
-                            ? state.version : nil
-                    }
-                }
-                // One change before the snapshot (the snapshot holds it) and one after it (only the
-                // change does), both taken in by the publisher while the reload runs.
-                await publisher.synchronize {
-                    let snapshot = await HomeSnapshot(of: manager)
-                    do {
-                        let later = try await setBrightness(77)
-                        for await version in taken where version >= later { break }
-                    } catch {
-                        Issue.record("setting the brightness: \(error)")
-                    }
-                    return snapshot
-                }
-                try await expectBrokerHolds(await HomeSnapshot(of: manager), topics: topics, broker, containing: "77")
+        try await withDemoPublisher { broker, manager, publisher, topics in
+            // The versions of the changes the publisher has taken in, to know one came during the reload.
+            let (taken, takenContinuation) = AsyncStream<UInt64>.makeStream()
+            let following = Task {
+                await publisher.follow(await manager.changes()) { takenContinuation.yield($0.version) }
             }
+            defer { following.cancel() }
+            /// Writes the lamp's brightness and waits until the model holds it; returns the model's version.
+            @Sendable func setBrightness(_ value: Int) async throws -> UInt64 {
+                let request = ActionRequest(
+                    CharacteristicReference(
+                        accessory: "Floor Lamp", service: "Lightbulb", characteristic: .brightness),
+                    .int(value))
+                try await manager.writeValues([request], home: "Main House", account: "owner")
+                return try await eventuallyValue("the model's brightness \(value)") {
+                    let state = await manager.state()
+                    let lamp = state.homes.first { $0.name == "Main House" }.flatMap {
+                        try? $0.accessory(named: "Floor Lamp")
+                    }
+                    return lamp?.services.first?.characteristic(.brightness)?.value == .int(value)
+                        ? state.version : nil
+                }
+            }
+            // One change before the snapshot (the snapshot holds it) and one after it (only the
+            // change does), both taken in by the publisher while the reload runs.
+            await publisher.synchronize {
+                let snapshot = await HomeSnapshot(of: manager)
+                do {
+                    let later = try await setBrightness(77)
+                    for await version in taken where version >= later { break }
+                } catch {
+                    Issue.record("setting the brightness: \(error)")
+                }
+                return snapshot
+            }
+            try await expectBrokerHolds(await HomeSnapshot(of: manager), topics: topics, broker, containing: "77")
         }
     }
 
@@ -158,6 +144,29 @@ struct ReloadTests {
                 if message.topic == marker { return held }
                 if message.retain && !message.payload.isEmpty { held[message.topic] = message.payload }
             }
+        }
+    }
+}
+
+/// The demo home in a manager whose simulated time stands still (no value drifts while the broker is
+/// compared with the model), and a publisher of it connected to a broker of its own.
+func withDemoPublisher(
+    _ body: (MosquittoBroker, HomeManager, RetainedPublisher, Topics) async throws -> Void
+) async throws {
+    try await withBroker { broker in
+        let demo = try DemoHome.load(contentsOf: demoHomeFile)
+        let manager = try HomeManager(database: .inMemory())
+        try await manager.attach(demo.makeDriver(tick: .seconds(86_400)))
+        try await demo.seed(manager)
+        let topics = Topics()
+        var logger = Logger(label: "test.reload")
+        logger.logLevel = .critical
+        let client = try makeClient(broker, name: "gateway")
+        try await withConnected(client) { _ in
+            let publisher = RetainedPublisher(
+                client: client, topics: topics, logger: logger, layoutState: { await HomeSnapshot(of: manager) }
+            ) { [] }
+            try await body(broker, manager, publisher, topics)
         }
     }
 }
