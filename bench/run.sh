@@ -54,6 +54,9 @@ else
     bridge_rounds=500 bridge_setups=10 bridge_verifies=100
     soak_length=600 flap_count=1000 history_days=30 history_sets=100 history_block=1.5
 fi
+# BENCH_HISTORY_SETS: more paired sets for the history round trip, to narrow its interval (each set is
+# three blocks of history_block seconds).
+history_sets=${BENCH_HISTORY_SETS:-$history_sets}
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
