@@ -54,6 +54,8 @@ else
     bridge_rounds=500 bridge_setups=10 bridge_verifies=100
     soak_length=600 flap_count=1000 history_days=30 history_sets=100 history_block=1.5
 fi
+# BENCH_EXTRA_CONFIG: YAML appended to every homegate config the bench writes (an A/B of a setting, e.g.
+# "history: {enabled: false}"; an older build given by HOMEGATE must know the keys).
 # BENCH_HISTORY_SETS: more paired sets for the history round trip, to narrow its interval (each set is
 # three blocks of history_block seconds).
 history_sets=${BENCH_HISTORY_SETS:-$history_sets}
@@ -155,6 +157,7 @@ logging:
   level: warning
 # Like for like with the earlier figures; the page costs nothing until a browser opens it.
 web: null
+${BENCH_EXTRA_CONFIG:-}
 CONF
 }
 
@@ -504,6 +507,7 @@ logging:
   level: warning
 # Like for like with the earlier figures; the page costs nothing until a browser opens it.
 web: null
+${BENCH_EXTRA_CONFIG:-}
 CONF
 }
 
