@@ -84,17 +84,13 @@ package final class DynamicSecuritySync: Sendable {
         return plan
     }
 
-    /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
-    /// (`setDefaultACLAccess`). Throws, naming every refused command with the broker's reason, when
-    /// any was refused.
-    package func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
-        try await apply(commands)
-    }
-
-    /// Sends `commands` in one request and returns the answers. Throws, naming every refused
-    /// command with the broker's reason, when any was refused.
+    /// Sends `commands` in one request and returns the answers: the sync's own exchanges, and setup
+    /// the plan does not do (`setDefaultACLAccess`). Throws, naming every refused command with the
+    /// broker's reason, when any was refused.
     @discardableResult
-    func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
+    package func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError)
+        -> [WireResponse]
+    {
         try await exchange(commands) ?? []
     }
 
@@ -362,7 +358,7 @@ extension DynamicSecurityPlan.ACL {
 }
 
 /// One answer of the plugin: its error if the command failed, and what a list command listed.
-struct WireResponse: Sendable {
+package struct WireResponse: Sendable {
     var error: String?
     var correlationData: String?
     /// What `listClients` listed: each client's roles, by username.
