@@ -107,7 +107,7 @@ package struct RetainedView: Sendable, Equatable {
         }
         payloads[topics.reachable(home: home.name, room: room, accessory: accessory.name)] =
             Array((accessory.isReachable ? "true" : "false").utf8)
-        for (topic, payload) in states(of: accessory, room: room, in: home, topics, homeAssistant) {
+        for (topic, payload) in statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant) {
             payloads[topic] = payload
         }
         return payloads
@@ -128,21 +128,15 @@ package struct RetainedView: Sendable, Equatable {
         return valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
     }
 
-    /// The accessory's `$state` and its `$ha` states, as ``accessoryPayloads(_:in:topics:homeAssistant:)``
-    /// renders them: what a new value changes besides its value topic.
+    /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states, as
+    /// ``accessoryPayloads(_:in:topics:homeAssistant:)`` renders them: what a new value changes
+    /// besides its value topic.
     package static func statePayloads(
         of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {
-        states(of: accessory, room: Rendering.roomName(accessory.room, in: home), in: home, topics, homeAssistant)
-    }
-
-    /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states.
-    private static func states(
-        of accessory: Accessory, room: String, in home: Home, _ topics: Topics,
-        _ homeAssistant: HomeAssistantDiscovery?
-    ) -> [(topic: String, payload: [UInt8])] {
         let state = (
-            topic: topics.state(home: home.name, room: room, accessory: accessory.name),
+            topic: topics.state(
+                home: home.name, room: Rendering.roomName(accessory.room, in: home), accessory: accessory.name),
             payload: Rendering.stateBytes(accessory)
         )
         guard let homeAssistant else { return [state] }
