@@ -423,3 +423,11 @@ struct DynamicSecurityPlanTests {
         #expect(!plan.commands.contains { $0 == .removeClientRole("guest", role: "site2:home:Main House") })
     }
 }
+
+extension HomeAssistantDiscovery {
+    /// Discovery as the access rules read it: its account and prefix.
+    init(account: String, discoveryPrefix: String) {
+        self.init(
+            discoveryPrefix: discoveryPrefix, nodeID: "homegate", account: account, topics: Topics(), version: "test")
+    }
+}
