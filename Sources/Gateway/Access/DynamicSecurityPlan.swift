@@ -88,9 +88,6 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
         }
     }
 
-    /// The roles and client roles the rules call for.
-    package let desiredRoles: [String: Set<ACL>]
-    package let desiredClients: [String: Set<String>]
     /// The commands, in the order they must run: roles first, then clients and their roles, then
     /// what is no longer needed.
     package let commands: [Command]
@@ -112,9 +109,6 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
     package init(rules: AccessRules, broker: BrokerState, holdingGrantsFor held: Set<String> = []) {
         let prefix = Self.rolePrefix(for: rules.topics)
         let (roles, clients) = Self.desired(rules, prefix: prefix)
-        desiredRoles = roles
-        desiredClients = clients
-
         var commands: [Command] = []
         for (role, acls) in roles.sorted(by: { $0.key < $1.key }) {
             guard let existing = broker.roles[role] else {
@@ -158,7 +152,8 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
             })
     }
 
-    private static func desired(
+    /// The roles and client roles the rules call for.
+    static func desired(
         _ rules: AccessRules, prefix: String
     ) -> (roles: [String: Set<ACL>], clients: [String: Set<String>]) {
         var roles: [String: Set<ACL>] = [:]
