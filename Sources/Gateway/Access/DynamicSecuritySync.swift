@@ -59,8 +59,8 @@ package final class DynamicSecuritySync: Sendable {
     {
         var broker = DynamicSecurityPlan.BrokerState()
         for response in try await apply([.listClients, .listRoles]) {
-            broker.clients.merge(response.clients) { $1 }
-            broker.roles.merge(response.roles) { $1 }
+            broker.clients.merge(response.listed.clients) { $1 }
+            broker.roles.merge(response.listed.roles) { $1 }
         }
         var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
@@ -340,10 +340,8 @@ extension DynamicSecurityPlan.ACL {
 package struct WireResponse: Sendable {
     var error: String?
     var correlationData: String?
-    /// What `listClients` listed: each client's roles, by username.
-    var clients: [String: Set<String>] = [:]
-    /// What `listRoles` listed: each role's ACLs, by role name.
-    var roles: [String: Set<DynamicSecurityPlan.ACL>] = [:]
+    /// What `listClients` and `listRoles` listed: each client's roles, each role's ACLs.
+    var listed = DynamicSecurityPlan.BrokerState()
 
     /// The answers a message on the response topic carries; nil when it is not what the plugin sends.
     static func all(in payload: [UInt8]) -> [WireResponse]? {
@@ -359,13 +357,13 @@ package struct WireResponse: Sendable {
             guard let username = client["username"]?.stringValue,
                 let roles = Self.list(client["roles"], { $0["rolename"]?.stringValue })
             else { return nil }
-            clients[username] = Set(roles)
+            listed.clients[username] = Set(roles)
         }
         for role in json["data"]?["roles"]?.arrayValue ?? [] {
             guard let name = role["rolename"]?.stringValue, let acls = Self.list(role["acls"], Self.acl) else {
                 return nil
             }
-            roles[name] = Set(acls)
+            listed.roles[name] = Set(acls)
         }
     }
 
