@@ -306,7 +306,7 @@ struct DynamicSecurityPlanTests {
     @Test("held grants wait for a later sync; revocations of the same account never wait")
     func heldGrants() {
         // Given a broker in step with the household, and guest moved from Main House to Lake Cabin
-        let broker = DynamicSecurityPlan.BrokerState(clients: rules.desired.clients, roles: rules.desired.roles)
+        let broker = rules.desired
         let moved = AccessRules(
             topics: Topics(base: "homegate"), gatewayAccount: "homegate",
             members: [
@@ -427,7 +427,7 @@ extension HomeAssistantDiscovery {
 
 extension AccessRules {
     /// The roles and client roles these rules call for on the broker (``DynamicSecurityPlan``'s aim).
-    var desired: (roles: [String: Set<DynamicSecurityPlan.ACL>], clients: [String: Set<String>]) {
+    var desired: DynamicSecurityPlan.BrokerState {
         DynamicSecurityPlan.desired(self, prefix: DynamicSecurityPlan.rolePrefix(for: topics))
     }
 }
