@@ -56,7 +56,7 @@ package struct RetainedView: Sendable, Equatable {
             for accessory in home.accessories {
                 add(
                     .accessory(accessory.id),
-                    accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant))
+                    accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant))
             }
             add(.home(home.id), homePayloads(home, topics: topics, homeAssistant: homeAssistant, fragments: &fragments))
         }
@@ -78,18 +78,8 @@ package struct RetainedView: Sendable, Equatable {
         return payloads
     }
 
-    /// An accessory's topics (``accessoryPayloads(_:in:topics:homeAssistant:)``) and its discovery configs.
-    static func accessoryPart(
-        _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [String: [UInt8]] {
-        var payloads = accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
-        for config in homeAssistant?.accessoryConfigs(for: accessory, in: home) ?? [] {
-            payloads[config.topic] = config.payload.bytes
-        }
-        return payloads
-    }
-
-    /// One accessory's topics: each readable value, `$reachable` and `$state` (and its `$ha` states).
+    /// One accessory's part of the view: each readable value, `$reachable` and `$state` (and its `$ha`
+    /// states and discovery configs).
     package static func accessoryPayloads(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
@@ -109,6 +99,9 @@ package struct RetainedView: Sendable, Equatable {
             Array((accessory.isReachable ? "true" : "false").utf8)
         for (topic, payload) in statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant) {
             payloads[topic] = payload
+        }
+        for config in homeAssistant?.accessoryConfigs(for: accessory, in: home) ?? [] {
+            payloads[config.topic] = config.payload.bytes
         }
         return payloads
     }
