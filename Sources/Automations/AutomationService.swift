@@ -46,19 +46,17 @@ package struct AutomationService: ChangeFollowingService {
     /// time windows are judged at).
     private let clock: ScheduleClock
     private let limit: FiringLimit
-    private let loops: LoopRule
+    private let loops = LoopRule.standard
     private let logger: Logger
     /// What recent firings wrote, for the ``TurnBackService`` to add its writes to.
     package let loopGuard: FiringChains
 
     package init(
-        manager: HomeManager, clock: ScheduleClock = .system, limit: FiringLimit = .standard,
-        loops: LoopRule = .standard, logger: Logger
+        manager: HomeManager, clock: ScheduleClock = .system, limit: FiringLimit = .standard, logger: Logger
     ) {
         self.manager = manager
         self.clock = clock
         self.limit = limit
-        self.loops = loops
         self.logger = logger
         loopGuard = FiringChains(rule: loops)
     }

@@ -29,7 +29,7 @@ package enum DemoHomeLoading {
                 ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: "compare with Config/demo-home.yml")
             ])
         }
-        let problems = DemoHomeRules(root: root, file: file).problems(home)
+        let problems = Self.problems(home, root: root, file: file)
         guard problems.isEmpty else { throw ConfigurationErrors(problems) }
         return home
     }
@@ -49,21 +49,25 @@ package enum DemoHomeLoading {
             return ConfigurationError(.syntax, at: .wholeFile(file), "\(error)", fix: fix)
         }
     }
-}
 
-/// The rules a demo home must keep beyond its shape: names and accounts the model accepts, every
-/// device id known once, and every home with an administrator nobody else shadows, so that seeding
-/// cannot half-build a home or lock its administrator out.
-private struct DemoHomeRules {
-    let root: Node?
-    let file: String
-
-    func problems(_ home: DemoHome) -> [ConfigurationError] {
+    /// What breaks the rules a demo home must keep beyond its shape: names and accounts the model
+    /// accepts, every device id known once, and every home with an administrator nobody else
+    /// shadows, so that seeding cannot half-build a home or lock its administrator out.
+    private static func problems(_ home: DemoHome, root: Node, file: String) -> [ConfigurationError] {
         var problems: [ConfigurationError] = []
         func report(_ path: [any CodingKey], _ message: String, fix: String) {
             problems.append(
                 ConfigurationError(
                     .invalidValue, at: .of(path, in: root, file: file), message, fix: fix))
+        }
+        func check(name: String, _ path: [any CodingKey]) {
+            do throws(HomeError) {
+                try HomeName.validate(name)
+            } catch {
+                report(
+                    path, error.message,
+                    fix: "use letters, digits, spaces and apostrophes, starting with a letter or digit")
+            }
         }
         var ids: Set<String> = []
         func visit(_ devices: [VirtualDeviceConfiguration], _ path: [any CodingKey]) {
@@ -81,7 +85,7 @@ private struct DemoHomeRules {
 
         for (h, seed) in home.homes.enumerated() {
             let path: [any CodingKey] = [PathKey("homes"), PathKey(h)]
-            check(name: seed.name, path + [PathKey("name")], report)
+            check(name: seed.name, path + [PathKey("name")])
             var accounts: [String: String] = [:]
             let users =
                 [(seed.administrator, path + [PathKey("administrator")])]
@@ -101,7 +105,7 @@ private struct DemoHomeRules {
                 accounts[user.account] = accounts.isEmpty ? "the administrator" : "a guest"
             }
             for (r, room) in (seed.rooms ?? []).enumerated() {
-                check(name: room, path + [PathKey("rooms"), PathKey(r)], report)
+                check(name: room, path + [PathKey("rooms"), PathKey(r)])
             }
             for (a, accessory) in (seed.accessories ?? []).enumerated() where !ids.contains(accessory.id) {
                 report(
@@ -119,15 +123,5 @@ private struct DemoHomeRules {
             }
         }
         return problems
-    }
-
-    private func check(
-        name: String, _ path: [any CodingKey], _ report: ([any CodingKey], String, String) -> Void
-    ) {
-        do throws(HomeError) {
-            try HomeName.validate(name)
-        } catch {
-            report(path, error.message, "use letters, digits, spaces and apostrophes, starting with a letter or digit")
-        }
     }
 }

@@ -87,10 +87,10 @@ extension GatewayConfiguration.MQTTSettings: ConfigurationSettings {
             ) { problem(BaseTopic.validate, $0) } ?? baseTopic
         let brokerLocation = readBrokers(file)
         file.readOrNull(&tls, .tls)
-        if tls != nil, let brokerLocation, !broker.lowercased().hasPrefix("mqtts://") {
+        if tls != nil, let brokerLocation, !brokers[0].lowercased().hasPrefix("mqtts://") {
             file.decoding.report(
                 .invalidValue, at: file.keyLocation(.tls),
-                "'mqtt.tls' is set but the broker '\(broker)' is plain MQTT (\(brokerLocation))",
+                "'mqtt.tls' is set but the broker '\(brokers[0])' is plain MQTT (\(brokerLocation))",
                 fix: "use an mqtts:// broker address, or remove the tls section")
         }
     }

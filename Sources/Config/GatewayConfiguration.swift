@@ -12,11 +12,6 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// `mqtt[s]://host[:port]` of each broker, in order of preference (`mqtt.brokers`, or the one
         /// `mqtt.broker`): `mqtts` means TLS, with the broker's certificate verified.
         package var brokers = ["mqtt://127.0.0.1:1883"]
-        /// The first broker.
-        package var broker: String {
-            get { brokers[0] }
-            set { brokers = [newValue] }
-        }
         /// The client id; nil for the installation's own (``InstallationIdentity``), so that two
         /// gateways on one broker never take each other's session.
         package var clientId: String?

@@ -1,19 +1,16 @@
 import MQTT
 
 extension MQTTConfiguration {
-    /// How long the broker keeps the gateway's session while the gateway is away.
-    static let gatewaySessionExpiry: Duration = .seconds(300)
-
-    /// Makes the gateway's connection a persistent session, and bounds the packets it reads
-    /// (``gatewayMaximumPacketSize``). In the session the broker keeps its command
-    /// subscriptions and queues the QoS 1 commands that arrive while the gateway reconnects (after a
-    /// broker restart with persistence, or a restart of the gateway within `expiry`), so a command
-    /// the broker acknowledged is not dropped for want of a subscriber. Commands that wait longer
-    /// than `expiry` are dropped with the session; clients that mind a late command set an MQTT 5
-    /// message expiry on it.
-    package mutating func keepGatewaySession(for expiry: Duration = gatewaySessionExpiry) {
+    /// Makes the gateway's connection a persistent session, which the broker keeps for five minutes
+    /// while the gateway is away, and bounds the packets it reads (``gatewayMaximumPacketSize``). In
+    /// the session the broker keeps its command subscriptions and queues the QoS 1 commands that
+    /// arrive while the gateway reconnects (after a broker restart with persistence, or a restart of
+    /// the gateway within those minutes), so a command the broker acknowledged is not dropped for
+    /// want of a subscriber. Commands that wait longer are dropped with the session; clients that
+    /// mind a late command set an MQTT 5 message expiry on it.
+    package mutating func keepGatewaySession() {
         cleanSession = false
-        sessionExpiry = expiry
+        sessionExpiry = .seconds(300)
         maximumPacketSize = Self.gatewayMaximumPacketSize
     }
 

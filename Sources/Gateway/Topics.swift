@@ -245,7 +245,7 @@ package enum CommandTopic: Sendable, Hashable {
     }
 }
 
-/// A command topic that cannot be read, and why.
+/// A command topic that cannot be read, or a base topic that cannot be used, and why.
 package struct TopicError: Error, CustomStringConvertible, Sendable, Hashable {
     package let description: String
     package init(_ description: String) { self.description = description }
@@ -254,25 +254,19 @@ package struct TopicError: Error, CustomStringConvertible, Sendable, Hashable {
 /// Checks a base topic from config or the command line: it becomes the first levels of every topic,
 /// so it must be a valid MQTT topic with no wildcards and no empty level.
 package enum BaseTopic {
-    package static func validate(_ base: String) throws(GatewayConfigurationError) {
+    package static func validate(_ base: String) throws(TopicError) {
         guard !base.isEmpty else {
-            throw GatewayConfigurationError("the base topic is empty; use e.g. 'homegate'")
+            throw TopicError("the base topic is empty; use e.g. 'homegate'")
         }
         guard !base.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) else {
-            throw GatewayConfigurationError("the base topic '\(base)' contains an MQTT wildcard (+ or #) or NUL")
+            throw TopicError("the base topic '\(base)' contains an MQTT wildcard (+ or #) or NUL")
         }
         guard !base.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            throw GatewayConfigurationError(
+            throw TopicError(
                 "the base topic '\(base)' has an empty level (leading, trailing or double '/')")
         }
         guard !base.hasPrefix("$") else {
-            throw GatewayConfigurationError("the base topic '\(base)' starts with '$', which brokers reserve")
+            throw TopicError("the base topic '\(base)' starts with '$', which brokers reserve")
         }
     }
-}
-
-/// A setting the gateway cannot work with, said so that the user can fix it.
-package struct GatewayConfigurationError: Error, CustomStringConvertible, Sendable {
-    package let description: String
-    package init(_ description: String) { self.description = description }
 }

@@ -132,7 +132,8 @@ struct ActionRoutes {
         case .edit(.addRoomToZone): return "The room was added to the zone."
         case .edit(.addUser): return "The guest was added."
         case .edit(.removeUser), .edit(.removeMember): return "The user was removed."
-        case .addTrigger, .edit(.addScheduleTrigger), .edit(.addRangeTrigger): return "The automation was added."
+        case .addTrigger(_, _, _, _, _, _, false), .edit(.addScheduleTrigger), .edit(.addRangeTrigger):
+            return "The automation was added."
         case .edit(.enableTrigger(_, _, let enabled)):
             return enabled ? "The automation is on." : "The automation is off."
         case .edit(.removeTrigger): return "The automation was removed."

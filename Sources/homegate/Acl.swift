@@ -58,15 +58,9 @@ struct AccessRuleSource {
     }
 
     func rules(memberships: [Membership]) -> AccessRules {
-        let homeAssistant =
-            configuration.homeAssistant.enabled
-            ? AccessRules.HomeAssistant(
-                account: configuration.homeAssistant.account,
-                discoveryPrefix: configuration.homeAssistant.discoveryPrefix)
-            : nil
-        return AccessRules(
+        AccessRules(
             topics: configuration.topics, gatewayAccount: configuration.mqtt.username ?? "homegate",
-            homeAssistant: homeAssistant, defaultAccount: configuration.commands.defaultAccount,
+            homeAssistant: configuration.homeAssistantDiscovery, defaultAccount: configuration.commands.defaultAccount,
             zigbee2mqtt: configuration.accessories.zigbee2mqtt.flatMap { settings in
                 // Rules are for the gateway's broker; zigbee2mqtt on another broker is that broker's business.
                 settings.broker == nil

@@ -77,7 +77,7 @@ struct Demo: AsyncParsableCommand {
         let chosenWebPort = webPort != 0 && LoopbackPort.isListening(webPort) ? 0 : webPort
         var configuration = GatewayConfiguration()
         configuration.web?.port = chosenWebPort
-        configuration.mqtt.broker = "mqtt://127.0.0.1:\(chosenPort)"
+        configuration.mqtt.brokers = ["mqtt://127.0.0.1:\(chosenPort)"]
         (configuration.mqtt.username, configuration.mqtt.password) = ("homegate", "homegate")
         configuration.mqtt.baseTopic = baseTopic
         configuration.data.directory = "\(folder)/home"

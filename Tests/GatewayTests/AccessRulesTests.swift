@@ -99,17 +99,15 @@ struct AccessRulesFileTests {
 
         // When the acl file and the dynamic-security roles are made
         let text = rules.aclFile()
-        let plan = DynamicSecurityPlan(
-            rules: rules, broker: .init(clients: ["homegate": [], "owner": [], "guest": []]))
 
         // Then the gateway and zigbee2mqtt's account read and write it, and no other line names it
         #expect(text.contains("user homegate\ntopic readwrite homegate/#\ntopic readwrite zigbee2mqtt/#\n"))
         #expect(text.contains("user z2m\ntopic readwrite zigbee2mqtt/#\n"))
         #expect(text.components(separatedBy: "zigbee2mqtt/").count - 1 == 2)
         #expect(!text.contains("pattern readwrite") && !text.contains("topic write #"))
-        #expect(plan.desiredRoles["homegate:gateway"]?.contains { "\($0)".contains("zigbee2mqtt/#") } == true)
+        #expect(rules.desired.roles["homegate:gateway"]?.contains { "\($0)".contains("zigbee2mqtt/#") } == true)
         #expect(
-            plan.desiredRoles.filter { $0.key != "homegate:gateway" }.values.allSatisfy { acls in
+            rules.desired.roles.filter { $0.key != "homegate:gateway" }.values.allSatisfy { acls in
                 !acls.contains { "\($0)".contains("zigbee2mqtt") }
             })
     }
@@ -297,7 +295,7 @@ struct DynamicSecurityPlanTests {
         #expect(!plan.commands.contains { if case .addClientRole("guest", _) = $0 { true } else { false } })
         #expect(
             plan.commands.contains(
-                .createRole("homegate:account:guest", acls: plan.desiredRoles["homegate:account:guest"]!.sorted())))
+                .createRole("homegate:account:guest", acls: rules.desired.roles["homegate:account:guest"]!.sorted())))
         // And once an administrator created guest, the next plan gives it its roles
         let later = DynamicSecurityPlan(
             rules: rules, broker: .init(clients: broker.clients.merging(["guest": []]) { $1 }))
@@ -308,8 +306,7 @@ struct DynamicSecurityPlanTests {
     @Test("held grants wait for a later sync; revocations of the same account never wait")
     func heldGrants() {
         // Given a broker in step with the household, and guest moved from Main House to Lake Cabin
-        let before = DynamicSecurityPlan(rules: rules, broker: .init())
-        let broker = DynamicSecurityPlan.BrokerState(clients: before.desiredClients, roles: before.desiredRoles)
+        let broker = rules.desired
         let moved = AccessRules(
             topics: Topics(base: "homegate"), gatewayAccount: "homegate",
             members: [
@@ -330,24 +327,23 @@ struct DynamicSecurityPlanTests {
 
     @Test("account and membership roles carry the account's own name, since the plugin has no %u")
     func accountRole() throws {
-        let plan = DynamicSecurityPlan(rules: rules, broker: .init())
-        let member = try #require(plan.desiredRoles["homegate:member:Main House:guest"])
+        let member = try #require(rules.desired.roles["homegate:member:Main House:guest"])
         #expect(
             member
                 == Set(
                     ["+/+/+/+/set", "+/+/$set", "+/+/$identify", "$actionsets/+/$run"].map {
                         ACL("publishClientSend", "homegate/Main House/\($0)/guest")
                     }))
-        #expect(plan.desiredRoles["homegate:member:Lake Cabin:guest"] == nil)
-        #expect(plan.desiredClients["guest"]?.contains("homegate:member:Main House:guest") == true)
-        let acls = try #require(plan.desiredRoles["homegate:account:guest"])
+        #expect(rules.desired.roles["homegate:member:Lake Cabin:guest"] == nil)
+        #expect(rules.desired.clients["guest"]?.contains("homegate:member:Main House:guest") == true)
+        let acls = try #require(rules.desired.roles["homegate:account:guest"])
         #expect(!acls.contains { $0.topic.hasPrefix("homegate/Main House") || $0.topic.hasPrefix("homegate/+") })
         #expect(acls.contains(ACL("publishClientSend", "homegate/$request/guest/+")))
         #expect(acls.contains(ACL("subscribePattern", "homegate/$response/guest/#")))
         #expect(acls.contains(ACL("subscribePattern", "homegate/$status")))
         #expect(!acls.contains { $0.topic.contains("%u") || $0.topic.contains("owner") })
         #expect(
-            plan.desiredRoles["homegate:home:Main House"] == [
+            rules.desired.roles["homegate:home:Main House"] == [
                 ACL("subscribePattern", "homegate/Main House/#"), ACL("publishClientReceive", "homegate/Main House/#"),
             ])
     }
@@ -355,10 +351,9 @@ struct DynamicSecurityPlanTests {
     @Test("a broker in step gets no commands")
     func inStep() {
         // Given a broker that has exactly what the rules call for
-        let first = DynamicSecurityPlan(rules: rules, broker: .init())
         let broker = DynamicSecurityPlan.BrokerState(
-            clients: first.desiredClients.merging(["admin": ["admin"]]) { $1 },
-            roles: first.desiredRoles.merging(["admin": []]) { $1 })
+            clients: rules.desired.clients.merging(["admin": ["admin"]]) { $1 },
+            roles: rules.desired.roles.merging(["admin": []]) { $1 })
 
         // Then nothing is to be done
         #expect(DynamicSecurityPlan(rules: rules, broker: broker).commands == [])
@@ -367,11 +362,10 @@ struct DynamicSecurityPlanTests {
     @Test("a removed member loses its home role, a removed home's role is deleted, foreign roles stay")
     func removal() {
         // Given a broker in step with the household, where guest also holds a role of the admin's own
-        let before = DynamicSecurityPlan(rules: rules, broker: .init())
-        var clients = before.desiredClients
+        var clients = rules.desired.clients
         clients["guest"]!.insert("family")
         let broker = DynamicSecurityPlan.BrokerState(
-            clients: clients, roles: before.desiredRoles.merging(["family": []]) { $1 })
+            clients: clients, roles: rules.desired.roles.merging(["family": []]) { $1 })
 
         // When guest leaves Main House and Lake Cabin is gone
         let after = AccessRules(
@@ -398,13 +392,12 @@ struct DynamicSecurityPlanTests {
     @Test("a role whose ACLs drifted is corrected ACL by ACL")
     func drift() {
         // Given the home role with one ACL missing and one foreign ACL added
-        let before = DynamicSecurityPlan(rules: rules, broker: .init())
-        var roles = before.desiredRoles
+        var roles = rules.desired.roles
         roles["homegate:home:Main House"] = [
             ACL("subscribePattern", "homegate/Main House/#"), ACL("subscribePattern", "#"),
         ]
         let plan = DynamicSecurityPlan(
-            rules: rules, broker: .init(clients: before.desiredClients, roles: roles))
+            rules: rules, broker: .init(clients: rules.desired.clients, roles: roles))
 
         // Then the foreign ACL is removed and the missing one added
         #expect(
@@ -421,5 +414,20 @@ struct DynamicSecurityPlanTests {
         let plan = DynamicSecurityPlan(rules: rules, broker: broker)
         #expect(!plan.commands.contains { $0 == .deleteRole("site2:home:Main House") })
         #expect(!plan.commands.contains { $0 == .removeClientRole("guest", role: "site2:home:Main House") })
+    }
+}
+
+extension HomeAssistantDiscovery {
+    /// Discovery as the access rules read it: its account and prefix.
+    init(account: String, discoveryPrefix: String) {
+        self.init(
+            discoveryPrefix: discoveryPrefix, nodeID: "homegate", account: account, topics: Topics(), version: "test")
+    }
+}
+
+extension AccessRules {
+    /// The roles and client roles these rules call for on the broker (``DynamicSecurityPlan``'s aim).
+    var desired: DynamicSecurityPlan.BrokerState {
+        DynamicSecurityPlan.desired(self, prefix: DynamicSecurityPlan.rolePrefix(for: topics))
     }
 }

@@ -47,3 +47,8 @@ struct AnswersInFlightTests {
         #expect(answers.waiting == 0)
     }
 }
+
+extension AnswersInFlight {
+    /// How many callers wait in ``settled(within:)``.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+}

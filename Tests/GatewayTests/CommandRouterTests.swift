@@ -2,6 +2,7 @@ import Foundation
 import HomeModel
 import JSON
 import MQTT
+import Synchronization
 import Testing
 import VirtualDevices
 
@@ -222,4 +223,9 @@ struct RateLimiterTests {
         #expect(health["dynamicSecurity"]?["failedSyncs"] == .integer(2))
         #expect(health["dynamicSecurity"]?["missingAccounts"] == .integer(1))
     }
+}
+
+extension RateLimiter {
+    /// How many accounts have a bucket now.
+    var knownAccounts: Int { buckets.withLock { $0.count } }
 }

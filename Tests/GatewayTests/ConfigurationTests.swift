@@ -616,7 +616,7 @@ struct ConfigurationTests {
         let configuration = try GatewayConfiguration.parse(yaml: yaml, file: "homegate.yml", environment: environment)
 
         // Then every value is the environment's
-        #expect(configuration.mqtt.broker == "mqtts://env-host:8883")
+        #expect(configuration.mqtt.brokers == ["mqtts://env-host:8883"])
         #expect(configuration.mqtt.username == "env-user")
         #expect(configuration.mqtt.password == "env-password")
         #expect(configuration.mqtt.baseTopic == "env/homegate")

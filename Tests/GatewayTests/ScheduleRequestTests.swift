@@ -26,7 +26,7 @@ struct ScheduleRequestTests {
             "updateTrigger",
             #"{"home":"Home","trigger":"Button","accessory":"Switch","service":"Button","characteristic":"ProgrammableSwitchEvent","value":1,"actionSets":["Off"]}"#
         )
-        guard case .updateTrigger(let home, let trigger, let event, let actionSets, _, []) = press else {
+        guard case .addTrigger(let home, let trigger, let event, let actionSets, _, [], true) = press else {
             Issue.record("updateTrigger with a characteristic read as \(press)")
             return
         }
@@ -100,7 +100,7 @@ struct ScheduleRequestTests {
             "addTrigger",
             #"{"home":"Home","name":"Press","accessory":"Button","service":"Button","characteristic":"ProgrammableSwitchEvent","value":0,"actionSets":["On"]}"#
         )
-        guard case .addTrigger(_, "Press", let event, ["On"], TriggerOptions(), []) = press else {
+        guard case .addTrigger(_, "Press", let event, ["On"], TriggerOptions(), [], false) = press else {
             Issue.record("\(press)")
             return
         }
@@ -113,7 +113,7 @@ struct ScheduleRequestTests {
             "addTrigger",
             #"{"home":"Home","name":"Hall","accessory":"Door","service":"Contact","characteristic":"ContactSensorState","value":1,"actionSets":["On"],"turnBackAfter":300}"#
         )
-        guard case .addTrigger(_, "Hall", _, ["On"], let options, []) = press else {
+        guard case .addTrigger(_, "Hall", _, ["On"], let options, [], false) = press else {
             Issue.record("\(press)")
             return
         }

@@ -131,6 +131,6 @@ struct TopicsTests {
         "base topics with wildcards or empty levels are refused",
         arguments: ["", "a/+", "a/#", "/a", "a//b", "a/", "$SYS"])
     func badBase(base: String) {
-        #expect(throws: GatewayConfigurationError.self) { try BaseTopic.validate(base) }
+        #expect(throws: TopicError.self) { try BaseTopic.validate(base) }
     }
 }

@@ -85,7 +85,7 @@ struct TriggerRequestTests {
             accessory: "Hall Sensor", service: "Light",
             characteristic: CharacteristicType(rawValue: "CurrentAmbientLightLevel"))
         let dark = try TimeWindow(from: TimePoint("sunset"), to: TimePoint("06:00"))
-        guard case .addTrigger(_, "Hall", _, ["On"], TriggerOptions(), let conditions) = press else {
+        guard case .addTrigger(_, "Hall", _, ["On"], TriggerOptions(), let conditions, false) = press else {
             Issue.record("\(press)")
             return
         }

@@ -182,7 +182,7 @@ struct DynamicSecurityTests {
         try await Self.withSync { broker, sync, gatewayClient in
             // (and receiving denied by default, so that only the roles' explicit grants let messages
             // through; mosquitto_ctrl 2.0.11's setDefaultACLAccess does not take effect)
-            try await sync.perform([.setDefaultACLAccess("publishClientReceive", allow: false)])
+            try await sync.apply([.setDefaultACLAccess("publishClientReceive", allow: false)])
 
             // When guest2 becomes a member of Main House
             let plan = try await sync.sync(Self.rules(guest2: true))

@@ -62,7 +62,7 @@ struct SecurityMatrixTests {
             let sync = DynamicSecuritySync(client: admin)
             let forwarding = Task { await sync.forward(admin.messages) }
             _ = try await admin.connect()
-            try await sync.perform([.setDefaultACLAccess("publishClientReceive", allow: false)])
+            try await sync.apply([.setDefaultACLAccess("publishClientReceive", allow: false)])
             let plan = try await sync.sync(rules)
             #expect(plan.missingAccounts.isEmpty)
             await admin.disconnect()

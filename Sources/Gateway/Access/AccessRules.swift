@@ -31,17 +31,6 @@ package struct AccessRules: Sendable, Hashable {
         }
     }
 
-    /// Home Assistant's account and discovery prefix, when its discovery is enabled.
-    package struct HomeAssistant: Sendable, Hashable {
-        package var account: String
-        package var discoveryPrefix: String
-
-        package init(account: String, discoveryPrefix: String) {
-            self.account = account
-            self.discoveryPrefix = discoveryPrefix
-        }
-    }
-
     /// A name the rules cannot be written for, and why. It is left out, so that account gets no
     /// access (fail closed) rather than the rules getting corrupted.
     package struct Rejected: Sendable, Hashable, CustomStringConvertible {
@@ -69,7 +58,8 @@ package struct AccessRules: Sendable, Hashable {
     package let zigbee2mqtt: Zigbee2MQTT?
     /// The gateway's own MQTT username: it reads and writes everything under the base topic.
     package let gatewayAccount: String
-    package let homeAssistant: HomeAssistant?
+    /// Home Assistant's discovery, when it is enabled: its account reads the discovery prefix.
+    package let homeAssistant: HomeAssistantDiscovery?
     /// The account that command topics without an account act as (config `commands.defaultAccount`):
     /// only that account may publish them.
     package let defaultAccount: String?
@@ -83,8 +73,9 @@ package struct AccessRules: Sendable, Hashable {
     package let rejected: [Rejected]
 
     package init(
-        topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistant? = nil, defaultAccount: String? = nil,
-        zigbee2mqtt: Zigbee2MQTT? = nil, bridgeClientID: String? = nil, members: [Member]
+        topics: Topics, gatewayAccount: String, homeAssistant: HomeAssistantDiscovery? = nil,
+        defaultAccount: String? = nil, zigbee2mqtt: Zigbee2MQTT? = nil, bridgeClientID: String? = nil,
+        members: [Member]
     ) {
         var rejected: [Rejected] = []
         func accepted(_ name: String, as what: String) -> Bool {

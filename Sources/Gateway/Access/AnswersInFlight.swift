@@ -8,19 +8,16 @@ import Synchronization
 /// client with a clean session never gets it. Waited for, the answer is queued first on the gateway's
 /// one connection and reaches the broker, and the account, first.
 package final class AnswersInFlight: Sendable {
-    private struct State {
+    struct State {
         var count = 0
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let timer: DeadlineTimer<AnyClock>
 
     package init(clock: some Clock<Duration> = ContinuousClock()) {
         timer = DeadlineTimer(clock: AnyClock(clock))
     }
-
-    /// How many callers wait in ``settled(within:)``: for tests.
-    var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// A request is being handled; its answer is not sent yet.
     package func enter() { state.withLock { $0.count += 1 } }

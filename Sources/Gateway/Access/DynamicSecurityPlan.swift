@@ -88,9 +88,6 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
         }
     }
 
-    /// The roles and client roles the rules call for.
-    package let desiredRoles: [String: Set<ACL>]
-    package let desiredClients: [String: Set<String>]
     /// The commands, in the order they must run: roles first, then clients and their roles, then
     /// what is no longer needed.
     package let commands: [Command]
@@ -111,12 +108,9 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
     ///   Roles are still taken away from them at once: revoking access never waits.
     package init(rules: AccessRules, broker: BrokerState, holdingGrantsFor held: Set<String> = []) {
         let prefix = Self.rolePrefix(for: rules.topics)
-        let (roles, clients) = Self.desired(rules, prefix: prefix)
-        desiredRoles = roles
-        desiredClients = clients
-
+        let desired = Self.desired(rules, prefix: prefix)
         var commands: [Command] = []
-        for (role, acls) in roles.sorted(by: { $0.key < $1.key }) {
+        for (role, acls) in desired.roles.sorted(by: { $0.key < $1.key }) {
             guard let existing = broker.roles[role] else {
                 commands.append(.createRole(role, acls: acls.sorted()))
                 continue
@@ -126,7 +120,7 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
         }
         var missing: [String] = []
         var heldGrants: [String: Set<String>] = [:]
-        for (client, wanted) in clients.sorted(by: { $0.key < $1.key }) {
+        for (client, wanted) in desired.clients.sorted(by: { $0.key < $1.key }) {
             guard let has = broker.clients[client] else {
                 missing.append(client)
                 continue
@@ -142,10 +136,10 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
         missingAccounts = missing
         self.heldGrants = heldGrants
         for (client, has) in broker.clients.sorted(by: { $0.key < $1.key }) {
-            let extra = has.filter { $0.hasPrefix(prefix) }.subtracting(clients[client] ?? [])
+            let extra = has.filter { $0.hasPrefix(prefix) }.subtracting(desired.clients[client] ?? [])
             commands += extra.sorted().map { .removeClientRole(client, role: $0) }
         }
-        let stale = broker.roles.keys.filter { $0.hasPrefix(prefix) && roles[$0] == nil }
+        let stale = broker.roles.keys.filter { $0.hasPrefix(prefix) && desired.roles[$0] == nil }
         commands += stale.sorted().map { .deleteRole($0) }
         self.commands = commands
     }
@@ -158,14 +152,12 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
             })
     }
 
-    private static func desired(
-        _ rules: AccessRules, prefix: String
-    ) -> (roles: [String: Set<ACL>], clients: [String: Set<String>]) {
-        var roles: [String: Set<ACL>] = [:]
-        var clients: [String: Set<String>] = [:]
+    /// The roles and client roles the rules call for: what the broker has once in step.
+    static func desired(_ rules: AccessRules, prefix: String) -> BrokerState {
+        var desired = BrokerState()
         func grant(_ account: String, _ role: String, _ acls: [ACL]) {
-            roles[role, default: []].formUnion(acls)
-            clients[account, default: []].insert(role)
+            desired.roles[role, default: []].formUnion(acls)
+            desired.clients[account, default: []].insert(role)
         }
         func accountRole(_ account: String) -> String { "\(prefix)account:\(account)" }
         func memberRole(_ home: String, _ account: String) -> String { "\(prefix)member:\(home):\(account)" }
@@ -209,6 +201,6 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
                     rules.commandTopicsWithoutAccount(home: home).map { ACL("publishClientSend", $0) })
             }
         }
-        return (roles, clients)
+        return desired
     }
 }

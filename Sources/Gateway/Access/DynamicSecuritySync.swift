@@ -15,14 +15,12 @@ package final class DynamicSecuritySync: Sendable {
     static let requestTopic = "$CONTROL/dynamic-security/v1"
     package static let responseTopic = "$CONTROL/dynamic-security/v1/response"
 
-    private enum Waiter {
-        case registered
-        case waiting(CheckedContinuation<[WireResponse], any Error>)
-        case finished(Result<[WireResponse], any Error>)
-    }
+    /// What ends the wait for one request: its answers, or an error.
+    private typealias Outcome = Result<[WireResponse], any Error>
 
     private struct State {
-        var waiters: [String: Waiter] = [:]
+        /// The outcomes of each request waiting for its answers, by its batch: it takes the first.
+        var waiters: [String: AsyncStream<Outcome>.Continuation] = [:]
         var subscribed = false
     }
 
@@ -34,7 +32,7 @@ package final class DynamicSecuritySync: Sendable {
     private let timeout: Duration
     /// Each exchange's timeout, on the clock it is given.
     private let deadlines: DeadlineTimer<AnyClock>
-    // The waiters are resumed from `receive`, called on the gateway's message loop, and from timers.
+    // The waiters are finished from `receive`, called on the gateway's message loop, and from watchers.
     private let state = Mutex(State())
 
     /// `timeout` bounds each exchange with the broker (a broker without the plugin never answers).
@@ -61,8 +59,8 @@ package final class DynamicSecuritySync: Sendable {
     {
         var broker = DynamicSecurityPlan.BrokerState()
         for response in try await apply([.listClients, .listRoles]) {
-            broker.clients.merge(response.clients) { $1 }
-            broker.roles.merge(response.roles) { $1 }
+            broker.clients.merge(response.listed.clients) { $1 }
+            broker.roles.merge(response.listed.roles) { $1 }
         }
         var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
@@ -84,17 +82,13 @@ package final class DynamicSecuritySync: Sendable {
         return plan
     }
 
-    /// Sends `commands` in one request and waits for the answers, for setup the plan does not do
-    /// (`setDefaultACLAccess`). Throws, naming every refused command with the broker's reason, when
-    /// any was refused.
-    package func perform(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) {
-        try await apply(commands)
-    }
-
-    /// Sends `commands` in one request and returns the answers. Throws, naming every refused
-    /// command with the broker's reason, when any was refused.
+    /// Sends `commands` in one request and returns the answers: the sync's own exchanges, and setup
+    /// the plan does not do (`setDefaultACLAccess`). Throws, naming every refused command with the
+    /// broker's reason, when any was refused.
     @discardableResult
-    func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError) -> [WireResponse] {
+    package func apply(_ commands: [DynamicSecurityPlan.Command]) async throws(DynamicSecurityError)
+        -> [WireResponse]
+    {
         try await exchange(commands) ?? []
     }
 
@@ -158,7 +152,8 @@ package final class DynamicSecuritySync: Sendable {
             throw DynamicSecurityError(.transport, "cannot subscribe to \(Self.responseTopic): \(error)")
         }
         let batch = UUID().uuidString
-        state.withLock { $0.waiters[batch] = .registered }
+        let (outcomes, waiter) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .bufferingOldest(1))
+        state.withLock { $0.waiters[batch] = waiter }
         defer { _ = state.withLock { $0.waiters.removeValue(forKey: batch) } }
         // Follow the connection from before the commands go out: the broker may drop and take back
         // the connection faster than any polling would notice, and the stream misses no event.
@@ -180,7 +175,7 @@ package final class DynamicSecuritySync: Sendable {
         try await publish(Self.request(commands + (changingOwnRoles ? [.listClients] : []), batch: batch))
         do {
             let responses = try await answer(
-                to: batch,
+                outcomes,
                 changingOwnRoles
                     ? "the broker neither answered nor reconnected within \(timeout) after changing the gateway's roles"
                     : "no answer on \(Self.responseTopic) within \(timeout); is the dynamic-security plugin "
@@ -197,24 +192,15 @@ package final class DynamicSecuritySync: Sendable {
         }
     }
 
-    /// Waits for the answers to the request `batch` (registered before it was sent), at most the
+    /// Waits for the first of a request's `outcomes` (registered before it was sent), at most the
     /// timeout, which fails with `timedOut` and `message`.
-    private func answer(to batch: String, _ message: String) async throws -> [WireResponse] {
-        let ticket = deadlines.schedule(after: timeout) {
-            self.finish(batch, .failure(DynamicSecurityError(.timedOut, message)))
+    private func answer(_ outcomes: AsyncStream<Outcome>, _ message: String) async throws -> [WireResponse] {
+        let first = await Deadline.race(timeout: timeout, timer: deadlines) {
+            for await outcome in outcomes { return try outcome.get() }
+            throw CancellationError()
         }
-        defer { deadlines.cancel(ticket) }
-        return try await withCheckedThrowingContinuation { continuation in
-            let finished: Result<[WireResponse], any Error>? = state.withLock { state in
-                if case .finished(let result) = state.waiters[batch] {
-                    state.waiters[batch] = nil
-                    return result
-                }
-                state.waiters[batch] = .waiting(continuation)
-                return nil
-            }
-            if let finished { continuation.resume(with: finished) }
-        }
+        guard let first else { throw DynamicSecurityError(.timedOut, message) }
+        return try first.get()
     }
 
     /// Publishes a request at most once: the commands are not idempotent (a second `createRole`
@@ -252,20 +238,9 @@ package final class DynamicSecuritySync: Sendable {
         return (try? outcome?.get()) ?? false
     }
 
-    private func finish(_ batch: String, _ result: Result<[WireResponse], any Error>) {
-        let continuation: CheckedContinuation<[WireResponse], any Error>? = state.withLock { state in
-            switch state.waiters[batch] {
-            case .registered:
-                state.waiters[batch] = .finished(result)
-                return nil
-            case .waiting(let continuation):
-                state.waiters[batch] = nil
-                return continuation
-            case .finished, nil:
-                return nil
-            }
-        }
-        continuation?.resume(with: result)
+    /// Hands `outcome` to the request `batch`, if it still waits; only its first outcome counts.
+    private func finish(_ batch: String, _ outcome: Outcome) {
+        state.withLock { $0.waiters[batch] }?.yield(outcome)
     }
 }
 
@@ -362,13 +337,11 @@ extension DynamicSecurityPlan.ACL {
 }
 
 /// One answer of the plugin: its error if the command failed, and what a list command listed.
-struct WireResponse: Sendable {
+package struct WireResponse: Sendable {
     var error: String?
     var correlationData: String?
-    /// What `listClients` listed: each client's roles, by username.
-    var clients: [String: Set<String>] = [:]
-    /// What `listRoles` listed: each role's ACLs, by role name.
-    var roles: [String: Set<DynamicSecurityPlan.ACL>] = [:]
+    /// What `listClients` and `listRoles` listed: each client's roles, each role's ACLs.
+    var listed = DynamicSecurityPlan.BrokerState()
 
     /// The answers a message on the response topic carries; nil when it is not what the plugin sends.
     static func all(in payload: [UInt8]) -> [WireResponse]? {
@@ -384,13 +357,13 @@ struct WireResponse: Sendable {
             guard let username = client["username"]?.stringValue,
                 let roles = Self.list(client["roles"], { $0["rolename"]?.stringValue })
             else { return nil }
-            clients[username] = Set(roles)
+            listed.clients[username] = Set(roles)
         }
         for role in json["data"]?["roles"]?.arrayValue ?? [] {
             guard let name = role["rolename"]?.stringValue, let acls = Self.list(role["acls"], Self.acl) else {
                 return nil
             }
-            roles[name] = Set(acls)
+            listed.roles[name] = Set(acls)
         }
     }
 

@@ -85,17 +85,13 @@ extension CommandRouter {
             let edit = HomeEdit.addActionSet(
                 home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
             return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .addTrigger(let homeName, let name, let event, let actionSets, let options, let conditions):
-            let home = try await manager.home(homeName, account: account)
-            let edit = try Self.characteristicTrigger(
-                event, in: home, name: name, actionSets: actionSets, options: options, conditions: conditions)
-            return .added(name: try await manager.edit(edit, account: account) ?? name)
-        case .updateTrigger(let homeName, let trigger, let event, let actionSets, let options, let conditions):
+        case .addTrigger(let homeName, let name, let event, let actionSets, let options, let conditions, let updating):
             let home = try await manager.home(homeName, account: account)
             let definition = try Self.characteristicTrigger(
-                event, in: home, name: trigger, actionSets: actionSets, options: options, conditions: conditions)
+                event, in: home, name: name, actionSets: actionSets, options: options, conditions: conditions)
+            guard updating else { return .added(name: try await manager.edit(definition, account: account) ?? name) }
             _ = try await manager.edit(
-                .updateTrigger(home: home.name, trigger: trigger, definition: definition), account: account)
+                .updateTrigger(home: home.name, trigger: name, definition: definition), account: account)
         case .read(let home, let accessory, let service, let characteristic, let bridged):
             return .values(
                 try await manager.readValues(

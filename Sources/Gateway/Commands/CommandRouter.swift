@@ -42,7 +42,7 @@ package struct CommandRouter: Sendable {
     package let topics: Topics
     package let defaultAccount: String?
     /// The largest payload accepted; bigger ones are refused unread.
-    let maximumPayloadSize: Int
+    let maximumPayloadSize = 65_536
     /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
     package let rateLimiter: RateLimiter?
     /// Runs a request with an `id` once: a repeat gets the first answer (``RequestLedger``).
@@ -52,14 +52,13 @@ package struct CommandRouter: Sendable {
     package let history: HistoryStore?
 
     package init(
-        manager: HomeManager, topics: Topics, defaultAccount: String?, maximumPayloadSize: Int = 65_536,
-        rateLimit: RateLimit? = .standard, history: HistoryStore? = nil
+        manager: HomeManager, topics: Topics, defaultAccount: String?, rateLimit: RateLimit? = .standard,
+        history: HistoryStore? = nil
     ) {
         self.history = history
         self.manager = manager
         self.topics = topics
         self.defaultAccount = defaultAccount
-        self.maximumPayloadSize = maximumPayloadSize
         rateLimiter = rateLimit.map { RateLimiter($0) }
     }
 

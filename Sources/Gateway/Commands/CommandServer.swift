@@ -25,7 +25,7 @@ actor CommandServer {
     private let admission = CommandAdmission()
     /// Each sender's cleared retained messages are logged once a minute at most (with a count), so
     /// a client cannot fill a hub's SD card with the gateway's log.
-    private let clutterLog = LogThrottle(interval: .seconds(60))
+    private let clutterLog = LogThrottle()
 
     init(
         client: MQTTClient, router: CommandRouter, publisher: RetainedPublisher, echoes: ClearingEchoes?,

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Says when something may be logged again for one key: once per `interval`, with how many times it
+/// Says when something may be logged again for one key: once a minute, with how many times it
 /// happened since the last log line. Remembers at most `keys` keys (the oldest are forgotten), so
 /// made-up keys cannot grow memory without bound.
 final class LogThrottle: Sendable {
@@ -9,13 +9,9 @@ final class LogThrottle: Sendable {
         var count: Int
     }
 
-    package let interval: Duration
+    let interval = Duration.seconds(60)
     private let keys = 1024
     private let entries = Mutex<[String: Entry]>([:])
-
-    package init(interval: Duration) {
-        self.interval = interval
-    }
 
     /// Counts one occurrence for `key`; returns the occurrences since the last log line when one
     /// is due now, else nil.

@@ -23,7 +23,7 @@ package struct RateLimit: Sendable, Hashable {
 /// `burst`. A message that finds no token is refused, so one account's flood cannot crowd out the
 /// others' commands. Thread-safe; checking is a few arithmetic operations under a lock.
 package final class RateLimiter: Sendable {
-    private struct Bucket {
+    struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
@@ -32,7 +32,7 @@ package final class RateLimiter: Sendable {
     /// Buckets are forgotten once they are full again and more than this many accounts are known,
     /// so made-up account names cannot grow memory without bound.
     private let retainedAccounts: Int
-    private let buckets = Mutex<[String: Bucket]>([:])
+    let buckets = Mutex<[String: Bucket]>([:])
 
     package init(_ limit: RateLimit, retainedAccounts: Int = 1024) {
         self.limit = limit
@@ -63,9 +63,6 @@ package final class RateLimiter: Sendable {
             return missing <= 0 ? .zero : .milliseconds(Int64((missing / limit.perSecond * 1000).rounded(.up)))
         }
     }
-
-    /// How many accounts have a bucket now.
-    package var knownAccounts: Int { buckets.withLock { $0.count } }
 
     private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Double {
         let elapsed = now - bucket.updated

@@ -14,14 +14,12 @@ extension Command {
         case edit(HomeEdit)
         /// The actions' values are read once their characteristics are found (by each one's format).
         case addActionSet(home: String, name: String, actions: [Action])
-        /// An automation; its value (optional) is read once its characteristic is found, like an action's.
+        /// An automation on a characteristic's event, added or, `updating`, the automation `name` defined
+        /// anew (a schedule's or a range's is an edit); its value (optional) is read once its
+        /// characteristic is found, like an action's.
         case addTrigger(
             home: String, name: String, event: Event, actionSets: [String], options: TriggerOptions = TriggerOptions(),
-            conditions: [ConditionRequest] = [])
-        /// An automation defined anew with a characteristic's event (a schedule's or a range's is an edit).
-        case updateTrigger(
-            home: String, trigger: String, event: Event, actionSets: [String],
-            options: TriggerOptions = TriggerOptions(), conditions: [ConditionRequest] = [])
+            conditions: [ConditionRequest] = [], updating: Bool = false)
         case read(home: String, accessory: String, service: String?, characteristic: String?, bridged: Bool)
         case permitJoin(seconds: Int)
         case pairAccessory(home: String, id: AccessoryID, setupCode: String, room: String?, name: String?)
@@ -197,8 +195,7 @@ extension Command {
             switch self {
             case .homes, .permitJoin, .edit(.addHome): nil
             case .edit(let edit): edit.home
-            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _),
-                .updateTrigger(let home, _, _, _, _, _),
+            case .addActionSet(let home, _, _), .addTrigger(let home, _, _, _, _, _, _),
                 .read(let home, _, _, _, _),
                 .pairAccessory(let home, _, _, _, _),
                 .unpairAccessory(let home, _), .listPairings(let home, _), .addPairing(let home, _, _, _, _),
@@ -233,13 +230,9 @@ extension Command {
                 let event = Event(
                     accessory: try body.string("accessory"), service: try body.string("service"),
                     characteristic: try body.string("characteristic"), value: try body.optionalValue("value"))
-                return updating
-                    ? .updateTrigger(
-                        home: home, trigger: name, event: event, actionSets: actionSets, options: options,
-                        conditions: conditions)
-                    : .addTrigger(
-                        home: home, name: name, event: event, actionSets: actionSets, options: options,
-                        conditions: conditions)
+                return .addTrigger(
+                    home: home, name: name, event: event, actionSets: actionSets, options: options,
+                    conditions: conditions, updating: updating)
             }
             return .edit(updating ? .updateTrigger(home: home, trigger: name, definition: definition) : definition)
         }

@@ -4,11 +4,8 @@ import Synchronization
 /// Counters for `B/$health`, shared by the parts of the gateway that count.
 package final class GatewayStatistics: Sendable {
     private struct Counts {
-        var messagesIn = 0
-        var messagesOut = 0
-        var brokerReconnects = 0
-        var commandsOK = 0
-        var commandsFailed: [String: Int] = [:]
+        /// The counters so far; the uptime and the last minute's are filled in when read.
+        var summary = Summary()
         var dynamicSecurity: JSON?
         var lastMinute = MinuteCounter()
     }
@@ -46,9 +43,9 @@ package final class GatewayStatistics: Sendable {
 
     package init() {}
 
-    func receivedMessage() { counts.withLock { $0.messagesIn += 1 } }
-    func sentMessage() { counts.withLock { $0.messagesOut += 1 } }
-    func reconnected() { counts.withLock { $0.brokerReconnects += 1 } }
+    func receivedMessage() { counts.withLock { $0.summary.messagesIn += 1 } }
+    func sentMessage() { counts.withLock { $0.summary.messagesOut += 1 } }
+    func reconnected() { counts.withLock { $0.summary.brokerReconnects += 1 } }
     /// What the dynamic-security keeper last saw (``AccessKeeper/Status``).
     func recordDynamicSecurity(_ status: JSON) { counts.withLock { $0.dynamicSecurity = status } }
 
@@ -59,10 +56,10 @@ package final class GatewayStatistics: Sendable {
             switch outcome {
             case .ignored: break
             case .succeeded:
-                counts.commandsOK += 1
+                counts.summary.commandsSucceeded += 1
                 counts.lastMinute.count(failed: false, at: second)
             case .failed(let code):
-                counts.commandsFailed[code, default: 0] += 1
+                counts.summary.commandsFailed[code, default: 0] += 1
                 counts.lastMinute.count(failed: true, at: second)
             }
         }
@@ -70,27 +67,25 @@ package final class GatewayStatistics: Sendable {
 
     /// What the gateway's health page shows: the counters so far and the last minute's commands.
     package struct Summary: Sendable, Equatable {
-        package var uptime: Duration
-        package var messagesIn: Int
-        package var messagesOut: Int
-        package var brokerReconnects: Int
-        package var commandsSucceeded: Int
+        package var uptime = Duration.zero
+        package var messagesIn = 0
+        package var messagesOut = 0
+        package var brokerReconnects = 0
+        package var commandsSucceeded = 0
         /// Failed commands and requests by error code, since the start.
-        package var commandsFailed: [String: Int]
+        package var commandsFailed: [String: Int] = [:]
         /// Commands and requests handled in the last 60 seconds, and how many of them failed.
-        package var commandsLastMinute: Int
-        package var failuresLastMinute: Int
+        package var commandsLastMinute = 0
+        package var failuresLastMinute = 0
     }
 
     package func summary() -> Summary {
         let second = secondsSinceStart()
         return counts.withLock { counts in
-            let minute = counts.lastMinute.totals(at: second)
-            return Summary(
-                uptime: ContinuousClock.now - started, messagesIn: counts.messagesIn, messagesOut: counts.messagesOut,
-                brokerReconnects: counts.brokerReconnects, commandsSucceeded: counts.commandsOK,
-                commandsFailed: counts.commandsFailed, commandsLastMinute: minute.handled,
-                failuresLastMinute: minute.failed)
+            var summary = counts.summary
+            summary.uptime = ContinuousClock.now - started
+            (summary.commandsLastMinute, summary.failuresLastMinute) = counts.lastMinute.totals(at: second)
+            return summary
         }
     }
 
@@ -102,9 +97,9 @@ package final class GatewayStatistics: Sendable {
     ///   - broker: the broker the gateway is connected to (`host:port`), nil when unknown.
     ///   - brokerSwitches: how often the gateway moved to another of its brokers.
     func health(version: String, residentBytes: Int?, broker: String? = nil, brokerSwitches: Int = 0) -> JSON {
-        let counts = counts.withLock { $0 }
+        let (summary, dynamicSecurity) = counts.withLock { ($0.summary, $0.dynamicSecurity) }
         let uptime = ContinuousClock.now - started
-        let failed = counts.commandsFailed.sorted { $0.key < $1.key }.map {
+        let failed = summary.commandsFailed.sorted { $0.key < $1.key }.map {
             (key: $0.key, value: JSON.integer($0.value))
         }
         return .object(
@@ -115,13 +110,13 @@ package final class GatewayStatistics: Sendable {
                 (
                     "broker",
                     .object([
-                        ("reconnects", .integer(counts.brokerReconnects)),
+                        ("reconnects", .integer(summary.brokerReconnects)),
                         ("address", broker.map(JSON.string) ?? .null),
                         ("switches", .integer(brokerSwitches)),
                     ])
                 ),
-                ("messages", .object([("in", .integer(counts.messagesIn)), ("out", .integer(counts.messagesOut))])),
-                ("commands", .object([("ok", .integer(counts.commandsOK)), ("failed", .object(failed))])),
-            ] + (counts.dynamicSecurity.map { [("dynamicSecurity", $0)] } ?? []))
+                ("messages", .object([("in", .integer(summary.messagesIn)), ("out", .integer(summary.messagesOut))])),
+                ("commands", .object([("ok", .integer(summary.commandsSucceeded)), ("failed", .object(failed))])),
+            ] + (dynamicSecurity.map { [("dynamicSecurity", $0)] } ?? []))
     }
 }

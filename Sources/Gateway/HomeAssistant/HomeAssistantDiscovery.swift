@@ -41,7 +41,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
             accessory.services.filter {
-                HomeAssistantEntities.kind(of: $0) == nil && $0.characteristic(.programmableSwitchEvent) == nil
+                HomeAssistantEntities.mapping(of: $0) == nil && $0.characteristic(.programmableSwitchEvent) == nil
             }.map { (accessory, $0) }
         }
     }
@@ -76,7 +76,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     func accessoryConfigs(for accessory: Accessory, in home: Home) -> [DiscoveryConfig] {
         guard announces(home) else { return [] }
         let place = Place(accessory, in: home, topics: topics)
-        let mapped = accessory.services.filter { HomeAssistantEntities.kind(of: $0) != nil }
+        let mapped = accessory.services.filter { HomeAssistantEntities.mapping(of: $0) != nil }
         let primaries = mapped.filter { $0.type != .battery }
         var configs: [DiscoveryConfig] = []
         for service in mapped {

@@ -57,8 +57,6 @@ enum HomeAssistantEntities {
         .battery: (.batteryLevel, .battery),
     ]
 
-    static func kind(of service: Service) -> Kind? { mapping(of: service)?.kind }
-
     /// The service's kind and the characteristic it is read from; nil when no component fits.
     static func mapping(of service: Service) -> (required: CharacteristicType, kind: Kind)? {
         kinds[service.type].flatMap { service.characteristic($0.required) != nil ? $0 : nil }
@@ -66,7 +64,7 @@ enum HomeAssistantEntities {
 
     /// The entities of one service; empty when no component fits.
     static func entities(for context: Context) -> [Entity] {
-        guard let kind = kind(of: context.service) else { return [] }
+        guard let kind = mapping(of: context.service)?.kind else { return [] }
         switch kind {
         case .light: return [light(context)]
         case .switch, .outlet:

@@ -56,7 +56,7 @@ package struct RetainedView: Sendable, Equatable {
             for accessory in home.accessories {
                 add(
                     .accessory(accessory.id),
-                    accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant))
+                    accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant))
             }
             add(.home(home.id), homePayloads(home, topics: topics, homeAssistant: homeAssistant, fragments: &fragments))
         }
@@ -78,18 +78,8 @@ package struct RetainedView: Sendable, Equatable {
         return payloads
     }
 
-    /// An accessory's topics (``accessoryPayloads(_:in:topics:homeAssistant:)``) and its discovery configs.
-    static func accessoryPart(
-        _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
-    ) -> [String: [UInt8]] {
-        var payloads = accessoryPayloads(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
-        for config in homeAssistant?.accessoryConfigs(for: accessory, in: home) ?? [] {
-            payloads[config.topic] = config.payload.bytes
-        }
-        return payloads
-    }
-
-    /// One accessory's topics: each readable value, `$reachable` and `$state` (and its `$ha` states).
+    /// One accessory's part of the view: each readable value, `$reachable` and `$state` (and its `$ha`
+    /// states and discovery configs).
     package static func accessoryPayloads(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
@@ -107,8 +97,11 @@ package struct RetainedView: Sendable, Equatable {
         }
         payloads[topics.reachable(home: home.name, room: room, accessory: accessory.name)] =
             Array((accessory.isReachable ? "true" : "false").utf8)
-        for (topic, payload) in states(of: accessory, room: room, in: home, topics, homeAssistant) {
+        for (topic, payload) in statePayloads(of: accessory, in: home, topics: topics, homeAssistant: homeAssistant) {
             payloads[topic] = payload
+        }
+        for config in homeAssistant?.accessoryConfigs(for: accessory, in: home) ?? [] {
+            payloads[config.topic] = config.payload.bytes
         }
         return payloads
     }
@@ -128,21 +121,15 @@ package struct RetainedView: Sendable, Equatable {
         return valuePayload(characteristic, of: service, accessory, room: room, in: home, topics)
     }
 
-    /// The accessory's `$state` and its `$ha` states, as ``accessoryPayloads(_:in:topics:homeAssistant:)``
-    /// renders them: what a new value changes besides its value topic.
+    /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states, as
+    /// ``accessoryPayloads(_:in:topics:homeAssistant:)`` renders them: what a new value changes
+    /// besides its value topic.
     package static func statePayloads(
         of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {
-        states(of: accessory, room: Rendering.roomName(accessory.room, in: home), in: home, topics, homeAssistant)
-    }
-
-    /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states.
-    private static func states(
-        of accessory: Accessory, room: String, in home: Home, _ topics: Topics,
-        _ homeAssistant: HomeAssistantDiscovery?
-    ) -> [(topic: String, payload: [UInt8])] {
         let state = (
-            topic: topics.state(home: home.name, room: room, accessory: accessory.name),
+            topic: topics.state(
+                home: home.name, room: Rendering.roomName(accessory.room, in: home), accessory: accessory.name),
             payload: Rendering.stateBytes(accessory)
         )
         guard let homeAssistant else { return [state] }

@@ -270,7 +270,8 @@ package actor RetainedPublisher {
             }
         case .accessory(let id):
             if let home = snapshot.homes.first(where: { $0.accessory(id) != nil }), let accessory = home.accessory(id) {
-                desired = RetainedView.accessoryPart(accessory, in: home, topics: topics, homeAssistant: homeAssistant)
+                desired = RetainedView.accessoryPayloads(
+                    accessory, in: home, topics: topics, homeAssistant: homeAssistant)
             } else {
                 desired = [:]
                 layoutFragments.forget(id)

@@ -198,9 +198,7 @@ func withGateway<T>(
             ? AccessKeeper(sync: DynamicSecuritySync(client: client)) { manager in
                 AccessRules(
                     topics: topics, gatewayAccount: gatewayAccount ?? "homegate",
-                    homeAssistant: discovery.map {
-                        AccessRules.HomeAssistant(account: $0.account, discoveryPrefix: $0.discoveryPrefix)
-                    }, members: await manager.memberships().map(AccessRules.Member.init))
+                    homeAssistant: discovery, members: await manager.memberships().map(AccessRules.Member.init))
             } : nil
         let history = keepsHistory ? try HistoryStore.inMemory() : nil
         let gateway = GatewayService(
@@ -258,5 +256,13 @@ extension DynamicSecuritySync {
     /// the sync has to itself.
     func forward(_ messages: some AsyncSequence<MQTTMessage, Never>) async {
         for await message in messages { receive(message) }
+    }
+}
+
+extension HomeAssistantDiscovery {
+    /// Discovery as the access rules read it: its account and prefix.
+    init(account: String, discoveryPrefix: String) {
+        self.init(
+            discoveryPrefix: discoveryPrefix, nodeID: "homegate", account: account, topics: Topics(), version: "test")
     }
 }
