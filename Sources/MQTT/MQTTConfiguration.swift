@@ -137,23 +137,9 @@ public struct ReconnectBackoff: Sendable, Hashable {
     }
 
     /// The delay before attempt number `attempt` (0 for the first retry).
-    public func delay(forAttempt attempt: Int, using generator: inout some RandomNumberGenerator) -> Duration {
+    public func delay(forAttempt attempt: Int) -> Duration {
         let doublings = min(max(attempt, 0), 30)
         let ceiling = min(initial * (1 << doublings), maximum)
-        let nanoseconds = ceiling.nanoseconds
-        let drawn = Int64.random(in: (nanoseconds / 2)...nanoseconds, using: &generator)
-        return .nanoseconds(drawn)
-    }
-
-    public func delay(forAttempt attempt: Int) -> Duration {
-        var generator = SystemRandomNumberGenerator()
-        return delay(forAttempt: attempt, using: &generator)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return ceiling * Double.random(in: 0.5...1)
     }
 }
