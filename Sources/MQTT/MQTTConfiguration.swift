@@ -46,16 +46,6 @@ public struct MQTTConfiguration: Sendable {
     public var brokers: [Broker] {
         didSet { precondition(!brokers.isEmpty, "a client needs at least one broker") }
     }
-    /// The first broker's host.
-    public var host: String {
-        get { brokers[0].host }
-        set { brokers[0].host = newValue }
-    }
-    /// The first broker's port.
-    public var port: Int {
-        get { brokers[0].port }
-        set { brokers[0].port = newValue }
-    }
     /// The client identifier; a persistent session needs a stable one.
     public var clientID: String
     /// How often the client and the broker check that the other is there: 0 (never) or 5 to 65,535

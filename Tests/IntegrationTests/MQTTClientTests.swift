@@ -447,7 +447,7 @@ struct MQTTClientTests {
 
                 // A client that trusts the broker's CA connects and works over TLS
                 let good = try makeClient(broker, name: "tls") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init(caFile: trusted.caFile)
                 }
                 try await withConnected(good) { inbox in
@@ -458,7 +458,7 @@ struct MQTTClientTests {
 
                 // A client that trusts another CA is refused, with the TLS reason
                 let wary = try makeClient(broker, name: "wary") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init(caFile: stranger.caFile)
                 }
                 let error = try await #require(throws: MQTTError.self) { try await wary.connect() }
@@ -467,7 +467,7 @@ struct MQTTClientTests {
 
                 // And so is one that relies on the system's trust store
                 let system = try makeClient(broker, name: "system") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init()
                 }
                 await #expect(throws: MQTTError.self) { try await system.connect() }
