@@ -395,31 +395,25 @@ struct Mosquitto: @unchecked Sendable {
 
     /// The error for a CONNACK that refused us, in the broker's words.
     static func connectRefusal(reasonCode: Int32, version: MQTTConfiguration.ProtocolVersion) -> MQTTError {
-        // A 3.1.1 broker answers a v5 CONNECT with its own "unacceptable protocol version" (1).
-        if version == .v5 && reasonCode != 1 {
-            let code: MQTTError.Code =
-                switch reasonCode {
-                case 0x86: .badCredentials
-                case 0x87: .notAuthorized
-                case 0x84: .notSupported
-                default: .connectionRefused
-                }
-            var message = reasonString(reasonCode)
-            if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
-            // A CONNACK refuses these for the will, the only QoS and retain flag CONNECT carries.
-            if reasonCode == 0x9A { message += ": the broker keeps no retained messages, and the will is retained" }
-            if reasonCode == 0x9B { message += ": the broker does not take the will's QoS" }
-            return MQTTError(code, message, reasonCode: Int(reasonCode))
-        }
-        var message = String(cString: mosquitto_connack_string(reasonCode))
+        // MQTT v5's reason codes (0x80 and up) and 3.1.1's return codes (1 to 5) do not overlap.
         let code: MQTTError.Code =
             switch reasonCode {
-            case 1: .notSupported
-            case 4: .badCredentials
-            case 5: .notAuthorized
+            case 0x86, 4: .badCredentials
+            case 0x87, 5: .notAuthorized
+            case 0x84, 1: .notSupported
             default: .connectionRefused
             }
-        if reasonCode == 1 && version == .v5 { message += " \(MQTTError.protocolHint)" }
+        // A 3.1.1 broker answers a v5 CONNECT with its own "unacceptable protocol version" (1).
+        guard version == .v5 && reasonCode != 1 else {
+            var message = String(cString: mosquitto_connack_string(reasonCode))
+            if reasonCode == 1 && version == .v5 { message += " \(MQTTError.protocolHint)" }
+            return MQTTError(code, message, reasonCode: Int(reasonCode))
+        }
+        var message = reasonString(reasonCode)
+        if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
+        // A CONNACK refuses these for the will, the only QoS and retain flag CONNECT carries.
+        if reasonCode == 0x9A { message += ": the broker keeps no retained messages, and the will is retained" }
+        if reasonCode == 0x9B { message += ": the broker does not take the will's QoS" }
         return MQTTError(code, message, reasonCode: Int(reasonCode))
     }
 
