@@ -353,25 +353,21 @@ struct Mosquitto: @unchecked Sendable {
         throw Self.error(forResult: rc, detail: nil, context: context)
     }
 
-    /// libmosquitto's wording of a result code, where it has one that says what happened;
-    /// `systemError` is the `errno` of the thread whose call failed.
-    static func describe(result rc: Int32, systemError: Int32 = errno) -> String {
-        switch mosq_err_t(rawValue: rc) {
-        case MOSQ_ERR_ERRNO: String(cString: strerror(systemError))
-        case MOSQ_ERR_KEEPALIVE:
-            "the broker did not answer within the keep-alive interval (no PINGRESP)"
-        case MOSQ_ERR_TIMEOUT: "timed out"
-        default: String(cString: mosquitto_strerror(rc))
-        }
-    }
-
-    /// Turns a libmosquitto return code into an `MQTTError` with the library's own message.
+    /// Turns a libmosquitto return code into an `MQTTError` with the library's own message, where it
+    /// has one that says what happened. `systemError` is the `errno` of the thread whose call failed;
     /// `detail` (the last error libmosquitto logged, such as OpenSSL's reason) is appended.
     static func error(
         forResult rc: Int32, systemError: Int32 = errno, detail: String?, context: String? = nil
     ) -> MQTTError {
         let code: MQTTError.Code
-        var message = describe(result: rc, systemError: systemError)
+        var message =
+            switch mosq_err_t(rawValue: rc) {
+            case MOSQ_ERR_ERRNO: String(cString: strerror(systemError))
+            case MOSQ_ERR_KEEPALIVE:
+                "the broker did not answer within the keep-alive interval (no PINGRESP)"
+            case MOSQ_ERR_TIMEOUT: "timed out"
+            default: String(cString: mosquitto_strerror(rc))
+            }
         switch mosq_err_t(rawValue: rc) {
         case MOSQ_ERR_ERRNO, MOSQ_ERR_EAI, MOSQ_ERR_LOOKUP, MOSQ_ERR_TIMEOUT:
             code = .connectionFailed
