@@ -205,7 +205,6 @@ package final class MosquittoBroker: Sendable {
     /// (SIGKILL gives it no chance to stop its child), so the broker still holds the port and the
     /// persistence file. Only a mosquitto process started with this folder's config is stopped.
     /// Returns whether there was one.
-    @discardableResult
     package static func stopLeftover(in directory: String) async -> Bool {
         guard let text = try? String(contentsOfFile: pidFile(in: directory), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
@@ -229,7 +228,6 @@ package final class MosquittoBroker: Sendable {
 
     /// Writes new acl_file rules and makes the running broker read them (SIGHUP, as
     /// `systemctl reload mosquitto` does). Returns false when the rules were already these.
-    @discardableResult
     package func reload(accessRules: String) throws -> Bool {
         let file = "\(directory)/acl"
         guard configuration.accessRules != nil else { throw BrokerError("this broker runs without an acl_file") }

@@ -130,7 +130,6 @@ struct Mosquitto: @unchecked Sendable {
     /// ``EventLoopThread`` (its ``loop(timeout:)`` calls while connecting end by their timeout), and
     /// before the first connect. Leaves the pair where libmosquitto's fields are not as expected
     /// (CMosquitto/shim.h says how they are checked); ``loopRead()`` is then only slower.
-    @discardableResult
     func closeWakeupPair() -> Bool { homegate_mosquitto_close_wakeup_pair(handle) == 1 }
 
     /// The running libmosquitto's version, `major.minor.revision` (`mosquitto_lib_version`).
@@ -339,8 +338,7 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     /// Queues a DISCONNECT (normal disconnection: the broker does not publish the will).
-    @discardableResult
-    func disconnect() -> Int32 { mosquitto_disconnect(handle) }
+    func disconnect() { mosquitto_disconnect(handle) }
 
     // MARK: Errors
 
