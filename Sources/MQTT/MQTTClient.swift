@@ -617,7 +617,6 @@ public final class MQTTClient: Service, Sendable {
         }
         let (waiters, resubscriptions, broker, switched) = state.withLock { state in
             state.isConnected = true
-            state.hasEverConnected = true
             state.sessionPresent = sessionPresent
             let switched = state.lastConnectedBroker.map { $0 != state.brokerIndex } ?? false
             if switched { state.brokerSwitches += 1 }
@@ -744,7 +743,6 @@ extension MQTTClient {
         var isConnected = false
         /// Whether the last event told to ``connectionEvents()`` listeners was `.connected`.
         var isConnectionAnnounced = false
-        var hasEverConnected = false
         var sessionPresent = false
         var attempt = 0
         var connectWaiters: [CheckedContinuation<Bool, any Error>] = []
@@ -752,7 +750,8 @@ extension MQTTClient {
         var subscriptions: [String: Subscription] = [:]
         var refusal: MQTTError?
         var timeout: MQTTError?
-        /// The broker of the attempt or connection now, and of the last accepted connection.
+        /// The broker of the attempt or connection now, and of the last accepted connection (nil
+        /// until one was accepted).
         var brokerIndex = 0
         var lastConnectedBroker: Int?
         var brokerSwitches = 0
@@ -826,13 +825,13 @@ extension MQTTClient {
                     reasonCode: error.reasonCode)
             }
             // A v5 CONNECT that a 3.1.1-only broker drops instead of refusing.
-            if version == .v5 && refusal == nil && !hasEverConnected
+            if version == .v5 && refusal == nil && lastConnectedBroker == nil
                 && (error.code == .connectionLost || error.code == .protocolError || timeout != nil)
             {
                 error = MQTTError(
                     error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
-            return (error, phase != .running, hasEverConnected)
+            return (error, phase != .running, lastConnectedBroker != nil)
         }
     }
 }
