@@ -626,9 +626,8 @@ public final class MQTTClient: Service, Sendable {
             // persistence file (mosquitto writes it every autosave_interval) may hold the session
             // without the subscriptions made after the last save. Subscribing again replaces a kept
             // subscription; its cost is the retained messages, which the broker sends once more.
-            return (
-                state.connectWaiters, state.subscriptionsByOptions, configuration.brokers[state.brokerIndex], switched
-            )
+            let resubscriptions = Dictionary(grouping: state.subscriptions.keys.sorted()) { state.subscriptions[$0]! }
+            return (state.connectWaiters, resubscriptions, configuration.brokers[state.brokerIndex], switched)
         }
         logger.info(
             switched ? "MQTT connected to \(broker), another broker than before" : "MQTT connected to \(broker)",
@@ -766,10 +765,6 @@ extension MQTTClient {
         /// How many connection attempts have ended: a SUBSCRIBE sent before a change of this number
         /// went down with its connection.
         var connectionsEnded = 0
-
-        var subscriptionsByOptions: [Subscription: [String]] {
-            Dictionary(grouping: subscriptions.keys.sorted()) { subscriptions[$0]! }
-        }
 
         /// A DISCONNECT normally closes the socket at once; never wait on a silent broker for long.
         var stopHasTakenTooLong: Bool {
