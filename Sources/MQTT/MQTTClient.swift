@@ -441,6 +441,8 @@ public final class MQTTClient: Service, Sendable {
     /// not last `reconnect.stableAfter`.
     private func keepConnected() async {
         var brokerIndex = 0
+        // The backoff's attempt number for the next delay.
+        var attempt = 0
         while state.withLock({ $0.phase == .running }) {
             let broker = configuration.brokers[brokerIndex]
             state.withLock { $0.beginAttempt(broker: brokerIndex) }
@@ -459,7 +461,7 @@ public final class MQTTClient: Service, Sendable {
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
             if let connectedAt, connectedAt.duration(to: clock.now) >= configuration.reconnect.stableAfter {
-                state.withLock { $0.attempt = 0 }
+                attempt = 0
             }
             let roundEnded = connectedAt != nil || brokerIndex == configuration.brokers.count - 1
             if !failure.hasEverConnected && !configuration.retryInitialConnection && roundEnded {
@@ -467,8 +469,8 @@ public final class MQTTClient: Service, Sendable {
                 state.withLock { $0.phase = .closed }
                 break
             }
-            let delay: Duration =
-                roundEnded ? configuration.reconnect.delay(forAttempt: state.withLock { $0.nextAttempt() }) : .zero
+            let delay: Duration = roundEnded ? configuration.reconnect.delay(forAttempt: attempt) : .zero
+            if roundEnded { attempt += 1 }
             brokerIndex = roundEnded ? 0 : brokerIndex + 1
             logger.warning(
                 connectedAt == nil
@@ -743,7 +745,6 @@ extension MQTTClient {
         /// Whether the last event told to ``connectionEvents()`` listeners was `.connected`.
         var isConnectionAnnounced = false
         var sessionPresent = false
-        var attempt = 0
         var connectWaiters: [CheckedContinuation<Bool, any Error>] = []
         var pending: [Int32: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
@@ -778,12 +779,6 @@ extension MQTTClient {
             timeout = nil
             disconnectReason = nil
             lastLoggedError = nil
-        }
-
-        /// The backoff's attempt number for the next delay (then counts it).
-        mutating func nextAttempt() -> Int {
-            defer { attempt += 1 }
-            return attempt
         }
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
