@@ -186,18 +186,14 @@ public final class MQTTClient: Service, Sendable {
     /// Connects, then keeps the connection until graceful shutdown or cancellation, then disconnects.
     /// A shutdown while no broker has answered yet ends it too (it returns without an error then).
     public func run() async throws {
-        try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                do {
-                    try await connect()
-                } catch let error as MQTTError where error.code == .clientClosed {
-                    return
-                }
-                await state.withLock { $0.attempts }?.value
-            } onGracefulShutdown: {
-                self.requestStop()
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            do {
+                try await connect()
+            } catch let error as MQTTError where error.code == .clientClosed {
+                return
             }
-        } onCancel: {
+            await state.withLock { $0.attempts }?.value
+        } onCancelOrGracefulShutdown: {
             self.requestStop()
         }
     }
