@@ -256,11 +256,6 @@ public final class MQTTClient: Service, Sendable {
         discardCompletion(of: mid, qos: qos)
     }
 
-    /// On the client's loop, writes what its current pass has queued now instead of at the pass's
-    /// end (once a pass, see ``EventLoopThread/writeQueuedNow()``); elsewhere, and without a loop, it
-    /// does nothing.
-    public func writeQueuedNow() { loop?.writeQueuedNow() }
-
     /// A packet was queued: the loop, if it sleeps, must wake up to write it. On the loop's thread
     /// it is written before the loop sleeps; without a loop, libmosquitto wakes its own.
     private func loopHasQueued() {

@@ -528,7 +528,7 @@ struct MQTTClientTests {
                         let job = Task {
                             await onLoop.run { () -> Bool in
                                 try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
-                                publisher.writeQueuedNow()
+                                loop.writeQueuedNow()
                                 try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
                                 // When the job holds the loop until the first message has arrived (it could not
                                 // arrive before the job's end without the early write; the limit only ends a
