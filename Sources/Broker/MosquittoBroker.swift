@@ -127,8 +127,6 @@ package final class MosquittoBroker: Sendable {
     package var logFile: String { "\(directory)/mosquitto.log" }
     /// The running broker's process id, so that a broker left behind by a killed parent can be
     /// found and stopped (``stopLeftover(in:)``).
-    var pidFile: String { Self.pidFile(in: directory) }
-
     private static func pidFile(in directory: String) -> String { "\(directory)/mosquitto.pid" }
 
     /// What the broker logged so far.
@@ -152,7 +150,7 @@ package final class MosquittoBroker: Sendable {
         let running = try ChildProcess(
             "mosquitto", ["-c", configFile], outputFile: logFile, ownProcessGroup: configuration.ownProcessGroup)
         process.withLock { $0 = running }
-        try? "\(running.pid)\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        try? "\(running.pid)\n".write(toFile: Self.pidFile(in: directory), atomically: true, encoding: .utf8)
         let ports = [port] + (tlsPort.map { [$0] } ?? [])
         let deadline = ContinuousClock.now + .seconds(15)
         // Something else may listen on a port picked free a moment ago: the broker is up once it
@@ -198,7 +196,7 @@ package final class MosquittoBroker: Sendable {
         running.send(signal)
         await running.waitForExit()
         process.withLock { $0 = nil }
-        try? FileManager.default.removeItem(atPath: pidFile)
+        try? FileManager.default.removeItem(atPath: Self.pidFile(in: directory))
     }
 
     /// Stops a broker that an earlier run left running in `directory`: its parent was killed
