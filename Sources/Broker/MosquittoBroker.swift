@@ -175,28 +175,20 @@ package final class MosquittoBroker: Sendable {
         log.split(separator: "\n").count { $0.contains("mosquitto version ") && $0.hasSuffix(" running") }
     }
 
-    /// Stops the broker with SIGTERM (it saves its persistence file) and waits until it has exited.
-    package func stop() async {
-        await end(with: SIGTERM)
-    }
-
-    /// Kills the broker with SIGKILL, as a crash would, and waits until it has exited.
-    package func kill() async {
-        await end(with: SIGKILL)
+    /// Stops the broker with SIGTERM (it saves its persistence file) or kills it with SIGKILL, as a
+    /// crash would, and waits until it has exited.
+    package func stop(with signal: Int32 = SIGTERM) async {
+        guard let running = process.withLock({ $0 }) else { return }
+        running.send(signal)
+        await running.waitForExit()
+        process.withLock { $0 = nil }
+        try? FileManager.default.removeItem(atPath: Self.pidFile(in: directory))
     }
 
     /// Stops the broker and removes its folder if this object made it.
     package func stop(removingFiles: Bool) async {
         await stop()
         if removingFiles && ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
-    }
-
-    private func end(with signal: Int32) async {
-        guard let running = process.withLock({ $0 }) else { return }
-        running.send(signal)
-        await running.waitForExit()
-        process.withLock { $0 = nil }
-        try? FileManager.default.removeItem(atPath: Self.pidFile(in: directory))
     }
 
     /// Stops a broker that an earlier run left running in `directory`: its parent was killed

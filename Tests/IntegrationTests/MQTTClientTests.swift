@@ -420,7 +420,7 @@ struct MQTTClientTests {
                 try await client.subscribe(to: ["crash/#"], qos: .atLeastOnce)
 
                 // When the broker crashes (no save) and comes back from that file
-                await broker.kill()
+                await broker.stop(with: SIGKILL)
                 try await broker.start()
                 _ = try await events.next("back again") { $0 == .connected(sessionPresent: true) }
 
