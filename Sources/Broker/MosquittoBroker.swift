@@ -79,7 +79,7 @@ package final class MosquittoBroker: Sendable {
     package let port: Int
     package let tlsPort: Int?
     private let ownsDirectory: Bool
-    private let process = Mutex<ChildProcess?>(nil)
+    let process = Mutex<ChildProcess?>(nil)
 
     /// Prepares the folder and files and starts the broker; returns once it accepts connections.
     /// Without `directory` a temporary folder is made, and removed again by `stop(removingFiles:)`.
@@ -134,12 +134,6 @@ package final class MosquittoBroker: Sendable {
 
     /// True while the broker process runs.
     package var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
-
-    /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
-    /// that stops answering without closing its connections.
-    package func send(_ signal: Int32) {
-        process.withLock { $0 }?.send(signal)
-    }
 
     // MARK: Lifecycle
 

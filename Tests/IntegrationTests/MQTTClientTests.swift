@@ -1,9 +1,11 @@
 import AsyncMailbox
-import Broker
 import Foundation
 import MQTT
+import Synchronization
 import TestSupport
 import Testing
+
+@testable import Broker
 
 @Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(5)))
 struct MQTTClientTests {
@@ -608,4 +610,12 @@ private actor RunsOnLoop {
     init(_ loop: EventLoopThread) { self.loop = loop }
 
     func run<Value: Sendable>(_ body: @Sendable () -> Value) -> Value { body() }
+}
+
+extension MosquittoBroker {
+    /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
+    /// that stops answering without closing its connections.
+    fileprivate func send(_ signal: Int32) {
+        process.withLock { $0 }?.send(signal)
+    }
 }
