@@ -179,16 +179,11 @@ struct Mosquitto: @unchecked Sendable {
                 client.didReceiveInvalid(topic: String(cString: topic))
                 return
             }
-            let payload: [UInt8] =
-                if let bytes = message.payload, message.payloadlen > 0 {
-                    Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
-                } else {
-                    []
-                }
             client.didReceive(
                 MQTTMessage(
                     topic: String(cString: topic),
-                    payload: payload,
+                    // libmosquitto leaves the payload NULL only when it is empty.
+                    payload: Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))),
                     qos: MQTTQoS(rawValue: Int(message.qos)) ?? .atMostOnce,
                     retain: message.retain,
                     properties: Mosquitto.properties(from: properties)))
