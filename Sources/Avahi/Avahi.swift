@@ -11,11 +11,13 @@ package enum AvahiLibrary {
         return (table?.pointee, failure.map { String(cString: $0) } ?? "")
     }()
 
-    /// Avahi's functions; nil when the library could not be loaded (``failure`` says why).
+    /// Avahi's functions; nil when the library could not be loaded (``missing`` says why).
     package static var table: homegate_avahi? { loaded.table }
 
-    /// Why the library could not be loaded (dlerror's words).
-    package static var failure: String { loaded.failure }
+    /// Why the library is not there (dlerror's words), for the `start` of `keepConnecting` to return.
+    package static var missing: String? {
+        table == nil ? "libavahi-client could not be loaded: \(loaded.failure); install libavahi-client3" : nil
+    }
 
     /// Stops Avahi's thread, then frees the client `detach` hands over (the owner clears its
     /// handles under its own lock; freeing the client frees what it made, browsers and entry groups,
@@ -31,28 +33,17 @@ package enum AvahiLibrary {
     package static func error(_ code: Int32) -> String {
         table?.avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"
     }
-}
 
-/// Connecting to avahi-daemon until it serves, for HAP's browser and the bridges' advertisers:
-/// without a running daemon (or D-Bus) it says once in the log what is missed and why, and tries
-/// again every `retryInterval` on `clock`; it never blocks the gateway.
-package struct AvahiReconnection: Sendable {
-    private let missed: String
-    private let logger: Logger
-    private let retryInterval: Duration
-    private let clock: AnyClock
-
-    /// `missed` completes "mDNS is unavailable (why): …" (`HomeKit accessories are not discovered`).
-    package init(missed: String, logger: Logger, retryInterval: Duration, clock: AnyClock) {
-        self.missed = missed
-        self.logger = logger
-        self.retryInterval = retryInterval
-        self.clock = clock
-    }
-
-    /// Calls `start` until it connects (returns nil), `isStopped` says so or the task is cancelled;
-    /// `start` returns why it could not connect.
-    package func run(isStopped: () -> Bool, start: () -> String?) async {
+    /// Connecting to avahi-daemon until it serves, for HAP's browser and the bridges' advertisers:
+    /// calls `start` until it connects (returns nil), `isStopped` says so or the task is cancelled.
+    /// While `start` returns why it could not connect (no running daemon, or D-Bus), it says once in
+    /// the log what is missed and why (`missed` completes "mDNS is unavailable (why): …", as in
+    /// `HomeKit accessories are not discovered`) and tries again every `retryInterval` on `clock`;
+    /// it never blocks the gateway.
+    package static func keepConnecting(
+        missed: String, logger: Logger, retryInterval: Duration, clock: AnyClock, isStopped: () -> Bool,
+        start: () -> String?
+    ) async {
         var reported = false
         // Cancelled, it stops trying (a cancelled sleep returns at once).
         while !isStopped() && !Task.isCancelled {
@@ -63,11 +54,5 @@ package struct AvahiReconnection: Sendable {
             }
             try? await clock.sleep(until: clock.now.advanced(by: retryInterval))
         }
-    }
-
-    /// Why the library is not there, for `start` to return.
-    package static var libraryMissing: String? {
-        AvahiLibrary.table == nil
-            ? "libavahi-client could not be loaded: \(AvahiLibrary.failure); install libavahi-client3" : nil
     }
 }

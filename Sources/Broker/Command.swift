@@ -4,22 +4,19 @@ import Foundation
 /// it printed; a non-zero exit becomes a `BrokerError` that carries that output.
 package enum Command {
     @discardableResult
-    package static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+    package static func run(_ executable: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try locate(executable))
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        let stdin = Pipe()
-        process.standardInput = stdin
+        process.standardInput = FileHandle.nullDevice
         do {
             try process.run()
         } catch {
             throw BrokerError("could not start \(executable): \(error.localizedDescription)")
         }
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)

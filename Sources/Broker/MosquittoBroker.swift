@@ -79,7 +79,7 @@ package final class MosquittoBroker: Sendable {
     package let port: Int
     package let tlsPort: Int?
     private let ownsDirectory: Bool
-    private let process = Mutex<ChildProcess?>(nil)
+    let process = Mutex<ChildProcess?>(nil)
 
     /// Prepares the folder and files and starts the broker; returns once it accepts connections.
     /// Without `directory` a temporary folder is made, and removed again by `stop(removingFiles:)`.
@@ -127,8 +127,6 @@ package final class MosquittoBroker: Sendable {
     package var logFile: String { "\(directory)/mosquitto.log" }
     /// The running broker's process id, so that a broker left behind by a killed parent can be
     /// found and stopped (``stopLeftover(in:)``).
-    var pidFile: String { Self.pidFile(in: directory) }
-
     private static func pidFile(in directory: String) -> String { "\(directory)/mosquitto.pid" }
 
     /// What the broker logged so far.
@@ -136,12 +134,6 @@ package final class MosquittoBroker: Sendable {
 
     /// True while the broker process runs.
     package var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
-
-    /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
-    /// that stops answering without closing its connections.
-    package func send(_ signal: Int32) {
-        process.withLock { $0 }?.send(signal)
-    }
 
     // MARK: Lifecycle
 
@@ -152,7 +144,7 @@ package final class MosquittoBroker: Sendable {
         let running = try ChildProcess(
             "mosquitto", ["-c", configFile], outputFile: logFile, ownProcessGroup: configuration.ownProcessGroup)
         process.withLock { $0 = running }
-        try? "\(running.pid)\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        try? "\(running.pid)\n".write(toFile: Self.pidFile(in: directory), atomically: true, encoding: .utf8)
         let ports = [port] + (tlsPort.map { [$0] } ?? [])
         let deadline = ContinuousClock.now + .seconds(15)
         // Something else may listen on a port picked free a moment ago: the broker is up once it
@@ -177,14 +169,14 @@ package final class MosquittoBroker: Sendable {
         log.split(separator: "\n").count { $0.contains("mosquitto version ") && $0.hasSuffix(" running") }
     }
 
-    /// Stops the broker with SIGTERM (it saves its persistence file) and waits until it has exited.
-    package func stop() async {
-        await end(with: SIGTERM)
-    }
-
-    /// Kills the broker with SIGKILL, as a crash would, and waits until it has exited.
-    package func kill() async {
-        await end(with: SIGKILL)
+    /// Stops the broker with SIGTERM (it saves its persistence file) or kills it with SIGKILL, as a
+    /// crash would, and waits until it has exited.
+    package func stop(with signal: Int32 = SIGTERM) async {
+        guard let running = process.withLock({ $0 }) else { return }
+        running.send(signal)
+        await running.waitForExit()
+        process.withLock { $0 = nil }
+        try? FileManager.default.removeItem(atPath: Self.pidFile(in: directory))
     }
 
     /// Stops the broker and removes its folder if this object made it.
@@ -193,19 +185,10 @@ package final class MosquittoBroker: Sendable {
         if removingFiles && ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    private func end(with signal: Int32) async {
-        guard let running = process.withLock({ $0 }) else { return }
-        running.send(signal)
-        await running.waitForExit()
-        process.withLock { $0 = nil }
-        try? FileManager.default.removeItem(atPath: pidFile)
-    }
-
     /// Stops a broker that an earlier run left running in `directory`: its parent was killed
     /// (SIGKILL gives it no chance to stop its child), so the broker still holds the port and the
     /// persistence file. Only a mosquitto process started with this folder's config is stopped.
     /// Returns whether there was one.
-    @discardableResult
     package static func stopLeftover(in directory: String) async -> Bool {
         guard let text = try? String(contentsOfFile: pidFile(in: directory), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
@@ -229,7 +212,6 @@ package final class MosquittoBroker: Sendable {
 
     /// Writes new acl_file rules and makes the running broker read them (SIGHUP, as
     /// `systemctl reload mosquitto` does). Returns false when the rules were already these.
-    @discardableResult
     package func reload(accessRules: String) throws -> Bool {
         let file = "\(directory)/acl"
         guard configuration.accessRules != nil else { throw BrokerError("this broker runs without an acl_file") }

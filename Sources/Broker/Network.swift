@@ -15,19 +15,8 @@ package enum LoopbackPort {
 
     /// A socket bound to a port on 127.0.0.1 and the port (the kernel picks it).
     package static func bound() throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let problem = String(cString: strerror(errno))
-            close(fd)
-            throw BrokerError("bind() failed: \(problem)")
-        }
+        let fd = try socket(port: 0, bind, "bind() failed")
+        var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -44,27 +33,30 @@ package enum LoopbackPort {
 
     /// A blocking TCP socket connected to 127.0.0.1:`port`, for a test's raw client.
     package static func connect(_ port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
-        var address = loopback(port: port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let problem = String(cString: strerror(errno))
-            close(fd)
-            throw BrokerError("cannot connect to 127.0.0.1:\(port): \(problem)")
-        }
-        return fd
+        try socket(port: port, Glibc.connect, "cannot connect to 127.0.0.1:\(port)")
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
+    /// A TCP socket that `call` (`bind` or `connect`) gave the address 127.0.0.1:`port`; if the call
+    /// fails, the socket is closed and the error starts with `failure`.
+    private static func socket(
+        port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32, _ failure: String
+    ) throws -> Int32 {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let problem = String(cString: strerror(errno))
+            close(fd)
+            throw BrokerError("\(failure): \(problem)")
+        }
+        return fd
     }
 }

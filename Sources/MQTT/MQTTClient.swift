@@ -186,18 +186,14 @@ public final class MQTTClient: Service, Sendable {
     /// Connects, then keeps the connection until graceful shutdown or cancellation, then disconnects.
     /// A shutdown while no broker has answered yet ends it too (it returns without an error then).
     public func run() async throws {
-        try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                do {
-                    try await connect()
-                } catch let error as MQTTError where error.code == .clientClosed {
-                    return
-                }
-                await state.withLock { $0.attempts }?.value
-            } onGracefulShutdown: {
-                self.requestStop()
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            do {
+                try await connect()
+            } catch let error as MQTTError where error.code == .clientClosed {
+                return
             }
-        } onCancel: {
+            await state.withLock { $0.attempts }?.value
+        } onCancelOrGracefulShutdown: {
             self.requestStop()
         }
     }
@@ -259,11 +255,6 @@ public final class MQTTClient: Service, Sendable {
         loopHasQueued()
         discardCompletion(of: mid, qos: qos)
     }
-
-    /// On the client's loop, writes what its current pass has queued now instead of at the pass's
-    /// end (once a pass, see ``EventLoopThread/writeQueuedNow()``); elsewhere, and without a loop, it
-    /// does nothing.
-    public func writeQueuedNow() { loop?.writeQueuedNow() }
 
     /// A packet was queued: the loop, if it sleeps, must wake up to write it. On the loop's thread
     /// it is written before the loop sleeps; without a loop, libmosquitto wakes its own.
@@ -441,6 +432,8 @@ public final class MQTTClient: Service, Sendable {
     /// not last `reconnect.stableAfter`.
     private func keepConnected() async {
         var brokerIndex = 0
+        // The backoff's attempt number for the next delay.
+        var attempt = 0
         while state.withLock({ $0.phase == .running }) {
             let broker = configuration.brokers[brokerIndex]
             state.withLock { $0.beginAttempt(broker: brokerIndex) }
@@ -459,7 +452,7 @@ public final class MQTTClient: Service, Sendable {
             failSubscribeWaiters(with: failure.error)
             if failure.isStopping { break }
             if let connectedAt, connectedAt.duration(to: clock.now) >= configuration.reconnect.stableAfter {
-                state.withLock { $0.attempt = 0 }
+                attempt = 0
             }
             let roundEnded = connectedAt != nil || brokerIndex == configuration.brokers.count - 1
             if !failure.hasEverConnected && !configuration.retryInitialConnection && roundEnded {
@@ -467,8 +460,8 @@ public final class MQTTClient: Service, Sendable {
                 state.withLock { $0.phase = .closed }
                 break
             }
-            let delay: Duration =
-                roundEnded ? configuration.reconnect.delay(forAttempt: state.withLock { $0.nextAttempt() }) : .zero
+            let delay: Duration = roundEnded ? configuration.reconnect.delay(forAttempt: attempt) : .zero
+            if roundEnded { attempt += 1 }
             brokerIndex = roundEnded ? 0 : brokerIndex + 1
             logger.warning(
                 connectedAt == nil
@@ -617,7 +610,6 @@ public final class MQTTClient: Service, Sendable {
         }
         let (waiters, resubscriptions, broker, switched) = state.withLock { state in
             state.isConnected = true
-            state.hasEverConnected = true
             state.sessionPresent = sessionPresent
             let switched = state.lastConnectedBroker.map { $0 != state.brokerIndex } ?? false
             if switched { state.brokerSwitches += 1 }
@@ -627,9 +619,8 @@ public final class MQTTClient: Service, Sendable {
             // persistence file (mosquitto writes it every autosave_interval) may hold the session
             // without the subscriptions made after the last save. Subscribing again replaces a kept
             // subscription; its cost is the retained messages, which the broker sends once more.
-            return (
-                state.connectWaiters, state.subscriptionsByOptions, configuration.brokers[state.brokerIndex], switched
-            )
+            let resubscriptions = Dictionary(grouping: state.subscriptions.keys.sorted()) { state.subscriptions[$0]! }
+            return (state.connectWaiters, resubscriptions, configuration.brokers[state.brokerIndex], switched)
         }
         logger.info(
             switched ? "MQTT connected to \(broker), another broker than before" : "MQTT connected to \(broker)",
@@ -744,15 +735,14 @@ extension MQTTClient {
         var isConnected = false
         /// Whether the last event told to ``connectionEvents()`` listeners was `.connected`.
         var isConnectionAnnounced = false
-        var hasEverConnected = false
         var sessionPresent = false
-        var attempt = 0
         var connectWaiters: [CheckedContinuation<Bool, any Error>] = []
         var pending: [Int32: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
         var refusal: MQTTError?
         var timeout: MQTTError?
-        /// The broker of the attempt or connection now, and of the last accepted connection.
+        /// The broker of the attempt or connection now, and of the last accepted connection (nil
+        /// until one was accepted).
         var brokerIndex = 0
         var lastConnectedBroker: Int?
         var brokerSwitches = 0
@@ -768,10 +758,6 @@ extension MQTTClient {
         /// went down with its connection.
         var connectionsEnded = 0
 
-        var subscriptionsByOptions: [Subscription: [String]] {
-            Dictionary(grouping: subscriptions.keys.sorted()) { subscriptions[$0]! }
-        }
-
         /// A DISCONNECT normally closes the socket at once; never wait on a silent broker for long.
         var stopHasTakenTooLong: Bool {
             guard let stopRequestedAt else { return false }
@@ -784,12 +770,6 @@ extension MQTTClient {
             timeout = nil
             disconnectReason = nil
             lastLoggedError = nil
-        }
-
-        /// The backoff's attempt number for the next delay (then counts it).
-        mutating func nextAttempt() -> Int {
-            defer { attempt += 1 }
-            return attempt
         }
 
         /// Why the attempt or connection ended, in the broker's or the library's words.
@@ -826,13 +806,13 @@ extension MQTTClient {
                     reasonCode: error.reasonCode)
             }
             // A v5 CONNECT that a 3.1.1-only broker drops instead of refusing.
-            if version == .v5 && refusal == nil && !hasEverConnected
+            if version == .v5 && refusal == nil && lastConnectedBroker == nil
                 && (error.code == .connectionLost || error.code == .protocolError || timeout != nil)
             {
                 error = MQTTError(
                     error.code, "\(error.message); \(MQTTError.protocolHint)", reasonCode: error.reasonCode)
             }
-            return (error, phase != .running, hasEverConnected)
+            return (error, phase != .running, lastConnectedBroker != nil)
         }
     }
 }

@@ -46,16 +46,6 @@ public struct MQTTConfiguration: Sendable {
     public var brokers: [Broker] {
         didSet { precondition(!brokers.isEmpty, "a client needs at least one broker") }
     }
-    /// The first broker's host.
-    public var host: String {
-        get { brokers[0].host }
-        set { brokers[0].host = newValue }
-    }
-    /// The first broker's port.
-    public var port: Int {
-        get { brokers[0].port }
-        set { brokers[0].port = newValue }
-    }
     /// The client identifier; a persistent session needs a stable one.
     public var clientID: String
     /// How often the client and the broker check that the other is there: 0 (never) or 5 to 65,535
@@ -137,23 +127,9 @@ public struct ReconnectBackoff: Sendable, Hashable {
     }
 
     /// The delay before attempt number `attempt` (0 for the first retry).
-    public func delay(forAttempt attempt: Int, using generator: inout some RandomNumberGenerator) -> Duration {
+    public func delay(forAttempt attempt: Int) -> Duration {
         let doublings = min(max(attempt, 0), 30)
         let ceiling = min(initial * (1 << doublings), maximum)
-        let nanoseconds = ceiling.nanoseconds
-        let drawn = Int64.random(in: (nanoseconds / 2)...nanoseconds, using: &generator)
-        return .nanoseconds(drawn)
-    }
-
-    public func delay(forAttempt attempt: Int) -> Duration {
-        var generator = SystemRandomNumberGenerator()
-        return delay(forAttempt: attempt, using: &generator)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return ceiling * Double.random(in: 0.5...1)
     }
 }

@@ -130,7 +130,6 @@ struct Mosquitto: @unchecked Sendable {
     /// ``EventLoopThread`` (its ``loop(timeout:)`` calls while connecting end by their timeout), and
     /// before the first connect. Leaves the pair where libmosquitto's fields are not as expected
     /// (CMosquitto/shim.h says how they are checked); ``loopRead()`` is then only slower.
-    @discardableResult
     func closeWakeupPair() -> Bool { homegate_mosquitto_close_wakeup_pair(handle) == 1 }
 
     /// The running libmosquitto's version, `major.minor.revision` (`mosquitto_lib_version`).
@@ -180,16 +179,11 @@ struct Mosquitto: @unchecked Sendable {
                 client.didReceiveInvalid(topic: String(cString: topic))
                 return
             }
-            let payload: [UInt8] =
-                if let bytes = message.payload, message.payloadlen > 0 {
-                    Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
-                } else {
-                    []
-                }
             client.didReceive(
                 MQTTMessage(
                     topic: String(cString: topic),
-                    payload: payload,
+                    // libmosquitto leaves the payload NULL only when it is empty.
+                    payload: Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))),
                     qos: MQTTQoS(rawValue: Int(message.qos)) ?? .atMostOnce,
                     retain: message.retain,
                     properties: Mosquitto.properties(from: properties)))
@@ -339,8 +333,7 @@ struct Mosquitto: @unchecked Sendable {
     }
 
     /// Queues a DISCONNECT (normal disconnection: the broker does not publish the will).
-    @discardableResult
-    func disconnect() -> Int32 { mosquitto_disconnect(handle) }
+    func disconnect() { mosquitto_disconnect(handle) }
 
     // MARK: Errors
 
@@ -353,25 +346,21 @@ struct Mosquitto: @unchecked Sendable {
         throw Self.error(forResult: rc, detail: nil, context: context)
     }
 
-    /// libmosquitto's wording of a result code, where it has one that says what happened;
-    /// `systemError` is the `errno` of the thread whose call failed.
-    static func describe(result rc: Int32, systemError: Int32 = errno) -> String {
-        switch mosq_err_t(rawValue: rc) {
-        case MOSQ_ERR_ERRNO: String(cString: strerror(systemError))
-        case MOSQ_ERR_KEEPALIVE:
-            "the broker did not answer within the keep-alive interval (no PINGRESP)"
-        case MOSQ_ERR_TIMEOUT: "timed out"
-        default: String(cString: mosquitto_strerror(rc))
-        }
-    }
-
-    /// Turns a libmosquitto return code into an `MQTTError` with the library's own message.
+    /// Turns a libmosquitto return code into an `MQTTError` with the library's own message, where it
+    /// has one that says what happened. `systemError` is the `errno` of the thread whose call failed;
     /// `detail` (the last error libmosquitto logged, such as OpenSSL's reason) is appended.
     static func error(
         forResult rc: Int32, systemError: Int32 = errno, detail: String?, context: String? = nil
     ) -> MQTTError {
         let code: MQTTError.Code
-        var message = describe(result: rc, systemError: systemError)
+        var message =
+            switch mosq_err_t(rawValue: rc) {
+            case MOSQ_ERR_ERRNO: String(cString: strerror(systemError))
+            case MOSQ_ERR_KEEPALIVE:
+                "the broker did not answer within the keep-alive interval (no PINGRESP)"
+            case MOSQ_ERR_TIMEOUT: "timed out"
+            default: String(cString: mosquitto_strerror(rc))
+            }
         switch mosq_err_t(rawValue: rc) {
         case MOSQ_ERR_ERRNO, MOSQ_ERR_EAI, MOSQ_ERR_LOOKUP, MOSQ_ERR_TIMEOUT:
             code = .connectionFailed
@@ -395,31 +384,25 @@ struct Mosquitto: @unchecked Sendable {
 
     /// The error for a CONNACK that refused us, in the broker's words.
     static func connectRefusal(reasonCode: Int32, version: MQTTConfiguration.ProtocolVersion) -> MQTTError {
-        // A 3.1.1 broker answers a v5 CONNECT with its own "unacceptable protocol version" (1).
-        if version == .v5 && reasonCode != 1 {
-            let code: MQTTError.Code =
-                switch reasonCode {
-                case 0x86: .badCredentials
-                case 0x87: .notAuthorized
-                case 0x84: .notSupported
-                default: .connectionRefused
-                }
-            var message = reasonString(reasonCode)
-            if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
-            // A CONNACK refuses these for the will, the only QoS and retain flag CONNECT carries.
-            if reasonCode == 0x9A { message += ": the broker keeps no retained messages, and the will is retained" }
-            if reasonCode == 0x9B { message += ": the broker does not take the will's QoS" }
-            return MQTTError(code, message, reasonCode: Int(reasonCode))
-        }
-        var message = String(cString: mosquitto_connack_string(reasonCode))
+        // MQTT v5's reason codes (0x80 and up) and 3.1.1's return codes (1 to 5) do not overlap.
         let code: MQTTError.Code =
             switch reasonCode {
-            case 1: .notSupported
-            case 4: .badCredentials
-            case 5: .notAuthorized
+            case 0x86, 4: .badCredentials
+            case 0x87, 5: .notAuthorized
+            case 0x84, 1: .notSupported
             default: .connectionRefused
             }
-        if reasonCode == 1 && version == .v5 { message += " \(MQTTError.protocolHint)" }
+        // A 3.1.1 broker answers a v5 CONNECT with its own "unacceptable protocol version" (1).
+        guard version == .v5 && reasonCode != 1 else {
+            var message = String(cString: mosquitto_connack_string(reasonCode))
+            if reasonCode == 1 && version == .v5 { message += " \(MQTTError.protocolHint)" }
+            return MQTTError(code, message, reasonCode: Int(reasonCode))
+        }
+        var message = reasonString(reasonCode)
+        if reasonCode == 0x84 { message += "; \(MQTTError.protocolHint)" }
+        // A CONNACK refuses these for the will, the only QoS and retain flag CONNECT carries.
+        if reasonCode == 0x9A { message += ": the broker keeps no retained messages, and the will is retained" }
+        if reasonCode == 0x9B { message += ": the broker does not take the will's QoS" }
         return MQTTError(code, message, reasonCode: Int(reasonCode))
     }
 

@@ -139,8 +139,7 @@ struct ConfigurationTests {
 
             // And the client settings follow from them
             let client = try configuration.mqttConfiguration()
-            #expect(client.host == "hub.local")
-            #expect(client.port == 8884)
+            #expect(client.brokers == [.init(host: "hub.local", port: 8884)])
             #expect(client.clientID == "gw1")
             #expect(client.username == "gateway")
             #expect(client.password == "s3cret")
@@ -158,7 +157,7 @@ struct ConfigurationTests {
             yaml: "accessories:\n  zigbee2mqtt: {}\n", file: "homegate.yml", environment: [:])
         #expect(defaults.accessories.zigbee2mqtt == .init())
         let mqtt = try #require(try defaults.zigbee2mqttConfiguration())
-        #expect(mqtt.clientID == "homegate-zigbee2mqtt" && mqtt.port == 1883)
+        #expect(mqtt.clientID == "homegate-zigbee2mqtt" && mqtt.brokers[0].port == 1883)
         let off = try GatewayConfiguration.parse(
             yaml: "accessories:\n  zigbee2mqtt: null\n", file: "homegate.yml", environment: [:])
         #expect(off.accessories.zigbee2mqtt == nil)
@@ -174,7 +173,7 @@ struct ConfigurationTests {
         )
         #expect(other.accessories.zigbee2mqtt == expected)
         let otherMQTT = try #require(try other.zigbee2mqttConfiguration())
-        #expect(otherMQTT.host == "10.0.0.2" && otherMQTT.port == 1884 && otherMQTT.username == "gw")
+        #expect(otherMQTT.brokers == [.init(host: "10.0.0.2", port: 1884)] && otherMQTT.username == "gw")
 
         #expect(try problem("accessories:\n  zigbee2mqtt:\n    baseTopic: z2m/#\n").code == .invalidValue)
         #expect(try problem("mqtt:\n  eventsQoS: 2\n").code == .invalidValue)

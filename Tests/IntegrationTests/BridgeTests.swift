@@ -303,7 +303,7 @@ struct BridgeTests {
             try await owner.receive("online", on: "homegate/$status")
 
             // When the hub's broker is killed (a crash, a power cut)
-            await bridged.hub.kill()
+            await bridged.hub.stop(with: SIGKILL)
 
             // Then the central broker says so on the bridge's state topic (the bridge's will), while
             // the gateway's status, which only the hub could have changed, still says online there

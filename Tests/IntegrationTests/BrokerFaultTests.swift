@@ -166,7 +166,7 @@ struct BrokerFaultTests {
                 defer { gateway.send(SIGKILL) }
                 let topics = Topics()
 
-                await broker.kill()
+                await broker.stop(with: SIGKILL)
                 for file in (try? FileManager.default.contentsOfDirectory(atPath: broker.directory)) ?? []
                 where file.hasSuffix(".db") {
                     try FileManager.default.removeItem(atPath: "\(broker.directory)/\(file)")

@@ -1,9 +1,11 @@
 import AsyncMailbox
-import Broker
 import Foundation
 import MQTT
+import Synchronization
 import TestSupport
 import Testing
+
+@testable import Broker
 
 @Suite("MQTT client against a real mosquitto", .timeLimit(.minutes(5)))
 struct MQTTClientTests {
@@ -420,7 +422,7 @@ struct MQTTClientTests {
                 try await client.subscribe(to: ["crash/#"], qos: .atLeastOnce)
 
                 // When the broker crashes (no save) and comes back from that file
-                await broker.kill()
+                await broker.stop(with: SIGKILL)
                 try await broker.start()
                 _ = try await events.next("back again") { $0 == .connected(sessionPresent: true) }
 
@@ -447,7 +449,7 @@ struct MQTTClientTests {
 
                 // A client that trusts the broker's CA connects and works over TLS
                 let good = try makeClient(broker, name: "tls") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init(caFile: trusted.caFile)
                 }
                 try await withConnected(good) { inbox in
@@ -458,7 +460,7 @@ struct MQTTClientTests {
 
                 // A client that trusts another CA is refused, with the TLS reason
                 let wary = try makeClient(broker, name: "wary") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init(caFile: stranger.caFile)
                 }
                 let error = try await #require(throws: MQTTError.self) { try await wary.connect() }
@@ -467,7 +469,7 @@ struct MQTTClientTests {
 
                 // And so is one that relies on the system's trust store
                 let system = try makeClient(broker, name: "system") {
-                    $0.port = tlsPort
+                    $0.brokers[0].port = tlsPort
                     $0.tls = .init()
                 }
                 await #expect(throws: MQTTError.self) { try await system.connect() }
@@ -528,7 +530,7 @@ struct MQTTClientTests {
                         let job = Task {
                             await onLoop.run { () -> Bool in
                                 try? publisher.send("early/first", payload: bytes("1"), qos: .atLeastOnce)
-                                publisher.writeQueuedNow()
+                                loop.writeQueuedNow()
                                 try? publisher.send("early/second", payload: bytes("2"), qos: .atLeastOnce)
                                 // When the job holds the loop until the first message has arrived (it could not
                                 // arrive before the job's end without the early write; the limit only ends a
@@ -608,4 +610,12 @@ private actor RunsOnLoop {
     init(_ loop: EventLoopThread) { self.loop = loop }
 
     func run<Value: Sendable>(_ body: @Sendable () -> Value) -> Value { body() }
+}
+
+extension MosquittoBroker {
+    /// Sends `signal` to the broker process: SIGSTOP and SIGCONT freeze and thaw it, as a broker
+    /// that stops answering without closing its connections.
+    fileprivate func send(_ signal: Int32) {
+        process.withLock { $0 }?.send(signal)
+    }
 }

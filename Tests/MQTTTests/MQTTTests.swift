@@ -40,8 +40,7 @@ struct BrokerURLTests {
         ])
     func valid(url: String, host: String, port: Int, tls: Bool) throws {
         let configuration = try MQTTConfiguration(brokerURL: url, clientID: "x")
-        #expect(configuration.host == host)
-        #expect(configuration.port == port)
+        #expect(configuration.brokers == [.init(host: host, port: port)])
         #expect((configuration.tls != nil) == tls)
         #expect(configuration.tls?.verifyServer ?? true)
     }

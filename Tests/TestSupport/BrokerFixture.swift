@@ -79,7 +79,7 @@ package func makeClient(
 ) throws -> MQTTClient {
     var configuration = MQTTConfiguration(port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
     if Transport.current == .tls, let tlsPort = broker.tlsPort {
-        configuration.port = tlsPort
+        configuration.brokers[0].port = tlsPort
         configuration.tls = .init(caFile: sharedTestCertificates.caFile)
     }
     configuration.reconnect = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))

@@ -406,12 +406,12 @@ package actor RetainedPublisher {
         snapshot.setValue(value, service: service, type: type)
         let payload = RetainedView.valuePayload(type, service: service, of: snapshot, in: home, topics: topics)
         if type.isEvent {
-            if let (topic, payload) = payload, send(topic, payload, retain: false) { client.writeQueuedNow() }
+            if let (topic, payload) = payload, send(topic, payload, retain: false) { client.loop?.writeQueuedNow() }
             return
         }
         // The value leaves the loop at once, before the states are rendered and not after the rest of
         // its pass (a command's round trip ends when its value arrives).
-        if let payload, send(CollectionOfOne(payload), of: accessory) { client.writeQueuedNow() }
+        if let payload, send(CollectionOfOne(payload), of: accessory) { client.loop?.writeQueuedNow() }
         send(
             RetainedView.statePayloads(of: snapshot, in: home, topics: topics, homeAssistant: homeAssistant),
             of: accessory)

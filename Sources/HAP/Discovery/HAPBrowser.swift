@@ -68,7 +68,8 @@ package final class HAPBrowser: Sendable {
     private let sink: AsyncStream<HAPBrowserEvent>.Continuation
     private let logger: Logger
     private let state = Mutex<State>(State())
-    private let reconnection: AvahiReconnection
+    private let retryInterval: Duration
+    private let clock: AnyClock
 
     /// An Avahi object: used only under the lock or on Avahi's own thread.
     private struct Handle: @unchecked Sendable {
@@ -86,15 +87,16 @@ package final class HAPBrowser: Sendable {
         logger: Logger, retryInterval: Duration = .seconds(30), clock: some Clock<Duration> = ContinuousClock()
     ) {
         self.logger = logger
-        reconnection = AvahiReconnection(
-            missed: "HomeKit accessories are not discovered", logger: logger, retryInterval: retryInterval,
-            clock: AnyClock(clock))
+        self.retryInterval = retryInterval
+        self.clock = AnyClock(clock)
         (events, sink) = AsyncStream.makeStream(of: HAPBrowserEvent.self, bufferingPolicy: .bufferingNewest(1_024))
     }
 
     /// Browses until ``stop()``; retries while the daemon cannot be reached.
     package func run() async {
-        await reconnection.run(isStopped: { state.withLock { $0.stopped } }, start: start)
+        await AvahiLibrary.keepConnecting(
+            missed: "HomeKit accessories are not discovered", logger: logger, retryInterval: retryInterval,
+            clock: clock, isStopped: { state.withLock { $0.stopped } }, start: start)
     }
 
     /// Stops browsing and finishes ``events``.
@@ -116,7 +118,7 @@ package final class HAPBrowser: Sendable {
 
     /// Connects to the daemon and starts browsing; why not when the daemon cannot be reached.
     private func start() -> String? {
-        if let missing = AvahiReconnection.libraryMissing { return missing }
+        if let missing = AvahiLibrary.missing { return missing }
         guard let poll = avahi.avahi_threaded_poll_new() else { return "Avahi cannot make its poll" }
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(self).toOpaque()

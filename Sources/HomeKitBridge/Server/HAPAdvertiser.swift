@@ -32,7 +32,8 @@ final class HAPAdvertiser: Sendable {
     private let state = Mutex(State())
     private let interfaces: [Int32]
     private let logger: Logger
-    private let reconnection: AvahiReconnection
+    private let retryInterval: Duration
+    private let clock: AnyClock
 
     /// Advertises on the interfaces named (none: on those with a route, never `lo` or `docker0`;
     /// an interface that does not exist is logged and skipped).
@@ -41,8 +42,8 @@ final class HAPAdvertiser: Sendable {
         clock: AnyClock = AnyClock(ContinuousClock())
     ) {
         self.logger = logger
-        reconnection = AvahiReconnection(
-            missed: "the HomeKit bridge is not advertised", logger: logger, retryInterval: retryInterval, clock: clock)
+        self.retryInterval = retryInterval
+        self.clock = clock
         let chosen = names ?? Self.routedInterfaces()
         interfaces = chosen.compactMap { name in
             let index = if_nametoindex(name)
@@ -86,7 +87,9 @@ final class HAPAdvertiser: Sendable {
 
     /// Advertises until ``stop()``; retries while the daemon cannot be reached.
     package func run() async {
-        await reconnection.run(isStopped: { state.withLock { $0.stopped } }, start: start)
+        await AvahiLibrary.keepConnecting(
+            missed: "the HomeKit bridge is not advertised", logger: logger, retryInterval: retryInterval, clock: clock,
+            isStopped: { state.withLock { $0.stopped } }, start: start)
     }
 
     /// Withdraws the record and disconnects from the daemon.
@@ -106,7 +109,7 @@ final class HAPAdvertiser: Sendable {
 
     /// Connects to the daemon (the record goes out once it serves); why not when it cannot.
     private func start() -> String? {
-        if let missing = AvahiReconnection.libraryMissing { return missing }
+        if let missing = AvahiLibrary.missing { return missing }
         guard let avahi = avahiTable, let poll = avahi.avahi_threaded_poll_new() else {
             return "Avahi cannot make its poll"
         }
