@@ -51,7 +51,7 @@ struct HAPAccessoryDatabaseTests {
     func addresses() throws {
         let database = try HAPAccessoryDatabase(json: Self.fixture, deviceID: Self.device)
         let light = AccessoryID("\(Self.device):2")
-        let on = try #require(database.address(of: light, service: "8", characteristic: .on))
+        let on = try database.address(of: ValueKey(accessory: light, service: "8", characteristic: .on))
         #expect(on == HAPAddress(aid: 2, iid: 9))
         #expect(database.eventAddresses.contains(on) && !database.eventAddresses.contains(HAPAddress(aid: 2, iid: 2)))
         #expect(database.identifyCharacteristic(of: light)?.1 == .identify)

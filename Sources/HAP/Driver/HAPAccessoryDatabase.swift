@@ -17,7 +17,7 @@ struct HAPAccessoryDatabase: Sendable {
     }
 
     private(set) var accessories: [Accessory] = []
-    private var addresses: [String: HAPAddress] = [:]
+    private var addresses: [ValueKey: HAPAddress] = [:]
     private var entries: [HAPAddress: Entry] = [:]
     private var usedAccessoryNames: Set<String> = []
 
@@ -76,7 +76,7 @@ struct HAPAccessoryDatabase: Sendable {
                     }
                 }
                 let address = HAPAddress(aid: aid, iid: ciid)
-                addresses["\(id.rawValue)/\(serviceID.rawValue)/\(ctype.rawValue)"] = address
+                addresses[ValueKey(accessory: id, service: serviceID, characteristic: ctype)] = address
                 entries[address] = Entry(
                     accessory: id, service: serviceID, type: ctype, metadata: metadata, permissions: permissions)
                 modelCharacteristics.append(Characteristic(type: ctype, metadata: metadata, value: value))
@@ -111,8 +111,12 @@ struct HAPAccessoryDatabase: Sendable {
 
     // MARK: Lookups
 
-    func address(of accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) -> HAPAddress? {
-        addresses["\(accessory.rawValue)/\(service.rawValue)/\(characteristic.rawValue)"]
+    /// Where the characteristic `key` names is; `notFound` for one the device does not have.
+    func address(of key: ValueKey) throws(HomeError) -> HAPAddress {
+        guard let address = addresses[key] else {
+            throw HomeError(.notFound, "'\(key.accessory)' has no \(key.characteristic) in '\(key.service)'.")
+        }
+        return address
     }
 
     /// The characteristics the device reports changes of (`ev`).
