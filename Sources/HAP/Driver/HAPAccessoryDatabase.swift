@@ -131,30 +131,18 @@ struct HAPAccessoryDatabase: Sendable {
         entries.values.first { $0.accessory == accessory && $0.type == .identify }.map { ($0.service, $0.type) }
     }
 
-    /// A value of an `EVENT` or a read answer's entry `{"aid","iid","value"}`.
-    func update(fromEvent entry: JSON) -> (
-        accessory: AccessoryID, service: ServiceID, type: CharacteristicType, value: CharacteristicValue
-    )? {
-        guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue,
-            let found = entries[HAPAddress(aid: aid, iid: iid)], let json = entry["value"],
-            let value = HAPValues.value(json, found.metadata.format)
-        else { return nil }
-        return (found.accessory, found.service, found.type, value)
-    }
-
-    /// Every value of a `GET /characteristics` answer, by address (entries this database does not
-    /// know, or without a value, are left out).
-    func values(inReadAnswer body: [UInt8]) -> [HAPAddress: CharacteristicValue] {
-        guard let list = (try? Self.parse(body))?["characteristics"]?.arrayValue else { return [:] }
-        var values: [HAPAddress: CharacteristicValue] = [:]
-        for entry in list {
-            guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue, let json = entry["value"],
-                let format = entries[HAPAddress(aid: aid, iid: iid)]?.metadata.format,
-                let value = HAPValues.value(json, format)
-            else { continue }
-            values[HAPAddress(aid: aid, iid: iid)] = value
+    /// The values a `GET /characteristics` answer or an `EVENT` carries (both are
+    /// `{"characteristics":[{"aid","iid","value"}, …]}`), in order, each with the characteristic it
+    /// is; entries this database does not know, or without a value, are left out.
+    func values(in body: [UInt8]) -> [(address: HAPAddress, entry: Entry, value: CharacteristicValue)] {
+        guard let list = (try? Self.parse(body))?["characteristics"]?.arrayValue else { return [] }
+        return list.compactMap { item in
+            guard let aid = item["aid"]?.integerValue, let iid = item["iid"]?.integerValue, let json = item["value"],
+                let entry = entries[HAPAddress(aid: aid, iid: iid)],
+                let value = HAPValues.value(json, entry.metadata.format)
+            else { return nil }
+            return (address: HAPAddress(aid: aid, iid: iid), entry: entry, value: value)
         }
-        return values
     }
 
     /// A value as HAP's JSON for the characteristic at `address`.

@@ -26,7 +26,8 @@ extension HAPDriver {
             let ids = addresses.map { "\($0.aid).\($0.iid)" }.joined(separator: ",")
             let answer = try await request(connection, .get("/characteristics?id=\(ids)"), first)
             try HAPStatus.check(answer.statusCode, body: answer.body, accessory: Self.deviceID(of: first))
-            let read = database.values(inReadAnswer: answer.body)
+            let read = Dictionary(
+                database.values(in: answer.body).map { ($0.address, $0.value) }, uniquingKeysWith: { $1 })
             for (index, address) in zip(indices, addresses) {
                 guard let value = read[address] else {
                     throw HomeError(
