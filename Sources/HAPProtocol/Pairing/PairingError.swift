@@ -26,18 +26,12 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
         /// kTLVError_Busy (7): another pair setup is in progress.
         package static let busy = Code(rawValue: 7)
 
-        package var description: String {
-            switch self {
-            case .unknown: "unknown"
-            case .authentication: "authentication"
-            case .backoff: "backoff"
-            case .maxPeers: "maxPeers"
-            case .maxTries: "maxTries"
-            case .unavailable: "unavailable"
-            case .busy: "busy"
-            default: "error \(rawValue)"
-            }
-        }
+        package var description: String { Self.names[self] ?? "error \(rawValue)" }
+
+        private static let names: [Code: String] = [
+            .unknown: "unknown", .authentication: "authentication", .backoff: "backoff", .maxPeers: "maxPeers",
+            .maxTries: "maxTries", .unavailable: "unavailable", .busy: "busy",
+        ]
     }
 
     /// The accessory's code.
