@@ -41,12 +41,6 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
     /// Seconds to wait before retrying, from kTLVType_RetryDelay (with `backoff`), if the accessory sent it.
     package let retryDelay: UInt64?
 
-    package init(code: Code, state: UInt8, retryDelay: UInt64? = nil) {
-        self.code = code
-        self.state = state
-        self.retryDelay = retryDelay
-    }
-
     package var description: String {
         let delay = retryDelay.map { ", retry in \($0) s" } ?? ""
         return "accessory answered M\(state) with \(code)\(delay)"
