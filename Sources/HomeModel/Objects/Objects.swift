@@ -224,15 +224,6 @@ package struct ActionSet: Sendable, Hashable, Identifiable {
 
 /// One action of an action set: write `value` to a characteristic.
 package struct Action: Sendable, Hashable, Codable {
-    package init(
-        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue
-    ) {
-        self.accessory = accessory
-        self.service = service
-        self.characteristic = characteristic
-        self.value = value
-    }
-
     package let accessory: AccessoryID
     package let service: ServiceID
     package let characteristic: CharacteristicType
