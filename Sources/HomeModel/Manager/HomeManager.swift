@@ -177,9 +177,6 @@ package actor HomeManager {
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
     package func allHomes() -> [Home] { store.graph.homes }
 
-    /// The primary home; `nil` while there is no home.
-    package var primaryHome: HomeID? { store.graph.primaryHome }
-
     /// Who is a member of which home, with accounts: for generating broker access rules only.
     package func memberships() -> [Membership] {
         store.graph.homes.flatMap { home in
