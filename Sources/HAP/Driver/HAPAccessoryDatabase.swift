@@ -91,22 +91,17 @@ struct HAPAccessoryDatabase: Sendable {
             modelServices.append(
                 Service(id: serviceID, type: type, name: unique, characteristics: modelCharacteristics))
         }
-        let homeName = uniqueAccessoryName(name ?? "")
+        // An accessory's name is a name of the home: the device's made valid (`Fan-2 (Bedroom)` →
+        // `Fan 2 Bedroom`, `Lamp #2` → `Lamp 2`; `HomeKit accessory` when nothing is left) and unique
+        // on the device (a second `Outlet` is `Outlet 2`). The device's own is kept as `deviceName`.
+        let base = HomeName.suggestion(from: name ?? "") ?? "HomeKit accessory"
+        let homeName = HomeName.firstFree(base) { usedAccessoryNames.contains(HomeName.key($0)) }
+        usedAccessoryNames.insert(HomeName.key(homeName))
         var accessory = Accessory(
             id: id, name: homeName, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
             model: model, services: modelServices)
         if let name, homeName != name { accessory.deviceName = name }
         accessories.append(accessory)
-    }
-
-    /// An accessory's name is a name of the home: the device's made valid (`Fan-2 (Bedroom)` →
-    /// `Fan 2 Bedroom`, `Lamp #2` → `Lamp 2`; `HomeKit accessory` when nothing is left) and unique on
-    /// the device (a second `Outlet` is `Outlet 2`). The device's own is kept as `deviceName`.
-    private mutating func uniqueAccessoryName(_ own: String) -> String {
-        let base = HomeName.suggestion(from: own) ?? "HomeKit accessory"
-        let name = HomeName.firstFree(base) { usedAccessoryNames.contains(HomeName.key($0)) }
-        usedAccessoryNames.insert(HomeName.key(name))
-        return name
     }
 
     // MARK: Lookups
