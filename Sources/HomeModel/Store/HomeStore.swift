@@ -252,12 +252,9 @@ final class HomeStore {
             change(&pendingLayout!, &alreadyAnnounced)
         }
         var changed: [ValueKey] = []
-        for event in events {
-            if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event,
-                !characteristic.isEvent
-            {
-                changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
-            }
+        for case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) in events
+        where !characteristic.isEvent {
+            changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
         }
         if !changed.isEmpty {
             if valueCommits.writesEachValue {
