@@ -9,11 +9,11 @@ package struct Home: Sendable, Hashable, Identifiable {
     /// The room for the entire home (`roomForEntireHome`); its name is ``HomeName/defaultRoom``.
     package internal(set) var defaultRoom: Room
     /// The rooms users made, in the order they were added (the default room is not among them).
-    package internal(set) var rooms: [Room]
-    package internal(set) var zones: [Zone]
+    package internal(set) var rooms: [Room] = []
+    package internal(set) var zones: [Zone] = []
     /// Every accessory, bridges and bridged accessories alike, in the order they were added.
-    package internal(set) var accessories: [Accessory]
-    package internal(set) var actionSets: [ActionSet]
+    package internal(set) var accessories: [Accessory] = []
+    package internal(set) var actionSets: [ActionSet] = []
     package internal(set) var users: [User]
     /// The home's automations, in the order they were added.
     package internal(set) var triggers: [Trigger] = []
