@@ -179,7 +179,7 @@ package actor HomeManager {
     /// Who is a member of which home, with accounts: for generating broker access rules only.
     package func memberships() -> [Membership] {
         store.graph.homes.flatMap { home in
-            home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
+            home.users.map { Membership(homeName: home.name, account: $0.account, role: $0.role) }
         }
     }
 

@@ -443,7 +443,6 @@ package struct HomeSummary: Sendable, Hashable, Identifiable {
 /// Who is a member of which home, with the account: for the Gateway's broker access rules only, never
 /// to be shown to other users.
 package struct Membership: Sendable, Hashable {
-    package let home: HomeID
     package let homeName: String
     package let account: String
     package let role: Role
