@@ -1,5 +1,4 @@
 import Foundation
-import HomeModel
 import Logging
 import Schedules
 import Synchronization
@@ -8,6 +7,7 @@ import Testing
 import VirtualDevices
 
 @testable import Automations
+@testable import HomeModel
 
 /// "Turn back after" on a real manager, a virtual lamp and a clock the test moves: the lamp an
 /// automation turned on is off again at its time, a new firing restarts the wait, and a return

@@ -49,7 +49,7 @@ struct AccessoryPairSetupTests {
         var client = try PairSetup(setupCode: "031-45-155", controller: controller)
         var server = try AccessoryPairSetup(setupCode: "031-45-154", accessory: accessory)
         let (pairing, outcome) = exchange(&client, &server)
-        #expect(throws: PairingError(code: .authentication, state: 4)) { try pairing.get() }
+        #expect(throws: PairingError(code: .authentication, state: 4, retryDelay: nil)) { try pairing.get() }
         #expect(outcome == .failed(.authentication, state: 4))
     }
 
@@ -103,7 +103,9 @@ struct AccessoryPairSetupTests {
                 var receiving = SecureSession.accessory(keys)
                 #expect(try receiving.decrypt(try sending.encrypt([1, 2, 3])) == [1, 2, 3])
             } else {
-                #expect(throws: PairingError(code: .authentication, state: 4)) { try client.handle(m4.body) }
+                #expect(throws: PairingError(code: .authentication, state: 4, retryDelay: nil)) {
+                    try client.handle(m4.body)
+                }
             }
         }
     }

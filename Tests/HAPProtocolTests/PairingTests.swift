@@ -147,7 +147,7 @@ import Testing
         #expect(try TLV8(decoding: PairingsRequest.list())[.method] == [5])
 
         try PairingsRequest.readResult(TLV8([.init(.state, [2])]).encoded())
-        #expect(throws: PairingError(code: .authentication, state: 2)) {
+        #expect(throws: PairingError(code: .authentication, state: 2, retryDelay: nil)) {
             try PairingsRequest.readResult(TLV8([.init(.state, [2]), .init(.error, [2])]).encoded())
         }
         // A list answer as HAP-python writes it: entries apart by separators

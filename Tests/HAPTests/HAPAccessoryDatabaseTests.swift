@@ -51,17 +51,20 @@ struct HAPAccessoryDatabaseTests {
     func addresses() throws {
         let database = try HAPAccessoryDatabase(json: Self.fixture, deviceID: Self.device)
         let light = AccessoryID("\(Self.device):2")
-        let on = try #require(database.address(of: light, service: "8", characteristic: .on))
+        let on = try database.address(of: ValueKey(accessory: light, service: "8", characteristic: .on))
         #expect(on == HAPAddress(aid: 2, iid: 9))
         #expect(database.eventAddresses.contains(on) && !database.eventAddresses.contains(HAPAddress(aid: 2, iid: 2)))
         #expect(database.identifyCharacteristic(of: light)?.1 == .identify)
-        let event = JSON.object([("aid", .integer(2)), ("iid", .integer(9)), ("value", .integer(1))])
-        let update = try #require(database.update(fromEvent: event))
-        #expect(update.accessory == light && update.type == .on && update.value == .bool(true), "0/1 for a bool")
-        let read = Array(#"{"characteristics":[{"aid":4,"iid":9,"value":22}]}"#.utf8)
-        #expect(database.values(inReadAnswer: read)[HAPAddress(aid: 4, iid: 9)] == .float(22))
+        // An event's entries: one known, one at an address the database does not know.
+        let event = Array(#"{"characteristics":[{"aid":2,"iid":9,"value":1},{"aid":9,"iid":9,"value":1}]}"#.utf8)
+        let updates = database.values(in: event)
+        #expect(updates.count == 1, "an entry at an unknown address is left out")
+        let update = try #require(updates.first)
+        #expect(update.entry.accessory == light && update.entry.type == .on, "\(update)")
+        #expect(update.address == on && update.value == .bool(true), "0/1 for a bool")
+        let read = Array(#"{"characteristics":[{"aid":4,"iid":9,"value":22},{"aid":2,"iid":9}]}"#.utf8)
+        #expect(database.values(in: read).map(\.value) == [.float(22)], "an entry without a value is left out")
         #expect(database.json(.bool(true), at: on) == .bool(true))
-        #expect(database.update(fromEvent: .object([("aid", .integer(9)), ("iid", .integer(9))])) == nil)
     }
 
     @Test("types in short and full form, any case; an unknown type kept under its full UUID")

@@ -1,6 +1,7 @@
-import HomeModel
 import Testing
 import VirtualDevices
+
+@testable import HomeModel
 
 @Suite("Homes, the default room, zones and bridges")
 struct LayoutTests {
@@ -197,4 +198,9 @@ struct LayoutTests {
         try await m.edit(.removeAccessory(home: home, accessory: "Lamp"), account: admin)
         #expect(try await f.home().actionSets.first?.actions.map(\.accessory) == ["thermostat"])
     }
+}
+
+extension HomeManager {
+    /// The primary home; `nil` while there is no home.
+    var primaryHome: HomeID? { store.graph.primaryHome }
 }

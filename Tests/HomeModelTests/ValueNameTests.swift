@@ -25,7 +25,7 @@ struct ValueNameTests {
             listed[CharacteristicType(String(row.1))] = names
         }
         #expect(Set(listed.keys) == Set(CharacteristicType.valueNames.keys))
-        for (type, names) in listed { #expect(type.valueNames == names, "\(type)") }
+        for (type, names) in listed { #expect(CharacteristicType.valueNames[type] == names, "\(type)") }
     }
 
     @Test("every valid value of the standard metadata has a name")

@@ -79,7 +79,7 @@ struct HomeKitBridgeFaultTests {
                     #expect(refused[.error] == [PairingError.Code.unavailable.rawValue] && refused[.state] == [2])
                     // Even with the right code, and on a connection that verified first
                     try await wire.verify(admin, with: accessory)
-                    await #expect(throws: PairingError(code: .unavailable, state: 2)) {
+                    await #expect(throws: PairingError(code: .unavailable, state: 2, retryDelay: nil)) {
                         _ = try await wire.pairSetup(code: code, controller: .make())
                     }
                     let read = try await wire.send(.get("/accessories"))
@@ -125,7 +125,7 @@ struct HomeKitBridgeFaultTests {
                     #expect(await bridge.state.failedAttempts == limit)
                     let refused = try await wire.pairing("/pair-setup", Self.m1)
                     #expect(refused[.error] == [PairingError.Code.maxTries.rawValue] && refused[.state] == [2])
-                    await #expect(throws: PairingError(code: .maxTries, state: 2)) {
+                    await #expect(throws: PairingError(code: .maxTries, state: 2, retryDelay: nil)) {
                         _ = try await wire.pairSetup(code: code, controller: .make())
                     }
                 }
@@ -527,7 +527,7 @@ struct HomeKitBridgeFaultTests {
                     try await Self.expectRefused(on: wire, "after pair verify's M2")
 
                     // Pair verify that failed: a controller the bridge does not know
-                    await #expect(throws: PairingError(code: .authentication, state: 4)) {
+                    await #expect(throws: PairingError(code: .authentication, state: 4, retryDelay: nil)) {
                         try await wire.verify(.make(), with: accessory)
                     }
                     try await Self.expectRefused(on: wire, "after a failed pair verify")
@@ -630,7 +630,7 @@ struct HomeKitBridgeFaultTests {
                 await adminConnection.close()
                 for identity in [admin, user] {
                     try await withWire(port: port) { wire in
-                        _ = await #expect(throws: PairingError(code: .authentication, state: 4)) {
+                        _ = await #expect(throws: PairingError(code: .authentication, state: 4, retryDelay: nil)) {
                             try await wire.verify(identity, with: accessory)
                         }
                     }

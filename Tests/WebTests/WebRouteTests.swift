@@ -2,13 +2,13 @@ import Broker
 import Foundation
 import Gateway
 import HTTPTypes
-import HomeModel
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import TestSupport
 import Testing
 
+@testable import HomeModel
 @testable import Web
 
 @Suite("The web page's routes, without a network", .timeLimit(.minutes(3)))
@@ -267,7 +267,7 @@ struct WebRouteTests {
                             let key = characteristicKey(
                                 accessory: accessory.id, service: service.id, type: characteristic.type)
                             guard let shown = Self.output(key, in: html) else { continue }
-                            if let names = characteristic.type.valueNames {
+                            if let names = CharacteristicType.valueNames[characteristic.type] {
                                 #expect(
                                     shown == "unknown" || names.values.contains(shown),
                                     "\(accessory.name) \(characteristic.type) shows '\(shown)'")

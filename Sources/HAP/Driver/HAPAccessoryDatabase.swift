@@ -17,7 +17,7 @@ struct HAPAccessoryDatabase: Sendable {
     }
 
     private(set) var accessories: [Accessory] = []
-    private var addresses: [String: HAPAddress] = [:]
+    private var addresses: [ValueKey: HAPAddress] = [:]
     private var entries: [HAPAddress: Entry] = [:]
     private var usedAccessoryNames: Set<String> = []
 
@@ -76,7 +76,7 @@ struct HAPAccessoryDatabase: Sendable {
                     }
                 }
                 let address = HAPAddress(aid: aid, iid: ciid)
-                addresses["\(id.rawValue)/\(serviceID.rawValue)/\(ctype.rawValue)"] = address
+                addresses[ValueKey(accessory: id, service: serviceID, characteristic: ctype)] = address
                 entries[address] = Entry(
                     accessory: id, service: serviceID, type: ctype, metadata: metadata, permissions: permissions)
                 modelCharacteristics.append(Characteristic(type: ctype, metadata: metadata, value: value))
@@ -91,7 +91,12 @@ struct HAPAccessoryDatabase: Sendable {
             modelServices.append(
                 Service(id: serviceID, type: type, name: unique, characteristics: modelCharacteristics))
         }
-        let homeName = uniqueAccessoryName(name ?? "")
+        // An accessory's name is a name of the home: the device's made valid (`Fan-2 (Bedroom)` →
+        // `Fan 2 Bedroom`, `Lamp #2` → `Lamp 2`; `HomeKit accessory` when nothing is left) and unique
+        // on the device (a second `Outlet` is `Outlet 2`). The device's own is kept as `deviceName`.
+        let base = HomeName.suggestion(from: name ?? "") ?? "HomeKit accessory"
+        let homeName = HomeName.firstFree(base) { usedAccessoryNames.contains(HomeName.key($0)) }
+        usedAccessoryNames.insert(HomeName.key(homeName))
         var accessory = Accessory(
             id: id, name: homeName, category: HAPTypes.category(of: modelServices), manufacturer: manufacturer,
             model: model, services: modelServices)
@@ -99,20 +104,14 @@ struct HAPAccessoryDatabase: Sendable {
         accessories.append(accessory)
     }
 
-    /// An accessory's name is a name of the home: the device's made valid (`Fan-2 (Bedroom)` →
-    /// `Fan 2 Bedroom`, `Lamp #2` → `Lamp 2`; `HomeKit accessory` when nothing is left) and unique on
-    /// the device (a second `Outlet` is `Outlet 2`). The device's own is kept as `deviceName`.
-    private mutating func uniqueAccessoryName(_ own: String) -> String {
-        let base = HomeName.suggestion(from: own) ?? "HomeKit accessory"
-        let name = HomeName.firstFree(base) { usedAccessoryNames.contains(HomeName.key($0)) }
-        usedAccessoryNames.insert(HomeName.key(name))
-        return name
-    }
-
     // MARK: Lookups
 
-    func address(of accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType) -> HAPAddress? {
-        addresses["\(accessory.rawValue)/\(service.rawValue)/\(characteristic.rawValue)"]
+    /// Where the characteristic `key` names is; `notFound` for one the device does not have.
+    func address(of key: ValueKey) throws(HomeError) -> HAPAddress {
+        guard let address = addresses[key] else {
+            throw HomeError(.notFound, "'\(key.accessory)' has no \(key.characteristic) in '\(key.service)'.")
+        }
+        return address
     }
 
     /// The characteristics the device reports changes of (`ev`).
@@ -127,30 +126,18 @@ struct HAPAccessoryDatabase: Sendable {
         entries.values.first { $0.accessory == accessory && $0.type == .identify }.map { ($0.service, $0.type) }
     }
 
-    /// A value of an `EVENT` or a read answer's entry `{"aid","iid","value"}`.
-    func update(fromEvent entry: JSON) -> (
-        accessory: AccessoryID, service: ServiceID, type: CharacteristicType, value: CharacteristicValue
-    )? {
-        guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue,
-            let found = entries[HAPAddress(aid: aid, iid: iid)], let json = entry["value"],
-            let value = HAPValues.value(json, found.metadata.format)
-        else { return nil }
-        return (found.accessory, found.service, found.type, value)
-    }
-
-    /// Every value of a `GET /characteristics` answer, by address (entries this database does not
-    /// know, or without a value, are left out).
-    func values(inReadAnswer body: [UInt8]) -> [HAPAddress: CharacteristicValue] {
-        guard let list = (try? Self.parse(body))?["characteristics"]?.arrayValue else { return [:] }
-        var values: [HAPAddress: CharacteristicValue] = [:]
-        for entry in list {
-            guard let aid = entry["aid"]?.integerValue, let iid = entry["iid"]?.integerValue, let json = entry["value"],
-                let format = entries[HAPAddress(aid: aid, iid: iid)]?.metadata.format,
-                let value = HAPValues.value(json, format)
-            else { continue }
-            values[HAPAddress(aid: aid, iid: iid)] = value
+    /// The values a `GET /characteristics` answer or an `EVENT` carries (both are
+    /// `{"characteristics":[{"aid","iid","value"}, …]}`), in order, each with the characteristic it
+    /// is; entries this database does not know, or without a value, are left out.
+    func values(in body: [UInt8]) -> [(address: HAPAddress, entry: Entry, value: CharacteristicValue)] {
+        guard let list = (try? Self.parse(body))?["characteristics"]?.arrayValue else { return [] }
+        return list.compactMap { item in
+            guard let aid = item["aid"]?.integerValue, let iid = item["iid"]?.integerValue, let json = item["value"],
+                let entry = entries[HAPAddress(aid: aid, iid: iid)],
+                let value = HAPValues.value(json, entry.metadata.format)
+            else { return nil }
+            return (address: HAPAddress(aid: aid, iid: iid), entry: entry, value: value)
         }
-        return values
     }
 
     /// A value as HAP's JSON for the characteristic at `address`.

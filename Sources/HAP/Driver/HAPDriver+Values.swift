@@ -22,22 +22,12 @@ extension HAPDriver {
         for indices in byDevice.values {
             let first = targets[indices[0]].accessory
             let (connection, database) = try session(for: first)
-            var addresses: [HAPAddress] = []
-            for index in indices {
-                let target = targets[index]
-                guard
-                    let address = database.address(
-                        of: target.accessory, service: target.service, characteristic: target.characteristic)
-                else {
-                    throw HomeError(
-                        .notFound, "'\(target.accessory)' has no \(target.characteristic) in '\(target.service)'.")
-                }
-                addresses.append(address)
-            }
+            let addresses = try indices.map { try database.address(of: targets[$0]) }
             let ids = addresses.map { "\($0.aid).\($0.iid)" }.joined(separator: ",")
             let answer = try await request(connection, .get("/characteristics?id=\(ids)"), first)
             try HAPStatus.check(answer.statusCode, body: answer.body, accessory: Self.deviceID(of: first))
-            let read = database.values(inReadAnswer: answer.body)
+            let read = Dictionary(
+                database.values(in: answer.body).map { ($0.address, $0.value) }, uniquingKeysWith: { $1 })
             for (index, address) in zip(indices, addresses) {
                 guard let value = read[address] else {
                     throw HomeError(
@@ -55,10 +45,8 @@ extension HAPDriver {
         var entries: [JSON] = []
         var timed = false
         for write in values {
-            guard
-                let address = database.address(
-                    of: accessory, service: write.service, characteristic: write.characteristic)
-            else { throw HomeError(.notFound, "'\(accessory)' has no \(write.characteristic) in '\(write.service)'.") }
+            let address = try database.address(
+                of: ValueKey(accessory: accessory, service: write.service, characteristic: write.characteristic))
             timed = timed || database.requiresTimedWrite(address)
             entries.append(
                 .object([

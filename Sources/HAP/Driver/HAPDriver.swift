@@ -396,12 +396,9 @@ package actor HAPDriver: PairingDriver {
     private func listen(_ id: String) async {
         guard let connection = devices[id]?.connection else { return }
         for await event in connection.events {
-            guard let database = devices[id]?.database,
-                let entries = (try? JSON.parse(event.body))?["characteristics"]?.arrayValue
-            else { continue }
-            for entry in entries {
-                guard let update = database.update(fromEvent: entry) else { continue }
-                sink.yield(.value(update.accessory, service: update.service, characteristic: update.type, update.value))
+            guard let database = devices[id]?.database else { continue }
+            for (_, entry, value) in database.values(in: event.body) {
+                sink.yield(.value(entry.accessory, service: entry.service, characteristic: entry.type, value))
             }
         }
     }

@@ -51,11 +51,9 @@ struct HAPKeychain: Sendable {
     }
 
     private static func pairing(from bytes: [UInt8]) -> Pairing? {
-        guard case .object(let members)? = try? JSON.parse(bytes) else { return nil }
-        func member(_ name: String) -> JSON? { members.first { $0.key == name }?.value }
-        guard case .string(let id)? = member("id"), case .string(let key)? = member("ltpk"),
-            let publicKey = Data(base64Encoded: key), case .string(let host)? = member("host"),
-            case .integer(let port)? = member("port")
+        guard let json = try? JSON.parse(bytes), let id = json["id"]?.stringValue,
+            let publicKey = json["ltpk"]?.stringValue.flatMap({ Data(base64Encoded: $0) }),
+            let host = json["host"]?.stringValue, case .integer(let port)? = json["port"]
         else { return nil }
         return Pairing(accessory: AccessoryPairing(identifier: id, publicKey: Array(publicKey)), host: host, port: port)
     }

@@ -94,15 +94,12 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
         let clientProof = SRP<Hash>.clientProof(
             group, username: username, salt: salt, a: publicKey, b: b, sessionKey: sessionKey)
         let serverProof = SRP<Hash>.hash(publicKey.minimalBytes, clientProof, sessionKey)
-        return SRPProof(
-            premasterSecret: secret, sessionKey: sessionKey, clientProof: clientProof, expectedServerProof: serverProof)
+        return SRPProof(sessionKey: sessionKey, clientProof: clientProof, expectedServerProof: serverProof)
     }
 }
 
 /// What the SRP client computes once it has the server's salt and public key.
 package struct SRPProof: Sendable {
-    /// S, the premaster secret.
-    package let premasterSecret: BigUInt
     /// K = H(S), as minimal big-endian bytes: the input of HAP's HKDF derivations.
     package let sessionKey: [UInt8]
     /// M1, the client's proof, sent to the server.

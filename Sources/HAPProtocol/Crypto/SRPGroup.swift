@@ -9,17 +9,11 @@ package struct SRPGroup: Sendable, Equatable {
     /// The length of N in bytes: what `PAD()` pads to.
     package let byteCount: Int
 
-    /// Makes a group from its modulus and generator.
-    package init(prime: BigUInt, generator: BigUInt) {
-        self.prime = prime
-        self.generator = generator
-        self.byteCount = (prime.bitWidth - prime.leadingZeroBitCount + 7) / 8
-    }
-
-    /// Makes a group from the hexadecimal text of its modulus (whitespace ignored).
+    /// Makes a group from the hexadecimal text of its modulus (whitespace ignored) and its generator.
     init(primeHex: String, generator: BigUInt) {
-        let digits = primeHex.filter { !$0.isWhitespace }
-        self.init(prime: BigUInt(digits, radix: 16)!, generator: generator)
+        prime = BigUInt(primeHex.filter { !$0.isWhitespace }, radix: 16)!
+        self.generator = generator
+        byteCount = (prime.bitWidth - prime.leadingZeroBitCount + 7) / 8
     }
 
     /// RFC 5054's 3072-bit group (g = 5): the group HAP's pair setup uses.

@@ -3,19 +3,16 @@ import Crypto
 /// The two keys of an encrypted HAP session, derived from pair verify's shared secret.
 package struct SessionKeys: Sendable {
     // Kept as bytes: swift-crypto's SymmetricKey is not Sendable on Linux.
-    private let readKey: [UInt8]
-    private let writeKey: [UInt8]
+    /// Encrypts accessory-to-controller frames ("Control-Read-Encryption-Key").
+    let accessoryToController: [UInt8]
+    /// Encrypts controller-to-accessory frames ("Control-Write-Encryption-Key").
+    let controllerToAccessory: [UInt8]
 
     /// Derives both keys from the X25519 shared secret of pair verify.
     package init(sharedSecret: [UInt8]) {
-        readKey = HAPKeyDerivation.controlRead.derive(from: sharedSecret).bytes
-        writeKey = HAPKeyDerivation.controlWrite.derive(from: sharedSecret).bytes
+        accessoryToController = HAPKeyDerivation.controlRead.derive(from: sharedSecret).bytes
+        controllerToAccessory = HAPKeyDerivation.controlWrite.derive(from: sharedSecret).bytes
     }
-
-    /// Encrypts accessory-to-controller frames ("Control-Read-Encryption-Key").
-    package var accessoryToController: SymmetricKey { SymmetricKey(data: readKey) }
-    /// Encrypts controller-to-accessory frames ("Control-Write-Encryption-Key").
-    package var controllerToAccessory: SymmetricKey { SymmetricKey(data: writeKey) }
 }
 
 /// The encrypted framing of a HAP session after pair verify.
@@ -42,20 +39,14 @@ package struct SecureSession: Sendable {
     private(set) var buffer: [UInt8] = []
     private var failure: HAPError?
 
-    /// A session that encrypts with one key and decrypts with the other.
-    package init(encryptionKey: SymmetricKey, decryptionKey: SymmetricKey) {
-        self.encryptionKeyBytes = encryptionKey.bytes
-        self.decryptionKeyBytes = decryptionKey.bytes
-    }
-
     /// The controller's end: writes with the controller-to-accessory key, reads the other.
     package static func controller(_ keys: SessionKeys) -> SecureSession {
-        SecureSession(encryptionKey: keys.controllerToAccessory, decryptionKey: keys.accessoryToController)
+        SecureSession(encryptionKeyBytes: keys.controllerToAccessory, decryptionKeyBytes: keys.accessoryToController)
     }
 
     /// The accessory's end of a session (a HomeKit bridge's connection after pair verify).
     package static func accessory(_ keys: SessionKeys) -> SecureSession {
-        SecureSession(encryptionKey: keys.accessoryToController, decryptionKey: keys.controllerToAccessory)
+        SecureSession(encryptionKeyBytes: keys.accessoryToController, decryptionKeyBytes: keys.controllerToAccessory)
     }
 
     /// Encrypts `plaintext` into frames of at most 1,024 bytes each, ready to write to the socket.

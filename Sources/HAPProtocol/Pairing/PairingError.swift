@@ -26,18 +26,12 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
         /// kTLVError_Busy (7): another pair setup is in progress.
         package static let busy = Code(rawValue: 7)
 
-        package var description: String {
-            switch self {
-            case .unknown: "unknown"
-            case .authentication: "authentication"
-            case .backoff: "backoff"
-            case .maxPeers: "maxPeers"
-            case .maxTries: "maxTries"
-            case .unavailable: "unavailable"
-            case .busy: "busy"
-            default: "error \(rawValue)"
-            }
-        }
+        package var description: String { Self.names[self] ?? "error \(rawValue)" }
+
+        private static let names: [Code: String] = [
+            .unknown: "unknown", .authentication: "authentication", .backoff: "backoff", .maxPeers: "maxPeers",
+            .maxTries: "maxTries", .unavailable: "unavailable", .busy: "busy",
+        ]
     }
 
     /// The accessory's code.
@@ -46,12 +40,6 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
     package let state: UInt8
     /// Seconds to wait before retrying, from kTLVType_RetryDelay (with `backoff`), if the accessory sent it.
     package let retryDelay: UInt64?
-
-    package init(code: Code, state: UInt8, retryDelay: UInt64? = nil) {
-        self.code = code
-        self.state = state
-        self.retryDelay = retryDelay
-    }
 
     package var description: String {
         let delay = retryDelay.map { ", retry in \($0) s" } ?? ""

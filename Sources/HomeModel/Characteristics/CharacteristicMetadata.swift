@@ -77,8 +77,9 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
             }
             return .int(integer)
         case .float:
-            guard let number = value.doubleValue, !value.isBool else { throw typeError(value) }
-            guard number.isFinite else { throw typeError(value) }
+            guard let number = value.doubleValue, value.boolValue == nil, number.isFinite else {
+                throw typeError(value)
+            }
             try checkRange(number, natural: nil)
             return .float(number)
         case .string:
@@ -143,12 +144,5 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
 
     private func typeError(_ value: CharacteristicValue) -> HomeError {
         HomeError(.invalidValueType, "Expected a value of format \(format), got \(value.kindName).")
-    }
-}
-
-extension CharacteristicValue {
-    fileprivate var isBool: Bool {
-        if case .bool = self { return true }
-        return false
     }
 }

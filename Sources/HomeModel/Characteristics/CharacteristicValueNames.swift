@@ -1,12 +1,10 @@
 extension CharacteristicType {
-    /// What each valid value of this type means, in the words of HomeKit's own apps ("Secured",
-    /// "Opening", "Not charging"); nil for a type whose values are plain numbers. MQTT keeps the
-    /// numbers (docs/mqtt.md lists these words beside them): the words are for people.
-    package var valueNames: [Int: String]? { Self.valueNames[self] }
-
     /// The name of `value` of this type, nil when it has none.
     package func name(of value: Int) -> String? { Self.valueNames[self]?[value] }
 
+    /// What each valid value of a type means, in the words of HomeKit's own apps ("Secured",
+    /// "Opening", "Not charging"); a type whose values are plain numbers has none. MQTT keeps the
+    /// numbers (docs/mqtt.md lists these words beside them): the words are for people.
     static let valueNames: [CharacteristicType: [Int: String]] = [
         "Active": [0: "Inactive", 1: "Active"],
         "AirParticulateSize": [0: "2.5 µm", 1: "10 µm"],

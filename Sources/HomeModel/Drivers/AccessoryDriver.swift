@@ -62,6 +62,12 @@ package protocol AccessoryDriver: Sendable {
 }
 
 extension AccessoryDriver {
+    /// Real devices keep their own state: nothing to restore.
+    package func restore(_ accessories: [Accessory]) async {}
+
+    /// Nothing to start before ``run()``.
+    package func start() async throws {}
+
     /// Nothing long-lived: waits for cancellation.
     package func run() async { await untilCancelled() }
 
@@ -101,14 +107,6 @@ package enum DriverUpdate: Sendable, Hashable {
     case found(Accessory)
     /// The accessory is gone from the driver.
     case lost(AccessoryID)
-}
-
-extension AccessoryDriver {
-    /// Real devices keep their own state: nothing to restore.
-    package func restore(_ accessories: [Accessory]) async {}
-
-    /// Nothing to start before ``run()``.
-    package func start() async throws {}
 }
 
 /// A driver of a network that new devices join only while it is open (zigbee2mqtt's permit join).

@@ -57,9 +57,7 @@ extension HomeManager {
             return nil
         }
         guard trigger.conditionsHold(in: home, at: now) else {
-            var firing = TriggerFiring(trigger: trigger.name, home: home.name, cause: cause)
-            firing.conditionsFailed = true
-            return firing
+            return TriggerFiring(trigger: trigger.name, home: home.name, cause: cause, conditionsFailed: true)
         }
         var before: [Action] = []
         if trigger.options.turnBackAfter != nil {

@@ -261,14 +261,12 @@ extension HomeManager {
                 "\"bridged\" reads a whole bridge: name a bridge, without a service or characteristic.")
         }
         var targets: [(Accessory, Service, Characteristic)] = []
-        if bridged {
-            for id in accessory.bridgedAccessories {
-                guard let other = snapshot.accessory(id), other.isReachable else { continue }
-                for service in other.services {
-                    for characteristic in service.characteristics
-                    where !characteristic.type.isEvent && characteristic.metadata.permissions.contains(.read) {
-                        targets.append((other, service, characteristic))
-                    }
+        for id in bridged ? accessory.bridgedAccessories : [] {
+            guard let other = snapshot.accessory(id), other.isReachable else { continue }
+            for service in other.services {
+                for characteristic in service.characteristics
+                where !characteristic.type.isEvent && characteristic.metadata.permissions.contains(.read) {
+                    targets.append((other, service, characteristic))
                 }
             }
         }

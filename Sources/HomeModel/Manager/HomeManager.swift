@@ -86,24 +86,23 @@ package actor HomeManager {
     /// A new stream of every change from now on with the state it left (``HomeChange``), in commit
     /// order; it starts with ``HomeEvent/homeManagerDidUpdateHomes`` and the whole model. What the
     /// gateway publishes from: one hop per change, none back to the manager.
-    package func changes() -> Mailbox<HomeChange> { store.changes(where: nil) }
-
-    /// The changes of ``changes()`` that `isWanted` takes, tested here as each is committed: a
-    /// listener that needs few of them (the automations want only the values some automation
-    /// watches) is not woken for every value a device reports. The first change is there whatever
-    /// `isWanted` says.
+    ///
+    /// With `isWanted`, only the changes it takes, tested here as each is committed: a listener
+    /// that needs few of them (the automations want only the values some automation watches) is
+    /// not woken for every value a device reports. The first change is there whatever `isWanted`
+    /// says.
     ///
     /// Listeners are handed each change in the order they subscribed, except that those
     /// `firstInLine` come before the rest: a listener that passes each change straight on to a peer
     /// waiting for it (a HomeKit controller's event) then has its turn on the loop before the
     /// gateway renders and publishes its MQTT topics, not after.
     package func changes(
-        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false
+        where isWanted: (@Sendable (HomeChange) -> Bool)? = nil, firstInLine: Bool = false
     ) -> Mailbox<HomeChange> {
         store.changes(where: isWanted, firstInLine: firstInLine)
     }
 
-    /// The events of ``changes()`` without the state: for listeners that read what they need back.
+    /// The events of ``changes(where:firstInLine:)`` without the state: for listeners that read what they need back.
     package func events() -> HomeEvents { changes().map(\.event) }
 
     /// The homes, the accessories no home has yet, and the model's version (``HomeChange/version``),
@@ -177,13 +176,10 @@ package actor HomeManager {
     /// Every home, for the Gateway's publisher (which decides who may read what through broker rules).
     package func allHomes() -> [Home] { store.graph.homes }
 
-    /// The primary home; `nil` while there is no home.
-    package var primaryHome: HomeID? { store.graph.primaryHome }
-
     /// Who is a member of which home, with accounts: for generating broker access rules only.
     package func memberships() -> [Membership] {
         store.graph.homes.flatMap { home in
-            home.users.map { Membership(home: home.id, homeName: home.name, account: $0.account, role: $0.role) }
+            home.users.map { Membership(homeName: home.name, account: $0.account, role: $0.role) }
         }
     }
 
@@ -203,5 +199,5 @@ private final class WeakOwner: Sendable {
     }
 }
 
-/// The events of ``HomeManager/changes()`` without the state they left (``HomeManager/events()``).
+/// The events of ``HomeManager/changes(where:firstInLine:)`` without the state they left (``HomeManager/events()``).
 package typealias HomeEvents = AsyncMapSequence<Mailbox<HomeChange>, HomeEvent>

@@ -180,21 +180,16 @@ package enum HomeName {
         return name
     }
 
-    /// `base` numbered: `Outlet 2`, cut so that the number fits in ``maximumLength``.
-    package static func numbered(_ base: String, _ number: Int) -> String {
-        let suffix = " \(number)"
-        var head = String(base.prefix(maximumLength - suffix.count))
-        while head.last == " " { head.removeLast() }
-        return head + suffix
-    }
-
     /// `base` if it is not taken, else the first of `base 2`, `base 3`, … that is not: how a device's
-    /// second `Outlet` is named.
+    /// second `Outlet` is named. `base` is cut so that the number fits in ``maximumLength``.
     package static func firstFree(_ base: String, isTaken: (String) -> Bool) -> String {
         var name = base
         var number = 2
         while isTaken(name) {
-            name = numbered(base, number)
+            let suffix = " \(number)"
+            var head = String(base.prefix(maximumLength - suffix.count))
+            while head.last == " " { head.removeLast() }
+            name = head + suffix
             number += 1
         }
         return name

@@ -9,11 +9,11 @@ package struct Home: Sendable, Hashable, Identifiable {
     /// The room for the entire home (`roomForEntireHome`); its name is ``HomeName/defaultRoom``.
     package internal(set) var defaultRoom: Room
     /// The rooms users made, in the order they were added (the default room is not among them).
-    package internal(set) var rooms: [Room]
-    package internal(set) var zones: [Zone]
+    package internal(set) var rooms: [Room] = []
+    package internal(set) var zones: [Zone] = []
     /// Every accessory, bridges and bridged accessories alike, in the order they were added.
-    package internal(set) var accessories: [Accessory]
-    package internal(set) var actionSets: [ActionSet]
+    package internal(set) var accessories: [Accessory] = []
+    package internal(set) var actionSets: [ActionSet] = []
     package internal(set) var users: [User]
     /// The home's automations, in the order they were added.
     package internal(set) var triggers: [Trigger] = []
@@ -224,15 +224,6 @@ package struct ActionSet: Sendable, Hashable, Identifiable {
 
 /// One action of an action set: write `value` to a characteristic.
 package struct Action: Sendable, Hashable, Codable {
-    package init(
-        accessory: AccessoryID, service: ServiceID, characteristic: CharacteristicType, value: CharacteristicValue
-    ) {
-        self.accessory = accessory
-        self.service = service
-        self.characteristic = characteristic
-        self.value = value
-    }
-
     package let accessory: AccessoryID
     package let service: ServiceID
     package let characteristic: CharacteristicType
@@ -452,7 +443,6 @@ package struct HomeSummary: Sendable, Hashable, Identifiable {
 /// Who is a member of which home, with the account: for the Gateway's broker access rules only, never
 /// to be shown to other users.
 package struct Membership: Sendable, Hashable {
-    package let home: HomeID
     package let homeName: String
     package let account: String
     package let role: Role

@@ -171,14 +171,13 @@ package final class HomeDatabase: Sendable {
             // it would fire when it must not.
             let conditions = (record.conditions ?? []).compactMap(\.condition)
             guard conditions.count == record.conditions?.count ?? 0 else { return nil }
-            var trigger = Trigger(
+            return Trigger(
                 id: record.id, name: record.name, isEnabled: record.isEnabled, event: event,
                 actionSets: (triggerActionSets[record.id] ?? []).map(\.actionSetID),
                 options: TriggerOptions(
                     executeOnce: record.executeOnce, turnBackAfter: record.turnBackAfter.map { .seconds($0) },
-                    catchUpGrace: record.catchUpGrace.map { .seconds($0) }))
-            trigger.conditions = conditions
-            return trigger
+                    catchUpGrace: record.catchUpGrace.map { .seconds($0) }),
+                conditions: conditions)
         }
 
         private static func location(_ record: HomeRecord) -> HomeLocation? {

@@ -100,12 +100,10 @@ extension HomeGraph {
             throw HomeError(.invalidParameter, "An automation is defined by an event and its action sets.")
         }
         try options.validate()
-        var trigger = Trigger(
+        let trigger = Trigger(
             id: .random(), name: name, isEnabled: true, event: event,
-            actionSets: try Self.actionSetIDs(actionSets, in: homes[h]), options: options)
-        trigger.conditions = try conditions.map { request throws(HomeError) in
-            try Self.condition(request, in: homes[h])
-        }
+            actionSets: try Self.actionSetIDs(actionSets, in: homes[h]), options: options,
+            conditions: try conditions.map { request throws(HomeError) in try Self.condition(request, in: homes[h]) })
         homes[h].triggers.append(trigger)
         events.append(.didAddTrigger(home: homes[h].id, trigger: trigger.id, name: name))
         return trigger

@@ -94,10 +94,6 @@ struct HomeGraph: Sendable, Hashable {
             name: name,
             isPrimary: homes.isEmpty,
             defaultRoom: Room(id: .random(), name: HomeName.defaultRoom, isDefault: true),
-            rooms: [],
-            zones: [],
-            accessories: [],
-            actionSets: [],
             users: [User(id: .random(), name: userName ?? account, role: .administrator, account: account)]
         )
         homes.append(home)

@@ -6,7 +6,7 @@ import Synchronization
 
 /// The home's store: the model (``HomeGraph``, and what the drivers found beside it), its database,
 /// the group commit of device values and the change stream. Every mutation is validated on a copy
-/// of the model, written to SQLite, and only then made visible and announced on ``changes(where:)``;
+/// of the model, written to SQLite, and only then made visible and announced on ``changes(where:firstInLine:)``;
 /// a failed one changes nothing.
 ///
 /// Owned by ``HomeManager`` and isolated to it: the store is not `Sendable`, its calls are
@@ -62,7 +62,7 @@ final class HomeStore {
 
     // MARK: The change stream
 
-    /// See ``HomeManager/changes(where:)``.
+    /// See ``HomeManager/changes(where:firstInLine:)``.
     func changes(
         where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false
     ) -> Mailbox<HomeChange> {
@@ -252,12 +252,9 @@ final class HomeStore {
             change(&pendingLayout!, &alreadyAnnounced)
         }
         var changed: [ValueKey] = []
-        for event in events {
-            if case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) = event,
-                !characteristic.isEvent
-            {
-                changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
-            }
+        for case .didUpdateValueForCharacteristic(_, let accessory, let service, let characteristic, _) in events
+        where !characteristic.isEvent {
+            changed.append(ValueKey(accessory: accessory, service: service, characteristic: characteristic))
         }
         if !changed.isEmpty {
             if valueCommits.writesEachValue {
