@@ -15,7 +15,7 @@ package actor VirtualDriver: AccessoryDriver {
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     package nonisolated let updates: AsyncStream<DriverUpdate>
     private let continuation: AsyncStream<DriverUpdate>.Continuation
-    private var devices: [AccessoryID: VirtualDevice] = [:]
+    var devices: [AccessoryID: VirtualDevice] = [:]
     private var order: [AccessoryID] = []
     private let clock: any Clock<Duration>
     private let tick: Duration
@@ -137,14 +137,6 @@ package actor VirtualDriver: AccessoryDriver {
         for (id, was) in zip(affected, before) where self.isReachable(id) != was {
             continuation.yield(.reachability(id, isReachable: !was))
         }
-    }
-
-    package func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) {
-        devices[accessory]?.configuration.isJammed = isJammed
-    }
-
-    package func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
-        devices[accessory]?.configuration.isObstructed = isObstructed
     }
 
     /// Makes a device (and a bridge's bridged devices) stop answering or answer again. The driver
