@@ -192,19 +192,13 @@ struct VirtualDevice: Sendable {
         }
     }
 
-    /// Lets `elapsed` seconds of simulated time pass.
     /// Whether time changes anything about the device: a thermostat, lock, door, covering or sensor
-    /// moves on its own, and a battery drains; a switch, outlet or lamp only does what it is told.
+    /// moves on its own, and a battery drains; a switch, outlet, lamp or fan only does what it is told.
     var changesOverTime: Bool {
-        switch configuration.kind {
-        case .thermostat, .lock, .garageDoor, .windowCovering, .temperatureSensor, .humiditySensor, .motionSensor,
-            .contactSensor:
-            true
-        default:
-            value(.batteryLevel, service: Self.batteryService) != nil
-        }
+        ![.lightbulb, .switch, .outlet, .fan, .bridge].contains(configuration.kind) || configuration.battery != nil
     }
 
+    /// Lets `elapsed` seconds of simulated time pass.
     mutating func advance(by elapsed: Double, using random: inout SplitMix64) {
         switch configuration.kind {
         case .thermostat: advanceThermostat(elapsed)
