@@ -164,7 +164,7 @@ func withGateway<T>(
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
         let manager = try HomeManager(database: database, driverTimeout: driverTimeout, probeInterval: .seconds(1))
-        let driver = demo.makeDriver(tick: tick)
+        let driver = VirtualDriver(devices: demo.devices, tick: tick)
         try await manager.attach(driver)
         if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
         if let hap {
