@@ -127,7 +127,7 @@ private struct Builder {
         for feature in light.features {
             switch feature.name {
             case "state" where feature.valueOn != nil:
-                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+                service.add(.on, feature, binary(feature))
             case "brightness":
                 service.add(
                     .brightness, feature, .scaled(deviceMax: feature.valueMax ?? 254, modelMax: 100),
@@ -166,7 +166,7 @@ private struct Builder {
         var service = service
         for feature in expose.features {
             if feature.name == "state", feature.valueOn != nil {
-                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+                service.add(.on, feature, binary(feature))
             } else {
                 unmapped.append(feature.displayName)
             }
@@ -245,9 +245,8 @@ private struct Builder {
         for feature in lock.features {
             switch feature.name {
             case "state" where feature.valueOn != nil:
-                let conversion = binary(feature, on: .int(1), off: .int(0))
-                service.add(.lockTargetState, feature, conversion)
-                if lockState == nil { service.add(.lockCurrentState, feature, conversion, readOnly: true) }
+                service.add(.lockTargetState, feature, binary(feature))
+                if lockState == nil { service.add(.lockCurrentState, feature, binary(feature), readOnly: true) }
             case "lock_state":
                 let states = enumeration(feature, ["unlocked": 0, "locked": 1, "not_fully_locked": 2])
                 service.add(.lockCurrentState, feature, states, readOnly: true)
@@ -319,28 +318,25 @@ private struct Builder {
 
     // MARK: Generic exposes
 
-    /// The generic exposes that are a sensor's reading or state, by type and name: the sensor service's
-    /// kind, name and type, its characteristic, and for a binary the characteristic's value for the
-    /// expose's `value_on` (its `value_off` is false or 0).
+    /// The generic exposes that are a sensor's reading (a `numeric`, taken as a number) or state (a
+    /// `binary`), by type and name: the sensor service's kind, name and type, and its characteristic.
     private static let sensors:
-        [String: (
-            kind: String, name: String, type: ServiceType, characteristic: CharacteristicType, on: CharacteristicValue?
-        )] = [
-            "numeric temperature": ("temperature", "Temperature", .temperatureSensor, .currentTemperature, nil),
-            "numeric humidity": ("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity, nil),
-            "numeric pressure": ("pressure", "Air Pressure", .airPressureSensor, .airPressure, nil),
-            "numeric illuminance": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
-            "numeric illuminance_lux": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
-            "binary occupancy": ("motion", "Motion", .motionSensor, .motionDetected, .bool(true)),
+        [String: (kind: String, name: String, type: ServiceType, characteristic: CharacteristicType)] = [
+            "numeric temperature": ("temperature", "Temperature", .temperatureSensor, .currentTemperature),
+            "numeric humidity": ("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity),
+            "numeric pressure": ("pressure", "Air Pressure", .airPressureSensor, .airPressure),
+            "numeric illuminance": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel),
+            "numeric illuminance_lux": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel),
+            "binary occupancy": ("motion", "Motion", .motionSensor, .motionDetected),
             // As homebridge-z2m shows it: a sensor that something moved the device (its presses stay).
-            "binary vibration": ("vibration", "Vibration Sensor", .motionSensor, .motionDetected, .bool(true)),
-            "binary presence": ("occupancy", "Occupancy", .occupancySensor, .occupancyDetected, .int(1)),
+            "binary vibration": ("vibration", "Vibration Sensor", .motionSensor, .motionDetected),
+            "binary presence": ("occupancy", "Occupancy", .occupancySensor, .occupancyDetected),
             // zigbee2mqtt's contact is true when closed: its value_on (the alarm) is false.
-            "binary contact": ("contact", "Contact", .contactSensor, .contactSensorState, .int(1)),
-            "binary water_leak": ("leak", "Leak", .leakSensor, .leakDetected, .int(1)),
-            "binary smoke": ("smoke", "Smoke", .smokeSensor, .smokeDetected, .int(1)),
-            "numeric battery": ("battery", "Battery", .battery, .batteryLevel, nil),
-            "binary battery_low": ("battery", "Battery", .battery, .statusLowBattery, .int(1)),
+            "binary contact": ("contact", "Contact", .contactSensor, .contactSensorState),
+            "binary water_leak": ("leak", "Leak", .leakSensor, .leakDetected),
+            "binary smoke": ("smoke", "Smoke", .smokeSensor, .smokeDetected),
+            "numeric battery": ("battery", "Battery", .battery, .batteryLevel),
+            "binary battery_low": ("battery", "Battery", .battery, .statusLowBattery),
         ]
 
     private mutating func addGeneric(_ expose: Expose) {
@@ -349,9 +345,9 @@ private struct Builder {
             guard expose.name != "illuminance" || expose.unit == "lx" else {
                 return unmapped.append(expose.displayName)
             }
-            let conversion = sensor.on.map { binary(expose, on: $0, off: $0 == .bool(true) ? .bool(false) : .int(0)) }
             return self.sensor(
-                sensor.kind, sensor.name, sensor.type, sensor.characteristic, expose, conversion ?? .number)
+                sensor.kind, sensor.name, sensor.type, sensor.characteristic, expose,
+                expose.type == "binary" ? binary(expose) : .number)
         }
         switch (expose.type, expose.name) {
         case ("enum", "motor_state") where device.exposes.contains(where: { $0.type == "cover" }):
@@ -390,9 +386,9 @@ private struct Builder {
             switch expose.name {
             case "tamper":
                 let target = services.firstIndex { sensors.contains($0.type) }
-                add(.statusTampered, expose, binary(expose, on: .int(1), off: .int(0)), to: target, readOnly: true)
+                add(.statusTampered, expose, binary(expose), to: target, readOnly: true)
             case "child_lock":
-                add(.lockPhysicalControls, expose, binary(expose, on: .int(1), off: .int(0)), to: first(controls))
+                add(.lockPhysicalControls, expose, binary(expose), to: first(controls))
             case "power":
                 let target = first([.outlet, .switch, .lightbulb])
                 if let target, services[target].type == .outlet {
@@ -545,10 +541,8 @@ private struct Builder {
         device.exposes.first { $0.type == "enum" && $0.name == "motor_state" && $0.endpoint == endpoint }
     }
 
-    private func binary(_ expose: Expose, on: CharacteristicValue, off: CharacteristicValue) -> Conversion {
-        .binary(
-            valueOn: expose.valueOn ?? .bool(true), valueOff: expose.valueOff ?? .bool(false), onValue: on,
-            offValue: off)
+    private func binary(_ expose: Expose) -> Conversion {
+        .binary(valueOn: expose.valueOn ?? .bool(true), valueOff: expose.valueOff ?? .bool(false))
     }
 
     /// An `enum` expose as an integer characteristic: the values of `known` the expose has, in
