@@ -407,7 +407,10 @@ private struct Builder {
         readOnly: Bool = false
     ) {
         guard let index else { return unmapped.append(expose.displayName) }
-        var draft = ServiceDraft(existing: services[index])
+        // A draft of the service made already, its id as the kind: its new characteristics' bindings only.
+        let service = services[index]
+        var draft = ServiceDraft(kind: service.id.rawValue, name: service.name, type: service.type, endpoint: nil)
+        draft.characteristics = service.characteristics
         let metadata: CharacteristicMetadata? = if case .number = conversion { measurement(type, expose) } else { nil }
         draft.add(type, expose, conversion, metadata: metadata, readOnly: readOnly)
         unmapped += draft.dropped
@@ -580,16 +583,6 @@ private struct ServiceDraft {
     /// Features that could not become a characteristic (no property, no permission, a second one
     /// of the same type), to be listed as unmapped.
     var dropped: [String] = []
-
-    /// A draft that adds to a service made already: its new characteristics' bindings only.
-    init(existing service: Service) {
-        id = service.id
-        name = service.name
-        baseName = service.name
-        endpoint = nil
-        type = service.type
-        characteristics = service.characteristics
-    }
 
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
         id = ServiceID(endpoint.map { "\(kind)_\($0)" } ?? kind)
