@@ -54,11 +54,9 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     /// and answers requests until shut down.
     package func run() async throws {
         try await start()
-        await withGracefulShutdownHandler {
-            for await message in client.messages { await handle(message) }
-        } onGracefulShutdown: {
-            // The handler is synchronous: the disconnect, which ends the loop above, gets a task.
-            Task { await self.client.disconnect() }
+        // A graceful shutdown cancels the loop: the client's mailbox ends.
+        await cancelWhenGracefulShutdown {
+            for await message in self.client.messages { await self.handle(message) }
         }
         await client.disconnect()
     }
