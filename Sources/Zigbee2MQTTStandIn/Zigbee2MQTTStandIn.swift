@@ -15,7 +15,8 @@ import Synchronization
 /// of a recorded `bridge/devices`, every group one of a recorded `bridge/groups`.
 package final class Zigbee2MQTTStandIn: Service, Sendable {
     let client: MQTTClient
-    let base: String
+    /// zigbee2mqtt's base topic: its default, as the driver's.
+    let base = "zigbee2mqtt"
     private let logger: Logger
     let world: Mutex<World>
 
@@ -40,11 +41,9 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     ///   - states: each device's first state payload, by friendly name.
     ///   - groups: the `bridge/groups` array.
     package init(
-        client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON],
-        groups: [JSON] = [], logger: Logger
+        client: MQTTClient, devices: [JSON], states: [String: JSON], groups: [JSON] = [], logger: Logger
     ) {
         self.client = client
-        base = baseTopic
         self.logger = logger
         world = Mutex(
             World(devices: devices, groups: groups, states: states.mapValues { $0.objectMembers ?? [] }))
