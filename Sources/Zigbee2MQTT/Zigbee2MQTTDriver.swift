@@ -372,7 +372,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     private func take(_ description: DeviceDescription) {
         let mapped = ExposeMapping.map(description)
         let known = devices[description.ieeeAddress]
-        var device = known ?? Device(description: description, mapped: mapped)
+        var device = known ?? Device(description: description, mapped: mapped, accessory: mapped.accessory)
         let renamed = known.map { $0.description.friendlyName != description.friendlyName } ?? false
         if renamed {
             logger.notice(
@@ -682,16 +682,11 @@ private struct Waiter {
 private struct Device {
     var description: DeviceDescription
     var mapped: MappedDevice
+    /// The mapped accessory with the values and reachability the device reported.
     var accessory: Accessory
     var available: Bool?
     /// Targets sent that the device has not reported reaching yet, by ``key(_:_:)``.
     var pendingTargets: [String: CharacteristicValue] = [:]
-
-    init(description: DeviceDescription, mapped: MappedDevice) {
-        self.description = description
-        self.mapped = mapped
-        accessory = mapped.accessory
-    }
 
     var ieee: String { description.ieeeAddress }
 
