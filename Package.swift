@@ -86,6 +86,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),

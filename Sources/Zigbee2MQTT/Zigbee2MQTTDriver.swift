@@ -4,6 +4,7 @@ import HomeModel
 import JSON
 import Logging
 import MQTT
+import OrderedCollections
 
 /// zigbee2mqtt's devices and groups as accessories. Follows one zigbee2mqtt network through its MQTT
 /// topics: the retained `bridge/devices` (devices by IEEE address, with their exposes),
@@ -358,14 +359,12 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Takes each of `listed` (the first of an address), forgets those of `known` no longer among them,
     /// and returns the addresses taken, in order.
     private func take(_ listed: [DeviceDescription], replacing known: [String], because reason: String) -> [String] {
-        var seen: Set<String> = []
-        var taken: [String] = []
-        for description in listed where seen.insert(description.ieeeAddress).inserted {
-            taken.append(description.ieeeAddress)
+        var taken: OrderedSet<String> = []
+        for description in listed where taken.append(description.ieeeAddress).inserted {
             take(description)
         }
-        for ieee in known where !seen.contains(ieee) { forget(ieee, because: reason) }
-        return taken
+        for ieee in known where !taken.contains(ieee) { forget(ieee, because: reason) }
+        return taken.elements
     }
 
     /// Takes a device (or a group) as listed: new, changed, renamed, or unchanged.
