@@ -341,13 +341,24 @@ private struct Builder {
 
     private mutating func addGeneric(_ expose: Expose) {
         if let sensor = Self.sensors["\(expose.type) \(expose.name ?? "")"] {
-            // zigbee2mqtt 1.x's `illuminance` without a unit is a raw reading, not lux.
-            guard expose.name != "illuminance" || expose.unit == "lx" else {
-                return unmapped.append(expose.displayName)
+            // A reading the device publishes or answers; zigbee2mqtt 1.x's `illuminance` without a unit is a
+            // raw reading, not lux.
+            guard expose.property != nil, expose.access.contains(.published) || expose.access.contains(.gettable),
+                expose.name != "illuminance" || expose.unit == "lx"
+            else { return unmapped.append(expose.displayName) }
+            // The sensor service of the kind, made on first use, takes each of its readings.
+            var service = ServiceDraft(
+                kind: sensor.kind, name: sensor.name, type: sensor.type, endpoint: expose.endpoint)
+            if let index = services.firstIndex(where: { $0.id == service.id }) {
+                service.characteristics = services.remove(at: index).characteristics
+                service.bindings = bindings.filter { $0.service == service.id }
+                bindings.removeAll { $0.service == service.id }
             }
-            return self.sensor(
-                sensor.kind, sensor.name, sensor.type, sensor.characteristic, expose,
-                expose.type == "binary" ? binary(expose) : .number)
+            let isBinary = expose.type == "binary"
+            service.add(
+                sensor.characteristic, expose, isBinary ? binary(expose) : .number,
+                metadata: isBinary ? nil : measurement(sensor.characteristic, expose), readOnly: true)
+            return finish(service, category: sensor.type == .battery ? nil : .sensor)
         }
         switch (expose.type, expose.name) {
         case ("enum", "motor_state") where device.exposes.contains(where: { $0.type == "cover" }):
@@ -366,8 +377,6 @@ private struct Builder {
         }
     }
 
-    /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
-    /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
     /// Adds tamper, child lock and power readings to the services they belong to: StatusTampered
     /// to the device's sensor, LockPhysicalControls to its thermostat or else its switch, power as
     /// OutletInUse (above 1 W) and Eve's CurrentConsumption, energy as Eve's TotalConsumption, to its
@@ -441,6 +450,8 @@ private struct Builder {
     /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).
     static let arabicNumerals = 1
 
+    /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
+    /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
     private mutating func addButtons(_ expose: Expose) {
         let layout = ButtonLayout(actions: expose.values.compactMap(\.stringValue))
         unmapped += layout.unusable.map { "\(expose.displayName) \($0)" }
@@ -460,27 +471,6 @@ private struct Builder {
             service.add(.programmableSwitchEvent, expose, .press(button.presses), metadata: metadata, readOnly: true)
             finish(service, category: .programmableSwitch)
         }
-    }
-
-    /// Adds a measurement or state to the sensor service `kind` (made on first use).
-    private mutating func sensor(
-        _ kind: String, _ name: String, _ type: ServiceType, _ characteristic: CharacteristicType, _ expose: Expose,
-        _ conversion: Conversion
-    ) {
-        guard expose.property != nil, expose.access.contains(.published) || expose.access.contains(.gettable) else {
-            unmapped.append(expose.displayName)
-            return
-        }
-        var service = ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
-        if let index = services.firstIndex(where: { $0.id == service.id }) {
-            service.characteristics = services.remove(at: index).characteristics
-            service.bindings = bindings.filter { $0.service == service.id }
-            bindings.removeAll { $0.service == service.id }
-        }
-        let metadata: CharacteristicMetadata =
-            if case .number = conversion { measurement(characteristic, expose) } else { .zigbee(characteristic) }
-        service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
-        finish(service, category: type == .battery ? nil : .sensor)
     }
 
     // MARK: Names of endpoints' services
