@@ -381,8 +381,11 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         if known != nil {
             guard renamed || device.mapped != mapped || device.description != description else { return }
             device.update(description, mapped)
-        } else {
-            logUnmapped(description, mapped)
+        } else if !mapped.accessory.unmappedFeatures.isEmpty {
+            let unmapped = mapped.accessory.unmappedFeatures.joined(separator: ", ")
+            logger.info(
+                "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped)",
+                metadata: ["ieee": "\(description.ieeeAddress)"])
         }
         device.accessory.isReachable = isReachable(device)
         devices[description.ieeeAddress] = device
@@ -618,14 +621,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     }
 
     // MARK: Logging
-
-    private func logUnmapped(_ description: DeviceDescription, _ mapped: MappedDevice) {
-        let unmapped = mapped.accessory.unmappedFeatures
-        guard !unmapped.isEmpty else { return }
-        logger.info(
-            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped.joined(separator: ", "))",
-            metadata: ["ieee": "\(description.ieeeAddress)"])
-    }
 
     /// Logs `message` the first time `subject` shows `cause`; a device that keeps sending the same bad
     /// payload is logged once.
