@@ -441,14 +441,12 @@ private struct Builder {
         for (number, index) in buttons.enumerated() {
             services[index].characteristics.append(.standard(.serviceLabelIndex, .int(number + 1)))
         }
+        // ServiceLabelNamespace 1: buttons numbered 1, 2, 3 (0 would be dots).
         services.append(
             Service(
                 id: "service_label", type: .serviceLabel, name: "Button Labels",
-                characteristics: [.standard(.serviceLabelNamespace, .int(Self.arabicNumerals))]))
+                characteristics: [.standard(.serviceLabelNamespace, .int(1))]))
     }
-
-    /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).
-    static let arabicNumerals = 1
 
     /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
     /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
