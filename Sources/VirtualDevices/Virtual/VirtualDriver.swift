@@ -125,7 +125,7 @@ package actor VirtualDriver: AccessoryDriver {
         let seconds = duration / .seconds(1)
         for id in order {
             devices[id]?.advance(by: seconds, using: &random)
-            report(id)
+            for change in devices[id]?.takeChanges() ?? [] { continuation.yield(change) }
         }
     }
 
@@ -202,10 +202,5 @@ package actor VirtualDriver: AccessoryDriver {
         guard rate > 0, Double.random(in: 0..<1, using: &random) < rate else { return }
         throw HomeError(
             .communicationFailure, "The accessory '\(device.accessory.name)' did not confirm (simulated failure).")
-    }
-
-    private func report(_ id: AccessoryID) {
-        guard let changes = devices[id]?.takeChanges() else { return }
-        for change in changes { continuation.yield(change) }
     }
 }
