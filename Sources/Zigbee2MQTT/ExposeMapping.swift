@@ -382,10 +382,7 @@ private struct Builder {
     /// OutletInUse (above 1 W) and Eve's CurrentConsumption, energy as Eve's TotalConsumption, to its
     /// outlet or switch. With no such service they are listed unmapped.
     mutating func addAdditions() {
-        let sensors: Set<ServiceType> = [
-            .smokeSensor, .leakSensor, .contactSensor, .motionSensor, .occupancySensor, .temperatureSensor,
-            .humiditySensor, .lightSensor, .airPressureSensor,
-        ]
+        let sensorTypes = Set(Self.sensors.values.map(\.type)).subtracting([.battery])
         let controls: [ServiceType] = [.thermostat, .outlet, .switch, .lightbulb, .fan, .windowCovering]
         let services = services
         func first(_ types: [ServiceType]) -> Int? {
@@ -394,7 +391,7 @@ private struct Builder {
         for expose in additions {
             switch expose.name {
             case "tamper":
-                let target = services.firstIndex { sensors.contains($0.type) }
+                let target = services.firstIndex { sensorTypes.contains($0.type) }
                 add(.statusTampered, expose, binary(expose), to: target, readOnly: true)
             case "child_lock":
                 add(.lockPhysicalControls, expose, binary(expose), to: first(controls))
