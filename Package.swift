@@ -86,6 +86,7 @@ let package = Package(
                 "JSON",
                 "MQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -95,6 +96,7 @@ let package = Package(
                 "AsyncMailbox",
                 "JSON",
                 "MQTT",
+                "Zigbee2MQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -4,9 +4,9 @@ import JSON
 
 /// How one characteristic is read from a device's state payload and written into its `/set` payload.
 enum Conversion: Sendable, Hashable {
-    /// A `binary` expose: the characteristic is `on` when the property equals `valueOn`.
-    /// `onValue`/`offValue` are the model's values (a bool, or 1/0 for a uint8 state).
-    case binary(valueOn: JSON, valueOff: JSON, onValue: CharacteristicValue, offValue: CharacteristicValue)
+    /// A `binary` expose: the characteristic is on when the property equals `valueOn`, off when it
+    /// equals `valueOff`; in the model, true and false for a bool characteristic, else 1 and 0.
+    case binary(valueOn: JSON, valueOff: JSON)
     /// A numeric expose on another scale: brightness 0...254 ↔ 0...100 %. A device value one above
     /// `deviceMax` (states sometimes carry 255 for 254) counts as `deviceMax`; anything further out
     /// is invalid.
@@ -69,9 +69,10 @@ struct Binding: Sendable, Hashable {
     func read(_ state: JSON) -> Reading {
         guard let raw = state[property], raw != .null else { return .absent }
         switch conversion {
-        case .binary(let valueOn, let valueOff, let onValue, let offValue):
-            if raw == valueOn { return .value(onValue) }
-            if raw == valueOff { return .value(offValue) }
+        case .binary(let valueOn, let valueOff):
+            if raw == valueOn || raw == valueOff {
+                return .value(metadata.format == .bool ? .bool(raw == valueOn) : .int(raw == valueOn ? 1 : 0))
+            }
             return .invalid(
                 "\(property) is \(raw.serialized), neither \(valueOn.serialized) nor \(valueOff.serialized)")
         case .scaled(let deviceMax, let modelMax):
@@ -149,8 +150,8 @@ struct Binding: Sendable, Hashable {
     /// component, which ``ColorSpace`` writes together with its partner.
     func deviceValue(for value: CharacteristicValue) -> JSON? {
         switch conversion {
-        case .binary(let valueOn, let valueOff, let onValue, _):
-            return value.boolValue == onValue.boolValue ? valueOn : valueOff
+        case .binary(let valueOn, let valueOff):
+            return value.doubleValue.map { $0 != 0 } == true ? valueOn : valueOff
         case .scaled(let deviceMax, let modelMax):
             return .integer(Int(((value.doubleValue ?? 0) * deviceMax / modelMax).rounded()))
         case .number:
@@ -167,21 +168,11 @@ struct Binding: Sendable, Hashable {
         case .color:
             return nil
         case .command(let command):
-            return value.boolValue == false ? nil : command
+            return value.doubleValue == 0 ? nil : command
         case .openClose(let open, let close):
             return (value.intValue ?? 0) >= 50 ? open : close
         case .press, .above, .heatingCooling:
             return nil
-        }
-    }
-}
-
-extension CharacteristicValue {
-    fileprivate var boolValue: Bool? {
-        switch self {
-        case .bool(let value): value
-        case .int(let value): value != 0
-        default: nil
         }
     }
 }

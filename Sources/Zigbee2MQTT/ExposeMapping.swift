@@ -127,7 +127,7 @@ private struct Builder {
         for feature in light.features {
             switch feature.name {
             case "state" where feature.valueOn != nil:
-                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+                service.add(.on, feature, binary(feature))
             case "brightness":
                 service.add(
                     .brightness, feature, .scaled(deviceMax: feature.valueMax ?? 254, modelMax: 100),
@@ -166,7 +166,7 @@ private struct Builder {
         var service = service
         for feature in expose.features {
             if feature.name == "state", feature.valueOn != nil {
-                service.add(.on, feature, binary(feature, on: .bool(true), off: .bool(false)))
+                service.add(.on, feature, binary(feature))
             } else {
                 unmapped.append(feature.displayName)
             }
@@ -245,9 +245,8 @@ private struct Builder {
         for feature in lock.features {
             switch feature.name {
             case "state" where feature.valueOn != nil:
-                let conversion = binary(feature, on: .int(1), off: .int(0))
-                service.add(.lockTargetState, feature, conversion)
-                if lockState == nil { service.add(.lockCurrentState, feature, conversion, readOnly: true) }
+                service.add(.lockTargetState, feature, binary(feature))
+                if lockState == nil { service.add(.lockCurrentState, feature, binary(feature), readOnly: true) }
             case "lock_state":
                 let states = enumeration(feature, ["unlocked": 0, "locked": 1, "not_fully_locked": 2])
                 service.add(.lockCurrentState, feature, states, readOnly: true)
@@ -319,39 +318,47 @@ private struct Builder {
 
     // MARK: Generic exposes
 
-    /// The generic exposes that are a sensor's reading or state, by type and name: the sensor service's
-    /// kind, name and type, its characteristic, and for a binary the characteristic's value for the
-    /// expose's `value_on` (its `value_off` is false or 0).
+    /// The generic exposes that are a sensor's reading (a `numeric`, taken as a number) or state (a
+    /// `binary`), by type and name: the sensor service's kind, name and type, and its characteristic.
     private static let sensors:
-        [String: (
-            kind: String, name: String, type: ServiceType, characteristic: CharacteristicType, on: CharacteristicValue?
-        )] = [
-            "numeric temperature": ("temperature", "Temperature", .temperatureSensor, .currentTemperature, nil),
-            "numeric humidity": ("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity, nil),
-            "numeric pressure": ("pressure", "Air Pressure", .airPressureSensor, .airPressure, nil),
-            "numeric illuminance": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
-            "numeric illuminance_lux": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel, nil),
-            "binary occupancy": ("motion", "Motion", .motionSensor, .motionDetected, .bool(true)),
+        [String: (kind: String, name: String, type: ServiceType, characteristic: CharacteristicType)] = [
+            "numeric temperature": ("temperature", "Temperature", .temperatureSensor, .currentTemperature),
+            "numeric humidity": ("humidity", "Humidity", .humiditySensor, .currentRelativeHumidity),
+            "numeric pressure": ("pressure", "Air Pressure", .airPressureSensor, .airPressure),
+            "numeric illuminance": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel),
+            "numeric illuminance_lux": ("illuminance", "Light Level", .lightSensor, .currentAmbientLightLevel),
+            "binary occupancy": ("motion", "Motion", .motionSensor, .motionDetected),
             // As homebridge-z2m shows it: a sensor that something moved the device (its presses stay).
-            "binary vibration": ("vibration", "Vibration Sensor", .motionSensor, .motionDetected, .bool(true)),
-            "binary presence": ("occupancy", "Occupancy", .occupancySensor, .occupancyDetected, .int(1)),
+            "binary vibration": ("vibration", "Vibration Sensor", .motionSensor, .motionDetected),
+            "binary presence": ("occupancy", "Occupancy", .occupancySensor, .occupancyDetected),
             // zigbee2mqtt's contact is true when closed: its value_on (the alarm) is false.
-            "binary contact": ("contact", "Contact", .contactSensor, .contactSensorState, .int(1)),
-            "binary water_leak": ("leak", "Leak", .leakSensor, .leakDetected, .int(1)),
-            "binary smoke": ("smoke", "Smoke", .smokeSensor, .smokeDetected, .int(1)),
-            "numeric battery": ("battery", "Battery", .battery, .batteryLevel, nil),
-            "binary battery_low": ("battery", "Battery", .battery, .statusLowBattery, .int(1)),
+            "binary contact": ("contact", "Contact", .contactSensor, .contactSensorState),
+            "binary water_leak": ("leak", "Leak", .leakSensor, .leakDetected),
+            "binary smoke": ("smoke", "Smoke", .smokeSensor, .smokeDetected),
+            "numeric battery": ("battery", "Battery", .battery, .batteryLevel),
+            "binary battery_low": ("battery", "Battery", .battery, .statusLowBattery),
         ]
 
     private mutating func addGeneric(_ expose: Expose) {
         if let sensor = Self.sensors["\(expose.type) \(expose.name ?? "")"] {
-            // zigbee2mqtt 1.x's `illuminance` without a unit is a raw reading, not lux.
-            guard expose.name != "illuminance" || expose.unit == "lx" else {
-                return unmapped.append(expose.displayName)
+            // A reading the device publishes or answers; zigbee2mqtt 1.x's `illuminance` without a unit is a
+            // raw reading, not lux.
+            guard expose.property != nil, expose.access.contains(.published) || expose.access.contains(.gettable),
+                expose.name != "illuminance" || expose.unit == "lx"
+            else { return unmapped.append(expose.displayName) }
+            // The sensor service of the kind, made on first use, takes each of its readings.
+            var service = ServiceDraft(
+                kind: sensor.kind, name: sensor.name, type: sensor.type, endpoint: expose.endpoint)
+            if let index = services.firstIndex(where: { $0.id == service.id }) {
+                service.characteristics = services.remove(at: index).characteristics
+                service.bindings = bindings.filter { $0.service == service.id }
+                bindings.removeAll { $0.service == service.id }
             }
-            let conversion = sensor.on.map { binary(expose, on: $0, off: $0 == .bool(true) ? .bool(false) : .int(0)) }
-            return self.sensor(
-                sensor.kind, sensor.name, sensor.type, sensor.characteristic, expose, conversion ?? .number)
+            let isBinary = expose.type == "binary"
+            service.add(
+                sensor.characteristic, expose, isBinary ? binary(expose) : .number,
+                metadata: isBinary ? nil : measurement(sensor.characteristic, expose), readOnly: true)
+            return finish(service, category: sensor.type == .battery ? nil : .sensor)
         }
         switch (expose.type, expose.name) {
         case ("enum", "motor_state") where device.exposes.contains(where: { $0.type == "cover" }):
@@ -370,17 +377,12 @@ private struct Builder {
         }
     }
 
-    /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
-    /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
     /// Adds tamper, child lock and power readings to the services they belong to: StatusTampered
     /// to the device's sensor, LockPhysicalControls to its thermostat or else its switch, power as
     /// OutletInUse (above 1 W) and Eve's CurrentConsumption, energy as Eve's TotalConsumption, to its
     /// outlet or switch. With no such service they are listed unmapped.
     mutating func addAdditions() {
-        let sensors: Set<ServiceType> = [
-            .smokeSensor, .leakSensor, .contactSensor, .motionSensor, .occupancySensor, .temperatureSensor,
-            .humiditySensor, .lightSensor, .airPressureSensor,
-        ]
+        let sensorTypes = Set(Self.sensors.values.map(\.type)).subtracting([.battery])
         let controls: [ServiceType] = [.thermostat, .outlet, .switch, .lightbulb, .fan, .windowCovering]
         let services = services
         func first(_ types: [ServiceType]) -> Int? {
@@ -389,10 +391,10 @@ private struct Builder {
         for expose in additions {
             switch expose.name {
             case "tamper":
-                let target = services.firstIndex { sensors.contains($0.type) }
-                add(.statusTampered, expose, binary(expose, on: .int(1), off: .int(0)), to: target, readOnly: true)
+                let target = services.firstIndex { sensorTypes.contains($0.type) }
+                add(.statusTampered, expose, binary(expose), to: target, readOnly: true)
             case "child_lock":
-                add(.lockPhysicalControls, expose, binary(expose, on: .int(1), off: .int(0)), to: first(controls))
+                add(.lockPhysicalControls, expose, binary(expose), to: first(controls))
             case "power":
                 let target = first([.outlet, .switch, .lightbulb])
                 if let target, services[target].type == .outlet {
@@ -411,7 +413,10 @@ private struct Builder {
         readOnly: Bool = false
     ) {
         guard let index else { return unmapped.append(expose.displayName) }
-        var draft = ServiceDraft(existing: services[index])
+        // A draft of the service made already, its id as the kind: its new characteristics' bindings only.
+        let service = services[index]
+        var draft = ServiceDraft(kind: service.id.rawValue, name: service.name, type: service.type, endpoint: nil)
+        draft.characteristics = service.characteristics
         let metadata: CharacteristicMetadata? = if case .number = conversion { measurement(type, expose) } else { nil }
         draft.add(type, expose, conversion, metadata: metadata, readOnly: readOnly)
         unmapped += draft.dropped
@@ -433,15 +438,15 @@ private struct Builder {
         for (number, index) in buttons.enumerated() {
             services[index].characteristics.append(.standard(.serviceLabelIndex, .int(number + 1)))
         }
+        // ServiceLabelNamespace 1: buttons numbered 1, 2, 3 (0 would be dots).
         services.append(
             Service(
                 id: "service_label", type: .serviceLabel, name: "Button Labels",
-                characteristics: [.standard(.serviceLabelNamespace, .int(Self.arabicNumerals))]))
+                characteristics: [.standard(.serviceLabelNamespace, .int(1))]))
     }
 
-    /// ServiceLabelNamespace's value for buttons numbered 1, 2, 3 (0 would be dots).
-    static let arabicNumerals = 1
-
+    /// One StatelessProgrammableSwitch per button that `action`'s values name (``ButtonLayout``):
+    /// `Button` for a device's only one, else named after the button (`Left`, `Button 1`, `On`).
     private mutating func addButtons(_ expose: Expose) {
         let layout = ButtonLayout(actions: expose.values.compactMap(\.stringValue))
         unmapped += layout.unusable.map { "\(expose.displayName) \($0)" }
@@ -461,27 +466,6 @@ private struct Builder {
             service.add(.programmableSwitchEvent, expose, .press(button.presses), metadata: metadata, readOnly: true)
             finish(service, category: .programmableSwitch)
         }
-    }
-
-    /// Adds a measurement or state to the sensor service `kind` (made on first use).
-    private mutating func sensor(
-        _ kind: String, _ name: String, _ type: ServiceType, _ characteristic: CharacteristicType, _ expose: Expose,
-        _ conversion: Conversion
-    ) {
-        guard expose.property != nil, expose.access.contains(.published) || expose.access.contains(.gettable) else {
-            unmapped.append(expose.displayName)
-            return
-        }
-        var service = ServiceDraft(kind: kind, name: name, type: type, endpoint: expose.endpoint)
-        if let index = services.firstIndex(where: { $0.id == service.id }) {
-            service.characteristics = services.remove(at: index).characteristics
-            service.bindings = bindings.filter { $0.service == service.id }
-            bindings.removeAll { $0.service == service.id }
-        }
-        let metadata: CharacteristicMetadata =
-            if case .number = conversion { measurement(characteristic, expose) } else { .zigbee(characteristic) }
-        service.add(characteristic, expose, conversion, metadata: metadata, readOnly: true)
-        finish(service, category: type == .battery ? nil : .sensor)
     }
 
     // MARK: Names of endpoints' services
@@ -545,10 +529,8 @@ private struct Builder {
         device.exposes.first { $0.type == "enum" && $0.name == "motor_state" && $0.endpoint == endpoint }
     }
 
-    private func binary(_ expose: Expose, on: CharacteristicValue, off: CharacteristicValue) -> Conversion {
-        .binary(
-            valueOn: expose.valueOn ?? .bool(true), valueOff: expose.valueOff ?? .bool(false), onValue: on,
-            offValue: off)
+    private func binary(_ expose: Expose) -> Conversion {
+        .binary(valueOn: expose.valueOn ?? .bool(true), valueOff: expose.valueOff ?? .bool(false))
     }
 
     /// An `enum` expose as an integer characteristic: the values of `known` the expose has, in
@@ -586,16 +568,6 @@ private struct ServiceDraft {
     /// Features that could not become a characteristic (no property, no permission, a second one
     /// of the same type), to be listed as unmapped.
     var dropped: [String] = []
-
-    /// A draft that adds to a service made already: its new characteristics' bindings only.
-    init(existing service: Service) {
-        id = service.id
-        name = service.name
-        baseName = service.name
-        endpoint = nil
-        type = service.type
-        characteristics = service.characteristics
-    }
 
     init(kind: String, name: String, type: ServiceType, endpoint: String?) {
         id = ServiceID(endpoint.map { "\(kind)_\($0)" } ?? kind)

@@ -1,4 +1,5 @@
 import JSON
+import OrderedCollections
 
 /// One group of zigbee2mqtt's retained `bridge/groups`: the lights of a room switched as one.
 /// zigbee2mqtt sends a group's `/set` to all its members in one Zigbee group command, and publishes
@@ -18,12 +19,7 @@ package struct GroupDescription: Sendable, Hashable, ListEntry {
         }
         self.id = id
         self.friendlyName = friendlyName
-        var members: [String] = []
-        for entry in json["members"]?.arrayValue ?? [] {
-            guard let ieee = entry["ieee_address"]?.stringValue, !members.contains(ieee) else { continue }
-            members.append(ieee)
-        }
-        self.members = members
+        members = Array(OrderedSet((json["members"]?.arrayValue ?? []).compactMap { $0["ieee_address"]?.stringValue }))
     }
 
     package static let listTopic = "bridge/groups"

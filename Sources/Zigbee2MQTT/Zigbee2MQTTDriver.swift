@@ -4,6 +4,7 @@ import HomeModel
 import JSON
 import Logging
 import MQTT
+import OrderedCollections
 
 /// zigbee2mqtt's devices and groups as accessories. Follows one zigbee2mqtt network through its MQTT
 /// topics: the retained `bridge/devices` (devices by IEEE address, with their exposes),
@@ -358,21 +359,19 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     /// Takes each of `listed` (the first of an address), forgets those of `known` no longer among them,
     /// and returns the addresses taken, in order.
     private func take(_ listed: [DeviceDescription], replacing known: [String], because reason: String) -> [String] {
-        var seen: Set<String> = []
-        var taken: [String] = []
-        for description in listed where seen.insert(description.ieeeAddress).inserted {
-            taken.append(description.ieeeAddress)
+        var taken: OrderedSet<String> = []
+        for description in listed where taken.append(description.ieeeAddress).inserted {
             take(description)
         }
-        for ieee in known where !seen.contains(ieee) { forget(ieee, because: reason) }
-        return taken
+        for ieee in known where !taken.contains(ieee) { forget(ieee, because: reason) }
+        return taken.elements
     }
 
     /// Takes a device (or a group) as listed: new, changed, renamed, or unchanged.
     private func take(_ description: DeviceDescription) {
         let mapped = ExposeMapping.map(description)
         let known = devices[description.ieeeAddress]
-        var device = known ?? Device(description: description, mapped: mapped)
+        var device = known ?? Device(description: description, mapped: mapped, accessory: mapped.accessory)
         let renamed = known.map { $0.description.friendlyName != description.friendlyName } ?? false
         if renamed {
             logger.notice(
@@ -382,8 +381,11 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         if known != nil {
             guard renamed || device.mapped != mapped || device.description != description else { return }
             device.update(description, mapped)
-        } else {
-            logUnmapped(description, mapped)
+        } else if !mapped.accessory.unmappedFeatures.isEmpty {
+            let unmapped = mapped.accessory.unmappedFeatures.joined(separator: ", ")
+            logger.info(
+                "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped)",
+                metadata: ["ieee": "\(description.ieeeAddress)"])
         }
         device.accessory.isReachable = isReachable(device)
         devices[description.ieeeAddress] = device
@@ -620,14 +622,6 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
 
     // MARK: Logging
 
-    private func logUnmapped(_ description: DeviceDescription, _ mapped: MappedDevice) {
-        let unmapped = mapped.accessory.unmappedFeatures
-        guard !unmapped.isEmpty else { return }
-        logger.info(
-            "zigbee2mqtt: \(description.friendlyName) (\(description.vendor) \(description.model)): no mapping for \(unmapped.joined(separator: ", "))",
-            metadata: ["ieee": "\(description.ieeeAddress)"])
-    }
-
     /// Logs `message` the first time `subject` shows `cause`; a device that keeps sending the same bad
     /// payload is logged once.
     private func reportOnce(_ subject: String, _ cause: String, _ message: String) {
@@ -682,16 +676,11 @@ private struct Waiter {
 private struct Device {
     var description: DeviceDescription
     var mapped: MappedDevice
+    /// The mapped accessory with the values and reachability the device reported.
     var accessory: Accessory
     var available: Bool?
     /// Targets sent that the device has not reported reaching yet, by ``key(_:_:)``.
     var pendingTargets: [String: CharacteristicValue] = [:]
-
-    init(description: DeviceDescription, mapped: MappedDevice) {
-        self.description = description
-        self.mapped = mapped
-        accessory = mapped.accessory
-    }
 
     var ieee: String { description.ieeeAddress }
 

@@ -6,13 +6,9 @@ import JSON
 package struct Zigbee2MQTTRecordings: Sendable {
     /// The `bridge/devices` entries, verbatim.
     package let devices: [JSON]
-    /// Every recorded state publish: topic suffix (the friendly name) and payload text, in file order.
-    let statePublishes: [(device: String, payload: String)]
-    /// The `bridge/groups` entries zigbee2mqtt publishes at startup (its test "Should publish groups
-    /// on startup"), without the one whose id the recording left unresolved.
-    package let groups: [JSON]
-    /// Every recorded availability publish's payload text, by device or group.
-    let availabilityPublishes: [String: [String]]
+    /// Every recorded publish of a device (or group): its kind (`state`, `availability`), the topic
+    /// suffix (the friendly name) and the payload text, in file order.
+    let publishes: [(kind: String, device: String, payload: String)]
 
     package init(folder: String) throws {
         let devicesText = try String(
@@ -21,38 +17,20 @@ package struct Zigbee2MQTTRecordings: Sendable {
             throw CocoaError(.fileReadCorruptFile)
         }
         self.devices = devices
-        var publishes: [(String, String)] = []
-        var availabilities: [String: [String]] = [:]
-        for line in try String(contentsOfFile: "\(folder)/states.jsonl", encoding: .utf8).split(separator: "\n") {
-            guard let record = try? JSON.parse(String(line)), let device = record["device"]?.stringValue,
-                let text = record["payload_text"]?.stringValue
-            else { continue }
-            switch record["kind"]?.stringValue {
-            case "state": publishes.append((device, text))
-            case "availability": availabilities[device, default: []].append(text)
-            default: break
-            }
+        let lines = try String(contentsOfFile: "\(folder)/states.jsonl", encoding: .utf8).split(separator: "\n")
+        publishes = lines.compactMap { line in
+            guard let record = try? JSON.parse(String(line)), let kind = record["kind"]?.stringValue,
+                let device = record["device"]?.stringValue, let text = record["payload_text"]?.stringValue
+            else { return nil }
+            return (kind, device, text)
         }
-        statePublishes = publishes
-        availabilityPublishes = availabilities
-        var groups: [JSON] = []
-        for line in try String(contentsOfFile: "\(folder)/bridge-other.jsonl", encoding: .utf8).split(separator: "\n") {
-            guard let record = try? JSON.parse(String(line)),
-                record["topic"]?.stringValue == "zigbee2mqtt/bridge/groups",
-                case .array(let entries)? = record["payload"]?["$stringify"]
-            else { continue }
-            groups = entries.filter { if case .integer = $0["id"] { true } else { false } }
-            break
-        }
-        self.groups = groups
     }
 
-    /// The devices named (all when `names` is nil), in the order of `bridge/devices`; the coordinator
-    /// always comes along, as it does in zigbee2mqtt.
-    package func devices(named names: Set<String>?) -> [JSON] {
+    /// The devices named, in the order of `bridge/devices`; the coordinator always comes along, as it
+    /// does in zigbee2mqtt.
+    package func devices(named names: Set<String>) -> [JSON] {
         devices.filter { device in
-            guard let names else { return true }
-            return device["type"]?.stringValue == "Coordinator"
+            device["type"]?.stringValue == "Coordinator"
                 || names.contains(device["friendly_name"]?.stringValue ?? "")
         }
     }
@@ -61,7 +39,7 @@ package struct Zigbee2MQTTRecordings: Sendable {
     package func firstStates(of devices: [JSON]) -> [String: JSON] {
         var states: [String: JSON] = [:]
         let names = Set(devices.compactMap { $0["friendly_name"]?.stringValue })
-        for (device, text) in statePublishes where names.contains(device) && states[device] == nil {
+        for (kind, device, text) in publishes where kind == "state" && names.contains(device) && states[device] == nil {
             if let json = try? JSON.parse(text), case .object(let members) = json,
                 members.contains(where: { $0.value != .null })
             {

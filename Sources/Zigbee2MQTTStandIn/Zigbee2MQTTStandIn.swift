@@ -5,6 +5,7 @@ import Logging
 import MQTT
 import ServiceLifecycle
 import Synchronization
+import Zigbee2MQTT
 
 /// A stand-in for zigbee2mqtt on a real broker, for tests, the demo and the benchmark: it publishes
 /// recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt, taken from zigbee2mqtt 2.12.1's own test
@@ -15,7 +16,8 @@ import Synchronization
 /// of a recorded `bridge/devices`, every group one of a recorded `bridge/groups`.
 package final class Zigbee2MQTTStandIn: Service, Sendable {
     let client: MQTTClient
-    let base: String
+    /// zigbee2mqtt's base topic: its default, as the driver's.
+    let base = "zigbee2mqtt"
     private let logger: Logger
     let world: Mutex<World>
 
@@ -40,11 +42,9 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     ///   - states: each device's first state payload, by friendly name.
     ///   - groups: the `bridge/groups` array.
     package init(
-        client: MQTTClient, baseTopic: String = "zigbee2mqtt", devices: [JSON], states: [String: JSON],
-        groups: [JSON] = [], logger: Logger
+        client: MQTTClient, devices: [JSON], states: [String: JSON], groups: [JSON] = [], logger: Logger
     ) {
         self.client = client
-        base = baseTopic
         self.logger = logger
         world = Mutex(
             World(devices: devices, groups: groups, states: states.mapValues { $0.objectMembers ?? [] }))
@@ -54,11 +54,9 @@ package final class Zigbee2MQTTStandIn: Service, Sendable {
     /// and answers requests until shut down.
     package func run() async throws {
         try await start()
-        await withGracefulShutdownHandler {
-            for await message in client.messages { await handle(message) }
-        } onGracefulShutdown: {
-            // The handler is synchronous: the disconnect, which ends the loop above, gets a task.
-            Task { await self.client.disconnect() }
+        // A graceful shutdown cancels the loop: the client's mailbox ends.
+        await cancelWhenGracefulShutdown {
+            for await message in self.client.messages { await self.handle(message) }
         }
         await client.disconnect()
     }
@@ -204,25 +202,17 @@ extension JSON {
 
     /// Whether this `bridge/groups` entry lists `device` (a `bridge/devices` entry) as a member.
     func hasMember(_ device: JSON) -> Bool {
-        guard case .array(let members)? = self["members"], let ieee = device["ieee_address"]?.stringValue else {
-            return false
-        }
-        return members.contains { $0["ieee_address"]?.stringValue == ieee }
+        guard let ieee = device["ieee_address"]?.stringValue else { return false }
+        return (try? GroupDescription(self))?.members.contains(ieee) ?? false
     }
 
     /// The properties of a `bridge/devices` entry that zigbee2mqtt accepts in `/set` (access bit 2),
-    /// at any depth of its exposes.
+    /// at any depth of its exposes (read as the driver reads them).
     var settableProperties: Set<String> {
-        var properties: Set<String> = []
-        func collect(_ expose: JSON) {
-            if let property = expose["property"]?.stringValue, case .integer(let access)? = expose["access"],
-                access & 2 != 0
-            {
-                properties.insert(property)
-            }
-            if case .array(let features)? = expose["features"] { features.forEach(collect) }
+        func settable(_ expose: Expose) -> [String] {
+            let own = expose.access.contains(.settable) ? expose.property : nil
+            return [own].compactMap { $0 } + expose.features.flatMap(settable)
         }
-        if case .array(let exposes)? = self["definition"]?["exposes"] { exposes.forEach(collect) }
-        return properties
+        return Set(((try? DeviceDescription(self))?.exposes ?? []).flatMap(settable))
     }
 }

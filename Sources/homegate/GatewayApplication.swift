@@ -168,7 +168,7 @@ struct GatewayApplication {
         }
         if let devicesFile = configuration.accessories.virtual {
             let devices = try demoHome ?? DemoHome.load(contentsOf: URL(fileURLWithPath: devicesFile))
-            try await serve(devices.makeDriver(executor: loop))
+            try await serve(VirtualDriver(devices: devices.devices, executor: loop))
             // One transaction for the whole home, not one per room and accessory.
             if try await manager.building({ try await devices.seed($0) }) {
                 logger.notice("built the homes of \(devicesFile) into the empty database")

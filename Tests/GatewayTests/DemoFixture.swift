@@ -11,7 +11,7 @@ enum DemoFixture {
     static func seeded() async throws -> (manager: HomeManager, driver: VirtualDriver) {
         let demo = try DemoHome.load(contentsOf: file)
         let manager = try HomeManager(database: .inMemory())
-        let driver = demo.makeDriver()
+        let driver = VirtualDriver(devices: demo.devices)
         try await manager.attach(driver)
         try await demo.seed(manager)
         return (manager, driver)

@@ -24,7 +24,7 @@ struct DriverServiceTests {
     @Test("a driver whose updates end before the group stops it does not fail the group's graceful shutdown")
     func updatesEndingFirst() async throws {
         let manager = try HomeManager(database: .inMemory())
-        let driver = try DemoHome.load(contentsOf: DemoFixture.file).makeDriver()
+        let driver = VirtualDriver(devices: try DemoHome.load(contentsOf: DemoFixture.file).devices)
         let registered = try await manager.register(driver)
         let (stopped, signal) = AsyncStream.makeStream(of: Void.self)
         let group = ServiceGroup(

@@ -27,7 +27,7 @@ func residentBytes(of pid: pid_t) -> Int? {
 func demoHomeRetainedTopics(_ topics: Topics) async throws -> Set<String> {
     let demo = try DemoHome.load(contentsOf: demoHomeFile)
     let manager = try HomeManager(database: .inMemory())
-    try await manager.attach(demo.makeDriver())
+    try await manager.attach(VirtualDriver(devices: demo.devices))
     _ = try await demo.seed(manager)
     let snapshot = await HomeSnapshot(of: manager)
     await manager.shutdown()

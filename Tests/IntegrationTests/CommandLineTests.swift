@@ -22,7 +22,7 @@ struct CommandLineTests {
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
         let manager = try HomeManager(database: try HomeDatabase.open(atPath: "\(directory)/data/home.sqlite"))
-        try await manager.attach(demo.makeDriver())
+        try await manager.attach(VirtualDriver(devices: demo.devices))
         try await demo.seed(manager)
         await manager.shutdown()
         let config = "\(directory)/homegate.yml"

@@ -35,7 +35,7 @@ struct ConfinementTests {
     {
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver())
+        try await manager.attach(VirtualDriver(devices: demo.devices))
         _ = try await demo.seed(manager)
         let memberships = await manager.memberships()
         await manager.shutdown()

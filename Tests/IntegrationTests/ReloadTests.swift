@@ -59,7 +59,7 @@ struct ReloadTests {
         try await withBroker { broker in
             let demo = try DemoHome.load(contentsOf: demoHomeFile)
             let manager = try HomeManager(database: .inMemory())
-            let driver = demo.makeDriver(tick: .seconds(86_400))
+            let driver = VirtualDriver(devices: demo.devices, tick: .seconds(86_400))
             try await manager.attach(driver)
             try await demo.seed(manager)
             let topics = Topics()
@@ -156,7 +156,7 @@ func withDemoPublisher(
     try await withBroker { broker in
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver(tick: .seconds(86_400)))
+        try await manager.attach(VirtualDriver(devices: demo.devices, tick: .seconds(86_400)))
         try await demo.seed(manager)
         let topics = Topics()
         var logger = Logger(label: "test.reload")

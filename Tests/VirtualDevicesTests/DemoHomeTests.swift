@@ -23,7 +23,7 @@ struct DemoHomeTests {
         // Given the demo devices attached to an empty manager
         let demo = try DemoHome.load(contentsOf: Self.file)
         let manager = try HomeManager(database: .inMemory())
-        try await manager.attach(demo.makeDriver())
+        try await manager.attach(VirtualDriver(devices: demo.devices))
         // When the demo is seeded
         #expect(try await demo.seed(manager))
         // Then both homes exist with their layout
@@ -62,7 +62,7 @@ struct DemoHomeTests {
         // Not a test of timeouts: in a whole-suite run beside two busy processes the 0.2 s coffee
         // maker once missed the default 10 s.
         let manager = try HomeManager(database: .inMemory(), driverTimeout: .seconds(60))
-        let driver = demo.makeDriver()
+        let driver = VirtualDriver(devices: demo.devices)
         try await manager.attach(driver)
         try await demo.seed(manager)
         let results = try await manager.executeActionSet("Good Morning", home: "Main House", account: "guest")

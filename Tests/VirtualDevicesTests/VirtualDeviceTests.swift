@@ -1,7 +1,8 @@
 import HomeModel
 import TestSupport
 import Testing
-import VirtualDevices
+
+@testable import VirtualDevices
 
 @Suite("Virtual devices")
 struct VirtualDeviceTests {
@@ -203,5 +204,16 @@ struct VirtualDeviceTests {
             group.cancelAll()
         }
         await d.stop()
+    }
+}
+
+/// A jam and an obstruction that come while the device runs (a test's; the demo declares them).
+extension VirtualDriver {
+    func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) {
+        devices[accessory]?.configuration.isJammed = isJammed
+    }
+
+    func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
+        devices[accessory]?.configuration.isObstructed = isObstructed
     }
 }

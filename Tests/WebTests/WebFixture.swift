@@ -89,7 +89,7 @@ struct WebFixture {
         let manager = try HomeManager(database: .inMemory())
         // The devices' simulated time stands still (a day per tick): a sensor drifting every second
         // would put its values on a page before the one a test waits for, as often as the load makes it.
-        try await manager.attach(demo.makeDriver(tick: .seconds(86_400)))
+        try await manager.attach(VirtualDriver(devices: demo.devices, tick: .seconds(86_400)))
         try await demo.seed(manager)
         let clock = TestClock()
         let credentials = FakeCredentials()

@@ -69,7 +69,7 @@ func measure(accessories: Int, flaps: Int, root: String, broker: MosquittoBroker
     logger.logLevel = .error
     let demo = try DemoHome.parse(try homeYAML(root: root, accessories: accessories))
     let manager = try HomeManager(database: .inMemory(), logger: logger)
-    let driver = demo.makeDriver(tick: .seconds(86_400))
+    let driver = VirtualDriver(devices: demo.devices, tick: .seconds(86_400))
     try await manager.attach(driver)
     _ = try await manager.building { try await demo.seed($0) }
 

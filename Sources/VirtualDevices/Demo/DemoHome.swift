@@ -87,14 +87,6 @@ package struct DemoHome: Sendable, Hashable, Decodable {
         try YAMLDecoder().decode(DemoHome.self, from: node)
     }
 
-    /// A virtual driver for the declared devices, on `executor` (the manager's) if given.
-    package func makeDriver(
-        clock: any Clock<Duration> = ContinuousClock(), tick: Duration = .seconds(1),
-        executor: (any SerialExecutor)? = nil
-    ) -> VirtualDriver {
-        VirtualDriver(devices: devices, clock: clock, tick: tick, executor: executor)
-    }
-
     /// Builds the declared homes in `manager` if it has none yet; returns whether it did. The driver
     /// must be attached first so the accessories are in the browser.
     @discardableResult

@@ -3,18 +3,15 @@ import HomeModel
 /// One simulated device: its accessory (services, characteristics, values) and the state that makes it
 /// behave like a real one over time. Pure value logic; ``VirtualDriver`` drives it with a clock.
 struct VirtualDevice: Sendable {
+    /// The device as declared, and as the driver's controls change it while it runs: its own
+    /// reachability switch (a bridged device is also unreachable when its bridge is), a jam, an
+    /// obstruction, the write delay and the failure rate.
     var configuration: VirtualDeviceConfiguration
     var accessory: Accessory
-    /// The device's own reachability switch (a bridged device is also unreachable when its bridge is).
-    var isSwitchedOn: Bool
-    var isJammed: Bool
-    var isObstructed: Bool
-    var writeDelay: Duration
-    var failureRate: Double
     /// Whether the device takes requests at all; a silent one leaves every request hanging (a device
     /// that lost power behind a driver that cannot tell).
     var isAnswering = true
-    private(set) var identifyCount = 0
+    var identifyCount = 0
     /// Seconds left until a lock or garage door finishes its transition.
     private var transitionRemaining: Double?
     private var readingElapsed: Double = 0
@@ -35,11 +32,6 @@ struct VirtualDevice: Sendable {
 
     init(_ configuration: VirtualDeviceConfiguration, bridge: AccessoryID?) {
         self.configuration = configuration
-        isSwitchedOn = configuration.isReachable
-        isJammed = configuration.isJammed
-        isObstructed = configuration.isObstructed
-        writeDelay = configuration.writeDelay
-        failureRate = configuration.failureRate
         let (category, type, values) = Self.model(of: configuration.kind)
         var services: [Service] = []
         if let type {
@@ -138,8 +130,6 @@ struct VirtualDevice: Sendable {
         return changes
     }
 
-    mutating func identify() { identifyCount += 1 }
-
     /// Takes the stored values of `stored` for the characteristics this device has (a value the
     /// metadata refuses, from an older configuration, is left at the configured one). A lock or door
     /// stopped halfway by the restart finishes its move.
@@ -154,7 +144,7 @@ struct VirtualDevice: Sendable {
             }
         }
         switch configuration.kind {
-        case .lock where number(.lockCurrentState) != number(.lockTargetState) && !isJammed:
+        case .lock where number(.lockCurrentState) != number(.lockTargetState) && !configuration.isJammed:
             react(to: .lockTargetState)
         case .garageDoor where number(.currentDoorState) != number(.targetDoorState):
             react(to: .targetDoorState)
@@ -202,25 +192,19 @@ struct VirtualDevice: Sendable {
         }
     }
 
-    /// Lets `elapsed` seconds of simulated time pass.
     /// Whether time changes anything about the device: a thermostat, lock, door, covering or sensor
-    /// moves on its own, and a battery drains; a switch, outlet or lamp only does what it is told.
+    /// moves on its own, and a battery drains; a switch, outlet, lamp or fan only does what it is told.
     var changesOverTime: Bool {
-        switch configuration.kind {
-        case .thermostat, .lock, .garageDoor, .windowCovering, .temperatureSensor, .humiditySensor, .motionSensor,
-            .contactSensor:
-            true
-        default:
-            value(.batteryLevel, service: Self.batteryService) != nil
-        }
+        ![.lightbulb, .switch, .outlet, .fan, .bridge].contains(configuration.kind) || configuration.battery != nil
     }
 
+    /// Lets `elapsed` seconds of simulated time pass.
     mutating func advance(by elapsed: Double, using random: inout SplitMix64) {
         switch configuration.kind {
         case .thermostat: advanceThermostat(elapsed)
         case .lock:
             if finishTransition(elapsed) {
-                set(.lockCurrentState, .int(isJammed ? 2 : Int(number(.lockTargetState))))
+                set(.lockCurrentState, .int(configuration.isJammed ? 2 : Int(number(.lockTargetState))))
             }
         case .garageDoor: advanceGarageDoor(elapsed)
         case .windowCovering: advanceCovering(elapsed)
@@ -270,13 +254,13 @@ struct VirtualDevice: Sendable {
 
     private mutating func advanceGarageDoor(_ elapsed: Double) {
         let state = Int(number(.currentDoorState))
-        if state == 3 && isObstructed {
+        if state == 3 && configuration.isObstructed {
             transitionRemaining = nil
             set(.obstructionDetected, .bool(true))
             set(.currentDoorState, .int(4))
             return
         }
-        set(.obstructionDetected, .bool(isObstructed))
+        set(.obstructionDetected, .bool(configuration.isObstructed))
         if finishTransition(elapsed) {
             set(.currentDoorState, .int(number(.targetDoorState) == 1 ? 1 : 0))
         }

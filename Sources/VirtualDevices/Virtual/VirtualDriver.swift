@@ -15,7 +15,7 @@ package actor VirtualDriver: AccessoryDriver {
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
     package nonisolated let updates: AsyncStream<DriverUpdate>
     private let continuation: AsyncStream<DriverUpdate>.Continuation
-    private var devices: [AccessoryID: VirtualDevice] = [:]
+    var devices: [AccessoryID: VirtualDevice] = [:]
     private var order: [AccessoryID] = []
     private let clock: any Clock<Duration>
     private let tick: Duration
@@ -99,7 +99,7 @@ package actor VirtualDriver: AccessoryDriver {
         try await hangWhileSilent(accessory)
         // The device is found once and changed in place: a write is every command's path.
         var index = try usableDevice(accessory)
-        let delay = devices.values[index].writeDelay
+        let delay = devices.values[index].configuration.writeDelay
         if delay > .zero {
             try await clock.sleep(for: delay)
             index = try usableDevice(accessory)
@@ -115,7 +115,7 @@ package actor VirtualDriver: AccessoryDriver {
 
     package func identify(_ accessory: AccessoryID) async throws {
         try await hangWhileSilent(accessory)
-        devices.values[try usableDevice(accessory)].identify()
+        devices.values[try usableDevice(accessory)].identifyCount += 1
     }
 
     // MARK: Control, for the demo and tests
@@ -125,7 +125,7 @@ package actor VirtualDriver: AccessoryDriver {
         let seconds = duration / .seconds(1)
         for id in order {
             devices[id]?.advance(by: seconds, using: &random)
-            report(id)
+            for change in devices[id]?.takeChanges() ?? [] { continuation.yield(change) }
         }
     }
 
@@ -133,16 +133,10 @@ package actor VirtualDriver: AccessoryDriver {
     package func setReachable(_ isReachable: Bool, _ accessory: AccessoryID) {
         let affected = [accessory] + (devices[accessory]?.accessory.bridgedAccessories ?? [])
         let before = affected.map(self.isReachable)
-        devices[accessory]?.isSwitchedOn = isReachable
+        devices[accessory]?.configuration.isReachable = isReachable
         for (id, was) in zip(affected, before) where self.isReachable(id) != was {
             continuation.yield(.reachability(id, isReachable: !was))
         }
-    }
-
-    package func setJammed(_ isJammed: Bool, _ accessory: AccessoryID) { devices[accessory]?.isJammed = isJammed }
-
-    package func setObstructed(_ isObstructed: Bool, _ accessory: AccessoryID) {
-        devices[accessory]?.isObstructed = isObstructed
     }
 
     /// Makes a device (and a bridge's bridged devices) stop answering or answer again. The driver
@@ -152,11 +146,13 @@ package actor VirtualDriver: AccessoryDriver {
         devices[accessory]?.isAnswering = isAnswering
     }
 
-    package func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) { devices[accessory]?.writeDelay = delay }
+    package func setWriteDelay(_ delay: Duration, _ accessory: AccessoryID) {
+        devices[accessory]?.configuration.writeDelay = delay
+    }
 
     /// Sets the share (0...1) of reads and writes that fail.
     package func setFailureRate(_ rate: Double, _ accessory: AccessoryID) {
-        devices[accessory]?.failureRate = min(1, max(0, rate))
+        devices[accessory]?.configuration.failureRate = min(1, max(0, rate))
     }
 
     /// The device's current value, as the device holds it.
@@ -176,7 +172,7 @@ package actor VirtualDriver: AccessoryDriver {
     private func isReachable(_ id: AccessoryID) -> Bool { devices[id].map(isReachable) ?? false }
 
     private func isReachable(_ device: VirtualDevice) -> Bool {
-        device.isSwitchedOn && (device.accessory.bridge.map(isReachable) ?? true)
+        device.configuration.isReachable && (device.accessory.bridge.map(isReachable) ?? true)
     }
 
     private func isSilent(_ id: AccessoryID) -> Bool {
@@ -202,13 +198,9 @@ package actor VirtualDriver: AccessoryDriver {
     }
 
     private func failRandomly(_ device: VirtualDevice) throws(HomeError) {
-        guard device.failureRate > 0, Double.random(in: 0..<1, using: &random) < device.failureRate else { return }
+        let rate = device.configuration.failureRate
+        guard rate > 0, Double.random(in: 0..<1, using: &random) < rate else { return }
         throw HomeError(
             .communicationFailure, "The accessory '\(device.accessory.name)' did not confirm (simulated failure).")
-    }
-
-    private func report(_ id: AccessoryID) {
-        guard let changes = devices[id]?.takeChanges() else { return }
-        for change in changes { continuation.yield(change) }
     }
 }

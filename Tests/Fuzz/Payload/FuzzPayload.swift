@@ -45,7 +45,7 @@ let router: CommandRouter = blocking {
     do {
         let demo = try DemoHome.load(contentsOf: file)
         let manager = try HomeManager(database: .inMemory(), driverTimeout: .seconds(1))
-        try await manager.attach(demo.makeDriver())
+        try await manager.attach(VirtualDriver(devices: demo.devices))
         _ = try await demo.seed(manager)
         return CommandRouter(manager: manager, topics: Topics(), defaultAccount: nil, rateLimit: nil)
     } catch {

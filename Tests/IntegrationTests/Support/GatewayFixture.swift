@@ -21,10 +21,11 @@ let demoHomeFile = URL(fileURLWithPath: #filePath)
     .appendingPathComponent("Config/demo-home.yml")
 
 /// The repository's recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt).
-let zigbeeRecordings: Zigbee2MQTTRecordings = {
-    let root = demoHomeFile.deletingLastPathComponent().deletingLastPathComponent().path
-    return try! Zigbee2MQTTRecordings(folder: Zigbee2MQTTRecordings.folder(root: root))
-}()
+let zigbeeRecordingsFolder = Zigbee2MQTTRecordings.folder(
+    root: demoHomeFile.deletingLastPathComponent().deletingLastPathComponent().path)
+let zigbeeRecordings = try! Zigbee2MQTTRecordings(folder: zigbeeRecordingsFolder)
+/// The recorded `bridge/groups`.
+let zigbeeGroups = try! Zigbee2MQTTRecordings.groups(folder: zigbeeRecordingsFolder)
 
 /// A gateway running in this process against a real broker, with the demo home on virtual devices.
 struct RunningGateway {
@@ -151,7 +152,7 @@ func withGateway<T>(
                     $0.username = "zigbee2mqtt"; $0.password = "zigbee2mqtt"
                 },
                 devices: listed, states: zigbee2mqttStates ? zigbeeRecordings.firstStates(of: listed) : [:],
-                groups: zigbee2mqttGroups ? zigbeeRecordings.groups : [], logger: logger)
+                groups: zigbee2mqttGroups ? zigbeeGroups : [], logger: logger)
             try await standIn.start()
             zigbee = standIn
             zigbeeDriver = Zigbee2MQTTDriver(
@@ -164,7 +165,7 @@ func withGateway<T>(
         let demo = try DemoHome.load(contentsOf: demoHomeFile)
         let database = try HomeDatabase.inMemory()
         let manager = try HomeManager(database: database, driverTimeout: driverTimeout, probeInterval: .seconds(1))
-        let driver = demo.makeDriver(tick: tick)
+        let driver = VirtualDriver(devices: demo.devices, tick: tick)
         try await manager.attach(driver)
         if let zigbeeDriver { try await manager.attach(zigbeeDriver) }
         if let hap {

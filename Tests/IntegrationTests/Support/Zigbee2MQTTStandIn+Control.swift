@@ -1,4 +1,5 @@
 import AsyncMailbox
+import Foundation
 import JSON
 import MQTT
 import Synchronization
@@ -151,11 +152,27 @@ extension Zigbee2MQTTStandIn {
 
 extension Zigbee2MQTTRecordings {
     /// The recorded availability payloads of `device` (or group), verbatim.
-    func availabilities(of device: String) -> [String] { availabilityPublishes[device] ?? [] }
+    func availabilities(of device: String) -> [String] {
+        publishes.filter { $0.kind == "availability" && $0.device == device }.map(\.payload)
+    }
 
     /// The recorded state publishes of `device`, verbatim.
     func states(of device: String) -> [String] {
-        statePublishes.filter { $0.device == device }.map(\.payload)
+        publishes.filter { $0.kind == "state" && $0.device == device }.map(\.payload)
+    }
+
+    /// The `bridge/groups` entries zigbee2mqtt publishes at startup (its test "Should publish groups
+    /// on startup") in the recordings in `folder`, without the one whose id the recording left
+    /// unresolved.
+    static func groups(folder: String) throws -> [JSON] {
+        for line in try String(contentsOfFile: "\(folder)/bridge-other.jsonl", encoding: .utf8).split(separator: "\n") {
+            guard let record = try? JSON.parse(String(line)),
+                record["topic"]?.stringValue == "zigbee2mqtt/bridge/groups",
+                case .array(let entries)? = record["payload"]?["$stringify"]
+            else { continue }
+            return entries.filter { if case .integer = $0["id"] { true } else { false } }
+        }
+        return []
     }
 
     /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
