@@ -96,7 +96,6 @@ let package = Package(
                 "AsyncMailbox",
                 "JSON",
                 "MQTT",
-                "Zigbee2MQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

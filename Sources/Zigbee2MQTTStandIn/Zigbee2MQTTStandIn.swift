@@ -5,7 +5,6 @@ import Logging
 import MQTT
 import ServiceLifecycle
 import Synchronization
-import Zigbee2MQTT
 
 /// A stand-in for zigbee2mqtt on a real broker, for tests, the demo and the benchmark: it publishes
 /// recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt, taken from zigbee2mqtt 2.12.1's own test
@@ -202,17 +201,25 @@ extension JSON {
 
     /// Whether this `bridge/groups` entry lists `device` (a `bridge/devices` entry) as a member.
     func hasMember(_ device: JSON) -> Bool {
-        guard let ieee = device["ieee_address"]?.stringValue else { return false }
-        return (try? GroupDescription(self))?.members.contains(ieee) ?? false
+        guard case .array(let members)? = self["members"], let ieee = device["ieee_address"]?.stringValue else {
+            return false
+        }
+        return members.contains { $0["ieee_address"]?.stringValue == ieee }
     }
 
     /// The properties of a `bridge/devices` entry that zigbee2mqtt accepts in `/set` (access bit 2),
-    /// at any depth of its exposes (read as the driver reads them).
+    /// at any depth of its exposes.
     var settableProperties: Set<String> {
-        func settable(_ expose: Expose) -> [String] {
-            let own = expose.access.contains(.settable) ? expose.property : nil
-            return [own].compactMap { $0 } + expose.features.flatMap(settable)
+        var properties: Set<String> = []
+        func collect(_ expose: JSON) {
+            if let property = expose["property"]?.stringValue, case .integer(let access)? = expose["access"],
+                access & 2 != 0
+            {
+                properties.insert(property)
+            }
+            if case .array(let features)? = expose["features"] { features.forEach(collect) }
         }
-        return Set(((try? DeviceDescription(self))?.exposes ?? []).flatMap(settable))
+        if case .array(let exposes)? = self["definition"]?["exposes"] { exposes.forEach(collect) }
+        return properties
     }
 }
