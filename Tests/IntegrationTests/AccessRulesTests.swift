@@ -372,6 +372,42 @@ struct AccessKeeperTests {
         }
     }
 
+    @Test("a sync cut short by the shutdown is neither a failure nor logged as one")
+    func shutdownDuringSync() async throws {
+        try await withBroker { broker in
+            // Given a broker without the plugin, which never answers, and a sync whose timeout is on a
+            // clock that stands still
+            let client = try makeClient(broker, name: "sync")
+            let clock = ManualClock()
+            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10), clock: clock)
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            let keeper = AccessKeeper(sync: sync) { _ in Self.rules(true) }
+            let manager = try HomeManager(database: .inMemory())
+            let (changes, trigger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let lines = LogLines()
+            let running = Task {
+                await keeper.run(
+                    manager: manager, changes: changes, trigger: trigger, statistics: GatewayStatistics(),
+                    logger: lines.logger)
+            }
+
+            // When the shutdown comes while the sync waits for its answer
+            trigger.yield()
+            try await eventually("the sync waits for its answer") { clock.sleepers > 0 }
+            running.cancel()
+            await running.value
+
+            // Then the keeper counts no failure and logs none
+            #expect(keeper.status.failedSyncs == 0)
+            #expect(keeper.status.lastError == nil)
+            #expect(lines.all.filter { $0.level >= .warning }.isEmpty, "\(lines.all)")
+            await manager.shutdown()
+            await client.disconnect()
+        }
+    }
+
     @Test("a failed sync is retried by itself with backoff, and the keeper says so")
     func retries() async throws {
         try await withBroker { broker in

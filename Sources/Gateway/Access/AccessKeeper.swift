@@ -80,6 +80,8 @@ package final class AccessKeeper: Sendable {
                 let plan = try await sync.sync(await rules(manager), limitingRoleChangesWith: roleChanges)
                 next = succeeded(plan, logger: logger)
             } catch {
+                // A sync cut short by the gateway's shutdown did not fail: nothing to log or retry.
+                if Task.isCancelled { return }
                 next = failed(error, logger: logger)
             }
             statistics.recordDynamicSecurity(status.json)
