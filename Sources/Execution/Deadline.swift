@@ -1,13 +1,23 @@
 import Synchronization
 
 /// Races an operation against a timeout without waiting for an operation that ignores cancellation.
-package enum Deadline {
+///
+/// Public, not package, like ``DeadlineTimer``: Swift 6.3 inlines an `@inlinable` member into
+/// another module only when its type is public, and the race must be specialized where it is
+/// called (see ``race(isolation:timeout:timer:preferring:_:)``).
+public enum Deadline {
     /// Runs `body` and returns its result, or nil once `timeout` has passed on `timer`'s clock: the
     /// body is then cancelled and left to finish on its own. Cancelling the caller ends the wait at
     /// once with `CancellationError` and cancels the body.
     ///
     /// Whoever finishes first cancels the rest, so a finished body leaves no deadline waiting (at
     /// 2,000 commands a second, timers left sleeping once held ~120 MB).
+    ///
+    /// Inlinable, with the race and the timer it uses, so that a caller in another module (the
+    /// manager's driver calls) gets it specialized for its value and clock, as it was while it lived
+    /// in HomeModel: unspecialized, each write looked up the generic metadata of the race's and the
+    /// timer's state at run time (docs/benchmarks.md, "Issue 53: CPU per write and the hub's memory").
+    @inlinable
     package static func race<Value: Sendable, C: Clock>(
         isolation: isolated (any Actor)? = #isolation, timeout: C.Duration, timer: DeadlineTimer<C>,
         preferring taskExecutor: (any TaskExecutor)? = nil,
@@ -53,23 +63,27 @@ package enum Deadline {
     }
 
     /// The first of an operation and its timer to finish; later finishers are ignored.
-    private final class Race<Value: Sendable>: Sendable {
-        typealias Outcome = Result<Value, any Error>?
+    @usableFromInline final class Race<Value: Sendable>: Sendable {
+        @usableFromInline typealias Outcome = Result<Value, any Error>?
         /// Resumed once: only `finish` resumes it, and only the first `finish` decides.
-        typealias Waiter = UnsafeContinuation<Outcome, Never>
-        private struct State {
-            var waiter: Waiter?
-            var cancel: (@Sendable () -> Void)?
+        @usableFromInline typealias Waiter = UnsafeContinuation<Outcome, Never>
+        @usableFromInline struct State: Sendable {
+            @usableFromInline var waiter: Waiter?
+            @usableFromInline var cancel: (@Sendable () -> Void)?
             /// The outcome once decided (nil inside: timed out), kept until someone waits for it.
-            var outcome: Outcome?
+            @usableFromInline var outcome: Outcome?
+
+            @inlinable init() {}
         }
-        private let state = Mutex(State())
+        @usableFromInline let state: Mutex<State>
+
+        @inlinable init() { state = Mutex(State()) }
 
         /// The outcome if the race is decided.
-        var outcome: Outcome? { state.withLock { $0.outcome } }
+        @inlinable var outcome: Outcome? { state.withLock { $0.outcome } }
 
         /// Waits for the outcome (resumed at once if it is decided).
-        func start(_ waiter: Waiter) {
+        @inlinable func start(_ waiter: Waiter) {
             let decided = state.withLock { state -> Outcome? in
                 if let outcome = state.outcome { return outcome }
                 state.waiter = waiter
@@ -80,7 +94,7 @@ package enum Deadline {
 
         /// Keeps what cancels the body's task and the deadline, to be called when the race is
         /// decided (at once if it is already).
-        func arm(cancelling cancel: @escaping @Sendable () -> Void) {
+        @inlinable func arm(cancelling cancel: @escaping @Sendable () -> Void) {
             let decided = state.withLock { state -> Bool in
                 if state.outcome == nil { state.cancel = cancel }
                 return state.outcome != nil
@@ -90,7 +104,7 @@ package enum Deadline {
 
         /// Decides the race with `outcome` (nil: timed out) unless it is decided: resumes the
         /// waiting caller and cancels the rest.
-        func finish(_ outcome: Outcome) {
+        @inlinable func finish(_ outcome: Outcome) {
             let decided = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?)? in
                 guard state.outcome == nil else { return nil }
                 state.outcome = .some(outcome)

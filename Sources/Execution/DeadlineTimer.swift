@@ -12,37 +12,50 @@ import Synchronization
 /// or an earlier deadline arrives; while commands flow it wakes about once per timeout. Deadlines
 /// that are cancelled leave at once (commands end in about the order they began, so that is the
 /// front of the queue), so what is kept is about the commands in flight.
-package final class DeadlineTimer<C: Clock>: Sendable {
+///
+/// Public, not package, so that its inlinable scheduling is inlined into other modules (see
+/// ``Deadline``).
+public final class DeadlineTimer<C: Clock>: Sendable {
     /// A scheduled deadline, for ``cancel(_:)``.
-    package struct Ticket: Sendable, Hashable {
-        fileprivate let id: UInt64
+    public struct Ticket: Sendable, Hashable {
+        @usableFromInline let id: UInt64
+
+        @inlinable init(id: UInt64) { self.id = id }
     }
 
-    private struct Entry {
-        let deadline: C.Instant
-        let id: UInt64
-        let expire: Expiry
+    // Scheduling and cancelling are inlinable (with what they touch), so that a caller in another
+    // module gets them specialized for its clock (see Deadline).
+    @usableFromInline struct Entry: Sendable {
+        @usableFromInline let deadline: C.Instant
+        @usableFromInline let id: UInt64
+        @usableFromInline let expire: Expiry
+
+        @inlinable init(deadline: C.Instant, id: UInt64, expire: Expiry) {
+            (self.deadline, self.id, self.expire) = (deadline, id, expire)
+        }
     }
 
-    private struct State {
+    @usableFromInline struct State: Sendable {
         /// Waiting deadlines, earliest first.
-        var entries = Deque<Entry>()
-        var nextID: UInt64 = 0
+        @usableFromInline var entries = Deque<Entry>()
+        @usableFromInline var nextID: UInt64 = 0
         /// The task sleeping until `deadline`, and its generation (a task replaced by an earlier
         /// deadline may still wake; it then arms nothing).
-        var armed: (deadline: C.Instant, generation: UInt64, task: Task<Void, Never>)?
-        var generation: UInt64 = 0
+        @usableFromInline var armed: (deadline: C.Instant, generation: UInt64, task: Task<Void, Never>)?
+        @usableFromInline var generation: UInt64 = 0
+
+        @usableFromInline init() {}
     }
 
     /// What happens at a deadline: a call on the timer's task (it must not wait), or work that may
     /// wait (enter an actor), in a task of its own.
-    private enum Expiry {
+    @usableFromInline enum Expiry: Sendable {
         case call(@Sendable () -> Void)
         case work(@Sendable () async -> Void)
     }
 
-    package let clock: C
-    private let state = Mutex(State())
+    @usableFromInline package let clock: C
+    @usableFromInline let state = Mutex(State())
 
     package init(clock: C) { self.clock = clock }
 
@@ -51,23 +64,27 @@ package final class DeadlineTimer<C: Clock>: Sendable {
 
     /// Calls `expire` (once, on the timer's task: it must not block) when `timeout` has passed, unless
     /// the deadline is cancelled first.
+    @inlinable
     package func schedule(after timeout: C.Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket {
         schedule(at: clock.now.advanced(by: timeout), .call(expire))
     }
 
     /// Runs `work` once `timeout` has passed, in a task of its own (it may enter an actor and wait),
     /// unless the deadline is cancelled first.
+    @inlinable
     package func schedule(after timeout: C.Duration, work: @escaping @Sendable () async -> Void) -> Ticket {
         schedule(at: clock.now.advanced(by: timeout), .work(work))
     }
 
     /// Calls `expire` (once, on the timer's task: it must not block) when the clock reaches
     /// `deadline`, unless the deadline is cancelled first.
+    @inlinable
     package func schedule(at deadline: C.Instant, _ expire: @escaping @Sendable () -> Void) -> Ticket {
         schedule(at: deadline, .call(expire))
     }
 
-    private func schedule(at deadline: C.Instant, _ expire: Expiry) -> Ticket {
+    @inlinable
+    func schedule(at deadline: C.Instant, _ expire: Expiry) -> Ticket {
         state.withLock { state in
             let id = state.nextID
             state.nextID &+= 1
@@ -81,6 +98,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
     }
 
     /// Forgets a deadline that has not expired (nothing happens for one that has).
+    @inlinable
     package func cancel(_ ticket: Ticket) {
         state.withLock { state in
             guard let index = state.entries.firstIndex(where: { $0.id == ticket.id }) else { return }
@@ -88,7 +106,7 @@ package final class DeadlineTimer<C: Clock>: Sendable {
         }
     }
 
-    private func arm(until deadline: C.Instant, _ state: inout State) {
+    @usableFromInline func arm(until deadline: C.Instant, _ state: inout State) {
         state.generation &+= 1
         let generation = state.generation
         // The timer's one sleeping task, for the earliest deadline.
