@@ -408,6 +408,29 @@ struct AccessKeeperTests {
         }
     }
 
+    @Test("a sync cancelled while it waits for the broker's answer says so, not a transport error")
+    func syncCancelled() async throws {
+        try await withBroker { broker in
+            // Given a broker without the plugin, which never answers, and a timeout that never comes
+            let client = try makeClient(broker, name: "sync")
+            let clock = ManualClock()
+            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10), clock: clock)
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            let syncing = Task { try await sync.sync(Self.rules(true)) }
+
+            // When its task is cancelled while it waits for the answer
+            try await eventually("the sync waits for its answer") { clock.sleepers > 0 }
+            syncing.cancel()
+
+            // Then it fails with the code for it
+            let error = await #expect(throws: DynamicSecurityError.self) { try await syncing.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            await client.disconnect()
+        }
+    }
+
     @Test("a failed sync is retried by itself with backoff, and the keeper says so")
     func retries() async throws {
         try await withBroker { broker in

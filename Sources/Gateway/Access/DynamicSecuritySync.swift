@@ -187,6 +187,8 @@ package final class DynamicSecuritySync: Sendable {
             return nil
         } catch let error as DynamicSecurityError {
             throw error
+        } catch is CancellationError {
+            throw DynamicSecurityError(.cancelled, "cancelled while waiting for the broker's answer")
         } catch {
             throw DynamicSecurityError(.transport, "\(error)")
         }
@@ -250,6 +252,8 @@ package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The broker did not answer in time.
         case timedOut
+        /// The sync's task was cancelled (the gateway shuts down) while it waited for an answer.
+        case cancelled
         /// Publishing or subscribing failed.
         case transport
         /// The answer was not what the plugin sends.

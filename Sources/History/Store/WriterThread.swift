@@ -14,16 +14,19 @@ import Synchronization
 /// GRDB's own writer queue runs) would stay with whatever ran there next, and a process without
 /// privileges cannot raise it back.
 ///
-/// At the low priority (nice 19, set on this thread alone: on Linux a nice value is each thread's
-/// own) a batch's write gives way to the gateway's loop, the broker or a client: a thread of
-/// normal priority that wakes preempts it rather than waiting for its time slice. It still gets a
-/// share of the CPU when other work keeps both cores busy (`SCHED_IDLE` would get none, and the
-/// history would be dropped for as long as a build runs beside the gateway).
+/// At the lowest priority: Linux's `SCHED_IDLE` (and nice 19 beneath it, where that policy is
+/// refused), set on this thread alone. A thread of normal priority that wakes (the gateway's loop
+/// with a command, the broker, a client) takes the core from it at once. At nice 19 alone the
+/// scheduler (EEVDF) lets the writer run out its slice first: `perf sched` showed a gateway's loop
+/// thread wait 2.9 ms, woken, while a nice-19 writer wrote its batch on that core (docs/history.md
+/// has the bench). It still gets a share (weight 3 against 1,024 for a normal thread) when other work
+/// keeps every core busy; when that starves it, the recorder's buffer fills and drops what no longer
+/// fits, and says so (docs/history.md).
 ///
 /// A job's caller is resumed from a second thread, of normal priority: libdispatch starts a new
 /// worker of the shared pool from the thread that queues work when none is idle, and the worker
-/// keeps its creator's nice value, so a resumption from the writer could leave the gateway's
-/// requests and timers on a worker at nice 19.
+/// keeps its creator's priority, so a resumption from the writer could leave the gateway's
+/// requests and timers on a worker at the lowest priority.
 final class WriterThread: Sendable {
     /// The jobs given and not yet run, shared with the thread (which must not hold the
     /// ``WriterThread``, whose end ends it).
@@ -32,6 +35,7 @@ final class WriterThread: Sendable {
         let queue = Mutex(Deque<(@Sendable () -> Void)?>())
         let ready = DispatchSemaphore(value: 0)
         let niceValue = Mutex<Int32>(0)
+        let policy = Mutex<Int32>(0)
 
         func add(_ job: (@Sendable () -> Void)?) {
             queue.withLock { $0.append(job) }
@@ -63,8 +67,13 @@ final class WriterThread: Sendable {
             #if os(Linux)
                 // `who` 0 with PRIO_PROCESS is the calling thread on Linux, not the process.
                 let thread = __priority_which_t(PRIO_PROCESS.rawValue)
-                if lowPriority { _ = setpriority(thread, 0, 19) }
+                if lowPriority {
+                    _ = setpriority(thread, 0, 19)
+                    var parameters = sched_param(sched_priority: 0)
+                    _ = sched_setscheduler(0, WriterThread.idlePolicy, &parameters)
+                }
                 jobs.niceValue.withLock { $0 = getpriority(thread, 0) }
+                jobs.policy.withLock { $0 = sched_getscheduler(0) }
             #endif
             started.signal()
             jobs.serve()
@@ -77,9 +86,16 @@ final class WriterThread: Sendable {
 
     deinit { jobs.add(nil) }
 
+    /// Linux's `SCHED_IDLE`, which Glibc's module leaves out (it is under `__USE_GNU`).
+    static let idlePolicy: Int32 = 5
+
     /// The thread's nice value, as the system reported it once the thread started (19 at the
     /// lowest priority).
     var niceValue: Int32 { jobs.niceValue.withLock { $0 } }
+
+    /// The thread's scheduling policy, as the system reported it once the thread started
+    /// (``idlePolicy`` at the lowest priority, 0 for `SCHED_OTHER`).
+    var policy: Int32 { jobs.policy.withLock { $0 } }
 
     /// Runs `work` on the thread after the jobs given before, and returns its result; the caller's
     /// task waits without holding a thread.
