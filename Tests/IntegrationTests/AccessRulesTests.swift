@@ -374,15 +374,9 @@ struct AccessKeeperTests {
 
     @Test("a sync cut short by the shutdown is neither a failure nor logged as one")
     func shutdownDuringSync() async throws {
-        try await withBroker { broker in
-            // Given a broker without the plugin, which never answers, and a sync whose timeout is on a
-            // clock that stands still
-            let client = try makeClient(broker, name: "sync")
-            let clock = ManualClock()
-            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10), clock: clock)
-            let forwarding = Task { await sync.forward(client.messages) }
-            defer { forwarding.cancel() }
-            _ = try await client.connect()
+        // Given a broker without the plugin, which never answers, and a sync whose timeout is on a
+        // clock that stands still
+        try await withUnansweredSync { sync, clock in
             let keeper = AccessKeeper(sync: sync) { _ in Self.rules(true) }
             let manager = try HomeManager(database: .inMemory())
             let (changes, trigger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -404,20 +398,13 @@ struct AccessKeeperTests {
             #expect(keeper.status.lastError == nil)
             #expect(lines.all.filter { $0.level >= .warning }.isEmpty, "\(lines.all)")
             await manager.shutdown()
-            await client.disconnect()
         }
     }
 
     @Test("a sync cancelled while it waits for the broker's answer says so, not a transport error")
     func syncCancelled() async throws {
-        try await withBroker { broker in
-            // Given a broker without the plugin, which never answers, and a timeout that never comes
-            let client = try makeClient(broker, name: "sync")
-            let clock = ManualClock()
-            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10), clock: clock)
-            let forwarding = Task { await sync.forward(client.messages) }
-            defer { forwarding.cancel() }
-            _ = try await client.connect()
+        // Given a broker without the plugin, which never answers, and a timeout that never comes
+        try await withUnansweredSync { sync, clock in
             let syncing = Task { try await sync.sync(Self.rules(true)) }
 
             // When its task is cancelled while it waits for the answer
@@ -427,6 +414,22 @@ struct AccessKeeperTests {
             // Then it fails with the code for it
             let error = await #expect(throws: DynamicSecurityError.self) { try await syncing.value }
             #expect(error?.code == .cancelled, "\(String(describing: error))")
+        }
+    }
+
+    /// Runs `body` with a connected client on a broker without the plugin and a sync on it whose
+    /// timeout is on a clock that stands still.
+    private func withUnansweredSync(
+        _ body: (DynamicSecuritySync, ManualClock) async throws -> Void
+    ) async throws {
+        try await withBroker { broker in
+            let client = try makeClient(broker, name: "sync")
+            let clock = ManualClock()
+            let sync = DynamicSecuritySync(client: client, timeout: .seconds(10), clock: clock)
+            let forwarding = Task { await sync.forward(client.messages) }
+            defer { forwarding.cancel() }
+            _ = try await client.connect()
+            try await body(sync, clock)
             await client.disconnect()
         }
     }
