@@ -118,12 +118,11 @@ struct MQTTResilienceTests {
                 port: silent.port, clientID: "patient", keepAlive: .seconds(60), connectTimeout: .seconds(1)),
             logger: quietLogger)
 
-        // When the client connects, Then it fails with the timeout in words, not after the keep-alive
-        let started = ContinuousClock.now
+        // When the client connects, Then it fails with the timeout in words (only the connect
+        // timeout says so), not with the keep-alive's lost connection
         let error = try await #require(throws: MQTTError.self) { try await client.connect() }
         #expect(error.code == .connectionFailed)
         #expect(error.message.contains("connect timeout"), "\(error)")
-        #expect(ContinuousClock.now - started < .seconds(30))
         await client.disconnect()
     }
 
