@@ -59,6 +59,9 @@ fi
 # BENCH_HISTORY_SETS: more paired sets for the history round trip, to narrow its interval (each set is
 # three blocks of history_block seconds).
 history_sets=${BENCH_HISTORY_SETS:-$history_sets}
+# BENCH_HISTORY_AB: another build (a path) for the history round trip's third gateway, recording too:
+# then off2 ÷ off is that build's cost of recording and on ÷ off2 this build's against it, in one run.
+history_ab=${BENCH_HISTORY_AB:-}
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
@@ -877,6 +880,7 @@ history_series=100 history_queries=50
 history_scenario() {
     log "history: round trips with recording on and off, $round_trip_accessories accessories, $history_sets sets of ${history_block}s blocks per gateway at 1,000/s"
     start_broker history
+    [[ -z $history_ab ]] || log "history: off2 below is $history_ab with recording on, not the noise"
     local on_dir=$work/history-on off_dir=$work/history-off noise_dir=$work/history-off2 tails=$work/history-paired.txt
     write_config "$on_dir" "$round_trip_accessories" false
     printf 'history:\n  enabled: true\n' >>"$on_dir/homegate.yml"
@@ -884,7 +888,11 @@ history_scenario() {
     for dir in "$off_dir" "$noise_dir"; do
         name=nohistory${dir##*off}
         write_config "$dir" "$round_trip_accessories" false
-        printf 'history:\n  enabled: false\n' >>"$dir/homegate.yml"
+        if [[ -n $history_ab && $dir == "$noise_dir" ]]; then
+            printf 'history:\n  enabled: true\n' >>"$dir/homegate.yml"
+        else
+            printf 'history:\n  enabled: false\n' >>"$dir/homegate.yml"
+        fi
         sed -i "s/baseTopic: homegate/baseTopic: $name/; s/clientId: homegate-bench/clientId: homegate-$name/" \
             "$dir/homegate.yml"
     done
@@ -895,7 +903,7 @@ history_scenario() {
     "$homegate" run --config "$off_dir/homegate.yml" 2>>"$off_dir/homegate.log" &
     pid_of[off]=$!
     pids+=("${pid_of[off]}")
-    "$homegate" run --config "$noise_dir/homegate.yml" 2>>"$noise_dir/homegate.log" &
+    "${history_ab:-$homegate}" run --config "$noise_dir/homegate.yml" 2>>"$noise_dir/homegate.log" &
     pid_of[off2]=$!
     pids+=("${pid_of[off2]}")
     local gateway

@@ -79,6 +79,28 @@ struct EventTests {
             ])
     }
 
+    @Test("A transforming listener gets what it makes of each change, as committed; a reload starts a tested one over")
+    func transformedChanges() async throws {
+        let m = try HomeManager(database: .inMemory())
+        let roomNames = await m.changes(transform: { change -> String? in
+            if case .didAddRoom(_, _, let name) = change.event { name } else { nil }
+        })
+        var names = roomNames.makeAsyncIterator()
+        var nothingWanted = await m.changes(where: { _ in false }).makeAsyncIterator()
+        try await m.edit(.addHome(name: "Home"), account: "alice")
+        try await m.edit(.addRoom(home: "Home", name: "Den"), account: "alice")
+        try await m.reload()
+        try await m.edit(.addRoom(home: "Home", name: "Study"), account: "alice")
+        // The transform ran as each room was added, so the names are there without waiting for it
+        #expect(names.nextQueued() == "Den")
+        #expect(names.nextQueued() == "Study")
+        #expect(names.nextQueued() == nil)
+        // A listener whose test takes nothing still hears the first change and the reload
+        #expect(nothingWanted.nextQueued()?.event == .homeManagerDidUpdateHomes)
+        #expect(nothingWanted.nextQueued()?.event == .homeManagerDidUpdateHomes)
+        #expect(nothingWanted.nextQueued() == nil)
+    }
+
     @Test("Listeners are handed each change in the order they came, those first in line before the rest")
     func handingOrder() async throws {
         let m = try HomeManager(database: .inMemory())

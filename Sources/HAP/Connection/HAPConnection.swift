@@ -40,15 +40,19 @@ package actor HAPConnection {
     ) async throws -> HAPConnection {
         let connection = HAPConnection(host: host, port: port, timer: timer)
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + 1))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        let wrap: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
+            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel(wrappingChannelSynchronously: channel) }
+        }
         do {
-            asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + 1))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
+            // An address is not looked up: NIO's lookup waits for a dispatch thread (`getaddrinfo`).
+            if let address = try? SocketAddress(ipAddress: host, port: port) {
+                asyncChannel = try await bootstrap.connect(to: address, channelInitializer: wrap)
+            } else {
+                asyncChannel = try await bootstrap.connect(host: host, port: port, channelInitializer: wrap)
+            }
         } catch {
             throw HAPError(.connectFailed, "\(host):\(port): \(error)")
         }

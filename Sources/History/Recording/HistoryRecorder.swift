@@ -1,18 +1,16 @@
 import AsyncMailbox
-import DequeModule
 import Execution
 import Foundation
 import HomeModel
 import Logging
 import ServiceLifecycle
-import Synchronization
 
-/// Records the homes' history: follows the model's changes (only those
-/// ``HistorySelection/isWanted(_:)`` takes, so a value nobody records does not wake it), keeps
-/// them in a bounded ``HistoryBuffer``, and writes what gathered in one transaction per batch on
-/// the store's writer queue (the group commit), awaited off the gateway's loop. It ages the
-/// history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under way after
-/// its step.
+/// Records the homes' history: follows what the model's changes keep (``changes()``: the manager
+/// makes the entries as it commits each change, so a value nobody records does not wake the
+/// recorder), keeps them in a bounded ``HistoryBuffer``, and writes what gathered in one transaction
+/// per batch on the store's writer thread (the group commit), awaited off the gateway's loop. It ages
+/// the history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under way
+/// after its step.
 ///
 /// History is the first thing to give: when the writer is slow the buffer fills and new entries
 /// are dropped; when a write fails its batch is dropped. Each spell of dropping is logged once,
@@ -44,7 +42,6 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     private let settings: Settings
     private let logger: Logger
     private let buffer: HistoryBuffer
-    private let changeTimes = ChangeTimes()
 
     package init(
         manager: HomeManager, writer: any HistoryWriting, clock: HistoryClock, settings: Settings = .standard,
@@ -78,21 +75,21 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    /// The manager's changes the recorder keeps something of. Each is stamped as it is committed
-    /// (the filter runs then, on the manager), so a point has the time of its change, not the
-    /// time the recorder took it (up to a tenth of the batch window later).
-    package func changes() async -> Mailbox<HomeChange> {
-        await manager.changes(where: { [changeTimes, clock] change in
-            guard HistorySelection.isWanted(change) else { return false }
-            changeTimes.note(change.version, at: clock.now)
-            return true
+    /// What the recorder keeps of the manager's changes, made by the manager as it commits each
+    /// (``HistorySelection/entries(for:at:)``): a point has the time of its change, not the time
+    /// the recorder took it (up to a tenth of the batch window later), and the mailbox holds the
+    /// entries, not the state each change left.
+    package func changes() async -> Mailbox<[HistoryEntry]> {
+        await manager.changes(transform: { [clock] change in
+            let entries = HistorySelection.entries(for: change, at: { clock.now })
+            return entries.isEmpty ? nil : entries
         })
     }
 
     /// Records what `changes` (subscribed to by the caller) bring, until they end or a graceful
     /// shutdown begins; then writes what is waiting (not cancelled, so a shutdown keeps the last
     /// second of history) and returns.
-    package func follow(_ changes: Mailbox<HomeChange>) async {
+    package func follow(_ changes: Mailbox<[HistoryEntry]>) async {
         let (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withDiscardingTaskGroup { group in
             group.addTask { await writeBatches(on: doorbell) }
@@ -101,23 +98,20 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    /// Buffers what each change keeps, ringing the writer. With a batch window it takes the
-    /// changes that gathered in one go and then lets the next ones gather for a tenth of the window
-    /// (at most 100 ms): woken a few times a second, not once per change, which cost the command
-    /// path's CPU at a thousand recorded changes a second (docs/benchmarks.md). Each keeps the
-    /// time it was committed (``changes()``). A graceful shutdown ends the wait, and what is queued
-    /// is still taken.
-    private func take(_ changes: Mailbox<HomeChange>, ringing ring: AsyncStream<Void>.Continuation) async {
+    /// Buffers the entries, ringing the writer. With a batch window it takes the entries that
+    /// gathered in one go and then lets the next ones gather for a tenth of the window (at most
+    /// 100 ms): woken a few times a second, not once per change, which cost the command path's CPU
+    /// at a thousand recorded changes a second (docs/benchmarks.md). A graceful shutdown ends the
+    /// wait, and what is queued is still taken.
+    private func take(_ changes: Mailbox<[HistoryEntry]>, ringing ring: AsyncStream<Void>.Continuation) async {
         var dropping = DroppingSpell()
         var lastPoints = LastPointTimes()
         let gathering = min(settings.batchWindow / 10, .milliseconds(100))
         var iterator = changes.makeAsyncIterator()
-        while var change = await iterator.next() {
-            while true {
-                keep(change, &dropping, &lastPoints)
-                guard let queued = iterator.nextQueued() else { break }
-                change = queued
-            }
+        while let first = await iterator.next() {
+            var gathered = first.map { lastPoints.spaced($0) }
+            while let queued = iterator.nextQueued() { gathered += queued.map { lastPoints.spaced($0) } }
+            keep(gathered, &dropping)
             ring.yield()
             if gathering > .zero {
                 try? await clock.clock.sleep(until: clock.clock.now.advanced(by: gathering))
@@ -125,10 +119,7 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         }
     }
 
-    private func keep(_ change: HomeChange, _ dropping: inout DroppingSpell, _ lastPoints: inout LastPointTimes) {
-        let time = changeTimes.take(change.version) ?? clock.now
-        let entries = HistorySelection.entries(for: change, at: time).map { lastPoints.spaced($0) }
-        guard !entries.isEmpty else { return }
+    private func keep(_ entries: [HistoryEntry], _ dropping: inout DroppingSpell) {
         let dropped = buffer.append(entries)
         if dropped > 0, dropping.begin() {
             buffer.noteWarning()
@@ -188,27 +179,6 @@ struct DroppingSpell {
     mutating func end() -> Bool {
         defer { isDropping = false }
         return isDropping
-    }
-}
-
-/// When each change the recorder wants was committed, by the change's version: noted by the
-/// manager's filter as it commits the change, taken by the recorder when it takes the change from
-/// its mailbox, in the same order.
-final class ChangeTimes: Sendable {
-    private let times = Mutex(Deque<(version: UInt64, time: Date)>())
-
-    func note(_ version: UInt64, at time: Date) {
-        times.withLock { $0.append((version, time)) }
-    }
-
-    /// The time noted for `version`, forgetting it and any noted before it; nil when none was (the
-    /// first change of the mailbox, handed out without the filter).
-    func take(_ version: UInt64) -> Date? {
-        times.withLock { times in
-            while let first = times.first, first.version < version { times.removeFirst() }
-            guard times.first?.version == version else { return nil }
-            return times.removeFirst().time
-        }
     }
 }
 

@@ -4,25 +4,6 @@ import HomeModel
 /// What of the model's changes is history: which values are recorded as points, which changes
 /// become timeline events, and which remove history.
 package enum HistorySelection {
-    /// Whether `change` gives the recorder anything to do: tested on the manager for every
-    /// change, so it looks only at the one accessory a value change carries.
-    package static func isWanted(_ change: HomeChange) -> Bool {
-        switch change.event {
-        case .didUpdateValueForCharacteristic(let homeID, let accessoryID, let serviceID, let type, _):
-            if timelineKind(of: type) != nil { return true }
-            guard
-                let service = change.homes.first(where: { $0.id == homeID })?.accessory(accessoryID)?.service(
-                    serviceID),
-                let characteristic = service.characteristic(type)
-            else { return false }
-            return isRecorded(characteristic, in: service)
-        case .didRemoveAccessory, .didRemoveHome, .didExecuteActionSet, .didFireTrigger:
-            return true
-        default:
-            return false
-        }
-    }
-
     /// Whether a characteristic's values are recorded as points: readable numbers, bools and
     /// enumerated states, not the accessory's information (names, firmware) and not presses, which
     /// are events with no value to draw.
@@ -34,21 +15,25 @@ package enum HistorySelection {
 
     private static let recordedFormats: Set<String> = ["bool", "int", "uint8", "uint16", "uint32", "uint64", "float"]
 
-    /// What the recorder keeps of `change`, seen at `time`.
-    package static func entries(for change: HomeChange, at time: Date) -> [HistoryEntry] {
+    /// What the recorder keeps of `change`, seen at the time `now` tells (asked only when there is
+    /// something to keep). Run by the manager for every change as it commits it (the recorder's
+    /// ``HistoryRecorder/changes()``), so a value nobody records costs a look at its one accessory.
+    package static func entries(for change: HomeChange, at now: () -> Date) -> [HistoryEntry] {
         switch change.event {
         case .didUpdateValueForCharacteristic(let homeID, let accessoryID, let serviceID, let type, let value):
             guard let home = change.homes.first(where: { $0.id == homeID }),
                 let accessory = home.accessory(accessoryID), let service = accessory.service(serviceID)
             else { return [] }
+            let recorded = service.characteristic(type).map { isRecorded($0, in: service) } ?? false
+            let kind = timelineKind(of: type)
+            guard recorded || kind != nil else { return [] }
+            let time = now()
             var entries: [HistoryEntry] = []
-            if let characteristic = service.characteristic(type), isRecorded(characteristic, in: service),
-                let number = value.doubleValue
-            {
+            if recorded, let number = value.doubleValue {
                 let key = ValueKey(accessory: accessoryID, service: serviceID, characteristic: type)
                 entries.append(.point(SeriesKey(home: homeID, value: key), HistoryPoint(time: time, value: number)))
             }
-            if let kind = timelineKind(of: type), let detail = detail(of: kind, value) {
+            if let kind, let detail = detail(of: kind, value) {
                 entries.append(
                     .event(
                         TimelineEvent(
@@ -65,7 +50,7 @@ package enum HistorySelection {
             return [
                 .event(
                     TimelineEvent(
-                        home: homeID, time: time, kind: .actionSet, accessory: nil, subject: name,
+                        home: homeID, time: now(), kind: .actionSet, accessory: nil, subject: name,
                         detail: ran(failed)))
             ]
         case .didFireTrigger(let homeID, let trigger, let firing):
@@ -73,7 +58,7 @@ package enum HistorySelection {
             return [
                 .event(
                     TimelineEvent(
-                        home: homeID, time: time, kind: .automation, accessory: nil, subject: name,
+                        home: homeID, time: now(), kind: .automation, accessory: nil, subject: name,
                         detail: ran(firing.failedActions), automation: trigger))
             ]
         default:

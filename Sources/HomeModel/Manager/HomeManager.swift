@@ -89,8 +89,9 @@ package actor HomeManager {
     ///
     /// With `isWanted`, only the changes it takes, tested here as each is committed: a listener
     /// that needs few of them (the automations want only the values some automation watches) is
-    /// not woken for every value a device reports. The first change is there whatever `isWanted`
-    /// says.
+    /// not woken for every value a device reports. ``HomeEvent/homeManagerDidUpdateHomes`` (the
+    /// first change, and each reload) is there whatever `isWanted` says: a listener starts over
+    /// from it.
     ///
     /// Listeners are handed each change in the order they subscribed, except that those
     /// `firstInLine` come before the rest: a listener that passes each change straight on to a peer
@@ -99,7 +100,19 @@ package actor HomeManager {
     package func changes(
         where isWanted: (@Sendable (HomeChange) -> Bool)? = nil, firstInLine: Bool = false
     ) -> Mailbox<HomeChange> {
-        store.changes(where: isWanted, firstInLine: firstInLine)
+        store.changes(
+            transform: { isWanted?($0) != false || $0.event == .homeManagerDidUpdateHomes ? $0 : nil },
+            firstInLine: firstInLine)
+    }
+
+    /// What `transform`, run here as each change is committed, makes of it, where it makes something:
+    /// for a listener that keeps a little of a few changes. Its mailbox holds only what it keeps, not
+    /// the state each change left, which would keep the accessory's services alive until the listener
+    /// took it (and the manager's next write to them would copy them).
+    package func changes<Element: Sendable>(
+        transform: @escaping @Sendable (HomeChange) -> Element?
+    ) -> Mailbox<Element> {
+        store.changes(transform: transform)
     }
 
     /// The events of ``changes(where:firstInLine:)`` without the state: for listeners that read what they need back.

@@ -11,27 +11,30 @@ struct ChangeFeed {
     /// Counts the events published.
     private(set) var version: UInt64 = 0
 
-    /// A listener: where its changes go, and which it wants (all without a test).
+    /// A listener: what it is handed of each change (into its mailbox), and how its mailbox ends.
     private struct Subscriber {
-        let sender: Mailbox<HomeChange>.Sender
-        let isWanted: (@Sendable (HomeChange) -> Bool)?
+        let hand: (HomeChange) -> Void
+        let finish: () -> Void
         let isFirstInLine: Bool
     }
 
-    /// A new listener's mailbox, starting with `first`; `ended` is called with its id when the
-    /// listener goes away, from wherever it went, to ``unsubscribe(_:)`` it. A listener
-    /// `firstInLine` is handed each change before the others (see ``HomeManager/changes(where:firstInLine:)``).
-    mutating func subscribe(
-        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false, first: HomeChange,
+    /// A new listener's mailbox of what `transform` makes of each change it does not answer nil to,
+    /// starting with what it makes of `first`; `ended` is called with its id when the listener goes
+    /// away, from wherever it went, to ``unsubscribe(_:)`` it. A listener `firstInLine` is handed
+    /// each change before the others (see ``HomeManager/changes(where:firstInLine:)``).
+    mutating func subscribe<Element: Sendable>(
+        transform: @escaping @Sendable (HomeChange) -> Element?, firstInLine: Bool = false, first: HomeChange,
         ended: @escaping @Sendable (UUID) -> Void
-    ) -> Mailbox<HomeChange> {
-        let (mailbox, sender) = Mailbox.make(of: HomeChange.self)
+    ) -> Mailbox<Element> {
+        let (mailbox, sender) = Mailbox.make(of: Element.self)
         let id = UUID()
-        let subscriber = Subscriber(sender: sender, isWanted: isWanted, isFirstInLine: firstInLine)
+        let subscriber = Subscriber(
+            hand: { change in if let element = transform(change) { sender.yield(element) } },
+            finish: sender.finish, isFirstInLine: firstInLine)
         let place = firstInLine ? subscribers.firstIndex { !$0.subscriber.isFirstInLine } : nil
         subscribers.insert((id, subscriber), at: place ?? subscribers.endIndex)
         sender.onTermination = { ended(id) }
-        sender.yield(first)
+        subscriber.hand(first)
         return mailbox
     }
 
@@ -40,22 +43,20 @@ struct ChangeFeed {
     }
 
     /// Counts each event and hands what `render` makes of it (with the version it is) to every
-    /// listener that wants it; nothing is rendered while nobody listens. `render` must not touch the
+    /// listener, through its transform; nothing is rendered while nobody listens. `render` must not touch the
     /// feed.
     mutating func publish(_ events: [HomeEvent], render: (HomeEvent, _ version: UInt64) -> HomeChange) {
         for event in events {
             version &+= 1
             guard !subscribers.isEmpty else { continue }
             let change = render(event, version)
-            for (_, subscriber) in subscribers where subscriber.isWanted?(change) ?? true {
-                subscriber.sender.yield(change)
-            }
+            for (_, subscriber) in subscribers { subscriber.hand(change) }
         }
     }
 
     /// Ends every listener's stream (the manager shuts down).
     mutating func finish() {
-        for (_, subscriber) in subscribers { subscriber.sender.finish() }
+        for (_, subscriber) in subscribers { subscriber.finish() }
         subscribers.removeAll()
     }
 }

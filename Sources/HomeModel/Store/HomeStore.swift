@@ -6,7 +6,7 @@ import Synchronization
 
 /// The home's store: the model (``HomeGraph``, and what the drivers found beside it), its database,
 /// the group commit of device values and the change stream. Every mutation is validated on a copy
-/// of the model, written to SQLite, and only then made visible and announced on ``changes(where:firstInLine:)``;
+/// of the model, written to SQLite, and only then made visible and announced on ``changes(transform:firstInLine:)``;
 /// a failed one changes nothing.
 ///
 /// Owned by ``HomeManager`` and isolated to it: the store is not `Sendable`, its calls are
@@ -62,13 +62,13 @@ final class HomeStore {
 
     // MARK: The change stream
 
-    /// See ``HomeManager/changes(where:firstInLine:)``.
-    func changes(
-        where isWanted: (@Sendable (HomeChange) -> Bool)?, firstInLine: Bool = false
-    ) -> Mailbox<HomeChange> {
+    /// See ``HomeManager/changes(where:firstInLine:)`` and ``HomeManager/changes(transform:)``.
+    func changes<Element: Sendable>(
+        transform: @escaping @Sendable (HomeChange) -> Element?, firstInLine: Bool = false
+    ) -> Mailbox<Element> {
         let first = change(.homeManagerDidUpdateHomes, version: feed.version)
         let reenter = self.reenter
-        return feed.subscribe(where: isWanted, firstInLine: firstInLine, first: first) { id in
+        return feed.subscribe(transform: transform, firstInLine: firstInLine, first: first) { id in
             // Called synchronously where the listener went away: a task hops onto the owner.
             Task { await reenter { $0.feed.unsubscribe(id) } }
         }
