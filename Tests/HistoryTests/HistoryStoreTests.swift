@@ -204,6 +204,31 @@ struct HistoryStoreTests {
         #expect(week.filter { $0.time.timeIntervalSince1970 * 1000 >= Double(oldest) }.count == count)
     }
 
+    @Test("a series that went (swept away, or its accessory removed) is made anew by its next point")
+    func seriesMadeAnew() async throws {
+        let fixture = try Fixture()
+        func recordedAgain() async throws -> Int {
+            try await fixture.record(hours: 1)
+            let now = fixture.store.clock.now
+            guard case .points(let points) = try await fixture.points(from: now.addingTimeInterval(-3600), to: now)
+            else { return 0 }
+            return points.count
+        }
+        // Given an hour of points, the series' number known to the store from that batch
+        try await fixture.record(hours: 1)
+
+        // When the accessory is removed, then its next points are kept under a new series
+        try await fixture.store.write([.forgetAccessory(Self.sensor.accessory)])
+        #expect(try await recordedAgain() == 60)
+
+        // When a year's retention sweeps everything away, then too
+        try await fixture.store.applyRetention(
+            fixture.store.retention, now: fixture.store.clock.now.addingTimeInterval(400 * 86_400))
+        #expect(try await fixture.count("series") == 0)
+        #expect(try await recordedAgain() == 60)
+        #expect(try await fixture.count("series") == 1)
+    }
+
     @Test("a removed accessory's points and timeline go; another's stay")
     func removedAccessory() async throws {
         // Given two sensors' points and an event of each

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 extension HistoryStore {
     /// Ages the history as of the store's clock: see ``applyRetention(_:now:afterStep:)``.
@@ -32,8 +33,11 @@ extension HistoryStore {
         var step = RetentionSweep.Step.aging(fromSeries: .min)
         while true {
             let current = step
-            guard let next = try await thread.run({ [writer] in try writer.write { db in try sweep.run(current, db) } })
-            else { break }
+            let next = try await thread.run { [self] in
+                seriesNumbers.withLock { $0 = [:] }
+                return try writer.write { db in try sweep.run(current, db) }
+            }
+            guard let next else { break }
             step = next
             await afterStep()
             try Task.checkCancellation()

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HomeModel
+import Synchronization
 
 /// The history database: a second SQLite file beside the home database (``fileName`` in the data
 /// directory), so recording never grows or locks the file the model commits to. It owns its
@@ -23,6 +24,11 @@ package final class HistoryStore: Sendable {
     package let maximumPoints: Int
     /// Where the writes and the retention sweeps run.
     let thread: WriterThread
+    /// The series' numbers by characteristic, kept from one batch to the next: a batch of a thousand
+    /// characteristics' points looked each series up again (a query per point, on the writer). Used
+    /// on the writer only; forgotten when series may go (a sweep's step, a forgotten accessory or
+    /// home) and when a batch fails, since what it made was rolled back.
+    let seriesNumbers = Mutex<[ValueKey: Int64]>([:])
 
     private init(
         writer: any DatabaseWriter, retention: HistoryRetention, clock: HistoryClock, maximumPoints: Int,
@@ -104,11 +110,15 @@ extension HistoryStore: HistoryWriting {
     /// recorded since the last.
     package func write(_ batch: [HistoryEntry]) async throws {
         guard !batch.isEmpty else { return }
-        try await thread.run { [writer] in try writer.write { db in try Self.write(batch, db) } }
+        try await thread.run { [self] in
+            var known: [ValueKey: Int64] = [:]
+            seriesNumbers.withLock { swap(&known, &$0) }
+            try writer.write { db in try Self.write(batch, db, seriesIDs: &known) }
+            seriesNumbers.withLock { $0 = known }
+        }
     }
 
-    static func write(_ batch: [HistoryEntry], _ db: Database) throws {
-        var seriesIDs: [ValueKey: Int64] = [:]
+    static func write(_ batch: [HistoryEntry], _ db: Database, seriesIDs: inout [ValueKey: Int64]) throws {
         for entry in batch {
             switch entry {
             case .point(let key, let point):
