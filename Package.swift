@@ -43,6 +43,8 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(
             name: "CMosquitto", path: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // glibc's malloc.h: `malloc_trim` when the gateway's loop comes to rest.
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         // OpenSSL's libcrypto (Debian's libssl-dev): big-number arithmetic for HomeKit's SRP.
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -264,6 +266,7 @@ let package = Package(
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "CMalloc",
                 "Automations",
                 "Config",
                 "History",

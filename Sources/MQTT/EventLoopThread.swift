@@ -94,10 +94,15 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
     private let ended = DispatchSemaphore(value: 0)
     /// Where jobs run once the thread has ended, still one at a time.
     private let afterStop: SerialQueueExecutor
+    /// Called on the thread when it comes to rest (``init(name:atRest:)``).
+    private let atRest: @Sendable () -> Void
 
-    /// Starts the thread.
-    public init(name: String) {
+    /// Starts the thread. `atRest` is called on it each time it comes to rest: after work, a whole
+    /// `poll` timeout (a second) with nothing to read, write or run, while it serves a connection. The
+    /// gateway gives malloc's free pages back to the system there, once per spell of quiet.
+    public init(name: String, atRest: @escaping @Sendable () -> Void = {}) {
         afterStop = SerialQueueExecutor(label: "\(name)-stopped")
+        self.atRest = atRest
         var ends: [Int32] = [-1, -1]
         precondition(pipe(&ends) == 0, "could not make the event loop's wake-up pipe: errno \(errno)")
         for end in ends {
@@ -270,6 +275,7 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
 
     private func run() {
         var descriptors: [pollfd] = []
+        var workedSinceRest = false
         while true {
             enum Next { case poll([Service], sleep: Bool), end }
             let next: Next = state.withLock { state in
@@ -292,7 +298,13 @@ public final class EventLoopThread: SerialExecutor, TaskExecutor, @unchecked Sen
                 buffered = buffered || service.source.hasBufferedInput()
             }
             let timeout: Int32 = buffered || !sleep ? 0 : (services.isEmpty ? -1 : 1000)
-            _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready != 0 || timeout == 0 {
+                workedSinceRest = true
+            } else if workedSinceRest {
+                workedSinceRest = false
+                atRest()
+            }
             if descriptors[0].revents != 0 {
                 var drained = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 _ = read(wakeReader, &drained, MemoryLayout.size(ofValue: drained))

@@ -1,4 +1,5 @@
 import Automations
+import CMalloc
 import Config
 import Foundation
 import Gateway
@@ -46,9 +47,11 @@ struct GatewayApplication {
         // read, recorded, published and acknowledged there, in one pass. HOMEGATE_MQTT_SERVING=thread
         // leaves each connection to libmosquitto's own loop on its client's thread instead, for the
         // benchmark that compares the two (`bench/run.sh --only serving`).
+        // At rest it gives malloc's free pages back to the system: a hub's heaps hold a few MB freed
+        // by the last burst of commands otherwise (docs/benchmarks.md, "The hub build's memory").
         let loop: EventLoopThread? =
             ProcessInfo.processInfo.environment["HOMEGATE_MQTT_SERVING"] == "thread"
-            ? nil : EventLoopThread(name: "homegate-loop")
+            ? nil : EventLoopThread(name: "homegate-loop", atRest: { _ = malloc_trim(0) })
         let (manager, drivers) = try await Self.openHome(configuration, demoHome: demoHome, loop: loop, logger: logger)
         let history = try Self.openHistory(configuration, logger: logger)
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import MQTT
 import Synchronization
 import Testing
@@ -114,5 +115,49 @@ struct EventLoopThreadTests {
         loop.stop()
         await loop.nextPass()
         #expect(onLoop)
+    }
+
+    @Test("the loop comes to rest once after work: a whole quiet timeout while it serves a connection")
+    func restsOnceAfterWork() async {
+        let (rests, rest) = AsyncStream.makeStream(of: Int.self)
+        let (passes, pass) = AsyncStream.makeStream(of: Int.self)
+        let restCount = Atomic(0)
+        let passCount = Atomic(0)
+        let stopping = Atomic(false)
+        let loop = EventLoopThread(name: "test-loop") {
+            rest.yield(restCount.add(1, ordering: .relaxed).newValue)
+        }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        // A connection with nothing to say: the loop polls it with its timeout.
+        let quiet = EventLoopThread.Source(
+            descriptor: ends[0], wantsToWrite: { false }, read: { 0 }, write: { 0 },
+            tick: {
+                pass.yield(passCount.add(1, ordering: .relaxed).newValue)
+                return stopping.load(ordering: .relaxed) ? 1 : 0
+            })
+        var restsSeen = rests.makeAsyncIterator()
+        var passesSeen = passes.makeAsyncIterator()
+
+        // Given a loop serving a connection that has worked (run a job) and then was quiet
+        #expect(loop.attach(quiet) { _ in })
+        #expect(await OnLoop(loop).increment())
+        #expect(await restsSeen.next() == 1)
+
+        // When it stays quiet for two more whole timeouts
+        let passesAtRest = passCount.load(ordering: .relaxed)
+        while let seen = await passesSeen.next(), seen < passesAtRest + 3 {}
+
+        // Then it did not come to rest again
+        #expect(restCount.load(ordering: .relaxed) == 1)
+
+        // When a job runs on it, it comes to rest once more after it
+        #expect(await OnLoop(loop).increment())
+        #expect(await restsSeen.next() == 2)
+
+        stopping.store(true, ordering: .relaxed)
+        _ = write(ends[1], [UInt8(1)], 1)
+        loop.stop()
+        for end in ends { close(end) }
     }
 }
