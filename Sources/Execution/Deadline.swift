@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// Public, not package, like ``DeadlineTimer``: Swift 6.3 inlines an `@inlinable` member into
 /// another module only when its type is public, and the race must be specialized where it is
-/// called (see ``race(isolation:timeout:timer:preferring:_:)``).
+/// called (see ``race(isolation:timeout:timer:_:)``).
 public enum Deadline {
     /// Runs `body` and returns its result, or nil once `timeout` has passed on `timer`'s clock: the
     /// body is then cancelled and left to finish on its own. Cancelling the caller ends the wait at
@@ -20,7 +20,6 @@ public enum Deadline {
     @inlinable
     package static func race<Value: Sendable, C: Clock>(
         isolation: isolated (any Actor)? = #isolation, timeout: C.Duration, timer: DeadlineTimer<C>,
-        preferring taskExecutor: (any TaskExecutor)? = nil,
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error>? {
         if Task.isCancelled { return .failure(CancellationError()) }
@@ -35,10 +34,10 @@ public enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        // With a task executor (the loop), the task prefers it, so a body that waits resumes there;
-        // without, it is the caller's actor's (it captures `isolation`).
+        // Called from an actor whose executor is a task executor (the loop), the task prefers it, so a
+        // body that waits resumes there; otherwise it is the caller's actor's (it captures `isolation`).
         let work =
-            taskExecutor.map { Task(executorPreference: $0, operation: run) }
+            taskExecutor(preferredBy: isolation).map { Task(executorPreference: $0, operation: run) }
             ?? Task {
                 _ = isolation
                 await run()
@@ -60,6 +59,12 @@ public enum Deadline {
         } onCancel: {
             race.finish(.failure(CancellationError()))
         }
+    }
+
+    /// What a task started for `actor` prefers: its executor, when it is an ``ExecutorChoosingActor``
+    /// on a task executor (the loop).
+    @usableFromInline static func taskExecutor(preferredBy actor: (any Actor)?) -> (any TaskExecutor)? {
+        (actor as? any ExecutorChoosingActor)?.executorChoice.taskExecutor
     }
 
     /// The first of an operation and its timer to finish; later finishers are ignored.

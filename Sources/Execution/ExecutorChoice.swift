@@ -19,6 +19,13 @@ package struct ExecutorChoice: Sendable {
     package var taskExecutor: (any TaskExecutor)? { executor as? any TaskExecutor }
 }
 
+/// An actor on an executor chosen when it is made: what it starts prefers that executor without being
+/// told. A ``Deadline/race`` it awaits reads the choice from the caller's isolation, so the body's
+/// task prefers the loop and a body that waits resumes there.
+package protocol ExecutorChoosingActor: Actor {
+    nonisolated var executorChoice: ExecutorChoice { get }
+}
+
 /// `operation`, isolated to the actor of the code that writes it: a task or a task group's child made
 /// with it starts on that actor's executor (the loop), not on the global executor and then hops over.
 /// A task group's `addTask` takes a closure as nonisolated otherwise (Swift 6.3).

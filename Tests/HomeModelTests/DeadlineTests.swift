@@ -160,6 +160,33 @@ struct DeadlineTests {
         let outcome = await OnQueue().race()
         #expect(try outcome?.get() == [true, true])
     }
+
+    @Test("called from an ExecutorChoosingActor on a task executor, the operation's task prefers it")
+    func operationPrefersTheChosenExecutor() async throws {
+        let outcome = await OnChosenQueue().race()
+        #expect(try outcome?.get() == [true, true])
+    }
+}
+
+/// An actor on a queue that is a task executor too, as the manager is on the loop: it says so by
+/// conforming to ``ExecutorChoosingActor``, and passes no preference to the race.
+private actor OnChosenQueue: ExecutorChoosingActor {
+    private let executor = QueueExecutor()
+    nonisolated let executorChoice: ExecutorChoice
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
+
+    init() { executorChoice = ExecutorChoice(executor, otherwise: "unused") }
+
+    /// Whether the operation's task prefers the queue, before and after it suspends.
+    func race() async -> Result<[Bool], any Error>? {
+        let preferred = executor.asUnownedTaskExecutor()
+        let prefersQueue: @Sendable () -> Bool = { withUnsafeCurrentTask { $0?.unownedTaskExecutor == preferred } }
+        return await Deadline.race(timeout: .seconds(3600), timer: DeadlineTimer(clock: ContinuousClock())) {
+            let before = prefersQueue()
+            try? await Task.sleep(for: .microseconds(1))
+            return [before, prefersQueue()]
+        }
+    }
 }
 
 /// An actor on a serial dispatch queue that knows when it is the one running.
@@ -178,8 +205,8 @@ private actor OnQueue {
     }
 }
 
-/// A serial executor on a dispatch queue that knows when it is the one running.
-private final class QueueExecutor: SerialExecutor {
+/// A serial executor on a dispatch queue, a task executor too, that knows when it is the one running.
+private final class QueueExecutor: SerialExecutor, TaskExecutor {
     private let queue = DispatchQueue(label: "deadline-tests")
     private let key = DispatchSpecificKey<Bool>()
 
@@ -189,6 +216,8 @@ private final class QueueExecutor: SerialExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+        queue.async {
+            job.runSynchronously(isolatedTo: self.asUnownedSerialExecutor(), taskExecutor: self.asUnownedTaskExecutor())
+        }
     }
 }

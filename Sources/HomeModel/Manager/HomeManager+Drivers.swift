@@ -66,7 +66,7 @@ extension HomeManager {
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
         // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
-        await withTaskExecutorPreference(taskExecutor) {
+        await withTaskExecutorPreference(executorChoice.taskExecutor) {
             for await update in updates {
                 apply(update, driver: driver)
                 if case .found(let accessory) = update { await followBridge(accessory) }
@@ -346,7 +346,7 @@ extension HomeManager {
         _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> Value
     ) async throws(HomeError) -> Value {
         let outcome = await Deadline.race(
-            timeout: timeout ?? driverTimeout, timer: deadlines, preferring: taskExecutor, body)
+            timeout: timeout ?? driverTimeout, timer: deadlines, body)
         switch outcome {
         case .success(let value)?: return value
         case nil: throw HomeError(.operationTimedOut, whenLate())

@@ -33,7 +33,7 @@ extension HomeManager {
             return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
                 ?? primary.name
         } catch {
-            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
+            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
                 try await pairing.unpair(primary.id)
             }
             guard case .success? = undone else {

@@ -52,7 +52,7 @@ extension HomeManager {
         else {
             return false
         }
-        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines, preferring: taskExecutor) {
+        let outcome = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
             try await driver.read(id, service: target.service, characteristic: target.characteristic)
         }
         guard case .success = outcome, unresponsive[id] != nil else { return unresponsive[id] == nil }

@@ -16,11 +16,9 @@ import Synchronization
 /// anything else; a failed operation changes nothing. Snapshots handed out (``Home``,
 /// ``Accessory``, ...) are values. It runs on the executor it is given (the gateway's event loop),
 /// or on a queue of its own.
-package actor HomeManager {
-    private nonisolated let executor: ExecutorChoice
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
-    /// What the manager's tasks prefer: the loop, when it runs on it (``ExecutorChoice/taskExecutor``).
-    nonisolated var taskExecutor: (any TaskExecutor)? { executor.taskExecutor }
+package actor HomeManager: ExecutorChoosingActor {
+    package nonisolated let executorChoice: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
     let store: HomeStore
     /// The drivers and what each found (HomeKit's accessory browser), shared with the store.
     let browser = AccessoryBrowser()
@@ -58,7 +56,7 @@ package actor HomeManager {
         homeCreators: HomeCreators = .administrators, valueCommitWindow: Duration = .milliseconds(100),
         clock: some Clock<Duration> = ContinuousClock(), executor: (any SerialExecutor)? = nil, logger: Logger? = nil
     ) throws {
-        self.executor = ExecutorChoice(valueCommitWindow == .zero ? nil : executor, otherwise: "homegate-home")
+        executorChoice = ExecutorChoice(valueCommitWindow == .zero ? nil : executor, otherwise: "homegate-home")
         let logger = logger ?? Logger(label: "homegate.home-model")
         let deadlines = DeadlineTimer(clock: AnyClock(clock))
         // The store comes back here through a box the manager fills once it exists.
