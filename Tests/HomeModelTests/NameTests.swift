@@ -112,6 +112,25 @@ struct NameTests {
         #expect((try? before.accessory(named: "Lock"))?.id == "lock")
     }
 
+    @Test("Where an accessory was found is a hint only: after one before it is removed each is found by its id")
+    func accessoryPositionsAfterChanges() async throws {
+        let f = try await Fixture.make()
+        try await f.manager.edit(.addAccessory(home: Fixture.home, id: "lock"), account: Fixture.admin)
+        // Found once, so every accessory's place is remembered (copies of a home share it).
+        let before = try await f.home()
+        #expect(before.accessory("lamp")?.name == "Lamp")
+        #expect(before.accessory("lock")?.name == "Lock")
+        try await f.manager.edit(.removeAccessory(home: Fixture.home, accessory: "Lamp"), account: Fixture.admin)
+        try await f.manager.edit(
+            .renameAccessory(home: Fixture.home, accessory: "Lock", name: "Front Door"), account: Fixture.admin)
+        let after = try await f.home()
+        #expect(after.accessory("lamp") == nil)
+        #expect(after.accessory("lock")?.name == "Front Door")
+        #expect(after.accessory("thermostat")?.name == "Thermostat")
+        #expect(before.accessory("lamp")?.name == "Lamp")
+        #expect(before.accessory("lock")?.name == "Lock")
+    }
+
     @Test("Where a room was found is a hint only: after rooms before it are removed each room is found by its id")
     func roomPositionsAfterChanges() async throws {
         let f = try await Fixture.make()

@@ -32,6 +32,19 @@ extension Home {
         return rooms[index]
     }
 
+    /// The accessory `id` identifies, found through ``PositionHint`` as ``trigger(_:)`` finds an
+    /// automation. The history's selection looks up the accessory of every change the manager
+    /// commits: a scan of 1,000 identifiers cost each write 4.5 µs on the loop (docs/benchmarks.md).
+    package func accessory(_ id: AccessoryID) -> Accessory? {
+        if let index = accessoryPositions.position(of: id), index < accessories.count, accessories[index].id == id {
+            return accessories[index]
+        }
+        // By index: `first(where:)` copied each accessory it passed (at 10,000, megabytes per lookup).
+        guard let index = accessories.indices.first(where: { accessories[$0].id == id }) else { return nil }
+        accessoryPositions.remember(accessories.map(\.id))
+        return accessories[index]
+    }
+
     /// The automation `id` identifies, found through ``PositionHint``. A firing looks its automation
     /// up several times (the manager, `$events`, the history), and a scan of 10,000 took most of a
     /// firing's CPU: a scan that finds it notes where every automation is, so the next lookups of any

@@ -28,6 +28,8 @@ package struct Home: Sendable, Hashable, Identifiable {
     let accessoryNamePositions = PositionHint<String>()
     /// Where rooms were found among `rooms`, a hint for ``room(_:)``; shared and not part of the value alike.
     let roomPositions = PositionHint<RoomID>()
+    /// Where accessories were found among `accessories`, a hint for ``accessory(_:)``; alike.
+    let accessoryPositions = PositionHint<AccessoryID>()
     /// Where automations were found among `triggers`, a hint for ``trigger(_:)``; shared and not part
     /// of the value alike.
     let triggerPositions = PositionHint<TriggerID>()
@@ -35,11 +37,6 @@ package struct Home: Sendable, Hashable, Identifiable {
     /// The default room followed by the user-made rooms.
     package var allRooms: [Room] { [defaultRoom] + rooms }
 
-    /// By index: `first(where:)` copies each accessory it passes (at 10,000, megabytes per lookup).
-    package func accessory(_ id: AccessoryID) -> Accessory? {
-        for index in accessories.indices where accessories[index].id == id { return accessories[index] }
-        return nil
-    }
     package func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     package func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
     package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
