@@ -34,7 +34,8 @@ extension Home {
 
     /// The accessory `id` identifies, found through ``PositionHint`` as ``trigger(_:)`` finds an
     /// automation. The history's selection looks up the accessory of every change the manager
-    /// commits: a scan of 1,000 identifiers cost each write 4.5 µs on the loop (docs/benchmarks.md).
+    /// commits; that selection, with a scan of 1,000 identifiers in it, cost each write 4.5 µs on
+    /// the loop (docs/benchmarks.md).
     package func accessory(_ id: AccessoryID) -> Accessory? {
         if let index = accessoryPositions.position(of: id), index < accessories.count, accessories[index].id == id {
             return accessories[index]
