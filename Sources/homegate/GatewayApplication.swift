@@ -96,13 +96,17 @@ struct GatewayApplication {
                 markerTopic: "\(topics.base)/$sync", using: configuration, logger: logger)
         }
         let automations = AutomationService(manager: manager, logger: logger)
+        // Each batch wakes the loop, so that its rest (and malloc_trim) comes after the last one.
+        let recorder = history.map {
+            HistoryRecorder(manager: manager, store: $0, logger: logger, afterBatch: { loop?.wake() })
+        }
         var services: [any ServiceLifecycle.Service] =
             foundation + [StopAtShutdown { await manager.shutdown() }] + drivers + [
                 // After the drivers: it stops before them, so no automation writes to a stopped driver.
                 automations,
                 ScheduleService(manager: manager, logger: logger),
                 TurnBackService(manager: manager, loopGuard: automations.loopGuard, logger: logger),
-            ] + (history.map { [HistoryRecorder(manager: manager, store: $0, logger: logger)] } ?? []) + [
+            ] + (recorder.map { [$0] } ?? []) + [
                 client,
                 AvailabilityService(client: client, topics: topics, logger: logger),
                 HealthService(client: client, topics: topics, statistics: statistics, logger: logger), gateway,

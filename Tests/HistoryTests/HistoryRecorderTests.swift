@@ -140,6 +140,38 @@ struct HistoryRecorderTests {
         #expect(recorder.statistics.written == 0)
     }
 
+    @Test("afterBatch is called once each batch is over, written or dropped, and not while it is written")
+    func afterBatchFollowsEachBatch() async throws {
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        let batches = Mutex(0)
+        let recorder = HistoryRecorder(
+            manager: hub.manager, writer: writer, clock: hub.historyClock,
+            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
+            logger: Logger(label: "test"), afterBatch: { batches.withLock { $0 += 1 } })
+        try await hub.following(recorder) {
+            try await hub.report(1)
+            try await eventually("the batch is being written") { writer.calls == 1 }
+            #expect(batches.withLock { $0 } == 0)
+            writer.open()
+            try await eventually("the batch is written") { recorder.statistics.written == 1 }
+            try await eventually("afterBatch is called") { batches.withLock { $0 } == 1 }
+            try await hub.report(2)
+            try await eventually("the second batch is over") { batches.withLock { $0 } == 2 }
+        }
+        #expect(writer.values == [1, 2])
+
+        let failing = HistoryRecorder(
+            manager: hub.manager, writer: FailingWriter(), clock: hub.historyClock,
+            settings: .init(batchWindow: .zero, capacity: 100, retentionInterval: .seconds(3600)),
+            logger: Logger(label: "test"), afterBatch: { batches.withLock { $0 += 1 } })
+        try await hub.following(failing) {
+            try await hub.report(3)
+            try await eventually("the dropped batch is over") { batches.withLock { $0 } == 3 }
+        }
+        #expect(failing.statistics.failedBatches == 1)
+    }
+
     @Test("a stalled writer holds at most the buffer's capacity; the rest is dropped, the model is not held up")
     func stalledWriter() async throws {
         // Given a writer that does not return until the test opens it, and room for 3 entries

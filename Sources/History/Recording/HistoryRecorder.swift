@@ -42,10 +42,14 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     private let settings: Settings
     private let logger: Logger
     private let buffer: HistoryBuffer
+    private let afterBatch: @Sendable () -> Void
 
+    /// `afterBatch` is called once each batch is written or dropped: the gateway wakes its loop
+    /// there, so that the loop's rest, when it gives malloc's free pages back, comes after the last
+    /// batch's (the writer runs at the lowest priority and may write well after the loop has rested).
     package init(
         manager: HomeManager, writer: any HistoryWriting, clock: HistoryClock, settings: Settings = .standard,
-        logger: Logger
+        logger: Logger, afterBatch: @escaping @Sendable () -> Void = {}
     ) {
         self.manager = manager
         self.writer = writer
@@ -53,11 +57,17 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         self.settings = settings
         self.logger = logger
         self.buffer = HistoryBuffer(capacity: settings.capacity)
+        self.afterBatch = afterBatch
     }
 
     /// Records into `store`, on the store's clock.
-    package init(manager: HomeManager, store: HistoryStore, settings: Settings = .standard, logger: Logger) {
-        self.init(manager: manager, writer: store, clock: store.clock, settings: settings, logger: logger)
+    package init(
+        manager: HomeManager, store: HistoryStore, settings: Settings = .standard, logger: Logger,
+        afterBatch: @escaping @Sendable () -> Void = {}
+    ) {
+        self.init(
+            manager: manager, writer: store, clock: store.clock, settings: settings, logger: logger,
+            afterBatch: afterBatch)
     }
 
     package var statistics: HistoryStatistics { buffer.statistics }
@@ -151,6 +161,7 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
                     logger.warning("history could not be written, and is dropped until it can: \(error)")
                 }
             }
+            afterBatch()
         }
     }
 
