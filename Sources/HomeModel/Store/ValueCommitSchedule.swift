@@ -18,9 +18,6 @@ package struct ValueCommitSchedule {
     private var lastWrite: UInt64 = 0
     private var settledWrite: UInt64 = 0
 
-    static let firstRetry = Duration.seconds(1)
-    static let longestRetry = Duration.seconds(60)
-
     package init(window: Duration) { self.window = window }
 
     /// Whether a changed value is written at once (no window, and no failed write to wait out: a
@@ -69,7 +66,7 @@ package struct ValueCommitSchedule {
             defer { retryDelay = nil }
             return .succeeded(retryEnded: retryDelay != nil)
         }
-        let delay = retryDelay.map { min($0 * 2, Self.longestRetry) } ?? Self.firstRetry
+        let delay = retryDelay.map { min($0 * 2, .seconds(60)) } ?? .seconds(1)
         retryDelay = delay
         return .failed(retryIn: delay)
     }
