@@ -394,15 +394,15 @@ extension GatewayConfiguration.HistorySettings: ConfigurationSettings {
 
     mutating func read(_ file: ConfigurationSection<CodingKeys>) {
         file.read(&enabled, .enabled)
-        file.read(&rawDays, .rawDays, within: Self.rawDaysRange, unit: " days")
-        file.read(&hourlyDays, .hourlyDays, within: Self.hourlyDaysRange, unit: " days")
+        file.read(&rawDays, .rawDays, within: 1...365, unit: " days")
+        file.read(&hourlyDays, .hourlyDays, within: 1...3650, unit: " days")
         if hourlyDays < rawDays {
             file.report(
                 at: .hourlyDays,
                 "'history.hourlyDays' (\(hourlyDays)) is shorter than 'history.rawDays' (\(rawDays)): the hours of the last raw days would go first",
                 fix: "make hourlyDays at least rawDays, e.g. 365")
         }
-        file.read(&maxMegabytes, .maxMegabytes, within: Self.maxMegabytesRange)
+        file.read(&maxMegabytes, .maxMegabytes, within: 1...102_400)
     }
 }
 

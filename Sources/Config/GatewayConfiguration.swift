@@ -65,20 +65,14 @@ package struct GatewayConfiguration: Sendable, Hashable {
         /// Record the homes' values and events; off, nothing is recorded and the `history` and
         /// `timeline` requests are refused.
         package var enabled: Bool = true
-        /// Days every recorded value (and the timeline's events) is kept as it came.
+        /// Days every recorded value (and the timeline's events) is kept as it came: from a day to a year.
         package var rawDays: Int = 10
-        /// Days the hourly minimum, mean and maximum are kept, once the raw values aged out.
+        /// Days the hourly minimum, mean and maximum are kept, once the raw values aged out: up to ten
+        /// years, and never fewer than `rawDays`.
         package var hourlyDays: Int = 365
-        /// The most the history file may hold; past it the oldest hours go first. 200 MB fits a
-        /// Pi's SD card and holds about 250 sensors' full retention at one value a minute.
+        /// The most the history file may hold (from 1 MB to 100 GB); past it the oldest hours go first.
+        /// 200 MB fits a Pi's SD card and holds about 250 sensors' full retention at one value a minute.
         package var maxMegabytes: Int = 200
-
-        /// The accepted `rawDays`: from a day to a year.
-        package static let rawDaysRange = 1...365
-        /// The accepted `hourlyDays` (and never fewer than `rawDays`): up to ten years.
-        package static let hourlyDaysRange = 1...3650
-        /// The accepted `maxMegabytes`: from 1 MB to 100 GB.
-        package static let maxMegabytesRange = 1...102_400
     }
 
     /// `accessories`: the drivers that find accessories.
