@@ -32,12 +32,10 @@ extension HomeStore {
     }
 
     private func valueWriteEnded(_ write: UInt64, error: (any Error)?) {
-        valueCommits.keepUnsaved(takeFailedValues())
+        valueCommits.keepUnsaved(failedValues.take())
         decided(valueCommits.endWrite(write, failed: error == nil ? nil : []), error: error)
         if !valueCommits.unsaved.isEmpty { scheduleValueCommit() }
     }
-
-    func takeFailedValues() -> Set<ValueKey> { failedValues.take() }
 
     /// Says a failed write in the log; after a success that ends the retries, a commit waiting for
     /// the retry's delay waits for the window instead.

@@ -128,7 +128,7 @@ final class HomeStore {
         if let valueFlush { deadlines.cancel(valueFlush) }
         valueFlush = nil
         database.waitForWrites()
-        valueCommits.keepUnsaved(takeFailedValues())
+        valueCommits.keepUnsaved(failedValues.take())
         if !valueCommits.unsaved.isEmpty { saveValues(of: []) }
         feed.finish()
     }
