@@ -153,7 +153,14 @@ struct GatewayApplication {
         _ configuration: GatewayConfiguration, demoHome: DemoHome? = nil, loop: EventLoopThread? = nil,
         logger: Logger
     ) async throws -> (HomeManager, [any ServiceLifecycle.Service]) {
-        let manager = try openManager(configuration, executor: loop, logger: logger)
+        try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
+        let database =
+            configuration.data.inMemory
+            ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
+        let manager = try HomeManager(
+            database: database, driverTimeout: configuration.commands.timeout,
+            homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
+            executor: loop, logger: logger)
         var services: [any ServiceLifecycle.Service] = []
         func serve(_ driver: any AccessoryDriver) async throws {
             services.append(DriverService(manager: manager, driver: try await manager.register(driver)))
@@ -199,22 +206,6 @@ extension GatewayApplication {
         }
     }
 
-    /// The home manager on the configured database, without drivers: the homes as stored.
-    static func openManager(
-        _ configuration: GatewayConfiguration, executor: EventLoopThread? = nil, logger: Logger
-    ) throws -> HomeManager {
-        try FileManager.default.createDirectory(atPath: configuration.data.directory, withIntermediateDirectories: true)
-        let database =
-            configuration.data.inMemory
-            ? try HomeDatabase.inMemory() : try HomeDatabase.open(atPath: configuration.data.databaseFile)
-        return try HomeManager(
-            database: database, driverTimeout: configuration.commands.timeout,
-            homeCreators: configuration.homes.homeCreators, valueCommitWindow: configuration.data.valueCommitWindow,
-            executor: executor, logger: logger)
-    }
-}
-
-extension GatewayApplication {
     /// The history store `history` configures, beside the home database (in memory when the home
     /// database is); nil when history is off.
     static func openHistory(_ configuration: GatewayConfiguration, logger: Logger) throws -> HistoryStore? {
