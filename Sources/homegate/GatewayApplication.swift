@@ -207,25 +207,19 @@ extension GatewayApplication {
     }
 
     /// The history store `history` configures, beside the home database (in memory when the home
-    /// database is); nil when history is off.
+    /// database is); nil when history is off. The timeline's events are kept as long as the raw values.
     static func openHistory(_ configuration: GatewayConfiguration, logger: Logger) throws -> HistoryStore? {
         let settings = configuration.history
         guard settings.enabled else {
             logger.info("history is off (history.enabled: false): nothing is recorded")
             return nil
         }
-        let retention = historyRetention(settings)
-        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention) }
-        return try HistoryStore.open(atPath: configuration.data.historyFile, retention: retention)
-    }
-
-    /// The retention the `history` section asks for: the timeline's events are kept as long as
-    /// the raw values.
-    static func historyRetention(_ settings: GatewayConfiguration.HistorySettings) -> HistoryRetention {
         let day = 86_400
-        return HistoryRetention(
+        let retention = HistoryRetention(
             raw: .seconds(settings.rawDays * day), hourly: .seconds(settings.hourlyDays * day),
             events: .seconds(settings.rawDays * day), maximumBytes: settings.maxMegabytes << 20)
+        if configuration.data.inMemory { return try HistoryStore.inMemory(retention: retention) }
+        return try HistoryStore.open(atPath: configuration.data.historyFile, retention: retention)
     }
 }
 
