@@ -29,14 +29,9 @@ struct ConfigOptions: ParsableArguments {
         try loadWithDemoHome().configuration
     }
 
-    /// The configuration and the demo home (virtual devices) it names, read once.
+    /// The configuration and the demo home (virtual devices) it names, read once: the file with the
+    /// flags laid over it, then the demo home and the settings that only together can be wrong.
     func loadWithDemoHome() throws -> (configuration: GatewayConfiguration, demoHome: DemoHome?) {
-        let configuration = try loadAlone()
-        return (configuration, try checkTogether(configuration))
-    }
-
-    /// The configuration file with the flags laid over it, without the demo home.
-    private func loadAlone() throws -> GatewayConfiguration {
         var configuration: GatewayConfiguration
         do {
             if let config {
@@ -62,7 +57,7 @@ struct ConfigOptions: ParsableArguments {
         } catch {
             throw ValidationError("--base-topic: \(error)")
         }
-        return configuration
+        return (configuration, try checkTogether(configuration))
     }
 
     /// Reads the demo-home file the config names and checks the settings that only together can
