@@ -212,7 +212,9 @@ extension Command {
             -> Request
         {
             let home = try body.string("home")
-            let options = try body.triggerOptions()
+            let options = TriggerOptions(
+                executeOnce: try body.optionalFlag("executeOnce"), turnBackAfter: try body.seconds("turnBackAfter"),
+                catchUpGrace: try body.seconds("catchUpGrace"))
             let conditions = try TriggerFields.conditions(body)
             let schedule = try ScheduleFields.schedule(body)
             let range = schedule == nil ? try TriggerFields.range(body) : nil
@@ -296,17 +298,10 @@ struct RequestBody {
         }
     }
 
-    /// `addTrigger`'s `executeOnce` (a flag), `turnBackAfter` and `catchUpGrace` (seconds); the
-    /// durations' ranges are the model's to check (`invalidDuration`), a duration that is no number
+    /// A duration in seconds that may be left out (`addTrigger`'s `turnBackAfter` and `catchUpGrace`):
+    /// its range is the model's to check (`invalidDuration`), a duration that is no number
     /// `invalidParameter`.
-    func triggerOptions() throws(HomeError) -> TriggerOptions {
-        TriggerOptions(
-            executeOnce: try optionalFlag("executeOnce"), turnBackAfter: try seconds("turnBackAfter"),
-            catchUpGrace: try seconds("catchUpGrace"))
-    }
-
-    /// A duration in seconds that may be left out.
-    private func seconds(_ key: String) throws(HomeError) -> Duration? {
+    func seconds(_ key: String) throws(HomeError) -> Duration? {
         switch try optionalValue(key) {
         case nil: return nil
         case .integer(let seconds)?: return .seconds(seconds)
