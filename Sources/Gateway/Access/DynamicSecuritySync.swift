@@ -214,12 +214,10 @@ package final class DynamicSecuritySync: Sendable {
             do {
                 try await client.publish(Self.requestTopic, payload: payload, qos: .atMostOnce)
                 return
-            } catch let error as MQTTError where error.code == .notConnected {
-                guard await isConnected(before: deadline) else {
+            } catch {
+                guard (error as? MQTTError)?.code == .notConnected, await isConnected(before: deadline) else {
                     throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
                 }
-            } catch {
-                throw DynamicSecurityError(.transport, "cannot publish to \(Self.requestTopic): \(error)")
             }
         }
     }
