@@ -39,7 +39,7 @@ extension Pages {
         let change: String
         if case .threshold(_, let range) = trigger.event {
             let bounds = [
-                range.minimum.map { "at least \(numberText($0))" }, range.maximum.map { "at most \(numberText($0))" },
+                range.minimum.map { "at least \(number($0))" }, range.maximum.map { "at most \(number($0))" },
             ]
             change =
                 "\(words(event.characteristic.rawValue).lowercased()) comes to \(bounds.compactMap { $0 }.joined(separator: " and "))"
@@ -53,9 +53,6 @@ extension Pages {
         }
         return "When \(source) \(change), run \(run)\(options)."
     }
-
-    /// A bound in words: whole numbers without a fraction.
-    private static func numberText(_ number: Double) -> String { CharacteristicValue.float(number).plainText }
 
     /// The administrator's part of a home page (administration.mustache): new accessories, rooms and
     /// zones, users.

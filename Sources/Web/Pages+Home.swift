@@ -257,5 +257,6 @@ extension Pages {
         service.name == service.type.rawValue ? words(service.name) : service.name
     }
 
-    private static func number(_ value: Double) -> String { CharacteristicValue.float(value).plainText }
+    /// A number in words (a bound, a step): whole numbers without a fraction.
+    static func number(_ value: Double) -> String { CharacteristicValue.float(value).plainText }
 }
