@@ -305,10 +305,8 @@ package final class FiringChains: Sendable {
     /// continued.
     package func finishTurnBack(of trigger: TriggerID, at now: ContinuousClock.Instant) {
         let serial = state.withLock { state in
-            guard let serial = state.turnBacksWriting.removeValue(forKey: trigger) else {
-                state.turnBackChains[trigger] = nil
-                return nil as Int?
-            }
+            let serial = state.turnBacksWriting.removeValue(forKey: trigger)
+            if serial == nil { state.turnBackChains[trigger] = nil }
             return serial
         }
         if let serial { finish(serial, at: now) }
