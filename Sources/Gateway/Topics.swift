@@ -147,18 +147,12 @@ package struct Topics: Sendable, Hashable {
             try Self.check(path)
             return levels[3] == "$set" ? .setAccessory(path, account: account) : .identify(path, account: account)
         }
-        if levels.count >= 6, levels[4] == "$ha", levels[5] == "set" {
-            let account = try Self.account(levels, after: 6, topic: topic)
-            let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
-            try Self.check(path)
-            try Self.checkLevel(levels[3], "service")
-            return .setHomeAssistant(path, service: levels[3], account: account)
-        }
         if levels.count >= 6, levels[5] == "set" {
             let account = try Self.account(levels, after: 6, topic: topic)
             let path = AccessoryPath(home: home, room: levels[1], accessory: levels[2])
             try Self.check(path)
             try Self.checkLevel(levels[3], "service")
+            if levels[4] == "$ha" { return .setHomeAssistant(path, service: levels[3], account: account) }
             try Self.checkLevel(levels[4], "characteristic")
             return .setCharacteristic(path, service: levels[3], characteristic: levels[4], account: account)
         }
