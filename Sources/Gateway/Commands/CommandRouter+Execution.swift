@@ -82,8 +82,12 @@ extension CommandRouter {
             if let name = try await manager.edit(edit, account: account) { return .added(name: name) }
         case .addActionSet(let homeName, let name, let actions):
             let home = try await manager.home(homeName, account: account)
-            let edit = HomeEdit.addActionSet(
-                home: home.name, name: name, actions: try Self.actionRequests(actions, in: home))
+            // Each action's value is read by its characteristic's format.
+            let requests = try actions.map { action throws(HomeError) in
+                try Self.actionRequest(
+                    try home.accessory(named: action.accessory), action.service, action.characteristic, action.value)
+            }
+            let edit = HomeEdit.addActionSet(home: home.name, name: name, actions: requests)
             return .added(name: try await manager.edit(edit, account: account) ?? name)
         case .addTrigger(let homeName, let name, let event, let actionSets, let options, let conditions, let updating):
             let home = try await manager.home(homeName, account: account)
@@ -183,16 +187,6 @@ extension CommandRouter {
         }
         guard !requests.isEmpty else { throw HomeError(.missingParameter, "$set names no characteristic to set.") }
         return requests
-    }
-
-    /// The actions of `addActionSet`, each value read by its characteristic's format.
-    private static func actionRequests(_ actions: [Command.Request.Action], in home: Home) throws(HomeError)
-        -> [ActionRequest]
-    {
-        try actions.map { action throws(HomeError) in
-            try actionRequest(
-                try home.accessory(named: action.accessory), action.service, action.characteristic, action.value)
-        }
     }
 
     private static func actionRequest(
