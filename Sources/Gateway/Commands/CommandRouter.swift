@@ -211,9 +211,8 @@ package struct CommandRouter: Sendable {
         var members: [(key: String, value: JSON)] = [("id", id)]
         switch result {
         case .success(let data):
-            members += [("ok", .bool(true))]
+            members += [("ok", .bool(true)), ("topic", .string(message.topic))]
             if let data { members.append(("data", data)) }
-            members.insert(("topic", .string(message.topic)), at: 2)
         case .failure(let error):
             members += [
                 ("ok", .bool(false)), ("code", .string(error.code.name)), ("message", .string(error.message)),
