@@ -35,7 +35,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// Whether `home` is announced at all: only homes Home Assistant's account is a user of. Home
     /// Assistant reads every config under the prefix, so announcing another home would show it
     /// names and devices it may not see, as entities it may not use.
-    package func announces(_ home: Home) -> Bool { home.isMember(account) }
+    package func announces(_ home: Home) -> Bool { home.role(of: account) != nil }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).
     package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {

@@ -40,8 +40,6 @@ package struct Home: Sendable, Hashable, Identifiable {
     package func zone(_ id: ZoneID) -> Zone? { zones.first { $0.id == id } }
     package func actionSet(_ id: ActionSetID) -> ActionSet? { actionSets.first { $0.id == id } }
     package func accessories(in room: RoomID) -> [Accessory] { accessories.filter { $0.room == room } }
-    /// Whether `account` is a user of this home (the account itself stays inside the model).
-    package func isMember(_ account: String) -> Bool { users.contains { $0.account == account } }
     /// `account`'s role in this home; nil when it is no user of it.
     package func role(of account: String) -> Role? { users.first { $0.account == account }?.role }
 }
