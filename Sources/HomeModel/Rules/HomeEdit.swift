@@ -120,9 +120,9 @@ extension HomeGraph {
         let h = try homeIndex(edit.home, account: account, .administrator)
         switch edit {
         case .addHome: break
-        case .removeHome: return .removed(try removeHome(home: h, events: &events))
+        case .removeHome: return .removed(removeHome(home: h, events: &events))
         case .renameHome(_, let name): try renameHome(home: h, to: name, events: &events)
-        case .setPrimaryHome: try setPrimaryHome(home: h, events: &events)
+        case .setPrimaryHome: setPrimaryHome(home: h, events: &events)
         case .addRoom(_, let name): return .added(try addRoom(named: name, home: h, events: &events).name)
         case .removeRoom(_, let room): try removeRoom(room, home: h, events: &events)
         case .renameRoom(_, let room, let name): try renameRoom(room, to: name, home: h, events: &events)

@@ -106,9 +106,7 @@ struct HomeGraph: Sendable, Hashable {
     }
 
     /// Removes a home; returns its accessories, which go back to the browser.
-    mutating func removeHome(home index: Int, events: inout [HomeEvent]) throws(HomeError)
-        -> [Accessory]
-    {
+    mutating func removeHome(home index: Int, events: inout [HomeEvent]) -> [Accessory] {
         let home = homes.remove(at: index)
         placementChanged()
         events.append(.didRemoveHome(home: home.id, name: home.name))
@@ -133,7 +131,7 @@ struct HomeGraph: Sendable, Hashable {
         events.append(.didUpdateNameForHome(home: homes[index].id, oldName: oldName, name: newName))
     }
 
-    mutating func setPrimaryHome(home index: Int, events: inout [HomeEvent]) throws(HomeError) {
+    mutating func setPrimaryHome(home index: Int, events: inout [HomeEvent]) {
         guard primaryHome != homes[index].id else { return }
         for i in homes.indices { homes[i].isPrimary = i == index }
         primaryHome = homes[index].id
