@@ -92,12 +92,6 @@ package final class DynamicSecuritySync: Sendable {
         try await exchange(commands) ?? []
     }
 
-    /// The payload that sends `commands`, each tagged `<batch>.<index>`.
-    private static func request(_ commands: [DynamicSecurityPlan.Command], batch: String) -> [UInt8] {
-        let commands = commands.enumerated().map { $1.json(correlationData: "\(batch).\($0)") }
-        return JSON.object([("commands", .array(commands))]).bytes
-    }
-
     /// Throws, naming each refused command with the broker's reason, unless all succeeded.
     private func check(
         _ commands: [DynamicSecurityPlan.Command], _ responses: [WireResponse]
@@ -172,7 +166,11 @@ package final class DynamicSecuritySync: Sendable {
             }
         }
         defer { watcher?.cancel() }
-        try await publish(Self.request(commands + (changingOwnRoles ? [.listClients] : []), batch: batch))
+        // Each command tagged `<batch>.<index>`: its answer names the request it belongs to.
+        let tagged = (commands + (changingOwnRoles ? [.listClients] : [])).enumerated().map {
+            $1.json(correlationData: "\(batch).\($0)")
+        }
+        try await publish(JSON.object([("commands", .array(tagged))]).bytes)
         do {
             let responses = try await answer(
                 outcomes,
