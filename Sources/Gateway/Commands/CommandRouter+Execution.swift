@@ -193,7 +193,8 @@ extension CommandRouter {
         _ accessory: Accessory, _ serviceName: String, _ characteristicName: String, _ value: JSON
     ) throws(HomeError) -> ActionRequest {
         let (target, characteristic) = try reference(accessory, serviceName, characteristicName)
-        return ActionRequest(target, try decode(value, for: characteristic))
+        return ActionRequest(
+            target, try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type))
     }
 
     /// A characteristic named by a request, as a reference and as the accessory has it.
@@ -218,15 +219,10 @@ extension CommandRouter {
             try home.accessory(named: event.accessory), event.service, event.characteristic)
         return .addTrigger(
             home: home.name, name: name, characteristic: target,
-            value: try event.value.map { value throws(HomeError) in try decode(value, for: characteristic) },
+            value: try event.value.map { value throws(HomeError) in
+                try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
+            },
             actionSets: actionSets, options: options, conditions: conditions)
-    }
-
-    /// A value of a request body, read by the characteristic's format.
-    private static func decode(_ value: JSON, for characteristic: Characteristic) throws(HomeError)
-        -> CharacteristicValue
-    {
-        try ValueDecoding.value(fromJSON: value, for: characteristic.metadata, type: characteristic.type)
     }
 
     // MARK: Answers' data
