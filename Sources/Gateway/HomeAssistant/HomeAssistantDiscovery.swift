@@ -126,6 +126,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
         } else {
             members.append(("availability", .array([online])))
         }
+        let origin = JSON.object([("name", .string("homegate")), ("sw_version", .string(version))])
         members += [("device", device), ("origin", origin), ("qos", .integer(1))]
         return DiscoveryConfig(
             topic: "\(discoveryPrefix)/\(entity.component)/\(nodeID)/\(objectID)/config", payload: .object(members))
@@ -233,10 +234,6 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 
     private func deviceIdentifier(_ accessory: AccessoryID) -> String { "\(nodeID)_\(accessory.rawValue)" }
-
-    private var origin: JSON {
-        .object([("name", .string("homegate")), ("sw_version", .string(version))])
-    }
 
     /// An object id from ids: Home Assistant allows letters, digits, `_` and `-`. An id with other
     /// characters is cleaned and gets a hash of the original, so two ids never clean to the same one.
