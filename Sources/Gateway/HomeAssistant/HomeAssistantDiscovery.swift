@@ -93,9 +93,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
                         device: device(place), reachableTopic: place.reachableTopic))
             }
         }
-        for service in accessory.services {
-            configs += pressTriggers(of: service, place: place)
-        }
+        configs += accessory.services.flatMap { pressTriggers(of: $0, place: place) }
         let identify = HomeAssistantEntities.Entity(
             component: "button", suffix: "identify",
             fields: [
