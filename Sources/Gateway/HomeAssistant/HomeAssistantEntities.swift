@@ -161,22 +161,13 @@ enum HomeAssistantEntities {
     private static func fan(_ context: Context) -> Entity {
         var fields: [(key: String, value: JSON)] =
             [("name", context.name)] + stateField(context, "state") + command(context, .on)
-        if context.has(.rotationSpeed) {
-            fields += [
-                ("percentage_state_topic", .string(context.stateTopic)),
-                ("percentage_value_template", template("percentage")),
-            ]
-            if context.isWritable(.rotationSpeed) {
-                fields.append(("percentage_command_topic", .string(context.commandTopic(.rotationSpeed))))
-            }
-        }
-        if context.has(.rotationDirection) {
-            fields += [
-                ("direction_state_topic", .string(context.stateTopic)),
-                ("direction_value_template", template("direction")),
-            ]
-            if context.isWritable(.rotationDirection) {
-                fields.append(("direction_command_topic", .string(context.commandTopic(.rotationDirection))))
+        // Speed and direction alike, where the fan has them: read from `$ha`, and set where writable.
+        for (type, field) in [(CharacteristicType.rotationSpeed, "percentage"), (.rotationDirection, "direction")]
+        where context.has(type) {
+            fields.append(("\(field)_state_topic", .string(context.stateTopic)))
+            fields.append(("\(field)_value_template", template(field)))
+            if context.isWritable(type) {
+                fields.append(("\(field)_command_topic", .string(context.commandTopic(type))))
             }
         }
         return Entity(component: "fan", suffix: nil, fields: fields)
