@@ -21,12 +21,6 @@ struct VirtualDevice: Sendable {
 
     static let mainService = ServiceID("main")
     static let batteryService = ServiceID("battery")
-    /// Where a thermostat's room settles when it neither heats nor cools.
-    static let ambientTemperature = 18.0
-    /// How fast a thermostat moves the temperature, in °C per second.
-    static let temperatureRate = 0.05
-    /// How fast a window covering moves, in percent per second.
-    static let coveringSpeed = 10.0
     static let readingInterval = 5.0
     static let batteryDrainInterval = 60.0
 
@@ -243,8 +237,9 @@ struct VirtualDevice: Sendable {
         let mode = Int(number(.targetHeatingCoolingState))
         let heat = (mode == 1 || mode == 3) && current < target - 0.05
         let cool = (mode == 2 || mode == 3) && current > target + 0.05
-        let goal = heat || cool ? target : (mode == 0 ? Self.ambientTemperature : current)
-        let step = Self.temperatureRate * elapsed
+        // Turned off, the room settles at 18 °C; the temperature moves 0.05 °C a second.
+        let goal = heat || cool ? target : (mode == 0 ? 18 : current)
+        let step = 0.05 * elapsed
         let next = current < goal ? min(goal, current + step) : max(goal, current - step)
         set(.currentTemperature, .float((next * 10).rounded() / 10))
         let nowHeating = heat && next < target - 0.05
@@ -273,7 +268,7 @@ struct VirtualDevice: Sendable {
             set(.positionState, .int(2))
             return
         }
-        let step = Self.coveringSpeed * elapsed
+        let step = 10 * elapsed  // percent a second
         let next = current < target ? min(target, current + step) : max(target, current - step)
         set(.currentPosition, .int(Int(next.rounded())))
         set(.positionState, .int(next == target ? 2 : (target > current ? 1 : 0)))
