@@ -1,9 +1,6 @@
 import Execution
 
 extension HomeManager {
-    /// How long pairing may take: SRP with the 3072-bit group costs seconds on a small hub.
-    static let pairingTimeout: Duration = .seconds(120)
-
     /// Pairs an accessory from the browser with its setup code (administrator of `home` only) and
     /// takes it into the home, in `room` (default room) under `name` (its own by default); a bridge
     /// brings its bridged accessories. Nothing is added when pairing fails, and a pairing that cannot
@@ -20,8 +17,9 @@ extension HomeManager {
         guard let pairing = driver as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
         }
+        // Two minutes: SRP with the 3072-bit group costs seconds on a small hub.
         let paired = try await callDriver(
-            timeout: Self.pairingTimeout, whenLate: { "Pairing with '\(id)' did not finish in time." },
+            timeout: .seconds(120), whenLate: { "Pairing with '\(id)' did not finish in time." },
             failed: "Pairing with '\(id)' failed"
         ) { try await pairing.pair(id, setupCode: setupCode) }
         guard let primary = paired.first else {
