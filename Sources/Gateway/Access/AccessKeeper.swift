@@ -47,8 +47,6 @@ package final class AccessKeeper: Sendable {
     /// The first retry's delay after a failed sync; it doubles up to `maximumRetryDelay`.
     package let retryDelay: Duration
     package let maximumRetryDelay: Duration
-    /// How often to look again for members' accounts the broker did not have.
-    let missingAccountInterval = Duration.seconds(60)
     private let state = Mutex<(status: Status, retry: DeadlineTimer<AnyClock>.Ticket?)>((Status(), nil))
     private let timer: DeadlineTimer<AnyClock>
 
@@ -117,7 +115,7 @@ package final class AccessKeeper: Sendable {
                 metadata: ["accounts": "\(plan.heldGrants.count)", "retryIn": "\(wait)"])
             return wait + .milliseconds(100)
         }
-        return plan.missingAccounts.isEmpty ? nil : missingAccountInterval
+        return plan.missingAccounts.isEmpty ? nil : .seconds(60)
     }
 
     /// Records a failed sync; returns the backoff until the next try.
