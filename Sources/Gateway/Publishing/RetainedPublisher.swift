@@ -212,11 +212,10 @@ package actor RetainedPublisher {
             // A bridge's configs and layout name its bridged accessories and theirs name it.
             let bridged = homes.first { $0.id == home }?.accessory(accessory)?.bridgedAccessories ?? []
             return [.home(home), .accessory(accessory)] + bridged.map { .accessory($0) }
-        case .accessoryDidUpdateReachability(_, let accessory, _):
-            // Its home's `$layout` follows later (``renderLayoutLater(_:)``): the change carries
-            // only this accessory of its home.
-            return [.accessory(accessory)]
-        case .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
+        case .accessoryDidUpdateReachability(_, let accessory, _),
+            .didUpdateValueForCharacteristic(_, let accessory, _, _, _):
+            // A reachability change's home `$layout` follows later (``renderLayoutLater(_:)``): the
+            // change carries only this accessory of its home.
             return [.accessory(accessory)]
         case .didExecuteActionSet, .didFireTrigger:
             return []
