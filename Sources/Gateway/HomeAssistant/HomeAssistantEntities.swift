@@ -201,17 +201,11 @@ enum HomeAssistantEntities {
             if let maximum = target.maximumValue { fields.append(("max_temp", .number(maximum))) }
             if let step = target.stepValue { fields.append(("temp_step", .number(step))) }
         }
-        if context.has(.currentTemperature) {
-            fields += [
-                ("current_temperature_topic", .string(context.stateTopic)),
-                ("current_temperature_template", template("current_temperature")),
-            ]
-        }
-        if context.has(.currentRelativeHumidity) {
-            fields += [
-                ("current_humidity_topic", .string(context.stateTopic)),
-                ("current_humidity_template", template("current_humidity")),
-            ]
+        let readings: [(CharacteristicType, String)] = [
+            (.currentTemperature, "current_temperature"), (.currentRelativeHumidity, "current_humidity"),
+        ]
+        for (type, field) in readings where context.has(type) {
+            fields += [("\(field)_topic", .string(context.stateTopic)), ("\(field)_template", template(field))]
         }
         // A device's presets (a valve's manual, schedule, eco), where it takes them: Home Assistant
         // offers "none" of its own, and refuses a list that has it.
