@@ -159,11 +159,10 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
             desired.roles[role, default: []].formUnion(acls)
             desired.clients[account, default: []].insert(role)
         }
-        func accountRole(_ account: String) -> String { "\(prefix)account:\(account)" }
         func memberRole(_ home: String, _ account: String) -> String { "\(prefix)member:\(home):\(account)" }
         func requestsAndResponses(_ account: String) {
             grant(
-                account, accountRole(account),
+                account, "\(prefix)account:\(account)",
                 rules.requestTopics(account: account).map { ACL("publishClientSend", $0) }
                     + rules.ownTopics(account: account).flatMap(ACL.read))
         }
