@@ -104,18 +104,16 @@ actor CommandServer {
             : MQTTProperties()
         let payload = answer.payload.bytes
         do {
-            try client.send(answer.topic, payload: payload, qos: .atLeastOnce, properties: properties)
-        } catch let error as MQTTError where error.code == .packetTooLarge {
-            // Said in a few bytes instead, so the client is not left waiting.
-            logger.warning(
-                "an answer is larger than the broker takes; sent answerTooLarge instead",
-                metadata: ["topic": "\(answer.topic)", "bytes": "\(payload.count)"])
             do {
+                try client.send(answer.topic, payload: payload, qos: .atLeastOnce, properties: properties)
+            } catch let error as MQTTError where error.code == .packetTooLarge {
+                // Said in a few bytes instead, so the client is not left waiting.
+                logger.warning(
+                    "an answer is larger than the broker takes; sent answerTooLarge instead",
+                    metadata: ["topic": "\(answer.topic)", "bytes": "\(payload.count)"])
                 try client.send(
                     answer.topic, payload: Self.answerTooLarge(answer.payload, bytes: payload.count).bytes,
                     qos: .atLeastOnce, properties: properties)
-            } catch {
-                logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
             }
         } catch {
             logger.error("could not answer", metadata: ["topic": "\(answer.topic)", "error": "\(error)"])
