@@ -18,7 +18,7 @@ enum HomeAssistantState {
     /// The JSON object for `service`, or nil when Home Assistant gets nothing from this service.
     static func state(of service: Service) -> JSON? {
         guard let (required, kind) = HomeAssistantEntities.mapping(of: service) else { return nil }
-        let values = Values(service)
+        let values = Values(service: service)
         let members: [(key: String, value: JSON)]
         switch kind {
         case .light: members = light(values)
@@ -142,7 +142,6 @@ enum HomeAssistantState {
     /// The last known values of one service's characteristics, by type.
     private struct Values {
         let service: Service
-        init(_ service: Service) { self.service = service }
 
         func value(_ type: CharacteristicType) -> CharacteristicValue? { service.characteristic(type)?.value }
         func bool(_ type: CharacteristicType) -> Bool? { value(type)?.boolValue }
