@@ -61,8 +61,7 @@ extension HomeGraph {
     mutating func removeZone(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let z = try Self.zoneIndex(name, in: homes[h])
-        let zone = homes[h].zones.remove(at: z)
+        let zone = homes[h].zones.remove(at: try Self.zoneIndex(name, in: homes[h]))
         events.append(.didRemoveZone(home: homes[h].id, zone: zone.id, name: zone.name))
     }
 

@@ -57,8 +57,7 @@ extension HomeGraph {
     mutating func removeActionSet(_ name: String, home h: Int, events: inout [HomeEvent])
         throws(HomeError)
     {
-        let s = try Self.actionSetIndex(name, in: homes[h])
-        let actionSet = homes[h].actionSets.remove(at: s)
+        let actionSet = homes[h].actionSets.remove(at: try Self.actionSetIndex(name, in: homes[h]))
         events.append(.didRemoveActionSet(home: homes[h].id, actionSet: actionSet.id, name: actionSet.name))
         for t in homes[h].triggers.indices where homes[h].triggers[t].actionSets.contains(actionSet.id) {
             homes[h].triggers[t].actionSets.removeAll { $0 == actionSet.id }
