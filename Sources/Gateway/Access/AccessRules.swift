@@ -194,9 +194,7 @@ package struct AccessRules: Sendable, Hashable {
                 + (placement == .central ? " For a central broker shared by several hubs." : "")
                 + " See docs/access-rules.md.",
         ]
-        for item in rejected {
-            lines.append("# Left out (no access): \(Self.comment(item.description))")
-        }
+        lines += rejected.map { "# Left out (no access): \(Self.comment($0.description))" }
         if placement == .hub {
             lines += ["", "# Every account: requests only in its own name, its own responses."]
             lines += requestTopics(account: "%u").map { "pattern write \($0)" }
