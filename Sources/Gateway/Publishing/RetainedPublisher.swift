@@ -170,18 +170,20 @@ package actor RetainedPublisher {
 
     /// The parts of the view `event` may have changed; nil for "everything".
     private func parts(touchedBy event: HomeEvent, homes: [Home]) -> [RetainedView.Part]? {
-        /// Every accessory of `home`, as published and as it is now (added, removed or renamed ones too);
-        /// `arrivedOrLeft`, only those that joined or left it since it was published: a bridge comes and
-        /// goes with its bridged accessories, and HomeKit reports only those.
-        func accessories(of home: HomeID, arrivedOrLeft: Bool = false) -> [RetainedView.Part] {
+        /// Every accessory of `home`, as published and as it is now (added, removed or renamed ones too).
+        func accessories(of home: HomeID) -> [RetainedView.Part] {
             let now = homes.first { $0.id == home }.map { Set($0.accessories.map(\.id)) } ?? []
-            let before = homeAccessories[home] ?? []
-            let ids = arrivedOrLeft ? now.symmetricDifference(before) : now.union(before)
-            return ids.sorted().map { .accessory($0) }
+            return now.union(homeAccessories[home] ?? []).sorted().map { .accessory($0) }
         }
         /// Every home's layout (each says whether it is the primary home).
         var everyHome: [RetainedView.Part] {
             Set(homes.map(\.id)).union(homeAccessories.keys).sorted().map { .home($0) }
+        }
+        /// Accessories that joined or left `home` since it was published: a bridge comes and goes with
+        /// its bridged accessories, and HomeKit reports only those.
+        func arrivedOrLeft(_ home: HomeID) -> [RetainedView.Part] {
+            let now = homes.first { $0.id == home }.map { Set($0.accessories.map(\.id)) } ?? []
+            return now.symmetricDifference(homeAccessories[home] ?? []).sorted().map { .accessory($0) }
         }
         switch event {
         case .homeManagerDidUpdateHomes:
@@ -206,7 +208,7 @@ package actor RetainedPublisher {
             // Accessories' topics name their room; users decide whether Home Assistant sees the home.
             return [.home(home)] + accessories(of: home)
         case .didAddAccessory(let home, let accessory, _, _), .didRemoveAccessory(let home, let accessory, _, _):
-            return [.global, .home(home), .accessory(accessory)] + accessories(of: home, arrivedOrLeft: true)
+            return [.global, .home(home), .accessory(accessory)] + arrivedOrLeft(home)
         case .didUpdateRoomForAccessory(let home, let accessory, _, _),
             .didUpdateNameForAccessory(let home, let accessory, _, _):
             // A bridge's configs and layout name its bridged accessories and theirs name it.
