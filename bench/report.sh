@@ -194,7 +194,8 @@ get("scenario") == "memory" {
     memory = memory sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", get("build") == "hub" ? "hub (static Swift, stripped)" : "release", \
         get("rss_mb"), get("anon_mb"), get("file_mb"), get("shmem_mb"), get("file_binary_mb"), get("file_libraries_mb"), \
         get("anon_mappings_mb"), get("anon_heap_mb"), get("anon_in_files_mb"))
-    if (get("build") == "hub") hub_rss = get("rss_mb"); else { release_rss = get("rss_mb"); release_anon = get("anon_mb") }
+    if (get("build") == "hub") { hub_rss = get("rss_mb"); hub_quiet = get("rss_quiet_mb") }
+    else { release_rss = get("rss_mb"); release_anon = get("anon_mb") }
 }
 get("scenario") == "soak" {
     soak_s = get("seconds"); soak_rate = get("rate"); soak_before = get("rss_before_mb"); soak_anon = get("rss_anon_after_mb")
@@ -522,8 +523,8 @@ END {
         printf "| idle: under 0.1 s of CPU over 60 s (1,000 accessories, no traffic) | %s s over %s s | %s |\n", \
             idle_cpu, idle_s, mark(idle_cpu * 60 / idle_s < 0.1)
     if (release_rss != "")
-        printf "| RSS ≤ 30 MB at rest after the load (1,000 accessories) | release %s MB (own %s MB)%s | %s |\n", \
-            release_rss, release_anon, hub_rss != "" ? ", hub build " hub_rss " MB" : "", mark(release_rss <= 30 || (hub_rss != "" && hub_rss <= 30))
+        printf "| RSS ≤ 30 MB at rest (3 s of quiet) after the load (1,000 accessories) | release %s MB (own %s MB)%s | %s |\n", \
+            release_rss, release_anon, hub_rss != "" ? ", hub build " hub_rss " MB (" hub_quiet " MB at its first quiet second)" : "", mark(release_rss <= 30 || (hub_rss != "" && hub_rss <= 30))
     if (soak_line != "")
         printf "| RSS flat over a %.0f-minute soak (1,000 writes/s), and ≤ 30 MB in the hub build | %s build: first sample %s MB, last %s MB (min %s, max %s) | %s |\n", \
             soak_s / 60, soak_build, soak_first, soak_last, soak_min, soak_max, \

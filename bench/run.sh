@@ -331,10 +331,17 @@ switches_since() {
 # /proc/PID/smaps how the file-backed part divides into the executable and the libraries and where the
 # anonymous part is: the brk heap, anonymous mappings (malloc's arenas, thread stacks, the runtimes'
 # allocations) and pages written in file mappings (the libraries' relocated data).
+# At rest means settled: three whole seconds of quiet. The gateway gives malloc's free pages back once
+# its loop has had a second of quiet after its last work, and history's last batch is written a second
+# after the last change: read at the first quiet second, the figures held 1-2 MB the gateway was about
+# to give back. That first reading is kept beside them (rss_quiet_mb).
 memory_split() {
-    local pid=$1 labels=$2 scenario=${3:-memory} status split
+    local pid=$1 labels=$2 scenario=${3:-memory} status split quiet
     wait_idle "$pid"
-    status=$(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf ",\"%s_mb\":%.1f", $1 == "VmRSS:" ? "rss" : tolower(substr($1, 4, length($1) - 4)), $2 / 1024 }' "/proc/$pid/status")
+    quiet=$(rss_mb "$pid")
+    wait_idle "$pid"
+    wait_idle "$pid"
+    status=,\"rss_quiet_mb\":$quiet$(awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ { printf ",\"%s_mb\":%.1f", $1 == "VmRSS:" ? "rss" : tolower(substr($1, 4, length($1) - 4)), $2 / 1024 }' "/proc/$pid/status")
     split=$(awk -v exe="$(readlink "/proc/$pid/exe")" '
         /^[0-9a-f]+-[0-9a-f]+ / { path = ""; for (i = 6; i <= NF; i++) path = path (i > 6 ? " " : "") $i; next }
         /^Rss:/ { rss = $2; next }
