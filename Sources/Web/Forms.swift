@@ -140,8 +140,8 @@ struct AutomationForm: SessionForm {
             body.append(("weekdays", .array((weekdays ?? []).map(JSON.string))))
         case "reports", "range":
             guard let text = Self.filled(characteristic),
-                let path = try? JSONDecoder().decode([String].self, from: Data(text.utf8)),
-                path.count == 3 || path.count == 4
+                let items = (try? JSON.parse(text))?.arrayValue, case let path = items.compactMap(\.stringValue),
+                path.count == items.count, path.count == 3 || path.count == 4
             else { throw HomeError(.missingParameter, "Choose the accessory's value the automation follows.") }
             body += [
                 ("accessory", .string(path[0])), ("service", .string(path[1])), ("characteristic", .string(path[2])),

@@ -1,6 +1,7 @@
 import Foundation
 import History
 import HomeModel
+import JSON
 import Schedules
 
 /// The home's automations (automations.mustache): every member sees each one in words with its next
@@ -83,7 +84,7 @@ extension Pages {
                     let path =
                         [accessory.name, service.name, characteristic.type.rawValue]
                         + (metadata.format == .bool ? ["bool"] : [])
-                    let value = (try? String(decoding: JSONEncoder().encode(path), as: UTF8.self)) ?? ""
+                    let value = JSON.array(path.map(JSON.string)).serialized
                     let unit = unitSuffix(metadata.unit, type: characteristic.type)
                     options.append(
                         Option(
