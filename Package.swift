@@ -101,6 +101,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The recorded payloads it replays, read from the source tree (their README says whence).
+            exclude: ["Recordings"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -354,6 +356,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
+            // HAP-python's /accessories answer (scripts/dump-hap-accessories.py), read from the source tree.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -4,7 +4,7 @@
  *
  * The network it plays: N Aqara WSDCGQ11LM temperature/humidity/pressure sensors, "sensor_000" ...,
  * each entry of bridge/devices a verbatim copy of the `weather_sensor` entry that zigbee2mqtt 2.12.1
- * published in its own tests (Fixtures/zigbee2mqtt/bridge-devices-z2m-test-startup.wire.txt), with
+ * published in its own tests (Sources/Zigbee2MQTTStandIn/Recordings/bridge-devices-z2m-test-startup.wire.txt), with
  * only friendly_name and ieee_address (0x<16 hex digits of the device's index>) made unique; the
  * recording's coordinator entry comes first, as zigbee2mqtt always lists it.
  *
@@ -60,7 +60,7 @@ static struct {
     bool add;
 } options = {
     .host = "127.0.0.1", .z2m = "zigbee2mqtt", .base = "homegate", .home = "Zigbee", .account = "owner",
-    .mode = "rate", .kind = "homegate", .fixture = "Fixtures/zigbee2mqtt/bridge-devices-z2m-test-startup.wire.txt",
+    .mode = "rate", .kind = "homegate", .fixture = "Sources/Zigbee2MQTTStandIn/Recordings/bridge-devices-z2m-test-startup.wire.txt",
     .port = 1883, .devices = 500, .room_size = 20, .qos = 1, .count = 10000, .rate = 2000, .timeout = 5,
 };
 

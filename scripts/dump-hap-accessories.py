@@ -1,8 +1,8 @@
 """Prints the /accessories body of scripts/hap-accessory.py's bridge exactly as HAP-python builds it
 (AccessoryDriver.get_accessories, what its HTTP server answers), without opening a socket. Its output
-is the fixture Fixtures/hap/bridge-accessories.json:
+is the fixture Tests/HAPTests/Fixtures/bridge-accessories.json:
 
-    .build/venv/bin/python scripts/dump-hap-accessories.py > Fixtures/hap/bridge-accessories.json
+    .build/venv/bin/python scripts/dump-hap-accessories.py > Tests/HAPTests/Fixtures/bridge-accessories.json
 """
 import asyncio
 import importlib.util

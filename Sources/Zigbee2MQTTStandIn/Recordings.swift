@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-/// The recorded zigbee2mqtt payloads in Fixtures/zigbee2mqtt (see its README): `bridge/devices` as
+/// The recorded zigbee2mqtt payloads in Sources/Zigbee2MQTTStandIn/Recordings (see its README): `bridge/devices` as
 /// zigbee2mqtt 2.12.1 published it, and the device states its test suite asserts.
 package struct Zigbee2MQTTRecordings: Sendable {
     /// The `bridge/devices` entries, verbatim.

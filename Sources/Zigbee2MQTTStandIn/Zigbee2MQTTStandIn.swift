@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// A stand-in for zigbee2mqtt on a real broker, for tests, the demo and the benchmark: it publishes
-/// recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt, taken from zigbee2mqtt 2.12.1's own test
+/// recorded zigbee2mqtt payloads (Sources/Zigbee2MQTTStandIn/Recordings, taken from zigbee2mqtt 2.12.1's own test
 /// suite) and answers `/set`, `/get` and `bridge/request/permit_join` the way zigbee2mqtt does: a
 /// set merges into the device's state and the whole state is published (keys sorted), a set it
 /// cannot apply is an error on `bridge/logging`; a group's set goes to its members as well, and the

@@ -53,7 +53,7 @@ struct Demo: AsyncParsableCommand {
 
     @Option(
         help:
-            "The recorded zigbee2mqtt payloads the stand-in zigbee2mqtt replays (default: Fixtures/zigbee2mqtt next to the demo home's Config folder)."
+            "The recorded zigbee2mqtt payloads the stand-in zigbee2mqtt replays (default: Sources/Zigbee2MQTTStandIn/Recordings of the checkout whose Config folder holds the demo home)."
     )
     var zigbee2mqttRecordings: String?
 
@@ -98,10 +98,11 @@ struct Demo: AsyncParsableCommand {
         }
         try BaseTopic.validate(baseTopic)
 
-        let homeFolder = URL(fileURLWithPath: home).standardizedFileURL.deletingLastPathComponent()
+        // The checkout holds the demo home in Config/ and the recordings with the stand-in's sources.
+        let checkout = URL(fileURLWithPath: home).standardizedFileURL.deletingLastPathComponent()
+            .deletingLastPathComponent()
         let recordingsFolder =
-            zigbee2mqttRecordings
-            ?? homeFolder.deletingLastPathComponent().appendingPathComponent("Fixtures/zigbee2mqtt").path
+            zigbee2mqttRecordings ?? checkout.appendingPathComponent("Sources/Zigbee2MQTTStandIn/Recordings").path
         let recordings: Zigbee2MQTTRecordings
         do {
             recordings = try Zigbee2MQTTRecordings(folder: recordingsFolder)

@@ -7,13 +7,13 @@ import Testing
 @testable import HAP
 
 /// The mapping of a device's `/accessories` into the model, on the body HAP-python builds for
-/// scripts/hap-accessory.py's bridge (Fixtures/hap/bridge-accessories.json, made by
+/// scripts/hap-accessory.py's bridge (Fixtures/bridge-accessories.json beside this file, made by
 /// scripts/dump-hap-accessories.py).
 @Suite("HAP's accessory database in the home model")
 struct HAPAccessoryDatabaseTests {
     static let fixture: [UInt8] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/hap/bridge-accessories.json")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/bridge-accessories.json")
         return Array(try! Data(contentsOf: url))
     }()
     static let device = "1A:2B:3C:4D:5E:6F"

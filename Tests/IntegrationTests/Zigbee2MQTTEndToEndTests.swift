@@ -14,7 +14,7 @@ import Zigbee2MQTTStandIn
 #endif
 
 /// The zigbee2mqtt driver end to end: a real mosquitto, the stand-in zigbee2mqtt replaying
-/// zigbee2mqtt 2.12.1's recorded payloads (Fixtures/zigbee2mqtt), the gateway with the driver, and
+/// zigbee2mqtt 2.12.1's recorded payloads (Sources/Zigbee2MQTTStandIn/Recordings), the gateway with the driver, and
 /// accounts talking MQTT.
 @Suite(.timeLimit(.minutes(3)))
 struct Zigbee2MQTTEndToEndTests {

@@ -6,10 +6,10 @@ import Testing
 @testable import Zigbee2MQTT
 
 /// The mapping of docs/zigbee2mqtt.md, on zigbee2mqtt's own `bridge/devices` and the recorded exposes
-/// of more models (Fixtures/zigbee2mqtt), never on invented devices.
+/// of more models (Sources/Zigbee2MQTTStandIn/Recordings), never on invented devices.
 struct ExposeMappingTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures/zigbee2mqtt").path
+        .deletingLastPathComponent().appendingPathComponent("Sources/Zigbee2MQTTStandIn/Recordings").path
 
     static let devices: [DeviceDescription] = {
         let bytes = Array(FileManager.default.contents(atPath: "\(fixtures)/bridge-devices-z2m-test-startup.wire.txt")!)

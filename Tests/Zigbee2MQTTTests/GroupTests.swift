@@ -6,7 +6,7 @@ import Testing
 @testable import Zigbee2MQTT
 
 /// zigbee2mqtt's groups as accessories: its recorded `bridge/groups` (zigbee2mqtt 2.12.1's test
-/// "Should publish groups on startup", Fixtures/zigbee2mqtt/bridge-other.jsonl) over its recorded
+/// "Should publish groups on startup", Sources/Zigbee2MQTTStandIn/Recordings/bridge-other.jsonl) over its recorded
 /// `bridge/devices`.
 struct GroupTests {
     static let recordedGroups: JSON = {

@@ -57,7 +57,7 @@ let router: CommandRouter = blocking {
 let zigbeeDevices: [MappedDevice] = {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-            "Fixtures/zigbee2mqtt/bridge-devices-z2m-test-startup.wire.txt")
+            "Sources/Zigbee2MQTTStandIn/Recordings/bridge-devices-z2m-test-startup.wire.txt")
     guard let bytes = FileManager.default.contents(atPath: file.path),
         let list = try? DeviceDescription.list(Array(bytes))
     else { fatalError("cannot read \(file.path)") }

@@ -20,7 +20,7 @@ let demoHomeFile = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Config/demo-home.yml")
 
-/// The repository's recorded zigbee2mqtt payloads (Fixtures/zigbee2mqtt).
+/// The repository's recorded zigbee2mqtt payloads (Sources/Zigbee2MQTTStandIn/Recordings).
 let zigbeeRecordingsFolder = Zigbee2MQTTRecordings.folder(
     root: demoHomeFile.deletingLastPathComponent().deletingLastPathComponent().path)
 let zigbeeRecordings = try! Zigbee2MQTTRecordings(folder: zigbeeRecordingsFolder)

@@ -175,8 +175,8 @@ extension Zigbee2MQTTRecordings {
         return []
     }
 
-    /// The folder of the recordings in a checkout: Fixtures/zigbee2mqtt under `root`.
-    static func folder(root: String) -> String { "\(root)/Fixtures/zigbee2mqtt" }
+    /// The folder of the recordings in a checkout: Sources/Zigbee2MQTTStandIn/Recordings under `root`.
+    static func folder(root: String) -> String { "\(root)/Sources/Zigbee2MQTTStandIn/Recordings" }
 }
 
 extension JSON {
