@@ -287,7 +287,7 @@ package final class FiringChains: Sendable {
     /// Records `trigger`'s turn-back about to write `values`, in the chain of the firing that left it
     /// pending: finished, or still running when its action sets took longer than the wait (a chain
     /// of its own after a restart); ``finishTurnBack(of:at:)`` marks it run.
-    package func beginTurnBack(of trigger: TriggerID, writing values: [Action]) {
+    func beginTurnBack(of trigger: TriggerID, writing values: [Action]) {
         state.withLock { state in
             var chain = state.turnBackChains.removeValue(forKey: trigger)
             if chain == nil,
@@ -303,7 +303,7 @@ package final class FiringChains: Sendable {
     /// Marks `trigger`'s turn-back as run, if it began writing (``beginTurnBack(of:writing:)``); one
     /// that wrote nothing (its automation removed or turned off) only drops the chain it would have
     /// continued.
-    package func finishTurnBack(of trigger: TriggerID, at now: ContinuousClock.Instant) {
+    func finishTurnBack(of trigger: TriggerID, at now: ContinuousClock.Instant) {
         let serial = state.withLock { state in
             let serial = state.turnBacksWriting.removeValue(forKey: trigger)
             if serial == nil { state.turnBackChains[trigger] = nil }
