@@ -11,7 +11,7 @@ package enum HostName {
 
     /// Whether `text` is an IP address or a DNS name: labels of ASCII letters, digits and hyphens
     /// (none at either end), at most 63 bytes each and 253 in all.
-    package static func isValid(_ text: String) -> Bool {
+    static func isValid(_ text: String) -> Bool {
         if isAddress(text) { return true }
         let labels = text.split(separator: ".", omittingEmptySubsequences: false)
         return !text.isEmpty && text.utf8.count <= 253
