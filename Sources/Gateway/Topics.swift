@@ -27,7 +27,7 @@ package struct Topics: Sendable, Hashable {
     /// `B/$health`: version, uptime, memory, counters.
     package var health: String { "\(base)/$health" }
     /// `B/$events`: manager-level events (homes added, removed, primary home).
-    package var managerEvents: String { "\(base)/$events" }
+    var managerEvents: String { "\(base)/$events" }
 
     /// `B/<home>`: everything of one home lives below it.
     package func home(_ home: String) -> String { "\(base)/\(home)" }

@@ -143,7 +143,7 @@ package struct AccessRules: Sendable, Hashable {
     }
 
     /// Where the hub broker's bridge says whether it is connected (mosquitto's `notifications`).
-    package var bridgeStateTopic: String? { bridgeClientID.map { "$SYS/broker/connection/\($0)/state" } }
+    var bridgeStateTopic: String? { bridgeClientID.map { "$SYS/broker/connection/\($0)/state" } }
 
     /// Everything of one home.
     func homeFilter(_ home: String) -> String { "\(topics.home(home))/#" }

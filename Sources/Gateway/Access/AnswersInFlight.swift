@@ -7,7 +7,7 @@ import Synchronization
 /// administrator who adds a home would otherwise be disconnected before the answer reached it, and a
 /// client with a clean session never gets it. Waited for, the answer is queued first on the gateway's
 /// one connection and reaches the broker, and the account, first.
-package final class AnswersInFlight: Sendable {
+final class AnswersInFlight: Sendable {
     struct State {
         var count = 0
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
@@ -15,15 +15,15 @@ package final class AnswersInFlight: Sendable {
     let state = Mutex(State())
     private let timer: DeadlineTimer<AnyClock>
 
-    package init(clock: some Clock<Duration> = ContinuousClock()) {
+    init(clock: some Clock<Duration> = ContinuousClock()) {
         timer = DeadlineTimer(clock: AnyClock(clock))
     }
 
     /// A request is being handled; its answer is not sent yet.
-    package func enter() { state.withLock { $0.count += 1 } }
+    func enter() { state.withLock { $0.count += 1 } }
 
     /// The request's answer is sent (or it needs none).
-    package func leave() {
+    func leave() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count -= 1
             guard state.count == 0 else { return [] }
@@ -35,7 +35,7 @@ package final class AnswersInFlight: Sendable {
 
     /// Returns once no answer is in flight, or after `limit`: a request waiting for a slow device
     /// must not hold back a removed member's loss of access for long.
-    package func settled(within limit: Duration) async {
+    func settled(within limit: Duration) async {
         let id = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let settled = state.withLock { state -> Bool in

@@ -25,7 +25,7 @@ package struct DynamicSecurityPlan: Sendable, Hashable {
         package var type: String
         package var topic: String
         package var allow: Bool
-        package var priority: Int
+        var priority: Int
 
         package init(_ type: String, _ topic: String, allow: Bool = true, priority: Int = 0) {
             self.type = type

@@ -10,7 +10,7 @@ final class CommandAdmission: Sendable {
     private let inFlight = Atomic<Int>(0)
 
     /// Takes a place for one command; false when all are taken.
-    package func enter() -> Bool {
+    func enter() -> Bool {
         let (taken, _) = inFlight.add(1, ordering: .relaxed)
         guard taken <= limit else {
             inFlight.subtract(1, ordering: .relaxed)

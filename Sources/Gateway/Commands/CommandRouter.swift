@@ -44,9 +44,9 @@ package struct CommandRouter: Sendable {
     /// The largest payload accepted; bigger ones are refused unread.
     let maximumPayloadSize = 65_536
     /// Refuses an account's messages beyond its rate (`tooManyRequests`); nil admits all.
-    package let rateLimiter: RateLimiter?
+    let rateLimiter: RateLimiter?
     /// Runs a request with an `id` once: a repeat gets the first answer (``RequestLedger``).
-    package let requestLedger = RequestLedger()
+    let requestLedger = RequestLedger()
     /// What the `history` and `timeline` requests read; nil when history is off (they are then
     /// refused with `historyUnavailable`).
     package let history: HistoryStore?
@@ -187,7 +187,7 @@ package struct CommandRouter: Sendable {
     /// What to clear when `message` is retained on a topic where only commands, requests and answers
     /// belong: the topic and, for logging, the account that the topic names as its sender (nil for a
     /// response topic, which names whose answers it holds). Nil for every other message.
-    package func retainedClutter(_ message: MQTTMessage) -> (topic: String, sender: String?)? {
+    func retainedClutter(_ message: MQTTMessage) -> (topic: String, sender: String?)? {
         guard message.retain, !message.payload.isEmpty else { return nil }
         if message.topic == topics.responseRoot || message.topic.hasPrefix(topics.responseRoot + "/") {
             return (message.topic, nil)

@@ -15,7 +15,7 @@ final class LogThrottle: Sendable {
 
     /// Counts one occurrence for `key`; returns the occurrences since the last log line when one
     /// is due now, else nil.
-    package func admit(_ key: String, at now: ContinuousClock.Instant = .now) -> Int? {
+    func admit(_ key: String, at now: ContinuousClock.Instant = .now) -> Int? {
         entries.withLock { entries in
             if var entry = entries[key] {
                 entry.count += 1

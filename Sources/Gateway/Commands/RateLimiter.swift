@@ -40,7 +40,7 @@ package final class RateLimiter: Sendable {
     }
 
     /// Takes a token for `account`; false when it has none left and the message must be refused.
-    package func admit(_ account: String, at now: ContinuousClock.Instant = .now) -> Bool {
+    func admit(_ account: String, at now: ContinuousClock.Instant = .now) -> Bool {
         buckets.withLock { buckets in
             var bucket = buckets[account] ?? Bucket(tokens: Double(limit.burst), updated: now)
             bucket.tokens = refilled(bucket, at: now)

@@ -69,7 +69,7 @@ extension Command {
         ]
 
         /// The operations, by name.
-        package static let operations = [
+        static let operations = [
             "homes", "addHome", "removeHome", "renameHome", "setPrimaryHome", "addRoom", "removeRoom", "renameRoom",
             "addZone", "removeZone", "renameZone", "addRoomToZone", "removeRoomFromZone", "addAccessory",
             "removeAccessory", "renameAccessory", "assignAccessory", "addActionSet", "removeActionSet",

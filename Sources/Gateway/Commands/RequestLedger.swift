@@ -55,7 +55,7 @@ package final class RequestLedger: Sendable {
     /// either the oldest are forgotten early, so a flood of distinct ids cannot grow memory without
     /// bound (the rate limit caps how fast it can come).
     package let capacity: Int
-    package let byteBudget: Int
+    let byteBudget: Int
     private let state = Mutex(State())
 
     package init(window: Duration = .seconds(600), capacity: Int = 10_000, byteBudget: Int = 8 << 20) {
@@ -67,7 +67,7 @@ package final class RequestLedger: Sendable {
     /// Nil when the request is new: the caller runs it and ends with ``finish(_:with:at:)``. Else the
     /// answer of the first of its kind, once that has finished (a failure's too, for a copy that
     /// waited for it).
-    package func admit(_ key: Key, at now: ContinuousClock.Instant = .now) async -> Handling? {
+    func admit(_ key: Key, at now: ContinuousClock.Instant = .now) async -> Handling? {
         enum Admission {
             case new, repeated(Handling), wait
         }

@@ -35,10 +35,10 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// Whether `home` is announced at all: only homes Home Assistant's account is a user of. Home
     /// Assistant reads every config under the prefix, so announcing another home would show it
     /// names and devices it may not see, as entities it may not use.
-    package func announces(_ home: Home) -> Bool { home.role(of: account) != nil }
+    func announces(_ home: Home) -> Bool { home.role(of: account) != nil }
 
     /// The services of `home` that no Home Assistant component fits (they are not announced).
-    package func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
+    func unmappedServices(in home: Home) -> [(accessory: Accessory, service: Service)] {
         home.accessories.flatMap { accessory in
             accessory.services.filter {
                 HomeAssistantEntities.mapping(of: $0) == nil && $0.characteristic(.programmableSwitchEvent) == nil
@@ -47,7 +47,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     }
 
     /// The `$ha` state topics of one accessory: each mapped service's state in Home Assistant's words.
-    package func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
+    func statePayloads(for accessory: Accessory, in home: Home) -> [String: [UInt8]] {
         guard announces(home) else { return [:] }
         let place = Place(accessory, in: home, topics: topics)
         var payloads: [String: [UInt8]] = [:]
@@ -258,9 +258,9 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
 }
 
 /// One retained discovery config, on `<prefix>/<component>/<node id>/<object id>/config`.
-package struct DiscoveryConfig: Sendable, Hashable {
-    package let topic: String
-    package let payload: JSON
+struct DiscoveryConfig: Sendable, Hashable {
+    let topic: String
+    let payload: JSON
 }
 
 /// Where an accessory sits in the topic tree, and the topics the configs point at.

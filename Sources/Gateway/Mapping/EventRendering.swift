@@ -3,15 +3,15 @@ import JSON
 
 /// A model event as the `$events` message of docs/mqtt.md: `{"event":"didAddRoom","home":…,"room":…}`,
 /// with objects named as clients know them (never by internal id, never an account).
-package struct EventMessage: Sendable, Equatable {
-    package let topic: String
+struct EventMessage: Sendable, Equatable {
+    let topic: String
     /// Compact JSON, written member by member with JSON's own writers: one goes out for every value
     /// change, and a tree of its members cost as much again to build and to serialize.
-    package let payload: [UInt8]
+    let payload: [UInt8]
 
     /// The message for `event`, given the homes after it (for names) and before it (for what was
     /// removed); nil for events that have no `$events` message (reload, the accessory browser's).
-    package init?(_ event: HomeEvent, homes: [Home], topics: Topics) {
+    init?(_ event: HomeEvent, homes: [Home], topics: Topics) {
         func home(_ id: HomeID) -> Home? { homes.first { $0.id == id } }
         var members = Members()
         members.add("event", event.name)

@@ -80,7 +80,7 @@ package struct RetainedView: Sendable, Equatable {
 
     /// One accessory's part of the view: each readable value, `$reachable` and `$state` (and its `$ha`
     /// states and discovery configs).
-    package static func accessoryPayloads(
+    static func accessoryPayloads(
         _ accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [String: [UInt8]] {
         let room = Rendering.roomName(accessory.room, in: home)
@@ -111,7 +111,7 @@ package struct RetainedView: Sendable, Equatable {
     /// topic. With ``statePayloads(of:in:topics:homeAssistant:)`` it is all a new value can change,
     /// rendered without the accessory's other values; the publisher sends it first and writes it
     /// before rendering the states (a client that wrote the value waits for it).
-    package static func valuePayload(
+    static func valuePayload(
         _ type: CharacteristicType, service: ServiceID, of accessory: Accessory, in home: Home, topics: Topics
     ) -> (topic: String, payload: [UInt8])? {
         guard let service = accessory.services.first(where: { $0.id == service }),
@@ -124,7 +124,7 @@ package struct RetainedView: Sendable, Equatable {
     /// The accessory's `$state` and, when Home Assistant is told of it, its `$ha` states, as
     /// ``accessoryPayloads(_:in:topics:homeAssistant:)`` renders them: what a new value changes
     /// besides its value topic.
-    package static func statePayloads(
+    static func statePayloads(
         of accessory: Accessory, in home: Home, topics: Topics, homeAssistant: HomeAssistantDiscovery? = nil
     ) -> [(topic: String, payload: [UInt8])] {
         let state = (
@@ -166,7 +166,7 @@ package struct RetainedView: Sendable, Equatable {
 
     /// Sets `topic`'s payload and returns the one it had: one lookup where reading and then setting
     /// take two.
-    package mutating func updateValue(_ payload: [UInt8], forTopic topic: String) -> [UInt8]? {
+    mutating func updateValue(_ payload: [UInt8], forTopic topic: String) -> [UInt8]? {
         payloads.updateValue(payload, forKey: topic)
     }
 
