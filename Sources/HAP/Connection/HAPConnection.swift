@@ -99,7 +99,7 @@ package actor HAPConnection {
     }
 
     /// From now on everything is encrypted with the session's keys (after pair verify).
-    package func secure(with keys: SessionKeys) {
+    func secure(with keys: SessionKeys) {
         session = .controller(keys)
     }
 
