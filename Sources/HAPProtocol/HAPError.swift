@@ -35,7 +35,7 @@ package struct HAPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure.
     package let code: Code
     /// A short human-readable detail for logs; never contains key material.
-    package let detail: String
+    let detail: String
 
     /// Makes an error with a code and a detail for the log.
     package init(_ code: Code, _ detail: String) {

@@ -1,31 +1,31 @@
 import Crypto
 
 /// HAP's HKDF-SHA512 derivations: each key is 32 bytes, from a shared secret with a fixed salt and info.
-package struct HAPKeyDerivation: Sendable, Equatable {
+struct HAPKeyDerivation: Sendable, Equatable {
     /// The HKDF salt.
-    package let salt: String
+    let salt: String
     /// The HKDF info.
-    package let info: String
+    let info: String
 
     /// Pair setup M5/M6: the key that encrypts the exchanged long-term keys (from the SRP session key).
-    package static let pairSetupEncryption = HAPKeyDerivation(
+    static let pairSetupEncryption = HAPKeyDerivation(
         salt: "Pair-Setup-Encrypt-Salt", info: "Pair-Setup-Encrypt-Info")
     /// Pair setup M5: the controller's signing material (from the SRP session key).
-    package static let pairSetupControllerSign = HAPKeyDerivation(
+    static let pairSetupControllerSign = HAPKeyDerivation(
         salt: "Pair-Setup-Controller-Sign-Salt", info: "Pair-Setup-Controller-Sign-Info")
     /// Pair setup M6: the accessory's signing material (from the SRP session key).
-    package static let pairSetupAccessorySign = HAPKeyDerivation(
+    static let pairSetupAccessorySign = HAPKeyDerivation(
         salt: "Pair-Setup-Accessory-Sign-Salt", info: "Pair-Setup-Accessory-Sign-Info")
     /// Pair verify M2/M3: the key that encrypts the exchanged proofs (from the X25519 shared secret).
-    package static let pairVerifyEncryption = HAPKeyDerivation(
+    static let pairVerifyEncryption = HAPKeyDerivation(
         salt: "Pair-Verify-Encrypt-Salt", info: "Pair-Verify-Encrypt-Info")
     /// The session key for accessory-to-controller frames (from the pair verify shared secret).
-    package static let controlRead = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Read-Encryption-Key")
+    static let controlRead = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Read-Encryption-Key")
     /// The session key for controller-to-accessory frames (from the pair verify shared secret).
-    package static let controlWrite = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Write-Encryption-Key")
+    static let controlWrite = HAPKeyDerivation(salt: "Control-Salt", info: "Control-Write-Encryption-Key")
 
     /// Derives a 32-byte key from `secret`.
-    package func derive(from secret: [UInt8]) -> SymmetricKey {
+    func derive(from secret: [UInt8]) -> SymmetricKey {
         HKDF<SHA512>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: secret), salt: Array(salt.utf8), info: Array(info.utf8),
             outputByteCount: 32)

@@ -47,23 +47,23 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
     }
 
     /// The multiplier k = H(N | PAD(g)).
-    package var multiplier: BigUInt { SRP<Hash>.multiplier(group) }
+    var multiplier: BigUInt { SRP<Hash>.multiplier(group) }
 
     /// The private key x = H(s | H(I | ":" | P)).
-    package func passwordKey(salt: [UInt8]) -> BigUInt {
+    func passwordKey(salt: [UInt8]) -> BigUInt {
         let inner = SRP<Hash>.hash(username, Array(":".utf8), password)
         return BigUInt(bigEndian: SRP<Hash>.hash(salt, inner))
     }
 
     /// The scrambling parameter u = H(PAD(A) | PAD(B)).
-    package func scrambler(serverPublicKey: BigUInt) -> BigUInt {
+    func scrambler(serverPublicKey: BigUInt) -> BigUInt {
         SRP<Hash>.scrambler(group, publicKey, serverPublicKey)
     }
 
     /// The premaster secret S = (B - k·g^x)^(a + u·x) mod N.
     ///
     /// - Throws: `.invalidSRPParameter` when B % N == 0 or u == 0 (RFC 5054 2.5.4: the client must abort).
-    package func premasterSecret(salt: [UInt8], serverPublicKey: BigUInt) throws -> BigUInt {
+    func premasterSecret(salt: [UInt8], serverPublicKey: BigUInt) throws -> BigUInt {
         let prime = group.prime
         guard !(serverPublicKey % prime).isZero else {
             throw HAPError(.invalidSRPParameter, "the accessory's SRP public key B is 0 modulo N")
@@ -101,9 +101,9 @@ package struct SRPClient<Hash: HashFunction>: Sendable {
 /// What the SRP client computes once it has the server's salt and public key.
 package struct SRPProof: Sendable {
     /// K = H(S), as minimal big-endian bytes: the input of HAP's HKDF derivations.
-    package let sessionKey: [UInt8]
+    let sessionKey: [UInt8]
     /// M1, the client's proof, sent to the server.
-    package let clientProof: [UInt8]
+    let clientProof: [UInt8]
     /// M2, the proof the server must answer with.
     let expectedServerProof: [UInt8]
 

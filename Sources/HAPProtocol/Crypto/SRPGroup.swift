@@ -3,11 +3,11 @@ import BigInt
 /// An SRP group: a safe prime N and a generator g (RFC 5054, appendix A).
 package struct SRPGroup: Sendable, Equatable {
     /// The safe prime modulus.
-    package let prime: BigUInt
+    let prime: BigUInt
     /// The generator.
     package let generator: BigUInt
     /// The length of N in bytes: what `PAD()` pads to.
-    package let byteCount: Int
+    let byteCount: Int
 
     /// Makes a group from the hexadecimal text of its modulus (whitespace ignored) and its generator.
     init(primeHex: String, generator: BigUInt) {

@@ -19,7 +19,7 @@ package struct HTTPMessage: Sendable, Equatable {
     /// The status code (HAP events are always 200).
     package var statusCode: Int
     /// The reason phrase.
-    package var reason: String
+    var reason: String
     /// The headers in order, names as sent.
     package var headers: [Header]
     /// The body, with chunked transfer encoding removed.
@@ -47,7 +47,7 @@ package struct HTTPMessage: Sendable, Equatable {
 /// dropped.
 package struct HTTPResponseParser: Sendable {
     /// The longest status line and headers accepted.
-    package static let maximumHeadLength = 16 * 1024
+    static let maximumHeadLength = 16 * 1024
     /// The longest body accepted (/accessories of a large bridge stays well below).
     static let maximumBodyLength = 16 * 1024 * 1024
 

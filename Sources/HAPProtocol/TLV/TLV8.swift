@@ -95,7 +95,7 @@ package struct TLV8: Sendable, Equatable {
     }
 
     /// The entries of a list message: the items between `.separator` items, each as a message.
-    package func splitAtSeparators() -> [TLV8] {
+    func splitAtSeparators() -> [TLV8] {
         var entries: [TLV8] = [TLV8()]
         for item in items {
             if item.type == .separator {

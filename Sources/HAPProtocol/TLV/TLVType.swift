@@ -20,7 +20,7 @@ package struct TLVType: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// kTLVType_Proof: an SRP proof (M1 or M2).
     package static let proof = TLVType(rawValue: 0x04)
     /// kTLVType_EncryptedData: ChaCha20-Poly1305 ciphertext followed by its 16-byte tag.
-    package static let encryptedData = TLVType(rawValue: 0x05)
+    static let encryptedData = TLVType(rawValue: 0x05)
     /// kTLVType_State: the step of the exchange (M1, M2, ...).
     package static let state = TLVType(rawValue: 0x06)
     /// kTLVType_Error: an error code from the accessory (see `PairingError`).
@@ -28,7 +28,7 @@ package struct TLVType: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// kTLVType_RetryDelay: seconds to wait before the next pair setup attempt (with error 3, backoff).
     package static let retryDelay = TLVType(rawValue: 0x08)
     /// kTLVType_Signature: an Ed25519 signature.
-    package static let signature = TLVType(rawValue: 0x0A)
+    static let signature = TLVType(rawValue: 0x0A)
     /// kTLVType_Permissions: 0 for a regular user, 1 for an admin.
     package static let permissions = TLVType(rawValue: 0x0B)
     /// kTLVType_Separator: an empty item between two entries of a list.
