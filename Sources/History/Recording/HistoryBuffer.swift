@@ -3,16 +3,16 @@ import Synchronization
 /// What the recorder has taken from the model and not yet written, bounded: when the writer falls
 /// behind (a slow SD card, a full disk) new entries are dropped rather than held, so memory stays
 /// bounded and the model never waits for history.
-package final class HistoryBuffer: Sendable {
+final class HistoryBuffer: Sendable {
     private struct State {
         var pending: [HistoryEntry] = []
         var statistics = HistoryStatistics()
     }
 
-    package let capacity: Int
+    let capacity: Int
     private let state = Mutex(State())
 
-    package init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int) { self.capacity = capacity }
 
     /// Queues what fits of `entries`; returns how many were dropped.
     func append(_ entries: [HistoryEntry]) -> Int {
@@ -47,7 +47,7 @@ package final class HistoryBuffer: Sendable {
 
     func noteWarning() { state.withLock { $0.statistics.warnings += 1 } }
 
-    package var statistics: HistoryStatistics {
+    var statistics: HistoryStatistics {
         state.withLock { state in
             var statistics = state.statistics
             statistics.pending = state.pending.count

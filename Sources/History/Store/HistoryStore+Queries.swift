@@ -4,7 +4,7 @@ import HomeModel
 
 extension HistoryStore {
     /// The most timeline events one query answers with (the newest of the span).
-    package static let maximumEvents = 10_000
+    static let maximumEvents = 10_000
 
     /// The values of one characteristic from `from` to `to` (both included).
     ///

@@ -55,13 +55,13 @@ package struct TimelineKind: RawRepresentable, Hashable, Sendable, Codable, Cust
     /// A button was pressed.
     package static let press = Self(rawValue: "press")
     package static let motion = Self(rawValue: "motion")
-    package static let occupancy = Self(rawValue: "occupancy")
+    static let occupancy = Self(rawValue: "occupancy")
     /// A contact sensor (a door or window) opened or closed.
     package static let contact = Self(rawValue: "contact")
     /// A garage door's state.
     package static let door = Self(rawValue: "door")
     package static let lock = Self(rawValue: "lock")
-    package static let leak = Self(rawValue: "leak")
+    static let leak = Self(rawValue: "leak")
     package static let smoke = Self(rawValue: "smoke")
     package static let actionSet = Self(rawValue: "actionSet")
     package static let automation = Self(rawValue: "automation")
@@ -122,9 +122,9 @@ package enum HistoryEntry: Sendable, Hashable {
 /// When a home's automations last fired, from the timeline (``HistoryStore/lastFirings(home:)``).
 package struct AutomationFirings: Sendable, Hashable {
     /// By automation, from the entries that name it.
-    package var byID: [TriggerID: Date] = [:]
+    var byID: [TriggerID: Date] = [:]
     /// By the automation's name when it fired, from entries written before they named it.
-    package var byName: [String: Date] = [:]
+    var byName: [String: Date] = [:]
 
     package init() {}
 
