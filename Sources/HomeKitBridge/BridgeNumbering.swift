@@ -8,9 +8,9 @@ import JSON
 /// after a removal, so a controller that cached an old number never reaches something else with it.
 /// Stored with the home (issue 48); Apple Home loses an accessory's rooms and automations when its
 /// numbers move.
-package struct BridgeNumbering: Sendable, Equatable {
+struct BridgeNumbering: Sendable, Equatable {
     /// The most accessories one bridge serves, the bridge included (HAP: 150).
-    package static let accessoryLimit = 150
+    static let accessoryLimit = 150
 
     private var aids: [AccessoryID: Int] = [:]
     private var nextAID = 2
@@ -23,12 +23,12 @@ package struct BridgeNumbering: Sendable, Equatable {
         let characteristic: CharacteristicType?
     }
 
-    package init() {}
+    init() {}
 
     /// The aid of `accessory`, a new one (never given before) the first time.
     ///
     /// - Throws: `.maximumObjectLimitReached` when the bridge would serve more than ``accessoryLimit`` accessories.
-    package mutating func aid(of accessory: AccessoryID) throws(HomeError) -> Int {
+    mutating func aid(of accessory: AccessoryID) throws(HomeError) -> Int {
         if let aid = aids[accessory] { return aid }
         guard aids.count + 1 < Self.accessoryLimit else {
             throw HomeError(
@@ -44,7 +44,7 @@ package struct BridgeNumbering: Sendable, Equatable {
     /// The iid of a service (`characteristic` nil) or of one of its characteristics within
     /// `accessory`, a new one the first time. The accessory information service (`isInformation`)
     /// takes iid 1 as HAP requires, its characteristics the next ones up to 15; the others start at 16.
-    package mutating func iid(
+    mutating func iid(
         of service: ServiceID, _ characteristic: CharacteristicType? = nil, in accessory: AccessoryID,
         isInformation: Bool = false
     ) -> Int {
@@ -67,7 +67,7 @@ package struct BridgeNumbering: Sendable, Equatable {
     /// Forgets what no longer exists (accessories gone from the home, services gone from an
     /// accessory); their numbers are not given again. An accessory that comes back is a new one to
     /// controllers: it gets a new aid.
-    package mutating func keep(only present: [AccessoryID: Set<ServiceID>]) {
+    mutating func keep(only present: [AccessoryID: Set<ServiceID>]) {
         aids = aids.filter { present[$0.key] != nil }
         nextIIDs = nextIIDs.filter { present[$0.key] != nil }
         iids = iids.filter { present[$0.key] != nil }

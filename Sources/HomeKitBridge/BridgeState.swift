@@ -143,23 +143,23 @@ struct BridgeStateStore: Sendable {
 }
 
 /// Why a bridge cannot serve.
-package struct BridgeError: Error, Sendable, CustomStringConvertible {
-    package enum Code: String, Sendable {
+struct BridgeError: Error, Sendable, CustomStringConvertible {
+    enum Code: String, Sendable {
         /// The stored state (keys, pairings) does not read back.
         case unreadableState
         /// The port cannot be listened on.
         case cannotListen
     }
 
-    package let code: Code
-    package let message: String
+    let code: Code
+    let message: String
 
-    package init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    package var description: String { "\(code.rawValue): \(message)" }
+    var description: String { "\(code.rawValue): \(message)" }
 }
 
 /// What a home's administrators are shown to add its bridge to the Home app: the setup code, the

@@ -5,14 +5,14 @@ import JSON
 /// A bridge's configuration number, `c#` in its mDNS record: controllers read the accessory database
 /// again when it changes. It changes only when the database's content does (a hash of it is kept
 /// beside it), persists with the home, and after 65535 comes 1.
-package struct ConfigurationNumber: Sendable, Equatable {
-    package private(set) var value = 1
+struct ConfigurationNumber: Sendable, Equatable {
+    private(set) var value = 1
     private var contentHash: [UInt8] = []
 
-    package init() {}
+    init() {}
 
     /// Takes the accessory database as served now; returns whether the number moved.
-    package mutating func update(content: [UInt8]) -> Bool {
+    mutating func update(content: [UInt8]) -> Bool {
         let hash = Array(SHA256.hash(data: content))
         guard hash != contentHash else { return false }
         // The first content seen is the database the first number stands for.

@@ -36,10 +36,10 @@ package actor HomeBridge {
     /// What the bridge's `_hap._tcp` record says; it follows the pairing state and `c#`.
     package struct Advertisement: Sendable, Equatable {
         package let name: String
-        package let deviceID: String
+        let deviceID: String
         package let configurationNumber: Int
         package let isPaired: Bool
-        package let setupHash: String
+        let setupHash: String
         package let port: Int
     }
 

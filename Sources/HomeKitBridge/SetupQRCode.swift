@@ -4,7 +4,7 @@ import CQRencode
 /// code being typed: drawn by libqrencode, shown as SVG on the web page and as text in a terminal.
 package struct SetupQRCode: Sendable, Equatable {
     /// The modules, row by row: true is dark.
-    package let modules: [[Bool]]
+    let modules: [[Bool]]
 
     /// Encodes `payload`; nil when libqrencode cannot (it never fails for a setup payload's 20
     /// characters but for lack of memory).
