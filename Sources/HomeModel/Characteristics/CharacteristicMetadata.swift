@@ -40,7 +40,7 @@ package struct CharacteristicMetadata: Sendable, Hashable, Codable {
 
     /// Whether values are numbers (an integer or float format), which have an order: what a
     /// threshold range or an ordering condition needs.
-    package var isNumeric: Bool { format == .float || format.integerRange != nil }
+    var isNumeric: Bool { format == .float || format.integerRange != nil }
 
     /// HAP's default maximum length of a string value.
     package static let defaultMaxStringLength = 64

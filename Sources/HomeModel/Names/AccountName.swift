@@ -5,7 +5,7 @@
 /// would add a line of its own to the acl file) or surrounding spaces could not be written safely.
 package enum AccountName {
     /// The longest account, in UTF-8 bytes.
-    package static let maximumLength = 256
+    static let maximumLength = 256
 
     /// Checks an account for a new member.
     package static func validate(_ account: String) throws(HomeError) {

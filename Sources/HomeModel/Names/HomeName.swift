@@ -12,7 +12,7 @@ package enum HomeName {
 
     /// The longest name, in characters. Names become topic levels, and an MQTT topic holds at most
     /// 65,535 bytes; 64 is more than any household needs.
-    package static let maximumLength = 64
+    static let maximumLength = 64
 
     /// The key two names compare by: lowercased, without spaces and apostrophes.
     package static func key(_ name: String) -> String {

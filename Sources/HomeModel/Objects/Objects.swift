@@ -300,7 +300,7 @@ package struct TriggerOptions: Sendable, Hashable {
     package var catchUpGrace: Duration?
 
     /// A day: longer than a household's "off again after" and short enough to be a return, not a schedule.
-    package static let longestTurnBack = Duration.seconds(86_400)
+    static let longestTurnBack = Duration.seconds(86_400)
 
     package init(executeOnce: Bool = false, turnBackAfter: Duration? = nil, catchUpGrace: Duration? = nil) {
         self.executeOnce = executeOnce
@@ -344,7 +344,7 @@ package struct PendingTurnBack: Sendable, Hashable {
     /// Whether `trigger` keeps its pending turn-back: while it is on, or when it executes once (it
     /// turned itself off as it fired, and the return belongs to that firing). The database keeps the
     /// same rule (``HomeDatabase/keepingTriggers``).
-    package static func isKept(by trigger: Trigger) -> Bool { trigger.isEnabled || trigger.options.executeOnce }
+    static func isKept(by trigger: Trigger) -> Bool { trigger.isEnabled || trigger.options.executeOnce }
 }
 
 /// What one firing of an automation did: what set it off, each action set's results, or why it

@@ -47,7 +47,7 @@ package enum Comparison: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether it orders numbers (and so needs a numeric characteristic).
-    package var isOrder: Bool { self != .equal && self != .notEqual }
+    var isOrder: Bool { self != .equal && self != .notEqual }
 
     /// `current` compared with `value`; numbers by their value (21 equals 21.0), anything else by
     /// equality; an order between values that are not both numbers does not hold.
