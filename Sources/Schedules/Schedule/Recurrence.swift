@@ -13,7 +13,7 @@ package enum Recurrence: Sendable, Hashable {
     case onWeekdays(Set<Weekday>)
 
     /// The fewest minutes between two firings: a shorter interval is polling, not a schedule.
-    package static let shortestMinutes = 5
+    static let shortestMinutes = 5
 
     /// Refuses what cannot be scheduled: a count below one, minutes below five, no weekday.
     package func validate() throws(ScheduleError) {

@@ -18,7 +18,7 @@ package struct TimeOfDay: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// 00:00, a day's start.
-    package static let midnight = try! TimeOfDay(hour: 0, minute: 0)
+    static let midnight = try! TimeOfDay(hour: 0, minute: 0)
 
     /// Minutes since midnight, for ordering.
     var minutes: Int { hour * 60 + minute }

@@ -4,11 +4,11 @@ import Foundation
 /// household expects. A minute the clocks skip (spring forward) is the first minute after the
 /// skip; a minute they repeat (fall back) is its first occurrence. Foundation's `TimeZone` knows
 /// the offsets and transitions; this type only chooses among them.
-package struct WallClock: Sendable {
-    package let timeZone: TimeZone
+struct WallClock: Sendable {
+    let timeZone: TimeZone
     private let calendar: Calendar
 
-    package init(timeZone: TimeZone) {
+    init(timeZone: TimeZone) {
         self.timeZone = timeZone
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -17,7 +17,7 @@ package struct WallClock: Sendable {
 
     /// The instant `slot` names on this clock: its first occurrence when the clocks repeat it, the
     /// end of the skip when they jump over it.
-    package func instant(of slot: LocalDateTime) -> Date {
+    func instant(of slot: LocalDateTime) -> Date {
         let components = DateComponents(
             year: slot.date.year, month: slot.date.month, day: slot.date.day, hour: slot.time.hour,
             minute: slot.time.minute)
@@ -33,12 +33,12 @@ package struct WallClock: Sendable {
     }
 
     /// The wall-clock minute `instant` falls in (its seconds dropped).
-    package func slot(of instant: Date) -> LocalDateTime {
+    func slot(of instant: Date) -> LocalDateTime {
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: instant)
         return try! LocalDateTime(
             year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!)
     }
 
     /// The calendar day `instant` falls on.
-    package func date(of instant: Date) -> LocalDate { LocalDate(instant, in: timeZone) }
+    func date(of instant: Date) -> LocalDate { LocalDate(instant, in: timeZone) }
 }
