@@ -3,16 +3,16 @@ import JSON
 /// One device of zigbee2mqtt's retained `bridge/devices`: who it is (the IEEE address, which never
 /// changes, and the friendly name, which the user may change) and what it exposes.
 package struct DeviceDescription: Sendable, Hashable, ListEntry {
-    package var ieeeAddress: String
-    package var friendlyName: String
+    var ieeeAddress: String
+    var friendlyName: String
     /// `Coordinator`, `Router` or `EndDevice`.
     package var type: String
     var interviewCompleted: Bool
-    package var disabled: Bool
-    package var vendor: String
+    var disabled: Bool
+    var vendor: String
     package var model: String
     package var description: String
-    package var exposes: [Expose]
+    var exposes: [Expose]
     /// Whether a switch of the device is an outlet: a device that measures power or energy, or whose
     /// kind (zigbee2mqtt's description of the model, never the name its owner gave it) is a plug, a
     /// socket or an outlet. A group is an outlet when each member with a switch is one.
@@ -56,7 +56,7 @@ extension DeviceDescription {
     }
 
     /// Whether the device can become an accessory: not the coordinator, interviewed, not disabled.
-    package var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
+    var isAccessory: Bool { type != "Coordinator" && interviewCompleted && !disabled }
 
     package static let listTopic = "bridge/devices"
 }

@@ -11,16 +11,16 @@ package struct Expose: Sendable, Hashable {
         /// Bit 1: the property appears in the device's state publishes.
         package static let published = Access(rawValue: 1)
         /// Bit 2: the property can be set with `<device>/set`.
-        package static let settable = Access(rawValue: 2)
+        static let settable = Access(rawValue: 2)
         /// Bit 4: the property can be asked for with `<device>/get`.
-        package static let gettable = Access(rawValue: 4)
+        static let gettable = Access(rawValue: 4)
     }
 
     package var type: String
     package var name: String?
     /// The key in the state payload and in `/set` (`state_l1` for an endpoint's state).
     package var property: String?
-    package var endpoint: String?
+    var endpoint: String?
     package var access: Access
     package var unit: String?
     var valueMin: Double?

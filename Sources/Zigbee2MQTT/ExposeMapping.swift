@@ -24,7 +24,7 @@ package struct MappedDevice: Sendable, Hashable {
         package let characteristic: CharacteristicType
         package let value: CharacteristicValue
         /// A target (a cover's position or tilt): the state says where the device is, not where it goes.
-        package let isTarget: Bool
+        let isTarget: Bool
     }
 
     /// What a state payload says: the values it carries (checked against each characteristic's
@@ -638,7 +638,7 @@ extension CharacteristicMetadata {
 }
 
 extension CharacteristicUnit {
-    package static let hectopascals = Self(rawValue: "hPa")
-    package static let watts = Self(rawValue: "W")
+    static let hectopascals = Self(rawValue: "hPa")
+    static let watts = Self(rawValue: "W")
     static let kilowattHours = Self(rawValue: "kWh")
 }

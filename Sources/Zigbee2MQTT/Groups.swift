@@ -4,14 +4,14 @@ import OrderedCollections
 /// One group of zigbee2mqtt's retained `bridge/groups`: the lights of a room switched as one.
 /// zigbee2mqtt sends a group's `/set` to all its members in one Zigbee group command, and publishes
 /// the group's state at `<base>/<group>` (and its availability, when that is on) as it does a device's.
-package struct GroupDescription: Sendable, Hashable, ListEntry {
-    package var id: Int
-    package var friendlyName: String
+struct GroupDescription: Sendable, Hashable, ListEntry {
+    var id: Int
+    var friendlyName: String
     /// The members' IEEE addresses, in the group's order (a device in it twice, on two endpoints, once).
-    package var members: [String]
+    var members: [String]
 
     /// Reads one entry of `bridge/groups`; throws a ``Zigbee2MQTTPayloadError`` naming what is missing.
-    package init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
+    init(_ json: JSON) throws(Zigbee2MQTTPayloadError) {
         guard case .object = json else { throw .init("a group entry is not an object") }
         guard let id = json["id"]?.integerValue else { throw .init("a group entry has no numeric id") }
         guard let friendlyName = json["friendly_name"]?.stringValue, !friendlyName.isEmpty else {
@@ -22,10 +22,10 @@ package struct GroupDescription: Sendable, Hashable, ListEntry {
         members = Array(OrderedSet((json["members"]?.arrayValue ?? []).compactMap { $0["ieee_address"]?.stringValue }))
     }
 
-    package static let listTopic = "bridge/groups"
+    static let listTopic = "bridge/groups"
 
     /// The accessory id of the group: `group:<id>`, which no IEEE address can be.
-    package var accessoryKey: String { "group:\(id)" }
+    var accessoryKey: String { "group:\(id)" }
 
     /// The kinds a group can be: what a Zigbee group command reaches (zigbee2mqtt's Home Assistant
     /// discovery offers groups of the same kinds).
