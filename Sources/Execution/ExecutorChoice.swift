@@ -26,6 +26,15 @@ package protocol ExecutorChoosingActor: Actor {
     nonisolated var executorChoice: ExecutorChoice { get }
 }
 
+extension ExecutorChoosingActor {
+    /// Runs `body` on this actor in a task that prefers the actor's chosen executor when it is a task
+    /// executor (the loop): for the actor's long-lived work, whose every wait (a mailbox, a stream)
+    /// then resumes on the loop (``ExecutorChoice/taskExecutor`` says why).
+    package func preferringChosenExecutor<T>(_ body: () async -> T) async -> T {
+        await withTaskExecutorPreference(executorChoice.taskExecutor, operation: body)
+    }
+}
+
 /// `operation`, isolated to the actor of the code that writes it: a task or a task group's child made
 /// with it starts on that actor's executor (the loop), not on the global executor and then hops over.
 /// A task group's `addTask` takes a closure as nonisolated otherwise (Swift 6.3).

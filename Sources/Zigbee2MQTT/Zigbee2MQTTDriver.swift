@@ -16,14 +16,14 @@ import OrderedCollections
 ///
 /// The IEEE address is the accessory's id, so a rename in zigbee2mqtt keeps the accessory, its room
 /// and its action sets. The driver keeps no state on disk: zigbee2mqtt retains what it needs.
-package actor Zigbee2MQTTDriver: JoinPermitting {
+package actor Zigbee2MQTTDriver: JoinPermitting, ExecutorChoosingActor {
     package nonisolated let name = "zigbee2mqtt"
     package nonisolated let updates: AsyncStream<DriverUpdate>
     /// Values move only with the device's own state publishes (and a target once the device took it).
     package nonisolated var reportsConfirmedValues: Bool { true }
     /// The client's loop, if it has one: a state publish is read, mapped, recorded and published there.
-    private nonisolated let executor: ExecutorChoice
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+    package nonisolated let executorChoice: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
 
     private let sink: AsyncStream<DriverUpdate>.Continuation
     private let client: MQTTClient
@@ -64,7 +64,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
     ///   - baseTopic: zigbee2mqtt's `mqtt.base_topic`.
     package init(client: MQTTClient, baseTopic: String = "zigbee2mqtt", logger: Logger) {
         self.client = client
-        executor = ExecutorChoice(client.loop, otherwise: "homegate-zigbee2mqtt")
+        executorChoice = ExecutorChoice(client.loop, otherwise: "homegate-zigbee2mqtt")
         topics = Zigbee2MQTTTopics(base: baseTopic)
         self.logger = logger
         (updates, sink) = AsyncStream.makeStream()
@@ -90,7 +90,7 @@ package actor Zigbee2MQTTDriver: JoinPermitting {
         let filters = [topics.all]
         let noLocal: MQTTSubscribeOptions = client.configuration.protocolVersion == .v5 ? [.noLocal] : []
         // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
-        await withTaskExecutorPreference(executor.taskExecutor) {
+        await preferringChosenExecutor {
             await withDiscardingTaskGroup { group in
                 group.addTask { [logger] in
                     do {

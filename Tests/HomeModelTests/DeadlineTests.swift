@@ -166,6 +166,12 @@ struct DeadlineTests {
         let outcome = await OnChosenQueue().race()
         #expect(try outcome?.get() == [true, true])
     }
+
+    @Test("an actor's long-lived work prefers its chosen executor, and no longer once it is done")
+    func longLivedWorkPrefersTheChosenExecutor() async {
+        let actor = OnChosenQueue()
+        #expect(await actor.prefersQueueInLongLivedWork() == [false, true, true, false])
+    }
 }
 
 /// An actor on a queue that is a task executor too, as the manager is on the loop: it says so by
@@ -176,6 +182,20 @@ private actor OnChosenQueue: ExecutorChoosingActor {
     nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
 
     init() { executorChoice = ExecutorChoice(executor, otherwise: "unused") }
+
+    /// Whether this task prefers the queue: before `preferringChosenExecutor`, in its body before
+    /// and after a suspension, and after it.
+    func prefersQueueInLongLivedWork() async -> [Bool] {
+        let preferred = executor.asUnownedTaskExecutor()
+        let prefersQueue = { withUnsafeCurrentTask { $0?.unownedTaskExecutor == preferred } }
+        let before = prefersQueue()
+        let during = await preferringChosenExecutor {
+            let first = prefersQueue()
+            try? await Task.sleep(for: .microseconds(1))
+            return [first, prefersQueue()]
+        }
+        return [before] + during + [prefersQueue()]
+    }
 
     /// Whether the operation's task prefers the queue, before and after it suspends.
     func race() async -> Result<[Bool], any Error>? {

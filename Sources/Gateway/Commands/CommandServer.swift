@@ -9,9 +9,9 @@ import MQTT
 /// entrance. It runs on the client's loop (if it has one), where a write or a scene runs from the
 /// PUBLISH that carried it to its answer, in one pass; a request (a layout change, whose commit waits
 /// for the disk) runs beside the loop.
-actor CommandServer {
-    private nonisolated let executor: ExecutorChoice
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+actor CommandServer: ExecutorChoosingActor {
+    nonisolated let executorChoice: ExecutorChoice
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
 
     private let client: MQTTClient
     private let router: CommandRouter
@@ -32,7 +32,7 @@ actor CommandServer {
         homeAssistant: HomeAssistantDiscovery?, accessKeeper: AccessKeeper?,
         statistics: GatewayStatistics, answersInFlight: AnswersInFlight, logger: Logger
     ) {
-        executor = ExecutorChoice(client.loop, otherwise: "homegate-commands")
+        executorChoice = ExecutorChoice(client.loop, otherwise: "homegate-commands")
         self.client = client
         self.router = router
         self.publisher = publisher
@@ -48,7 +48,7 @@ actor CommandServer {
     /// device does not hold up the others.
     func serve() async {
         // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
-        await withTaskExecutorPreference(executor.taskExecutor) { await serveMessages() }
+        await preferringChosenExecutor { await serveMessages() }
     }
 
     private func serveMessages() async {

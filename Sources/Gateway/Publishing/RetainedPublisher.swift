@@ -13,9 +13,9 @@ import MQTT
 ///
 /// It runs on the client's loop (if it has one): a change is rendered and queued in the pass that
 /// made it, and the loop writes it at the pass's end.
-package actor RetainedPublisher {
-    private nonisolated let executor: ExecutorChoice
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.unownedExecutor }
+package actor RetainedPublisher: ExecutorChoosingActor {
+    package nonisolated let executorChoice: ExecutorChoice
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
     private let client: MQTTClient
     private let topics: Topics
     private let readBack: @Sendable () async throws -> Set<String>
@@ -75,7 +75,7 @@ package actor RetainedPublisher {
         layoutState: @escaping @Sendable () async -> HomeSnapshot,
         readBack: @escaping @Sendable () async throws -> Set<String>
     ) {
-        executor = ExecutorChoice(client.loop, otherwise: "homegate-publisher")
+        executorChoice = ExecutorChoice(client.loop, otherwise: "homegate-publisher")
         timer = DeadlineTimer(clock: AnyClock(clock))
         self.layoutDelay = layoutDelay
         self.layoutState = layoutState
@@ -352,7 +352,7 @@ package actor RetainedPublisher {
     /// back to the manager (a change carries the state it left); the task prefers the loop
     /// (``ExecutorChoice/taskExecutor``). `observe` runs after each.
     package func follow(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {
-        await withTaskExecutorPreference(executor.taskExecutor) { await followChanges(changes, observe: observe) }
+        await preferringChosenExecutor { await followChanges(changes, observe: observe) }
     }
 
     private func followChanges(_ changes: Mailbox<HomeChange>, observe: @Sendable (HomeChange) -> Void) async {

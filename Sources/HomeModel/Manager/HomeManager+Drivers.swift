@@ -65,8 +65,7 @@ extension HomeManager {
     }
 
     private func follow(_ updates: AsyncStream<DriverUpdate>, driver: Int) async {
-        // Prefers the loop, so each wait resumes here (ExecutorChoice.taskExecutor says why).
-        await withTaskExecutorPreference(executorChoice.taskExecutor) {
+        await preferringChosenExecutor {
             for await update in updates {
                 apply(update, driver: driver)
                 if case .found(let accessory) = update { await followBridge(accessory) }
