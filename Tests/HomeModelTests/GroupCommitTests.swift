@@ -281,5 +281,5 @@ extension HomeManager {
     /// Whether a layout edit is being written.
     var isSavingLayout: Bool { store.pendingLayout != nil }
     /// Whether a driver reports `id` now.
-    func hasFound(_ id: AccessoryID) -> Bool { browser.knows(id) }
+    func hasFound(_ id: AccessoryID) -> Bool { drivers.browser.knows(id) }
 }

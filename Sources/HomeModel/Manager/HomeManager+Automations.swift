@@ -28,7 +28,7 @@ extension HomeManager {
                 throw HomeError(.notFound, "The action's characteristic \(action.characteristic) no longer exists.")
             }
             let value = try HomeGraph.writable(action.value, to: characteristic, of: accessory)
-            try await write(
+            try await drivers.write(
                 [CharacteristicWrite(service: action.service, characteristic: action.characteristic, value: value)],
                 to: accessory)
             return ActionResult(action: action, error: nil)

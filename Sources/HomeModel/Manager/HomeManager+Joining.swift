@@ -13,13 +13,13 @@ extension HomeManager {
             throw HomeError(
                 .invalidParameter, "\"seconds\" must be 0...\(Self.maximumJoinSeconds); 0 closes the network.")
         }
-        let drivers = browser.drivers.compactMap { $0 as? any JoinPermitting }
-        guard !drivers.isEmpty else {
+        let networks = drivers.browser.drivers.compactMap { $0 as? any JoinPermitting }
+        guard !networks.isEmpty else {
             throw HomeError(.notSupported, "No driver has a network that devices join (zigbee2mqtt is not configured).")
         }
         var permits: [JoinPermit] = []
-        for driver in drivers {
-            let open = try await callDriver(
+        for driver in networks {
+            let open = try await drivers.call(
                 whenLate: { "\(driver.name) did not answer the permit join in time." },
                 failed: "The permit join to \(driver.name) failed"
             ) { try await driver.permitJoin(seconds: seconds) }

@@ -11,14 +11,14 @@ extension HomeManager {
         _ id: AccessoryID, setupCode: String, home: String, room: String? = nil, name: String? = nil, account: String
     ) async throws(HomeError) -> String {
         _ = try store.graph.homeIndex(home, account: account, .administrator)
-        guard let index = browser.driverIndex(for: id), let driver = browser.driver(for: id) else {
+        guard let index = drivers.browser.driverIndex(for: id), let driver = drivers.browser.driver(for: id) else {
             throw HomeError(.notFound, "No driver has found an accessory '\(id)'.")
         }
         guard let pairing = driver as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(id)' needs no pairing: add it with addAccessory.")
         }
         // Two minutes: SRP with the 3072-bit group costs seconds on a small hub.
-        let paired = try await callDriver(
+        let paired = try await drivers.call(
             timeout: .seconds(120), whenLate: { "Pairing with '\(id)' did not finish in time." },
             failed: "Pairing with '\(id)' failed"
         ) { try await pairing.pair(id, setupCode: setupCode) }
@@ -26,12 +26,12 @@ extension HomeManager {
             throw HomeError(.communicationFailure, "'\(id)' paired but listed no accessory.")
         }
         // The driver reports them too, later; the browser must know them before they are added.
-        for accessory in paired { apply(.found(accessory), driver: index) }
+        for accessory in paired { drivers.apply(.found(accessory), driver: index) }
         do {
             return try await edit(.addAccessory(home: home, id: primary.id, room: room, name: name), account: account)
                 ?? primary.name
         } catch {
-            let undone = await Deadline.race(timeout: driverTimeout, timer: deadlines) {
+            let undone = await Deadline.race(timeout: drivers.driverTimeout, timer: drivers.deadlines) {
                 try await pairing.unpair(primary.id)
             }
             guard case .success? = undone else {
@@ -50,7 +50,7 @@ extension HomeManager {
     package func accessoriesWithPairing(in home: Home) -> Set<AccessoryID> {
         Set(
             home.accessories.lazy.filter { accessory in
-                accessory.bridge == nil && self.browser.driver(for: accessory.id) is any PairingDriver
+                accessory.bridge == nil && self.drivers.browser.driver(for: accessory.id) is any PairingDriver
             }.map(\.id))
     }
 
@@ -58,7 +58,7 @@ extension HomeManager {
     /// from the home (administrator only). When the accessory cannot be reached, nothing changes.
     package func unpairAccessory(_ name: String, home: String, account: String) async throws(HomeError) {
         let accessory = try store.administeredAccessory(name, home: home, account: account)
-        guard let pairing = browser.driver(for: accessory.id) as? any PairingDriver else {
+        guard let pairing = drivers.browser.driver(for: accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairing: remove it with removeAccessory.")
         }
         // Refused before the device is asked: its pairing is its bridge's, and the home keeps both.
@@ -68,7 +68,7 @@ extension HomeManager {
                 .cannotRemoveNonBridgeAccessory,
                 "'\(accessory.name)' is paired through its bridge: unpair '\(bridgeName ?? bridge.rawValue)'.")
         }
-        try await callDriver(
+        try await drivers.call(
             whenLate: { "'\(accessory.name)' did not answer the unpairing in time." },
             failed: "Unpairing '\(accessory.name)' failed"
         ) { try await pairing.unpair(accessory.id) }
@@ -110,7 +110,7 @@ extension HomeManager {
         Accessory, any PairingDriver
     ) {
         let accessory = try store.administeredAccessory(name, home: home, account: account)
-        guard let driver = browser.driver(for: accessory.bridge ?? accessory.id) as? any PairingDriver else {
+        guard let driver = drivers.browser.driver(for: accessory.bridge ?? accessory.id) as? any PairingDriver else {
             throw HomeError(.notSupported, "'\(accessory.name)' has no pairings.")
         }
         return (accessory, driver)
@@ -120,6 +120,6 @@ extension HomeManager {
     private func run<T: Sendable>(
         _ what: String, _ body: nonisolated(nonsending) @escaping @Sendable () async throws -> T
     ) async throws(HomeError) -> T {
-        try await callDriver(whenLate: { "No answer in time \(what)." }, failed: "Failed \(what)", body)
+        try await drivers.call(whenLate: { "No answer in time \(what)." }, failed: "Failed \(what)", body)
     }
 }

@@ -6,11 +6,12 @@ import Synchronization
 
 /// The home database's entrance, HomeKit's `HMHomeManager`, and the drivers' hub.
 ///
-/// Three parts with narrow seams: the rules (``HomeGraph``, pure: what an edit does, who may do it),
-/// the home's store (``HomeStore``: the model, its database, the group commit, the change stream)
-/// and, here, the drivers' hub: the registry of drivers and what they found, driver requests with
-/// their deadlines, the probes of silent accessories, pairing. The store is owned by the manager
-/// and isolated to it, so a driver's report or a command reads and commits the model without a hop.
+/// The entrance to three parts with narrow seams: the rules (``HomeGraph``, pure: what an edit does,
+/// who may do it), the home's store (``HomeStore``: the model, its database, the group commit, the
+/// change stream) and the drivers' hub (``DriverHub``: the registry of drivers and what they found,
+/// driver requests with their deadlines, the probes of silent accessories). Both are owned by the
+/// manager and isolated to it, so a driver's report or a command reads and commits the model without
+/// a hop. A command is checked against the rules in the store and sent to its device through the hub.
 ///
 /// Every operation names the acting `account` and is checked against the role table before
 /// anything else; a failed operation changes nothing. Snapshots handed out (``Home``,
@@ -20,26 +21,11 @@ package actor HomeManager: ExecutorChoosingActor {
     package nonisolated let executorChoice: ExecutorChoice
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executorChoice.unownedExecutor }
     let store: HomeStore
-    /// The drivers and what each found (HomeKit's accessory browser), shared with the store.
-    let browser = AccessoryBrowser()
+    let drivers: DriverHub
     nonisolated let database: HomeDatabase
+    /// Drivers served without a service group (``attach(_:)``), ended at ``shutdown()``.
     var driverTasks: [Task<Void, Never>] = []
-    /// Accessories shown unreachable because a request to them timed out, with the task that tries
-    /// each again until it answers.
-    var unresponsive: [AccessoryID: Probe] = [:]
-    /// Counts the probes scheduled: a probe goes on only while it is its accessory's latest.
-    var probesScheduled: UInt64 = 0
-    /// Set by ``shutdown()``: nothing is scheduled after it.
-    var isShutDown = false
     let logger: Logger
-    /// How long a driver may take to read, write or identify before the request fails with
-    /// `operationTimedOut`.
-    package let driverTimeout: Duration
-    /// Every timer of the manager and its store, on one clock: driver timeouts, the group commit's
-    /// window, probes.
-    let deadlines: DeadlineTimer<AnyClock>
-    /// How often an accessory that stopped answering is tried again (a read), until it answers.
-    package let probeInterval: Duration
     /// How long device values may wait to be written: every value that changes within it is written
     /// in one transaction, off the actor (one fsync instead of one per value, which on a hub's SD card
     /// is 5–50 ms each). It is what a power cut can lose of device values; layout changes are written
@@ -58,22 +44,28 @@ package actor HomeManager: ExecutorChoosingActor {
     ) throws {
         executorChoice = ExecutorChoice(valueCommitWindow == .zero ? nil : executor, otherwise: "homegate-home")
         let logger = logger ?? Logger(label: "homegate.home-model")
+        // Every timer of the store and the hub, on one clock: the group commit's window, driver
+        // deadlines, probes.
         let deadlines = DeadlineTimer(clock: AnyClock(clock))
-        // The store comes back here through a box the manager fills once it exists.
+        // The store and the hub come back here through a box the manager fills once it exists.
         let owner = WeakOwner()
         store = try HomeStore(
-            database: database, browser: browser, homeCreators: homeCreators, valueCommitWindow: valueCommitWindow,
-            deadlines: deadlines, logger: logger, reenter: { work in await owner.manager?.onStore(work) })
+            database: database, browser: AccessoryBrowser(), homeCreators: homeCreators,
+            valueCommitWindow: valueCommitWindow, deadlines: deadlines, logger: logger,
+            reenter: { work in await owner.manager?.onStore(work) })
+        drivers = DriverHub(
+            store: store, driverTimeout: driverTimeout, probeInterval: probeInterval, deadlines: deadlines,
+            logger: logger, reenter: { work in await owner.manager?.onDrivers(work) })
         self.database = database
-        self.deadlines = deadlines
         self.valueCommitWindow = valueCommitWindow
-        self.driverTimeout = driverTimeout
-        self.probeInterval = probeInterval
         self.logger = logger
         owner.manager = self
     }
 
     private func onStore(_ work: @Sendable (HomeStore) -> Void) { work(store) }
+    private func onDrivers(_ work: nonisolated(nonsending) @Sendable (DriverHub) async -> Void) async {
+        await work(drivers)
+    }
 
     /// Where the driver named `driver` keeps what must never be published (keys, pairings): this
     /// manager's database.
@@ -122,17 +114,14 @@ package actor HomeManager: ExecutorChoosingActor {
 
     /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
     package func reload() async throws {
-        try await store.reload { browser.isReachable($0) && unresponsive[$0] == nil }
+        try await store.reload { drivers.isReachable($0) }
     }
 
     /// Stops the drivers, writes the device values still waiting and finishes every event stream.
     package func shutdown() async {
         for task in driverTasks { task.cancel() }
         driverTasks.removeAll()
-        isShutDown = true
-        for probe in unresponsive.values { deadlines.cancel(probe.ticket) }
-        unresponsive.removeAll()
-        for driver in browser.drivers { await driver.stop() }
+        await drivers.shutdown()
         store.close()
     }
 
@@ -196,7 +185,7 @@ package actor HomeManager: ExecutorChoosingActor {
 
     /// Accessories the drivers found that belong to no home (HomeKit's accessory browser). Bridged
     /// accessories are listed too, with ``Accessory/bridge`` set; only the bridge can be added.
-    package func discoveredAccessories() -> [Accessory] { browser.unowned(by: store.graph) }
+    package func discoveredAccessories() -> [Accessory] { drivers.browser.unowned(by: store.graph) }
 }
 
 /// The manager, for its store's callbacks: set once the manager exists, and never keeping it.

@@ -4,9 +4,9 @@ import Logging
 /// An accessory whose driver still calls it reachable but that let a request time out is shown
 /// unreachable (HomeKit's "No Response"), so clients see it on `$reachable` and later commands fail at
 /// once with `accessoryNotReachable` instead of each waiting out the timeout. A probe reads one of its
-/// characteristics every ``HomeManager/probeInterval``; the first answer makes it reachable again.
+/// characteristics every ``DriverHub/probeInterval``; the first answer makes it reachable again.
 /// Anything the driver itself reports about its reachability (found, lost, reachable or not) wins.
-extension HomeManager {
+extension DriverHub {
     /// Shows `id` unreachable and starts trying it again; nothing happens when it is already shown
     /// unreachable (by its driver or by an earlier timeout).
     func markUnresponsive(_ id: AccessoryID) {
@@ -24,24 +24,25 @@ extension HomeManager {
         if let probe = unresponsive.removeValue(forKey: id) { deadlines.cancel(probe.ticket) }
     }
 
-    /// The next probe of `id`, one ``probeInterval`` from now, on the manager's timer.
+    /// The next probe of `id`, one ``probeInterval`` from now, on the owner's timer.
     private func scheduleProbe(_ id: AccessoryID) -> Probe {
         probesScheduled &+= 1
         let number = probesScheduled
-        let ticket = deadlines.schedule(after: probeInterval) { [weak self] in await self?.probeAgain(id, number) }
+        let reenter = self.reenter
+        let ticket = deadlines.schedule(after: probeInterval) { await reenter { await $0.probeAgain(id, number) } }
         return Probe(ticket: ticket, number: number)
     }
 
     /// Probes `id`, and schedules the next probe unless this one ended it or another probe (of a
     /// later timeout) took its place meanwhile.
-    private func probeAgain(_ id: AccessoryID, _ number: UInt64) async {
+    private nonisolated(nonsending) func probeAgain(_ id: AccessoryID, _ number: UInt64) async {
         guard !isShutDown, unresponsive[id]?.number == number else { return }
         if await !probe(id), !isShutDown, unresponsive[id]?.number == number { unresponsive[id] = scheduleProbe(id) }
     }
 
     /// Reads one characteristic of the silent accessory `id`; true when the probe is over (it
     /// answered, or it is no longer silent or no longer in a home).
-    private func probe(_ id: AccessoryID) async -> Bool {
+    private nonisolated(nonsending) func probe(_ id: AccessoryID) async -> Bool {
         guard unresponsive[id] != nil else { return true }
         guard let accessory = store.currentAccessory(id) else {
             unresponsive[id] = nil
@@ -74,7 +75,7 @@ extension HomeManager {
     }
 }
 
-/// The next probe of a silent accessory: its deadline on the manager's timer, and its number.
+/// The next probe of a silent accessory: its deadline on the owner's timer, and its number.
 struct Probe {
     let ticket: DeadlineTimer<AnyClock>.Ticket
     let number: UInt64
