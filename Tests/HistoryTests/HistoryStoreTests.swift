@@ -302,10 +302,9 @@ struct HistoryStoreTests {
         #expect(hours.count == 2)
     }
 
-    /// Runs `body` with the path of a history file in a folder of its own, removed afterwards.
-    /// A history file in a folder of its own, gone afterwards. The stores these tests open on it
-    /// write at normal priority: at the gateway's lowest, a busy test machine would starve them
-    /// (``WriterThreadTests`` checks that priority).
+    /// Runs `body` with the path of a history file in a folder of its own, removed afterwards. The
+    /// stores these tests open on it write at normal priority: at the gateway's lowest, a busy test
+    /// machine would starve them (``WriterThreadTests`` checks that priority).
     private func withHistoryFile(_ body: (String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

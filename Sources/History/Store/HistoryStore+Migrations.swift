@@ -60,6 +60,13 @@ extension HistoryStore {
                     CREATE INDEX event_automation_id ON event(home, automation, time) WHERE kind = 'automation';
                     """)
         }
+        // Points wait in `incoming`, appended as they come (a few pages a batch), and settle into
+        // `point` together (``HistoryStore/settle(_:)``): written straight into `point`, a batch of
+        // one point per series wrote a page of the WAL for each (docs/benchmarks.md).
+        migrator.registerMigration("v4-incoming-points") { db in
+            try db.execute(
+                sql: "CREATE TABLE incoming (series INTEGER NOT NULL, time INTEGER NOT NULL, value REAL NOT NULL)")
+        }
         return migrator
     }()
 }

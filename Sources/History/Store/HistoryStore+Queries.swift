@@ -108,30 +108,58 @@ extension HistoryStore {
         let (start, end, slices) = (from.historyMilliseconds, to.historyMilliseconds, Int64(max(slices, 1)))
         // Rounded up, so the last slice ends at `to` or after it.
         let width = max((end - start + slices) / slices, 1)
-        let rows = try await reading { db in
-            try Row.fetchAll(
+        return try await reading { db in
+            // The mean of each slice's settled points, by series and slice; NULL where it has none.
+            var keys: [Int64: ValueKey] = [:]
+            var means: [Int64: [Int64: Double]] = [:]
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     WITH RECURSIVE slice(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM slice WHERE k + 1 < ?1)
-                    SELECT series.accessory, series.service, series.characteristic, slice.k,
+                    SELECT series.id, series.accessory, series.service, series.characteristic, slice.k,
                         (SELECT AVG(value) FROM point WHERE point.series = series.id
                             AND point.time >= ?2 + slice.k * ?3 AND point.time < ?2 + (slice.k + 1) * ?3
                             AND point.time <= ?4) AS value
-                    FROM series, slice WHERE series.home = ?5 ORDER BY series.id, slice.k
-                    """, arguments: [slices, start, width, end, home.rawValue]
-            ).compactMap { row -> (ValueKey, HistoryPoint)? in
-                // A slice without points (NULL: filtering in SQL would compute its mean twice).
-                guard let value = row[4] as Double? else { return nil }
-                let key = ValueKey(
-                    accessory: AccessoryID(row[0] as String), service: ServiceID(row[1] as String),
-                    characteristic: CharacteristicType(rawValue: row[2]))
-                let middle = min(start + (row[3] as Int64) * width + width / 2, end)
-                return (key, HistoryPoint(time: Date(historyMilliseconds: middle), value: value))
+                    FROM series, slice WHERE series.home = ?5
+                    """, arguments: [slices, start, width, end, home.rawValue])
+            while let row = try rows.next() {
+                let id: Int64 = row[0]
+                if keys[id] == nil {
+                    keys[id] = ValueKey(
+                        accessory: AccessoryID(row[1] as String), service: ServiceID(row[2] as String),
+                        characteristic: CharacteristicType(rawValue: row[3]))
+                }
+                if let value = row[5] as Double? { means[id, default: [:]][row[4]] = value }
             }
+            // The points still waiting (the last minute or so) join their slices' means, weighed
+            // against the settled points there.
+            let waiting = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT incoming.series, (incoming.time - ?1) / ?2 AS k, SUM(incoming.value), COUNT(*)
+                    FROM incoming JOIN series ON series.id = incoming.series
+                    WHERE series.home = ?3 AND incoming.time BETWEEN ?1 AND ?4 GROUP BY incoming.series, k
+                    """, arguments: [start, width, home.rawValue, end])
+            while let row = try waiting.next() {
+                let (id, k, sum, count): (Int64, Int64, Double, Int) = (row[0], row[1], row[2], row[3])
+                let settledMean = means[id]?[k]
+                let settled =
+                    settledMean == nil
+                    ? 0
+                    : try Int.fetchOne(
+                        db, sql: "SELECT COUNT(*) FROM point WHERE series = ? AND time >= ? AND time < ? AND time <= ?",
+                        arguments: [id, start + k * width, start + (k + 1) * width, end]) ?? 0
+                means[id, default: [:]][k] = ((settledMean ?? 0) * Double(settled) + sum) / Double(settled + count)
+            }
+            var lines: [ValueKey: [HistoryPoint]] = [:]
+            for (id, sliceMeans) in means {
+                guard let key = keys[id] else { continue }
+                lines[key] = sliceMeans.sorted { $0.key < $1.key }.map { k, mean in
+                    HistoryPoint(time: Date(historyMilliseconds: min(start + k * width + width / 2, end)), value: mean)
+                }
+            }
+            return lines
         }
-        var lines: [ValueKey: [HistoryPoint]] = [:]
-        for (key, point) in rows { lines[key, default: []].append(point) }
-        return lines
     }
 
     private func checkSpan(from: Date, to: Date, keptFor kept: Duration, now: Date) throws(HistoryError) {
@@ -164,17 +192,30 @@ private struct SpanQuery {
 
     private static let hour = Date.millisecondsPerHour
 
-    func pointCount(_ db: Database) throws -> Int {
-        try Int.fetchOne(
-            db, sql: "SELECT COUNT(*) FROM point WHERE series = ? AND time BETWEEN ? AND ?",
-            arguments: [series, from, to]) ?? 0
+    /// The span's points, settled and waiting (`incoming`, scanned: it holds a minute or so).
+    private var spanPoints: String {
+        """
+        SELECT time, value, 0 AS waiting, 0 AS arrival FROM point WHERE series = ?1 AND time BETWEEN ?2 AND ?3
+        UNION ALL
+        SELECT time, value, 1, rowid FROM incoming WHERE series = ?1 AND time BETWEEN ?2 AND ?3
+        """
     }
 
+    func pointCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(spanPoints))", arguments: [series, from, to]) ?? 0
+    }
+
+    /// In time order; of points of one millisecond, the one that came last (as settling keeps it).
     func points(_ db: Database) throws -> [HistoryPoint] {
-        try Row.fetchAll(
-            db, sql: "SELECT time, value FROM point WHERE series = ? AND time BETWEEN ? AND ? ORDER BY time",
-            arguments: [series, from, to]
-        ).map { HistoryPoint(time: Date(historyMilliseconds: $0["time"]), value: $0["value"]) }
+        var points: [HistoryPoint] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "\(spanPoints) ORDER BY time, waiting, arrival", arguments: [series, from, to])
+        while let row = try rows.next() {
+            let point = HistoryPoint(time: Date(historyMilliseconds: row["time"]), value: row["value"])
+            if points.last?.time == point.time { points.removeLast() }
+            points.append(point)
+        }
+        return points
     }
 
     /// The stored aggregates of the hours the span touches, with the raw points still kept for
@@ -193,7 +234,7 @@ private struct SpanQuery {
             sql: """
                 SELECT time / \(Self.hour) AS hour, MIN(value) AS minimum, AVG(value) AS mean,
                     MAX(value) AS maximum, COUNT(*) AS samples
-                FROM point WHERE series = ? AND time BETWEEN ? AND ? GROUP BY time / \(Self.hour)
+                FROM (\(spanPoints)) GROUP BY time / \(Self.hour)
                 """, arguments: [series, firstHour * Self.hour, (lastHour + 1) * Self.hour - 1])
         for row in stored + recent {
             let hour: Int64 = row["hour"]

@@ -30,6 +30,11 @@ extension HistoryStore {
         _ retention: HistoryRetention, now: Date, afterStep: @Sendable () async -> Void = {}
     ) async throws {
         let sweep = RetentionSweep(retention: retention, now: now)
+        // The waiting points first, so the sweep sees every point in `point`.
+        try await thread.run { [self] in
+            try writer.write { db in try Self.settle(db) }
+            settling.withLock { $0 = Settling(since: clock.now) }
+        }
         var step = RetentionSweep.Step.aging(fromSeries: .min)
         while true {
             let current = step

@@ -10,7 +10,8 @@ import Synchronization
 /// no write takes a core from the gateway's command path.
 ///
 /// Values are kept by series (one row per characteristic in `series`) and time in milliseconds,
-/// in tables without row ids: a point costs about 20 bytes on disk.
+/// in tables without row ids: a point costs about 20 bytes on disk. A batch's points are appended to
+/// `incoming` and settle into `point` about once a minute (``settle(_:)``); queries read both.
 package final class HistoryStore: Sendable {
     /// The file's name in the data directory.
     package static let fileName = "history.sqlite"
@@ -29,6 +30,13 @@ package final class HistoryStore: Sendable {
     /// on the writer only; forgotten when series may go (a sweep's step, a forgotten accessory or
     /// home) and when a batch fails, since what it made was rolled back.
     let seriesNumbers = Mutex<[ValueKey: Int64]>([:])
+    /// When points last settled into `point`, and how many were written to `incoming` since.
+    let settling: Mutex<Settling>
+
+    /// How long points wait in `incoming` at most (by the store's clock) before they settle.
+    static let settleInterval: TimeInterval = 60
+    /// The most points that wait in `incoming`: queries scan it.
+    static let settleRows = 50_000
 
     private init(
         writer: any DatabaseWriter, retention: HistoryRetention, clock: HistoryClock, maximumPoints: Int,
@@ -38,8 +46,11 @@ package final class HistoryStore: Sendable {
         self.retention = retention
         self.clock = clock
         self.maximumPoints = maximumPoints
+        settling = Mutex(Settling(since: clock.now))
         thread = WriterThread(name: "homegate-history", lowPriority: lowPriority)
         try Self.migrator.migrate(writer)
+        // What an earlier run left waiting.
+        try writer.write { db in try Self.settle(db) }
     }
 
     private static var configuration: Configuration {
@@ -113,9 +124,29 @@ extension HistoryStore: HistoryWriting {
         try await thread.run { [self] in
             var known: [ValueKey: Int64] = [:]
             seriesNumbers.withLock { swap(&known, &$0) }
-            try writer.write { db in try Self.write(batch, db, seriesIDs: &known) }
+            let now = clock.now
+            let settles = settling.withLock { $0.add(batch.count, now: now) }
+            try writer.write { db in
+                try Self.write(batch, db, seriesIDs: &known)
+                if settles { try Self.settle(db) }
+            }
+            if settles { settling.withLock { $0 = Settling(since: now) } }
             seriesNumbers.withLock { $0 = known }
         }
+    }
+
+    /// Moves the points waiting in `incoming` into `point`, series by series in time order, so each
+    /// series' last page is written once for all its points; a later point of the same series and
+    /// millisecond replaces an earlier one, and points of a series forgotten meanwhile go.
+    static func settle(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO point(series, time, value)
+                SELECT series, time, value FROM incoming WHERE series IN (SELECT id FROM series)
+                ORDER BY series, time, rowid
+                ON CONFLICT(series, time) DO UPDATE SET value = excluded.value;
+                DELETE FROM incoming;
+                """)
     }
 
     static func write(_ batch: [HistoryEntry], _ db: Database, seriesIDs: inout [ValueKey: Int64]) throws {
@@ -129,20 +160,18 @@ extension HistoryStore: HistoryWriting {
                     id = try seriesID(key, db)
                     seriesIDs[key.value] = id
                 }
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO point(series, time, value) VALUES (?, ?, ?)
-                        ON CONFLICT(series, time) DO UPDATE SET value = excluded.value
-                        """
-                ).execute(arguments: [id, point.time.historyMilliseconds, point.value])
+                try db.cachedStatement(sql: "INSERT INTO incoming(series, time, value) VALUES (?, ?, ?)")
+                    .execute(arguments: [id, point.time.historyMilliseconds, point.value])
             case .event(let event):
                 try TimelineRecord(event).insert(db)
             case .forgetAccessory(let accessory):
                 seriesIDs.removeAll()
+                try settle(db)
                 try db.execute(sql: "DELETE FROM series WHERE accessory = ?", arguments: [accessory.rawValue])
                 try db.execute(sql: "DELETE FROM event WHERE accessory = ?", arguments: [accessory.rawValue])
             case .forgetHome(let home):
                 seriesIDs.removeAll()
+                try settle(db)
                 try db.execute(sql: "DELETE FROM series WHERE home = ?", arguments: [home.rawValue])
                 try db.execute(sql: "DELETE FROM event WHERE home = ?", arguments: [home.rawValue])
             }
@@ -165,6 +194,19 @@ extension HistoryStore: HistoryWriting {
         try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT id FROM series WHERE accessory = ? AND service = ? AND characteristic = ?"),
             arguments: [key.accessory.rawValue, key.service.rawValue, key.characteristic.rawValue])
+    }
+}
+
+/// When the points waiting in `incoming` settle: a minute after the last settling, or once
+/// ``HistoryStore/settleRows`` wait.
+struct Settling {
+    var since: Date
+    var waiting = 0
+
+    /// Counts `count` more waiting points; true when the batch that brings them settles them all.
+    mutating func add(_ count: Int, now: Date) -> Bool {
+        waiting += count
+        return waiting >= HistoryStore.settleRows || now.timeIntervalSince(since) >= HistoryStore.settleInterval
     }
 }
 
