@@ -10,16 +10,12 @@ import Logging
 /// synchronous or run where their caller runs, and its timers come back onto the owner's actor only
 /// through ``reenter``. It commits what drivers report through the store, without a hop.
 final class DriverHub {
-    let browser: AccessoryBrowser
     let store: HomeStore
     /// How long a driver may take to read, write or identify before the request fails with
     /// `operationTimedOut`.
     let driverTimeout: Duration
     /// How often an accessory that stopped answering is tried again (a read), until it answers.
     let probeInterval: Duration
-    /// The owner's timer: driver deadlines and probes.
-    let deadlines: DeadlineTimer<AnyClock>
-    let logger: Logger
     /// Runs work on the hub on its owner's actor, from a probe's timer.
     let reenter: Reentry
     /// Accessories shown unreachable because a request to them timed out, with the probe that tries
@@ -30,22 +26,21 @@ final class DriverHub {
     /// Set by ``shutdown()``: nothing is scheduled after it.
     private(set) var isShutDown = false
 
+    /// The store's: what the drivers found, the owner's timer (driver deadlines and probes), the log.
+    var browser: AccessoryBrowser { store.browser }
+    var deadlines: DeadlineTimer<AnyClock> { store.deadlines }
+    var logger: Logger { store.logger }
+
     /// How the hub's timers come back onto its owner's actor: `work` runs there, with the hub,
     /// unless the owner is gone.
     typealias Reentry =
         @Sendable (_ work: nonisolated(nonsending) @escaping @Sendable (DriverHub) async -> Void) async
         -> Void
 
-    init(
-        store: HomeStore, driverTimeout: Duration, probeInterval: Duration, deadlines: DeadlineTimer<AnyClock>,
-        logger: Logger, reenter: @escaping Reentry
-    ) {
-        self.browser = store.browser
+    init(store: HomeStore, driverTimeout: Duration, probeInterval: Duration, reenter: @escaping Reentry) {
         self.store = store
         self.driverTimeout = driverTimeout
         self.probeInterval = probeInterval
-        self.deadlines = deadlines
-        self.logger = logger
         self.reenter = reenter
     }
 

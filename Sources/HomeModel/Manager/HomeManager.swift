@@ -54,8 +54,8 @@ package actor HomeManager: ExecutorChoosingActor {
             valueCommitWindow: valueCommitWindow, deadlines: deadlines, logger: logger,
             reenter: { work in await owner.manager?.onStore(work) })
         drivers = DriverHub(
-            store: store, driverTimeout: driverTimeout, probeInterval: probeInterval, deadlines: deadlines,
-            logger: logger, reenter: { work in await owner.manager?.onDrivers(work) })
+            store: store, driverTimeout: driverTimeout, probeInterval: probeInterval,
+            reenter: { work in await owner.manager?.onDrivers(work) })
         self.database = database
         self.valueCommitWindow = valueCommitWindow
         self.logger = logger
