@@ -132,6 +132,32 @@ struct IncomingPointsTests {
         #expect(kept == ["other 50.0"])
     }
 
+    @Test("a batch that settles writes its own points straight into point, after what waited and around a forget")
+    func settlingBatch() async throws {
+        // Given a waiting point of each series
+        let fixture = try Fixture()
+        let time = Self.epoch.addingTimeInterval(5)
+        try await fixture.store.write([Self.entry(Self.sensor, time, 1), Self.entry(Self.other, time, 1)])
+        #expect(try await fixture.count("incoming") == 2)
+
+        // When a minute later a batch brings the sensor's point of the same millisecond, twice, the
+        // removal of the other's accessory, and then a new point of it
+        fixture.clock.advance(by: .seconds(60))
+        try await fixture.store.write([
+            Self.entry(Self.sensor, time, 2), Self.entry(Self.sensor, time, 3), Self.entry(Self.other, time, 4),
+            .forgetAccessory(Self.other.accessory), Self.entry(Self.other, time, 5),
+        ])
+
+        // Then nothing waits, the sensor has its last point, and the other only the one after its removal
+        #expect(try await fixture.count("incoming") == 0)
+        let kept = try await fixture.store.writer.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT series.accessory, value FROM point JOIN series ON series.id = point.series ORDER BY 1"
+            ).map { "\($0[0] as String) \($0[1] as Double)" }
+        }
+        #expect(kept == ["other 5.0", "sensor 3.0"])
+    }
+
     @Test("points a stopped gateway left waiting settle when the file is opened again")
     func waitingPointsSettleOnOpen() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID())")

@@ -126,10 +126,7 @@ extension HistoryStore: HistoryWriting {
             seriesNumbers.withLock { swap(&known, &$0) }
             let now = clock.now
             let settles = settling.withLock { $0.add(batch.count, now: now) }
-            try writer.write { db in
-                try Self.write(batch, db, seriesIDs: &known)
-                if settles { try Self.settle(db) }
-            }
+            try writer.write { db in try Self.write(batch, db, seriesIDs: &known, settling: settles) }
             if settles { settling.withLock { $0 = Settling(since: now) } }
             seriesNumbers.withLock { $0 = known }
         }
@@ -149,7 +146,15 @@ extension HistoryStore: HistoryWriting {
                 """)
     }
 
-    static func write(_ batch: [HistoryEntry], _ db: Database, seriesIDs: inout [ValueKey: Int64]) throws {
+    /// Writes `batch`'s entries in order. Its points are appended to `incoming`, unless the batch
+    /// is `settling`: then what waits settles first and its own points go straight into `point`,
+    /// sorted as settling sorts them (a batch a minute, a quiet home's, would otherwise write each
+    /// point twice).
+    static func write(
+        _ batch: [HistoryEntry], _ db: Database, seriesIDs: inout [ValueKey: Int64], settling: Bool
+    ) throws {
+        if settling { try settle(db) }
+        var settled = PointsInOrder()
         for entry in batch {
             switch entry {
             case .point(let key, let point):
@@ -160,22 +165,29 @@ extension HistoryStore: HistoryWriting {
                     id = try seriesID(key, db)
                     seriesIDs[key.value] = id
                 }
-                try db.cachedStatement(sql: "INSERT INTO incoming(series, time, value) VALUES (?, ?, ?)")
-                    .execute(arguments: [id, point.time.historyMilliseconds, point.value])
+                if settling {
+                    settled.append(series: id, point)
+                } else {
+                    try db.cachedStatement(sql: "INSERT INTO incoming(series, time, value) VALUES (?, ?, ?)")
+                        .execute(arguments: [id, point.time.historyMilliseconds, point.value])
+                }
             case .event(let event):
                 try TimelineRecord(event).insert(db)
             case .forgetAccessory(let accessory):
+                try settled.write(db)
                 seriesIDs.removeAll()
                 try settle(db)
                 try db.execute(sql: "DELETE FROM series WHERE accessory = ?", arguments: [accessory.rawValue])
                 try db.execute(sql: "DELETE FROM event WHERE accessory = ?", arguments: [accessory.rawValue])
             case .forgetHome(let home):
+                try settled.write(db)
                 seriesIDs.removeAll()
                 try settle(db)
                 try db.execute(sql: "DELETE FROM series WHERE home = ?", arguments: [home.rawValue])
                 try db.execute(sql: "DELETE FROM event WHERE home = ?", arguments: [home.rawValue])
             }
         }
+        try settled.write(db)
     }
 
     /// The series' number, made on its first point.
@@ -194,6 +206,27 @@ extension HistoryStore: HistoryWriting {
         try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT id FROM series WHERE accessory = ? AND service = ? AND characteristic = ?"),
             arguments: [key.accessory.rawValue, key.service.rawValue, key.characteristic.rawValue])
+    }
+}
+
+/// A settling batch's points, written into `point` sorted by series and time, a later point of the
+/// same series and millisecond after an earlier one (which it replaces).
+private struct PointsInOrder {
+    private var points: [(series: Int64, time: Int64, arrival: Int, value: Double)] = []
+
+    mutating func append(series: Int64, _ point: HistoryPoint) {
+        points.append((series, point.time.historyMilliseconds, points.count, point.value))
+    }
+
+    mutating func write(_ db: Database) throws {
+        points.sort { ($0.series, $0.time, $0.arrival) < ($1.series, $1.time, $1.arrival) }
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO point(series, time, value) VALUES (?, ?, ?)
+                ON CONFLICT(series, time) DO UPDATE SET value = excluded.value
+                """)
+        for point in points { try statement.execute(arguments: [point.series, point.time, point.value]) }
+        points.removeAll()
     }
 }
 
