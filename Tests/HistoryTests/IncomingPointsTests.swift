@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import History
 import HomeModel
+import Synchronization
 import TestSupport
 import Testing
 
@@ -94,7 +95,7 @@ struct IncomingPointsTests {
         #expect(lines[Self.other]?.map(\.value) == [7])
     }
 
-    @Test("a later point of the same millisecond replaces the earlier one, waiting or settled")
+    @Test("a later point of the same millisecond replaces the earlier one in the raw points, waiting or settled")
     func laterPointReplaces() async throws {
         // Given a settled point, and two waiting points of the same millisecond
         let fixture = try Fixture()
@@ -156,6 +157,32 @@ struct IncomingPointsTests {
             ).map { "\($0[0] as String) \($0[1] as Double)" }
         }
         #expect(kept == ["other 5.0", "sensor 3.0"])
+    }
+
+    @Test("a series whose first points wait while a sweep runs is not forgotten by the sweep")
+    func sweepKeepsWaitingSeries() async throws {
+        // Given a sensor with an hour of points, and a sweep that, after its first step, is given
+        // another characteristic's first point (which waits)
+        let fixture = try Fixture()
+        try await fixture.record(hours: 1)
+        let store = fixture.store
+        let written = Mutex(false)
+        let time = store.clock.now
+        try await store.applyRetention(store.retention, now: time) {
+            guard
+                written.withLock({ done in
+                    defer { done = true }; return !done
+                })
+            else { return }
+            try? await store.write([Self.entry(Self.other, time, 7)])
+        }
+        #expect(written.withLock { $0 })
+
+        // Then its point is kept: answered now, and in `point` once it settled
+        let answer = try await fixture.points(Self.other, from: time, to: time)
+        #expect(answer == .points([HistoryPoint(time: time, value: 7)]))
+        try await store.applyRetention()
+        #expect(try await fixture.points(Self.other, from: time, to: time) == answer)
     }
 
     @Test("points a stopped gateway left waiting settle when the file is opened again")

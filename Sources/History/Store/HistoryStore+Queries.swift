@@ -99,8 +99,10 @@ extension HistoryStore {
     /// in each of `slices` equal slices of the span that hold any, placed at the slice's middle.
     /// One query for the whole home, so a page with a small line on every card reads the history
     /// once; each slice is one range of the point table's key (no sort of the span's points), so
-    /// the cost is the characteristics times the slices plus a pass over the span's points. Only
-    /// raw points are read: the span is meant to be within the raw retention (the last day).
+    /// the cost is the characteristics times the slices plus a pass over the span's points, and a
+    /// pass over the points still waiting (a minute or so) with a count of the settled points in
+    /// each slice they fall in. Only raw points are read: the span is meant to be within the raw
+    /// retention (the last day).
     package func recentLines(home: HomeID, from: Date, to: Date, slices: Int = 48) async throws(HistoryError)
         -> [ValueKey: [HistoryPoint]]
     {

@@ -146,12 +146,14 @@ struct RetentionSweep: Sendable {
             .execute(arguments: [series, cutoff])
     }
 
-    /// A characteristic with nothing left is forgotten.
+    /// A characteristic with nothing left is forgotten: no point, no hour, and none waiting (a batch
+    /// written between two steps may have brought its first).
     private func dropSilentSeries(_ db: Database) throws {
         try db.execute(
             sql: """
                 DELETE FROM series WHERE NOT EXISTS (SELECT 1 FROM point WHERE point.series = series.id)
                 AND NOT EXISTS (SELECT 1 FROM hourly WHERE hourly.series = series.id)
+                AND id NOT IN (SELECT series FROM incoming)
                 """)
     }
 

@@ -11,7 +11,10 @@ import Synchronization
 ///
 /// Values are kept by series (one row per characteristic in `series`) and time in milliseconds,
 /// in tables without row ids: a point costs about 20 bytes on disk. A batch's points are appended to
-/// `incoming` and settle into `point` about once a minute (``settle(_:)``); queries read both.
+/// `incoming` (in the order they came, by row id) and settle into `point` about once a minute
+/// (``settle(_:)``); queries read both. Of two points of one series and millisecond (possible only
+/// when the system clock went back by more than a second) the raw points answer the later, while
+/// hours and lines count both until they settle.
 package final class HistoryStore: Sendable {
     /// The file's name in the data directory.
     package static let fileName = "history.sqlite"
@@ -239,7 +242,9 @@ struct Settling {
     /// Counts `count` more waiting points; true when the batch that brings them settles them all.
     mutating func add(_ count: Int, now: Date) -> Bool {
         waiting += count
-        return waiting >= HistoryStore.settleRows || now.timeIntervalSince(since) >= HistoryStore.settleInterval
+        let waited = now.timeIntervalSince(since)
+        // A clock set back (waited < 0) settles too, so the wait is not as long as the step back.
+        return waiting >= HistoryStore.settleRows || waited >= HistoryStore.settleInterval || waited < 0
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The home database's entrance, HomeKit's `HMHomeManager`, and the drivers' hub.
+/// The home database's entrance, HomeKit's `HMHomeManager`.
 ///
 /// The entrance to three parts with narrow seams: the rules (``HomeGraph``, pure: what an edit does,
 /// who may do it), the home's store (``HomeStore``: the model, its database, the group commit, the
@@ -188,7 +188,7 @@ package actor HomeManager: ExecutorChoosingActor {
     package func discoveredAccessories() -> [Accessory] { drivers.browser.unowned(by: store.graph) }
 }
 
-/// The manager, for its store's callbacks: set once the manager exists, and never keeping it.
+/// The manager, for its store's and its hub's callbacks: set once the manager exists, and never keeping it.
 private final class WeakOwner: Sendable {
     private struct Reference { weak var manager: HomeManager? }
     private let reference = Mutex(Reference())

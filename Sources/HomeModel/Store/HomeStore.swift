@@ -14,13 +14,13 @@ import Synchronization
 /// only through ``reenter`` (a group commit's timer, GRDB's callback, a listener that went away).
 final class HomeStore {
     private(set) var graph: HomeGraph
-    /// What the drivers found, shared with the manager, which keeps it up to date.
+    /// What the drivers found; the drivers' hub (``DriverHub``) keeps it up to date.
     let browser: AccessoryBrowser
     let database: HomeDatabase
     /// Who may add a home.
     let homeCreators: HomeCreators
     let logger: Logger
-    /// The owner's timer, on its clock: the group commit's window.
+    /// The owner's timer, on its clock: the group commit's window, and the hub's driver deadlines and probes.
     let deadlines: DeadlineTimer<AnyClock>
     /// Runs work on the store on its owner's actor, from a callback or timer that is elsewhere.
     let reenter: Reentry
