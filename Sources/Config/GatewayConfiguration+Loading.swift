@@ -95,4 +95,4 @@ extension GatewayConfiguration {
 }
 
 extension MQTTError: ExplainedError {}
-extension HomeError: ExplainedError {}
+extension CodedError: ExplainedError {}

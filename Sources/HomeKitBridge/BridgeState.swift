@@ -143,23 +143,13 @@ struct BridgeStateStore: Sendable {
 }
 
 /// Why a bridge cannot serve.
-struct BridgeError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable {
-        /// The stored state (keys, pairings) does not read back.
-        case unreadableState
-        /// The port cannot be listened on.
-        case cannotListen
-    }
+typealias BridgeError = CodedError<BridgeErrorCode>
 
-    let code: Code
-    let message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    var description: String { "\(code.rawValue): \(message)" }
+enum BridgeErrorCode: String, ErrorCode {
+    /// The stored state (keys, pairings) does not read back.
+    case unreadableState
+    /// The port cannot be listened on.
+    case cannotListen
 }
 
 /// What a home's administrators are shown to add its bridge to the Home app: the setup code, the

@@ -1,5 +1,6 @@
 import Execution
 import Foundation
+import HomeModel
 import JSON
 import MQTT
 import Synchronization
@@ -244,32 +245,20 @@ package final class DynamicSecuritySync: Sendable {
 
 /// A sync that did not complete, with a code and a message that names, for refused commands, each
 /// command and the broker's reason.
-package struct DynamicSecurityError: Error, Sendable, CustomStringConvertible {
-    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
-        /// The broker did not answer in time.
-        case timedOut
-        /// The sync's task was cancelled (the gateway shuts down) while it waited for an answer.
-        case cancelled
-        /// Publishing or subscribing failed.
-        case transport
-        /// The answer was not what the plugin sends.
-        case invalidResponse
-        /// The broker refused one or more commands (the message names each, with the broker's reason:
-        /// `Role already exists`, `Client not found`, ...).
-        case commandsRefused
+package typealias DynamicSecurityError = CodedError<DynamicSecurityErrorCode>
 
-        package var description: String { rawValue }
-    }
-
-    package let code: Code
-    package let message: String
-
-    package init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    package var description: String { "\(code): \(message)" }
+package enum DynamicSecurityErrorCode: String, ErrorCode {
+    /// The broker did not answer in time.
+    case timedOut
+    /// The sync's task was cancelled (the gateway shuts down) while it waited for an answer.
+    case cancelled
+    /// Publishing or subscribing failed.
+    case transport
+    /// The answer was not what the plugin sends.
+    case invalidResponse
+    /// The broker refused one or more commands (the message names each, with the broker's reason:
+    /// `Role already exists`, `Client not found`, ...).
+    case commandsRefused
 }
 
 extension DynamicSecurityPlan.Command {

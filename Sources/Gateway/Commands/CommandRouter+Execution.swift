@@ -306,7 +306,6 @@ extension HomeError {
             case .unknownCharacteristic: .unknownCharacteristic
             case .tooManyPoints: .tooManyPoints
             case .unavailable: .historyUnavailable
-            default: .unexpectedError
             }
         self.init(code, error.message)
     }

@@ -1,3 +1,4 @@
+import HomeModel
 import Logging
 import MQTT
 import NIOCore

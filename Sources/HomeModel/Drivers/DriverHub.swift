@@ -138,7 +138,7 @@ final class DriverHub {
             return logger.warning("\(what) the home '\(name)' failed: it has no administrator")
         }
         do {
-            try await store.edit(change, account: administrator)
+            _ = try await store.edit(change, account: administrator)
             logger.info("\(what) the home '\(name)'")
         } catch {
             logger.warning("\(what) the home '\(name)' failed: \(error.message)")
