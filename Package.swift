@@ -226,6 +226,7 @@ let package = Package(
         .target(
             name: "Web",
             dependencies: [
+                "AsyncMailbox",
                 "Execution",
                 "Config",
                 "Gateway",

@@ -59,8 +59,7 @@ struct BridgeAccessories: Sendable {
     private(set) var entries: [HAPAddress: Entry] = [:]
     /// The address of each model characteristic served.
     private(set) var addresses: [ValueKey: HAPAddress] = [:]
-    /// Which accessory each aid is, and the other way.
-    private(set) var accessories: [Int: AccessoryID] = [:]
+    /// Each accessory's aid.
     private var aids: [AccessoryID: Int] = [:]
     /// What was left out, one line each, for the log.
     private(set) var leftOut: [String] = []
@@ -87,7 +86,6 @@ struct BridgeAccessories: Sendable {
                 leftOut.append("'\(accessory.name)': \(error.message)")
                 continue
             }
-            accessories[aid] = accessory.id
             aids[accessory.id] = aid
             var services = [information(of: accessory, aid: aid, numbering: &numbering)]
             for service in accessory.services where service.type.rawValue != "AccessoryInformation" {
@@ -131,7 +129,6 @@ struct BridgeAccessories: Sendable {
 
     private mutating func addBridge(_ bridge: BridgeIdentity, numbering: inout BridgeNumbering) {
         let id = BridgeIdentity.accessoryID
-        accessories[1] = id
         let information = informationService(
             aid: 1, accessory: id, name: bridge.name, manufacturer: "homegate", model: "homegate bridge",
             serial: bridge.deviceID, firmware: bridge.firmware, identify: nil, numbering: &numbering)

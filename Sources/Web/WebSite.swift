@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Execution
 import Gateway
 import History

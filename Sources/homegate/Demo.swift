@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncMailbox
 import Broker
 import Config
 import Foundation

@@ -70,7 +70,7 @@ struct AutomationServiceTests {
         /// Runs the service on the manager's changes, subscribed before `body` presses anything.
         func withService(
             limit: AutomationService.FiringLimit = .standard, logs: LogLines = LogLines(),
-            _ body: (HomeEvents) async throws -> Void
+            _ body: (Mailbox<HomeEvent>) async throws -> Void
         ) async throws {
             let service = AutomationService(manager: manager, limit: limit, logger: logs.logger)
             let changes = await service.changes()
@@ -83,7 +83,7 @@ struct AutomationServiceTests {
 
     /// The names of the automations that fired, in order, until `last` fires.
     static func firings(
-        until last: String, in events: HomeEvents, home: HomeManager, failing: Int = 0
+        until last: String, in events: Mailbox<HomeEvent>, home: HomeManager, failing: Int = 0
     ) async throws -> [String] {
         var fired: [String] = []
         for await event in events {

@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import HomeModel
 import JSON

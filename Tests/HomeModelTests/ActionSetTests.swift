@@ -1,3 +1,4 @@
+import AsyncMailbox
 import HomeModel
 import Testing
 import VirtualDevices

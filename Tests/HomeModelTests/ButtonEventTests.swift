@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import TestSupport
 import Testing

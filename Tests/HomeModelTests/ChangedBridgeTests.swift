@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import HomeModel
 import TestSupport
@@ -44,7 +45,7 @@ struct ChangedBridgeTests {
     }
 
     /// The next `count` events that change a home's layout (not values, reachability or the browser).
-    static func layoutEvents(_ count: Int, from iterator: inout HomeEvents.Iterator) async -> [HomeEvent] {
+    static func layoutEvents(_ count: Int, from iterator: inout Mailbox<HomeEvent>.Iterator) async -> [HomeEvent] {
         var events: [HomeEvent] = []
         while events.count < count, let event = await iterator.next() {
             switch event {

@@ -79,7 +79,9 @@ struct EventTests {
             ])
     }
 
-    @Test("A transforming listener gets what it makes of each change, as committed; a reload starts a tested one over")
+    @Test(
+        "A transforming listener gets what it makes of each change, as committed; an undone build starts a tested one over"
+    )
     func transformedChanges() async throws {
         let m = try HomeManager(database: .inMemory())
         let roomNames = await m.changes(transform: { change -> String? in
@@ -89,13 +91,20 @@ struct EventTests {
         var nothingWanted = await m.changes(where: { _ in false }).makeAsyncIterator()
         try await m.edit(.addHome(name: "Home"), account: "alice")
         try await m.edit(.addRoom(home: "Home", name: "Den"), account: "alice")
-        try await m.reload()
+        struct Undone: Error {}
+        await #expect(throws: Undone.self) {
+            try await m.building { m in
+                try await m.edit(.addRoom(home: "Home", name: "Attic"), account: "alice")
+                throw Undone()
+            }
+        }
         try await m.edit(.addRoom(home: "Home", name: "Study"), account: "alice")
         // The transform ran as each room was added, so the names are there without waiting for it
         #expect(names.nextQueued() == "Den")
+        #expect(names.nextQueued() == "Attic")
         #expect(names.nextQueued() == "Study")
         #expect(names.nextQueued() == nil)
-        // A listener whose test takes nothing still hears the first change and the reload
+        // A listener whose test takes nothing still hears the first change and the undoing
         #expect(nothingWanted.nextQueued()?.event == .homeManagerDidUpdateHomes)
         #expect(nothingWanted.nextQueued()?.event == .homeManagerDidUpdateHomes)
         #expect(nothingWanted.nextQueued() == nil)

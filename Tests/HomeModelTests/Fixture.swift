@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Foundation
 import HomeModel
 import Testing
@@ -89,11 +90,12 @@ func thrownError(_ body: () async throws -> Void) async -> HomeError? {
 }
 
 /// Takes the next `count` events from an iterator.
-func take(
-    _ count: Int, from iterator: inout HomeEvents.Iterator
+func take<Events: AsyncIteratorProtocol<HomeEvent, Never>>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ count: Int, from iterator: inout Events
 ) async -> [HomeEvent] {
     var events: [HomeEvent] = []
-    while events.count < count, let event = await iterator.next() { events.append(event) }
+    while events.count < count, let event = await iterator.next(isolation: #isolation) { events.append(event) }
     return events
 }
 

@@ -6,7 +6,7 @@ import VirtualDevices
 
 @testable import HomeModel
 
-/// Device values are written in groups (``HomeManager/valueCommitWindow``), off the manager's actor:
+/// Device values are written in groups (the manager's `valueCommitWindow`), off the manager's actor:
 /// they reach the file without any other change, in fewer transactions than values, and a layout
 /// change writes the waiting ones before it is answered.
 @Suite("Group commit of device values")

@@ -1,3 +1,4 @@
+import AsyncMailbox
 import Testing
 import VirtualDevices
 

@@ -93,17 +93,6 @@ struct PersistenceTests {
         }
     }
 
-    @Test("reload() re-reads the database and tells listeners to reload")
-    func reload() async throws {
-        let f = try await Fixture.make()
-        var events = await f.manager.events().makeAsyncIterator()
-        _ = await events.next()
-        try await f.manager.reload()
-        // (the reload's event, whatever else the manager announces first)
-        #expect(await events.next(where: { $0 == .homeManagerDidUpdateHomes }) != nil)
-        #expect(try await f.home().accessory("lamp")?.isReachable == true)
-    }
-
     /// Everything in a home but reachability, which is not persisted.
     struct Layout: Equatable {
         let home: [String]

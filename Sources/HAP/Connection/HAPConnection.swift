@@ -23,7 +23,6 @@ package actor HAPConnection {
     /// One request at a time: each waits for the answer before the next is sent.
     private let turns = Turns()
     private var ended: (any Error)?
-    private var reader: Task<Void, Never>?
     /// Each request's timeout.
     private nonisolated let timer: DeadlineTimer<AnyClock>
 
@@ -75,7 +74,7 @@ package actor HAPConnection {
     private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let ready = AsyncStream<Void>.makeStream()
         // The reader outlives this call (it feeds every request's answer) and ends with the connection.
-        reader = Task { [weak self] in
+        Task { [weak self] in
             do {
                 try await asyncChannel.executeThenClose { inbound, outbound in
                     await self?.attach(outbound, channel: asyncChannel.channel)

@@ -3,35 +3,22 @@
 /// `authentication` after pair setup's M3 means a wrong setup code; `backoff` carries the accessory's
 /// retry delay (kTLVType_RetryDelay), which a controller must wait out before trying again.
 package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The accessory's kTLVError code.
-    package struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        package let rawValue: UInt8
-
-        package init(rawValue: UInt8) {
-            self.rawValue = rawValue
-        }
-
+    /// The accessory's kTLVError code; a code HAP does not define reads as `unknown`.
+    package enum Code: UInt8, Sendable {
         /// kTLVError_Unknown (1).
-        package static let unknown = Code(rawValue: 1)
+        case unknown = 1
         /// kTLVError_Authentication (2): a wrong setup code, or a proof or signature that did not verify.
-        package static let authentication = Code(rawValue: 2)
+        case authentication
         /// kTLVError_Backoff (3): wait the retry delay before the next attempt.
-        package static let backoff = Code(rawValue: 3)
+        case backoff
         /// kTLVError_MaxPeers (4): the accessory cannot hold another pairing.
-        package static let maxPeers = Code(rawValue: 4)
+        case maxPeers
         /// kTLVError_MaxTries (5): too many failed attempts; the accessory refuses pair setup.
-        package static let maxTries = Code(rawValue: 5)
+        case maxTries
         /// kTLVError_Unavailable (6): the accessory is already paired (or cannot pair now).
-        package static let unavailable = Code(rawValue: 6)
+        case unavailable
         /// kTLVError_Busy (7): another pair setup is in progress.
-        package static let busy = Code(rawValue: 7)
-
-        package var description: String { Self.names[self] ?? "error \(rawValue)" }
-
-        private static let names: [Code: String] = [
-            .unknown: "unknown", .authentication: "authentication", .backoff: "backoff", .maxPeers: "maxPeers",
-            .maxTries: "maxTries", .unavailable: "unavailable", .busy: "busy",
-        ]
+        case busy
     }
 
     /// The accessory's code.
@@ -50,7 +37,8 @@ package struct PairingError: Error, Sendable, Equatable, CustomStringConvertible
     static func carried(by message: TLV8) -> PairingError? {
         guard let code = message[.error]?.first else { return nil }
         return PairingError(
-            code: Code(rawValue: code), state: message[.state]?.first ?? 0, retryDelay: message.integer(.retryDelay))
+            code: Code(rawValue: code) ?? .unknown, state: message[.state]?.first ?? 0,
+            retryDelay: message.integer(.retryDelay))
     }
 }
 
@@ -64,8 +52,6 @@ package struct PairingMethod: RawRepresentable, Hashable, Sendable {
 
     /// Pair setup without MFi authentication.
     package static let pairSetup = PairingMethod(rawValue: 0)
-    /// Pair verify.
-    package static let pairVerify = PairingMethod(rawValue: 2)
     /// Add pairing (/pairings).
     package static let addPairing = PairingMethod(rawValue: 3)
     /// Remove pairing (/pairings).

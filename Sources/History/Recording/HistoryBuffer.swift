@@ -56,7 +56,7 @@ final class HistoryBuffer: Sendable {
     }
 }
 
-/// How recording went since the recorder started: for the health topic and tests.
+/// How recording went since the recorder started: what its tests check (the log says each spell).
 package struct HistoryStatistics: Sendable, Hashable {
     /// Entries written to the store.
     package var written = 0

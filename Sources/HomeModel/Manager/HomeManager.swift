@@ -26,17 +26,17 @@ package actor HomeManager: ExecutorChoosingActor {
     /// Drivers served without a service group (``attach(_:)``), ended at ``shutdown()``.
     var driverTasks: [Task<Void, Never>] = []
     let logger: Logger
-    /// How long device values may wait to be written: every value that changes within it is written
-    /// in one transaction, off the actor (one fsync instead of one per value, which on a hub's SD card
-    /// is 5–50 ms each). It is what a power cut can lose of device values; layout changes are written
-    /// before they are answered. Zero writes each value at once, on the actor.
-    package let valueCommitWindow: Duration
 
     /// Loads everything the database holds; when this returns, ``homes(for:)`` is complete.
     ///
-    /// - Parameter executor: where the manager runs: the gateway's event loop, so that a device's
-    ///   report or a command is applied in the pass that read it. Not with `valueCommitWindow` zero,
-    ///   whose every value waits for the disk's sync on the actor.
+    /// - Parameters:
+    ///   - valueCommitWindow: how long device values may wait to be written: every value that changes
+    ///     within it is written in one transaction, off the actor (one fsync instead of one per value,
+    ///     5–50 ms each on a hub's SD card). It is what a power cut can lose of device values; layout
+    ///     changes are written before they are answered. Zero writes each value at once, on the actor.
+    ///   - executor: where the manager runs: the gateway's event loop, so that a device's report or a
+    ///     command is applied in the pass that read it. Not with `valueCommitWindow` zero, whose every
+    ///     value waits for the disk's sync on the actor.
     package init(
         database: HomeDatabase, driverTimeout: Duration = .seconds(10), probeInterval: Duration = .seconds(15),
         homeCreators: HomeCreators = .administrators, valueCommitWindow: Duration = .milliseconds(100),
@@ -57,7 +57,6 @@ package actor HomeManager: ExecutorChoosingActor {
             store: store, driverTimeout: driverTimeout, probeInterval: probeInterval,
             reenter: { work in await owner.manager?.onDrivers(work) })
         self.database = database
-        self.valueCommitWindow = valueCommitWindow
         self.logger = logger
         owner.manager = self
     }
@@ -105,17 +104,13 @@ package actor HomeManager: ExecutorChoosingActor {
         store.changes(transform: transform)
     }
 
-    /// The events of ``changes(where:firstInLine:)`` without the state: for listeners that read what they need back.
-    package func events() -> HomeEvents { changes().map(\.event) }
+    /// The events of ``changes(where:firstInLine:)`` without the state they left, which the mailbox
+    /// does not hold either: for listeners that read what they need back.
+    package func events() -> Mailbox<HomeEvent> { changes(transform: \.event) }
 
     /// The homes, the accessories no home has yet, and the model's version (``HomeChange/version``),
     /// read together.
     package func state() -> (homes: [Home], discovered: [Accessory], version: UInt64) { store.state() }
-
-    /// Re-reads the database and tells every listener to reload (``HomeEvent/homeManagerDidUpdateHomes``).
-    package func reload() async throws {
-        try await store.reload { drivers.isReachable($0) }
-    }
 
     /// Stops the drivers, writes the device values still waiting and finishes every event stream.
     package func shutdown() async {
@@ -198,6 +193,3 @@ private final class WeakOwner: Sendable {
         set { reference.withLock { $0.manager = newValue } }
     }
 }
-
-/// The events of ``HomeManager/changes(where:firstInLine:)`` without the state they left (``HomeManager/events()``).
-package typealias HomeEvents = AsyncMapSequence<Mailbox<HomeChange>, HomeEvent>

@@ -4,7 +4,7 @@ import Logging
 import Synchronization
 
 /// The group commit of device values: what a device did or reported is recorded in place and
-/// written in one transaction per commit window (``HomeManager/valueCommitWindow``), off the actor; a failed
+/// written in one transaction per commit window (the manager's `valueCommitWindow`), off the actor; a failed
 /// write is retried after a backoff (``ValueCommitSchedule``).
 extension HomeStore {
     /// Starts the wait for the next group commit, unless one is under way.

@@ -105,22 +105,6 @@ final class HomeStore {
         (graph.homes, browser.unowned(by: graph), feed.version)
     }
 
-    /// Re-reads the database, with each accessory's reachability as `isReachable` says, and tells
-    /// every listener to reload.
-    nonisolated(nonsending) func reload(isReachable: (AccessoryID) -> Bool) async throws {
-        await layoutTurns.take()
-        defer { layoutTurns.end() }
-        var reloaded = try database.load()
-        for h in reloaded.homes.indices {
-            for a in reloaded.homes[h].accessories.indices {
-                reloaded.homes[h].accessories[a].isReachable = isReachable(reloaded.homes[h].accessories[a].id)
-            }
-        }
-        graph = reloaded
-        valueCommits.forgetUnsaved()
-        publish([.homeManagerDidUpdateHomes])
-    }
-
     /// Writes the values still waiting (and those of a group commit under way that failed) and
     /// ends every listener's stream; nothing is scheduled after it.
     func close() {

@@ -1,4 +1,4 @@
-/// The group commit of device values (``HomeManager/valueCommitWindow``), as bookkeeping: which
+/// The group commit of device values (the manager's `valueCommitWindow`), as bookkeeping: which
 /// values are ahead of the database, how long the next commit waits, and which write's outcome
 /// decides about retrying. The manager owns it on its actor, writes what it hands out, and sleeps
 /// ``nextDelay`` on its clock before each commit.
@@ -29,9 +29,6 @@ package struct ValueCommitSchedule {
 
     /// Keeps `keys` for the next commit.
     package mutating func keepUnsaved<Keys: Sequence<ValueKey>>(_ keys: Keys) { unsaved.formUnion(keys) }
-
-    /// Forgets every unsaved value (the model was read again from the database).
-    mutating func forgetUnsaved() { unsaved = [] }
 
     /// Starts a write of every unsaved value and `keys`, which are no longer unsaved; returns the
     /// write's number and what to write. `settled`: its outcome is the newest at once (a write the
