@@ -269,6 +269,7 @@ let package = Package(
         .executableTarget(
             name: "homegate",
             dependencies: [
+                "AsyncMailbox",
                 "CMalloc",
                 "Automations",
                 "Config",
@@ -319,8 +320,8 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Config", "Gateway", "History", "HomeModel", "Schedules", "VirtualDevices", "JSON", "MQTT",
-                "TestSupport",
+                "AsyncMailbox", "Config", "Gateway", "History", "HomeModel", "Schedules", "VirtualDevices", "JSON",
+                "MQTT", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

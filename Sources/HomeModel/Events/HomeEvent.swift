@@ -5,7 +5,7 @@
 /// rest is in the next snapshot.
 package enum HomeEvent: Sendable, Hashable {
     /// Everything may have changed: reload all homes (`homeManagerDidUpdateHomes`). Sent when a
-    /// listener subscribes after the first load, and when the model was reloaded.
+    /// listener subscribes after the first load, and when a build was undone (``HomeManager/building(_:)``).
     case homeManagerDidUpdateHomes
     case didAddHome(home: HomeID, name: String)
     case didRemoveHome(home: HomeID, name: String)

@@ -79,8 +79,8 @@ package actor HomeManager: ExecutorChoosingActor {
     /// With `isWanted`, only the changes it takes, tested here as each is committed: a listener
     /// that needs few of them (the automations want only the values some automation watches) is
     /// not woken for every value a device reports. ``HomeEvent/homeManagerDidUpdateHomes`` (the
-    /// first change, and each reload) is there whatever `isWanted` says: a listener starts over
-    /// from it.
+    /// first change, and each after a build was undone) is there whatever `isWanted` says: a
+    /// listener starts over from it.
     ///
     /// Listeners are handed each change in the order they subscribed, except that those
     /// `firstInLine` come before the rest: a listener that passes each change straight on to a peer
