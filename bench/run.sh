@@ -207,6 +207,23 @@ field() { sed -n "s/.*\"$2\":\"\{0,1\}\([^,}\"]*\).*/\1/p" <<<"$1"; }
 
 cpu_seconds() { awk -v hz="$clock_ticks" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
 
+# thread_ticks PID: each thread name's CPU ticks (user and system) over the threads alive now, one
+# "name<TAB>ticks" a line; threads that share a name (the cooperative pool's) are summed.
+thread_ticks() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        printf '%s\t%s\n' "$(tr ' ' '_' <"$task/comm")" "$(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')"
+    done 2>/dev/null | awk -F'\t' '$1 != "" { s[$1] += $2 } END { for (n in s) print n "\t" s[n] }'
+}
+
+# thread_seconds BEFORE AFTER: "name seconds, ..." of what each thread name spent between two
+# thread_ticks, the busiest first; threads started meanwhile count from zero.
+thread_seconds() {
+    awk -F'\t' -v hz="$clock_ticks" 'NR == FNR { before[$1] = $2; next }
+        { d = ($2 - before[$1]) / hz; if (d >= 0.01) printf "%.2f\t%s\n", d, $1 }' <(echo "$1") <(echo "$2") |
+        sort -rn | awk -F'\t' '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }'
+}
+
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 # measure PID LABELS LOADGEN-ARGS...: runs the load generator against the process PID while sampling
@@ -926,8 +943,11 @@ history_scenario() {
         esac
     }
     # The paired run: each gateway's CPU over it and the load average every 30 s.
-    local -A cpu_before
-    for gateway in on off off2; do cpu_before[$gateway]=$(cpu_seconds "${pid_of[$gateway]}"); done
+    local -A cpu_before threads_before
+    for gateway in on off off2; do
+        cpu_before[$gateway]=$(cpu_seconds "${pid_of[$gateway]}")
+        threads_before[$gateway]=$(thread_ticks "${pid_of[$gateway]}")
+    done
     "$loadgen" -p "$broker_port" -r "$room_size" -n "$round_trip_accessories" -q 1 -m paired -R 1000 \
         -B homegate,nohistory,nohistory2 -s "$history_block" -c "$history_sets" -o "$tails" >"$work/loadgen.out" &
     local generator=$! loads="" second=0
@@ -943,6 +963,7 @@ history_scenario() {
     for gateway in on off off2; do
         cpu_figures+=$(awk -v g="$gateway" -v a="${cpu_before[$gateway]}" -v b="$(cpu_seconds "${pid_of[$gateway]}")" \
             'BEGIN { printf ",\"%s_cpu_s\":%.2f", g, b - a }')
+        cpu_figures+=",\"${gateway}_threads\":\"$(thread_seconds "${threads_before[$gateway]}" "$(thread_ticks "${pid_of[$gateway]}")")\""
     done
     local tail
     tail=$("$root/.build/venv/bin/python" "$root/bench/tail.py" "$tails") || { log "history: bench/tail.py failed"; exit 1; }

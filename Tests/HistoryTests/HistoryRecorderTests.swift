@@ -253,6 +253,23 @@ extension HistoryRecorderTests {
         }
     }
 
+    @Test("a batch wakes the recorder once: the entries that join it go to the buffer, not the mailbox")
+    func oneWakePerBatch() async throws {
+        // Given the recorder's subscription, which nothing takes from yet
+        let hub = try await Hub.make()
+        let (_, recorder) = try hub.recording(batchWindow: .seconds(1))
+        let batches = await recorder.changes()
+
+        // When five readings are committed
+        for reading in [21.0, 21.5, 22.0, 22.5, 23.0] { try await hub.report(reading) }
+
+        // Then the five wait in the buffer, and the mailbox holds one start of a batch
+        #expect(recorder.statistics.pending == 5)
+        var iterator = batches.makeAsyncIterator()
+        #expect(iterator.nextQueued() != nil)
+        #expect(iterator.nextQueued() == nil)
+    }
+
     /// The sensor's raw points in `store` from the epoch until now; nil, with an issue recorded, when
     /// they were answered otherwise.
     static func sensorPoints(in store: HistoryStore) async throws -> [HistoryPoint]? {
@@ -268,17 +285,15 @@ extension HistoryRecorderTests {
 
     @Test("a point has the time its change was committed, not the later time the recorder took it")
     func pointsKeepTheTimeOfTheirChange() async throws {
-        // Given a recorder with a window of a second on the test's clock: after it takes a change it
-        // lets the next ones gather for 100 ms
+        // Given a recorder with a window of a second on the test's clock, waiting for it to pass
+        // after a first reading
         let hub = try await Hub.make()
         let (store, recorder) = try hub.recording(batchWindow: .seconds(1))
         try await hub.following(recorder) {
             try await hub.report(21)
-            try await eventually("the recorder lets changes gather, the writer waits for its window") {
-                hub.clock.sleepers == 2
-            }
+            try await eventually("the recorder waits for its window") { hub.clock.sleepers == 1 }
 
-            // When a second reading comes 30 ms later, while the recorder waits, and is taken at 100 ms
+            // When a second reading comes 30 ms later, while the recorder waits, and is written at a second
             hub.clock.advance(by: .milliseconds(30))
             try await hub.report(22)
             try await eventually("both written") {

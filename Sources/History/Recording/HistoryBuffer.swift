@@ -7,6 +7,7 @@ final class HistoryBuffer: Sendable {
     private struct State {
         var pending: [HistoryEntry] = []
         var statistics = HistoryStatistics()
+        var dropping = DroppingSpell()
     }
 
     let capacity: Int
@@ -14,14 +15,25 @@ final class HistoryBuffer: Sendable {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    /// Queues what fits of `entries`; returns how many were dropped.
-    func append(_ entries: [HistoryEntry]) -> Int {
+    /// What ``append(_:)`` did.
+    struct Appended {
+        /// The buffer was empty: these entries start a batch.
+        var startsBatch: Bool
+        /// Whether this began or ended a spell of dropping, counted (a warning when it began).
+        var dropping: DroppingSpell.Change?
+    }
+
+    /// Queues what fits of `entries` and drops the rest.
+    func append(_ entries: [HistoryEntry]) -> Appended {
         state.withLock { state in
+            let startsBatch = state.pending.isEmpty
             let room = max(0, capacity - state.pending.count)
             state.pending.append(contentsOf: entries.prefix(room))
             let dropped = entries.count - min(room, entries.count)
             state.statistics.dropped += dropped
-            return dropped
+            let change = state.dropping.note(dropping: dropped > 0)
+            if change == .began { state.statistics.warnings += 1 }
+            return Appended(startsBatch: startsBatch, dropping: change)
         }
     }
 

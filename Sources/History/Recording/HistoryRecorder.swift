@@ -5,12 +5,13 @@ import HomeModel
 import Logging
 import ServiceLifecycle
 
-/// Records the homes' history: follows what the model's changes keep (``changes()``: the manager
-/// makes the entries as it commits each change, so a value nobody records does not wake the
-/// recorder), keeps them in a bounded ``HistoryBuffer``, and writes what gathered in one transaction
-/// per batch on the store's writer thread (the group commit), awaited off the gateway's loop. It ages
-/// the history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under way
-/// after its step.
+/// Records the homes' history: the manager makes the entries as it commits each change and puts
+/// them straight into a bounded ``HistoryBuffer`` (``changes()``: a value nobody records does not
+/// wake the recorder, nor does one that joins a batch already gathering); the recorder is woken by
+/// a batch's first entry, lets the rest gather for the batch window, and writes them in one
+/// transaction on the store's writer thread (the group commit), awaited off the gateway's loop. It
+/// ages the history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under
+/// way after its step.
 ///
 /// History is the first thing to give: when the writer is slow the buffer fills and new entries
 /// are dropped; when a write fails its batch is dropped. Each spell of dropping is logged once,
@@ -35,6 +36,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         package static let standard = Settings(
             batchWindow: .seconds(1), capacity: 10_000, retentionInterval: .seconds(3600))
     }
+
+    /// Told by the manager when an entry starts a batch: the buffer was empty.
+    package struct BatchStarted: Sendable {}
 
     private let manager: HomeManager
     private let writer: any HistoryWriting
@@ -73,96 +77,84 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     package var statistics: HistoryStatistics { buffer.statistics }
 
     package func run() async throws {
-        let changes = await changes()
+        let batches = await changes()
         await withDiscardingTaskGroup { group in
             // A sweep under way stops at a graceful shutdown, after its step (the next sweep does
             // the rest), so the gateway's stop does not wait for a whole sweep at nice 19.
             group.addTask {
                 await cancelWhenGracefulShutdown { await clock.clock.every(settings.retentionInterval) { await age() } }
             }
-            await follow(changes)
+            await follow(batches)
             group.cancelAll()
         }
     }
 
-    /// What the recorder keeps of the manager's changes, made by the manager as it commits each
-    /// (``HistorySelection/entries(for:at:)``): a point has the time of its change, not the time
-    /// the recorder took it (up to a tenth of the batch window later), and the mailbox holds the
-    /// entries, not the state each change left.
-    package func changes() async -> Mailbox<[HistoryEntry]> {
-        await manager.changes(transform: { [clock] change in
+    /// Subscribes to the manager's changes: as it commits each, the manager makes what the recorder
+    /// keeps of it (``HistorySelection/entries(for:at:)``, stamped with the commit's time) and puts
+    /// it into the buffer, on its own thread. The mailbox tells only when a batch starts, so a
+    /// thousand recorded changes a second wake the recorder about once a second (taking them from
+    /// a mailbox cost a third more CPU per write woken for each, and bursts at normal priority
+    /// gathered ten times a second: docs/benchmarks.md), and holds no change's state.
+    package func changes() async -> Mailbox<BatchStarted> {
+        await manager.changes(transform: { [clock, buffer, logger, capacity = settings.capacity] change in
             let entries = HistorySelection.entries(for: change, at: { clock.now })
-            return entries.isEmpty ? nil : entries
+            guard !entries.isEmpty else { return nil }
+            let kept = buffer.append(entries)
+            switch kept.dropping {
+            case .began:
+                logger.warning(
+                    "history is not kept: \(capacity) entries wait for the disk; new ones are dropped until it catches up"
+                )
+            case .ended: logger.notice("history is kept again")
+            case nil: break
+            }
+            return kept.startsBatch ? BatchStarted() : nil
         })
     }
 
-    /// Records what `changes` (subscribed to by the caller) bring, until they end or a graceful
-    /// shutdown begins; then writes what is waiting (not cancelled, so a shutdown keeps the last
-    /// second of history) and returns.
-    package func follow(_ changes: Mailbox<[HistoryEntry]>) async {
-        let (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        await withDiscardingTaskGroup { group in
-            group.addTask { await writeBatches(on: doorbell) }
-            await cancelWhenGracefulShutdown { await take(changes, ringing: ring) }
-            ring.finish()
-        }
+    /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once its
+    /// window has passed, until they end or a graceful shutdown begins; then writes what waits (not
+    /// cancelled, so a shutdown keeps the last second of history) and returns.
+    package func follow(_ batches: Mailbox<BatchStarted>) async {
+        var writing = await writeUntilShutdown(batches)
+        await writeBatch(&writing)
     }
 
-    /// Buffers the entries, ringing the writer. With a batch window it takes the entries that
-    /// gathered in one go and then lets the next ones gather for a tenth of the window (at most
-    /// 100 ms): woken a few times a second, not once per change, which cost the command path's CPU
-    /// at a thousand recorded changes a second (docs/benchmarks.md). A graceful shutdown ends the
-    /// wait, and what is queued is still taken.
-    private func take(_ changes: Mailbox<[HistoryEntry]>, ringing ring: AsyncStream<Void>.Continuation) async {
-        var dropping = DroppingSpell()
-        var lastPoints = LastPointTimes()
-        let gathering = min(settings.batchWindow / 10, .milliseconds(100))
-        var iterator = changes.makeAsyncIterator()
-        while let first = await iterator.next() {
-            var gathered = first.map { lastPoints.spaced($0) }
-            while let queued = iterator.nextQueued() { gathered += queued.map { lastPoints.spaced($0) } }
-            keep(gathered, &dropping)
-            ring.yield()
-            if gathering > .zero {
-                try? await clock.clock.sleep(until: clock.clock.now.advanced(by: gathering))
-            }
-        }
-    }
-
-    private func keep(_ entries: [HistoryEntry], _ dropping: inout DroppingSpell) {
-        let dropped = buffer.append(entries)
-        if dropped > 0, dropping.begin() {
-            buffer.noteWarning()
-            logger.warning(
-                "history is not kept: \(settings.capacity) entries wait for the disk; new ones are dropped until it catches up"
-            )
-        } else if dropped == 0, dropping.end() {
-            logger.notice("history is kept again")
-        }
-    }
-
-    /// Writes what gathered each time the doorbell rings, one batch at a time.
-    private func writeBatches(on doorbell: AsyncStream<Void>) async {
+    /// What writing remembers from one batch to the next.
+    private struct Writing: Sendable {
         var failing = DroppingSpell()
-        for await _ in doorbell {
-            if settings.batchWindow > .zero {
-                try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
-            }
-            let batch = buffer.takeAll()
-            guard !batch.isEmpty else { continue }
-            do {
-                try await writer.write(batch)
-                buffer.noteWritten(batch.count, failed: false)
-                if failing.end() { logger.notice("history is written again") }
-            } catch {
-                buffer.noteWritten(batch.count, failed: true)
-                if failing.begin() {
-                    buffer.noteWarning()
-                    logger.warning("history could not be written, and is dropped until it can: \(error)")
+        var lastPoints = LastPointTimes()
+    }
+
+    private func writeUntilShutdown(_ batches: Mailbox<BatchStarted>) async -> Writing {
+        await cancelWhenGracefulShutdown {
+            var writing = Writing()
+            for await _ in batches {
+                if settings.batchWindow > .zero {
+                    try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
                 }
+                await writeBatch(&writing)
             }
-            afterBatch()
+            return writing
         }
+    }
+
+    /// Writes what gathered, its points spaced within their series (``LastPointTimes``).
+    private func writeBatch(_ writing: inout Writing) async {
+        let batch = buffer.takeAll().map { writing.lastPoints.spaced($0) }
+        guard !batch.isEmpty else { return }
+        do {
+            try await writer.write(batch)
+            buffer.noteWritten(batch.count, failed: false)
+            if writing.failing.note(dropping: false) == .ended { logger.notice("history is written again") }
+        } catch {
+            buffer.noteWritten(batch.count, failed: true)
+            if writing.failing.note(dropping: true) == .began {
+                buffer.noteWarning()
+                logger.warning("history could not be written, and is dropped until it can: \(error)")
+            }
+        }
+        afterBatch()
     }
 
     private func age() async {
@@ -177,19 +169,16 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
 }
 
 /// Whether history is being dropped, so each spell is logged once at its start and once at its end.
-struct DroppingSpell {
+struct DroppingSpell: Sendable {
     private var isDropping = false
 
-    /// True when this starts a spell.
-    mutating func begin() -> Bool {
-        defer { isDropping = true }
-        return !isDropping
-    }
+    /// How a spell changed.
+    enum Change { case began, ended }
 
-    /// True when this ends a spell.
-    mutating func end() -> Bool {
-        defer { isDropping = false }
-        return isDropping
+    /// Notes whether history is being dropped now; says when that begins or ends a spell.
+    mutating func note(dropping: Bool) -> Change? {
+        defer { isDropping = dropping }
+        return dropping == isDropping ? nil : dropping ? .began : .ended
     }
 }
 
@@ -198,7 +187,7 @@ struct DroppingSpell {
 /// the one before it. A point no later than its series' last, by less than a second, is moved to the
 /// millisecond after it, so that every change is kept, in order; one a second or more earlier (the
 /// system clock was set back) keeps its own time.
-struct LastPointTimes {
+struct LastPointTimes: Sendable {
     private var times: [SeriesKey: Date] = [:]
 
     mutating func spaced(_ entry: HistoryEntry) -> HistoryEntry {
