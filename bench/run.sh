@@ -216,11 +216,14 @@ thread_ticks() {
     done 2>/dev/null | awk -F'\t' '$1 != "" { s[$1] += $2 } END { for (n in s) print n "\t" s[n] }'
 }
 
-# thread_seconds BEFORE AFTER: "name seconds, ..." of what each thread name spent between two
-# thread_ticks, the busiest first; threads started meanwhile count from zero.
+# thread_seconds BEFORE AFTER PROCESS_SECONDS: "name seconds, ..." of what each thread name spent
+# between two thread_ticks, the busiest first; threads started meanwhile count from zero, and what
+# threads that ended meanwhile spent (libdispatch's idle workers exit) is "ended", the process's
+# PROCESS_SECONDS less the rest.
 thread_seconds() {
-    awk -F'\t' -v hz="$clock_ticks" 'NR == FNR { before[$1] = $2; next }
-        { d = ($2 - before[$1]) / hz; if (d >= 0.01) printf "%.2f\t%s\n", d, $1 }' <(echo "$1") <(echo "$2") |
+    awk -F'\t' -v hz="$clock_ticks" -v total="$3" 'NR == FNR { before[$1] = $2; next }
+        { d = ($2 - before[$1]) / hz; live += d; if (d >= 0.01) printf "%.2f\t%s\n", d, $1 }
+        END { if (total - live >= 0.01) printf "%.2f\tended\n", total - live }' <(echo "$1") <(echo "$2") |
         sort -rn | awk -F'\t' '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }'
 }
 
@@ -960,10 +963,12 @@ history_scenario() {
     paired=$(cat "$work/loadgen.out")
     log "history: paired $paired"
     local cpu_figures=""
+    local spent threads_after
     for gateway in on off off2; do
-        cpu_figures+=$(awk -v g="$gateway" -v a="${cpu_before[$gateway]}" -v b="$(cpu_seconds "${pid_of[$gateway]}")" \
-            'BEGIN { printf ",\"%s_cpu_s\":%.2f", g, b - a }')
-        cpu_figures+=",\"${gateway}_threads\":\"$(thread_seconds "${threads_before[$gateway]}" "$(thread_ticks "${pid_of[$gateway]}")")\""
+        threads_after=$(thread_ticks "${pid_of[$gateway]}")
+        spent=$(awk -v a="${cpu_before[$gateway]}" -v b="$(cpu_seconds "${pid_of[$gateway]}")" 'BEGIN { printf "%.2f", b - a }')
+        cpu_figures+=",\"${gateway}_cpu_s\":$spent"
+        cpu_figures+=",\"${gateway}_threads\":\"$(thread_seconds "${threads_before[$gateway]}" "$threads_after" "$spent")\""
     done
     local tail
     tail=$("$root/.build/venv/bin/python" "$root/bench/tail.py" "$tails") || { log "history: bench/tail.py failed"; exit 1; }
