@@ -230,6 +230,47 @@ extension HistoryRecorderTests {
         #expect(writer.values.suffix(2) == [reading + 1, reading + 2])
     }
 
+    @Test("a graceful shutdown ends the recorder even while each write brings the start of another batch")
+    func shutdownWhileChangesKeepComing() async throws {
+        // Given a running recorder whose every write waits until a reading committed during it
+        // waits in the buffer (a batch started while the last was written)
+        let hub = try await Hub.make()
+        final class Box: Sendable { let recorder = Mutex<HistoryRecorder?>(nil) }
+        let box = Box()
+        let readings = Mutex(100.0)
+        let writer = HookedWriter { [hub] in
+            let reading = readings.withLock {
+                $0 += 1; return $0
+            }
+            hub.driver.report(reading)
+            // Not cancelled with the recorder's task: a disk's write does not end at a shutdown.
+            await Task {
+                try? await eventually("a batch starts during the write") {
+                    (box.recorder.withLock { $0 }?.statistics.pending ?? 0) > 0
+                }
+            }.value
+        }
+        let recorder = hub.recorder(writer: writer)
+        box.recorder.withLock { $0 = recorder }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: recorder)], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        try await eventually("the recorder writes") {
+            hub.driver.report(
+                readings.withLock {
+                    $0 += 1; return $0
+                })
+            return writer.calls > 0
+        }
+
+        // When the gateway shuts down, then the recorder ends: it writes what waits once more
+        // and does not follow the batches its writes keep starting
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(recorder.statistics.failedBatches == 0)
+    }
+
     @Test("with a batch window, changes that gathered while the recorder waited are all taken, the last last")
     func gatheredChangesAreTaken() async throws {
         // Given a recorder with a window of a second on the test's clock, which the test holds still
@@ -326,6 +367,23 @@ extension HistoryRecorderTests {
             try await eventually("\(sweeps) sweep(s)") { writer.sweeps == sweeps }
         }
     }
+}
+
+/// A writer that runs a hook in each write: what happens meanwhile.
+final class HookedWriter: HistoryWriting {
+    private let hook: @Sendable () async -> Void
+    private let count = Mutex(0)
+
+    init(_ hook: @escaping @Sendable () async -> Void) { self.hook = hook }
+
+    var calls: Int { count.withLock { $0 } }
+
+    func write(_ batch: [HistoryEntry]) async throws {
+        count.withLock { $0 += 1 }
+        await hook()
+    }
+
+    func applyRetention() async throws {}
 }
 
 /// A writer whose every write fails, as a full disk's would.

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// What the recorder has taken from the model and not yet written, bounded: when the writer falls
+/// What the manager made for the recorder as it committed changes, not yet written; bounded: when the writer falls
 /// behind (a slow SD card, a full disk) new entries are dropped rather than held, so memory stays
 /// bounded and the model never waits for history.
 final class HistoryBuffer: Sendable {
@@ -39,10 +39,11 @@ final class HistoryBuffer: Sendable {
 
     /// Everything queued, leaving the buffer empty.
     func takeAll() -> [HistoryEntry] {
-        state.withLock { state in
-            defer { state.pending.removeAll(keepingCapacity: true) }
-            return state.pending
-        }
+        // Swapped out: emptying a shared array keeping its capacity would allocate under the lock,
+        // which the loop takes for each recorded change.
+        var taken: [HistoryEntry] = []
+        state.withLock { swap(&taken, &$0.pending) }
+        return taken
     }
 
     /// Counts a batch's fate.

@@ -113,8 +113,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     }
 
     /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once its
-    /// window has passed, until they end or a graceful shutdown begins; then writes what waits (not
-    /// cancelled, so a shutdown keeps the last second of history) and returns.
+    /// window has passed, until they end or a graceful shutdown begins (which cuts a window short:
+    /// that batch is written at once); then writes what waits (not cancelled, so a shutdown keeps
+    /// the last second of history) and returns.
     package func follow(_ batches: Mailbox<BatchStarted>) async {
         var writing = await writeUntilShutdown(batches)
         await writeBatch(&writing)
@@ -134,6 +135,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
                     try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
                 }
                 await writeBatch(&writing)
+                // A batch started during the write is still queued, and the mailbox hands out what
+                // is queued even when cancelled: changes that keep coming would keep a shutdown here.
+                if Task.isCancelled { break }
             }
             return writing
         }
