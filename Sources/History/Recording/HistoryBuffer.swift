@@ -1,8 +1,8 @@
 import Synchronization
 
-/// What the manager made for the recorder as it committed changes, not yet written; bounded: when the writer falls
-/// behind (a slow SD card, a full disk) new entries are dropped rather than held, so memory stays
-/// bounded and the model never waits for history.
+/// What the manager made for the recorder as it committed changes, not yet written; bounded: when
+/// the writer falls behind (a slow SD card, a full disk) new entries are dropped rather than held,
+/// so memory stays bounded and the model never waits for history.
 final class HistoryBuffer: Sendable {
     private struct State {
         var pending: [HistoryEntry] = []
