@@ -2,13 +2,14 @@ import AsyncMailbox
 import Execution
 import Foundation
 import GRDB
-import History
 import HomeModel
 import Logging
 import ServiceLifecycle
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import History
 
 /// The recorder on a real manager fed by a driver the test reports through: what it keeps, and
 /// that a slow or failing writer costs history, never the model's values.
@@ -245,8 +246,9 @@ extension HistoryRecorderTests {
             hub.driver.report(reading)
             // Not cancelled with the recorder's task: a disk's write does not end at a shutdown.
             await Task {
-                try? await eventually("a batch starts during the write") {
-                    (box.recorder.withLock { $0 }?.statistics.pending ?? 0) > 0
+                try? await eventually("a batch starts during the write (or, after the last, is dropped)") {
+                    let statistics = box.recorder.withLock { $0 }?.statistics
+                    return (statistics?.pending ?? 0) > 0 || (statistics?.dropped ?? 0) > 0
                 }
             }.value
         }
@@ -268,7 +270,24 @@ extension HistoryRecorderTests {
         // and does not follow the batches its writes keep starting
         await group.triggerGracefulShutdown()
         try await running.value
-        #expect(recorder.statistics.failedBatches == 0)
+
+        // and nothing committed after its last batch is left waiting
+        try await hub.report(1)
+        #expect(recorder.statistics.pending == 0)
+    }
+
+    @Test("entries the manager makes after the recorder's last batch are counted as dropped")
+    func closedBufferDrops() {
+        let buffer = HistoryBuffer(capacity: 10)
+        let entry = HistoryEntry.point(
+            SeriesKey(home: "Home", value: Self.sensor), HistoryPoint(time: HistoryStoreTests.epoch, value: 1))
+        #expect(buffer.append([entry]).startsBatch)
+        #expect(buffer.takeAll(closing: true).count == 1)
+
+        let appended = buffer.append([entry, entry])
+        #expect(!appended.startsBatch)
+        #expect(
+            buffer.statistics == HistoryStatistics(written: 0, dropped: 2, failedBatches: 0, pending: 0, warnings: 0))
     }
 
     @Test("with a batch window, changes that gathered while the recorder waited are all taken, the last last")

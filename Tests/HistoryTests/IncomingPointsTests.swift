@@ -115,6 +115,39 @@ struct IncomingPointsTests {
         #expect(try await fixture.count("point") == 1)
     }
 
+    @Test("a large batch is written whole and in order, waiting or settling, a forget between its points")
+    func batchesOfAnySize() async throws {
+        // Given a waiting batch of 150 points, a forget of another accessory after its 70th
+        let fixture = try Fixture()
+        let first = (0..<150).map { Self.entry(Self.sensor, Self.epoch.addingTimeInterval(Double($0)), Double($0)) }
+        try await fixture.store.write([Self.entry(Self.other, Self.epoch, 7)])
+        try await fixture.store.write(Array(first[..<70]) + [.forgetAccessory(Self.other.accessory)] + first[70...])
+        #expect(try await fixture.count("point") == 70)  // a forget settles what waits
+        #expect(try await fixture.count("incoming") == 80)
+
+        // And a settling batch of 85 whose points 63 and 64, and 83 and 84, share a millisecond
+        fixture.clock.advance(by: .seconds(61))
+        let times = (0..<85).map { index in
+            let shared = index == 64 || index == 84 ? index - 1 : index
+            return Self.epoch.addingTimeInterval(200 + Double(shared))
+        }
+        try await fixture.store.write(zip(times, 0..<85).map { Self.entry(Self.sensor, $0, Double(1000 + $1)) })
+
+        // Then every point is kept, the later of each shared millisecond
+        #expect(try await fixture.count("incoming") == 0)
+        #expect(try await fixture.count("point") == 150 + 83)
+        let waited: [HistoryPoint] = (0..<150).map { index in
+            HistoryPoint(time: Self.epoch.addingTimeInterval(Double(index)), value: Double(index))
+        }
+        let settled: [HistoryPoint] = (0..<85).filter { $0 != 63 && $0 != 83 }.map { index in
+            HistoryPoint(time: times[index], value: Double(1000 + index))
+        }
+        let expected = waited + settled
+        #expect(
+            try await fixture.points(from: Self.epoch, to: Self.epoch.addingTimeInterval(3599)) == .points(expected))
+        #expect(try await fixture.count("series") == 1)
+    }
+
     @Test("a forgotten accessory's waiting points go; another's settle")
     func forgottenAccessory() async throws {
         let fixture = try Fixture()

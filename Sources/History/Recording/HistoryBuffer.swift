@@ -7,7 +7,20 @@ final class HistoryBuffer: Sendable {
     private struct State {
         var pending: [HistoryEntry] = []
         var statistics = HistoryStatistics()
-        var dropping = DroppingSpell()
+        /// Entries dropped because the buffer is full.
+        var overflowing = DroppingSpell()
+        /// Batches dropped because the store failed them.
+        var failing = DroppingSpell()
+        /// The recorder has taken its last batch: what comes after is dropped.
+        var isClosed = false
+
+        /// Notes whether the spell at `spell` drops now, counting a warning when one begins.
+        mutating func noteSpell(_ spell: WritableKeyPath<Self, DroppingSpell>, dropping: Bool) -> DroppingSpell.Change?
+        {
+            let change = self[keyPath: spell].note(dropping: dropping)
+            if change == .began { statistics.warnings += 1 }
+            return change
+        }
     }
 
     let capacity: Int
@@ -23,31 +36,37 @@ final class HistoryBuffer: Sendable {
         var dropping: DroppingSpell.Change?
     }
 
-    /// Queues what fits of `entries` and drops the rest.
+    /// Queues what fits of `entries` and drops the rest (all of them once the buffer is closed).
     func append(_ entries: [HistoryEntry]) -> Appended {
         state.withLock { state in
+            guard !state.isClosed else {
+                state.statistics.dropped += entries.count
+                return Appended(startsBatch: false, dropping: nil)
+            }
             let startsBatch = state.pending.isEmpty
             let room = max(0, capacity - state.pending.count)
             state.pending.append(contentsOf: entries.prefix(room))
             let dropped = entries.count - min(room, entries.count)
             state.statistics.dropped += dropped
-            let change = state.dropping.note(dropping: dropped > 0)
-            if change == .began { state.statistics.warnings += 1 }
-            return Appended(startsBatch: startsBatch, dropping: change)
+            return Appended(startsBatch: startsBatch, dropping: state.noteSpell(\.overflowing, dropping: dropped > 0))
         }
     }
 
-    /// Everything queued, leaving the buffer empty.
-    func takeAll() -> [HistoryEntry] {
+    /// Everything queued, leaving the buffer empty; `closing` it too, so that what the manager
+    /// makes after the recorder's last batch is counted as dropped rather than left waiting.
+    func takeAll(closing: Bool = false) -> [HistoryEntry] {
         // Swapped out: emptying a shared array keeping its capacity would allocate under the lock,
         // which the loop takes for each recorded change.
         var taken: [HistoryEntry] = []
-        state.withLock { swap(&taken, &$0.pending) }
+        state.withLock { state in
+            swap(&taken, &state.pending)
+            if closing { state.isClosed = true }
+        }
         return taken
     }
 
-    /// Counts a batch's fate.
-    func noteWritten(_ batch: Int, failed: Bool) {
+    /// Counts a batch's fate; says when it began or ended a spell of failed batches.
+    func noteWritten(_ batch: Int, failed: Bool) -> DroppingSpell.Change? {
         state.withLock { state in
             if failed {
                 state.statistics.dropped += batch
@@ -55,10 +74,9 @@ final class HistoryBuffer: Sendable {
             } else {
                 state.statistics.written += batch
             }
+            return state.noteSpell(\.failing, dropping: failed)
         }
     }
-
-    func noteWarning() { state.withLock { $0.statistics.warnings += 1 } }
 
     var statistics: HistoryStatistics {
         state.withLock { state in
@@ -73,7 +91,7 @@ final class HistoryBuffer: Sendable {
 package struct HistoryStatistics: Sendable, Hashable {
     /// Entries written to the store.
     package var written = 0
-    /// Entries lost: the buffer was full, or their batch failed.
+    /// Entries lost: the buffer was full, their batch failed, or they came after the last batch.
     package var dropped = 0
     package var failedBatches = 0
     /// Entries waiting for the next batch.

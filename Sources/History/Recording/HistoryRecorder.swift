@@ -115,46 +115,39 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once its
     /// window has passed, until they end or a graceful shutdown begins (which cuts a window short:
     /// that batch is written at once); then writes what waits (not cancelled, so a shutdown keeps
-    /// the last second of history) and returns.
+    /// the last second of history) and returns. That last batch closes the buffer: what the manager
+    /// makes before it hears the recorder has gone is counted as dropped, not left waiting.
     package func follow(_ batches: Mailbox<BatchStarted>) async {
-        var writing = await writeUntilShutdown(batches)
-        await writeBatch(&writing)
+        var lastPoints = await writeUntilShutdown(batches)
+        await writeBatch(&lastPoints, closing: true)
     }
 
-    /// What writing remembers from one batch to the next.
-    private struct Writing: Sendable {
-        var failing = DroppingSpell()
-        var lastPoints = LastPointTimes()
-    }
-
-    private func writeUntilShutdown(_ batches: Mailbox<BatchStarted>) async -> Writing {
+    private func writeUntilShutdown(_ batches: Mailbox<BatchStarted>) async -> LastPointTimes {
         await cancelWhenGracefulShutdown {
-            var writing = Writing()
+            var lastPoints = LastPointTimes()
             for await _ in batches {
                 if settings.batchWindow > .zero {
                     try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
                 }
-                await writeBatch(&writing)
+                await writeBatch(&lastPoints)
                 // A batch started during the write is still queued, and the mailbox hands out what
                 // is queued even when cancelled: changes that keep coming would keep a shutdown here.
                 if Task.isCancelled { break }
             }
-            return writing
+            return lastPoints
         }
     }
 
-    /// Writes what gathered, its points spaced within their series (``LastPointTimes``).
-    private func writeBatch(_ writing: inout Writing) async {
-        let batch = buffer.takeAll().map { writing.lastPoints.spaced($0) }
+    /// Writes what gathered, its points spaced within their series (``LastPointTimes``); the last
+    /// batch (`closing`) closes the buffer.
+    private func writeBatch(_ lastPoints: inout LastPointTimes, closing: Bool = false) async {
+        let batch = buffer.takeAll(closing: closing).map { lastPoints.spaced($0) }
         guard !batch.isEmpty else { return }
         do {
             try await writer.write(batch)
-            buffer.noteWritten(batch.count, failed: false)
-            if writing.failing.note(dropping: false) == .ended { logger.notice("history is written again") }
+            if buffer.noteWritten(batch.count, failed: false) == .ended { logger.notice("history is written again") }
         } catch {
-            buffer.noteWritten(batch.count, failed: true)
-            if writing.failing.note(dropping: true) == .began {
-                buffer.noteWarning()
+            if buffer.noteWritten(batch.count, failed: true) == .began {
                 logger.warning("history could not be written, and is dropped until it can: \(error)")
             }
         }
