@@ -14,7 +14,8 @@
  *   window   COUNT writes keeping WINDOW (-w) in flight: the maximum sustained throughput
  *   paired   the gateways of the base topics -B BASE,BASE[,...] (2 to 4, each with the home) in turns:
  *            COUNT sets of one block of BLOCK (-s) seconds per gateway at RATE per second, the
- *            order within a set cycling through every permutation, after WARM (-W) sets not timed.
+ *            order within a set cycling through every permutation, after WARM (-W) sets not timed;
+ *            with -G GAP, GAP seconds with no writes after each block (traffic in bursts).
  *            One pace for the whole run, so the rate stays exact across the switches; a write belongs
  *            to the block it was sent in, whichever block its answer comes in. The gateways share the
  *            machine's state of the moment block by block: for comparing them under a load that
@@ -55,7 +56,7 @@ static struct {
     const char *host, *base, *home, *account, *mode, *action_on, *action_off, *sync_counts, *latency_file;
     char *paired_bases;
     int port, accessories, room_size, qos, count, window, fifty, warm_sets;
-    double rate, timeout, block_seconds;
+    double rate, timeout, block_seconds, gap_seconds;
 } options = {
     .host = "127.0.0.1", .base = "homegate", .home = "Bench", .account = "owner", .mode = "rate",
     .action_on = "Fifty On", .action_off = "Fifty Off",
@@ -285,6 +286,7 @@ static void run_paired(struct mosquitto *mosq)
     int orders = 1;
     for (int i = 2; i <= gateways; i++) orders *= i;
     long total = (long)sets * gateways * per_block, sent = 0;
+    double pauses = 0; /* the gaps so far: a block starts gap_seconds after the last one's last write */
     struct timespec start = now();
     for (int set = 0; set < sets; set++) {
         int order[MAX_GATEWAYS];
@@ -292,10 +294,11 @@ static void run_paired(struct mosquitto *mosq)
         for (int slot = 0; slot < gateways; slot++) {
             int gateway = order[slot], timed = set - options.warm_sets;
             for (int i = 0; i < per_block; i++, sent++) {
-                pace(start, sent / options.rate);
+                pace(start, sent / options.rate + pauses);
                 while (in_flight_of[gateway] >= options.accessories) wait_changed(0.1);
                 send_write_to(mosq, gateway, timed, slot);
             }
+            pauses += options.gap_seconds;
         }
     }
     double sending = seconds_between(start, now());
@@ -434,14 +437,14 @@ static void usage(void)
             "               [-r room size] [-q qos] [-m rate|window|startup|actionset|layout] [-R rate]\n"
             "               [-c count] [-w window] [-t timeout s] [-a action on] [-A action off] [-F writes]\n"
             "               [-S slowfsync counts file] [-o latency file]\n"
-            "               [-B base,base[,...] (paired)] [-s block seconds] [-W warm-up sets]\n");
+            "               [-B base,base[,...] (paired)] [-s block seconds] [-G gap seconds] [-W warm-up sets]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int option;
-    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:o:B:s:W:")) != -1) {
+    while ((option = getopt(argc, argv, "h:p:b:H:u:n:r:q:m:R:c:w:t:a:A:F:S:o:B:s:G:W:")) != -1) {
         switch (option) {
         case 'h': options.host = optarg; break;
         case 'p': options.port = atoi(optarg); break;
@@ -463,6 +466,7 @@ int main(int argc, char **argv)
         case 'o': options.latency_file = optarg; break;
         case 'B': options.paired_bases = optarg; break;
         case 's': options.block_seconds = atof(optarg); break;
+        case 'G': options.gap_seconds = atof(optarg); break;
         case 'W': options.warm_sets = atoi(optarg); break;
         default: usage();
         }

@@ -62,6 +62,11 @@ history_sets=${BENCH_HISTORY_SETS:-$history_sets}
 # BENCH_HISTORY_AB: another build (a path) for the history round trip's third gateway, recording too:
 # then off2 ÷ off is that build's cost of recording and on ÷ off2 this build's against it, in one run.
 history_ab=${BENCH_HISTORY_AB:-}
+# BENCH_HISTORY_GAP: seconds with no writes after each block of the history round trip (default 0:
+# back to back). With a gap, a gateway's work after its block (the recorder's batch, written once
+# the changes pause) falls in the gap rather than in the next gateway's block: the cost of recording
+# to a hub whose commands come in bursts, without the carry-over onto the gateways beside it.
+history_gap=${BENCH_HISTORY_GAP:-0}
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
@@ -905,7 +910,7 @@ soak_scenario() {
 # then a week's query of one characteristic and a day of its raw points, history_queries times each.
 history_series=100 history_queries=50
 history_scenario() {
-    log "history: round trips with recording on and off, $round_trip_accessories accessories, $history_sets sets of ${history_block}s blocks per gateway at 1,000/s"
+    log "history: round trips with recording on and off, $round_trip_accessories accessories, $history_sets sets of ${history_block}s blocks per gateway at 1,000/s, ${history_gap}s between blocks"
     start_broker history
     [[ -z $history_ab ]] || log "history: off2 below is $history_ab with recording on, not the noise"
     local on_dir=$work/history-on off_dir=$work/history-off noise_dir=$work/history-off2 tails=$work/history-paired.txt
@@ -952,7 +957,7 @@ history_scenario() {
         threads_before[$gateway]=$(thread_ticks "${pid_of[$gateway]}")
     done
     "$loadgen" -p "$broker_port" -r "$room_size" -n "$round_trip_accessories" -q 1 -m paired -R 1000 \
-        -B homegate,nohistory,nohistory2 -s "$history_block" -c "$history_sets" -o "$tails" >"$work/loadgen.out" &
+        -B homegate,nohistory,nohistory2 -s "$history_block" -G "$history_gap" -c "$history_sets" -o "$tails" >"$work/loadgen.out" &
     local generator=$! loads="" second=0
     while kill -0 "$generator" 2>/dev/null; do
         ((second++ % 30)) || loads+="${loads:+ }$(cut -d' ' -f1 /proc/loadavg)"
@@ -973,7 +978,7 @@ history_scenario() {
     local tail
     tail=$("$root/.build/venv/bin/python" "$root/bench/tail.py" "$tails") || { log "history: bench/tail.py failed"; exit 1; }
     tail=${tail#\{}
-    record "\"scenario\":\"history-tail\",\"block_s\":$history_block,\"lost\":$(field "$paired" lost),\"loads\":\"$loads\"$cpu_figures,${tail%\}}"
+    record "\"scenario\":\"history-tail\",\"block_s\":$history_block,\"gap_s\":$history_gap,\"lost\":$(field "$paired" lost),\"loads\":\"$loads\"$cpu_figures,${tail%\}}"
     local order round=0
     for load in 5000 $(for ((pair = 0; pair < pairs; pair++)); do echo window; done); do
         round=$((round + 1))

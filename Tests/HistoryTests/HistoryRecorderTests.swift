@@ -369,6 +369,79 @@ extension HistoryRecorderTests {
         }
     }
 
+    /// A hub, an open writer, and a recorder writing into it with a window of a second, a quiet
+    /// period of 250 ms and a longest wait of five seconds, holding `capacity` entries.
+    static func gathering(capacity: Int = 100) async throws -> (Hub, StalledWriter, HistoryRecorder) {
+        let hub = try await Hub.make()
+        let writer = StalledWriter()
+        writer.open()
+        let recorder = HistoryRecorder(
+            manager: hub.manager, writer: writer, clock: hub.historyClock,
+            settings: .init(
+                batchWindow: .seconds(1), capacity: capacity, retentionInterval: .seconds(3600),
+                quietPeriod: .milliseconds(250), longestWait: .seconds(5)),
+            logger: Logger(label: "test"))
+        return (hub, writer, recorder)
+    }
+
+    @Test("after its window a batch waits until the changes pause for the quiet period")
+    func batchWaitsForAPause() async throws {
+        // Given a reading, and a second 900 ms later, within the batch's window of a second
+        let (hub, writer, recorder) = try await Self.gathering()
+        try await hub.following(recorder) {
+            try await hub.report(1)
+            try await eventually("the recorder waits for its window") { hub.clock.sleepers == 1 }
+            hub.clock.advance(by: .milliseconds(900))
+            try await hub.report(2)
+
+            // When the window ends 100 ms after the second, then the batch waits on
+            hub.clock.advance(by: .milliseconds(100))
+            try await eventually("the recorder waits again, or writes") { hub.clock.sleepers == 1 || writer.calls > 0 }
+            #expect(writer.calls == 0)
+
+            // and is written once the changes have paused for 250 ms
+            hub.clock.advance(by: .milliseconds(150))
+            try await eventually("the batch is written") { writer.calls == 1 }
+            #expect(writer.values == [1, 2])
+        }
+    }
+
+    @Test("a batch waits for a pause no longer than the longest wait")
+    func batchWaitsNoLongerThanTheLongestWait() async throws {
+        // Given readings every 200 ms, never pausing for the quiet period, for five seconds
+        let (hub, writer, recorder) = try await Self.gathering()
+        try await hub.following(recorder) {
+            try await hub.report(0)
+            try await eventually("the recorder waits for its window") { hub.clock.sleepers == 1 }
+            for step in 1...25 {
+                hub.clock.advance(by: .milliseconds(200))
+                try await hub.report(Double(step))
+            }
+
+            // Then they are written in one batch, five seconds after the first
+            try await eventually("the readings are written") { writer.values.count >= 25 }
+            #expect(writer.calls == 1)
+            #expect(writer.values.prefix(25) == ArraySlice((0..<25).map(Double.init)))
+        }
+    }
+
+    @Test("a batch that holds half the capacity does not wait for a pause")
+    func halfFullBatchDoesNotWait() async throws {
+        // Given a recorder holding ten entries, a reading, and four more 900 ms later
+        let (hub, writer, recorder) = try await Self.gathering(capacity: 10)
+        try await hub.following(recorder) {
+            try await hub.report(0)
+            try await eventually("the recorder waits for its window") { hub.clock.sleepers == 1 }
+            hub.clock.advance(by: .milliseconds(900))
+            for reading in 1...4 { try await hub.report(Double(reading)) }
+
+            // When the window ends, 100 ms after the last, then the five are written at once
+            hub.clock.advance(by: .milliseconds(100))
+            try await eventually("the batch is written") { writer.calls == 1 }
+            #expect(writer.values == [0, 1, 2, 3, 4])
+        }
+    }
+
     @Test("the running recorder ages the history every interval of its clock")
     func agesOnItsClock() async throws {
         // Given the recorder running on a clock the test moves

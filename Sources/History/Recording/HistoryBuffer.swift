@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What the manager made for the recorder as it committed changes, not yet written; bounded: when
@@ -13,6 +14,8 @@ final class HistoryBuffer: Sendable {
         var failing = DroppingSpell()
         /// The recorder has taken its last batch: what comes after is dropped.
         var isClosed = false
+        /// When the last entries that came were made.
+        var lastAppended: Date?
 
         /// Notes whether the spell at `spell` drops now, counting a warning when one begins.
         mutating func noteSpell(_ spell: WritableKeyPath<Self, DroppingSpell>, dropping: Bool) -> DroppingSpell.Change?
@@ -36,13 +39,15 @@ final class HistoryBuffer: Sendable {
         var dropping: DroppingSpell.Change?
     }
 
-    /// Queues what fits of `entries` and drops the rest (all of them once the buffer is closed).
-    func append(_ entries: [HistoryEntry]) -> Appended {
+    /// Queues what fits of `entries`, made at `time`, and drops the rest (all of them once the
+    /// buffer is closed).
+    func append(_ entries: [HistoryEntry], at time: Date? = nil) -> Appended {
         state.withLock { state in
             guard !state.isClosed else {
                 state.statistics.dropped += entries.count
                 return Appended(startsBatch: false, dropping: nil)
             }
+            if let time { state.lastAppended = time }
             let startsBatch = state.pending.isEmpty
             let room = max(0, capacity - state.pending.count)
             state.pending.append(contentsOf: entries.prefix(room))
@@ -50,6 +55,11 @@ final class HistoryBuffer: Sendable {
             state.statistics.dropped += dropped
             return Appended(startsBatch: startsBatch, dropping: state.noteSpell(\.overflowing, dropping: dropped > 0))
         }
+    }
+
+    /// How many entries wait, and when the last came (nil when none told its time).
+    var gathering: (count: Int, last: Date?) {
+        state.withLock { ($0.pending.count, $0.lastAppended) }
     }
 
     /// Everything queued, leaving the buffer empty; `closing` it too, so that what the manager

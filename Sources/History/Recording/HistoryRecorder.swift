@@ -8,7 +8,8 @@ import ServiceLifecycle
 /// Records the homes' history: the manager makes the entries as it commits each change and puts
 /// them straight into a bounded ``HistoryBuffer`` (``changes()``: a value nobody records does not
 /// wake the recorder, nor does one that joins a batch already gathering); the recorder is woken by
-/// a batch's first entry, lets the rest gather for the batch window, and writes them in one
+/// a batch's first entry, lets the rest gather for the batch window (and on, within limits, until
+/// the changes pause: ``Settings/quietPeriod``), and writes them in one
 /// transaction on the store's writer thread (the group commit), awaited off the gateway's loop. It
 /// ages the history every ``Settings/retentionInterval``; a graceful shutdown stops a sweep under
 /// way after its step.
@@ -25,16 +26,31 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         package var capacity: Int
         /// How often retention runs.
         package var retentionInterval: Duration
+        /// After the window, how long the changes must have paused before the batch is written
+        /// (zero: when the window ends): a batch is written between bursts of changes (a scene, a
+        /// script's commands) rather than during one, where the writer's work would share the
+        /// cores and caches with the commands.
+        package var quietPeriod: Duration
+        /// The longest a batch waits for that pause, from its first entry; it waits no longer
+        /// either once half the capacity is taken.
+        package var longestWait: Duration
 
-        package init(batchWindow: Duration, capacity: Int, retentionInterval: Duration) {
+        package init(
+            batchWindow: Duration, capacity: Int, retentionInterval: Duration, quietPeriod: Duration = .zero,
+            longestWait: Duration = .seconds(5)
+        ) {
             self.batchWindow = batchWindow
             self.capacity = capacity
             self.retentionInterval = retentionInterval
+            self.quietPeriod = quietPeriod
+            self.longestWait = longestWait
         }
 
-        /// A batch a second, 10,000 entries held (a few MB at most), retention hourly.
+        /// A batch a second, or once the changes pause for a quarter of a second within five;
+        /// 10,000 entries held (a few MB at most), retention hourly.
         package static let standard = Settings(
-            batchWindow: .seconds(1), capacity: 10_000, retentionInterval: .seconds(3600))
+            batchWindow: .seconds(1), capacity: 10_000, retentionInterval: .seconds(3600),
+            quietPeriod: .milliseconds(250), longestWait: .seconds(5))
     }
 
     /// Told by the manager when an entry starts a batch: the buffer was empty.
@@ -97,9 +113,16 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// gathered ten times a second: docs/benchmarks.md), and holds no change's state.
     package func changes() async -> Mailbox<BatchStarted> {
         await manager.changes(transform: { [clock, buffer, logger, capacity = settings.capacity] change in
-            let entries = HistorySelection.entries(for: change, at: { clock.now })
+            var time: Date?
+            let entries = HistorySelection.entries(
+                for: change,
+                at: {
+                    let now = clock.now
+                    time = now
+                    return now
+                })
             guard !entries.isEmpty else { return nil }
-            let kept = buffer.append(entries)
+            let kept = buffer.append(entries, at: time)
             switch kept.dropping {
             case .began:
                 logger.warning(
@@ -126,15 +149,31 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         await cancelWhenGracefulShutdown {
             var lastPoints = LastPointTimes()
             for await _ in batches {
-                if settings.batchWindow > .zero {
-                    try? await clock.clock.sleep(until: clock.clock.now.advanced(by: settings.batchWindow))
-                }
+                await gather()
                 await writeBatch(&lastPoints)
                 // A batch started during the write is still queued, and the mailbox hands out what
                 // is queued even when cancelled: changes that keep coming would keep a shutdown here.
                 if Task.isCancelled { break }
             }
             return lastPoints
+        }
+    }
+
+    /// Lets a batch gather: for the batch window, then until the changes pause for the quiet
+    /// period, for at most the longest wait from the batch's start and while less than half the
+    /// capacity is taken. A graceful shutdown ends it at once.
+    private func gather() async {
+        let waits = clock.clock
+        let started = waits.now
+        if settings.batchWindow > .zero { try? await waits.sleep(until: started.advanced(by: settings.batchWindow)) }
+        guard settings.quietPeriod > .zero else { return }
+        let latest = started.advanced(by: settings.longestWait)
+        while !Task.isCancelled, waits.now < latest {
+            let (count, last) = buffer.gathering
+            guard let last, count < settings.capacity / 2 else { return }
+            let quietFor = Duration.seconds(clock.now.timeIntervalSince(last))
+            guard quietFor < settings.quietPeriod else { return }
+            try? await waits.sleep(until: min(waits.now.advanced(by: settings.quietPeriod - quietFor), latest))
         }
     }
 
