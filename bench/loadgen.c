@@ -15,7 +15,9 @@
  *   paired   the gateways of the base topics -B BASE,BASE[,...] (2 to 4, each with the home) in turns:
  *            COUNT sets of one block of BLOCK (-s) seconds per gateway at RATE per second, the
  *            order within a set cycling through every permutation, after WARM (-W) sets not timed;
- *            with -G GAP, GAP seconds with no writes after each block (traffic in bursts).
+ *            with -G GAP, the next block starts GAP seconds later than back to back (traffic in
+ *            bursts; a block that ran late, its gateway holding every accessory in flight, shortens
+ *            the gap after it).
  *            One pace for the whole run, so the rate stays exact across the switches; a write belongs
  *            to the block it was sent in, whichever block its answer comes in. The gateways share the
  *            machine's state of the moment block by block: for comparing them under a load that
@@ -286,19 +288,19 @@ static void run_paired(struct mosquitto *mosq)
     int orders = 1;
     for (int i = 2; i <= gateways; i++) orders *= i;
     long total = (long)sets * gateways * per_block, sent = 0;
-    double pauses = 0; /* the gaps so far: a block starts gap_seconds after the last one's last write */
+    double pauses = 0; /* the gaps so far: each block after the first starts gap_seconds later */
     struct timespec start = now();
     for (int set = 0; set < sets; set++) {
         int order[MAX_GATEWAYS];
         permutation(gateways, set % orders, order);
         for (int slot = 0; slot < gateways; slot++) {
             int gateway = order[slot], timed = set - options.warm_sets;
+            if (set > 0 || slot > 0) pauses += options.gap_seconds;
             for (int i = 0; i < per_block; i++, sent++) {
                 pace(start, sent / options.rate + pauses);
                 while (in_flight_of[gateway] >= options.accessories) wait_changed(0.1);
                 send_write_to(mosq, gateway, timed, slot);
             }
-            pauses += options.gap_seconds;
         }
     }
     double sending = seconds_between(start, now());
@@ -318,7 +320,7 @@ static void run_paired(struct mosquitto *mosq)
     printf("{\"mode\":\"paired\",\"qos\":%d,\"sets\":%d,\"warm_sets\":%d,\"block_s\":%.3f,\"sent\":%ld,"
            "\"elapsed_s\":%.3f,\"rate\":%.1f,\"lost\":%d,\"unexpected\":%d",
            options.qos, options.count, options.warm_sets, options.block_seconds, total, sending,
-           sending > 0 ? total / sending : 0, in_flight, unexpected);
+           sending - pauses > 0 ? total / (sending - pauses) : 0, in_flight, unexpected);
     /* Each gateway's timed writes, sorted for its percentiles (the file above kept the order). */
     double *mine = malloc((answered > 0 ? answered : 1) * sizeof *mine);
     for (int gateway = 0; gateway < gateways; gateway++) {
@@ -482,7 +484,7 @@ int main(int argc, char **argv)
             if (gateways == MAX_GATEWAYS) usage();
             bases[gateways++] = base;
         }
-        if (gateways < 2 || options.block_seconds <= 0 || options.warm_sets < 0) usage();
+        if (gateways < 2 || options.block_seconds <= 0 || options.gap_seconds < 0 || options.warm_sets < 0) usage();
         capacity = (long)options.count * gateways * (long)(options.rate * options.block_seconds + 0.5);
         latency_set = malloc(capacity * sizeof *latency_set);
         latency_slot = malloc(capacity * sizeof *latency_slot);

@@ -66,7 +66,7 @@ history_ab=${BENCH_HISTORY_AB:-}
 # back to back). With a gap, a gateway's work after its block (the recorder's batch, written once
 # the changes pause) falls in the gap rather than in the next gateway's block: the cost of recording
 # to a hub whose commands come in bursts, without the carry-over onto the gateways beside it.
-history_gap=${BENCH_HISTORY_GAP:-0}
+history_gap=$(printf %g "${BENCH_HISTORY_GAP:-0}")
 slow_ms=${BENCH_SYNC_MS:-10} slow_rate=5000 slow_window=0.1
 z2m_devices=500 z2m_rate=2000 z2m_capacity_rate=5000
 window=100
@@ -899,7 +899,7 @@ soak_scenario() {
 # three gateways on one broker: history.enabled true under base topic homegate (on), false under
 # nohistory (off) and under nohistory2 (off2, the noise: how far two gateways without recording move
 # apart on this machine). At 1,000/s, paired: history_sets sets of one block of history_block seconds
-# per gateway, back to back in an order that goes through every permutation (loadgen -m paired, one
+# per gateway, back to back (BENCH_HISTORY_GAP: apart) in an order that goes through every permutation (loadgen -m paired, one
 # generator switching its target block by block at one exact rate, after 2 sets to warm up), so the
 # machine's load of the moment weighs on the three alike; bench/tail.py pools each gateway's writes
 # and gives the ratios an interval by drawing whole sets again. Then 5,000/s and the window, `pairs`

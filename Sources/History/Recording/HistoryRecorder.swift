@@ -31,8 +31,8 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         /// script's commands) rather than during one, where the writer's work would share the
         /// cores and caches with the commands.
         package var quietPeriod: Duration
-        /// The longest a batch waits for that pause, from its first entry; it waits no longer
-        /// either once half the capacity is taken.
+        /// The longest a batch gathers while waiting for that pause, from when its first entry woke
+        /// the recorder; it waits no longer either once half the capacity is taken.
         package var longestWait: Duration
 
         package init(
@@ -108,7 +108,7 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// Subscribes to the manager's changes: as it commits each, the manager makes what the recorder
     /// keeps of it (``HistorySelection/entries(for:at:)``, stamped with the commit's time) and puts
     /// it into the buffer, on its own thread. The mailbox tells only when a batch starts, so a
-    /// thousand recorded changes a second wake the recorder about once a second (taking them from
+    /// thousand recorded changes a second wake the recorder at most about once a second (taking them from
     /// a mailbox cost a third more CPU per write woken for each, and bursts at normal priority
     /// gathered ten times a second: docs/benchmarks.md), and holds no change's state.
     package func changes() async -> Mailbox<BatchStarted> {
@@ -135,10 +135,10 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         })
     }
 
-    /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once its
-    /// window has passed, until they end or a graceful shutdown begins (which cuts a window short:
-    /// that batch is written at once); then writes what waits (not cancelled, so a shutdown keeps
-    /// the last second of history) and returns. That last batch closes the buffer: what the manager
+    /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once it has
+    /// gathered (``gather()``), until they end or a graceful shutdown begins (which cuts the
+    /// gathering short: that batch is written at once); then writes what waits (not cancelled, so a
+    /// shutdown keeps the last seconds of history) and returns. That last batch closes the buffer: what the manager
     /// makes before it hears the recorder has gone is counted as dropped, not left waiting.
     package func follow(_ batches: Mailbox<BatchStarted>) async {
         var lastPoints = await writeUntilShutdown(batches)
@@ -171,7 +171,8 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
         while !Task.isCancelled, waits.now < latest {
             let (count, last) = buffer.gathering
             guard let last, count < settings.capacity / 2 else { return }
-            let quietFor = Duration.seconds(clock.now.timeIntervalSince(last))
+            // Dates keep about a tenth of a microsecond: a pause a hair short of the period is one.
+            let quietFor = Duration.seconds(clock.now.timeIntervalSince(last)) + .microseconds(1)
             guard quietFor < settings.quietPeriod else { return }
             try? await waits.sleep(until: min(waits.now.advanced(by: settings.quietPeriod - quietFor), latest))
         }
