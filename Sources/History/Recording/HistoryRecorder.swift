@@ -108,9 +108,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// Subscribes to the manager's changes: as it commits each, the manager makes what the recorder
     /// keeps of it (``HistorySelection/entries(for:at:)``, stamped with the commit's time) and puts
     /// it into the buffer, on its own thread. The mailbox tells only when a batch starts, so a
-    /// thousand recorded changes a second wake the recorder at most about once a second (taking them from
-    /// a mailbox cost a third more CPU per write woken for each, and bursts at normal priority
-    /// gathered ten times a second: docs/benchmarks.md), and holds no change's state.
+    /// thousand recorded changes a second wake the recorder at most about once a second (taking
+    /// them from a mailbox cost a third more CPU per write woken for each, and bursts at normal
+    /// priority gathered ten times a second: docs/benchmarks.md), and holds no change's state.
     package func changes() async -> Mailbox<BatchStarted> {
         await manager.changes(transform: { [clock, buffer, logger, capacity = settings.capacity] change in
             var time: Date?
@@ -138,8 +138,9 @@ package struct HistoryRecorder: ServiceLifecycle.Service {
     /// Writes a batch each time one starts in `batches` (subscribed to by the caller), once it has
     /// gathered (``gather()``), until they end or a graceful shutdown begins (which cuts the
     /// gathering short: that batch is written at once); then writes what waits (not cancelled, so a
-    /// shutdown keeps the last seconds of history) and returns. That last batch closes the buffer: what the manager
-    /// makes before it hears the recorder has gone is counted as dropped, not left waiting.
+    /// shutdown keeps the last seconds of history) and returns. That last batch closes the buffer:
+    /// what the manager makes before it hears the recorder has gone is counted as dropped, not left
+    /// waiting.
     package func follow(_ batches: Mailbox<BatchStarted>) async {
         var lastPoints = await writeUntilShutdown(batches)
         await writeBatch(&lastPoints, closing: true)
