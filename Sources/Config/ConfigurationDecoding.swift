@@ -63,7 +63,9 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
     let decoding: ConfigurationDecoding
     let path: [any CodingKey]
     private let container: KeyedDecodingContainer<Key>?
+}
 
+extension ConfigurationSection {
     init(_ decoder: any Decoder) throws {
         guard let decoding = decoder.userInfo[ConfigurationDecoding.key] as? ConfigurationDecoding else {
             throw DecodingError.dataCorrupted(
@@ -74,7 +76,7 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         let names = Key.allCases.map(\.stringValue)
         guard let mapping = node?.mapping else {
             guard node?.kind != .null else {
-                self.init(decoding, path: path, container: nil)
+                self.init(decoding: decoding, path: path, container: nil)
                 return
             }
             decoding.report(
@@ -83,16 +85,10 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
                 fix: "write the keys indented below '\(path.dotted):'")
             throw AlreadyReported()
         }
-        self.init(decoding, path: path, container: try decoder.container(keyedBy: Key.self))
+        self.init(decoding: decoding, path: path, container: try decoder.container(keyedBy: Key.self))
         for key in mapping.keys where !names.contains(key.string ?? "") {
             reportUnknown(key, among: names)
         }
-    }
-
-    private init(_ decoding: ConfigurationDecoding, path: [any CodingKey], container: KeyedDecodingContainer<Key>?) {
-        self.decoding = decoding
-        self.path = path
-        self.container = container
     }
 
     private func reportUnknown(_ key: Node, among names: [String]) {
@@ -235,7 +231,7 @@ struct ConfigurationSection<Key: CodingKey & CaseIterable> {
         _ key: Key, _ keys: Keys.Type, evenIfAbsent: Bool = false, _ body: (ConfigurationSection<Keys>) -> T
     ) -> T? {
         guard contains(key) else {
-            return evenIfAbsent ? body(.init(decoding, path: path + [key], container: nil)) : nil
+            return evenIfAbsent ? body(.init(decoding: decoding, path: path + [key], container: nil)) : nil
         }
         guard let decoder = try? container?.superDecoder(forKey: key) else { return nil }
         return (try? ConfigurationSection<Keys>(decoder)).map(body)

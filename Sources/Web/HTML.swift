@@ -32,12 +32,6 @@ func valueText(_ value: CharacteristicValue?, type: CharacteristicType) -> (text
     }
 }
 
-/// ``valueText(_:type:)`` with its unit.
-func displayedValue(_ value: CharacteristicValue?, type: CharacteristicType, unit: CharacteristicUnit?) -> String {
-    let (text, takesUnit) = valueText(value, type: type)
-    return takesUnit ? text + unitSuffix(unit, type: type) : text
-}
-
 /// The unit after a value, with its space: the metadata's, else what HAP leaves unsaid for Eve's
 /// characteristics (watts, kilowatt-hours, hectopascals).
 func unitSuffix(_ unit: CharacteristicUnit?, type: CharacteristicType) -> String {

@@ -209,7 +209,8 @@ extension Pages {
         // A write-only characteristic (Hold position) has no value to show: only its action.
         let readable = metadata.permissions.contains(.read)
         if readable {
-            row.output = (displayedValue(value, type: type, unit: metadata.unit), unitSuffix(metadata.unit, type: type))
+            let ((text, takesUnit), unit) = (valueText(value, type: type), unitSuffix(metadata.unit, type: type))
+            row.output = (takesUnit ? text + unit : text, unit)
         }
         if let home, HistorySelection.isRecorded(characteristic, in: service) {
             row.history =

@@ -19,10 +19,7 @@ struct Proxy: Sendable {
 
     /// The address the login throttle counts for this request.
     func visitor(_ request: Request, context: WebRequestContext) -> String {
-        guard trusts(context), let forwarded = Self.last(request, "X-Forwarded-For") else {
-            return context.remoteAddress
-        }
-        return forwarded
+        (trusts(context) ? Self.last(request, "X-Forwarded-For") : nil) ?? context.remoteAddress
     }
 
     /// Whether the browser reached the page over HTTPS (so cookies may say `Secure`).

@@ -185,12 +185,8 @@ struct Demo: AsyncParsableCommand {
             }
             waiting.removeAll { found.contains($0.ieee) }
             guard !waiting.isEmpty else { break }
-            var iterator = events.makeAsyncIterator()
-            while true {
-                // nil: cancelled (the demo stops)
-                guard let event = await iterator.next() else { return }
-                if case .didFindNewAccessory = event { break }
-            }
+            let more = await events.contains { if case .didFindNewAccessory = $0 { true } else { false } }
+            guard more else { return }  // the stream ended: cancelled (the demo stops)
         }
     }
 

@@ -66,10 +66,7 @@ package final class DynamicSecuritySync: Sendable {
         var plan = DynamicSecurityPlan(rules: rules, broker: broker)
         let own = client.configuration.username
         if let limiter {
-            var held: Set<String> = []
-            for account in plan.grantedAccounts.sorted() where account != own && !limiter.admit(account) {
-                held.insert(account)
-            }
+            let held = Set(plan.grantedAccounts.sorted().filter { $0 != own && !limiter.admit($0) })
             // A revocation disconnects the account too: it counts, once per account and sync.
             let revoked = Set(
                 plan.commands.compactMap { if case .removeClientRole(let account, _) = $0 { account } else { nil } })

@@ -169,12 +169,7 @@ package struct HomeAssistantDiscovery: Sendable, Hashable {
     /// automation's id, so a rename keeps the entity.
     private func automationSwitch(_ trigger: Trigger, in home: Home) -> DiscoveryConfig {
         // A JSON string is a Jinja string too: the names go into both templates quoted as JSON.
-        func quoted(_ text: String) -> String {
-            var bytes: [UInt8] = []
-            JSON.writeString(text, to: &bytes)
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        let (homeText, nameText) = (quoted(home.name), quoted(trigger.name))
+        let (homeText, nameText) = (JSON.string(home.name).serialized, JSON.string(trigger.name).serialized)
         let fields: [(key: String, value: JSON)] = [
             ("name", .string(trigger.name)),
             ("icon", .string("mdi:robot")),

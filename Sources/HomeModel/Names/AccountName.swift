@@ -27,9 +27,6 @@ package enum AccountName {
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator: true
-        default: false
-        }
+        [.control, .format, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
     }
 }

@@ -206,10 +206,7 @@ package enum HomeName {
     }
 
     private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .nonspacingMark, .spacingMark, .enclosingMark: true
-        default: false
-        }
+        [.nonspacingMark, .spacingMark, .enclosingMark].contains(scalar.properties.generalCategory)
     }
 
     private static func codePoint(_ scalar: Unicode.Scalar) -> String {

@@ -136,7 +136,6 @@ package struct Accessory: Sendable, Hashable, Identifiable {
         self.bridgedAccessories = bridgedAccessories
         self.services = services
         self.isReachable = isReachable
-        self.room = nil
     }
 
     package func service(_ id: ServiceID) -> Service? { services.first { $0.id == id } }
