@@ -8,7 +8,7 @@ import Foundation
 /// the wrong day. Each event is refined twice at its own instant, as NOAA's calculator does.
 package enum SunCalculator {
     /// The sun's centre below the horizon at sunrise and sunset, in degrees.
-    package static let horizon = 0.833
+    static let horizon = 0.833
 
     /// The sunrise and sunset of `date` at `place`, whose clocks are in `timeZone`.
     package static func day(_ date: LocalDate, at place: Coordinates, in timeZone: TimeZone) -> SolarDay {
