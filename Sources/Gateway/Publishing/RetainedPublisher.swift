@@ -232,7 +232,7 @@ package actor RetainedPublisher: ExecutorChoosingActor {
     }
 
     /// Renders every `$layout` a reachability change made stale, now (also as the gateway stops).
-    func renderDueLayouts() async {
+    package func renderDueLayouts() async {
         if let layoutFlush { timer.cancel(layoutFlush) }
         layoutFlush = nil
         // A reload under way renders every layout itself.
